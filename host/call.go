@@ -1,0 +1,276 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// MaxResultChars is the largest tool output (in characters) returned inline;
+// larger output is written to a file and replaced by a pointer to it.
+const MaxResultChars = 100_000
+
+// previewChars is how much of an oversized output the pointer message shows.
+const previewChars = 1000
+
+// CallOptions configures one tool call. Nil means defaults.
+type CallOptions struct {
+	// OnProgress receives the server's progress notifications. OPTIONAL.
+	OnProgress func(*mcp.ProgressNotificationParams)
+	// Timeout overrides the server's tool_timeout. OPTIONAL.
+	Timeout time.Duration
+	// Meta is sent as the request's _meta. OPTIONAL.
+	Meta mcp.Meta
+}
+
+// ToolError is returned (with the result) when a tool reports isError.
+type ToolError struct {
+	Tool   string
+	Result *mcp.CallToolResult
+}
+
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("tool %s reported an error: %s", e.Tool, TextOf(e.Result.Content))
+}
+
+// CallTool resolves a registry name, ensures its server is connected, calls
+// the tool with the server's timeout, and processes the result (oversized
+// output is written to a file). A result with isError set is returned together
+// with a *ToolError. args may be any JSON-marshalable value or json.RawMessage.
+func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	t, err := h.reg.Lookup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		if c := h.conns.Get(t.Server); c != nil {
+			timeout = c.Config().ToolTimeout
+		}
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: o.Meta}
+	res, err := h.conns.CallTool(ctx, t.Server, params, o.OnProgress)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
+			return nil, fmt.Errorf("calling %s: timed out after %s", name, timeout)
+		}
+		return nil, fmt.Errorf("calling %s: %w", name, err)
+	}
+	res, err = h.processResult(t, res)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		return res, &ToolError{Tool: name, Result: res}
+	}
+	return res, nil
+}
+
+// processResult writes output above MaxResultChars to a file and replaces it
+// with a short pointer. Images and audio are kept.
+func (h *Host) processResult(t *registry.Tool, res *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+	var text strings.Builder
+	chars := 0
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			chars += utf8.RuneCountInString(tc.Text)
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(tc.Text)
+		}
+	}
+	var structured []byte
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err == nil && utf8.RuneCount(b) > MaxResultChars {
+			structured = b
+		}
+	}
+	if chars <= MaxResultChars && structured == nil {
+		return res, nil
+	}
+	out := *res
+	if chars > MaxResultChars {
+		path, err := h.writeOutput(t.Name, ".txt", []byte(text.String()))
+		if err != nil {
+			return nil, fmt.Errorf("saving the oversized output of %s: %w", t.Name, err)
+		}
+		preview := []rune(text.String())[:previewChars]
+		kept := []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
+			"Output too large (%d characters); the full text was saved to %s\nFirst %d characters:\n%s",
+			chars, path, previewChars, string(preview))}}
+		for _, c := range res.Content {
+			if _, ok := c.(*mcp.TextContent); !ok {
+				kept = append(kept, c)
+			}
+		}
+		out.Content = kept
+	}
+	if structured != nil {
+		path, err := h.writeOutput(t.Name, ".json", structured)
+		if err != nil {
+			return nil, fmt.Errorf("saving the oversized structured output of %s: %w", t.Name, err)
+		}
+		out.StructuredContent = nil
+		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
+			"Structured output too large (%d bytes); saved to %s", len(structured), path)})
+	}
+	return &out, nil
+}
+
+// writeOutput writes data to a new owner-only file in the output directory.
+func (h *Host) writeOutput(name, ext string, data []byte) (string, error) {
+	if err := os.MkdirAll(h.outputDir, 0o700); err != nil {
+		return "", err
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	base := fmt.Sprintf("%s-%s-%s%s", registry.Normalize(name), time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(rnd[:]), ext)
+	path := filepath.Join(h.outputDir, base)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
+}
+
+// TextOf flattens content to text for simple callers: text as is, images and
+// audio as [Image: mime] / [Audio: mime], resource links and embedded resources
+// by URI, joined by newlines.
+func TextOf(content []mcp.Content) string {
+	var parts []string
+	for _, c := range content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, "[Image: "+c.MIMEType+"]")
+		case *mcp.AudioContent:
+			parts = append(parts, "[Audio: "+c.MIMEType+"]")
+		case *mcp.ResourceLink:
+			parts = append(parts, "[Resource: "+c.URI+"]")
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				if c.Resource.Text != "" {
+					parts = append(parts, c.Resource.Text)
+				} else {
+					parts = append(parts, "[Resource: "+c.Resource.URI+"]")
+				}
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Prompts returns the unified prompt list of the active servers.
+func (h *Host) Prompts(ctx context.Context) ([]*registry.Prompt, []registry.Problem) {
+	return h.reg.Prompts(ctx, h.ActiveServers())
+}
+
+// GetPrompt retrieves a prompt by registry name with arguments.
+func (h *Host) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	p, err := h.reg.LookupPrompt(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var res *mcp.GetPromptResult
+	err = h.conns.Do(ctx, p.Server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Original, Arguments: args})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("getting prompt %s: %w", name, err)
+	}
+	return res, nil
+}
+
+// Resources returns the resources of the active servers (or of one server).
+func (h *Host) Resources(ctx context.Context, server string) ([]*registry.Resource, []registry.Problem) {
+	servers := h.ActiveServers()
+	if server != "" {
+		servers = []string{server}
+	}
+	return h.reg.Resources(ctx, servers)
+}
+
+// ResourceContent is one piece of a read resource: text, or a blob that was
+// decoded and written to File (images are also kept as Blob).
+type ResourceContent struct {
+	URI      string `json:"uri"`
+	MIMEType string `json:"mime_type,omitempty"`
+	Text     string `json:"text,omitempty"`
+	File     string `json:"file,omitempty"`
+	Blob     []byte `json:"-"`
+}
+
+// ReadResource reads a resource by URI. If server is empty, the server is
+// found from the resource lists.
+func (h *Host) ReadResource(ctx context.Context, server, uri string) ([]ResourceContent, error) {
+	if server == "" {
+		rs, _ := h.Resources(ctx, "")
+		for _, r := range rs {
+			if r.URI == uri {
+				server = r.Server
+				break
+			}
+		}
+		if server == "" {
+			return nil, fmt.Errorf("no server lists resource %q; name the server", uri)
+		}
+	}
+	var res *mcp.ReadResourceResult
+	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading resource %s from %s: %w", uri, server, err)
+	}
+	var out []ResourceContent
+	for _, c := range res.Contents {
+		rc := ResourceContent{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}
+		if c.Blob != nil {
+			rc.Blob = c.Blob // the go-sdk has base64-decoded it already
+			ext := ".bin"
+			if exts, _ := mime.ExtensionsByType(c.MIMEType); len(exts) > 0 {
+				ext = exts[0]
+			}
+			path, err := h.writeOutput(server+"-resource", ext, c.Blob)
+			if err != nil {
+				return nil, fmt.Errorf("saving blob of %s: %w", uri, err)
+			}
+			rc.File = path
+		}
+		out = append(out, rc)
+	}
+	return out, nil
+}

@@ -1,0 +1,177 @@
+// Package cli is the mcphost command line. Run executes it with explicit
+// arguments and streams so that tests can call it; nothing here calls os.Exit.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitError  = 1 // the operation failed (a tool error, a server failure)
+	exitConfig = 2 // usage or configuration error
+)
+
+// errSilent marks an error already reported to the user.
+var errSilent = errors.New("reported")
+
+// exitErr carries an exit code through cobra.
+type exitErr struct{ code int }
+
+func (e exitErr) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs the CLI on the process's arguments and streams and returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// app is one invocation's state.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	configs        []string
+	logLevel       string
+	lookupEnv      func(string) (string, bool)
+	workDir        string
+}
+
+// Run executes the mcphost command line and returns its exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv}
+	a.workDir, _ = os.Getwd()
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var ee exitErr
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errSilent):
+		return exitError
+	default:
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") ||
+			strings.Contains(err.Error(), "arg(s)") {
+			return exitConfig
+		}
+		return exitError
+	}
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mcphost",
+		Short: "A plugin-based MCP host: many MCP servers, one registry",
+		Long: `mcphost connects to many MCP servers, merges their tools, resources and
+prompts into one registry with stable names (mcp__SERVER__TOOL), and serves it
+to MCP clients (mcphost serve), operators (this CLI) and programs (the host package).
+
+Configuration is HCL, read from the managed, local, project and user scopes
+(or only the files given with --config). See the README for the reference.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringArrayVar(&a.configs, "config", nil, "use this configuration `FILE` instead of discovery (repeatable; later files win; the managed file still governs)")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: trace, debug, info, warn, error, off (default warn, or $MCPHOST_LOG_LEVEL)")
+	root.AddCommand(a.serversCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.versionCmd())
+	return root
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(a.stdout, "mcphost", host.Version)
+			return nil
+		},
+	}
+}
+
+func (a *app) logger() hclog.Logger {
+	level := a.logLevel
+	if level == "" {
+		level, _ = a.lookupEnv("MCPHOST_LOG_LEVEL")
+	}
+	if level == "" {
+		level = "warn"
+	}
+	return hclog.New(&hclog.LoggerOptions{
+		Name:   "mcphost",
+		Level:  hclog.LevelFromString(level),
+		Output: a.stderr,
+	})
+}
+
+// loadConfig loads the configuration and renders its diagnostics. Warnings are
+// printed; errors stop the command.
+func (a *app) loadConfig() (*config.Config, error) {
+	cfg, diags := config.Load(&config.LoadOptions{
+		LookupEnv: a.lookupEnv,
+		WorkDir:   a.workDir,
+		Files:     a.configs,
+	})
+	if len(diags) > 0 {
+		a.printDiags(cfg, diags)
+	}
+	if diags.HasErrors() {
+		return cfg, exitErr{exitConfig}
+	}
+	return cfg, nil
+}
+
+func (a *app) printDiags(cfg *config.Config, diags hcl.Diagnostics) {
+	width := 0
+	color := false
+	if f, ok := a.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		width, _, _ = term.GetSize(int(f.Fd()))
+		color = true
+	}
+	w := hcl.NewDiagnosticTextWriter(a.stderr, cfg.Sources, uint(width), color)
+	w.WriteDiagnostics(diags)
+}
+
+// newHost loads the configuration and starts a host on it.
+func (a *app) newHost() (*host.Host, error) {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	return host.New(cfg, &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv})
+}
+
+func (a *app) writeJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (a *app) isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

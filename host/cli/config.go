@@ -1,0 +1,349 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/spf13/cobra"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/mcphost/mcphost/host/config"
+)
+
+const redacted = "<redacted>"
+
+func (a *app) configCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Show, validate and approve configuration"}
+	var asJSON, showSecrets bool
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Show the effective merged configuration, with the scope and file of each entry",
+		Long: `Shows the effective configuration after merging every scope. Each server is
+annotated with the scope and file:line it came from. Header and environment
+values are redacted unless --show-secrets is given.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if !showSecrets {
+				cfg = redactConfig(cfg)
+			}
+			if asJSON {
+				return a.writeJSON(cfg)
+			}
+			_, err = a.stdout.Write(renderHCL(cfg))
+			return err
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	show.Flags().BoolVar(&showSecrets, "show-secrets", false, "print header and environment values")
+
+	validate := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the configuration and report every problem with its file:line:col",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			var files []string
+			for _, f := range cfg.Files {
+				files = append(files, fmt.Sprintf("%s (%s)", f.Path, f.Scope))
+			}
+			if len(files) == 0 {
+				fmt.Fprintln(a.stdout, "No configuration files found.")
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "Configuration is valid: %d server(s) from %s.\n", len(cfg.Servers), strings.Join(files, ", "))
+			return nil
+		},
+	}
+
+	var yes bool
+	approve := &cobra.Command{
+		Use:   "approve NAME...",
+		Short: "Approve project-scope servers (bound to a hash of what they run or reach)",
+		Long: `Shows what each named project-scope server runs (command, args, env, cwd) or
+reaches (url), and records its approval hash in the local scope file. Any later
+change to those fields needs approval again.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(*cobra.Command, []string) error { return nil },
+	}
+	approve.RunE = func(_ *cobra.Command, names []string) error {
+		cfg, err := a.loadConfig()
+		if err != nil {
+			return err
+		}
+		hashes := map[string]string{}
+		for _, name := range names {
+			s := cfg.Server(name)
+			if s == nil {
+				return fmt.Errorf("no server named %q is configured", name)
+			}
+			if s.Origin.Scope != config.ScopeProject {
+				return fmt.Errorf("server %q comes from the %s scope; only project-scope servers need approval", name, s.Origin.Scope)
+			}
+			fmt.Fprintf(a.stderr, "Server %q from %s:\n", name, s.Origin.File)
+			if s.IsRemote() {
+				fmt.Fprintf(a.stderr, "  transport: %s\n  url: %s\n", s.Transport, s.URL)
+			} else {
+				fmt.Fprintf(a.stderr, "  command: %q\n  args: %q\n", s.Command, s.Args)
+				if len(s.Env) > 0 {
+					keys := make([]string, 0, len(s.Env))
+					for k := range s.Env {
+						keys = append(keys, k)
+					}
+					sort.Strings(keys)
+					for _, k := range keys {
+						fmt.Fprintf(a.stderr, "  env %s=%q\n", k, s.Env[k])
+					}
+				}
+				if s.Cwd != "" {
+					fmt.Fprintf(a.stderr, "  cwd: %s\n", s.Cwd)
+				}
+			}
+			hashes[name] = s.ApprovalHash()
+		}
+		if !yes {
+			if !a.isTerminal(a.stdin) {
+				fmt.Fprintln(a.stderr, "Error: not a terminal; review the above and pass --yes to approve")
+				return exitErr{exitConfig}
+			}
+			fmt.Fprint(a.stderr, "Approve? [y/N] ")
+			line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+			if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+				fmt.Fprintln(a.stderr, "Not approved.")
+				return errSilent
+			}
+		}
+		loc := config.Locate(a.lookupEnv, a.workDir)
+		if loc.Local == "" {
+			return errors.New("cannot find the local scope file: set HOME or MCPHOST_CONFIG_DIR")
+		}
+		if err := writeApprovals(loc.Local, hashes); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "Approved %s in %s\n", strings.Join(names, ", "), loc.Local)
+		return nil
+	}
+	approve.Flags().BoolVarP(&yes, "yes", "y", false, "approve without asking")
+	cmd.AddCommand(show, validate, approve)
+	return cmd
+}
+
+// writeApprovals records approval hashes in a local scope file with hclwrite,
+// keeping the file's other content and comments.
+func writeApprovals(path string, hashes map[string]string) error {
+	src, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, diags := hclwrite.ParseConfig(src, path, hcl.InitialPos)
+	if diags.HasErrors() {
+		return fmt.Errorf("cannot update %s: %s", path, diags.Error())
+	}
+	body := f.Body()
+	settings := body.FirstMatchingBlock("settings", nil)
+	if settings == nil {
+		if len(body.Attributes())+len(body.Blocks()) > 0 {
+			body.AppendNewline()
+		}
+		settings = body.AppendNewBlock("settings", nil)
+	}
+	existing := map[string]cty.Value{}
+	if attr := settings.Body().GetAttribute("approved_project_servers"); attr != nil {
+		// Re-read the current approvals through the config package's decoder.
+		cur, err := readApprovals(path, src)
+		if err != nil {
+			return err
+		}
+		for k, v := range cur {
+			existing[k] = cty.StringVal(v)
+		}
+	}
+	for k, v := range hashes {
+		existing[k] = cty.StringVal(v)
+	}
+	settings.Body().SetAttributeValue("approved_project_servers", cty.ObjectVal(existing))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, f.Bytes(), 0o600)
+}
+
+func readApprovals(path string, src []byte) (map[string]string, error) {
+	dir, err := os.MkdirTemp("", "mcphost-approve")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "local.hcl")
+	if err := os.WriteFile(tmp, src, 0o600); err != nil {
+		return nil, err
+	}
+	cfg, diags := config.Load(&config.LoadOptions{Files: []string{tmp}, LookupEnv: func(string) (string, bool) { return "", false }, WorkDir: dir})
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("cannot read the approvals in %s: %s", path, diags.Error())
+	}
+	return cfg.Settings.ApprovedProjectServers, nil
+}
+
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func redactConfig(cfg *config.Config) *config.Config {
+	c := *cfg
+	redact := func(s *config.Server) *config.Server {
+		r := *s
+		if len(s.Env) > 0 {
+			r.Env = map[string]string{}
+			for k := range s.Env {
+				r.Env[k] = redacted
+			}
+		}
+		if len(s.Headers) > 0 {
+			r.Headers = map[string]string{}
+			for k := range s.Headers {
+				r.Headers[k] = redacted
+			}
+		}
+		return &r
+	}
+	c.Servers = nil
+	for _, s := range cfg.Servers {
+		c.Servers = append(c.Servers, redact(s))
+	}
+	c.Skipped = nil
+	for _, s := range cfg.Skipped {
+		c.Skipped = append(c.Skipped, &config.Skipped{Server: redact(s.Server), Reason: s.Reason})
+	}
+	return &c
+}
+
+// renderHCL prints the effective configuration as HCL, each entry preceded by
+// a comment naming its scope and source position.
+func renderHCL(cfg *config.Config) []byte {
+	f := hclwrite.NewEmptyFile()
+	b := f.Body()
+	comment := func(body *hclwrite.Body, text string) {
+		body.AppendUnstructuredTokens(hclwrite.Tokens{{Type: 0, Bytes: []byte("# " + text + "\n")}})
+	}
+	for _, file := range cfg.Files {
+		comment(b, fmt.Sprintf("read %s (%s scope)", file.Path, file.Scope))
+	}
+	if cfg.ManagedExclusive {
+		comment(b, "the managed configuration declares servers: it is exclusive")
+	}
+	b.AppendNewline()
+	st := b.AppendNewBlock("settings", nil).Body()
+	st.SetAttributeValue("connect_timeout", cty.StringVal(cfg.Settings.ConnectTimeout.String()))
+	if cfg.Settings.ToolTimeout > 0 {
+		st.SetAttributeValue("tool_timeout", cty.StringVal(cfg.Settings.ToolTimeout.String()))
+	}
+	st.SetAttributeValue("connect_concurrency_local", cty.NumberIntVal(int64(cfg.Settings.ConcurrencyLocal)))
+	st.SetAttributeValue("connect_concurrency_remote", cty.NumberIntVal(int64(cfg.Settings.ConcurrencyRemote)))
+	if cfg.Settings.OutputDir != "" {
+		st.SetAttributeValue("output_dir", cty.StringVal(cfg.Settings.OutputDir))
+	}
+	st.SetAttributeValue("approve_all_project_servers", cty.BoolVal(cfg.Settings.ApproveAllProjectServers))
+	for _, s := range cfg.Servers {
+		b.AppendNewline()
+		origin := fmt.Sprintf("%s scope, %s:%d", s.Origin.Scope, s.Origin.File, s.Origin.Range.Start.Line)
+		if s.Origin.Scope == config.ScopeDynamic {
+			origin = "dynamic scope"
+		}
+		if !s.Approved {
+			origin += " (not approved: run `mcphost config approve " + s.Name + "`)"
+		}
+		comment(b, origin)
+		writeServer(b.AppendNewBlock("server", []string{s.Name}).Body(), s)
+	}
+	for _, sk := range cfg.Skipped {
+		b.AppendNewline()
+		comment(b, fmt.Sprintf("not used: server %q from %s (%s scope): %s", sk.Server.Name, sk.Server.Origin.File, sk.Server.Origin.Scope, sk.Reason))
+	}
+	return f.Bytes()
+}
+
+func writeServer(b *hclwrite.Body, s *config.Server) {
+	b.SetAttributeValue("transport", cty.StringVal(s.Transport))
+	strList := func(v []string) cty.Value {
+		if len(v) == 0 {
+			return cty.ListValEmpty(cty.String)
+		}
+		var vals []cty.Value
+		for _, x := range v {
+			vals = append(vals, cty.StringVal(x))
+		}
+		return cty.ListVal(vals)
+	}
+	strMap := func(m map[string]string) cty.Value {
+		vals := map[string]cty.Value{}
+		for k, v := range m {
+			vals[k] = cty.StringVal(v)
+		}
+		return cty.ObjectVal(vals)
+	}
+	if s.IsRemote() {
+		b.SetAttributeValue("url", cty.StringVal(s.URL))
+		if len(s.Headers) > 0 {
+			b.SetAttributeValue("headers", strMap(s.Headers))
+		}
+		if s.HeadersHelper != "" {
+			b.SetAttributeValue("headers_helper", cty.StringVal(s.HeadersHelper))
+		}
+	} else {
+		b.SetAttributeValue("command", cty.StringVal(s.Command))
+		if len(s.Args) > 0 {
+			b.SetAttributeValue("args", strList(s.Args))
+		}
+		if len(s.Env) > 0 {
+			b.SetAttributeValue("env", strMap(s.Env))
+		}
+		if len(s.InheritEnv) > 0 {
+			b.SetAttributeValue("inherit_env", strList(s.InheritEnv))
+		}
+		if s.Cwd != "" {
+			b.SetAttributeValue("cwd", cty.StringVal(s.Cwd))
+		}
+	}
+	if s.Disabled {
+		b.SetAttributeValue("disabled", cty.True)
+	}
+	b.SetAttributeValue("connect_timeout", cty.StringVal(s.ConnectTimeout.String()))
+	if s.ToolTimeout > 0 {
+		b.SetAttributeValue("tool_timeout", cty.StringVal(s.ToolTimeout.String()))
+	}
+}

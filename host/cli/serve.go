@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/serve"
+)
+
+func (a *app) serveCmd() *cobra.Command {
+	var httpAddr string
+	var allowNonLoopback bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the unified registry as an MCP server (stdio, or streamable HTTP with --http)",
+		Long: `Serves the unified tool registry as an MCP server: on stdio by default, or on
+streamable HTTP at http://ADDR/mcp with --http ADDR. The HTTP listener must be a
+loopback address unless --allow-non-loopback is given. tools/list shows the
+registry; tools/call goes through it; upstream list changes are forwarded.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if httpAddr != "" && !allowNonLoopback {
+				if err := checkLoopback(httpAddr); err != nil {
+					return err
+				}
+			}
+			h, err := a.newHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			log := a.logger()
+			a.connectAll(ctx, h)
+			g := serve.New(h, &serve.Options{Logger: log.Named("serve")})
+			problems := g.Sync(ctx)
+			for _, p := range problems {
+				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
+			}
+			if httpAddr == "" {
+				return g.ServeStdio(ctx, os.Stdin, os.Stdout)
+			}
+			return a.serveHTTP(ctx, g, h.Servers(ctx), httpAddr)
+		},
+	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
+	cmd.Flags().BoolVar(&allowNonLoopback, "allow-non-loopback", false, "allow --http on an address other than loopback")
+	return cmd
+}
+
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--http %q is not a loopback address; use 127.0.0.1:PORT, or pass --allow-non-loopback", addr)
+	}
+	return nil
+}
+
+func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, statuses []host.ServerStatus, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	go g.Run(ctx)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	connected := 0
+	for _, s := range statuses {
+		if s.State == conn.StateConnected {
+			connected++
+		}
+	}
+	a.printServers(statuses, nil)
+	fmt.Fprintf(a.stdout, "\n%d of %d server(s) connected. Serving the unified registry at:\n  http://%s/mcp\n", connected, len(statuses), ln.Addr())
+	if f, ok := a.stdout.(interface{ Sync() error }); ok {
+		f.Sync()
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return nil
+	}
+}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+func (a *app) toolsCmd() *cobra.Command {
+	var asJSON bool
+	var server string
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the unified tool registry",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, err := a.newHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			ctx := cmd.Context()
+			var tools []*registry.Tool
+			var problems []registry.Problem
+			if server != "" {
+				if h.Connections().Get(server) == nil {
+					return fmt.Errorf("no server named %q is configured", server)
+				}
+				tools, problems = h.Registry().Tools(ctx, []string{server})
+			} else {
+				a.connectAll(ctx, h)
+				tools, problems = h.Tools(ctx)
+			}
+			if asJSON {
+				if tools == nil {
+					tools = []*registry.Tool{}
+				}
+				return a.writeJSON(struct {
+					Tools    []*registry.Tool   `json:"tools"`
+					Problems []registry.Problem `json:"problems,omitempty"`
+				}{tools, problems})
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSERVER\tPROPERTIES\tDESCRIPTION")
+			for _, t := range tools {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Server, properties(t), clip(firstLine(t.Description), 60))
+			}
+			tw.Flush()
+			for _, p := range problems {
+				fmt.Fprintf(a.stderr, "warning: %s\n", p)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&server, "server", "", "only this server's tools")
+	return cmd
+}
+
+func properties(t *registry.Tool) string {
+	var p []string
+	if t.ReadOnly {
+		p = append(p, "read-only")
+	}
+	if t.Destructive {
+		p = append(p, "destructive")
+	}
+	if t.OpenWorld {
+		p = append(p, "open-world")
+	}
+	if len(p) == 0 {
+		return "-"
+	}
+	return strings.Join(p, ",")
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func (a *app) callCmd() *cobra.Command {
+	var asJSON bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "call TOOL_NAME [JSON_ARGS]",
+		Short: "Call a tool by its registry name",
+		Long: `Calls a tool by its registry name (mcp__SERVER__TOOL) with a JSON object of
+arguments ("-" reads them from standard input) and prints the result as text,
+or the whole result with --json. The exit status is 1 if the call fails or
+the tool reports an error (isError).`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var callArgs json.RawMessage
+			if len(args) == 2 {
+				raw := []byte(args[1])
+				if args[1] == "-" {
+					b, err := readAllLimited(a.stdin, 16<<20)
+					if err != nil {
+						return fmt.Errorf("reading arguments from stdin: %w", err)
+					}
+					raw = b
+				}
+				var obj map[string]any
+				if err := json.Unmarshal(raw, &obj); err != nil {
+					fmt.Fprintf(a.stderr, "Error: arguments must be a JSON object, e.g. '{\"message\": \"hi\"}': %v\n", err)
+					return exitErr{exitConfig}
+				}
+				callArgs = raw
+			}
+			h, err := a.newHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			opts := &host.CallOptions{Timeout: timeout}
+			if a.isTerminal(a.stderr) {
+				opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
+					if p.Total > 0 {
+						fmt.Fprintf(a.stderr, "progress: %.0f/%.0f %s\n", p.Progress, p.Total, p.Message)
+					} else {
+						fmt.Fprintf(a.stderr, "progress: %.0f %s\n", p.Progress, p.Message)
+					}
+				}
+			}
+			var argsAny any
+			if callArgs != nil {
+				argsAny = callArgs
+			}
+			res, err := h.CallTool(cmd.Context(), args[0], argsAny, opts)
+			var te *host.ToolError
+			if err != nil && !errors.As(err, &te) {
+				return err
+			}
+			if asJSON {
+				if err := a.writeJSON(res); err != nil {
+					return err
+				}
+			} else {
+				out := host.TextOf(res.Content)
+				if out == "" && res.StructuredContent != nil {
+					b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
+					out = string(b)
+				}
+				if te != nil {
+					fmt.Fprintf(a.stderr, "Error: %s reported an error:\n%s\n", args[0], out)
+					return errSilent
+				}
+				fmt.Fprintln(a.stdout, out)
+			}
+			if te != nil {
+				return errSilent
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "fail the call after this long (default: the server's tool_timeout, else none)")
+	return cmd
+}

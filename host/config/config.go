@@ -1,0 +1,197 @@
+// Package config loads mcphost's HCL configuration from its scopes (managed,
+// --config files, local, project, user, dynamic), merges it by precedence and
+// validates it, reporting every problem at once as HCL diagnostics with source
+// ranges.
+//
+// A configuration file holds any number of server blocks and at most one
+// settings block:
+//
+//	settings {
+//	  connect_timeout            = "30s"
+//	  connect_concurrency_local  = 3
+//	  connect_concurrency_remote = 20
+//	}
+//
+//	server "everything" {
+//	  command = "npx"
+//	  args    = ["-y", "@modelcontextprotocol/server-everything"]
+//	  env     = { API_KEY = env("API_KEY", "") }
+//	}
+//
+//	server "docs" {
+//	  transport = "http"
+//	  url       = "https://docs.example.com/mcp"
+//	  headers   = { Authorization = "Bearer ${env("DOCS_TOKEN")}" }
+//	}
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Built-in transport names.
+const (
+	TransportStdio = "stdio"
+	TransportSSE   = "sse"
+	TransportHTTP  = "http"
+)
+
+// BuiltinTransports lists the transports the host implements itself.
+var BuiltinTransports = []string{TransportStdio, TransportSSE, TransportHTTP}
+
+// Defaults for settings that the configuration does not set.
+const (
+	DefaultConnectTimeout    = 30 * time.Second
+	DefaultConcurrencyLocal  = 3
+	DefaultConcurrencyRemote = 20
+)
+
+// Origin records where a server (or setting) was declared.
+type Origin struct {
+	Scope Scope     `json:"scope"`
+	File  string    `json:"file,omitempty"`
+	Range hcl.Range `json:"-"`
+}
+
+// Server is one MCP server's effective configuration.
+type Server struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+
+	// stdio
+	Command    string            `json:"command,omitempty"`
+	Args       []string          `json:"args,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	InheritEnv []string          `json:"inherit_env,omitempty"`
+	Cwd        string            `json:"cwd,omitempty"`
+
+	// remote
+	URL           string            `json:"url,omitempty"`
+	Headers       map[string]string `json:"headers,omitempty"`
+	HeadersHelper string            `json:"headers_helper,omitempty"`
+
+	Disabled       bool          `json:"disabled,omitempty"`
+	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
+	ToolTimeout    time.Duration `json:"tool_timeout,omitempty"`
+
+	Origin Origin `json:"origin"`
+
+	// Approved reports, for a project-scope server, whether the user approved
+	// exactly this configuration. Servers from other scopes are always approved.
+	Approved bool `json:"approved"`
+}
+
+// IsRemote reports whether the server is reached over the network (not stdio).
+func (s *Server) IsRemote() bool { return s.Transport != TransportStdio }
+
+// Signature identifies what a server actually runs or reaches, for deduplication:
+// the URL for a remote server, command and arguments for a stdio server.
+func (s *Server) Signature() string {
+	if s.IsRemote() {
+		return "url:" + s.URL
+	}
+	b, _ := json.Marshal(append([]string{s.Command}, s.Args...))
+	return "cmd:" + string(b)
+}
+
+// ApprovalHash is the sha256 of what a user approves for a project server:
+// command, args, env and cwd for stdio; the URL (and transport) for remote.
+// Any change to these requires approval again.
+func (s *Server) ApprovalHash() string {
+	var v any
+	if s.IsRemote() {
+		v = struct {
+			Transport, URL string
+		}{s.Transport, s.URL}
+	} else {
+		v = struct {
+			Command string
+			Args    []string
+			Env     map[string]string // json sorts map keys
+			Inherit []string
+			Cwd     string
+		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd}
+	}
+	return "sha256:" + hashJSON(v)
+}
+
+// ConfigHash is a hash of everything that affects the connection; connections
+// and tokens are keyed by name + ConfigHash, so an edited server reconnects.
+func (s *Server) ConfigHash() string {
+	c := *s
+	c.Origin = Origin{}
+	c.Approved = false
+	return hashJSON(c)[:16]
+}
+
+func hashJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain data is hashed
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Settings are host-wide settings merged from every scope (higher scope wins
+// per setting).
+type Settings struct {
+	ConnectTimeout    time.Duration `json:"connect_timeout"`
+	ToolTimeout       time.Duration `json:"tool_timeout,omitempty"`
+	ConcurrencyLocal  int           `json:"connect_concurrency_local"`
+	ConcurrencyRemote int           `json:"connect_concurrency_remote"`
+	OutputDir         string        `json:"output_dir,omitempty"`
+	// ApproveAllProjectServers approves every project-scope server. It is only
+	// honoured in the user, local, cli and managed scopes: a project cannot
+	// approve itself.
+	ApproveAllProjectServers bool `json:"approve_all_project_servers"`
+	// ApprovedProjectServers maps a project server's name to the ApprovalHash
+	// the user approved (user and local scopes only).
+	ApprovedProjectServers map[string]string `json:"approved_project_servers,omitempty"`
+}
+
+// Skipped is a declared server that will not be used, and why.
+type Skipped struct {
+	Server *Server `json:"server"`
+	Reason string  `json:"reason"`
+}
+
+// File is one configuration file that was read.
+type File struct {
+	Path  string `json:"path"`
+	Scope Scope  `json:"scope"`
+}
+
+// Config is the effective configuration after merging every scope.
+type Config struct {
+	// Servers are the effective servers, sorted by name. Project servers that
+	// are not approved are included with Approved == false.
+	Servers []*Server `json:"servers"`
+	// Skipped lists declared servers that were overridden, deduplicated, or
+	// excluded by an exclusive managed configuration.
+	Skipped  []*Skipped `json:"skipped,omitempty"`
+	Settings Settings   `json:"settings"`
+	// Files lists the files read, lowest precedence first.
+	Files []File `json:"files"`
+	// ManagedExclusive reports whether the managed file declares servers, so
+	// that every other scope's servers were ignored.
+	ManagedExclusive bool `json:"managed_exclusive"`
+
+	// Sources maps file names to their bytes, for rendering diagnostics.
+	Sources map[string]*hcl.File `json:"-"`
+}
+
+// Server returns the effective server with the given name, or nil.
+func (c *Config) Server(name string) *Server {
+	i := sort.Search(len(c.Servers), func(i int) bool { return c.Servers[i].Name >= name })
+	if i < len(c.Servers) && c.Servers[i].Name == name {
+		return c.Servers[i]
+	}
+	return nil
+}

@@ -1,0 +1,285 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// MaxFileSize bounds a configuration file; larger files are refused.
+const MaxFileSize = 4 << 20
+
+// LoadOptions configures Load. The zero value (or nil) loads the discovered
+// files of the process's working directory with the process environment.
+type LoadOptions struct {
+	// LookupEnv resolves env() calls and the MCPHOST_* location variables.
+	// OPTIONAL: defaults to os.LookupEnv.
+	LookupEnv LookupEnvFunc
+	// WorkDir is where the project file search starts. OPTIONAL: defaults to os.Getwd.
+	WorkDir string
+	// Files, when set, are loaded (in order, later wins) as the cli scope instead of
+	// the user, project and local scopes. The managed file still governs.
+	Files []string
+	// Dynamic servers are contributed at run time; they have the lowest precedence.
+	Dynamic []*Server
+	// Transports lists every allowed transport name. OPTIONAL: defaults to BuiltinTransports.
+	Transports []string
+}
+
+// Load reads, merges and validates the configuration. It keeps going after an
+// error so that every problem is reported at once; the returned Config is never
+// nil, but must not be used when the diagnostics have errors.
+func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
+	var o LoadOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	if o.WorkDir == "" {
+		o.WorkDir, _ = os.Getwd()
+	}
+	if len(o.Transports) == 0 {
+		o.Transports = BuiltinTransports
+	}
+	loc := Locate(o.LookupEnv, o.WorkDir)
+
+	type source struct {
+		path     string
+		scope    Scope
+		required bool
+	}
+	var sources []source
+	if len(o.Files) > 0 {
+		for _, f := range o.Files {
+			if !filepath.IsAbs(f) {
+				f = filepath.Join(o.WorkDir, f)
+			}
+			sources = append(sources, source{f, ScopeCLI, true})
+		}
+	} else {
+		if loc.User != "" {
+			sources = append(sources, source{loc.User, ScopeUser, false})
+		}
+		for _, p := range loc.Project {
+			sources = append(sources, source{p, ScopeProject, false})
+		}
+		if loc.Local != "" {
+			sources = append(sources, source{loc.Local, ScopeLocal, false})
+		}
+	}
+	sources = append(sources, source{loc.Managed, ScopeManaged, false})
+
+	cfg := &Config{Sources: map[string]*hcl.File{}}
+	parser := hclparse.NewParser()
+	ctx := evalContext(o.LookupEnv)
+	var diags hcl.Diagnostics
+	var files []*decodedFile
+	for _, src := range sources {
+		src := src
+		b, err := readConfigFile(src.path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && !src.required {
+				continue
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Cannot read configuration file",
+				Detail:   fmt.Sprintf("Reading the %s configuration %s: %v.", src.scope, src.path, err),
+			})
+			continue
+		}
+		f, d := parser.ParseHCL(b, src.path)
+		diags = append(diags, d...)
+		cfg.Files = append(cfg.Files, File{Path: src.path, Scope: src.scope})
+		if f == nil || d.HasErrors() {
+			continue
+		}
+		df, d := decodeFile(f, src.path, src.scope, ctx, o.Transports)
+		diags = append(diags, d...)
+		files = append(files, df)
+	}
+	for name, f := range parser.Files() {
+		cfg.Sources[name] = f
+	}
+
+	diags = append(diags, mergeSettings(cfg, files)...)
+	diags = append(diags, mergeServers(cfg, files, o.Dynamic)...)
+	return cfg, diags
+}
+
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	if st.Size() > MaxFileSize {
+		return nil, fmt.Errorf("file is %d bytes; the limit is %d", st.Size(), MaxFileSize)
+	}
+	return os.ReadFile(path)
+}
+
+// mergeSettings applies each file's settings in precedence order.
+func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	s := Settings{
+		ConnectTimeout:    DefaultConnectTimeout,
+		ConcurrencyLocal:  DefaultConcurrencyLocal,
+		ConcurrencyRemote: DefaultConcurrencyRemote,
+	}
+	for _, f := range files {
+		p := f.settings
+		if p == nil {
+			continue
+		}
+		if p.connectTimeout != nil && *p.connectTimeout > 0 {
+			s.ConnectTimeout = *p.connectTimeout
+		}
+		if p.toolTimeout != nil && *p.toolTimeout > 0 {
+			s.ToolTimeout = *p.toolTimeout
+		}
+		if p.concurrencyLocal != nil {
+			s.ConcurrencyLocal = *p.concurrencyLocal
+		}
+		if p.concurrencyRemote != nil {
+			s.ConcurrencyRemote = *p.concurrencyRemote
+		}
+		if p.outputDir != nil {
+			s.OutputDir = *p.outputDir
+		}
+		if f.scope == ScopeProject {
+			// A project must not be able to approve its own servers.
+			if p.approveAll != nil {
+				diags = append(diags, warnf(&p.approveAllRange, "Ignored in project scope",
+					"approve_all_project_servers is only honoured in the user or local scope: a project cannot approve its own servers."))
+			}
+			if p.approved != nil {
+				diags = append(diags, warnf(&p.approvedRange, "Ignored in project scope",
+					"approved_project_servers is only honoured in the user or local scope: a project cannot approve its own servers."))
+			}
+			continue
+		}
+		if p.approveAll != nil {
+			s.ApproveAllProjectServers = *p.approveAll
+		}
+		for name, h := range p.approved {
+			if s.ApprovedProjectServers == nil {
+				s.ApprovedProjectServers = map[string]string{}
+			}
+			s.ApprovedProjectServers[name] = h
+		}
+	}
+	cfg.Settings = s
+	return diags
+}
+
+// mergeServers resolves name clashes by scope precedence, applies managed
+// exclusivity, project approval and deduplication by signature.
+func mergeServers(cfg *Config, files []*decodedFile, dynamic []*Server) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	// Candidates in increasing precedence: dynamic, then files in load order.
+	var cands []*Server
+	for _, s := range dynamic {
+		c := *s
+		c.Origin.Scope = ScopeDynamic
+		if !ValidServerName(c.Name) {
+			diags = append(diags, errorf(nil, "Invalid server name",
+				"Dynamic server name %q is not allowed: use letters and digits, optionally joined by single '-' or '_', at most %d characters.", c.Name, MaxServerNameLen))
+			continue
+		}
+		cands = append(cands, &c)
+	}
+	for _, f := range files {
+		for _, s := range f.servers {
+			if f.scope == ScopeManaged {
+				cfg.ManagedExclusive = true
+			}
+			cands = append(cands, s.Server)
+		}
+	}
+	if cfg.ManagedExclusive {
+		var kept []*Server
+		for _, s := range cands {
+			if s.Origin.Scope == ScopeManaged {
+				kept = append(kept, s)
+			} else {
+				cfg.Skipped = append(cfg.Skipped, &Skipped{Server: s, Reason: "the managed configuration declares servers, so it is exclusive"})
+			}
+		}
+		cands = kept
+	}
+
+	// Later (higher-precedence) declarations replace earlier ones.
+	byName := map[string]*Server{}
+	for _, s := range cands {
+		if prev, ok := byName[s.Name]; ok {
+			cfg.Skipped = append(cfg.Skipped, &Skipped{Server: prev,
+				Reason: fmt.Sprintf("overridden by the %s scope (%s)", s.Origin.Scope, s.Origin.File)})
+		}
+		byName[s.Name] = s
+	}
+	servers := make([]*Server, 0, len(byName))
+	for _, s := range byName {
+		if s.ConnectTimeout == 0 {
+			s.ConnectTimeout = cfg.Settings.ConnectTimeout
+		}
+		if s.ToolTimeout == 0 {
+			s.ToolTimeout = cfg.Settings.ToolTimeout
+		}
+		s.Approved = s.Origin.Scope != ScopeProject ||
+			cfg.Settings.ApproveAllProjectServers ||
+			cfg.Settings.ApprovedProjectServers[s.Name] == s.ApprovalHash()
+		servers = append(servers, s)
+	}
+
+	// Deduplicate by signature: the higher scope keeps the server; within a
+	// scope, the name that sorts first. Disabled or unapproved servers claim nothing.
+	sort.Slice(servers, func(i, j int) bool {
+		a, b := servers[i], servers[j]
+		if a.Origin.Scope != b.Origin.Scope {
+			return a.Origin.Scope > b.Origin.Scope
+		}
+		return a.Name < b.Name
+	})
+	claimed := map[string]*Server{}
+	kept := servers[:0]
+	for _, s := range servers {
+		if s.Disabled || !s.Approved {
+			kept = append(kept, s)
+			continue
+		}
+		sig := s.Signature()
+		if first, dup := claimed[sig]; dup {
+			cfg.Skipped = append(cfg.Skipped, &Skipped{Server: s,
+				Reason: fmt.Sprintf("duplicate of server %q (%s scope): same %s", first.Name, first.Origin.Scope, sigKind(s))})
+			continue
+		}
+		claimed[sig] = s
+		kept = append(kept, s)
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Name < kept[j].Name })
+	cfg.Servers = kept
+	return diags
+}
+
+func sigKind(s *Server) string {
+	if s.IsRemote() {
+		return "url"
+	}
+	return "command and args"
+}

@@ -1,0 +1,681 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// Reconnection and failure policy.
+const (
+	BackoffInitial      = 1 * time.Second
+	BackoffMax          = 30 * time.Second
+	ReconnectAttempts   = 5
+	TerminalErrorLimit  = 3
+	NeedsAuthCacheTTL   = 15 * time.Minute
+	DefaultToolTimeout  = 0 // no limit unless configured
+	defaultCloseTimeout = 2 * time.Second
+)
+
+// Sentinel errors returned by Session and Do.
+var (
+	ErrDisabled    = errors.New("server is disabled")
+	ErrNotApproved = errors.New("project server is not approved")
+	ErrNeedsAuth   = errors.New("server needs authentication")
+	ErrUnknown     = errors.New("unknown server")
+	ErrClosed      = errors.New("connection manager is closed")
+)
+
+// ChangeKind says which list a server reported as changed.
+type ChangeKind int
+
+// List kinds for Options.OnListChanged.
+const (
+	ToolsChanged ChangeKind = iota
+	ResourcesChanged
+	PromptsChanged
+)
+
+// Options configures a Manager. Nil options mean defaults.
+type Options struct {
+	// Logger receives connection events. OPTIONAL.
+	Logger hclog.Logger
+	// LookupEnv reads the host environment for stdio servers' inherited
+	// variables. OPTIONAL: defaults to os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// ClientInfo names the host to servers. OPTIONAL.
+	ClientInfo *mcp.Implementation
+	// ConcurrencyLocal and ConcurrencyRemote bound concurrent connects of
+	// stdio and remote servers. OPTIONAL: 3 and 20.
+	ConcurrencyLocal, ConcurrencyRemote int
+	// MaxMessageBytes caps one message from a stdio server. OPTIONAL: 4 MiB.
+	MaxMessageBytes int
+	// OnListChanged is called (from a connection's goroutine) when a server
+	// reports that its tools, resources or prompts changed. OPTIONAL.
+	OnListChanged func(server string, kind ChangeKind)
+	// OnElicit answers elicitation requests from servers. OPTIONAL: when nil the
+	// host does not advertise elicitation.
+	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// OnConnect, if set, is told each stdio server's process id when it starts.
+	OnProcessStart func(server string, pid int)
+}
+
+// Manager owns one connection per configured server. Its methods are safe for
+// concurrent use.
+type Manager struct {
+	opts      Options
+	log       hclog.Logger
+	semLocal  chan struct{}
+	semRemote chan struct{}
+	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
+	tokens    atomic.Uint64
+
+	ctx    context.Context // cancelled by Close; parents background reconnects
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	conns  map[string]*Conn
+	order  []string
+	closed bool
+}
+
+// NewManager returns a manager for the given servers. It connects nothing until asked.
+func NewManager(servers []*config.Server, opts *Options) *Manager {
+	m := &Manager{conns: map[string]*Conn{}}
+	if opts != nil {
+		m.opts = *opts
+	}
+	if m.opts.Logger == nil {
+		m.opts.Logger = hclog.NewNullLogger()
+	}
+	if m.opts.LookupEnv == nil {
+		m.opts.LookupEnv = os.LookupEnv
+	}
+	if m.opts.ClientInfo == nil {
+		m.opts.ClientInfo = &mcp.Implementation{Name: "mcphost", Version: "dev"}
+	}
+	if m.opts.ConcurrencyLocal <= 0 {
+		m.opts.ConcurrencyLocal = config.DefaultConcurrencyLocal
+	}
+	if m.opts.ConcurrencyRemote <= 0 {
+		m.opts.ConcurrencyRemote = config.DefaultConcurrencyRemote
+	}
+	if m.opts.MaxMessageBytes <= 0 {
+		m.opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	m.log = m.opts.Logger
+	m.semLocal = make(chan struct{}, m.opts.ConcurrencyLocal)
+	m.semRemote = make(chan struct{}, m.opts.ConcurrencyRemote)
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	for _, s := range servers {
+		c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name)}
+		switch {
+		case s.Disabled:
+			c.state, c.err = StateDisabled, ErrDisabled
+		case !s.Approved:
+			c.state, c.err = StateDisabled, fmt.Errorf("%w: run `mcphost config approve %s` to review and approve it", ErrNotApproved, s.Name)
+		}
+		m.conns[s.Name] = c
+		m.order = append(m.order, s.Name)
+	}
+	return m
+}
+
+// Names returns the managed servers' names in configuration order.
+func (m *Manager) Names() []string { return append([]string(nil), m.order...) }
+
+// Get returns the connection for a server, or nil.
+func (m *Manager) Get(name string) *Conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.conns[name]
+}
+
+// ConnectAll connects every enabled server concurrently (bounded by the local
+// and remote limits) and waits for all of them. A failure is recorded in that
+// server's state and never stops the others. progress, if set, is called as
+// each server settles.
+func (m *Manager) ConnectAll(ctx context.Context, progress func(name string, st Status)) {
+	var wg sync.WaitGroup
+	for _, name := range m.order {
+		c := m.Get(name)
+		if c.State() == StateDisabled {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Session(ctx) // the outcome is recorded in the connection's state
+			if progress != nil {
+				progress(name, c.Status())
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Session returns a connected session for the named server, connecting first if needed.
+func (m *Manager) Session(ctx context.Context, name string) (*mcp.ClientSession, error) {
+	c := m.Get(name)
+	if c == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	return c.Session(ctx)
+}
+
+// Do runs fn with a connected session of the named server. If the server
+// reports that the session expired, the connection is re-established and fn is
+// retried once. Consecutive terminal transport errors close the connection so
+// the next use reconnects.
+func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, *mcp.ClientSession) error) error {
+	c := m.Get(name)
+	if c == nil {
+		return fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	for attempt := 0; ; attempt++ {
+		cs, err := c.Session(ctx)
+		if err != nil {
+			return err
+		}
+		err = fn(ctx, cs)
+		if err == nil {
+			c.noteSuccess()
+			return nil
+		}
+		if errors.Is(err, mcp.ErrSessionMissing) && attempt == 0 {
+			c.log.Info("session expired; reconnecting")
+			c.drop(cs, err)
+			continue
+		}
+		if IsTerminal(err) {
+			c.noteTerminal(cs, err)
+		}
+		return err
+	}
+}
+
+// CallTool calls a tool on the named server. onProgress, if set, receives the
+// server's progress notifications for this call.
+func (m *Manager) CallTool(ctx context.Context, server string, params *mcp.CallToolParams, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if onProgress != nil {
+		token := fmt.Sprintf("mcphost-%d", m.tokens.Add(1))
+		params.SetProgressToken(token)
+		m.progress.Store(token, onProgress)
+		defer m.progress.Delete(token)
+	}
+	var res *mcp.CallToolResult
+	err := m.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.CallTool(ctx, params)
+		return err
+	})
+	return res, err
+}
+
+// Status reports every server's state in configuration order.
+func (m *Manager) Status() []Status {
+	out := make([]Status, 0, len(m.order))
+	for _, name := range m.order {
+		out = append(out, m.Get(name).Status())
+	}
+	return out
+}
+
+// Close closes every connection (stopping stdio servers) and waits for
+// background work to end.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	conns := make([]*Conn, 0, len(m.conns))
+	for _, c := range m.conns {
+		conns = append(conns, c)
+	}
+	m.mu.Unlock()
+	m.cancel()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.close() }()
+	}
+	wg.Wait()
+	m.wg.Wait()
+	return nil
+}
+
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+// Status is a snapshot of one connection.
+type Status struct {
+	Name      string              `json:"name"`
+	Transport string              `json:"transport"`
+	Scope     string              `json:"scope"`
+	File      string              `json:"file,omitempty"`
+	State     State               `json:"state"`
+	Error     string              `json:"error,omitempty"`
+	Stderr    string              `json:"stderr,omitempty"`
+	PID       int                 `json:"pid,omitempty"`
+	Server    *mcp.Implementation `json:"server_info,omitempty"`
+	// Instructions are the server's instructions, sanitized and capped by the registry.
+	Instructions string `json:"-"`
+}
+
+// Conn is one server's connection. Its methods are safe for concurrent use.
+type Conn struct {
+	m   *Manager
+	cfg *config.Server
+	log hclog.Logger
+
+	mu             sync.Mutex
+	state          State
+	err            error
+	session        *mcp.ClientSession
+	connecting     chan struct{} // non-nil while a connect is in flight
+	stderr         *tailBuffer
+	pid            int
+	failures       int
+	retryAt        time.Time
+	needsAuthUntil time.Time
+	terminalErrs   int
+	reconnecting   bool
+}
+
+// Config returns the server's configuration.
+func (c *Conn) Config() *config.Server { return c.cfg }
+
+// State returns the current state.
+func (c *Conn) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Status returns a snapshot of the connection.
+func (c *Conn) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := Status{
+		Name: c.cfg.Name, Transport: c.cfg.Transport,
+		Scope: c.cfg.Origin.Scope.String(), File: c.cfg.Origin.File,
+		State: c.state, PID: c.pid,
+	}
+	if c.err != nil && c.state != StateConnected {
+		st.Error = c.err.Error()
+	}
+	if c.stderr != nil && c.state != StateConnected {
+		st.Stderr = c.stderr.String()
+	}
+	if c.session != nil {
+		if ir := c.session.InitializeResult(); ir != nil {
+			st.Server = ir.ServerInfo
+			st.Instructions = ir.Instructions
+		}
+	}
+	return st
+}
+
+// Session returns the live session, connecting if needed. Concurrent callers
+// share one connection attempt.
+func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
+	for {
+		c.mu.Lock()
+		if c.m.isClosed() {
+			c.mu.Unlock()
+			return nil, ErrClosed
+		}
+		switch {
+		case c.state == StateDisabled:
+			err := c.err
+			c.mu.Unlock()
+			return nil, err
+		case c.session != nil:
+			cs := c.session
+			c.mu.Unlock()
+			return cs, nil
+		case c.connecting != nil:
+			ch := c.connecting
+			c.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		case c.state == StateNeedsAuth && time.Now().Before(c.needsAuthUntil):
+			err := c.err
+			c.mu.Unlock()
+			return nil, err
+		case c.state == StateFailed && time.Now().Before(c.retryAt):
+			err := fmt.Errorf("%w (next attempt in %s)", c.err, time.Until(c.retryAt).Round(time.Second))
+			c.mu.Unlock()
+			return nil, err
+		}
+		ch := make(chan struct{})
+		c.connecting = ch
+		c.state = StatePending
+		c.mu.Unlock()
+
+		cs, err := c.connect(ctx)
+
+		c.mu.Lock()
+		c.connecting = nil
+		close(ch)
+		if err != nil {
+			c.recordFailureLocked(err)
+			c.mu.Unlock()
+			return nil, err
+		}
+		c.session, c.state, c.err = cs, StateConnected, nil
+		c.failures, c.terminalErrs = 0, 0
+		c.mu.Unlock()
+		c.m.wg.Add(1)
+		go c.watch(cs)
+		return cs, nil
+	}
+}
+
+func (c *Conn) recordFailureLocked(err error) {
+	c.err = err
+	if errors.Is(err, ErrNeedsAuth) {
+		c.state = StateNeedsAuth
+		c.needsAuthUntil = time.Now().Add(NeedsAuthCacheTTL)
+		return
+	}
+	c.state = StateFailed
+	c.failures++
+	c.retryAt = time.Now().Add(Backoff(c.failures))
+}
+
+// Backoff returns the delay before attempt n+1 after n consecutive failures:
+// 1 s doubling up to 30 s.
+func Backoff(n int) time.Duration {
+	d := BackoffInitial
+	for i := 1; i < n && d < BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, BackoffMax)
+}
+
+// connect opens one session, bounded by the connect timeout and the
+// concurrency limit for the server's kind.
+func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	sem := c.m.semRemote
+	if !c.cfg.IsRemote() {
+		sem = c.m.semLocal
+	}
+	select {
+	case sem <- struct{}{}:
+		defer func() { <-sem }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	timeout := c.cfg.ConnectTimeout
+	if timeout <= 0 {
+		timeout = config.DefaultConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	c.log.Debug("connecting", "transport", c.cfg.Transport)
+	t, authSeen, err := c.transport()
+	if err != nil {
+		return nil, err
+	}
+	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		if authSeen != nil && authSeen.Load() {
+			return nil, fmt.Errorf("%w: the server answered 401 Unauthorized; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("connect timed out after %s", timeout)
+		}
+		return nil, c.describe(fmt.Errorf("connecting to %s: %w", c.cfg.Name, err))
+	}
+	c.log.Info("connected", "transport", c.cfg.Transport)
+	return cs, nil
+}
+
+// describe adds the tail of a stdio server's stderr to an error.
+func (c *Conn) describe(err error) error {
+	c.mu.Lock()
+	buf := c.stderr
+	c.mu.Unlock()
+	if buf == nil {
+		return err
+	}
+	if tail := strings.TrimSpace(buf.String()); tail != "" {
+		return fmt.Errorf("%w\nserver stderr:\n%s", err, indent(tail))
+	}
+	return err
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
+
+func (c *Conn) transport() (mcp.Transport, *atomic.Bool, error) {
+	s := c.cfg
+	switch s.Transport {
+	case config.TransportStdio:
+		buf := newTailBuffer(stderrTail)
+		c.mu.Lock()
+		c.stderr = buf
+		c.mu.Unlock()
+		return &stdioTransport{
+			command: s.Command,
+			args:    s.Args,
+			env:     childEnv(c.m.opts.LookupEnv, s.InheritEnv, s.Env),
+			dir:     s.Cwd,
+			maxMsg:  c.m.opts.MaxMessageBytes,
+			stderr:  buf,
+			onStart: func(pid int) {
+				c.mu.Lock()
+				c.pid = pid
+				c.mu.Unlock()
+				if c.m.opts.OnProcessStart != nil {
+					c.m.opts.OnProcessStart(s.Name, pid)
+				}
+			},
+		}, nil, nil
+	case config.TransportHTTP, config.TransportSSE:
+		seen := new(atomic.Bool)
+		hc := newHTTPClient(s.Headers)
+		hc.Transport = &statusWatcher{base: hc.Transport, unauthorized: seen}
+		if s.Transport == config.TransportSSE {
+			return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}, seen, nil
+		}
+		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}, seen, nil
+	}
+	return nil, nil, fmt.Errorf("transport %q is not available", s.Transport)
+}
+
+// statusWatcher records a 401 from the server, to tell needs-auth from failure.
+type statusWatcher struct {
+	base         http.RoundTripper
+	unauthorized *atomic.Bool
+}
+
+func (w *statusWatcher) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		w.unauthorized.Store(true)
+	}
+	return resp, err
+}
+
+func (c *Conn) clientOptions() *mcp.ClientOptions {
+	name := c.cfg.Name
+	m := c.m
+	o := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{}, // no roots
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			if m.opts.OnListChanged != nil {
+				m.opts.OnListChanged(name, ToolsChanged)
+			}
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			if m.opts.OnListChanged != nil {
+				m.opts.OnListChanged(name, ResourcesChanged)
+			}
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			if m.opts.OnListChanged != nil {
+				m.opts.OnListChanged(name, PromptsChanged)
+			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if f, ok := m.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+				f.(func(*mcp.ProgressNotificationParams))(req.Params)
+			}
+		},
+	}
+	if m.opts.OnElicit != nil {
+		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return m.opts.OnElicit(ctx, name, req)
+		}
+	}
+	return o
+}
+
+// watch waits for a session to end. An end the host did not ask for moves the
+// server back to pending (reconnect on next use); a remote server is also
+// reconnected in the background with backoff, up to ReconnectAttempts times.
+func (c *Conn) watch(cs *mcp.ClientSession) {
+	defer c.m.wg.Done()
+	werr := cs.Wait()
+	c.mu.Lock()
+	if c.session != cs { // closed on purpose, or already replaced
+		c.mu.Unlock()
+		return
+	}
+	c.session = nil
+	c.state = StatePending
+	if werr == nil || errors.Is(werr, io.EOF) {
+		werr = errors.New("connection closed by the server")
+	}
+	c.err = c.describe(fmt.Errorf("%s disconnected: %w", c.cfg.Name, werr))
+	c.log.Warn("disconnected", "error", werr)
+	remote := c.cfg.IsRemote()
+	if remote && !c.reconnecting && !c.m.isClosed() {
+		c.reconnecting = true
+		c.m.wg.Add(1)
+		go c.reconnectLoop()
+	}
+	c.mu.Unlock()
+}
+
+func (c *Conn) reconnectLoop() {
+	defer c.m.wg.Done()
+	defer func() {
+		c.mu.Lock()
+		c.reconnecting = false
+		c.mu.Unlock()
+	}()
+	for attempt := 1; attempt <= ReconnectAttempts; attempt++ {
+		select {
+		case <-c.m.ctx.Done():
+			return
+		case <-time.After(Backoff(attempt)):
+		}
+		c.mu.Lock()
+		c.retryAt = time.Time{} // the loop paces itself
+		c.mu.Unlock()
+		if _, err := c.Session(c.m.ctx); err == nil || errors.Is(err, ErrNeedsAuth) || errors.Is(err, ErrClosed) {
+			return
+		}
+	}
+	c.log.Warn("giving up reconnecting", "attempts", ReconnectAttempts)
+}
+
+func (c *Conn) noteSuccess() {
+	c.mu.Lock()
+	c.terminalErrs = 0
+	c.mu.Unlock()
+}
+
+// noteTerminal counts a terminal transport error; TerminalErrorLimit in a row
+// close the session so the next use reconnects.
+func (c *Conn) noteTerminal(cs *mcp.ClientSession, err error) {
+	c.mu.Lock()
+	c.terminalErrs++
+	n := c.terminalErrs
+	c.mu.Unlock()
+	if n >= TerminalErrorLimit {
+		c.log.Warn("closing connection after consecutive terminal errors", "count", n, "error", err)
+		c.drop(cs, err)
+	}
+}
+
+// drop closes a session (if it is still the current one) so the next use reconnects.
+func (c *Conn) drop(cs *mcp.ClientSession, cause error) {
+	c.mu.Lock()
+	if c.session != cs {
+		c.mu.Unlock()
+		return
+	}
+	c.session = nil
+	c.state = StatePending
+	c.err = cause
+	c.terminalErrs = 0
+	c.mu.Unlock()
+	cs.Close()
+}
+
+// Reset closes the current session, if any, so that the next use reconnects.
+func (c *Conn) Reset() {
+	c.mu.Lock()
+	cs := c.session
+	c.mu.Unlock()
+	if cs != nil {
+		c.drop(cs, errors.New("reset"))
+	}
+}
+
+func (c *Conn) close() {
+	c.mu.Lock()
+	cs := c.session
+	c.session = nil
+	if c.state != StateDisabled {
+		c.state = StatePending
+	}
+	c.mu.Unlock()
+	if cs != nil {
+		cs.Close()
+	}
+}
+
+// IsTerminal reports whether err means the transport to a server is broken
+// (connection reset or refused, timeouts, broken pipe, unreachable host, or a
+// closed stream), as opposed to an error the server returned.
+func IsTerminal(err error) bool {
+	for _, target := range []error{
+		syscall.ECONNRESET, syscall.ETIMEDOUT, syscall.EPIPE, syscall.EHOSTUNREACH,
+		syscall.ECONNREFUSED, io.ErrUnexpectedEOF, mcp.ErrConnectionClosed,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "stream disconnected") || strings.Contains(msg, "connection closed")
+}

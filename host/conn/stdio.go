@@ -1,0 +1,204 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Shutdown escalation for stdio servers: after stdin is closed the process
+// group gets SIGINT, then SIGTERM after sigintGrace, then SIGKILL after
+// sigtermGrace: at most 600 ms in all.
+const (
+	sigintGrace  = 100 * time.Millisecond
+	sigtermGrace = 400 * time.Millisecond
+	// stderrTail is how much of a server's stderr is kept for diagnostics.
+	stderrTail = 16 << 10
+)
+
+// DefaultMaxMessageBytes caps one JSON-RPC message read from a stdio server.
+const DefaultMaxMessageBytes = 4 << 20
+
+// BaseEnv lists the host environment variables every stdio server inherits.
+// Everything else must be named in the server's env or inherit_env: the child's
+// environment is built explicitly, never copied wholesale from the host.
+var BaseEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "TMPDIR",
+	"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+}
+
+// childEnv builds a stdio server's environment: BaseEnv and inherit from the
+// host (when set there), then the configured env on top.
+func childEnv(lookup func(string) (string, bool), inherit []string, env map[string]string) []string {
+	vars := map[string]string{}
+	for _, names := range [][]string{BaseEnv, inherit} {
+		for _, k := range names {
+			if v, ok := lookup(k); ok {
+				vars[k] = v
+			}
+		}
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// stdioTransport starts a server process in its own process group and speaks
+// newline-delimited JSON-RPC over its stdin/stdout (through the go-sdk's
+// IOTransport). Closing the connection shuts the whole group down.
+type stdioTransport struct {
+	command string
+	args    []string
+	env     []string
+	dir     string
+	maxMsg  int
+	stderr  *tailBuffer
+	// onStart, if set, is told the process id (for tests and status).
+	onStart func(pid int)
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	p, err := startProcess(t.command, t.args, t.env, t.dir, t.stderr)
+	if err != nil {
+		return nil, err
+	}
+	if t.onStart != nil {
+		t.onStart(p.cmd.Process.Pid)
+	}
+	return (&mcp.IOTransport{Reader: p.stdout, Writer: p, MaxLineLength: t.maxMsg}).Connect(ctx)
+}
+
+// process is a running stdio server. Its Write and Close make it the
+// io.WriteCloser half of the connection: Close ends the process.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	done   chan struct{} // closed when the process has exited and been reaped
+	err    error         // exit error, valid after done
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func startProcess(command string, args, env []string, dir string, stderr io.Writer) (_ *process, err error) {
+	cmd := exec.Command(command, args...)
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // its own group, so shutdown reaches grandchildren too
+		Pdeathsig: syscall.SIGKILL, // and it dies with the host even if the host is killed
+	}
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		r, w, err = os.Pipe()
+		files = append(files, r, w)
+		return r, w
+	}
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("creating pipes: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("starting %s: %w", command, err)
+	}
+	// The child has its ends now.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{})}
+	stderrDone := make(chan struct{})
+	go func() { // owned by the process: ends when the group's stderr closes
+		defer close(stderrDone)
+		io.Copy(stderr, errR)
+		errR.Close()
+	}()
+	go func() { // owned by the process: ends when it exits
+		p.err = cmd.Wait()
+		// Stragglers in the group (a shell's children, say) go with the leader.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		close(p.done)
+		// If something outside the group still holds stdout, unblock the reader.
+		select {
+		case <-stderrDone:
+		case <-time.After(2 * time.Second):
+			errR.Close()
+		}
+		time.AfterFunc(2*time.Second, func() { outR.Close() })
+	}()
+	return p, nil
+}
+
+// Write sends bytes to the server's stdin.
+func (p *process) Write(b []byte) (int, error) {
+	select {
+	case <-p.done:
+		return 0, fmt.Errorf("server process exited: %v", p.exitStatus())
+	default:
+	}
+	return p.stdin.Write(b)
+}
+
+// Close shuts the server down: close stdin, then SIGINT, SIGTERM and SIGKILL
+// to its process group with the graces above, and reap it.
+func (p *process) Close() error {
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		pgid := -p.cmd.Process.Pid
+		for _, step := range []struct {
+			sig   syscall.Signal
+			grace time.Duration
+		}{{syscall.SIGINT, sigintGrace}, {syscall.SIGTERM, sigtermGrace}, {syscall.SIGKILL, time.Second}} {
+			select {
+			case <-p.done:
+				return
+			default:
+			}
+			syscall.Kill(pgid, step.sig)
+			select {
+			case <-p.done:
+				return
+			case <-time.After(step.grace):
+			}
+		}
+		p.closeErr = errors.New("server process did not exit after SIGKILL")
+	})
+	return p.closeErr
+}
+
+func (p *process) exitStatus() string {
+	if p.err == nil {
+		return "exit status 0"
+	}
+	return p.err.Error()
+}

@@ -1,0 +1,226 @@
+// Package host is mcphost as a library: it connects to the configured MCP
+// servers, merges their tools, prompts and resources into one registry, and
+// calls tools through it.
+//
+//	cfg, diags := config.Load(nil)
+//	if diags.HasErrors() { ... }
+//	h, err := host.New(cfg, nil)
+//	defer h.Close()
+//	tools, problems := h.Tools(ctx)
+//	res, err := h.CallTool(ctx, "mcp__everything__echo", map[string]any{"message": "hi"}, nil)
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// Version is the host's version as reported to servers and clients.
+var Version = "0.1.0-dev"
+
+// Options configures a Host. Nil options mean defaults.
+type Options struct {
+	// Logger receives the host's logs. OPTIONAL: no logging.
+	Logger hclog.Logger
+	// LookupEnv reads the host environment for stdio servers. OPTIONAL: os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// OutputDir is where oversized results and resource blobs are written.
+	// OPTIONAL: the config's output_dir, else $XDG_CACHE_HOME/mcphost/output,
+	// else ~/.cache/mcphost/output.
+	OutputDir string
+	// OnElicit answers elicitation requests that servers send during calls.
+	// OPTIONAL: without it, elicitation is not offered to servers.
+	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// OnProcessStart is told the pid of each stdio server process. OPTIONAL.
+	OnProcessStart func(server string, pid int)
+}
+
+// Host is a running mcphost. Its methods are safe for concurrent use.
+type Host struct {
+	cfg       *config.Config
+	log       hclog.Logger
+	conns     *conn.Manager
+	reg       *registry.Registry
+	outputDir string
+}
+
+// New returns a host for a loaded configuration. It connects nothing until
+// asked (ConnectAll) or used.
+func New(cfg *config.Config, opts *Options) (*Host, error) {
+	if cfg == nil {
+		return nil, errors.New("host.New: config is required")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir}
+	if h.outputDir == "" {
+		h.outputDir = cfg.Settings.OutputDir
+	}
+	if h.outputDir == "" {
+		h.outputDir = defaultOutputDir(o.LookupEnv)
+	}
+	h.reg = registry.New(source{h})
+	h.conns = conn.NewManager(cfg.Servers, &conn.Options{
+		Logger:            o.Logger.Named("conn"),
+		LookupEnv:         o.LookupEnv,
+		ClientInfo:        &mcp.Implementation{Name: "mcphost", Version: Version},
+		ConcurrencyLocal:  cfg.Settings.ConcurrencyLocal,
+		ConcurrencyRemote: cfg.Settings.ConcurrencyRemote,
+		OnElicit:          o.OnElicit,
+		OnProcessStart:    o.OnProcessStart,
+		OnListChanged: func(server string, kind conn.ChangeKind) {
+			switch kind {
+			case conn.ToolsChanged:
+				h.reg.InvalidateTools(server)
+			case conn.PromptsChanged:
+				h.reg.InvalidatePrompts(server)
+			case conn.ResourcesChanged:
+				h.reg.InvalidateResources(server)
+			}
+		},
+	})
+	return h, nil
+}
+
+func defaultOutputDir(lookup func(string) (string, bool)) string {
+	if d, ok := lookup("XDG_CACHE_HOME"); ok && d != "" {
+		return filepath.Join(d, "mcphost", "output")
+	}
+	if home, ok := lookup("HOME"); ok && home != "" {
+		return filepath.Join(home, ".cache", "mcphost", "output")
+	}
+	return filepath.Join(os.TempDir(), "mcphost-output")
+}
+
+// Config returns the configuration the host runs.
+func (h *Host) Config() *config.Config { return h.cfg }
+
+// Registry returns the unified registry.
+func (h *Host) Registry() *registry.Registry { return h.reg }
+
+// Connections returns the connection manager.
+func (h *Host) Connections() *conn.Manager { return h.conns }
+
+// ConnectAll connects every enabled server (bounded concurrency) and reports
+// each as it settles. Failures are recorded per server; none stops the others.
+func (h *Host) ConnectAll(ctx context.Context, progress func(name string, st conn.Status)) {
+	h.conns.ConnectAll(ctx, progress)
+}
+
+// ActiveServers returns the servers that are not disabled, in name order.
+func (h *Host) ActiveServers() []string {
+	var out []string
+	for _, st := range h.conns.Status() {
+		if st.State != conn.StateDisabled {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
+// ServerStatus is a server's connection status with its tool count.
+type ServerStatus struct {
+	conn.Status
+	Tools int `json:"tools"`
+}
+
+// Servers returns the status of every configured server. Connected servers'
+// tools are counted from the registry.
+func (h *Host) Servers(ctx context.Context) []ServerStatus {
+	var out []ServerStatus
+	for _, st := range h.conns.Status() {
+		ss := ServerStatus{Status: st}
+		if st.State == conn.StateConnected {
+			if ts, err := h.reg.ServerTools(ctx, st.Name); err == nil {
+				ss.Tools = len(ts)
+			}
+		}
+		ss.Instructions = registry.Cap(ss.Instructions, registry.MaxDescriptionLen)
+		out = append(out, ss)
+	}
+	return out
+}
+
+// Tools returns the unified tool list of the active servers, and the problems
+// found (servers that could not be reached, name collisions).
+func (h *Host) Tools(ctx context.Context) ([]*registry.Tool, []registry.Problem) {
+	return h.reg.Tools(ctx, h.ActiveServers())
+}
+
+// Close disconnects every server and stops every server process.
+func (h *Host) Close() error { return h.conns.Close() }
+
+// source adapts the connections to registry.Source.
+type source struct{ h *Host }
+
+func (s source) ListTools(ctx context.Context, server string) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	err := s.h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		out = nil
+		if cs.InitializeResult().Capabilities.Tools == nil {
+			return nil
+		}
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("listing tools of %s: %w", server, err)
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s source) ListPrompts(ctx context.Context, server string) ([]*mcp.Prompt, error) {
+	var out []*mcp.Prompt
+	err := s.h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		out = nil
+		if cs.InitializeResult().Capabilities.Prompts == nil {
+			return nil
+		}
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("listing prompts of %s: %w", server, err)
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s source) ListResources(ctx context.Context, server string) ([]*mcp.Resource, error) {
+	var out []*mcp.Resource
+	err := s.h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		out = nil
+		if cs.InitializeResult().Capabilities.Resources == nil {
+			return nil
+		}
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("listing resources of %s: %w", server, err)
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}

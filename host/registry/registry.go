@@ -1,0 +1,428 @@
+// Package registry merges the tools, prompts and resources of many MCP servers
+// into one registry with stable names (mcp__SERVER__TOOL), sanitized text,
+// annotation-derived properties and collision detection. Per-server lists are
+// cached in LRUs and refreshed when a server reports a list change.
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/singleflight"
+)
+
+// CacheSize is the number of servers whose lists each cache keeps.
+const CacheSize = 20
+
+// ErrNotFound is returned by Lookup for a name the registry does not hold.
+var ErrNotFound = errors.New("no such tool")
+
+// Source fetches a server's current lists. The host implements it over its
+// connections.
+type Source interface {
+	ListTools(ctx context.Context, server string) ([]*mcp.Tool, error)
+	ListPrompts(ctx context.Context, server string) ([]*mcp.Prompt, error)
+	ListResources(ctx context.Context, server string) ([]*mcp.Resource, error)
+}
+
+// Tool is one tool in the unified registry.
+type Tool struct {
+	// Name is the registry name, mcp__SERVER__TOOL.
+	Name string `json:"name"`
+	// Server is the name of the server that provides the tool.
+	Server string `json:"server"`
+	// Original is the tool's name on its server (what tools/call is sent with).
+	Original string `json:"original_name"`
+	// DisplayName is the title (tool title, then annotations title, then name).
+	DisplayName string `json:"display_name"`
+	// Description is sanitized and capped at MaxDescriptionLen characters.
+	Description  string `json:"description,omitempty"`
+	InputSchema  any    `json:"input_schema,omitempty"`
+	OutputSchema any    `json:"output_schema,omitempty"`
+	// Properties derived from the (untrusted) annotations.
+	ReadOnly        bool `json:"read_only"`
+	ConcurrencySafe bool `json:"concurrency_safe"`
+	Destructive     bool `json:"destructive"`
+	OpenWorld       bool `json:"open_world"`
+	// Annotations are the server's annotations as given.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+// Prompt is one prompt in the unified registry.
+type Prompt struct {
+	Name        string                `json:"name"`
+	Server      string                `json:"server"`
+	Original    string                `json:"original_name"`
+	Description string                `json:"description,omitempty"`
+	Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
+}
+
+// Resource is one resource, attributed to its server.
+type Resource struct {
+	Server string `json:"server"`
+	*mcp.Resource
+}
+
+// Problem is something wrong with a server's list that the registry reports
+// instead of failing: a list that could not be fetched, a name collision, an
+// unusable entry.
+type Problem struct {
+	Server string `json:"server"`
+	Detail string `json:"detail"`
+}
+
+func (p Problem) String() string { return p.Server + ": " + p.Detail }
+
+// Registry is the unified view of many servers. Its methods are safe for concurrent use.
+type Registry struct {
+	src       Source
+	tools     *listCache[toolSet]
+	prompts   *listCache[promptSet]
+	resources *listCache[[]*Resource]
+
+	mu        sync.Mutex
+	listeners []func(server string)
+}
+
+// New returns a registry that reads lists from src.
+func New(src Source) *Registry {
+	r := &Registry{src: src}
+	r.tools = newListCache(func(ctx context.Context, server string) (toolSet, error) {
+		ts, err := src.ListTools(ctx, server)
+		if err != nil {
+			return toolSet{}, err
+		}
+		return buildTools(server, ts), nil
+	})
+	r.prompts = newListCache(func(ctx context.Context, server string) (promptSet, error) {
+		ps, err := src.ListPrompts(ctx, server)
+		if err != nil {
+			return promptSet{}, err
+		}
+		return buildPrompts(server, ps), nil
+	})
+	r.resources = newListCache(func(ctx context.Context, server string) ([]*Resource, error) {
+		rs, err := src.ListResources(ctx, server)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*Resource, 0, len(rs))
+		for _, res := range rs {
+			c := *res
+			c.Name = Sanitize(c.Name)
+			c.Title = Sanitize(c.Title)
+			c.Description = Cap(c.Description, MaxDescriptionLen)
+			out = append(out, &Resource{Server: server, Resource: &c})
+		}
+		return out, nil
+	})
+	return r
+}
+
+// OnChange registers f to be called after a server's lists were invalidated.
+func (r *Registry) OnChange(f func(server string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.listeners = append(r.listeners, f)
+}
+
+// InvalidateTools drops a server's cached tool list (after
+// notifications/tools/list_changed, a reconnect, or an auth change), so the
+// next read fetches the current list, and tells the listeners.
+func (r *Registry) InvalidateTools(server string) { r.tools.invalidate(server); r.notify(server) }
+
+// InvalidatePrompts drops a server's cached prompt list.
+func (r *Registry) InvalidatePrompts(server string) { r.prompts.invalidate(server); r.notify(server) }
+
+// InvalidateResources drops a server's cached resource list.
+func (r *Registry) InvalidateResources(server string) {
+	r.resources.invalidate(server)
+	r.notify(server)
+}
+
+// Invalidate drops every cached list of a server.
+func (r *Registry) Invalidate(server string) {
+	r.tools.invalidate(server)
+	r.prompts.invalidate(server)
+	r.resources.invalidate(server)
+	r.notify(server)
+}
+
+func (r *Registry) notify(server string) {
+	r.mu.Lock()
+	ls := append([]func(string){}, r.listeners...)
+	r.mu.Unlock()
+	for _, f := range ls {
+		f(server)
+	}
+}
+
+// Tools returns the tools of the given servers, sorted by name, and the
+// problems found (unreachable servers, collisions).
+func (r *Registry) Tools(ctx context.Context, servers []string) ([]*Tool, []Problem) {
+	var out []*Tool
+	var problems []Problem
+	for _, ts := range fetchAll(ctx, r.tools, servers, &problems) {
+		out = append(out, ts.list...)
+		problems = append(problems, ts.problems...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, problems
+}
+
+// ServerTools returns one server's tools.
+func (r *Registry) ServerTools(ctx context.Context, server string) ([]*Tool, error) {
+	ts, err := r.tools.get(ctx, server)
+	return ts.list, err
+}
+
+// Lookup resolves a registry name to its tool, fetching the server's list if
+// it is not cached.
+func (r *Registry) Lookup(ctx context.Context, name string) (*Tool, error) {
+	server, _, ok := ParseName(name)
+	if !ok {
+		return nil, fmt.Errorf("%w %q: registry names look like mcp__SERVER__TOOL", ErrNotFound, name)
+	}
+	ts, err := r.tools.get(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := ts.byName[name]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("%w %q on server %q", ErrNotFound, name, server)
+}
+
+// Prompts returns the prompts of the given servers, sorted by name.
+func (r *Registry) Prompts(ctx context.Context, servers []string) ([]*Prompt, []Problem) {
+	var out []*Prompt
+	var problems []Problem
+	for _, ps := range fetchAll(ctx, r.prompts, servers, &problems) {
+		out = append(out, ps.list...)
+		problems = append(problems, ps.problems...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, problems
+}
+
+// LookupPrompt resolves a registry prompt name.
+func (r *Registry) LookupPrompt(ctx context.Context, name string) (*Prompt, error) {
+	server, _, ok := ParseName(name)
+	if !ok {
+		return nil, fmt.Errorf("no such prompt %q: registry names look like mcp__SERVER__PROMPT", name)
+	}
+	ps, err := r.prompts.get(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps.list {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no such prompt %q on server %q", name, server)
+}
+
+// Resources returns the resources of the given servers, by server then URI.
+func (r *Registry) Resources(ctx context.Context, servers []string) ([]*Resource, []Problem) {
+	var out []*Resource
+	var problems []Problem
+	for _, rs := range fetchAll(ctx, r.resources, servers, &problems) {
+		out = append(out, rs...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Server != out[j].Server {
+			return out[i].Server < out[j].Server
+		}
+		return out[i].URI < out[j].URI
+	})
+	return out, problems
+}
+
+// fetchAll reads a cache for many servers concurrently, in the given order.
+func fetchAll[T any](ctx context.Context, c *listCache[T], servers []string, problems *[]Problem) []T {
+	vals := make([]T, len(servers))
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vals[i], errs[i] = c.get(ctx, s)
+		}()
+	}
+	wg.Wait()
+	var out []T
+	for i, err := range errs {
+		if err != nil {
+			*problems = append(*problems, Problem{Server: servers[i], Detail: err.Error()})
+			continue
+		}
+		out = append(out, vals[i])
+	}
+	return out
+}
+
+// toolSet is one server's processed tool list.
+type toolSet struct {
+	list     []*Tool
+	byName   map[string]*Tool
+	problems []Problem
+}
+
+func buildTools(server string, tools []*mcp.Tool) toolSet {
+	ts := toolSet{byName: map[string]*Tool{}}
+	groups := map[string][]*Tool{}
+	for _, t := range tools {
+		if t == nil || t.Name == "" {
+			ts.problems = append(ts.problems, Problem{server, "a tool without a name was ignored"})
+			continue
+		}
+		rt := convertTool(server, t)
+		groups[rt.Name] = append(groups[rt.Name], rt)
+	}
+	for name, g := range groups {
+		if len(g) > 1 {
+			var originals []string
+			for _, t := range g {
+				originals = append(originals, fmt.Sprintf("%q", t.Original))
+			}
+			sort.Strings(originals)
+			ts.problems = append(ts.problems, Problem{server, fmt.Sprintf(
+				"tools %s all map to %s; none of them is exposed (a registry name must identify one tool)",
+				strings.Join(originals, ", "), name)})
+			continue
+		}
+		ts.byName[name] = g[0]
+		ts.list = append(ts.list, g[0])
+	}
+	sort.Slice(ts.list, func(i, j int) bool { return ts.list[i].Name < ts.list[j].Name })
+	sort.Slice(ts.problems, func(i, j int) bool { return ts.problems[i].Detail < ts.problems[j].Detail })
+	return ts
+}
+
+func convertTool(server string, t *mcp.Tool) *Tool {
+	rt := &Tool{
+		Name:         ToolName(server, t.Name),
+		Server:       server,
+		Original:     t.Name,
+		Description:  Cap(t.Description, MaxDescriptionLen),
+		InputSchema:  t.InputSchema,
+		OutputSchema: t.OutputSchema,
+		OpenWorld:    true, // MCP defaults: open-world and destructive unless said otherwise
+		Destructive:  true,
+	}
+	title := t.Title
+	if a := t.Annotations; a != nil {
+		ac := *a
+		ac.Title = Sanitize(ac.Title)
+		rt.Annotations = &ac
+		if title == "" {
+			title = a.Title
+		}
+		rt.ReadOnly = a.ReadOnlyHint
+		rt.ConcurrencySafe = a.ReadOnlyHint
+		if a.DestructiveHint != nil {
+			rt.Destructive = *a.DestructiveHint
+		}
+		if a.OpenWorldHint != nil {
+			rt.OpenWorld = *a.OpenWorldHint
+		}
+	}
+	if rt.ReadOnly {
+		rt.Destructive = false // destructiveHint is meaningful only when not read-only
+	}
+	if title == "" {
+		title = t.Name
+	}
+	rt.DisplayName = Cap(title, 256)
+	return rt
+}
+
+type promptSet struct {
+	list     []*Prompt
+	problems []Problem
+}
+
+func buildPrompts(server string, prompts []*mcp.Prompt) promptSet {
+	var ps promptSet
+	seen := map[string]string{}
+	for _, p := range prompts {
+		if p == nil || p.Name == "" {
+			continue
+		}
+		name := ToolName(server, p.Name)
+		if other, dup := seen[name]; dup {
+			ps.problems = append(ps.problems, Problem{server, fmt.Sprintf("prompts %q and %q both map to %s; %q is not exposed", other, p.Name, name, p.Name)})
+			continue
+		}
+		seen[name] = p.Name
+		var args []*mcp.PromptArgument
+		for _, a := range p.Arguments {
+			ac := *a
+			ac.Description = Cap(ac.Description, MaxDescriptionLen)
+			args = append(args, &ac)
+		}
+		ps.list = append(ps.list, &Prompt{Name: name, Server: server, Original: p.Name, Description: Cap(p.Description, MaxDescriptionLen), Arguments: args})
+	}
+	return ps
+}
+
+// listCache caches one kind of per-server list in an LRU. Concurrent misses for
+// a server share one fetch; an invalidation during a fetch keeps its (possibly
+// stale) result out of the cache.
+type listCache[T any] struct {
+	fetch func(context.Context, string) (T, error)
+	cache *lru.Cache[string, T]
+	group singleflight.Group
+
+	mu  sync.Mutex
+	gen map[string]uint64
+}
+
+func newListCache[T any](fetch func(context.Context, string) (T, error)) *listCache[T] {
+	c, err := lru.New[string, T](CacheSize)
+	if err != nil {
+		panic(err) // only for a non-positive size
+	}
+	return &listCache[T]{fetch: fetch, cache: c, gen: map[string]uint64{}}
+}
+
+func (c *listCache[T]) get(ctx context.Context, server string) (T, error) {
+	if v, ok := c.cache.Get(server); ok {
+		return v, nil
+	}
+	c.mu.Lock()
+	gen := c.gen[server]
+	c.mu.Unlock()
+	v, err, _ := c.group.Do(fmt.Sprintf("%s\x00%d", server, gen), func() (any, error) {
+		v, err := c.fetch(ctx, server)
+		if err != nil {
+			return v, err
+		}
+		c.mu.Lock()
+		if c.gen[server] == gen {
+			c.cache.Add(server, v)
+		}
+		c.mu.Unlock()
+		return v, nil
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v.(T), nil
+}
+
+func (c *listCache[T]) invalidate(server string) {
+	c.mu.Lock()
+	c.gen[server]++
+	c.cache.Remove(server)
+	c.mu.Unlock()
+}

@@ -1,0 +1,247 @@
+// Package demoserver is the small MCP server bundled with mcphost for the
+// example configuration, the README's main job and the tests. It runs over
+// stdio, streamable HTTP or SSE and offers a few tools that exercise the host:
+// echo, add, slow (progress), large (oversized output), fail (isError),
+// add_tool (tools/list_changed), stats (call counts) and crash.
+package demoserver
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures the server.
+type Options struct {
+	// Name is the server's implementation name. OPTIONAL: "mcphost-demo".
+	Name string
+	// Exit is called by the crash tool. OPTIONAL: without it, crash is not offered.
+	Exit func(code int)
+}
+
+type echoArgs struct {
+	Message string `json:"message" jsonschema:"the text to echo back"`
+}
+type addArgs struct {
+	A float64 `json:"a" jsonschema:"first addend"`
+	B float64 `json:"b" jsonschema:"second addend"`
+}
+type addOut struct {
+	Sum float64 `json:"sum"`
+}
+type slowArgs struct {
+	Milliseconds int `json:"milliseconds,omitempty" jsonschema:"how long to work, default 1000"`
+	Steps        int `json:"steps,omitempty" jsonschema:"progress notifications to send, default 5"`
+}
+type largeArgs struct {
+	Chars int `json:"chars,omitempty" jsonschema:"length of the text to return, default 150000"`
+}
+type failArgs struct {
+	Message string `json:"message,omitempty" jsonschema:"the error text"`
+}
+type addToolArgs struct {
+	Name string `json:"name" jsonschema:"name of the new tool (it echoes its input)"`
+}
+type crashArgs struct {
+	Code int `json:"code,omitempty" jsonschema:"exit status"`
+}
+
+// New returns the demo server.
+func New(opts *Options) *mcp.Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Name == "" {
+		o.Name = "mcphost-demo"
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
+		Instructions: "A demo server bundled with mcphost.",
+	})
+	var mu sync.Mutex
+	counts := map[string]int{}
+	count := func(name string) {
+		mu.Lock()
+		counts[name]++
+		mu.Unlock()
+	}
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Echo"}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the message back.", Annotations: readOnly},
+		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			count("echo")
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Message}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, addOut, error) {
+			count("add")
+			return nil, addOut{Sum: a.A + a.B}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Works for a while, reporting progress."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a slowArgs) (*mcp.CallToolResult, any, error) {
+			count("slow")
+			if a.Milliseconds <= 0 {
+				a.Milliseconds = 1000
+			}
+			if a.Steps <= 0 {
+				a.Steps = 5
+			}
+			step := time.Duration(a.Milliseconds) * time.Millisecond / time.Duration(a.Steps)
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= a.Steps; i++ {
+				select {
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				case <-time.After(step):
+				}
+				if token != nil {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: token, Progress: float64(i), Total: float64(a.Steps),
+						Message: fmt.Sprintf("step %d of %d", i, a.Steps),
+					})
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done after %d steps", a.Steps)}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "large", Description: "Returns a long text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a largeArgs) (*mcp.CallToolResult, any, error) {
+			count("large")
+			if a.Chars <= 0 {
+				a.Chars = 150_000
+			}
+			if a.Chars > 50<<20 {
+				return nil, nil, errors.New("chars must be at most 52428800")
+			}
+			line := "0123456789abcdefghijklmnopqrstuvwxyz\n"
+			text := strings.Repeat(line, a.Chars/len(line)+1)[:a.Chars]
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails (isError)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a failArgs) (*mcp.CallToolResult, any, error) {
+			count("fail")
+			if a.Message == "" {
+				a.Message = "this tool always fails"
+			}
+			return nil, nil, errors.New(a.Message)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds an echo tool with the given name (the server then sends tools/list_changed)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a addToolArgs) (*mcp.CallToolResult, any, error) {
+			count("add_tool")
+			if a.Name == "" {
+				return nil, nil, errors.New("name is required")
+			}
+			name := a.Name
+			mcp.AddTool(s, &mcp.Tool{Name: name, Description: "Added at run time; echoes its message."},
+				func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+					count(name)
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ": " + a.Message}}}, nil, nil
+				})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + name}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "stats", Description: "Reports how often each tool was called.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			out := map[string]int{}
+			for k, v := range counts {
+				out[k] = v
+			}
+			return nil, out, nil
+		})
+	if o.Exit != nil {
+		mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server process at once (for crash tests)."},
+			func(_ context.Context, _ *mcp.CallToolRequest, a crashArgs) (*mcp.CallToolResult, any, error) {
+				fmt.Fprintln(os.Stderr, "demo server: crashing on request")
+				o.Exit(a.Code + 1)
+				return nil, nil, nil
+			})
+	}
+	s.AddResource(&mcp.Resource{URI: "demo://readme", Name: "readme", MIMEType: "text/plain", Description: "A short text."},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "This is the mcphost demo server."}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "demo://pixel.png", Name: "pixel", MIMEType: "image/png", Description: "A 1x1 PNG."},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "image/png", Blob: pixelPNG}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone.", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hello to " + req.Params.Arguments["name"] + "."}}}}, nil
+		})
+	return s
+}
+
+// pixelPNG is a 1x1 transparent PNG.
+var pixelPNG = []byte{
+	0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+	0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+	0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+	0x42, 0x60, 0x82,
+}
+
+// Main runs the demo server as a program: stdio by default, or
+// -http ADDR (streamable HTTP at /mcp) or -sse ADDR (SSE at /sse).
+func Main(args []string, stderr io.Writer, exit func(int)) int {
+	fs := flag.NewFlagSet("mcphost-demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (path /mcp)")
+	sseAddr := fs.String("sse", "", "serve SSE on `ADDR` (path /sse)")
+	name := fs.String("name", "mcphost-demo", "implementation name to report")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := New(&Options{Name: *name, Exit: exit})
+	logger := log.New(stderr, "mcphost-demo: ", 0)
+	var handler http.Handler
+	addr := *httpAddr
+	switch {
+	case *httpAddr != "":
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		handler = mux
+	case *sseAddr != "":
+		addr = *sseAddr
+		mux := http.NewServeMux()
+		mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		handler = mux
+	default:
+		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+			logger.Print(err)
+			return 1
+		}
+		return 0
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		logger.Print(err)
+		return 1
+	}
+	logger.Printf("listening on http://%s", ln.Addr())
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Print(err)
+		return 1
+	}
+	return 0
+}
