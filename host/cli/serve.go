@@ -49,7 +49,7 @@ registry; tools/call goes through it; upstream list changes are forwarded.`,
 			if httpAddr == "" {
 				return g.ServeStdio(ctx, os.Stdin, os.Stdout)
 			}
-			return a.serveHTTP(ctx, g, h.Servers(ctx), httpAddr)
+			return a.serveHTTP(ctx, g, h, httpAddr)
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
@@ -72,7 +72,7 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, statuses []host.ServerStatus, addr string) error {
+func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -82,6 +82,7 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, statuses []host.S
 	mux.Handle("/mcp", g.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
+	statuses := h.Servers(ctx)
 	connected := 0
 	for _, s := range statuses {
 		if s.State == conn.StateConnected {
@@ -89,6 +90,11 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, statuses []host.S
 		}
 	}
 	a.printServers(statuses, nil)
+	tools, _ := h.Tools(ctx)
+	fmt.Fprintf(a.stdout, "\nUnified registry: %d tool(s)\n", len(tools))
+	for _, t := range tools {
+		fmt.Fprintf(a.stdout, "  %s\n", t.Name)
+	}
 	fmt.Fprintf(a.stdout, "\n%d of %d server(s) connected. Serving the unified registry at:\n  http://%s/mcp\n", connected, len(statuses), ln.Addr())
 	if f, ok := a.stdout.(interface{ Sync() error }); ok {
 		f.Sync()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 )
@@ -95,6 +96,7 @@ type decodedFile struct {
 func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext, transports []string) (*decodedFile, hcl.Diagnostics) {
 	out := &decodedFile{path: path, scope: scope}
 	content, diags := f.Body.Content(fileSchema)
+	diags = explainUnsupported(diags, fileSchema)
 	seen := map[string]hcl.Range{}
 	for _, b := range content.Blocks {
 		switch b.Type {
@@ -135,7 +137,7 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 			"Server name %q is not allowed: use letters and digits, optionally joined by single '-' or '_' (e.g. \"github\", \"my-server\"), at most %d characters.", name, MaxServerNameLen))
 	}
 	content, d := b.Body.Content(serverSchema)
-	diags = append(diags, d...)
+	diags = append(diags, explainUnsupported(d, serverSchema)...)
 	attrs := content.Attributes
 
 	s := &Server{Name: name, Transport: TransportStdio, Origin: Origin{Scope: scope, File: path, Range: b.DefRange}}
@@ -144,7 +146,7 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 		if !ok {
 			return nil
 		}
-		diags = append(diags, gohcl.DecodeExpression(a.Expr, ctx, dst)...)
+		diags = append(diags, decodeExpr(a.Expr, ctx, dst)...)
 		return a
 	}
 	if a := decode("transport", &s.Transport); a != nil && !slices.Contains(transports, s.Transport) {
@@ -243,7 +245,7 @@ func decodeDuration(a *hcl.Attribute, ctx *hcl.EvalContext, diags *hcl.Diagnosti
 		return 0
 	}
 	var s string
-	if d := gohcl.DecodeExpression(a.Expr, ctx, &s); d.HasErrors() {
+	if d := decodeExpr(a.Expr, ctx, &s); d.HasErrors() {
 		*diags = append(*diags, d...)
 		return 0
 	}
@@ -258,6 +260,7 @@ func decodeDuration(a *hcl.Attribute, ctx *hcl.EvalContext, diags *hcl.Diagnosti
 
 func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.Diagnostics) {
 	content, diags := b.Body.Content(settingsSchema)
+	diags = explainUnsupported(diags, settingsSchema)
 	attrs := content.Attributes
 	p := &partialSettings{defRange: b.DefRange}
 	if a := attrs["connect_timeout"]; a != nil {
@@ -274,7 +277,7 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 			continue
 		}
 		var v int
-		if d := gohcl.DecodeExpression(a.Expr, ctx, &v); d.HasErrors() {
+		if d := decodeExpr(a.Expr, ctx, &v); d.HasErrors() {
 			diags = append(diags, d...)
 			continue
 		}
@@ -286,16 +289,16 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 	}
 	if a := attrs["output_dir"]; a != nil {
 		var v string
-		diags = append(diags, gohcl.DecodeExpression(a.Expr, ctx, &v)...)
+		diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
 		p.outputDir = &v
 	}
 	if a := attrs["approve_all_project_servers"]; a != nil {
 		var v bool
-		diags = append(diags, gohcl.DecodeExpression(a.Expr, ctx, &v)...)
+		diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
 		p.approveAll, p.approveAllRange = &v, a.NameRange
 	}
 	if a := attrs["approved_project_servers"]; a != nil {
-		diags = append(diags, gohcl.DecodeExpression(a.Expr, ctx, &p.approved)...)
+		diags = append(diags, decodeExpr(a.Expr, ctx, &p.approved)...)
 		p.approvedRange = a.NameRange
 		for name, h := range p.approved {
 			if !strings.HasPrefix(h, "sha256:") || len(h) != len("sha256:")+64 {
@@ -305,4 +308,60 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 		}
 	}
 	return p, diags
+}
+
+// decodeExpr evaluates an expression and decodes its value into dst. An
+// evaluation error is reported alone, without a second "unknown value"
+// diagnostic from the conversion.
+func decodeExpr(expr hcl.Expression, ctx *hcl.EvalContext, dst any) hcl.Diagnostics {
+	v, diags := expr.Value(ctx)
+	if diags.HasErrors() {
+		return diags
+	}
+	return append(diags, gohcl.DecodeExpression(hcl.StaticExpr(v, expr.Range()), nil, dst)...)
+}
+
+var unsupportedRE = regexp.MustCompile(`(?:argument|Blocks of type) (?:named )?"([^"]+)"`)
+
+// explainUnsupported adds a suggestion and the list of what is allowed to
+// HCL's "Unsupported argument/block type" diagnostics.
+func explainUnsupported(diags hcl.Diagnostics, schema *hcl.BodySchema) hcl.Diagnostics {
+	for _, d := range diags {
+		var allowed []string
+		switch d.Summary {
+		case "Unsupported argument":
+			for _, a := range schema.Attributes {
+				allowed = append(allowed, a.Name)
+			}
+		case "Unsupported block type":
+			for _, b := range schema.Blocks {
+				allowed = append(allowed, b.Type)
+			}
+		default:
+			continue
+		}
+		m := unsupportedRE.FindStringSubmatch(d.Detail)
+		if m != nil && !strings.Contains(d.Detail, "Did you mean") {
+			if s := suggest(m[1], allowed); s != "" {
+				d.Detail += fmt.Sprintf(" Did you mean %q?", s)
+			}
+		}
+		if len(allowed) == 0 {
+			d.Detail += " Nothing is allowed here."
+		} else {
+			d.Detail += " Allowed here: " + strings.Join(allowed, ", ") + "."
+		}
+	}
+	return diags
+}
+
+// suggest returns the allowed name closest to given, if it is close enough.
+func suggest(given string, allowed []string) string {
+	best, bestDist := "", 3
+	for _, a := range allowed {
+		if d := levenshtein.Distance(given, a, nil); d < bestDist {
+			best, bestDist = a, d
+		}
+	}
+	return best
 }

@@ -29,8 +29,9 @@ type Locations struct {
 	// Project lists project files, farthest from the working directory first
 	// (so nearer files take precedence when merged in order).
 	Project []string
-	// ProjectRoot is the directory of the nearest project file, or the working
-	// directory when there is none.
+	// ProjectRoot is the nearest directory holding a project file or a .git
+	// entry, or the working directory when there is none. The local scope
+	// file is keyed by it.
 	ProjectRoot string
 	Local       string
 }
@@ -60,16 +61,19 @@ func Locate(lookup LookupEnvFunc, workDir string) Locations {
 	workDir = filepath.Clean(workDir)
 	loc.ProjectRoot = workDir
 	var found []string
+	rootFound := false
 	for dir := workDir; ; {
 		if home != "" && dir == filepath.Clean(home) {
 			break // the home directory's own files belong to the user scope
 		}
 		p := filepath.Join(dir, ProjectFileName)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			if len(found) == 0 {
-				loc.ProjectRoot = dir
+			if len(found) == 0 && !rootFound {
+				loc.ProjectRoot, rootFound = dir, true
 			}
 			found = append(found, p)
+		} else if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil && !rootFound {
+			loc.ProjectRoot, rootFound = dir, true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

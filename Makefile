@@ -1,0 +1,47 @@
+# mcphost — see README.md. `make run` serves the example config; `make test` runs every test.
+GO      ?= go
+BIN     := bin
+ADDR    ?= 127.0.0.1:8931
+DEMO_HTTP_PORT ?= 18931
+export DEMO_HTTP_PORT
+
+.PHONY: all build run test test-deps unit fuzz bench vet fmt clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# The main job: build, start the demo HTTP server for the example's remote
+# server, then serve the unified registry of config.hcl.example on $(ADDR).
+run: build
+	./scripts/run-example.sh $(ADDR)
+
+# Independent MCP peers (server-everything, inspector CLI) for interop tests.
+test-deps:
+	cd test/interop && npm ci --no-audit --no-fund --loglevel=error
+
+# Every test, including interop with servers and clients nobody here wrote.
+test: build test-deps vet
+	$(GO) test -count=1 -timeout 20m ./...
+
+unit:
+	$(GO) test -count=1 ./host/... ./sdk/... ./internal/...
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+
+# Short runs of every fuzz target (FUZZTIME each).
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test ./host/registry -run=^$$ -fuzz=FuzzToolName -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/registry -run=^$$ -fuzz=FuzzSanitize -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/config -run=^$$ -fuzz=FuzzLoad -fuzztime=$(FUZZTIME)
+
+# Benchmarks; writes BENCHMARKS.md.
+bench: build
+	./scripts/bench.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,567 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// env is an injected environment; tests never touch the process's.
+type env map[string]string
+
+func (e env) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+// tree lays out a home directory with a project below it and returns the
+// environment and working directory to load from.
+type tree struct {
+	t       *testing.T
+	root    string
+	home    string
+	project string
+	env     env
+}
+
+func newTree(t *testing.T) *tree {
+	t.Helper()
+	root := t.TempDir()
+	tr := &tree{t: t, root: root, home: filepath.Join(root, "home"), project: filepath.Join(root, "home", "src", "proj")}
+	must(t, os.MkdirAll(filepath.Join(tr.project, "sub"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(tr.project, ".git"), 0o755)) // the project root
+	tr.env = env{
+		"HOME":                tr.home,
+		EnvManagedConfig:      filepath.Join(root, "etc", "managed.hcl"),
+		"MCPHOST_TEST_UNUSED": "x",
+		"TOKEN":               "s3cret",
+	}
+	return tr
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (tr *tree) write(path, src string) string {
+	tr.t.Helper()
+	must(tr.t, os.MkdirAll(filepath.Dir(path), 0o755))
+	must(tr.t, os.WriteFile(path, []byte(src), 0o644))
+	return path
+}
+
+func (tr *tree) user(src string) string {
+	return tr.write(filepath.Join(tr.home, ".config", "mcphost", "config.hcl"), src)
+}
+func (tr *tree) proj(src string) string {
+	return tr.write(filepath.Join(tr.project, ProjectFileName), src)
+}
+func (tr *tree) local(src string) string {
+	return tr.write(filepath.Join(tr.home, ".config", "mcphost", "projects", LocalFileName(tr.project)), src)
+}
+func (tr *tree) managed(src string) string { return tr.write(tr.env[EnvManagedConfig], src) }
+
+func (tr *tree) load(files ...string) (*Config, hcl.Diagnostics) {
+	return Load(&LoadOptions{LookupEnv: tr.env.lookup, WorkDir: filepath.Join(tr.project, "sub"), Files: files})
+}
+
+func (tr *tree) mustLoad(files ...string) *Config {
+	tr.t.Helper()
+	cfg, diags := tr.load(files...)
+	if diags.HasErrors() {
+		tr.t.Fatalf("unexpected diagnostics: %s", diags.Error())
+	}
+	return cfg
+}
+
+// summary is "name:scope[:unapproved]" per effective server.
+func summary(cfg *Config) []string {
+	var out []string
+	for _, s := range cfg.Servers {
+		e := s.Name + ":" + s.Origin.Scope.String()
+		if !s.Approved {
+			e += ":unapproved"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func stdio(name, cmd string) string {
+	return fmt.Sprintf("server %q {\n  command = %q\n}\n", name, cmd)
+}
+
+func TestScopes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		user, proj    string
+		local, mgd    string
+		dynamic       []*Server
+		want          []string
+		wantSkipped   []string
+		wantExclusive bool
+	}{
+		{
+			name: "user only",
+			user: stdio("a", "a"),
+			want: []string{"a:user"},
+		},
+		{
+			name: "project needs approval",
+			user: stdio("a", "a"),
+			proj: stdio("p", "p"),
+			want: []string{"a:user", "p:project:unapproved"},
+		},
+		{
+			name:  "project beats user; local beats project",
+			user:  stdio("x", "from-user") + stdio("y", "user-y"),
+			proj:  stdio("x", "from-project") + stdio("y", "proj-y"),
+			local: stdio("y", "local-y") + "settings {\n approve_all_project_servers = true\n}\n",
+			want:  []string{"x:project", "y:local"},
+			wantSkipped: []string{
+				"x:user:overridden by the project scope",
+				"y:project:overridden by the local scope",
+				"y:user:overridden by the project scope",
+			},
+		},
+		{
+			name:        "dynamic is lowest",
+			user:        stdio("d", "user-d"),
+			dynamic:     []*Server{{Name: "d", Transport: TransportStdio, Command: "dyn"}, {Name: "e", Transport: TransportStdio, Command: "dyn-e"}},
+			want:        []string{"d:user", "e:dynamic"},
+			wantSkipped: []string{"d:dynamic:overridden by the user scope"},
+		},
+		{
+			name:          "managed servers are exclusive",
+			user:          stdio("u", "u"),
+			proj:          stdio("p", "p"),
+			mgd:           stdio("m", "m"),
+			want:          []string{"m:managed"},
+			wantExclusive: true,
+			wantSkipped: []string{
+				"p:project:the managed configuration declares servers, so it is exclusive",
+				"u:user:the managed configuration declares servers, so it is exclusive",
+			},
+		},
+		{
+			name: "managed file without servers is not exclusive",
+			user: stdio("u", "u"),
+			mgd:  "settings {\n connect_timeout = \"5s\"\n}\n",
+			want: []string{"u:user"},
+		},
+		{
+			name:        "dedup by command and args keeps the higher scope",
+			user:        stdio("one", "same"),
+			proj:        stdio("two", "same"),
+			local:       "settings {\n approve_all_project_servers = true\n}\n",
+			want:        []string{"two:project"},
+			wantSkipped: []string{`one:user:duplicate of server "two" (project scope): same command and args`},
+		},
+		{
+			name:        "dedup by url within a scope keeps the first name",
+			user:        "server \"b\" {\n transport = \"http\"\n url = \"https://x.example/mcp\"\n}\nserver \"a\" {\n transport = \"sse\"\n url = \"https://x.example/mcp\"\n}\n",
+			want:        []string{"a:user"},
+			wantSkipped: []string{`b:user:duplicate of server "a" (user scope): same url`},
+		},
+		{
+			name: "different args are not duplicates",
+			user: "server \"a\" {\n command = \"npx\"\n args = [\"one\"]\n}\nserver \"b\" {\n command = \"npx\"\n args = [\"two\"]\n}\n",
+			want: []string{"a:user", "b:user"},
+		},
+		{
+			name: "a disabled server does not claim its signature",
+			user: stdio("a", "same") + "server \"b\" {\n command = \"same\"\n disabled = true\n}\n",
+			want: []string{"a:user", "b:user"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := newTree(t)
+			if tc.user != "" {
+				tr.user(tc.user)
+			}
+			if tc.proj != "" {
+				tr.proj(tc.proj)
+			}
+			if tc.local != "" {
+				tr.local(tc.local)
+			}
+			if tc.mgd != "" {
+				tr.managed(tc.mgd)
+			}
+			cfg, diags := Load(&LoadOptions{LookupEnv: tr.env.lookup, WorkDir: filepath.Join(tr.project, "sub"), Dynamic: tc.dynamic})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			if diff := cmp.Diff(tc.want, summary(cfg)); diff != "" {
+				t.Errorf("servers (-want +got):\n%s", diff)
+			}
+			var skipped []string
+			for _, s := range cfg.Skipped {
+				reason, _, _ := strings.Cut(s.Reason, " (/")
+				skipped = append(skipped, s.Server.Name+":"+s.Server.Origin.Scope.String()+":"+reason)
+			}
+			sortStrings(skipped)
+			if diff := cmp.Diff(tc.wantSkipped, skipped); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+			if cfg.ManagedExclusive != tc.wantExclusive {
+				t.Errorf("ManagedExclusive = %v, want %v", cfg.ManagedExclusive, tc.wantExclusive)
+			}
+		})
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func TestOriginRecorded(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	path := tr.user("\n\n" + stdio("a", "a"))
+	cfg := tr.mustLoad()
+	s := cfg.Server("a")
+	if s.Origin.Scope != ScopeUser || s.Origin.File != path || s.Origin.Range.Start.Line != 3 {
+		t.Errorf("origin = %v %s:%d, want user %s:3", s.Origin.Scope, s.Origin.File, s.Origin.Range.Start.Line, path)
+	}
+	if diff := cmp.Diff([]File{{Path: path, Scope: ScopeUser}}, cfg.Files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+}
+
+func TestProjectWalkUp(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	// A project file above the project root (still below home) is merged with
+	// lower precedence than the nearer one; a file in home itself is not a project file.
+	tr.write(filepath.Join(tr.home, "src", ProjectFileName), stdio("outer", "o")+stdio("shared", "outer-cmd"))
+	tr.proj(stdio("shared", "inner-cmd"))
+	tr.write(filepath.Join(tr.home, ProjectFileName), stdio("home", "h"))
+	tr.local("settings {\n approve_all_project_servers = true\n}\n")
+	cfg := tr.mustLoad()
+	if diff := cmp.Diff([]string{"outer:project", "shared:project"}, summary(cfg)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := cfg.Server("shared").Command; got != "inner-cmd" {
+		t.Errorf("shared command = %q, want the nearer file's inner-cmd", got)
+	}
+}
+
+func TestApproval(t *testing.T) {
+	t.Parallel()
+	srv := &Server{Name: "p", Transport: TransportStdio, Command: "p", Args: []string{"--x"}}
+	hash := srv.ApprovalHash()
+	changed := &Server{Name: "p", Transport: TransportStdio, Command: "p", Args: []string{"--y"}}
+	tests := []struct {
+		name         string
+		user, local  string
+		proj         string
+		wantApproved bool
+		wantWarn     bool
+	}{
+		{name: "unapproved", proj: "server \"p\" {\n command = \"p\"\n args = [\"--x\"]\n}\n"},
+		{name: "approved by hash in local scope", proj: "server \"p\" {\n command = \"p\"\n args = [\"--x\"]\n}\n",
+			local: fmt.Sprintf("settings {\n approved_project_servers = { p = %q }\n}\n", hash), wantApproved: true},
+		{name: "approved by hash in user scope", proj: "server \"p\" {\n command = \"p\"\n args = [\"--x\"]\n}\n",
+			user: fmt.Sprintf("settings {\n approved_project_servers = { p = %q }\n}\n", hash), wantApproved: true},
+		{name: "args changed after approval", proj: "server \"p\" {\n command = \"p\"\n args = [\"--y\"]\n}\n",
+			local: fmt.Sprintf("settings {\n approved_project_servers = { p = %q }\n}\n", hash)},
+		{name: "approve all", proj: "server \"p\" {\n command = \"p\"\n}\n",
+			user: "settings {\n approve_all_project_servers = true\n}\n", wantApproved: true},
+		{name: "a project cannot approve itself", proj: "settings {\n approve_all_project_servers = true\n}\nserver \"p\" {\n command = \"p\"\n}\n", wantWarn: true},
+		{name: "nor by hash", proj: fmt.Sprintf("settings {\n approved_project_servers = { p = %q }\n}\nserver \"p\" {\n command = \"p\"\n args = [\"--x\"]\n}\n", hash), wantWarn: true},
+	}
+	if hash == changed.ApprovalHash() {
+		t.Fatal("approval hash ignores args")
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := newTree(t)
+			tr.proj(tc.proj)
+			if tc.user != "" {
+				tr.user(tc.user)
+			}
+			if tc.local != "" {
+				tr.local(tc.local)
+			}
+			cfg, diags := tr.load()
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			if got := cfg.Server("p").Approved; got != tc.wantApproved {
+				t.Errorf("Approved = %v, want %v", got, tc.wantApproved)
+			}
+			if got := len(diags) > 0; got != tc.wantWarn {
+				t.Errorf("warnings = %v, want %v", diags, tc.wantWarn)
+			}
+		})
+	}
+}
+
+func TestApprovalHashCoversEnvAndCwdNotHeaders(t *testing.T) {
+	t.Parallel()
+	base := Server{Name: "s", Transport: TransportStdio, Command: "c", Env: map[string]string{"A": "1"}, Cwd: "/x"}
+	h := base.ApprovalHash()
+	for name, mut := range map[string]func(*Server){
+		"env":     func(s *Server) { s.Env = map[string]string{"A": "2"} },
+		"cwd":     func(s *Server) { s.Cwd = "/y" },
+		"command": func(s *Server) { s.Command = "d" },
+		"inherit": func(s *Server) { s.InheritEnv = []string{"SECRET"} },
+	} {
+		s := base
+		mut(&s)
+		if s.ApprovalHash() == h {
+			t.Errorf("changing %s does not change the approval hash", name)
+		}
+	}
+	r1 := Server{Transport: TransportHTTP, URL: "https://a/mcp", Headers: map[string]string{"X": "1"}}
+	r2 := r1
+	r2.Headers = map[string]string{"X": "2"}
+	if r1.ApprovalHash() != r2.ApprovalHash() {
+		t.Error("headers should not affect a remote server's approval hash")
+	}
+	r2.URL = "https://b/mcp"
+	if r1.ApprovalHash() == r2.ApprovalHash() {
+		t.Error("the url must affect a remote server's approval hash")
+	}
+}
+
+func TestEnvExpansion(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.user(`
+server "a" {
+  command = env("CMD", "default-cmd")
+  args    = ["--token", env("TOKEN"), "${env("TOKEN")}-suffix"]
+  env     = { KEY = env("TOKEN", "unused-default") }
+}
+server "b" {
+  transport = "http"
+  url       = "https://${env("HOST", "api.example.com")}/mcp"
+  headers   = { Authorization = "Bearer ${env("TOKEN")}" }
+}
+`)
+	cfg := tr.mustLoad()
+	a, b := cfg.Server("a"), cfg.Server("b")
+	if diff := cmp.Diff([]string{"--token", "s3cret", "s3cret-suffix"}, a.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if a.Command != "default-cmd" || a.Env["KEY"] != "s3cret" {
+		t.Errorf("command %q env %v", a.Command, a.Env)
+	}
+	if b.URL != "https://api.example.com/mcp" || b.Headers["Authorization"] != "Bearer s3cret" {
+		t.Errorf("url %q headers %v", b.URL, b.Headers)
+	}
+}
+
+func TestDefaultsAndSettings(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.user("settings {\n connect_timeout = \"10s\"\n connect_concurrency_local = 5\n}\n" + stdio("a", "a") +
+		"server \"b\" {\n command = \"b\"\n connect_timeout = \"3s\"\n tool_timeout = \"1m\"\n}\n")
+	tr.local("settings {\n connect_timeout = \"20s\"\n}\n")
+	cfg := tr.mustLoad()
+	if cfg.Settings.ConnectTimeout.String() != "20s" || cfg.Settings.ConcurrencyLocal != 5 || cfg.Settings.ConcurrencyRemote != DefaultConcurrencyRemote {
+		t.Errorf("settings = %+v", cfg.Settings)
+	}
+	if got := cfg.Server("a").ConnectTimeout.String(); got != "20s" {
+		t.Errorf("a connect timeout = %s, want the merged setting 20s", got)
+	}
+	if got := cfg.Server("b"); got.ConnectTimeout.String() != "3s" || got.ToolTimeout.String() != "1m0s" {
+		t.Errorf("b timeouts = %s %s", got.ConnectTimeout, got.ToolTimeout)
+	}
+}
+
+func TestCLIFilesReplaceDiscoveryButManagedGoverns(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.user(stdio("u", "u"))
+	f1 := tr.write(filepath.Join(tr.root, "one.hcl"), stdio("a", "one")+stdio("b", "one-b"))
+	f2 := tr.write(filepath.Join(tr.root, "two.hcl"), stdio("a", "two"))
+	cfg := tr.mustLoad(f1, f2)
+	if diff := cmp.Diff([]string{"a:cli", "b:cli"}, summary(cfg)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if cfg.Server("a").Command != "two" {
+		t.Errorf("later --config file should win")
+	}
+	tr.managed(stdio("m", "m"))
+	cfg = tr.mustLoad(f1)
+	if diff := cmp.Diff([]string{"m:managed"}, summary(cfg)); diff != "" {
+		t.Errorf("managed must govern --config too (-want +got):\n%s", diff)
+	}
+}
+
+// TestDiagnostics starts from one valid file and changes one thing at a time;
+// each mistake must be reported with its file:line:col and what is allowed.
+func TestDiagnostics(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      []string // "line:col: summary: detail substring"
+	}{
+		{"unknown transport", `server "a" {
+  transport = "carrier-pigeon"
+  url = "https://x"
+}`, []string{`2:15: Unknown transport: Transport "carrier-pigeon" is not available. Available transports: stdio, sse, http.`}},
+		{"unset env without default", `server "a" {
+  command = env("NOPE")
+}`, []string{`2:18: Invalid function argument: `, `environment variable NOPE is not set; set it, or give a default: env("NOPE", "default")`}},
+		{"bad server name", `server "a b" {
+  command = "x"
+}`, []string{`1:8: Invalid server name: `}},
+		{"double underscore in name", `server "a__b" {
+  command = "x"
+}`, []string{`1:8: Invalid server name: `}},
+		{"missing command", `server "a" {
+  args = ["x"]
+}`, []string{`1:1: Missing command: A stdio server needs a command`}},
+		{"url on stdio", `server "a" {
+  command = "x"
+  url = "https://x"
+}`, []string{`3:3: Argument not valid for this transport: "url" is not used by the stdio transport`}},
+		{"command on http", `server "a" {
+  transport = "http"
+  url = "https://x/mcp"
+  command = "x"
+}`, []string{`4:3: Argument not valid for this transport: "command" is not used by the http transport`}},
+		{"missing url", `server "a" {
+  transport = "sse"
+}`, []string{`1:1: Missing url: A sse server needs a url`}},
+		{"bad url scheme", `server "a" {
+  transport = "http"
+  url = "ftp://x/mcp"
+}`, []string{`3:9: Invalid url: "ftp://x/mcp" has scheme "ftp"; the http transport accepts http, https.`}},
+		{"credentials in url", `server "a" {
+  transport = "http"
+  url = "https://user:pw@x/mcp"
+}`, []string{`3:9: Invalid url: credentials in the url are not allowed`}},
+		{"unknown argument", `server "a" {
+  command = "x"
+  comand = "y"
+}`, []string{`3:3: Unsupported argument: An argument named "comand" is not expected here. Did you mean "command"?`}},
+		{"unknown block", `srever "a" {
+}`, []string{`1:1: Unsupported block type: Blocks of type "srever" are not expected here. Did you mean "server"?`}},
+		{"wrong type", `server "a" {
+  command = "x"
+  args = "not-a-list"
+}`, []string{`3:10: Unsuitable value type: Unsuitable value: list of string required`}},
+		{"bad duration", `server "a" {
+  command = "x"
+  tool_timeout = "soon"
+}`, []string{`3:18: Invalid duration: "soon" is not a positive duration`}},
+		{"duplicate server", `server "a" {
+  command = "x"
+}
+server "a" {
+  command = "y"
+}`, []string{`4:8: Duplicate server: A server named "a" is already declared at `, `.hcl:1,8-11`}},
+		{"bad concurrency", `settings {
+  connect_concurrency_remote = 0
+}`, []string{`2:32: Invalid concurrency: connect_concurrency_remote must be between 1 and 1000, got 0.`}},
+		{"bad env name", `server "a" {
+  command = "x"
+  env = { "1BAD" = "v" }
+}`, []string{`3:9: Invalid environment variable name: "1BAD"`}},
+		{"bad header name", `server "a" {
+  transport = "http"
+  url = "https://x/mcp"
+  headers = { "Bad Header" = "v" }
+}`, []string{`4:13: Invalid header name: "Bad Header" is not a valid HTTP header name.`}},
+		{"bad approval", `settings {
+  approved_project_servers = { p = "yes" }
+}`, []string{`2:30: Invalid approval: The approval for "p" must be the "sha256:<64 hex digits>" hash`}},
+		{"syntax error", `server "a" {
+  command = 
+}`, []string{`2:13: Invalid expression: `}},
+		{"two errors at once", `server "a" {
+  transport = "nope"
+}
+server "b" {
+  command = env("NOPE")
+}`, []string{`2:15: Unknown transport`, `5:18: Invalid function argument`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := newTree(t)
+			path := tr.write(filepath.Join(tr.root, "c.hcl"), tc.src)
+			_, diags := tr.load(path)
+			if !diags.HasErrors() {
+				t.Fatalf("no error for %s", tc.name)
+			}
+			var got []string
+			for _, d := range diags {
+				if d.Subject == nil {
+					t.Errorf("diagnostic without a source range: %s", d.Error())
+					continue
+				}
+				if d.Subject.Filename != path {
+					t.Errorf("diagnostic for file %q, want %q", d.Subject.Filename, path)
+				}
+				got = append(got, fmt.Sprintf("%d:%d: %s: %s", d.Subject.Start.Line, d.Subject.Start.Column, d.Summary, d.Detail))
+			}
+			all := strings.Join(got, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("diagnostics do not contain %q; got:\n%s", w, all)
+				}
+			}
+		})
+	}
+}
+
+func TestMissingExplicitFileIsAnError(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	_, diags := tr.load(filepath.Join(tr.root, "nope.hcl"))
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "nope.hcl") {
+		t.Fatalf("diags = %v", diags)
+	}
+}
+
+func TestOversizedFileIsRefused(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	p := tr.write(filepath.Join(tr.root, "big.hcl"), "# "+strings.Repeat("x", MaxFileSize)+"\n")
+	_, diags := tr.load(p)
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "the limit is") {
+		t.Fatalf("diags = %v", diags)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	e := env{"HOME": tr.home}
+	loc := Locate(e.lookup, tr.project)
+	if want := filepath.Join(tr.home, ".config", "mcphost", "config.hcl"); loc.User != want {
+		t.Errorf("user = %s, want %s", loc.User, want)
+	}
+	if loc.Managed != DefaultManagedFile {
+		t.Errorf("managed = %s", loc.Managed)
+	}
+	e = env{"HOME": tr.home, EnvConfigDir: "/cfg", EnvManagedConfig: "/m.hcl", EnvLocalConfig: "/l.hcl"}
+	loc = Locate(e.lookup, tr.project)
+	if loc.User != "/cfg/config.hcl" || loc.Managed != "/m.hcl" || loc.Local != "/l.hcl" {
+		t.Errorf("overrides not honoured: %+v", loc)
+	}
+	e = env{"HOME": tr.home, "XDG_CONFIG_HOME": "/xdg"}
+	loc = Locate(e.lookup, tr.project)
+	if loc.User != "/xdg/mcphost/config.hcl" || !strings.HasPrefix(loc.Local, "/xdg/mcphost/projects/") {
+		t.Errorf("XDG not honoured: %+v", loc)
+	}
+}
