@@ -451,6 +451,9 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("connect timed out after %s", timeout)
 		}
+		if st, ok := t.(*stdioTransport); ok && st.proc != nil {
+			st.proc.settle(500 * time.Millisecond)
+		}
 		return nil, c.describe(fmt.Errorf("connecting to %s: %w", c.cfg.Name, err))
 	}
 	c.log.Info("connected", "transport", c.cfg.Transport)
@@ -460,8 +463,12 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 // describe adds the tail of a stdio server's stderr to an error.
 func (c *Conn) describe(err error) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.describeLocked(err)
+}
+
+func (c *Conn) describeLocked(err error) error {
 	buf := c.stderr
-	c.mu.Unlock()
 	if buf == nil {
 		return err
 	}
@@ -573,7 +580,7 @@ func (c *Conn) watch(cs *mcp.ClientSession) {
 	if werr == nil || errors.Is(werr, io.EOF) {
 		werr = errors.New("connection closed by the server")
 	}
-	c.err = c.describe(fmt.Errorf("%s disconnected: %w", c.cfg.Name, werr))
+	c.err = c.describeLocked(fmt.Errorf("%s disconnected: %w", c.cfg.Name, werr))
 	c.log.Warn("disconnected", "error", werr)
 	remote := c.cfg.IsRemote()
 	if remote && !c.reconnecting && !c.m.isClosed() {

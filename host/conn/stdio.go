@@ -71,6 +71,8 @@ type stdioTransport struct {
 	stderr  *tailBuffer
 	// onStart, if set, is told the process id (for tests and status).
 	onStart func(pid int)
+	// proc is the started process, once Connect succeeded in starting it.
+	proc *process
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -78,6 +80,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.proc = p
 	if t.onStart != nil {
 		t.onStart(p.cmd.Process.Pid)
 	}
@@ -92,6 +95,8 @@ type process struct {
 	stdout *os.File
 	done   chan struct{} // closed when the process has exited and been reaped
 	err    error         // exit error, valid after done
+	// stderrDone is closed when the process's stderr has been read to the end.
+	stderrDone chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -136,8 +141,8 @@ func startProcess(command string, args, env []string, dir string, stderr io.Writ
 	outW.Close()
 	errW.Close()
 
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{})}
 	stderrDone := make(chan struct{})
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{}), stderrDone: stderrDone}
 	go func() { // owned by the process: ends when the group's stderr closes
 		defer close(stderrDone)
 		io.Copy(stderr, errR)
@@ -201,4 +206,20 @@ func (p *process) exitStatus() string {
 		return "exit status 0"
 	}
 	return p.err.Error()
+}
+
+// settle waits, up to max, for a failed server to exit and its stderr to be
+// read, so that the error shown to the user includes what it printed.
+func (p *process) settle(max time.Duration) {
+	timer := time.NewTimer(max)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+	case <-timer.C:
+		return
+	}
+	select {
+	case <-p.stderrDone:
+	case <-timer.C:
+	}
 }

@@ -245,3 +245,17 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	}
 	return 0
 }
+
+// ChildEnv is the environment variable that makes a test binary act as the
+// demo server (see RunIfChild).
+const ChildEnv = "MCPHOST_DEMO_CHILD"
+
+// RunIfChild runs the demo server and exits if the process was started as one
+// (ChildEnv=1). Test packages call it first in TestMain, so tests can start the
+// demo server as a real child process from their own binary.
+func RunIfChild() {
+	if os.Getenv(ChildEnv) != "1" {
+		return
+	}
+	os.Exit(Main(os.Args[1:], os.Stderr, os.Exit))
+}

@@ -1,0 +1,283 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/demoserver"
+)
+
+func TestMain(m *testing.M) {
+	demoserver.RunIfChild()
+	os.Exit(m.Run())
+}
+
+// demo returns a stdio server config that runs this test binary as the demo server.
+func demo(name string, args ...string) *config.Server {
+	exe, _ := os.Executable()
+	return &config.Server{
+		Name: name, Transport: config.TransportStdio, Command: exe,
+		Args: append([]string{"-name", name}, args...),
+		Env:  map[string]string{demoserver.ChildEnv: "1"},
+		Approved: true, ConnectTimeout: 10 * time.Second,
+	}
+}
+
+func shell(name, script string) *config.Server {
+	return &config.Server{Name: name, Transport: config.TransportStdio, Command: "/bin/sh", Args: []string{"-c", script},
+		Approved: true, ConnectTimeout: 5 * time.Second}
+}
+
+func alive(pid int) bool {
+	// A zombie still answers kill(0); read its state instead.
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func waitDead(t *testing.T, pid int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still alive after %s", pid, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestConnectCallAndClose(t *testing.T) {
+	t.Parallel()
+	var pid int
+	m := NewManager([]*config.Server{demo("demo")}, &Options{OnProcessStart: func(_ string, p int) { pid = p }})
+	ctx := context.Background()
+	res, err := m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "hi" {
+		t.Errorf("echo = %q", got)
+	}
+	if st := m.Status()[0]; st.State != StateConnected || st.Server.Name != "demo" {
+		t.Errorf("status = %+v", st)
+	}
+	m.Close()
+	waitDead(t, pid, 2*time.Second)
+}
+
+func TestShutdownEscalatesToKillAndReachesTheGroup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	// A server that ignores SIGINT and SIGTERM and has a child of its own.
+	p, err := startProcess("/bin/sh", []string{"-c", `trap "" INT TERM; sleep 300 & echo $! > ` + pidFile + `; wait`},
+		nil, "", newTailBuffer(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	for i := 0; i < 200 && child == 0; i++ {
+		b, _ := os.ReadFile(pidFile)
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		time.Sleep(10 * time.Millisecond)
+	}
+	if child == 0 {
+		t.Fatal("child did not start")
+	}
+	start := time.Now()
+	p.Close()
+	took := time.Since(start)
+	waitDead(t, p.cmd.Process.Pid, time.Second)
+	waitDead(t, child, time.Second)
+	// SIGINT (100 ms) and SIGTERM (400 ms) are ignored, so SIGKILL comes at ~500 ms.
+	if took < sigintGrace+sigtermGrace {
+		t.Errorf("closed in %s: the graces were skipped", took)
+	}
+	if took > 3*time.Second {
+		t.Errorf("closing took %s", took)
+	}
+}
+
+func TestCooperativeServerStopsOnSIGINT(t *testing.T) {
+	t.Parallel()
+	p, err := startProcess("/bin/sh", []string{"-c", `sleep 300`}, nil, "", newTailBuffer(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p.Close()
+	if took := time.Since(start); took >= sigintGrace+sigtermGrace {
+		t.Errorf("a process that exits on SIGINT took %s to close", took)
+	}
+	var ws syscall.WaitStatus
+	if st, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		ws = st
+	}
+	if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("exit status %v, want killed by SIGINT", p.cmd.ProcessState)
+	}
+}
+
+func TestCrashFailsFastAndReconnectsOnNextUse(t *testing.T) {
+	t.Parallel()
+	var pids []int
+	m := NewManager([]*config.Server{demo("demo")}, &Options{OnProcessStart: func(_ string, p int) { pids = append(pids, p) }})
+	defer m.Close()
+	ctx := context.Background()
+	if _, err := m.Session(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{}}, nil)
+	if err == nil {
+		t.Fatal("a call whose server crashed succeeded")
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the failed call took %s", took)
+	}
+	waitDead(t, pids[0], 2*time.Second) // reaped, not a zombie
+	deadline := time.Now().Add(5 * time.Second)
+	for m.Get("demo").State() == StateConnected && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := m.Get("demo").Status(); st.State != StatePending || !strings.Contains(st.Error, "crashing on request") {
+		t.Errorf("after the crash: state %s, error %q (want pending, with the server's stderr)", st.State, st.Error)
+	}
+	res, err := m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "back"}}, nil)
+	if err != nil {
+		t.Fatalf("call after crash: %v", err)
+	}
+	if res.Content[0].(*mcp.TextContent).Text != "back" || len(pids) != 2 {
+		t.Errorf("result %v, %d process starts", res.Content, len(pids))
+	}
+}
+
+func TestFailedStartShowsStderrAndOthersWork(t *testing.T) {
+	t.Parallel()
+	m := NewManager([]*config.Server{
+		shell("broken", `echo "fatal: missing API key" >&2; exit 3`),
+		demo("good"),
+		{Name: "off", Transport: config.TransportStdio, Command: "false", Disabled: true, Approved: true},
+		{Name: "unapproved", Transport: config.TransportStdio, Command: "false"},
+		{Name: "remote", Transport: config.TransportHTTP, URL: "http://127.0.0.1:1/mcp", Approved: true, ConnectTimeout: 5 * time.Second},
+	}, nil)
+	defer m.Close()
+	m.ConnectAll(context.Background(), nil)
+	got := map[string]Status{}
+	for _, st := range m.Status() {
+		got[st.Name] = st
+	}
+	if st := got["broken"]; st.State != StateFailed || !strings.Contains(st.Error, "fatal: missing API key") {
+		t.Errorf("broken: %s %q", st.State, st.Error)
+	}
+	if st := got["good"]; st.State != StateConnected {
+		t.Errorf("good: %s %q", st.State, st.Error)
+	}
+	if st := got["off"]; st.State != StateDisabled {
+		t.Errorf("off: %s", st.State)
+	}
+	if st := got["unapproved"]; st.State != StateDisabled || !strings.Contains(st.Error, "config approve unapproved") {
+		t.Errorf("unapproved: %s %q", st.State, st.Error)
+	}
+	if st := got["remote"]; st.State != StateFailed || !strings.Contains(st.Error, "connection refused") {
+		t.Errorf("remote: %s %q", st.State, st.Error)
+	}
+	// A failed server is not retried before its backoff.
+	_, err := m.Session(context.Background(), "broken")
+	if err == nil || !strings.Contains(err.Error(), "next attempt in") {
+		t.Errorf("immediate retry: %v", err)
+	}
+	if _, err := m.Session(context.Background(), "nope"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("unknown server: %v", err)
+	}
+}
+
+func TestChildEnvironmentIsExplicit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "env")
+	host := map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/home/x", "CANARY_SECRET": "leak", "WANTED": "yes"}
+	lookup := func(k string) (string, bool) { v, ok := host[k]; return v, ok }
+	s := shell("envdump", `env > `+out+`; exit 1`)
+	s.InheritEnv = []string{"WANTED"}
+	s.Env = map[string]string{"CONFIGURED": "1"}
+	m := NewManager([]*config.Server{s}, &Options{LookupEnv: lookup})
+	defer m.Close()
+	m.Session(context.Background(), "envdump")
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := string(b)
+	for _, want := range []string{"PATH=/usr/bin:/bin", "HOME=/home/x", "WANTED=yes", "CONFIGURED=1"} {
+		if !strings.Contains(env, want+"\n") {
+			t.Errorf("child env lacks %s:\n%s", want, env)
+		}
+	}
+	if strings.Contains(env, "CANARY_SECRET") {
+		t.Errorf("host variable leaked into the child:\n%s", env)
+	}
+}
+
+func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
+	s := shell("silent", `exec sleep 300`) // never answers initialize
+	s.ConnectTimeout = 300 * time.Millisecond
+	m := NewManager([]*config.Server{s}, nil)
+	defer m.Close()
+	_, err := m.Session(context.Background(), "silent")
+	if err == nil || !strings.Contains(err.Error(), "timed out after 300ms") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestOversizedLineIsAnErrorNotACrash(t *testing.T) {
+	t.Parallel()
+	// A server that answers with a 100 MB line.
+	s := shell("huge", `head -c 104857600 /dev/zero | tr '\0' 'a'; sleep 5`)
+	m := NewManager([]*config.Server{s, demo("ok")}, nil)
+	defer m.Close()
+	if _, err := m.Session(context.Background(), "huge"); err == nil {
+		t.Fatal("connected to a server sending garbage")
+	}
+	if _, err := m.CallTool(context.Background(), "ok", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}, nil); err != nil {
+		t.Errorf("the other server was affected: %v", err)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}
+	for i, w := range want {
+		if got := Backoff(i + 1); got != w {
+			t.Errorf("Backoff(%d) = %s, want %s", i+1, got, w)
+		}
+	}
+}
+
+func TestTailBuffer(t *testing.T) {
+	t.Parallel()
+	b := newTailBuffer(8)
+	b.Write([]byte("hello "))
+	b.Write([]byte("world"))
+	if got := b.String(); got != "…lo world" {
+		t.Errorf("tail = %q", got)
+	}
+	b.Write([]byte(strings.Repeat("z", 20)))
+	if got := b.String(); got != "…zzzzzzzz" {
+		t.Errorf("tail = %q", got)
+	}
+}
