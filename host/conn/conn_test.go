@@ -27,8 +27,8 @@ func demo(name string, args ...string) *config.Server {
 	exe, _ := os.Executable()
 	return &config.Server{
 		Name: name, Transport: config.TransportStdio, Command: exe,
-		Args: append([]string{"-name", name}, args...),
-		Env:  map[string]string{demoserver.ChildEnv: "1"},
+		Args:     append([]string{"-name", name}, args...),
+		Env:      map[string]string{demoserver.ChildEnv: "1"},
 		Approved: true, ConnectTimeout: 10 * time.Second,
 	}
 }

@@ -1,0 +1,232 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/internal/demoserver"
+)
+
+func TestMain(m *testing.M) {
+	demoserver.RunIfChild()
+	os.Exit(m.Run())
+}
+
+func demo(name string) *config.Server {
+	exe, _ := os.Executable()
+	return &config.Server{
+		Name: name, Transport: config.TransportStdio, Command: exe, Args: []string{"-name", name},
+		Env: map[string]string{demoserver.ChildEnv: "1"}, Approved: true, ConnectTimeout: 10 * time.Second,
+	}
+}
+
+func newHost(t *testing.T, servers ...*config.Server) *host.Host {
+	t.Helper()
+	cfg := &config.Config{Servers: servers}
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func TestCallThroughRegistry(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, demo("one"), demo("two"))
+	ctx := context.Background()
+	tools, problems := h.Tools(ctx)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	for _, want := range []string{"mcp__one__echo", "mcp__two__echo", "mcp__two__add"} {
+		if !strings.Contains(strings.Join(names, " "), want) {
+			t.Errorf("registry lacks %s: %v", want, names)
+		}
+	}
+	res, err := h.CallTool(ctx, "mcp__two__echo", map[string]any{"message": "hello"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := host.TextOf(res.Content); got != "hello" {
+		t.Errorf("echo = %q", got)
+	}
+	if _, err := h.CallTool(ctx, "mcp__three__echo", nil, nil); !errors.Is(err, registry.ErrNotFound) && err == nil {
+		t.Errorf("unknown server: %v", err)
+	}
+	if _, err := h.CallTool(ctx, "mcp__one__nope", nil, nil); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+func TestIsErrorIsHonoured(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, demo("d"))
+	res, err := h.CallTool(context.Background(), "mcp__d__fail", map[string]any{"message": "kaputt"}, nil)
+	var te *host.ToolError
+	if !errors.As(err, &te) || !res.IsError || !strings.Contains(err.Error(), "kaputt") {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+}
+
+func TestLargeOutputGoesToAFile(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, demo("d"))
+	ctx := context.Background()
+	res, err := h.CallTool(ctx, "mcp__d__large", map[string]any{"chars": 250000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := host.TextOf(res.Content)
+	if len(text) > 5000 || !strings.Contains(text, "Output too large (250000 characters)") {
+		t.Fatalf("pointer = %.300q", text)
+	}
+	path := text[strings.Index(text, "saved to ")+len("saved to ") : strings.Index(text, "\n")]
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 250000 {
+		t.Errorf("file has %d bytes, want 250000", len(b))
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v, want 0600", st.Mode().Perm())
+	}
+	// At the limit, output stays inline.
+	res, err = h.CallTool(ctx, "mcp__d__large", map[string]any{"chars": host.MaxResultChars}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(host.TextOf(res.Content)); got != host.MaxResultChars {
+		t.Errorf("inline output of %d characters, want %d", got, host.MaxResultChars)
+	}
+}
+
+func TestTimeoutAndCancellation(t *testing.T) {
+	t.Parallel()
+	s := demo("d")
+	s.ToolTimeout = 200 * time.Millisecond
+	h := newHost(t, s)
+	ctx := context.Background()
+	_, err := h.CallTool(ctx, "mcp__d__slow", map[string]any{"milliseconds": 5000}, nil)
+	if err == nil || !strings.Contains(err.Error(), "timed out after 200ms") {
+		t.Fatalf("err = %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if _, err := h.CallTool(cctx, "mcp__d__slow", map[string]any{"milliseconds": 5000}, &host.CallOptions{Timeout: time.Hour}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v", err)
+	}
+	// The server is still usable afterwards.
+	if _, err := h.CallTool(ctx, "mcp__d__echo", map[string]any{"message": "x"}, nil); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, demo("d"))
+	var mu sync.Mutex
+	var got []float64
+	_, err := h.CallTool(context.Background(), "mcp__d__slow", map[string]any{"milliseconds": 100, "steps": 4}, &host.CallOptions{
+		OnProgress: func(p *mcp.ProgressNotificationParams) {
+			mu.Lock()
+			got = append(got, p.Progress)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 4 || got[3] != 4 {
+		t.Errorf("progress = %v", got)
+	}
+}
+
+func TestListChangedRefreshesRegistry(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, demo("d"))
+	ctx := context.Background()
+	changed := make(chan string, 10)
+	h.Registry().OnChange(func(s string) { changed <- s })
+	if _, err := h.Registry().Lookup(ctx, "mcp__d__echo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.CallTool(ctx, "mcp__d__add_tool", map[string]any{"name": "fresh"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-changed:
+		if s != "d" {
+			t.Errorf("change for %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tools/list_changed reached the registry")
+	}
+	res, err := h.CallTool(ctx, "mcp__d__fresh", map[string]any{"message": "new"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := host.TextOf(res.Content); got != "fresh: new" {
+		t.Errorf("fresh = %q", got)
+	}
+}
+
+func TestResourcesAndPrompts(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, demo("d"))
+	ctx := context.Background()
+	rs, problems := h.Resources(ctx, "")
+	if len(problems) > 0 || len(rs) != 2 {
+		t.Fatalf("resources %v problems %v", rs, problems)
+	}
+	contents, err := h.ReadResource(ctx, "", "demo://readme")
+	if err != nil || len(contents) != 1 || contents[0].Text != "This is the mcphost demo server." {
+		t.Fatalf("readme: %+v %v", contents, err)
+	}
+	contents, err = h.ReadResource(ctx, "d", "demo://pixel.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(contents[0].File)
+	if err != nil || !strings.HasPrefix(string(b), "\x89PNG") || !strings.HasSuffix(contents[0].File, ".png") {
+		t.Errorf("blob file %s: %q %v", contents[0].File, b[:min(len(b), 8)], err)
+	}
+	ps, _ := h.Prompts(ctx)
+	if len(ps) != 1 || ps[0].Name != "mcp__d__greet" {
+		t.Fatalf("prompts %v", ps)
+	}
+	pr, err := h.GetPrompt(ctx, "mcp__d__greet", map[string]string{"name": "Ada"})
+	if err != nil || host.TextOf([]mcp.Content{pr.Messages[0].Content}) != "Say hello to Ada." {
+		t.Fatalf("prompt %+v %v", pr, err)
+	}
+}
+
+func TestTextOf(t *testing.T) {
+	t.Parallel()
+	got := host.TextOf([]mcp.Content{
+		&mcp.TextContent{Text: "a"},
+		&mcp.ImageContent{MIMEType: "image/png"},
+		&mcp.AudioContent{MIMEType: "audio/wav"},
+		&mcp.TextContent{Text: "b"},
+	})
+	if want := "a\n[Image: image/png]\n[Audio: audio/wav]\nb"; got != want {
+		t.Errorf("TextOf = %q, want %q", got, want)
+	}
+}
