@@ -153,7 +153,14 @@ func (a *app) printDiags(cfg *config.Config, diags hcl.Diagnostics) {
 		color = true
 	}
 	w := hcl.NewDiagnosticTextWriter(a.stderr, cfg.Sources, uint(width), color)
-	w.WriteDiagnostics(diags)
+	for _, d := range diags {
+		// A compiler-style file:line:col first, for editors and grep; then
+		// HCL's own rendering with the source snippet.
+		if d.Subject != nil {
+			fmt.Fprintf(a.stderr, "%s:%d:%d:\n", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+		}
+		w.WriteDiagnostic(d)
+	}
 }
 
 // newHost loads the configuration and starts a host on it.

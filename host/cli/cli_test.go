@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mcphost/mcphost/internal/demoserver"
+)
+
+// TestMain registers the real mcphost CLI and the demo server as commands, so
+// the scripts run the real host against real server processes.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"mcphost": func() {
+			os.Exit(Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+		"mcphost-demo": func() { os.Exit(demoserver.Main(os.Args[1:], os.Stderr, os.Exit)) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+			env.Setenv("MCPHOST_MANAGED_CONFIG", filepath.Join(env.WorkDir, "etc", "managed.hcl"))
+			return os.MkdirAll(home, 0o755)
+		},
+	})
+}
