@@ -201,7 +201,12 @@ func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, 
 			c.drop(cs, err)
 			continue
 		}
-		if IsTerminal(err) {
+		switch {
+		case connectionGone(err):
+			// The session is dead (a crashed server, say): forget it now, so
+			// the next use reconnects instead of meeting the same corpse.
+			c.drop(cs, err)
+		case IsTerminal(err):
 			c.noteTerminal(cs, err)
 		}
 		return err
@@ -509,9 +514,9 @@ func (c *Conn) transport() (mcp.Transport, *atomic.Bool, error) {
 		hc := newHTTPClient(s.Headers)
 		hc.Transport = &statusWatcher{base: hc.Transport, unauthorized: seen}
 		if s.Transport == config.TransportSSE {
-			return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}, seen, nil
+			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}, c.m.ctx}, seen, nil
 		}
-		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}, seen, nil
+		return lifetimeTransport{&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}, c.m.ctx}, seen, nil
 	}
 	return nil, nil, fmt.Errorf("transport %q is not available", s.Transport)
 }
@@ -669,6 +674,15 @@ func (c *Conn) close() {
 	if cs != nil {
 		cs.Close()
 	}
+}
+
+// connectionGone reports whether err says the session's connection is closed.
+func connectionGone(err error) bool {
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection closed") || strings.Contains(msg, "client is closing")
 }
 
 // IsTerminal reports whether err means the transport to a server is broken

@@ -1,9 +1,13 @@
 package conn
 
 import (
+	"context"
 	"net"
 	"net/http"
+	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // RequestTimeout bounds the wait for response headers of one HTTP request to a
@@ -45,4 +49,47 @@ func newHTTPClient(headers map[string]string) *http.Client {
 			return http.ErrUseLastResponse
 		},
 	}
+}
+
+// lifetimeTransport gives a transport's Connect a context that lives as long as
+// the connection, not just the connect call: the SSE client ties its event
+// stream to the context Connect receives. The connect call's own deadline still
+// bounds the wait for Connect to return.
+type lifetimeTransport struct {
+	t    mcp.Transport
+	life context.Context
+}
+
+func (l lifetimeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	lctx, cancel := context.WithCancel(l.life)
+	stop := context.AfterFunc(ctx, cancel)
+	c, err := l.t.Connect(lctx)
+	if !stop() { // ctx ended first: the stream's context is already cancelled
+		if c != nil {
+			c.Close()
+		}
+		cancel()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cancelOnClose{Connection: c, cancel: cancel}, nil
+}
+
+// cancelOnClose ends the connection's lifetime context when it is closed.
+type cancelOnClose struct {
+	mcp.Connection
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.Connection.Close()
+	c.once.Do(c.cancel)
+	return err
 }

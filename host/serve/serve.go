@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -116,10 +117,12 @@ func (g *Gateway) addTool(t *mcp.Tool) (err error) {
 func serverTool(t *registry.Tool) *mcp.Tool {
 	mt := &mcp.Tool{
 		Name:         t.Name,
-		Title:        t.DisplayName,
 		Description:  t.Description,
 		InputSchema:  ObjectSchema(t.InputSchema),
 		OutputSchema: t.OutputSchema,
+	}
+	if t.DisplayName != t.Original {
+		mt.Title = t.DisplayName
 	}
 	if t.Annotations != nil {
 		a := *t.Annotations
@@ -160,6 +163,7 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 		var te *host.ToolError
 		switch {
 		case errors.As(err, &te):
+			stripProtocolMeta(res)
 			return res, nil // isError passes through as a result
 		case errors.Is(err, registry.ErrNotFound):
 			return nil, err
@@ -169,6 +173,7 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 			r.SetError(err)
 			return r, nil
 		}
+		stripProtocolMeta(res)
 		return res, nil
 	}
 }
@@ -214,4 +219,15 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 func (g *Gateway) Handler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, nil)
 	return http.NewCrossOriginProtection().Handler(h)
+}
+
+// stripProtocolMeta removes the upstream's protocol-reserved _meta keys
+// (io.modelcontextprotocol/…, such as its serverInfo) from a result: downstream,
+// the gateway is the server.
+func stripProtocolMeta(res *mcp.CallToolResult) {
+	for k := range res.Meta {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			delete(res.Meta, k)
+		}
+	}
 }

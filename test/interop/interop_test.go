@@ -1,0 +1,403 @@
+// Package interop tests mcphost against MCP peers nobody here wrote: the
+// reference server @modelcontextprotocol/server-everything (over stdio,
+// streamable HTTP and SSE) and the MCP inspector CLI as a client of
+// `mcphost serve`. The npm packages are installed by `make test-deps`.
+package interop
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+)
+
+var (
+	binDir     string // mcphost and mcphost-demo, built for this run
+	everything string // the server-everything executable
+	inspector  string // the inspector CLI executable
+	nodeDir    string // test/interop/node_modules
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	_, file, _, _ := runtime.Caller(0)
+	here := filepath.Dir(file)
+	nodeDir = filepath.Join(here, "node_modules")
+	everything = filepath.Join(nodeDir, ".bin", "mcp-server-everything")
+	inspector = filepath.Join(nodeDir, ".bin", "mcp-inspector-cli")
+	for _, p := range []string{everything, inspector} {
+		if _, err := os.Stat(p); err != nil {
+			fmt.Fprintf(os.Stderr, "interop tests need %s: run `make test-deps` (npm ci in test/interop)\n", p)
+			return 1
+		}
+	}
+	dir, err := os.MkdirTemp("", "mcphost-interop")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	build := exec.Command("go", "build", "-o", binDir+"/", "./cmd/mcphost", "./cmd/mcphost-demo")
+	build.Dir = filepath.Join(here, "..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building mcphost: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func waitListening(t *testing.T, port int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on port %d", port)
+}
+
+// startEverything runs server-everything in a network mode on a free port.
+func startEverything(t *testing.T, mode string) int {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command(everything, mode)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	waitListening(t, port)
+	return port
+}
+
+func newHost(t *testing.T, servers ...*config.Server) *host.Host {
+	t.Helper()
+	for _, s := range servers {
+		s.Approved = true
+		if s.ConnectTimeout == 0 {
+			s.ConnectTimeout = 30 * time.Second
+		}
+	}
+	h, err := host.New(&config.Config{Servers: servers}, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// exerciseEverything lists server-everything's tools through the registry and
+// calls a few of them.
+func exerciseEverything(t *testing.T, h *host.Host, server string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tools, problems := h.Tools(ctx)
+	if len(problems) > 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	have := map[string]bool{}
+	for _, tl := range tools {
+		have[tl.Name] = true
+	}
+	for _, want := range []string{"echo", "get-sum", "get-tiny-image", "get-structured-content"} {
+		if !have["mcp__"+server+"__"+want] {
+			t.Errorf("registry lacks mcp__%s__%s; has %v", server, want, have)
+		}
+	}
+	res, err := h.CallTool(ctx, "mcp__"+server+"__echo", map[string]any{"message": "interop"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := host.TextOf(res.Content); !strings.Contains(got, "interop") {
+		t.Errorf("echo = %q", got)
+	}
+	res, err = h.CallTool(ctx, "mcp__"+server+"__get-sum", map[string]any{"a": 19, "b": 23}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := host.TextOf(res.Content); !strings.Contains(got, "42") {
+		t.Errorf("get-sum = %q", got)
+	}
+	res, err = h.CallTool(ctx, "mcp__"+server+"__get-tiny-image", map[string]any{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := host.TextOf(res.Content); !strings.Contains(got, "[Image: image/png]") {
+		t.Errorf("get-tiny-image = %q (images must be kept)", got)
+	}
+	rs, problems := h.Resources(ctx, server)
+	if len(problems) > 0 || len(rs) == 0 {
+		t.Fatalf("resources %d, problems %v", len(rs), problems)
+	}
+	contents, err := h.ReadResource(ctx, server, rs[0].URI)
+	if err != nil || len(contents) == 0 {
+		t.Fatalf("read %s: %v", rs[0].URI, err)
+	}
+	ps, problems := h.Prompts(ctx)
+	if len(problems) > 0 || len(ps) == 0 {
+		t.Fatalf("prompts %d, problems %v", len(ps), problems)
+	}
+}
+
+func TestEverythingStdio(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, &config.Server{Name: "everything", Transport: config.TransportStdio, Command: everything, Args: []string{"stdio"}})
+	exerciseEverything(t, h, "everything")
+}
+
+func TestEverythingStreamableHTTP(t *testing.T) {
+	t.Parallel()
+	port := startEverything(t, "streamableHttp")
+	h := newHost(t, &config.Server{Name: "everything", Transport: config.TransportHTTP, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)})
+	exerciseEverything(t, h, "everything")
+}
+
+func TestEverythingSSE(t *testing.T) {
+	t.Parallel()
+	port := startEverything(t, "sse")
+	h := newHost(t, &config.Server{Name: "everything", Transport: config.TransportSSE, URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port)})
+	exerciseEverything(t, h, "everything")
+}
+
+func writeConfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cfg.hcl")
+	src := fmt.Sprintf(`
+server "everything" {
+  command = %q
+  args    = ["stdio"]
+}
+server "demo" {
+  command = %q
+}
+`, everything, filepath.Join(binDir, "mcphost-demo"))
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// mcphostCmd prepares `mcphost ARGS` with a private HOME.
+func mcphostCmd(t *testing.T, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(binDir, "mcphost"), args...)
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home+"/.config", "XDG_CACHE_HOME="+home+"/.cache",
+		"MCPHOST_MANAGED_CONFIG="+home+"/managed.hcl")
+	return cmd
+}
+
+// TestServeWithInspectorCLI drives `mcphost serve --http` with the MCP
+// inspector's CLI client.
+func TestServeWithInspectorCLI(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	serve := mcphostCmd(t, "--config", writeConfig(t), "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port))
+	out, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		serve.Process.Signal(syscall.SIGTERM)
+		serve.Wait()
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	sc := bufio.NewScanner(out)
+	found := false
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == url {
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatalf("serve never printed %s", url)
+	}
+	go func() { // keep draining
+		for sc.Scan() {
+		}
+	}()
+	inspect := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(inspector, append([]string{"--cli", url, "--transport", "http"}, args...)...)
+		// The inspector CLI starts only from a directory whose parent holds a package.json.
+		cmd.Dir = nodeDir
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("inspector %v: %v\n%s", args, err, b)
+		}
+		return string(b)
+	}
+	list := inspect("--method", "tools/list")
+	for _, want := range []string{`"name": "mcp__everything__echo"`, `"name": "mcp__demo__echo"`, `"name": "mcp__everything__get-sum"`} {
+		if !strings.Contains(list, want) {
+			t.Errorf("tools/list lacks %s", want)
+		}
+	}
+	call := inspect("--method", "tools/call", "--tool-name", "mcp__everything__echo", "--tool-arg", "message=from-inspector")
+	if !strings.Contains(call, "from-inspector") {
+		t.Errorf("tools/call through the gateway:\n%s", call)
+	}
+	call = inspect("--method", "tools/call", "--tool-name", "mcp__demo__add", "--tool-arg", "a=20", "b=22")
+	if !strings.Contains(call, `"sum": 42`) {
+		t.Errorf("tools/call add:\n%s", call)
+	}
+}
+
+// children returns the pids whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+		if len(fields) > 1 {
+			if ppid, _ := strconv.Atoi(fields[1]); ppid == pid {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// groupMembers returns the live (non-zombie) processes in process group pgid.
+func groupMembers(pgid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+		if len(fields) > 2 && fields[0] != "Z" {
+			if g, _ := strconv.Atoi(fields[2]); g == pgid {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// TestNoOrphans: after `mcphost serve` (stdio) is stopped with SIGTERM, and
+// after an upstream server crashes, no server process is left behind.
+func TestNoOrphans(t *testing.T) {
+	t.Parallel()
+	serve := mcphostCmd(t, "--config", writeConfig(t), "serve")
+	stdin, _ := serve.StdinPipe()
+	stdout, _ := serve.StdoutPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer serve.Process.Kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "orphan-test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, args map[string]any) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	}
+	if res, err := call("mcp__everything__echo", map[string]any{"message": "x"}); err != nil || res.IsError {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	kids := children(serve.Process.Pid)
+	if len(kids) != 2 {
+		t.Fatalf("mcphost has %d children, want 2 (everything, demo)", len(kids))
+	}
+
+	// The demo server crashes mid-call: the call fails, the process is reaped,
+	// and the next call starts a new one.
+	before := map[int]bool{}
+	for _, k := range kids {
+		before[k] = true
+	}
+	res, err := call("mcp__demo__crash", map[string]any{})
+	if err == nil && !res.IsError {
+		t.Fatal("a call whose server crashed succeeded")
+	}
+	if res, err := call("mcp__demo__echo", map[string]any{"message": "again"}); err != nil || res.IsError {
+		t.Fatalf("echo after crash: %v %v", res, err)
+	}
+	kids = children(serve.Process.Pid)
+	if len(kids) != 2 {
+		t.Errorf("after the crash mcphost has children %v, want 2 live ones and no zombie", kids)
+	}
+	for _, k := range kids {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", k)); strings.Contains(string(b), ") Z ") {
+			t.Errorf("zombie child %d", k)
+		}
+	}
+
+	// SIGTERM: mcphost stops, and every server process group is gone.
+	serve.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- serve.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("mcphost serve did not exit on SIGTERM")
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for _, k := range kids {
+		for len(groupMembers(k)) > 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("server process group %d outlived mcphost: %v", k, groupMembers(k))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
