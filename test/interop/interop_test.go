@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/testbin"
 )
 
 var (
@@ -55,10 +56,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	build := exec.Command("go", "build", "-o", binDir+"/", "./cmd/mcphost", "./cmd/mcphost-demo")
-	build.Dir = filepath.Join(here, "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building mcphost: %v\n%s", err, out)
+	if err := testbin.Build(binDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()

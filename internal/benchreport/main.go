@@ -1,0 +1,139 @@
+// Command benchreport turns `go test -bench` output into BENCHMARKS.md: the
+// median of each metric over the runs, and the ratio of each mcphost path to
+// its direct baseline measured in the same run.
+//
+//	go test -run=^$ -bench=. -count=5 ./test/bench | go run ./internal/benchreport > BENCHMARKS.md
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// pair is a measured path and its baseline, with the goal for each metric.
+type pair struct {
+	title, path, base string
+	metrics           []goal
+}
+
+type goal struct {
+	metric string
+	// lowerIsBetter: ratio = path/base must be ≤ limit; else ≥ limit.
+	lowerIsBetter bool
+	limit         float64
+}
+
+var pairs = []pair{
+	{"(a) `mcphost call` path (host.CallTool through the registry) vs a direct go-sdk client, stdio demo server, sequential",
+		"CallHost", "CallDirect", []goal{{"ns/op", true, 0}}},
+	{"(b) client → `mcphost serve` (stdio) → stdio server vs client → server, 8 concurrent callers",
+		"ServeGateway8", "ServeDirect8", []goal{{"p50-µs", true, 1.25}, {"calls/s", false, 0.85}}},
+}
+
+var lineRE = regexp.MustCompile(`^Benchmark(\S+?)(-\d+)?\s+(\d+)\s+(.*)$`)
+
+func main() {
+	if err := run(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in io.Reader, out io.Writer) error {
+	samples := map[string]map[string][]float64{} // bench -> metric -> values
+	var raw []string
+	var cpu string
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		line := sc.Text()
+		raw = append(raw, line)
+		if strings.HasPrefix(line, "cpu: ") {
+			cpu = strings.TrimPrefix(line, "cpu: ")
+		}
+		m := lineRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		fields := strings.Fields(m[4])
+		for i := 0; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				continue
+			}
+			if samples[m[1]] == nil {
+				samples[m[1]] = map[string][]float64{}
+			}
+			samples[m[1]][fields[i+1]] = append(samples[m[1]][fields[i+1]], v)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(samples) == 0 {
+		return fmt.Errorf("no benchmark results in the input")
+	}
+	w := bufio.NewWriter(out)
+	defer w.Flush()
+	fmt.Fprintf(w, "# Benchmarks\n\nWritten by `make bench` on %s (%s, %d cores, %s). ", time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), cpu)
+	fmt.Fprintf(w, "Each figure is the median over the runs; each ratio compares two benchmarks of the same run, so machine noise largely cancels. Source: `test/bench/bench_test.go`.\n\n")
+	for _, p := range pairs {
+		fmt.Fprintf(w, "## %s\n\n| metric | direct | mcphost | ratio | goal |\n|---|---|---|---|---|\n", p.title)
+		for _, g := range p.metrics {
+			base, path := median(samples[p.base][g.metric]), median(samples[p.path][g.metric])
+			ratio := "n/a"
+			verdict := "-"
+			if base > 0 && path > 0 {
+				r := path / base
+				ratio = fmt.Sprintf("×%.2f", r)
+				if g.limit > 0 {
+					ok := r <= g.limit
+					op := "≤"
+					if !g.lowerIsBetter {
+						ok, op = r >= g.limit, "≥"
+					}
+					verdict = fmt.Sprintf("%s ×%.2f: %s", op, g.limit, map[bool]string{true: "met", false: "**missed**"}[ok])
+				}
+			}
+			fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %s |\n", g.metric, base, path, ratio, verdict)
+		}
+		fmt.Fprintln(w)
+	}
+	var names []string
+	for n := range samples {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "## All medians\n\n| benchmark | metric | median | runs |\n|---|---|---|---|\n")
+	for _, n := range names {
+		var ms []string
+		for m := range samples[n] {
+			ms = append(ms, m)
+		}
+		sort.Strings(ms)
+		for _, m := range ms {
+			fmt.Fprintf(w, "| %s | %s | %.0f | %d |\n", n, m, median(samples[n][m]), len(samples[n][m]))
+		}
+	}
+	fmt.Fprintf(w, "\n## Raw output\n\n```\n%s\n```\n", strings.Join(raw, "\n"))
+	return nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,162 @@
+// Package bench measures mcphost's overhead against the direct path in the
+// same run: the ratio, not the absolute time, is the result (the machine is
+// shared and noisy). `make bench` runs these and writes BENCHMARKS.md.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/testbin"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcphost-bench")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	if err := testbin.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func demoPath() string { return filepath.Join(binDir, "mcphost-demo") }
+
+var echoArgs = map[string]any{"message": "benchmark payload: the quick brown fox jumps over the lazy dog"}
+
+// connectDirect starts the demo server and connects a go-sdk client to it.
+func connectDirect(b *testing.B) *mcp.ClientSession {
+	b.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+		&mcp.CommandTransport{Command: exec.Command(demoPath())}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// connectGateway starts `mcphost serve` (stdio) over the demo server and
+// connects a go-sdk client to it.
+func connectGateway(b *testing.B) *mcp.ClientSession {
+	b.Helper()
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "cfg.hcl")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("server \"demo\" {\n  command = %q\n}\n", demoPath())), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfg, "serve")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "none.hcl"))
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+		&mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(b *testing.B, cs *mcp.ClientSession, name string) {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: echoArgs})
+	if err != nil || res.IsError {
+		b.Fatalf("%s: %v %v", name, res, err)
+	}
+}
+
+// BenchmarkCallDirect is a go-sdk client calling the stdio demo server: the
+// baseline for BenchmarkCallHost.
+func BenchmarkCallDirect(b *testing.B) {
+	cs := connectDirect(b)
+	call(b, cs, "echo")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		call(b, cs, "echo")
+	}
+}
+
+// BenchmarkCallHost is the `mcphost call` path in process: registry lookup,
+// connection manager, tools/call, result processing, to the same server.
+func BenchmarkCallHost(b *testing.B) {
+	h, err := host.New(&config.Config{Servers: []*config.Server{{
+		Name: "demo", Transport: config.TransportStdio, Command: demoPath(), Approved: true, ConnectTimeout: 30 * time.Second,
+	}}}, &host.Options{OutputDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	if _, err := h.CallTool(ctx, "mcp__demo__echo", echoArgs, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := h.CallTool(ctx, "mcp__demo__echo", echoArgs, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// concurrent runs b.N calls from `callers` goroutines and reports p50/p99
+// latency and calls per second.
+func concurrent(b *testing.B, cs *mcp.ClientSession, name string, callers int) {
+	call(b, cs, name)
+	lat := make([]time.Duration, b.N)
+	var next sync.Mutex
+	i := 0
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < callers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				n := i
+				i++
+				next.Unlock()
+				if n >= b.N {
+					return
+				}
+				t0 := time.Now()
+				call(b, cs, name)
+				lat[n] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+}
+
+// BenchmarkServeDirect8 is 8 concurrent callers on one client session to the
+// stdio demo server: the baseline for BenchmarkServeGateway8.
+func BenchmarkServeDirect8(b *testing.B) { concurrent(b, connectDirect(b), "echo", 8) }
+
+// BenchmarkServeGateway8 is the same load through `mcphost serve` (stdio) in
+// front of the same server.
+func BenchmarkServeGateway8(b *testing.B) { concurrent(b, connectGateway(b), "mcp__demo__echo", 8) }
