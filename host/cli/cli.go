@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -38,9 +39,21 @@ type exitErr struct{ code int }
 func (e exitErr) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs the CLI on the process's arguments and streams and returns the exit code.
+//
+// MCPHOST_CPUPROFILE=FILE writes a CPU profile of the run (for `go tool pprof`).
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if path := os.Getenv("MCPHOST_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if err := pprof.StartCPUProfile(f); err == nil {
+				defer func() {
+					pprof.StopCPUProfile()
+					f.Close()
+				}()
+			}
+		}
+	}
 	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 

@@ -231,6 +231,38 @@ func (m *Manager) CallTool(ctx context.Context, server string, params *mcp.CallT
 	return res, err
 }
 
+// CallRaw is the relay path of a tools/call: for a stdio server whose session
+// negotiated protocolVersion, it sends the call with the raw JSON arguments
+// and returns the server's raw JSON-RPC response line, decoding nothing.
+// handled is false (and nothing was sent) when the server cannot take the raw
+// path; the caller then uses CallTool. Connection failures are handled as in Do.
+func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte, protocolVersion string) (resp []byte, handled bool, err error) {
+	c := m.Get(server)
+	if c == nil {
+		return nil, false, nil
+	}
+	cs, err := c.Session(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	c.mu.Lock()
+	raw := c.raw
+	live := c.session == cs
+	c.mu.Unlock()
+	if raw == nil || !live || cs.InitializeResult().ProtocolVersion != protocolVersion {
+		return nil, false, nil
+	}
+	resp, err = raw.CallRaw(ctx, tool, args)
+	if err != nil {
+		if connectionGone(err) {
+			c.drop(cs, err)
+		}
+		return nil, true, err
+	}
+	c.noteSuccess()
+	return resp, true, nil
+}
+
 // Status reports every server's state in configuration order.
 func (m *Manager) Status() []Status {
 	out := make([]Status, 0, len(m.order))
@@ -296,6 +328,7 @@ type Conn struct {
 	state          State
 	err            error
 	session        *mcp.ClientSession
+	raw            *lineConn     // the session's connection, for stdio servers
 	connecting     chan struct{} // non-nil while a connect is in flight
 	stderr         *tailBuffer
 	pid            int
@@ -381,7 +414,7 @@ func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
 		c.state = StatePending
 		c.mu.Unlock()
 
-		cs, err := c.connect(ctx)
+		cs, raw, err := c.connect(ctx)
 
 		c.mu.Lock()
 		c.connecting = nil
@@ -391,7 +424,7 @@ func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
 			c.mu.Unlock()
 			return nil, err
 		}
-		c.session, c.state, c.err = cs, StateConnected, nil
+		c.session, c.raw, c.state, c.err = cs, raw, StateConnected, nil
 		c.failures, c.terminalErrs = 0, 0
 		c.mu.Unlock()
 		c.m.wg.Add(1)
@@ -424,7 +457,7 @@ func Backoff(n int) time.Duration {
 
 // connect opens one session, bounded by the connect timeout and the
 // concurrency limit for the server's kind.
-func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
+func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, error) {
 	sem := c.m.semRemote
 	if !c.cfg.IsRemote() {
 		sem = c.m.semLocal
@@ -433,7 +466,7 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	case sem <- struct{}{}:
 		defer func() { <-sem }()
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	timeout := c.cfg.ConnectTimeout
 	if timeout <= 0 {
@@ -445,13 +478,13 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	c.log.Debug("connecting", "transport", c.cfg.Transport)
 	t, authSeen, err := c.transport()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if authSeen != nil && authSeen.Load() {
-			return nil, fmt.Errorf("%w: the server answered 401 Unauthorized; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
+			return nil, nil, fmt.Errorf("%w: the server answered 401 Unauthorized; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("connect timed out after %s", timeout)
@@ -459,10 +492,14 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		if st, ok := t.(*stdioTransport); ok && st.proc != nil {
 			st.proc.settle(500 * time.Millisecond)
 		}
-		return nil, c.describe(fmt.Errorf("connecting to %s: %w", c.cfg.Name, err))
+		return nil, nil, c.describe(fmt.Errorf("connecting to %s: %w", c.cfg.Name, err))
 	}
 	c.log.Info("connected", "transport", c.cfg.Transport)
-	return cs, nil
+	var raw *lineConn
+	if st, ok := t.(*stdioTransport); ok {
+		raw = st.conn
+	}
+	return cs, raw, nil
 }
 
 // describe adds the tail of a stdio server's stderr to an error.
@@ -580,7 +617,7 @@ func (c *Conn) watch(cs *mcp.ClientSession) {
 		c.mu.Unlock()
 		return
 	}
-	c.session = nil
+	c.session, c.raw = nil, nil
 	c.state = StatePending
 	if werr == nil || errors.Is(werr, io.EOF) {
 		werr = errors.New("connection closed by the server")
@@ -645,7 +682,7 @@ func (c *Conn) drop(cs *mcp.ClientSession, cause error) {
 		c.mu.Unlock()
 		return
 	}
-	c.session = nil
+	c.session, c.raw = nil, nil
 	c.state = StatePending
 	c.err = cause
 	c.terminalErrs = 0
@@ -666,7 +703,7 @@ func (c *Conn) Reset() {
 func (c *Conn) close() {
 	c.mu.Lock()
 	cs := c.session
-	c.session = nil
+	c.session, c.raw = nil, nil
 	if c.state != StateDisabled {
 		c.state = StatePending
 	}

@@ -73,6 +73,8 @@ type stdioTransport struct {
 	onStart func(pid int)
 	// proc is the started process, once Connect succeeded in starting it.
 	proc *process
+	// conn is the connection Connect returned.
+	conn *lineConn
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -84,7 +86,8 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if t.onStart != nil {
 		t.onStart(p.cmd.Process.Pid)
 	}
-	return (&mcp.IOTransport{Reader: p.stdout, Writer: p, MaxLineLength: t.maxMsg}).Connect(ctx)
+	t.conn = newLineConn(p.stdout, p, t.maxMsg)
+	return t.conn, nil
 }
 
 // process is a running stdio server. Its Write and Close make it the

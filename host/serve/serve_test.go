@@ -112,13 +112,17 @@ func TestGatewayForwardsProgress(t *testing.T) {
 	cs, _ := connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 		progress <- r.Params.Progress
 	}})
-	params := &mcp.CallToolParams{Name: "mcp__a__slow", Arguments: map[string]any{"milliseconds": 100, "steps": 3}}
+	params := &mcp.CallToolParams{Name: "mcp__a__slow", Arguments: map[string]any{"milliseconds": 300, "steps": 3}}
 	params.SetProgressToken("tok-1")
 	if _, err := cs.CallTool(context.Background(), params); err != nil {
 		t.Fatal(err)
 	}
+	// The server sends its last notification just before its result; the
+	// go-sdk client may deliver the result first (notifications are handled
+	// on a queue, responses are not), and progress after a result is dropped.
+	// So all but the last must arrive, in order.
 	var got []float64
-	for len(got) < 3 {
+	for len(got) < 2 {
 		select {
 		case p := <-progress:
 			got = append(got, p)
@@ -126,8 +130,8 @@ func TestGatewayForwardsProgress(t *testing.T) {
 			t.Fatalf("progress so far: %v", got)
 		}
 	}
-	if got[2] != 3 {
-		t.Errorf("progress %v", got)
+	if got[0] != 1 || got[1] != 2 {
+		t.Errorf("progress %v, want 1, 2 (, 3)", got)
 	}
 }
 

@@ -67,6 +67,9 @@ func connectGateway(b *testing.B) *mcp.ClientSession {
 	}
 	cmd := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfg, "serve")
 	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "none.hcl"))
+	if p := os.Getenv("BENCH_GATEWAY_CPUPROFILE"); p != "" {
+		cmd.Env = append(cmd.Env, "MCPHOST_CPUPROFILE="+p)
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
 		&mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
