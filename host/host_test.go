@@ -154,7 +154,9 @@ func TestProgress(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 4 || got[3] != 4 {
+	// The last notification may lose the race with the result (see the
+	// gateway's progress test); the others must all arrive, in order.
+	if len(got) < 3 || got[0] != 1 || got[1] != 2 || got[2] != 3 {
 		t.Errorf("progress = %v", got)
 	}
 }

@@ -90,7 +90,9 @@ func (c *lineConn) readLoop() {
 			return
 		}
 		if msg := bytes.TrimSpace(line); len(msg) > 0 {
-			if err := c.dispatch(msg); err != nil {
+			// line is bufio's buffer, reused by the next read: what is
+			// dispatched must own its bytes.
+			if err := c.dispatch(bytes.Clone(msg)); err != nil {
 				c.fail(err)
 				return
 			}
@@ -115,7 +117,7 @@ func (c *lineConn) dispatch(line []byte) error {
 					delete(c.pending, string(id.Value))
 					c.mu.Unlock()
 					if ok {
-						ch <- bytes.Clone(line) // buffered: never blocks
+						ch <- line // buffered: never blocks
 						return nil
 					}
 				}

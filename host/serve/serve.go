@@ -197,7 +197,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go g.Run(ctx)
-	ss, err := g.srv.Connect(ctx, &mcp.IOTransport{Reader: r, Writer: w}, nil)
+	ss, err := g.srv.Connect(ctx, newRelayConn(g, r, w), nil)
 	if err != nil {
 		return err
 	}

@@ -82,7 +82,10 @@ func connectGateway(b *testing.B) *mcp.ClientSession {
 func call(b *testing.B, cs *mcp.ClientSession, name string) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: echoArgs})
 	if err != nil || res.IsError {
-		b.Fatalf("%s: %v %v", name, res, err)
+		if res != nil {
+			b.Fatalf("%s: %s", name, host.TextOf(res.Content))
+		}
+		b.Fatalf("%s: %v", name, err)
 	}
 }
 

@@ -1,0 +1,76 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+)
+
+// RelayCall is the gateway's fast path for tools/call. It resolves name like
+// CallTool, and if the tool's server is a stdio server whose session speaks
+// protocolVersion, sends the call with the raw JSON arguments and returns the
+// server's raw JSON-RPC response line without decoding it. A response long
+// enough that its text could exceed MaxResultChars is decoded and processed as
+// in CallTool, then re-encoded.
+//
+// handled is false when the call cannot take this path (nothing was sent); the
+// caller then uses CallTool. With handled true, either resp or err is set.
+func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, protocolVersion string) (resp []byte, handled bool, err error) {
+	t, err := h.reg.Lookup(ctx, name)
+	if err != nil {
+		return nil, false, nil // CallTool reports it
+	}
+	var timeout = h.conns.Get(t.Server).Config().ToolTimeout
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion)
+	if !handled {
+		return nil, false, nil
+	}
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
+			return nil, true, fmt.Errorf("calling %s: timed out after %s", name, timeout)
+		}
+		return nil, true, fmt.Errorf("calling %s: %w", name, err)
+	}
+	if len(resp) <= MaxResultChars {
+		return resp, true, nil // its text cannot exceed the limit
+	}
+	// Large: decode, process as CallTool does, and encode again.
+	msg, err := jsonrpc.DecodeMessage(resp)
+	if err != nil {
+		return nil, true, fmt.Errorf("calling %s: invalid response: %w", name, err)
+	}
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok || r.Error != nil {
+		return resp, true, nil
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		return nil, true, fmt.Errorf("calling %s: invalid result: %w", name, err)
+	}
+	out, err := h.processResult(t, &res)
+	if err != nil {
+		return nil, true, err
+	}
+	if r.Result, err = json.Marshal(out); err != nil {
+		return nil, true, err
+	}
+	b, err := jsonrpc.EncodeMessage(r)
+	return b, true, err
+}
+
+// ErrorResult encodes a tools/call result with isError set and msg as its text.
+func ErrorResult(msg string) json.RawMessage {
+	b, _ := json.Marshal(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}})
+	return b
+}
+

@@ -1,0 +1,448 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
+
+// MaxMessageBytes caps one message from the downstream client.
+const MaxMessageBytes = 4 << 20
+
+const reservedMetaPrefix = "io.modelcontextprotocol/"
+
+// relayConn is the downstream stdio connection of the gateway. The go-sdk
+// server runs on it as on any mcp.Connection, except for tools/call requests
+// that can take the relay path: those never reach the go-sdk. Their name and
+// arguments are read without decoding the message, they are sent upstream raw
+// (host.RelayCall), and the upstream's response goes back with the client's
+// id spliced in. A relay therefore parses nothing it only forwards.
+//
+// A request takes the relay path only when nothing about it needs the go-sdk:
+// params hold just name, arguments and protocol-reserved _meta (no progress
+// token, no multi-round-trip state), and the upstream is a stdio server that
+// negotiated the same protocol version as this client. Everything else, and
+// every other method, goes through the go-sdk server unchanged.
+type relayConn struct {
+	g *Gateway
+	r io.ReadCloser
+	w io.WriteCloser
+
+	wmu      sync.Mutex
+	incoming chan jsonrpc.Message
+	done     chan struct{}
+	readErr  error
+	closed   chan struct{}
+	close1   sync.Once
+
+	ctx    context.Context // parent of relayed calls; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // relayed calls in flight
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // downstream id -> cancel
+	initID   []byte                        // id of the client's initialize request
+	version  atomic.Pointer[string]        // protocol version negotiated with the client
+}
+
+func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
+	c := &relayConn{
+		g: g, r: r, w: w,
+		incoming: make(chan jsonrpc.Message),
+		done:     make(chan struct{}),
+		closed:   make(chan struct{}),
+		inflight: map[string]context.CancelFunc{},
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	go c.readLoop() // ends when r is closed or reaches EOF
+	return c
+}
+
+// Connect implements mcp.Transport (it is used once).
+func (c *relayConn) Connect(context.Context) (mcp.Connection, error) { return c, nil }
+
+func (c *relayConn) SessionID() string { return "" }
+
+func (c *relayConn) readLoop() {
+	defer close(c.done)
+	br := bufio.NewReaderSize(c.r, 64<<10)
+	var buf []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(buf)+len(line) > MaxMessageBytes {
+				c.readErr = errors.New("message from the client exceeds the size limit")
+				return
+			}
+			buf = append(buf, line...)
+			continue
+		}
+		if len(buf) > 0 {
+			line, buf = append(buf, line...), nil
+		}
+		if msg := bytes.TrimSpace(line); len(msg) > 0 && len(msg) <= MaxMessageBytes {
+			// line is bufio's buffer, reused by the next read: what is
+			// handled (and relayed from another goroutine) must own its bytes.
+			if !c.handleLine(bytes.Clone(msg)) {
+				return
+			}
+		}
+		if err != nil {
+			c.readErr = err
+			return
+		}
+	}
+}
+
+// handleLine relays, answers or passes on one message; false means stop.
+func (c *relayConn) handleLine(line []byte) bool {
+	if line[0] == '{' {
+		var arr [8]rawjson.Member
+		ms, err := rawjson.Members(arr[:0], line)
+		if errors.Is(err, rawjson.ErrDuplicate) {
+			// Strict JSON: policy and routing must see exactly what is forwarded.
+			c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: duplicate or case-variant member names"}}`))
+			return true
+		}
+		if err == nil {
+			method, _ := rawjson.Find(ms, "method")
+			switch string(method.Value) {
+			case `"tools/call"`:
+				if c.relay(ms, line) {
+					return true
+				}
+			case `"notifications/cancelled"`:
+				if c.cancelRelayed(ms) {
+					return true
+				}
+			case `"initialize"`:
+				if id, ok := rawjson.Find(ms, "id"); ok {
+					c.mu.Lock()
+					c.initID = bytes.Clone(id.Value)
+					c.mu.Unlock()
+				}
+			}
+		}
+	}
+	return c.pass(line)
+}
+
+// pass decodes a message and hands it to the go-sdk server.
+func (c *relayConn) pass(line []byte) bool {
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`))
+		return true
+	}
+	select {
+	case c.incoming <- msg:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// relay starts a relayed tools/call if the request qualifies.
+func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
+	id, ok := rawjson.Find(ms, "id")
+	if !ok || len(id.Value) == 0 || !(id.Value[0] == '"' || id.Value[0] == '-' || id.Value[0] >= '0' && id.Value[0] <= '9') {
+		return false
+	}
+	params, ok := rawjson.Find(ms, "params")
+	if !ok {
+		return false
+	}
+	var parr [4]rawjson.Member
+	ps, err := rawjson.Members(parr[:0], params.Value)
+	if err != nil {
+		return false
+	}
+	var name string
+	var args []byte
+	version := c.version.Load()
+	var ver string
+	if version != nil {
+		ver = *version
+	}
+	for _, p := range ps {
+		switch string(p.Key) {
+		case "name":
+			if name, ok = rawjson.String(p.Value); !ok {
+				return false
+			}
+		case "arguments":
+			if p.Value[0] != '{' {
+				return false
+			}
+			args = p.Value
+		case "_meta":
+			var marr [4]rawjson.Member
+			metas, err := rawjson.Members(marr[:0], p.Value)
+			if err != nil {
+				return false
+			}
+			for _, m := range metas {
+				if !bytes.HasPrefix(m.Key, []byte(reservedMetaPrefix)) {
+					return false // a progress token or other metadata: the go-sdk path handles it
+				}
+				if string(m.Key) == mcp.MetaKeyProtocolVersion {
+					if ver, ok = rawjson.String(m.Value); !ok {
+						return false
+					}
+				}
+			}
+		default:
+			return false
+		}
+	}
+	if name == "" || ver == "" {
+		return false
+	}
+	key := string(id.Value)
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	if _, dup := c.inflight[key]; dup {
+		c.mu.Unlock()
+		cancel()
+		return false // the go-sdk reports the duplicate id
+	}
+	c.inflight[key] = cancel
+	c.mu.Unlock()
+	clientID := bytes.Clone(id.Value)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, key)
+			c.mu.Unlock()
+			cancel()
+		}()
+		resp, handled, err := c.g.h.RelayCall(ctx, name, args, ver)
+		switch {
+		case !handled:
+			c.pass(line)
+		case ctx.Err() != nil && c.ctx.Err() == nil && errors.Is(err, context.Canceled):
+			// Cancelled by the client: no response is sent.
+		case err != nil:
+			c.g.log.Warn("tool call failed", "tool", name, "error", err)
+			c.writeResponse(clientID, host.ErrorResult(err.Error()))
+		default:
+			if out, ok := rewriteResponse(resp, clientID); ok {
+				c.writeLine(out)
+			} else {
+				c.writeResponse(clientID, host.ErrorResult("invalid response from the server for "+name))
+			}
+		}
+	}()
+	return true
+}
+
+// cancelRelayed cancels a relayed call named by notifications/cancelled.
+func (c *relayConn) cancelRelayed(ms []rawjson.Member) bool {
+	params, ok := rawjson.Find(ms, "params")
+	if !ok {
+		return false
+	}
+	ps, err := rawjson.Members(nil, params.Value)
+	if err != nil {
+		return false
+	}
+	rid, ok := rawjson.Find(ps, "requestId")
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	cancel, ok := c.inflight[string(rid.Value)]
+	c.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {
+	b := make([]byte, 0, 40+len(id)+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	b = append(b, '}')
+	c.writeLine(b)
+}
+
+// rewriteResponse puts the client's id into an upstream response and drops the
+// upstream's protocol-reserved result _meta (its serverInfo): downstream, the
+// gateway is the server. Everything else is passed through byte for byte.
+func rewriteResponse(resp, clientID []byte) ([]byte, bool) {
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Members(arr[:0], resp)
+	if err != nil {
+		return nil, false
+	}
+	id, ok := rawjson.Find(ms, "id")
+	if !ok {
+		return nil, false
+	}
+	out := make([]byte, 0, len(resp)+len(clientID))
+	result, hasResult := rawjson.Find(ms, "result")
+	if !hasResult || !bytes.Contains(result.Value, []byte(reservedMetaPrefix)) {
+		out = append(out, resp[:id.Start]...)
+		out = append(out, clientID...)
+		return append(out, resp[id.End:]...), true
+	}
+	// Rebuild the envelope with a cleaned result.
+	cleaned, ok := stripReservedMeta(result.Value)
+	if !ok {
+		return nil, false
+	}
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, clientID...)
+	out = append(out, `,"result":`...)
+	out = append(out, cleaned...)
+	return append(out, '}'), true
+}
+
+// stripReservedMeta removes "io.modelcontextprotocol/…" members from a
+// result's _meta (and _meta itself if that empties it).
+func stripReservedMeta(result []byte) ([]byte, bool) {
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Members(arr[:0], result)
+	if err != nil {
+		return nil, false
+	}
+	meta, ok := rawjson.Find(ms, "_meta")
+	if !ok {
+		return result, true
+	}
+	var marr [8]rawjson.Member
+	metas, err := rawjson.Members(marr[:0], meta.Value)
+	if err != nil {
+		return nil, false
+	}
+	var kept []byte
+	for _, m := range metas {
+		if bytes.HasPrefix(m.Key, []byte(reservedMetaPrefix)) {
+			continue
+		}
+		if len(kept) > 0 {
+			kept = append(kept, ',')
+		}
+		kept = append(kept, '"')
+		kept = append(kept, m.Key...)
+		kept = append(kept, '"', ':')
+		kept = append(kept, m.Value...)
+	}
+	out := make([]byte, 0, len(result))
+	out = append(out, '{')
+	first := true
+	for _, m := range ms {
+		v := m.Value
+		if string(m.Key) == "_meta" {
+			if len(kept) == 0 {
+				continue
+			}
+			v = append(append([]byte{'{'}, kept...), '}')
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, '"')
+		out = append(out, m.Key...)
+		out = append(out, '"', ':')
+		out = append(out, v...)
+	}
+	return append(out, '}'), true
+}
+
+func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.incoming:
+		return m, nil
+	case <-c.done:
+		// Messages handed over after the loop ended are still delivered.
+		select {
+		case m := <-c.incoming:
+			return m, nil
+		default:
+		}
+		if c.readErr != nil && !errors.Is(c.readErr, io.EOF) {
+			return nil, c.readErr
+		}
+		return nil, io.EOF
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *relayConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.version.Load() == nil {
+		c.noteInitialize(resp)
+	}
+	return c.writeLine(data)
+}
+
+// noteInitialize records the protocol version from the response to the
+// client's initialize request.
+func (c *relayConn) noteInitialize(resp *jsonrpc.Response) {
+	c.mu.Lock()
+	initID := c.initID
+	c.mu.Unlock()
+	if initID == nil || resp.Error != nil {
+		return
+	}
+	id, err := json.Marshal(resp.ID.Raw())
+	if err != nil || !bytes.Equal(id, initID) {
+		return
+	}
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(resp.Result, &r) == nil && r.ProtocolVersion != "" {
+		c.version.Store(&r.ProtocolVersion)
+	}
+}
+
+func (c *relayConn) writeLine(data []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	select {
+	case <-c.closed:
+		return io.ErrClosedPipe
+	default:
+	}
+	_, err := c.w.Write(append(data, '\n'))
+	return err
+}
+
+// Close cancels relayed calls, waits for them, and closes the streams.
+func (c *relayConn) Close() error {
+	var err error
+	c.close1.Do(func() {
+		c.wmu.Lock()
+		close(c.closed) // unblocks relayed calls handing messages to the go-sdk
+		c.wmu.Unlock()
+		c.cancel()
+		c.wg.Wait()
+		err = errors.Join(c.r.Close(), c.w.Close())
+	})
+	return err
+}
