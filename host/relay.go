@@ -8,7 +8,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 )
 
 // RelayCall is the gateway's fast path for tools/call. It resolves name like
@@ -73,4 +72,3 @@ func ErrorResult(msg string) json.RawMessage {
 	b, _ := json.Marshal(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}})
 	return b
 }
-
