@@ -23,7 +23,7 @@ test-deps:
 
 # Every test, including interop with servers and clients nobody here wrote.
 test: build test-deps vet
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -race -timeout 20m ./...
 
 unit:
 	$(GO) test -count=1 ./host/... ./sdk/... ./internal/...
@@ -38,6 +38,7 @@ fuzz:
 	$(GO) test ./host/registry -run=^$$ -fuzz=FuzzToolName -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/registry -run=^$$ -fuzz=FuzzSanitize -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzLoad -fuzztime=$(FUZZTIME)
+	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build

@@ -110,6 +110,16 @@ func (c *relayConn) handleLine(line []byte) bool {
 	if line[0] == '{' {
 		var arr [8]rawjson.Member
 		ms, err := rawjson.Members(arr[:0], line)
+		if err == nil {
+			// The params object is held to the same rule: routing and policy
+			// read it, so it must mean one thing.
+			if p, ok := rawjson.Find(ms, "params"); ok && len(p.Value) > 0 && p.Value[0] == '{' {
+				var parr [8]rawjson.Member
+				if _, perr := rawjson.Members(parr[:0], p.Value); errors.Is(perr, rawjson.ErrDuplicate) {
+					err = perr
+				}
+			}
+		}
 		if errors.Is(err, rawjson.ErrDuplicate) {
 			// Strict JSON: policy and routing must see exactly what is forwarded.
 			c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: duplicate or case-variant member names"}}`))
@@ -230,6 +240,9 @@ func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
 			cancel()
 		}()
 		resp, handled, err := c.g.h.RelayCall(ctx, name, args, ver)
+		if handled {
+			c.g.relayed.Add(1)
+		}
 		switch {
 		case !handled:
 			c.pass(line)

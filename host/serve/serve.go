@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,7 +39,12 @@ type Gateway struct {
 	exposed map[string]*mcp.Tool // registry name -> the tool as served
 
 	changed chan struct{} // a registry change is pending
+	relayed atomic.Uint64 // tools/call requests that took the relay path
 }
+
+// RelayedCalls reports how many tools/call requests took the relay path
+// (forwarded without decoding) rather than the go-sdk server.
+func (g *Gateway) RelayedCalls() uint64 { return g.relayed.Load() }
 
 // New returns a gateway for h. Call Sync (or Run) before serving.
 func New(h *host.Host, opts *Options) *Gateway {

@@ -1,0 +1,188 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/serve"
+)
+
+// stdioGateway serves a gateway over two demo servers on in-process pipes,
+// as `mcphost serve` does on its stdin/stdout, and returns the client's ends.
+func stdioGateway(t *testing.T) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}}, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ConnectAll(ctx, nil)
+	g := serve.New(h, nil)
+	g.Sync(ctx)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.ServeStdio(ctx, inR, outW)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		outR.Close()
+		<-done
+		h.Close()
+	})
+	return g, inW, outR
+}
+
+func stdioClient(t *testing.T, opts *mcp.ClientOptions) (*serve.Gateway, *mcp.ClientSession) {
+	t.Helper()
+	g, w, r := stdioGateway(t)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "relay-test"}, opts).Connect(context.Background(), &mcp.IOTransport{Reader: r, Writer: w}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return g, cs
+}
+
+// TestRelayConcurrentCalls sends many concurrent calls with distinct,
+// awkward arguments through the relay path; every answer must be its own.
+func TestRelayConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	g, cs := stdioClient(t, nil)
+	ctx := context.Background()
+	const workers, each = 8, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				msg := fmt.Sprintf("worker %d call %d \"quoted\" \\ é 😀 %s", w, i, strings.Repeat("x", (w*each+i)%3000))
+				server := []string{"a", "b"}[i%2]
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__" + server + "__echo", Arguments: map[string]any{"message": msg}})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := host.TextOf(res.Content); got != msg || res.IsError {
+					errs <- fmt.Errorf("sent %.40q, got %.40q (isError %v)", msg, got, res.IsError)
+					return
+				}
+				if len(res.Meta) > 0 {
+					errs <- fmt.Errorf("upstream _meta leaked: %v", res.Meta)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := g.RelayedCalls(); got != workers*each {
+		t.Errorf("%d calls relayed, want %d", got, workers*each)
+	}
+}
+
+// TestRelayKeepsBehaviour: results that need the host's processing, tool
+// errors, unknown tools and progress all behave as on the go-sdk path.
+func TestRelayKeepsBehaviour(t *testing.T) {
+	t.Parallel()
+	progress := make(chan float64, 10)
+	g, cs := stdioClient(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		progress <- r.Params.Progress
+	}})
+	ctx := context.Background()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__large", Arguments: map[string]any{"chars": 300000}})
+	if err != nil || !strings.Contains(host.TextOf(res.Content), "Output too large (300000 characters)") {
+		t.Errorf("large: %v %.200s", err, host.TextOf(res.Content))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__fail", Arguments: map[string]any{"message": "relayed failure"}})
+	if err != nil || !res.IsError || !strings.Contains(host.TextOf(res.Content), "relayed failure") {
+		t.Errorf("fail: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__b__add", Arguments: map[string]any{"a": 1, "b": 2}})
+	if m, ok := res.StructuredContent.(map[string]any); err != nil || !ok || m["sum"] != 3.0 {
+		t.Errorf("add: %v %+v", err, res)
+	}
+	relayed := g.RelayedCalls()
+	if relayed != 3 {
+		t.Errorf("%d calls relayed, want 3", relayed)
+	}
+
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__missing"}); err == nil {
+		t.Error("an unknown tool succeeded")
+	}
+	params := &mcp.CallToolParams{Name: "mcp__a__slow", Arguments: map[string]any{"milliseconds": 200, "steps": 2}}
+	params.SetProgressToken("p1")
+	if _, err := cs.CallTool(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-progress:
+	case <-time.After(3 * time.Second):
+		t.Error("no progress through the gateway")
+	}
+	if got := g.RelayedCalls(); got != relayed {
+		t.Errorf("unknown tool or progress call was relayed (%d -> %d); they need the go-sdk path", relayed, got)
+	}
+}
+
+// TestRelayRejectsAmbiguousJSON: a message with duplicate or case-variant
+// member names is refused before anything is routed or forwarded.
+func TestRelayRejectsAmbiguousJSON(t *testing.T) {
+	t.Parallel()
+	g, w, r := stdioGateway(t)
+	br := bufio.NewReader(r)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__a__echo","Name":"mcp__a__crash"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__a__echo"},"params":{"name":"mcp__a__crash"}}`,
+	} {
+		if _, err := io.WriteString(w, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(resp, `"code":-32600`) || !strings.Contains(resp, "duplicate or case-variant") {
+			t.Errorf("response to %s: %s", line, resp)
+		}
+	}
+	if g.RelayedCalls() != 0 {
+		t.Error("an ambiguous request was relayed")
+	}
+}
+
+func TestRelayCancellation(t *testing.T) {
+	t.Parallel()
+	_, cs := stdioClient(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__slow", Arguments: map[string]any{"milliseconds": 10000}})
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("cancelled call: %v after %s", err, time.Since(start))
+	}
+	// The connection is fine afterwards.
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "after"}})
+	if err != nil || host.TextOf(res.Content) != "after" {
+		t.Fatalf("after cancel: %v %+v", err, res)
+	}
+}
