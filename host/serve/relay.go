@@ -9,6 +9,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +49,8 @@ type relayConn struct {
 
 	ctx    context.Context // parent of relayed calls; cancelled by Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // relayed calls in flight
+	wg     sync.WaitGroup // relayed calls in flight and idle workers
+	work   chan func()    // hands a relayed call to an idle worker
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // downstream id -> cancel
@@ -63,6 +65,7 @@ func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
 		inflight: map[string]context.CancelFunc{},
+		work:     make(chan func()),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.readLoop() // ends when r is closed or reaches EOF
@@ -230,9 +233,7 @@ func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
 	c.inflight[key] = cancel
 	c.mu.Unlock()
 	clientID := bytes.Clone(id.Value)
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.run(func() {
 		defer func() {
 			c.mu.Lock()
 			delete(c.inflight, key)
@@ -258,8 +259,39 @@ func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
 				c.writeResponse(clientID, host.ErrorResult("invalid response from the server for "+name))
 			}
 		}
-	}()
+	})
 	return true
+}
+
+// workerIdle is how long an idle relay worker waits for another call.
+const workerIdle = 5 * time.Second
+
+// run runs f on an idle worker, or on a new one if none is idle. Workers are
+// kept for a while after a call, so that their grown stacks are reused rather
+// than grown again for every call.
+func (c *relayConn) run(f func()) {
+	select {
+	case c.work <- f:
+		return
+	default:
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		idle := time.NewTimer(workerIdle)
+		defer idle.Stop()
+		for {
+			f()
+			idle.Reset(workerIdle)
+			select {
+			case f = <-c.work:
+			case <-idle.C:
+				return
+			case <-c.ctx.Done():
+				return
+			}
+		}
+	}()
 }
 
 // cancelRelayed cancels a relayed call named by notifications/cancelled.
