@@ -79,13 +79,15 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	}
 	h.reg = registry.New(source{h})
 	h.conns = conn.NewManager(cfg.Servers, &conn.Options{
-		Logger:            o.Logger.Named("conn"),
-		LookupEnv:         o.LookupEnv,
-		ClientInfo:        &mcp.Implementation{Name: "mcphost", Version: Version},
-		ConcurrencyLocal:  cfg.Settings.ConcurrencyLocal,
-		ConcurrencyRemote: cfg.Settings.ConcurrencyRemote,
-		OnElicit:          o.OnElicit,
-		OnProcessStart:    o.OnProcessStart,
+		Logger:             o.Logger.Named("conn"),
+		LookupEnv:          o.LookupEnv,
+		ClientInfo:         &mcp.Implementation{Name: "mcphost", Version: Version},
+		ConcurrencyLocal:   cfg.Settings.ConcurrencyLocal,
+		ConcurrencyRemote:  cfg.Settings.ConcurrencyRemote,
+		MaxConcurrentCalls: cfg.Settings.MaxConcurrentCalls,
+		MaxMessageBytes:    cfg.Settings.MaxMessageBytes,
+		OnElicit:           o.OnElicit,
+		OnProcessStart:     o.OnProcessStart,
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			switch kind {
 			case conn.ToolsChanged:

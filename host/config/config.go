@@ -147,6 +147,10 @@ type Settings struct {
 	ConcurrencyLocal  int           `json:"connect_concurrency_local"`
 	ConcurrencyRemote int           `json:"connect_concurrency_remote"`
 	OutputDir         string        `json:"output_dir,omitempty"`
+	// MaxConcurrentCalls caps the requests in flight to one server (0: the default, 64).
+	MaxConcurrentCalls int `json:"max_concurrent_calls,omitempty"`
+	// MaxMessageBytes caps one message from a server (0: the default, 4 MiB).
+	MaxMessageBytes int `json:"max_message_bytes,omitempty"`
 	// ApproveAllProjectServers approves every project-scope server. It is only
 	// honoured in the user, local, cli and managed scopes: a project cannot
 	// approve itself.

@@ -44,6 +44,8 @@ var (
 			{Name: "connect_concurrency_local"},
 			{Name: "connect_concurrency_remote"},
 			{Name: "output_dir"},
+			{Name: "max_concurrent_calls"},
+			{Name: "max_message_bytes"},
 			{Name: "approve_all_project_servers"},
 			{Name: "approved_project_servers"},
 		},
@@ -76,6 +78,7 @@ type decodedServer struct {
 type partialSettings struct {
 	connectTimeout, toolTimeout         *time.Duration
 	concurrencyLocal, concurrencyRemote *int
+	maxCalls, maxMessage                *int
 	outputDir                           *string
 	approveAll                          *bool
 	defRange                            hcl.Range
@@ -271,8 +274,17 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 		v := decodeDuration(a, ctx, &diags)
 		p.toolTimeout = &v
 	}
-	for name, dst := range map[string]**int{"connect_concurrency_local": &p.concurrencyLocal, "connect_concurrency_remote": &p.concurrencyRemote} {
-		a := attrs[name]
+	for _, lim := range []struct {
+		name     string
+		dst      **int
+		min, max int
+	}{
+		{"connect_concurrency_local", &p.concurrencyLocal, 1, 1000},
+		{"connect_concurrency_remote", &p.concurrencyRemote, 1, 1000},
+		{"max_concurrent_calls", &p.maxCalls, 1, 10000},
+		{"max_message_bytes", &p.maxMessage, 1024, 1 << 30},
+	} {
+		a := attrs[lim.name]
 		if a == nil {
 			continue
 		}
@@ -281,11 +293,11 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 			diags = append(diags, d...)
 			continue
 		}
-		if v < 1 || v > 1000 {
-			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid concurrency", "%s must be between 1 and 1000, got %d.", name, v))
+		if v < lim.min || v > lim.max {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Value out of range", "%s must be between %d and %d, got %d.", lim.name, lim.min, lim.max, v))
 			continue
 		}
-		*dst = &v
+		*lim.dst = &v
 	}
 	if a := attrs["output_dir"]; a != nil {
 		var v string

@@ -159,6 +159,12 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		if p.concurrencyRemote != nil {
 			s.ConcurrencyRemote = *p.concurrencyRemote
 		}
+		if p.maxCalls != nil {
+			s.MaxConcurrentCalls = *p.maxCalls
+		}
+		if p.maxMessage != nil {
+			s.MaxMessageBytes = *p.maxMessage
+		}
 		if p.outputDir != nil {
 			s.OutputDir = *p.outputDir
 		}

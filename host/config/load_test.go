@@ -471,7 +471,10 @@ server "a" {
 }`, []string{`4:8: Duplicate server: A server named "a" is already declared at `, `.hcl:1,8-11`}},
 		{"bad concurrency", `settings {
   connect_concurrency_remote = 0
-}`, []string{`2:32: Invalid concurrency: connect_concurrency_remote must be between 1 and 1000, got 0.`}},
+}`, []string{`2:32: Value out of range: connect_concurrency_remote must be between 1 and 1000, got 0.`}},
+		{"message cap too small", `settings {
+  max_message_bytes = 10
+}`, []string{`2:23: Value out of range: max_message_bytes must be between 1024 and 1073741824, got 10.`}},
 		{"bad env name", `server "a" {
   command = "x"
   env = { "1BAD" = "v" }

@@ -281,3 +281,75 @@ func TestTailBuffer(t *testing.T) {
 		t.Errorf("tail = %q", got)
 	}
 }
+
+func TestKill9DuringCallFailsFast(t *testing.T) {
+	t.Parallel()
+	var pid int
+	m := NewManager([]*config.Server{demo("demo")}, &Options{OnProcessStart: func(_ string, p int) { pid = p }})
+	defer m.Close()
+	ctx := context.Background()
+	if _, err := m.Session(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"milliseconds": 30000}}, nil)
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	syscall.Kill(pid, syscall.SIGKILL)
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("the call succeeded")
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the call did not fail within 1 s of the server's death")
+	}
+	waitDead(t, pid, time.Second) // reaped: no zombie
+}
+
+func TestArgumentsAreNotShellInterpreted(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "pwned")
+	s := &config.Server{Name: "echo", Transport: config.TransportStdio, Command: "/bin/echo",
+		Args: []string{"; touch " + marker, "$(touch " + marker + ")", "`touch " + marker + "`"}, Approved: true, ConnectTimeout: 2 * time.Second}
+	m := NewManager([]*config.Server{s}, nil)
+	defer m.Close()
+	m.Session(context.Background(), "echo") // echo is no MCP server: this fails
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("an argument was run by a shell")
+	}
+}
+
+func TestConcurrencyCapPerServer(t *testing.T) {
+	t.Parallel()
+	m := NewManager([]*config.Server{demo("demo")}, &Options{MaxConcurrentCalls: 2})
+	defer m.Close()
+	ctx := context.Background()
+	if _, err := m.Session(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	// Two slow calls hold both slots; a third must wait for one of them.
+	for i := 0; i < 2; i++ {
+		go m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"milliseconds": 600, "steps": 1}}, nil)
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if _, err := m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Errorf("the third call ran after %s, without waiting for a slot", waited)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	for i := 0; i < 2; i++ {
+		go m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"milliseconds": 600, "steps": 1}}, nil)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := m.CallTool(cctx, "demo", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a caller waiting for a slot ignored its deadline: %v", err)
+	}
+}

@@ -21,13 +21,15 @@ import (
 
 // Reconnection and failure policy.
 const (
-	BackoffInitial      = 1 * time.Second
-	BackoffMax          = 30 * time.Second
-	ReconnectAttempts   = 5
-	TerminalErrorLimit  = 3
-	NeedsAuthCacheTTL   = 15 * time.Minute
-	DefaultToolTimeout  = 0 // no limit unless configured
-	defaultCloseTimeout = 2 * time.Second
+	BackoffInitial     = 1 * time.Second
+	BackoffMax         = 30 * time.Second
+	ReconnectAttempts  = 5
+	TerminalErrorLimit = 3
+	// DefaultMaxConcurrentCalls is the default cap on requests in flight to one server.
+	DefaultMaxConcurrentCalls = 64
+	NeedsAuthCacheTTL         = 15 * time.Minute
+	DefaultToolTimeout        = 0 // no limit unless configured
+	defaultCloseTimeout       = 2 * time.Second
 )
 
 // Sentinel errors returned by Session and Do.
@@ -61,8 +63,12 @@ type Options struct {
 	// ConcurrencyLocal and ConcurrencyRemote bound concurrent connects of
 	// stdio and remote servers. OPTIONAL: 3 and 20.
 	ConcurrencyLocal, ConcurrencyRemote int
-	// MaxMessageBytes caps one message from a stdio server. OPTIONAL: 4 MiB.
+	// MaxMessageBytes caps one message from a server (a stdio line or an SSE
+	// event). OPTIONAL: 4 MiB.
 	MaxMessageBytes int
+	// MaxConcurrentCalls caps the requests in flight to one server; further
+	// callers wait. OPTIONAL: DefaultMaxConcurrentCalls.
+	MaxConcurrentCalls int
 	// OnListChanged is called (from a connection's goroutine) when a server
 	// reports that its tools, resources or prompts changed. OPTIONAL.
 	OnListChanged func(server string, kind ChangeKind)
@@ -117,12 +123,15 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 	if m.opts.MaxMessageBytes <= 0 {
 		m.opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
+	if m.opts.MaxConcurrentCalls <= 0 {
+		m.opts.MaxConcurrentCalls = DefaultMaxConcurrentCalls
+	}
 	m.log = m.opts.Logger
 	m.semLocal = make(chan struct{}, m.opts.ConcurrencyLocal)
 	m.semRemote = make(chan struct{}, m.opts.ConcurrencyRemote)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for _, s := range servers {
-		c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name)}
+		c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name), calls: make(chan struct{}, m.opts.MaxConcurrentCalls)}
 		switch {
 		case s.Disabled:
 			c.state, c.err = StateDisabled, ErrDisabled
@@ -186,6 +195,11 @@ func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, 
 	if c == nil {
 		return fmt.Errorf("%w %q", ErrUnknown, name)
 	}
+	release, err := c.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	for attempt := 0; ; attempt++ {
 		cs, err := c.Session(ctx)
 		if err != nil {
@@ -241,6 +255,11 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 	if c == nil {
 		return nil, false, nil
 	}
+	release, err := c.acquire(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	defer release()
 	cs, err := c.Session(ctx)
 	if err != nil {
 		return nil, true, err
@@ -324,6 +343,8 @@ type Conn struct {
 	cfg *config.Server
 	log hclog.Logger
 
+	calls chan struct{} // semaphore: requests in flight
+
 	mu             sync.Mutex
 	state          State
 	err            error
@@ -337,6 +358,16 @@ type Conn struct {
 	needsAuthUntil time.Time
 	terminalErrs   int
 	reconnecting   bool
+}
+
+// acquire takes a slot of the server's concurrency cap, waiting for one if needed.
+func (c *Conn) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case c.calls <- struct{}{}:
+		return func() { <-c.calls }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Config returns the server's configuration.
@@ -551,9 +582,9 @@ func (c *Conn) transport() (mcp.Transport, *atomic.Bool, error) {
 		hc := newHTTPClient(s.Headers)
 		hc.Transport = &statusWatcher{base: hc.Transport, unauthorized: seen}
 		if s.Transport == config.TransportSSE {
-			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}, c.m.ctx}, seen, nil
+			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 		}
-		return lifetimeTransport{&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}, c.m.ctx}, seen, nil
+		return lifetimeTransport{&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 	}
 	return nil, nil, fmt.Errorf("transport %q is not available", s.Transport)
 }
