@@ -3,10 +3,13 @@ package conn
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -351,5 +354,56 @@ func TestConcurrencyCapPerServer(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if _, err := m.CallTool(cctx, "demo", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a caller waiting for a slot ignored its deadline: %v", err)
+	}
+}
+
+func TestUnauthorizedServerNeedsAuth(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	m := NewManager([]*config.Server{{Name: "locked", Transport: config.TransportHTTP, URL: srv.URL + "/mcp", Approved: true, ConnectTimeout: 5 * time.Second}}, nil)
+	defer m.Close()
+	_, err := m.Session(context.Background(), "locked")
+	if !errors.Is(err, ErrNeedsAuth) {
+		t.Fatalf("err = %v, want ErrNeedsAuth", err)
+	}
+	if st := m.Get("locked").Status(); st.State != StateNeedsAuth || !strings.Contains(st.Error, "mcphost auth login locked") {
+		t.Errorf("status %s %q", st.State, st.Error)
+	}
+	// The state is cached: no new request within the TTL.
+	before := hits.Load()
+	if _, err := m.Session(context.Background(), "locked"); !errors.Is(err, ErrNeedsAuth) {
+		t.Errorf("second attempt: %v", err)
+	}
+	if hits.Load() != before {
+		t.Errorf("needs-auth was not cached: %d more requests", hits.Load()-before)
+	}
+}
+
+func TestStaticHeadersAndNoRedirects(t *testing.T) {
+	t.Parallel()
+	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a request followed a redirect to another origin (Authorization %q)", r.Header.Get("Authorization"))
+	}))
+	defer canary.Close()
+	var gotHeader atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotHeader.Store(r.Header.Get("X-Api-Key"))
+		http.Redirect(w, r, canary.URL+"/mcp", http.StatusFound)
+	}))
+	defer srv.Close()
+	m := NewManager([]*config.Server{{Name: "r", Transport: config.TransportHTTP, URL: srv.URL + "/mcp",
+		Headers: map[string]string{"X-Api-Key": "k1", "Authorization": "Bearer secret"}, Approved: true, ConnectTimeout: 5 * time.Second}}, nil)
+	defer m.Close()
+	if _, err := m.Session(context.Background(), "r"); err == nil {
+		t.Fatal("connected through a redirect")
+	}
+	if gotHeader.Load() != "k1" {
+		t.Errorf("static header = %v", gotHeader.Load())
 	}
 }
