@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 
@@ -174,53 +175,45 @@ func (h *Host) Close() error { return h.conns.Close() }
 type source struct{ h *Host }
 
 func (s source) ListTools(ctx context.Context, server string) ([]*mcp.Tool, error) {
-	var out []*mcp.Tool
-	err := s.h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
-		out = nil
-		if cs.InitializeResult().Capabilities.Tools == nil {
-			return nil
-		}
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("listing tools of %s: %w", server, err)
-			}
-			out = append(out, t)
-		}
-		return nil
-	})
-	return out, err
+	return listAll(ctx, s.h, server, "tools",
+		func(c *mcp.ServerCapabilities) bool { return c.Tools != nil },
+		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Tool, error] {
+			return cs.Tools(ctx, nil)
+		})
 }
 
 func (s source) ListPrompts(ctx context.Context, server string) ([]*mcp.Prompt, error) {
-	var out []*mcp.Prompt
-	err := s.h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
-		out = nil
-		if cs.InitializeResult().Capabilities.Prompts == nil {
-			return nil
-		}
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("listing prompts of %s: %w", server, err)
-			}
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out, err
+	return listAll(ctx, s.h, server, "prompts",
+		func(c *mcp.ServerCapabilities) bool { return c.Prompts != nil },
+		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Prompt, error] {
+			return cs.Prompts(ctx, nil)
+		})
 }
 
 func (s source) ListResources(ctx context.Context, server string) ([]*mcp.Resource, error) {
-	var out []*mcp.Resource
-	err := s.h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+	return listAll(ctx, s.h, server, "resources",
+		func(c *mcp.ServerCapabilities) bool { return c.Resources != nil },
+		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Resource, error] {
+			return cs.Resources(ctx, nil)
+		})
+}
+
+// listAll reads every page of one of a server's lists, or nothing if the
+// server does not offer that capability.
+func listAll[T any](ctx context.Context, h *Host, server, what string,
+	offered func(*mcp.ServerCapabilities) bool,
+	items func(context.Context, *mcp.ClientSession) iter.Seq2[T, error]) ([]T, error) {
+	var out []T
+	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		out = nil
-		if cs.InitializeResult().Capabilities.Resources == nil {
+		if caps := cs.InitializeResult().Capabilities; caps == nil || !offered(caps) {
 			return nil
 		}
-		for r, err := range cs.Resources(ctx, nil) {
+		for item, err := range items(ctx, cs) {
 			if err != nil {
-				return fmt.Errorf("listing resources of %s: %w", server, err)
+				return fmt.Errorf("listing %s of %s: %w", what, server, err)
 			}
-			out = append(out, r)
+			out = append(out, item)
 		}
 		return nil
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/internal/demoserver"
+	"github.com/mcphost/mcphost/internal/demotest"
 )
 
 func TestMain(m *testing.M) {
@@ -22,13 +23,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func demo(name string) *config.Server {
-	exe, _ := os.Executable()
-	return &config.Server{
-		Name: name, Transport: config.TransportStdio, Command: exe, Args: []string{"-name", name},
-		Env: map[string]string{demoserver.ChildEnv: "1"}, Approved: true, ConnectTimeout: 10 * time.Second,
-	}
-}
+var demo = demotest.Server
 
 func newHost(t *testing.T, servers ...*config.Server) *host.Host {
 	t.Helper()

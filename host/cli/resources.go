@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -28,25 +27,9 @@ func (a *app) resourcesCmd() *cobra.Command {
 			}
 			defer h.Close()
 			rs, problems := h.Resources(cmd.Context(), server)
-			if asJSON {
-				if rs == nil {
-					rs = []*registry.Resource{}
-				}
-				return a.writeJSON(struct {
-					Resources []*registry.Resource `json:"resources"`
-					Problems  []registry.Problem   `json:"problems,omitempty"`
-				}{rs, problems})
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERVER\tURI\tNAME\tMIME TYPE")
-			for _, r := range rs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server, r.URI, r.Name, r.MIMEType)
-			}
-			tw.Flush()
-			for _, p := range problems {
-				fmt.Fprintf(a.stderr, "warning: %s\n", p)
-			}
-			return nil
+			return listOutput(a, asJSON, "resources", rs, problems, "SERVER\tURI\tNAME\tMIME TYPE", func(r *registry.Resource) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s", r.Server, r.URI, r.Name, r.MIMEType)
+			})
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -106,18 +89,7 @@ func (a *app) promptsCmd() *cobra.Command {
 			}
 			defer h.Close()
 			ps, problems := h.Prompts(cmd.Context())
-			if asJSON {
-				if ps == nil {
-					ps = []*registry.Prompt{}
-				}
-				return a.writeJSON(struct {
-					Prompts  []*registry.Prompt `json:"prompts"`
-					Problems []registry.Problem `json:"problems,omitempty"`
-				}{ps, problems})
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSERVER\tARGUMENTS\tDESCRIPTION")
-			for _, p := range ps {
+			return listOutput(a, asJSON, "prompts", ps, problems, "NAME\tSERVER\tARGUMENTS\tDESCRIPTION", func(p *registry.Prompt) string {
 				var args []string
 				for _, arg := range p.Arguments {
 					n := arg.Name
@@ -126,13 +98,8 @@ func (a *app) promptsCmd() *cobra.Command {
 					}
 					args = append(args, n)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, p.Server, strings.Join(args, ","), clip(firstLine(p.Description), 60))
-			}
-			tw.Flush()
-			for _, p := range problems {
-				fmt.Fprintf(a.stderr, "warning: %s\n", p)
-			}
-			return nil
+				return fmt.Sprintf("%s\t%s\t%s\t%s", p.Name, p.Server, strings.Join(args, ","), clip(firstLine(p.Description), 60))
+			})
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")

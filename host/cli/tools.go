@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,25 +39,9 @@ func (a *app) toolsCmd() *cobra.Command {
 				a.connectAll(ctx, h)
 				tools, problems = h.Tools(ctx)
 			}
-			if asJSON {
-				if tools == nil {
-					tools = []*registry.Tool{}
-				}
-				return a.writeJSON(struct {
-					Tools    []*registry.Tool   `json:"tools"`
-					Problems []registry.Problem `json:"problems,omitempty"`
-				}{tools, problems})
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSERVER\tPROPERTIES\tDESCRIPTION")
-			for _, t := range tools {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Server, properties(t), clip(firstLine(t.Description), 60))
-			}
-			tw.Flush()
-			for _, p := range problems {
-				fmt.Fprintf(a.stderr, "warning: %s\n", p)
-			}
-			return nil
+			return listOutput(a, asJSON, "tools", tools, problems, "NAME\tSERVER\tPROPERTIES\tDESCRIPTION", func(t *registry.Tool) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s", t.Name, t.Server, properties(t), clip(firstLine(t.Description), 60))
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/demoserver"
+	"github.com/mcphost/mcphost/internal/demotest"
 )
 
 func TestMain(m *testing.M) {
@@ -25,16 +26,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// demo returns a stdio server config that runs this test binary as the demo server.
-func demo(name string, args ...string) *config.Server {
-	exe, _ := os.Executable()
-	return &config.Server{
-		Name: name, Transport: config.TransportStdio, Command: exe,
-		Args:     append([]string{"-name", name}, args...),
-		Env:      map[string]string{demoserver.ChildEnv: "1"},
-		Approved: true, ConnectTimeout: 10 * time.Second,
-	}
-}
+var demo = demotest.Server
 
 func shell(name, script string) *config.Server {
 	return &config.Server{Name: name, Transport: config.TransportStdio, Command: "/bin/sh", Args: []string{"-c", script},

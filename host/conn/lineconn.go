@@ -1,7 +1,6 @@
 package conn
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/internal/lineio"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -34,7 +34,7 @@ type lineConn struct {
 	w       io.WriteCloser
 	maxLine int
 
-	wmu      sync.Mutex
+	out      *lineio.Writer
 	incoming chan jsonrpc.Message
 	done     chan struct{} // closed when the read loop ends
 	readErr  error         // why the read loop ended; valid after done
@@ -55,7 +55,7 @@ type lineConn struct {
 
 func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int) *lineConn {
 	c := &lineConn{
-		r: r, w: w, maxLine: maxLine,
+		r: r, w: w, maxLine: maxLine, out: lineio.NewWriter(w),
 		incoming: make(chan jsonrpc.Message),
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
@@ -69,38 +69,18 @@ func (c *lineConn) SessionID() string { return "" }
 
 func (c *lineConn) readLoop() {
 	defer close(c.done)
-	br := bufio.NewReaderSize(c.r, 64<<10)
-	var buf []byte
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(buf)+len(line) > c.maxLine {
-				c.fail(errLineTooLong)
-				return
-			}
-			buf = append(buf, line...)
-			continue
-		}
-		if len(buf) > 0 {
-			buf = append(buf, line...)
-			line, buf = buf, nil
-		}
-		if len(line) > c.maxLine {
-			c.fail(errLineTooLong)
-			return
-		}
-		if msg := bytes.TrimSpace(line); len(msg) > 0 {
-			// line is bufio's buffer, reused by the next read: what is
-			// dispatched must own its bytes.
-			if err := c.dispatch(bytes.Clone(msg)); err != nil {
-				c.fail(err)
-				return
-			}
-		}
-		if err != nil {
+	err := lineio.ReadLines(c.r, c.maxLine, func(msg []byte) bool {
+		if err := c.dispatch(msg); err != nil {
 			c.fail(err)
-			return
+			return false
 		}
+		return true
+	})
+	if err != nil {
+		if errors.Is(err, lineio.ErrTooLong) {
+			err = errLineTooLong
+		}
+		c.fail(err)
 	}
 }
 
@@ -196,23 +176,12 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.writeLine(data)
 }
 
-func (c *lineConn) writeLine(data []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	select {
-	case <-c.closed:
-		return io.ErrClosedPipe
-	default:
-	}
-	if _, err := c.w.Write(append(data, '\n')); err != nil {
-		return err
-	}
-	return nil
-}
+func (c *lineConn) writeLine(data []byte) error { return c.out.WriteLine(data) }
 
 func (c *lineConn) Close() error {
 	c.close1.Do(func() {
 		close(c.closed)
+		c.out.Close()
 		c.closeErr = errors.Join(c.w.Close(), c.r.Close())
 	})
 	return c.closeErr

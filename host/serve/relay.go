@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/lineio"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -40,7 +40,7 @@ type relayConn struct {
 	r io.ReadCloser
 	w io.WriteCloser
 
-	wmu      sync.Mutex
+	out      *lineio.Writer
 	incoming chan jsonrpc.Message
 	done     chan struct{}
 	readErr  error
@@ -60,7 +60,7 @@ type relayConn struct {
 
 func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 	c := &relayConn{
-		g: g, r: r, w: w,
+		g: g, r: r, w: w, out: lineio.NewWriter(w),
 		incoming: make(chan jsonrpc.Message),
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
@@ -79,33 +79,7 @@ func (c *relayConn) SessionID() string { return "" }
 
 func (c *relayConn) readLoop() {
 	defer close(c.done)
-	br := bufio.NewReaderSize(c.r, 64<<10)
-	var buf []byte
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(buf)+len(line) > MaxMessageBytes {
-				c.readErr = errors.New("message from the client exceeds the size limit")
-				return
-			}
-			buf = append(buf, line...)
-			continue
-		}
-		if len(buf) > 0 {
-			line, buf = append(buf, line...), nil
-		}
-		if msg := bytes.TrimSpace(line); len(msg) > 0 && len(msg) <= MaxMessageBytes {
-			// line is bufio's buffer, reused by the next read: what is
-			// handled (and relayed from another goroutine) must own its bytes.
-			if !c.handleLine(bytes.Clone(msg)) {
-				return
-			}
-		}
-		if err != nil {
-			c.readErr = err
-			return
-		}
-	}
+	c.readErr = lineio.ReadLines(c.r, MaxMessageBytes, c.handleLine)
 }
 
 // handleLine relays, answers or passes on one message; false means stop.
@@ -466,25 +440,14 @@ func (c *relayConn) noteInitialize(resp *jsonrpc.Response) {
 	}
 }
 
-func (c *relayConn) writeLine(data []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	select {
-	case <-c.closed:
-		return io.ErrClosedPipe
-	default:
-	}
-	_, err := c.w.Write(append(data, '\n'))
-	return err
-}
+func (c *relayConn) writeLine(data []byte) error { return c.out.WriteLine(data) }
 
 // Close cancels relayed calls, waits for them, and closes the streams.
 func (c *relayConn) Close() error {
 	var err error
 	c.close1.Do(func() {
-		c.wmu.Lock()
 		close(c.closed) // unblocks relayed calls handing messages to the go-sdk
-		c.wmu.Unlock()
+		c.out.Close()
 		c.cancel()
 		c.wg.Wait()
 		err = errors.Join(c.r.Close(), c.w.Close())

@@ -282,12 +282,18 @@ func TestServeWithInspectorCLI(t *testing.T) {
 	}
 }
 
-// children returns the pids whose parent is pid.
-func children(pid int) []int {
-	var out []int
+// proc is one line of /proc/PID/stat, the fields these tests need.
+type proc struct {
+	pid, ppid, pgid int
+	state           string
+}
+
+// procs lists the machine's processes.
+func procs() []proc {
+	var out []proc
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
@@ -296,11 +302,23 @@ func children(pid int) []int {
 			continue
 		}
 		s := string(b)
-		fields := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-		if len(fields) > 1 {
-			if ppid, _ := strconv.Atoi(fields[1]); ppid == pid {
-				out = append(out, p)
-			}
+		f := strings.Fields(s[strings.LastIndex(s, ")")+1:]) // state ppid pgrp ...
+		if len(f) < 3 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		pgid, _ := strconv.Atoi(f[2])
+		out = append(out, proc{pid: pid, ppid: ppid, pgid: pgid, state: f[0]})
+	}
+	return out
+}
+
+// children returns the processes whose parent is pid.
+func children(pid int) []proc {
+	var out []proc
+	for _, p := range procs() {
+		if p.ppid == pid {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -309,22 +327,9 @@ func children(pid int) []int {
 // groupMembers returns the live (non-zombie) processes in process group pgid.
 func groupMembers(pgid int) []int {
 	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-		if len(fields) > 2 && fields[0] != "Z" {
-			if g, _ := strconv.Atoi(fields[2]); g == pgid {
-				out = append(out, p)
-			}
+	for _, p := range procs() {
+		if p.pgid == pgid && p.state != "Z" {
+			out = append(out, p.pid)
 		}
 	}
 	return out
@@ -360,10 +365,6 @@ func TestNoOrphans(t *testing.T) {
 
 	// The demo server crashes mid-call: the call fails, the process is reaped,
 	// and the next call starts a new one.
-	before := map[int]bool{}
-	for _, k := range kids {
-		before[k] = true
-	}
 	res, err := call("mcp__demo__crash", map[string]any{})
 	if err == nil && !res.IsError {
 		t.Fatal("a call whose server crashed succeeded")
@@ -376,8 +377,8 @@ func TestNoOrphans(t *testing.T) {
 		t.Errorf("after the crash mcphost has children %v, want 2 live ones and no zombie", kids)
 	}
 	for _, k := range kids {
-		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", k)); strings.Contains(string(b), ") Z ") {
-			t.Errorf("zombie child %d", k)
+		if k.state == "Z" {
+			t.Errorf("zombie child %d", k.pid)
 		}
 	}
 
@@ -392,9 +393,9 @@ func TestNoOrphans(t *testing.T) {
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for _, k := range kids {
-		for len(groupMembers(k)) > 0 {
+		for len(groupMembers(k.pid)) > 0 {
 			if time.Now().After(deadline) {
-				t.Fatalf("server process group %d outlived mcphost: %v", k, groupMembers(k))
+				t.Fatalf("server process group %d outlived mcphost: %v", k.pid, groupMembers(k.pid))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
