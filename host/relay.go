@@ -24,7 +24,11 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	if err != nil {
 		return nil, false, nil // CallTool reports it
 	}
-	var timeout = h.conns.Get(t.Server).Config().ToolTimeout
+	c := h.conns.Get(t.Server)
+	if c == nil {
+		return nil, false, nil
+	}
+	timeout := c.Config().ToolTimeout
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)

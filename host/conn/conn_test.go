@@ -399,3 +399,38 @@ func TestStaticHeadersAndNoRedirects(t *testing.T) {
 		t.Errorf("static header = %v", gotHeader.Load())
 	}
 }
+
+// TestSessionExpiryReconnectsAndRetriesOnce: a streamable HTTP server that
+// forgets the session (a restart) answers 404; the call is retried once on a
+// new session and succeeds.
+func TestSessionExpiryReconnectsAndRetriesOnce(t *testing.T) {
+	t.Parallel()
+	newHandler := func() http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return demoserver.New(nil) }, nil)
+	}
+	var current atomic.Value
+	current.Store(newHandler())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		current.Load().(http.Handler).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	m := NewManager([]*config.Server{{Name: "web", Transport: config.TransportHTTP, URL: srv.URL, Approved: true, ConnectTimeout: 5 * time.Second}}, nil)
+	defer m.Close()
+	ctx := context.Background()
+	echo := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "one"}}
+	if _, err := m.CallTool(ctx, "web", echo, nil); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := m.Session(ctx, "web")
+	current.Store(newHandler()) // the server "restarts": every session is gone
+	res, err := m.CallTool(ctx, "web", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "two"}}, nil)
+	if err != nil {
+		t.Fatalf("call after session expiry: %v", err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "two" {
+		t.Errorf("echo = %q", got)
+	}
+	if second, _ := m.Session(ctx, "web"); second == first {
+		t.Error("the expired session was not replaced")
+	}
+}

@@ -50,7 +50,7 @@ type lineConn struct {
 	// that the go-sdk client puts on its requests, captured from the first
 	// request that carries them, so that raw requests carry the same.
 	metaOnce sync.Once
-	meta     []byte
+	meta     atomic.Pointer[[]byte]
 }
 
 func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int) *lineConn {
@@ -171,7 +171,10 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "initialize" {
-		c.metaOnce.Do(func() { c.meta = reservedMeta(req.Params) })
+		c.metaOnce.Do(func() {
+			m := reservedMeta(req.Params)
+			c.meta.Store(&m)
+		})
 	}
 	return c.writeLine(data)
 }
@@ -223,7 +226,11 @@ func reservedMeta(params json.RawMessage) []byte {
 func (c *lineConn) CallRaw(ctx context.Context, tool string, args []byte) ([]byte, error) {
 	id := strconv.Quote(rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10))
 	name, _ := json.Marshal(tool)
-	msg := make([]byte, 0, 96+len(name)+len(args)+len(c.meta))
+	var meta []byte
+	if m := c.meta.Load(); m != nil {
+		meta = *m
+	}
+	msg := make([]byte, 0, 96+len(name)+len(args)+len(meta))
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
 	msg = append(msg, id...)
 	msg = append(msg, `,"method":"tools/call","params":{"name":`...)
@@ -232,9 +239,9 @@ func (c *lineConn) CallRaw(ctx context.Context, tool string, args []byte) ([]byt
 		msg = append(msg, `,"arguments":`...)
 		msg = append(msg, args...)
 	}
-	if len(c.meta) > 0 {
+	if len(meta) > 0 {
 		msg = append(msg, `,"_meta":{`...)
-		msg = append(msg, c.meta...)
+		msg = append(msg, meta...)
 		msg = append(msg, '}')
 	}
 	msg = append(msg, "}}"...)
