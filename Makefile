@@ -5,7 +5,7 @@ ADDR    ?= 127.0.0.1:8931
 DEMO_HTTP_PORT ?= 18931
 export DEMO_HTTP_PORT
 
-.PHONY: all build run test test-deps unit fuzz bench vet fmt clean
+.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto
 
 all: build
 
@@ -46,3 +46,17 @@ bench: build
 
 clean:
 	rm -rf $(BIN)
+
+# Regenerates the plugin protocol's Go code (committed) from sdk/proto.
+PROTOC_GEN_GO_VERSION      := v1.36.6
+PROTOC_GEN_GO_GRPC_VERSION := v1.3.0
+proto:
+	@command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
+	GOBIN=$(CURDIR)/bin/tools $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(CURDIR)/bin/tools $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	PATH="$(CURDIR)/bin/tools:$$PATH" protoc -I sdk/proto \
+		--go_out=sdk/internal/pluginpb/v1 --go_opt=paths=source_relative \
+		--go-grpc_out=sdk/internal/pluginpb/v1 --go-grpc_opt=paths=source_relative \
+		sdk/proto/mcphost/plugin/v1/plugin.proto
+	mv sdk/internal/pluginpb/v1/mcphost/plugin/v1/*.go sdk/internal/pluginpb/v1/
+	rm -rf sdk/internal/pluginpb/v1/mcphost

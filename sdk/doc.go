@@ -1,7 +1,20 @@
-// Package sdk will be mcphost's public plugin SDK: the gRPC protocols for
-// transport, auth and headers-helper plugins, the Go interfaces a plugin
-// implements, and a Serve helper so that a plugin's main is a few lines.
+// Package sdk is mcphost's public plugin SDK: what a third party imports to
+// write a transport, auth or headers-helper plugin. It never imports the host.
 //
-// It is what a third party imports to write a plugin, and it never imports the
-// host. It is empty until the plugin milestone; see the project README.
+// A plugin implements one or more of the interfaces Transport, Auth and
+// Headers and calls Serve from main:
+//
+//	func main() {
+//		sdk.Serve(&sdk.ServeOpts{
+//			Info:      sdk.Info{Name: "transport-ws", Version: "1.0.0", Transports: []sdk.Component{{Name: "ws"}}},
+//			Transport: wsTransport{},
+//		})
+//	}
+//
+// Plugins run as separate processes started by the host through
+// hashicorp/go-plugin over gRPC with mutual TLS. The protocol (package
+// mcphost.plugin.v1, see sdk/proto) carries MCP's JSON-RPC messages as opaque
+// bytes, so a plugin may be written in any language that speaks gRPC; this
+// package is the Go binding. The host uses the same package's client side
+// (ClientPlugins) and never touches protobuf types.
 package sdk

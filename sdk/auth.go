@@ -1,0 +1,81 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Auth supplies credentials for servers, with the semantics of the go-sdk's
+// auth.OAuthHandler: Token is asked before each request, Authorize after the
+// server answers 401 or 403. Methods are called concurrently for many servers.
+type Auth interface {
+	// Token returns the credential for a request to the server, or an empty
+	// AccessToken if there is none yet.
+	Token(ctx context.Context, req *TokenRequest) (*TokenResponse, error)
+	// Authorize reacts to a 401/403: it obtains a credential (so that the next
+	// Token returns it), possibly by asking the host to drive an Interaction.
+	Authorize(ctx context.Context, req *AuthorizeRequest) (*AuthorizeResponse, error)
+}
+
+// Interactive is implemented by auth plugins whose Authorize can ask the host
+// to drive a user interaction (open a URL, receive a callback).
+type Interactive interface {
+	CompleteInteraction(ctx context.Context, req *CompleteInteractionRequest) (*CompleteInteractionResponse, error)
+}
+
+// ServerRef identifies the server a credential is for.
+type ServerRef struct {
+	Scheme     string
+	ServerName string
+	ServerURL  string
+	// Config is the auth block's configuration (a JSON object).
+	Config json.RawMessage
+}
+
+// TokenRequest asks for a server's current credential.
+type TokenRequest struct{ Server ServerRef }
+
+// TokenResponse carries a credential; a zero Expiry means it does not expire.
+type TokenResponse struct {
+	AccessToken string
+	TokenType   string
+	Expiry      time.Time
+	Diagnostics Diagnostics
+}
+
+// AuthorizeRequest reports a 401/403 from the server.
+type AuthorizeRequest struct {
+	Server          ServerRef
+	RequestURL      string
+	Status          int
+	WWWAuthenticate string
+}
+
+// AuthorizeResponse may ask the host to drive an interaction.
+type AuthorizeResponse struct {
+	Interaction *Interaction
+	Diagnostics Diagnostics
+}
+
+// Interaction asks the host to open OpenURL for the user and, if
+// CallbackPath is set, to listen once on 127.0.0.1 for that path and pass the
+// callback's query to CompleteInteraction.
+type Interaction struct {
+	ID           string
+	OpenURL      string
+	CallbackPath string
+}
+
+// CompleteInteractionRequest carries the callback of an interaction.
+type CompleteInteractionRequest struct {
+	Server        ServerRef
+	ID            string
+	CallbackQuery string
+	RedirectURI   string
+}
+
+// CompleteInteractionResponse reports the outcome.
+type CompleteInteractionResponse struct {
+	Diagnostics Diagnostics
+}
