@@ -29,6 +29,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"sort"
 	"time"
 
@@ -75,6 +76,15 @@ type Server struct {
 	URL           string            `json:"url,omitempty"`
 	Headers       map[string]string `json:"headers,omitempty"`
 	HeadersHelper string            `json:"headers_helper,omitempty"`
+	// TLS and proxy options for remote transports (paths are absolute).
+	CAFile                string `json:"ca_file,omitempty"`
+	ClientCertFile        string `json:"client_cert_file,omitempty"`
+	ClientKeyFile         string `json:"client_key_file,omitempty"`
+	TLSServerName         string `json:"tls_server_name,omitempty"`
+	TLSInsecureSkipVerify bool   `json:"tls_insecure_skip_verify,omitempty"`
+	ProxyURL              string `json:"proxy_url,omitempty"`
+	// TransportOptions are passed to a plugin transport as its configuration.
+	TransportOptions map[string]string `json:"transport_options,omitempty"`
 
 	Disabled       bool          `json:"disabled,omitempty"`
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
@@ -151,6 +161,10 @@ type Settings struct {
 	MaxConcurrentCalls int `json:"max_concurrent_calls,omitempty"`
 	// MaxMessageBytes caps one message from a server (0: the default, 4 MiB).
 	MaxMessageBytes int `json:"max_message_bytes,omitempty"`
+	// PluginDir is where plugins are discovered (every executable file in it).
+	PluginDir string `json:"plugin_dir,omitempty"`
+	// PluginLock is the lock file pinning each plugin binary's sha256.
+	PluginLock string `json:"plugin_lock,omitempty"`
 	// ApproveAllProjectServers approves every project-scope server. It is only
 	// honoured in the user, local, cli and managed scopes: a project cannot
 	// approve itself.
@@ -181,6 +195,10 @@ type Config struct {
 	// excluded by an exclusive managed configuration.
 	Skipped  []*Skipped `json:"skipped,omitempty"`
 	Settings Settings   `json:"settings"`
+	// Plugins are the configured and discovered plugins, sorted by name.
+	Plugins []*Plugin `json:"plugins,omitempty"`
+	// Transports lists every available transport: built-in and from locked plugins.
+	Transports []string `json:"transports"`
 	// Files lists the files read, lowest precedence first.
 	Files []File `json:"files"`
 	// ManagedExclusive reports whether the managed file declares servers, so
@@ -196,6 +214,52 @@ func (c *Config) Server(name string) *Server {
 	i := sort.Search(len(c.Servers), func(i int) bool { return c.Servers[i].Name >= name })
 	if i < len(c.Servers) && c.Servers[i].Name == name {
 		return c.Servers[i]
+	}
+	return nil
+}
+
+// Plugin is a plugin binary the host may start.
+type Plugin struct {
+	Name string `json:"name"`
+	// Path is the binary's absolute path.
+	Path string `json:"path"`
+	// SHA256 is the checksum pinned in the plugin block, if any.
+	SHA256 string `json:"sha256,omitempty"`
+	// Discovered is set for plugins found in the plugin directory rather than declared.
+	Discovered bool `json:"discovered,omitempty"`
+	// Locked is the plugin's entry in the lock file, if it matches Path.
+	Locked *LockedPlugin `json:"locked,omitempty"`
+	Origin Origin        `json:"origin"`
+}
+
+// Pin returns the checksum the binary must have: the plugin block's, else the
+// lock file's. "" means the plugin is not pinned and must not be started.
+func (p *Plugin) Pin() string {
+	if p.SHA256 != "" {
+		return p.SHA256
+	}
+	if p.Locked != nil {
+		return p.Locked.SHA256
+	}
+	return ""
+}
+
+// PluginFor returns the plugin that provides a transport, or nil.
+func (c *Config) PluginFor(transport string) *Plugin {
+	for _, p := range c.Plugins {
+		if p.Locked != nil && slices.Contains(p.Locked.Transports, transport) {
+			return p
+		}
+	}
+	return nil
+}
+
+// Plugin returns the plugin with the given name, or nil.
+func (c *Config) Plugin(name string) *Plugin {
+	for _, p := range c.Plugins {
+		if p.Name == name {
+			return p
+		}
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"net/url"
 	"regexp"
 	"slices"
@@ -19,6 +21,7 @@ var (
 		Blocks: []hcl.BlockHeaderSchema{
 			{Type: "server", LabelNames: []string{"name"}},
 			{Type: "settings"},
+			{Type: "plugin", LabelNames: []string{"name"}},
 		},
 	}
 	serverSchema = &hcl.BodySchema{
@@ -35,6 +38,19 @@ var (
 			{Name: "disabled"},
 			{Name: "connect_timeout"},
 			{Name: "tool_timeout"},
+			{Name: "ca_file"},
+			{Name: "client_cert_file"},
+			{Name: "client_key_file"},
+			{Name: "tls_server_name"},
+			{Name: "tls_insecure_skip_verify"},
+			{Name: "proxy_url"},
+			{Name: "transport_options"},
+		},
+	}
+	pluginSchema = &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{
+			{Name: "path", Required: true},
+			{Name: "sha256"},
 		},
 	}
 	settingsSchema = &hcl.BodySchema{
@@ -48,6 +64,8 @@ var (
 			{Name: "max_message_bytes"},
 			{Name: "approve_all_project_servers"},
 			{Name: "approved_project_servers"},
+			{Name: "plugin_dir"},
+			{Name: "plugin_lock"},
 		},
 	}
 )
@@ -80,6 +98,7 @@ type partialSettings struct {
 	concurrencyLocal, concurrencyRemote *int
 	maxCalls, maxMessage                *int
 	outputDir                           *string
+	pluginDir, pluginLock               *string
 	approveAll                          *bool
 	defRange                            hcl.Range
 	approveAllRange                     hcl.Range
@@ -88,34 +107,39 @@ type partialSettings struct {
 }
 
 type decodedFile struct {
-	path     string
-	scope    Scope
-	servers  []*decodedServer
-	settings *partialSettings
+	path         string
+	scope        Scope
+	serverBlocks []*hcl.Block
+	servers      []*decodedServer
+	plugins      []*Plugin
+	settings     *partialSettings
 }
 
-// decodeFile decodes one parsed file. transports lists the allowed transport
-// names (built-in and plugin-provided).
-func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext, transports []string) (*decodedFile, hcl.Diagnostics) {
+// decodeFile decodes one parsed file's settings and plugin blocks and
+// collects its server blocks; decodeServers decodes those once the available
+// transports are known.
+func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*decodedFile, hcl.Diagnostics) {
 	out := &decodedFile{path: path, scope: scope}
 	content, diags := f.Body.Content(fileSchema)
 	diags = explainUnsupported(diags, fileSchema)
-	seen := map[string]hcl.Range{}
+	seenPlugins := map[string]hcl.Range{}
 	for _, b := range content.Blocks {
 		switch b.Type {
 		case "server":
-			s, d := decodeServer(b, path, scope, ctx, transports)
+			out.serverBlocks = append(out.serverBlocks, b)
+		case "plugin":
+			p, d := decodePlugin(b, path, scope, ctx)
 			diags = append(diags, d...)
-			if s == nil {
+			if p == nil {
 				continue
 			}
-			if first, dup := seen[s.Name]; dup {
-				diags = append(diags, errorf(&s.nameRange, "Duplicate server",
-					"A server named %q is already declared at %s; each server name may appear once per file.", s.Name, first))
+			if first, dup := seenPlugins[p.Name]; dup {
+				diags = append(diags, errorf(&b.LabelRanges[0], "Duplicate plugin",
+					"A plugin named %q is already declared at %s; each plugin name may appear once per file.", p.Name, first))
 				continue
 			}
-			seen[s.Name] = s.nameRange
-			out.servers = append(out.servers, s)
+			seenPlugins[p.Name] = b.LabelRanges[0]
+			out.plugins = append(out.plugins, p)
 		case "settings":
 			if out.settings != nil {
 				diags = append(diags, errorf(&b.DefRange, "Duplicate settings block",
@@ -128,6 +152,63 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext, tra
 		}
 	}
 	return out, diags
+}
+
+// decodeServers decodes a file's server blocks.
+func decodeServers(df *decodedFile, ctx *hcl.EvalContext, transports []string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	seen := map[string]hcl.Range{}
+	for _, b := range df.serverBlocks {
+		s, d := decodeServer(b, df.path, df.scope, ctx, transports)
+		diags = append(diags, d...)
+		if s == nil {
+			continue
+		}
+		if first, dup := seen[s.Name]; dup {
+			diags = append(diags, errorf(&s.nameRange, "Duplicate server",
+				"A server named %q is already declared at %s; each server name may appear once per file.", s.Name, first))
+			continue
+		}
+		seen[s.Name] = s.nameRange
+		df.servers = append(df.servers, s)
+	}
+	return diags
+}
+
+// decodePlugin decodes a plugin block; a relative path is relative to the file.
+func decodePlugin(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext) (*Plugin, hcl.Diagnostics) {
+	name := b.Labels[0]
+	var diags hcl.Diagnostics
+	if !ValidServerName(name) {
+		diags = append(diags, errorf(&b.LabelRanges[0], "Invalid plugin name",
+			"Plugin name %q is not allowed: use letters and digits, optionally joined by single '-' or '_'.", name))
+	}
+	content, d := b.Body.Content(pluginSchema)
+	diags = append(diags, explainUnsupported(d, pluginSchema)...)
+	p := &Plugin{Name: name, Origin: Origin{Scope: scope, File: path, Range: b.DefRange}}
+	if a := content.Attributes["path"]; a != nil {
+		diags = append(diags, decodeExpr(a.Expr, ctx, &p.Path)...)
+		p.Path = resolvePath(path, p.Path)
+	}
+	if a := content.Attributes["sha256"]; a != nil {
+		diags = append(diags, decodeExpr(a.Expr, ctx, &p.SHA256)...)
+		if !validSHA256(p.SHA256) {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid checksum",
+				"sha256 must be 64 hexadecimal digits (as `sha256sum` prints them), got %q.", p.SHA256))
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return p, diags
+}
+
+// resolvePath makes p absolute, relative to the directory of the file that declares it.
+func resolvePath(file, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(file), p)
 }
 
 func (p *partialSettings) firstRange() hcl.Range { return p.defRange }
@@ -165,6 +246,15 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 	decode("headers", &s.Headers)
 	decode("headers_helper", &s.HeadersHelper)
 	decode("disabled", &s.Disabled)
+	decode("tls_server_name", &s.TLSServerName)
+	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)
+	decode("proxy_url", &s.ProxyURL)
+	decode("transport_options", &s.TransportOptions)
+	for attrName, dst := range map[string]*string{"ca_file": &s.CAFile, "client_cert_file": &s.ClientCertFile, "client_key_file": &s.ClientKeyFile} {
+		if decode(attrName, dst) != nil {
+			*dst = resolvePath(path, *dst)
+		}
+	}
 	s.ConnectTimeout = decodeDuration(attrs["connect_timeout"], ctx, &diags)
 	s.ToolTimeout = decodeDuration(attrs["tool_timeout"], ctx, &diags)
 	if diags.HasErrors() {
@@ -186,7 +276,7 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 			diags = append(diags, errorf(&r, "Missing command",
 				"A stdio server needs a command, e.g. command = \"npx\" and args = [\"-y\", \"@modelcontextprotocol/server-everything\"]. For a remote server set transport = \"http\" or \"sse\" and a url."))
 		}
-		for _, a := range []string{"url", "headers", "headers_helper"} {
+		for _, a := range []string{"url", "headers", "headers_helper", "ca_file", "client_cert_file", "client_key_file", "tls_server_name", "tls_insecure_skip_verify", "proxy_url", "transport_options"} {
 			notFor(a, s.Transport, "it applies to remote transports (http, sse, or a plugin transport)")
 		}
 		for k := range s.Env {
@@ -210,6 +300,15 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 				"A %s server needs a url, e.g. url = \"https://example.com/mcp\".", s.Transport))
 		} else if msg := checkURL(s.Transport, s.URL); msg != "" {
 			diags = append(diags, errorf(urlAttr.Expr.Range().Ptr(), "Invalid url", "%s", msg))
+		}
+		if (s.ClientCertFile == "") != (s.ClientKeyFile == "") {
+			diags = append(diags, errorf(&b.DefRange, "Incomplete client certificate",
+				"client_cert_file and client_key_file go together: set both for mutual TLS, or neither."))
+		}
+		if s.Transport == TransportHTTP || s.Transport == TransportSSE {
+			for _, a := range []string{"transport_options"} {
+				notFor(a, s.Transport, "it passes options to a plugin transport")
+			}
 		}
 		for k := range s.Headers {
 			if !headerNameRE.MatchString(k) {
@@ -304,6 +403,14 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 		diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
 		p.outputDir = &v
 	}
+	for name, dst := range map[string]**string{"plugin_dir": &p.pluginDir, "plugin_lock": &p.pluginLock} {
+		if a := attrs[name]; a != nil {
+			var v string
+			diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
+			v = resolvePath(a.Expr.Range().Filename, v)
+			*dst = &v
+		}
+	}
 	if a := attrs["approve_all_project_servers"]; a != nil {
 		var v bool
 		diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
@@ -376,4 +483,9 @@ func suggest(given string, allowed []string) string {
 		}
 	}
 	return best
+}
+
+func validSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == 32
 }

@@ -31,7 +31,8 @@ func FuzzLoad(f *testing.F) {
 		if diags.HasErrors() || file == nil {
 			return
 		}
-		df, diags := decodeFile(file, "fuzz.hcl", ScopeUser, evalContext(lookup), BuiltinTransports)
+		df, diags := decodeFile(file, "fuzz.hcl", ScopeUser, evalContext(lookup))
+		diags = append(diags, decodeServers(df, evalContext(lookup), append(BuiltinTransports, "ws"))...)
 		for _, d := range diags {
 			if d.Severity == hcl.DiagError && d.Subject == nil {
 				t.Fatalf("error without a source range: %s", d.Error())

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
@@ -102,17 +104,107 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 		if f == nil || d.HasErrors() {
 			continue
 		}
-		df, d := decodeFile(f, src.path, src.scope, ctx, o.Transports)
+		df, d := decodeFile(f, src.path, src.scope, ctx)
 		diags = append(diags, d...)
 		files = append(files, df)
+	}
+
+	diags = append(diags, mergeSettings(cfg, files)...)
+	if cfg.Settings.PluginDir == "" {
+		cfg.Settings.PluginDir = envOr(o.LookupEnv, EnvPluginDir, joinIf(loc.ConfigDir, "plugins"))
+	}
+	if cfg.Settings.PluginLock == "" {
+		cfg.Settings.PluginLock = envOr(o.LookupEnv, EnvPluginLock, joinIf(loc.ConfigDir, "plugins.lock.hcl"))
+	}
+	diags = append(diags, mergePlugins(cfg, files)...)
+	cfg.Transports = append([]string(nil), o.Transports...)
+	for _, p := range cfg.Plugins {
+		if p.Locked == nil {
+			continue
+		}
+		for _, t := range p.Locked.Transports {
+			if prev := cfg.PluginFor(t); prev != p || slices.Contains(cfg.Transports, t) {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Transport provided twice",
+					Detail: fmt.Sprintf("Plugin %q provides transport %q, which is already provided (built in, or by plugin %q).", p.Name, t, prev.Name)})
+				continue
+			}
+			cfg.Transports = append(cfg.Transports, t)
+		}
+	}
+	var unlocked []string
+	for _, p := range cfg.Plugins {
+		if p.Locked == nil {
+			unlocked = append(unlocked, p.Name)
+		}
+	}
+	for _, df := range files {
+		d := decodeServers(df, ctx, cfg.Transports)
+		for _, diag := range d {
+			if diag.Summary == "Unknown transport" && len(unlocked) > 0 {
+				diag.Detail += fmt.Sprintf(" Plugins whose transports are not known yet: %s; run `mcphost plugins lock` to record what they provide.", strings.Join(unlocked, ", "))
+			}
+		}
+		diags = append(diags, d...)
 	}
 	for name, f := range parser.Files() {
 		cfg.Sources[name] = f
 	}
-
-	diags = append(diags, mergeSettings(cfg, files)...)
 	diags = append(diags, mergeServers(cfg, files, o.Dynamic)...)
 	return cfg, diags
+}
+
+// Environment variables that relocate the plugin directory and lock file.
+const (
+	EnvPluginDir  = "MCPHOST_PLUGIN_DIR"
+	EnvPluginLock = "MCPHOST_PLUGIN_LOCK"
+)
+
+func envOr(lookup LookupEnvFunc, name, def string) string {
+	if v, ok := lookup(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func joinIf(dir, name string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, name)
+}
+
+// mergePlugins combines discovered and declared plugins (a declaration
+// overrides a discovered plugin of the same name; a higher scope overrides a
+// lower one) and attaches each plugin's lock entry when its path matches.
+func mergePlugins(cfg *Config, files []*decodedFile) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	byName := map[string]*Plugin{}
+	if cfg.Settings.PluginDir != "" {
+		for _, p := range discoverPlugins(cfg.Settings.PluginDir) {
+			byName[p.Name] = p
+		}
+	}
+	for _, f := range files {
+		for _, p := range f.plugins {
+			byName[p.Name] = p
+		}
+	}
+	var lock *Lock
+	if cfg.Settings.PluginLock != "" {
+		var d hcl.Diagnostics
+		lock, d = ReadLock(cfg.Settings.PluginLock)
+		diags = append(diags, d...)
+	}
+	for _, p := range byName {
+		if lock != nil {
+			if l := lock.Find(p.Name); l != nil && l.Path == p.Path {
+				p.Locked = l
+			}
+		}
+		cfg.Plugins = append(cfg.Plugins, p)
+	}
+	sort.Slice(cfg.Plugins, func(i, j int) bool { return cfg.Plugins[i].Name < cfg.Plugins[j].Name })
+	return diags
 }
 
 func readConfigFile(path string) ([]byte, error) {
@@ -164,6 +256,12 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		}
 		if p.maxMessage != nil {
 			s.MaxMessageBytes = *p.maxMessage
+		}
+		if p.pluginDir != nil {
+			s.PluginDir = *p.pluginDir
+		}
+		if p.pluginLock != nil {
+			s.PluginLock = *p.pluginLock
 		}
 		if p.outputDir != nil {
 			s.OutputDir = *p.outputDir

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/wsmcp"
 )
 
 // Options configures the server.
@@ -193,12 +195,14 @@ var pixelPNG = []byte{
 }
 
 // Main runs the demo server as a program: stdio by default, or
-// -http ADDR (streamable HTTP at /mcp) or -sse ADDR (SSE at /sse).
+// -http ADDR (streamable HTTP at /mcp), -sse ADDR (SSE at /sse) or
+// -ws ADDR (WebSocket at /mcp).
 func Main(args []string, stderr io.Writer, exit func(int)) int {
 	fs := flag.NewFlagSet("mcphost-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (path /mcp)")
 	sseAddr := fs.String("sse", "", "serve SSE on `ADDR` (path /sse)")
+	wsAddr := fs.String("ws", "", "serve MCP over WebSocket on `ADDR` (path /mcp, subprotocol mcp)")
 	name := fs.String("name", "mcphost-demo", "implementation name to report")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -213,6 +217,11 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	case *httpAddr != "":
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		handler = mux
+	case *wsAddr != "":
+		addr = *wsAddr
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", wsmcp.Handler(ctx, srv))
 		handler = mux
 	case *sseAddr != "":
 		addr = *sseAddr

@@ -1,0 +1,139 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Lock is the plugin lock file: for each plugin, the sha256 of its binary and
+// what it provides, recorded by `mcphost plugins lock` (in the spirit of
+// Terraform's .terraform.lock.hcl). The host verifies a binary against it
+// before every start.
+type Lock struct {
+	Plugins []*LockedPlugin `hcl:"plugin,block"`
+}
+
+// LockedPlugin is one plugin's entry.
+type LockedPlugin struct {
+	Name        string   `hcl:"name,label" json:"name"`
+	Path        string   `hcl:"path" json:"path"`
+	SHA256      string   `hcl:"sha256" json:"sha256"`
+	Version     string   `hcl:"version,optional" json:"version,omitempty"`
+	Protocol    int      `hcl:"protocol" json:"protocol"`
+	Transports  []string `hcl:"transports,optional" json:"transports,omitempty"`
+	AuthSchemes []string `hcl:"auth_schemes,optional" json:"auth_schemes,omitempty"`
+	Headers     bool     `hcl:"headers,optional" json:"headers,omitempty"`
+}
+
+// ReadLock reads a lock file. A missing file is an empty lock.
+func ReadLock(path string) (*Lock, hcl.Diagnostics) {
+	b, err := readConfigFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Lock{}, nil
+	}
+	if err != nil {
+		return &Lock{}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the plugin lock file", Detail: fmt.Sprintf("%s: %v", path, err)}}
+	}
+	f, diags := hclparse.NewParser().ParseHCL(b, path)
+	if diags.HasErrors() {
+		return &Lock{}, diags
+	}
+	var l Lock
+	diags = append(diags, gohcl.DecodeBody(f.Body, nil, &l)...)
+	for _, p := range l.Plugins {
+		if !validSHA256(p.SHA256) {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid checksum in the lock file",
+				Detail: fmt.Sprintf("plugin %q in %s has sha256 %q; run `mcphost plugins lock` again.", p.Name, path, p.SHA256)})
+		}
+	}
+	return &l, diags
+}
+
+// Find returns the entry for a plugin name, or nil.
+func (l *Lock) Find(name string) *LockedPlugin {
+	for _, p := range l.Plugins {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// WriteLock writes the lock file atomically (owner-only), entries sorted by name.
+func WriteLock(path string, l *Lock) error {
+	sort.Slice(l.Plugins, func(i, j int) bool { return l.Plugins[i].Name < l.Plugins[j].Name })
+	f := hclwrite.NewEmptyFile()
+	body := f.Body()
+	body.AppendUnstructuredTokens(hclwrite.Tokens{{Bytes: []byte("# Written by `mcphost plugins lock`. Each plugin binary is verified against its\n# sha256 before it starts; run the command again after updating a plugin.\n")}})
+	for _, p := range l.Plugins {
+		body.AppendNewline()
+		b := body.AppendNewBlock("plugin", []string{p.Name}).Body()
+		b.SetAttributeValue("path", cty.StringVal(p.Path))
+		b.SetAttributeValue("sha256", cty.StringVal(p.SHA256))
+		if p.Version != "" {
+			b.SetAttributeValue("version", cty.StringVal(p.Version))
+		}
+		b.SetAttributeValue("protocol", cty.NumberIntVal(int64(p.Protocol)))
+		b.SetAttributeValue("transports", stringList(p.Transports))
+		b.SetAttributeValue("auth_schemes", stringList(p.AuthSchemes))
+		b.SetAttributeValue("headers", cty.BoolVal(p.Headers))
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".lock-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(f.Bytes()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func stringList(v []string) cty.Value {
+	if len(v) == 0 {
+		return cty.ListValEmpty(cty.String)
+	}
+	vals := make([]cty.Value, len(v))
+	for i, s := range v {
+		vals[i] = cty.StringVal(s)
+	}
+	return cty.ListVal(vals)
+}
+
+// discoverPlugins lists the executable regular files in dir as plugins.
+func discoverPlugins(dir string) []*Plugin {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []*Plugin
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 || !ValidServerName(e.Name()) {
+			continue
+		}
+		out = append(out, &Plugin{Name: e.Name(), Path: filepath.Join(dir, e.Name()), Discovered: true, Origin: Origin{File: dir}})
+	}
+	return out
+}
