@@ -11,6 +11,7 @@ all: build
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -o $(BIN)/plugins/ ./plugins/...
 
 # The main job: build, start the demo HTTP server for the example's remote
 # server, then serve the unified registry of config.hcl.example on $(ADDR).

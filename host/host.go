@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -52,6 +53,7 @@ type Host struct {
 	log       hclog.Logger
 	conns     *conn.Manager
 	reg       *registry.Registry
+	plugins   *plugins.Runtime
 	outputDir string
 }
 
@@ -79,7 +81,16 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		h.outputDir = defaultOutputDir(o.LookupEnv)
 	}
 	h.reg = registry.New(source{h})
+	var pt conn.PluginTransports
+	if len(cfg.Plugins) > 0 {
+		rt, err := plugins.New(cfg, &plugins.Options{Logger: o.Logger})
+		if err != nil {
+			return nil, err
+		}
+		h.plugins, pt = rt, rt
+	}
 	h.conns = conn.NewManager(cfg.Servers, &conn.Options{
+		Plugins:            pt,
 		Logger:             o.Logger.Named("conn"),
 		LookupEnv:          o.LookupEnv,
 		ClientInfo:         &mcp.Implementation{Name: "mcphost", Version: Version},
@@ -168,8 +179,17 @@ func (h *Host) Tools(ctx context.Context) ([]*registry.Tool, []registry.Problem)
 	return h.reg.Tools(ctx, h.ActiveServers())
 }
 
-// Close disconnects every server and stops every server process.
-func (h *Host) Close() error { return h.conns.Close() }
+// Plugins returns the plugin runtime, or nil if no plugin is configured.
+func (h *Host) Plugins() *plugins.Runtime { return h.plugins }
+
+// Close disconnects every server and stops every server and plugin process.
+func (h *Host) Close() error {
+	err := h.conns.Close()
+	if h.plugins != nil {
+		err = errors.Join(err, h.plugins.Close())
+	}
+	return err
+}
 
 // source adapts the connections to registry.Source.
 type source struct{ h *Host }

@@ -110,7 +110,7 @@ Configuration is HCL, read from the managed, local, project and user scopes
 	}
 	root.PersistentFlags().StringArrayVar(&a.configs, "config", nil, "use this configuration `FILE` instead of discovery (repeatable; later files win; the managed file still governs)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: trace, debug, info, warn, error, off (default warn, or $MCPHOST_LOG_LEVEL)")
-	root.AddCommand(a.serversCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.versionCmd())
+	root.AddCommand(a.serversCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.versionCmd())
 	return root
 }
 
@@ -143,11 +143,15 @@ func (a *app) logger() hclog.Logger {
 
 // loadConfig loads the configuration and renders its diagnostics. Warnings are
 // printed; errors stop the command.
-func (a *app) loadConfig() (*config.Config, error) {
+func (a *app) loadConfig() (*config.Config, error) { return a.load(false) }
+
+// load loads the configuration (only settings and plugins with pluginsOnly).
+func (a *app) load(pluginsOnly bool) (*config.Config, error) {
 	cfg, diags := config.Load(&config.LoadOptions{
-		LookupEnv: a.lookupEnv,
-		WorkDir:   a.workDir,
-		Files:     a.configs,
+		LookupEnv:   a.lookupEnv,
+		WorkDir:     a.workDir,
+		Files:       a.configs,
+		PluginsOnly: pluginsOnly,
 	})
 	if len(diags) > 0 {
 		a.printDiags(cfg, diags)

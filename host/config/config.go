@@ -83,8 +83,9 @@ type Server struct {
 	TLSServerName         string `json:"tls_server_name,omitempty"`
 	TLSInsecureSkipVerify bool   `json:"tls_insecure_skip_verify,omitempty"`
 	ProxyURL              string `json:"proxy_url,omitempty"`
-	// TransportOptions are passed to a plugin transport as its configuration.
-	TransportOptions map[string]string `json:"transport_options,omitempty"`
+	// TransportOptions are passed to a plugin transport as its configuration
+	// (a JSON object, converted from the HCL object with its types).
+	TransportOptions json.RawMessage `json:"transport_options,omitempty"`
 
 	Disabled       bool          `json:"disabled,omitempty"`
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`

@@ -3,8 +3,8 @@ package config
 import (
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
 // Block and attribute schemas of a configuration file.
@@ -249,7 +250,19 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 	decode("tls_server_name", &s.TLSServerName)
 	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)
 	decode("proxy_url", &s.ProxyURL)
-	decode("transport_options", &s.TransportOptions)
+	if a, ok := attrs["transport_options"]; ok {
+		v, d := a.Expr.Value(ctx)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+				diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid transport_options", "transport_options must be an object, e.g. { ping_interval = \"10s\" }."))
+			} else if b, err := ctyjson.Marshal(v, v.Type()); err != nil {
+				diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid transport_options", "%v", err))
+			} else {
+				s.TransportOptions = b
+			}
+		}
+	}
 	for attrName, dst := range map[string]*string{"ca_file": &s.CAFile, "client_cert_file": &s.ClientCertFile, "client_key_file": &s.ClientKeyFile} {
 		if decode(attrName, dst) != nil {
 			*dst = resolvePath(path, *dst)

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -32,6 +32,10 @@ type LoadOptions struct {
 	Dynamic []*Server
 	// Transports lists every allowed transport name. OPTIONAL: defaults to BuiltinTransports.
 	Transports []string
+	// PluginsOnly skips the server blocks: settings and plugins are loaded,
+	// servers are not (for `mcphost plugins …`, which must work before the
+	// plugins' transports are known).
+	PluginsOnly bool
 }
 
 // Load reads, merges and validates the configuration. It keeps going after an
@@ -138,6 +142,9 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 		}
 	}
 	for _, df := range files {
+		if o.PluginsOnly {
+			break
+		}
 		d := decodeServers(df, ctx, cfg.Transports)
 		for _, diag := range d {
 			if diag.Summary == "Unknown transport" && len(unlocked) > 0 {

@@ -75,8 +75,11 @@ type Options struct {
 	// OnElicit answers elicitation requests from servers. OPTIONAL: when nil the
 	// host does not advertise elicitation.
 	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	// OnConnect, if set, is told each stdio server's process id when it starts.
+	// OnProcessStart, if set, is told each stdio server's process id when it starts.
 	OnProcessStart func(server string, pid int)
+	// Plugins serves the transports that are not built in. OPTIONAL: without
+	// it, such servers fail to connect.
+	Plugins PluginTransports
 }
 
 // Manager owns one connection per configured server. Its methods are safe for
@@ -514,6 +517,9 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
+		if pt, ok := t.(*pluginTransport); ok && pt.authFailed {
+			return nil, nil, fmt.Errorf("%w: the server refused the credentials; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
+		}
 		if authSeen != nil && authSeen.Load() {
 			return nil, nil, fmt.Errorf("%w: the server answered 401 Unauthorized; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
 		}
@@ -585,6 +591,9 @@ func (c *Conn) transport() (mcp.Transport, *atomic.Bool, error) {
 			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 		}
 		return lifetimeTransport{&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
+	}
+	if c.m.opts.Plugins != nil {
+		return &pluginTransport{plugins: c.m.opts.Plugins, server: s}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("transport %q is not available", s.Transport)
 }

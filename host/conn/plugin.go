@@ -1,0 +1,123 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/sdk"
+)
+
+// PluginTransports gives access to transports served by plugins.
+type PluginTransports interface {
+	// Transport returns the client of the plugin that serves the named
+	// transport, starting the plugin if needed, and the plugin's name.
+	Transport(ctx context.Context, transport string) (sdk.Transport, string, error)
+}
+
+// pluginTransport adapts a plugin's sdk.Transport to mcp.Transport, so the
+// go-sdk client, registry and gateway work unchanged over it.
+type pluginTransport struct {
+	plugins PluginTransports
+	server  *config.Server
+	// authFailed is set when the plugin reports that the server refused the credentials.
+	authFailed bool
+}
+
+func (t *pluginTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	tr, name, err := t.plugins.Transport(ctx, t.server.Transport)
+	if err != nil {
+		return nil, err
+	}
+	req, err := openRequest(t.server)
+	if err != nil {
+		return nil, err
+	}
+	c, err := tr.Open(ctx, req)
+	if err != nil {
+		var te *sdk.TransportError
+		if errors.As(err, &te) && te.Code == sdk.CodeAuth {
+			t.authFailed = true
+		}
+		return nil, pluginError(name, err)
+	}
+	return &pluginConn{c: c, plugin: name}, nil
+}
+
+// openRequest builds the plugin's view of a server: URL, headers, TLS
+// material read from the configured files, proxy and transport options.
+func openRequest(s *config.Server) (*sdk.OpenRequest, error) {
+	req := &sdk.OpenRequest{
+		Transport: s.Transport, ServerName: s.Name, URL: s.URL,
+		Headers: s.Headers, ProxyURL: s.ProxyURL, Config: s.TransportOptions,
+	}
+	if s.CAFile != "" || s.ClientCertFile != "" || s.TLSServerName != "" || s.TLSInsecureSkipVerify {
+		req.TLS = &sdk.TLSConfig{ServerName: s.TLSServerName, InsecureSkipVerify: s.TLSInsecureSkipVerify}
+		for path, dst := range map[string]*[]byte{s.CAFile: &req.TLS.CAPEM, s.ClientCertFile: &req.TLS.ClientCertPEM, s.ClientKeyFile: &req.TLS.ClientKeyPEM} {
+			if path == "" {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("reading TLS material for %s: %w", s.Name, err)
+			}
+			*dst = b
+		}
+	}
+	return req, nil
+}
+
+// pluginError explains an error from a plugin: a classified transport error
+// is the server's problem; a gRPC failure means the plugin broke.
+func pluginError(plugin string, err error) error {
+	var te *sdk.TransportError
+	if errors.As(err, &te) {
+		if te.Code == sdk.CodeTerminal {
+			return fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, te)
+		}
+		return te
+	}
+	if _, ok := status.FromError(err); ok {
+		return fmt.Errorf("%w: plugin %s did not respond; see its log (%v)", mcp.ErrConnectionClosed, plugin, err)
+	}
+	return err
+}
+
+// pluginConn is an mcp.Connection over a plugin connection.
+type pluginConn struct {
+	c      sdk.Conn
+	plugin string
+}
+
+func (p *pluginConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	b, err := p.c.Recv(ctx)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		return nil, pluginError(p.plugin, err)
+	}
+	return jsonrpc.DecodeMessage(b)
+}
+
+func (p *pluginConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	if err := p.c.Send(ctx, b); err != nil {
+		return pluginError(p.plugin, err)
+	}
+	return nil
+}
+
+func (p *pluginConn) Close() error { return p.c.Close() }
+
+func (p *pluginConn) SessionID() string { return "" }

@@ -1,0 +1,476 @@
+// Package plugins runs mcphost's out-of-process plugins with
+// hashicorp/go-plugin: each binary is verified against its pinned sha256
+// (SecureConfig) before every start, including restarts, and runs from a
+// private copy so that it cannot be swapped between check and exec. Plugins
+// speak gRPC only, with AutoMTLS; their logs go into the host's log under
+// their name. One process serves every server that uses a plugin; a plugin
+// that dies is restarted on next use, after a backoff.
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/sdk"
+)
+
+// DefaultStartTimeout bounds a plugin's start (go-plugin's default is a minute).
+const DefaultStartTimeout = 10 * time.Second
+
+// Sentinel errors.
+var (
+	ErrNotPinned      = errors.New("plugin is not pinned")
+	ErrUnknown        = errors.New("no such plugin")
+	ErrClosed         = errors.New("plugin runtime is closed")
+	ErrUnsafeLocation = errors.New("plugin location is unsafe")
+)
+
+// Options configures a Runtime. Nil options mean defaults.
+type Options struct {
+	// Logger is the host's logger; plugin logs appear under "plugin.NAME". OPTIONAL.
+	Logger hclog.Logger
+	// StartTimeout bounds a start. OPTIONAL: DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Env is the plugins' environment (go-plugin's SkipHostEnv is set: the
+	// host's environment is never passed wholesale). OPTIONAL: PATH and HOME
+	// from the host.
+	Env []string
+	// OnStart is told each plugin process's pid when it starts. OPTIONAL.
+	OnStart func(name string, pid int)
+}
+
+// Runtime starts and keeps plugin processes. Its methods are safe for concurrent use.
+type Runtime struct {
+	cfg    *config.Config
+	opts   Options
+	log    hclog.Logger
+	runDir string
+
+	mu     sync.Mutex
+	procs  map[string]*proc
+	closed bool
+}
+
+// New returns a runtime for the plugins of cfg. It starts nothing until asked.
+func New(cfg *config.Config, opts *Options) (*Runtime, error) {
+	r := &Runtime{cfg: cfg, procs: map[string]*proc{}}
+	if opts != nil {
+		r.opts = *opts
+	}
+	if r.opts.Logger == nil {
+		r.opts.Logger = hclog.NewNullLogger()
+	}
+	if r.opts.StartTimeout <= 0 {
+		r.opts.StartTimeout = DefaultStartTimeout
+	}
+	if r.opts.Env == nil {
+		for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG"} {
+			if v, ok := os.LookupEnv(k); ok {
+				r.opts.Env = append(r.opts.Env, k+"="+v)
+			}
+		}
+	}
+	r.log = r.opts.Logger
+	dir, err := os.MkdirTemp("", "mcphost-plugins-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the plugin run directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	r.runDir = dir
+	return r, nil
+}
+
+// proc is one plugin's process, started on demand.
+type proc struct {
+	p *config.Plugin
+
+	mu       sync.Mutex
+	client   *goplugin.Client
+	rpc      goplugin.ClientProtocol
+	pid      int
+	starts   int
+	failures int
+	retryAt  time.Time
+	lastErr  error
+}
+
+// Status describes a plugin for `mcphost plugins list`.
+type Status struct {
+	Name     string   `json:"name"`
+	Path     string   `json:"path"`
+	Pinned   string   `json:"sha256,omitempty"`
+	Running  bool     `json:"running"`
+	PID      int      `json:"pid,omitempty"`
+	Starts   int      `json:"starts"`
+	Error    string   `json:"error,omitempty"`
+	Provides []string `json:"provides,omitempty"`
+}
+
+// Status reports every configured plugin.
+func (r *Runtime) Status() []Status {
+	var out []Status
+	for _, p := range r.cfg.Plugins {
+		st := Status{Name: p.Name, Path: p.Path, Pinned: p.Pin()}
+		if l := p.Locked; l != nil {
+			for _, t := range l.Transports {
+				st.Provides = append(st.Provides, "transport "+t)
+			}
+			for _, a := range l.AuthSchemes {
+				st.Provides = append(st.Provides, "auth "+a)
+			}
+			if l.Headers {
+				st.Provides = append(st.Provides, "headers")
+			}
+		}
+		r.mu.Lock()
+		pr := r.procs[p.Name]
+		r.mu.Unlock()
+		if pr != nil {
+			pr.mu.Lock()
+			st.Running = pr.client != nil && !pr.client.Exited()
+			st.PID, st.Starts = pr.pid, pr.starts
+			if pr.lastErr != nil {
+				st.Error = pr.lastErr.Error()
+			}
+			pr.mu.Unlock()
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Transport returns the transport client of the plugin that provides the
+// named transport, starting (or restarting) the plugin if needed.
+func (r *Runtime) Transport(ctx context.Context, transport string) (sdk.Transport, string, error) {
+	p := r.cfg.PluginFor(transport)
+	if p == nil {
+		return nil, "", fmt.Errorf("no plugin provides transport %q", transport)
+	}
+	raw, err := r.Dispense(ctx, p.Name, sdk.KindTransport)
+	if err != nil {
+		return nil, p.Name, err
+	}
+	t, ok := raw.(sdk.Transport)
+	if !ok {
+		return nil, p.Name, fmt.Errorf("plugin %s does not serve transports", p.Name)
+	}
+	return t, p.Name, nil
+}
+
+// Dispense returns the client of one kind (sdk.KindInfo, …) of the named
+// plugin, starting the plugin if it is not running.
+func (r *Runtime) Dispense(ctx context.Context, name, kind string) (any, error) {
+	pr, err := r.proc(name)
+	if err != nil {
+		return nil, err
+	}
+	rpc, err := pr.ensure(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := rpc.Dispense(kind)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	return raw, nil
+}
+
+// Info starts the named plugin (if needed) and asks what it provides.
+func (r *Runtime) Info(ctx context.Context, name string) (*sdk.Info, error) {
+	raw, err := r.Dispense(ctx, name, sdk.KindInfo)
+	if err != nil {
+		return nil, err
+	}
+	info, err := raw.(sdk.InfoClient).GetInfo(ctx)
+	if err != nil {
+		return nil, DidNotRespond(name, err)
+	}
+	return info, nil
+}
+
+func (r *Runtime) proc(name string) (*proc, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrClosed
+	}
+	if pr, ok := r.procs[name]; ok {
+		return pr, nil
+	}
+	p := r.cfg.Plugin(name)
+	if p == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	pr := &proc{p: p}
+	r.procs[name] = pr
+	return pr, nil
+}
+
+// ensure returns a live connection to the plugin, starting it if it is not
+// running. A plugin that failed to start or crashed is retried after a
+// backoff (1 s doubling to 30 s).
+func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol, error) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.client != nil && !pr.client.Exited() {
+		return pr.rpc, nil
+	}
+	if pr.client != nil { // it died: restart at once the first time, then back off
+		pr.client.Kill()
+		pr.client, pr.rpc = nil, nil
+		pr.failures++
+		pr.retryAt = time.Now().Add(backoff(pr.failures - 1))
+		pr.lastErr = fmt.Errorf("plugin %s exited unexpectedly; see its log above", pr.p.Name)
+		r.log.Warn("plugin exited", "plugin", pr.p.Name)
+	}
+	if wait := time.Until(pr.retryAt); wait > 0 {
+		return nil, fmt.Errorf("%w (restarting in %s)", pr.lastErr, wait.Round(time.Millisecond))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	client, rpc, pid, err := r.start(pr.p)
+	if err != nil {
+		pr.failures++
+		pr.retryAt = time.Now().Add(backoff(pr.failures))
+		pr.lastErr = err
+		return nil, err
+	}
+	pr.client, pr.rpc, pr.pid, pr.lastErr = client, rpc, pid, nil
+	pr.starts++
+	pr.failures = 0
+	if r.opts.OnStart != nil {
+		r.opts.OnStart(pr.p.Name, pid)
+	}
+	return rpc, nil
+}
+
+// backoff is the wait after n consecutive failures: none for 0, then 1 s
+// doubling to 30 s.
+func backoff(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := time.Second
+	for i := 1; i < n && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
+}
+
+// start verifies and starts one plugin process.
+func (r *Runtime) start(p *config.Plugin) (*goplugin.Client, goplugin.ClientProtocol, int, error) {
+	pin := p.Pin()
+	if pin == "" {
+		return nil, nil, 0, fmt.Errorf("%w: %s (%s) has no sha256; run `mcphost plugins lock` to record the binary's checksum", ErrNotPinned, p.Name, p.Path)
+	}
+	sum, err := hex.DecodeString(pin)
+	if err != nil || len(sum) != sha256.Size {
+		return nil, nil, 0, fmt.Errorf("plugin %s: invalid sha256 %q", p.Name, pin)
+	}
+	if err := CheckLocation(p.Path); err != nil {
+		return nil, nil, 0, err
+	}
+	// Run a private copy: the checksum is verified on exactly the file that is executed.
+	exe, err := r.copyBinary(p)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append([]string(nil), r.opts.Env...)
+	// The plugin dies with the host even if the host is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	sockDir, err := os.MkdirTemp(r.runDir, "sock-")
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	// The plugin creates its socket here (go-plugin's server reads this
+	// variable); checkAddr then holds it to that.
+	cmd.Env = append(cmd.Env, goplugin.EnvUnixSocketDir+"="+sockDir)
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.ClientPlugins(),
+		Cmd:              cmd,
+		SecureConfig:     &goplugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		Logger:           r.log.Named("plugin." + p.Name),
+		StartTimeout:     r.opts.StartTimeout,
+		SkipHostEnv:      true,
+	})
+	// Start verifies the checksum, runs the plugin and reads its handshake
+	// line; the address it announces is checked before anything dials it.
+	if _, err := client.Start(); err != nil {
+		client.Kill()
+		if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
+			return nil, nil, 0, fmt.Errorf("plugin %s refused: %s does not match its pinned sha256 %s (run `mcphost plugins lock` if you updated it on purpose): %w", p.Name, p.Path, pin, err)
+		}
+		return nil, nil, 0, fmt.Errorf("starting plugin %s: %w", p.Name, err)
+	}
+	if err := checkAddr(client.ReattachConfig(), sockDir); err != nil {
+		client.Kill()
+		return nil, nil, 0, fmt.Errorf("plugin %s refused: %w", p.Name, err)
+	}
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, nil, 0, fmt.Errorf("connecting to plugin %s: %w", p.Name, err)
+	}
+	if err := rpc.Ping(); err != nil {
+		client.Kill()
+		return nil, nil, 0, fmt.Errorf("plugin %s does not answer: %w", p.Name, err)
+	}
+	pid := 0
+	if rc := client.ReattachConfig(); rc != nil {
+		pid = rc.Pid
+	}
+	r.log.Debug("plugin started", "plugin", p.Name, "pid", pid)
+	return client, rpc, pid, nil
+}
+
+// checkAddr accepts a plugin's listener only on a unix socket inside the
+// directory the host gave it, or TCP on loopback.
+func checkAddr(rc *goplugin.ReattachConfig, sockDir string) error {
+	if rc == nil || rc.Addr == nil {
+		return errors.New("the plugin announced no address")
+	}
+	switch a := rc.Addr.(type) {
+	case *net.UnixAddr:
+		if filepath.Dir(a.Name) != sockDir {
+			return fmt.Errorf("the plugin's socket %s is outside the host's directory", a.Name)
+		}
+		return nil
+	case *net.TCPAddr:
+		if a.IP.IsLoopback() {
+			return nil
+		}
+		return fmt.Errorf("the plugin listens on %s, not on loopback", a)
+	}
+	return fmt.Errorf("the plugin announced an unsupported address %s", rc.Addr)
+}
+
+// CheckLocation refuses a plugin whose directory is a symlink or writable by
+// group or others, or whose binary is writable by group or others.
+func CheckLocation(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("plugin directory %s: %w", dir, err)
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%w: the plugin directory %s is a symlink", ErrUnsafeLocation, dir)
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%w: the plugin directory %s is writable by group or others (mode %v)", ErrUnsafeLocation, dir, st.Mode().Perm())
+	}
+	fst, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", path, err)
+	}
+	if !fst.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is not a regular file", ErrUnsafeLocation, path)
+	}
+	if fst.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by group or others (mode %v)", ErrUnsafeLocation, path, fst.Mode().Perm())
+	}
+	return nil
+}
+
+func (r *Runtime) copyBinary(p *config.Plugin) (string, error) {
+	src, err := os.Open(p.Path)
+	if err != nil {
+		return "", fmt.Errorf("plugin %s: %w", p.Name, err)
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp(r.runDir, p.Name+"-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return "", fmt.Errorf("copying plugin %s: %w", p.Name, err)
+	}
+	if err := dst.Chmod(0o500); err != nil {
+		dst.Close()
+		return "", err
+	}
+	return dst.Name(), dst.Close()
+}
+
+// FileSHA256 returns the hex sha256 of a file.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Close stops every plugin process and removes the run directory.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	procs := make([]*proc, 0, len(r.procs))
+	for _, pr := range r.procs {
+		procs = append(procs, pr)
+	}
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, pr := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr.mu.Lock()
+			if pr.client != nil {
+				pr.client.Kill() // graceful shutdown first, then kill
+			}
+			pr.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return os.RemoveAll(r.runDir)
+}
+
+// DidNotRespond turns a gRPC failure talking to a plugin into the one message
+// users see for a broken plugin.
+func DidNotRespond(name string, err error) error {
+	return fmt.Errorf("plugin %s did not respond; see its log (%v)", name, err)
+}
+
+// Names returns the configured plugins' names, sorted.
+func (r *Runtime) Names() []string {
+	var out []string
+	for _, p := range r.cfg.Plugins {
+		out = append(out, p.Name)
+	}
+	sort.Strings(out)
+	return out
+}
