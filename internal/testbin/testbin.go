@@ -15,12 +15,17 @@ func Root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// Build builds ./cmd/... into dir.
+// Build builds ./cmd/... into dir and ./plugins/... into dir/plugins.
 func Build(dir string) error {
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
-	cmd.Dir = Root()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building mcphost: %v\n%s", err, out)
+	for _, b := range []struct{ out, pkgs string }{
+		{dir, "./cmd/..."},
+		{filepath.Join(dir, "plugins"), "./plugins/..."},
+	} {
+		cmd := exec.Command("go", "build", "-o", b.out+string(filepath.Separator), b.pkgs)
+		cmd.Dir = Root()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %v\n%s", b.pkgs, err, out)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,310 @@
+// Package plugins tests the plugin runtime end to end with the real plugin
+// binaries built by `make build`: the transport-ws plugin in front of a real
+// WebSocket MCP server, checksum pinning, one process per plugin, crash
+// recovery and the handshake checks.
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/plugins"
+	"github.com/mcphost/mcphost/internal/testbin"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcphost-plugins-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Chmod(dir, 0o755)
+	binDir = dir
+	if err := testbin.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// wsServer starts the demo server on WebSocket and returns its URL.
+func wsServer(t *testing.T) string {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command(filepath.Join(binDir, "mcphost-demo"), "-ws", fmt.Sprintf("127.0.0.1:%d", port), "-name", "wsdemo")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for i := 0; i < 200; i++ {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return fmt.Sprintf("ws://127.0.0.1:%d/mcp", port)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the WebSocket demo server did not start")
+	return ""
+}
+
+// setup writes a config with n ws servers and one stdio server, locks the
+// plugins with the real CLI, and loads the result.
+func setup(t *testing.T, n int) (*config.Config, string) {
+	t.Helper()
+	dir := t.TempDir()
+	url := wsServer(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "settings {\n  plugin_dir  = %q\n  plugin_lock = %q\n}\n", filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"))
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "server \"ws%d\" {\n  transport = \"ws\"\n  url = \"%s?n=%d\"\n  transport_options = { ping_interval = \"5s\", read_limit = 1048576 }\n}\n", i, url, i) // distinct URLs: equal ones are deduplicated
+	}
+	fmt.Fprintf(&b, "server \"local\" {\n  command = %q\n}\n", filepath.Join(binDir, "mcphost-demo"))
+	cfgPath := filepath.Join(dir, "cfg.hcl")
+	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock")
+	if err != nil {
+		t.Fatalf("plugins lock: %v\n%s", err, out)
+	}
+	cfg, diags := config.Load(&config.LoadOptions{Files: []string{cfgPath}, LookupEnv: func(k string) (string, bool) {
+		if k == "HOME" {
+			return dir, true
+		}
+		return "", false
+	}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return cfg, cfgPath
+}
+
+func mcphost(t *testing.T, home string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(binDir, "mcphost"), args...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "MCPHOST_MANAGED_CONFIG="+filepath.Join(home, "managed.hcl"), "XDG_CACHE_HOME="+home)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// pluginProcesses counts the running copies of a plugin started by hosts.
+func pluginProcesses(t *testing.T, name string) []int {
+	t.Helper()
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		exe, err := os.Readlink("/proc/" + e.Name() + "/exe")
+		if err != nil {
+			continue
+		}
+		if strings.HasPrefix(filepath.Base(exe), name+"-") && strings.Contains(exe, "mcphost-plugins-") {
+			var pid int
+			fmt.Sscan(e.Name(), &pid)
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestCLIOverWebSocketPlugin(t *testing.T) {
+	_, cfgPath := setup(t, 1)
+	home := filepath.Dir(cfgPath)
+	out, err := mcphost(t, home, "--config", cfgPath, "servers")
+	if err != nil || !strings.Contains(out, "ws0    cli    "+cfgPath+"  ws         connected  8") {
+		t.Errorf("servers: %v\n%s", err, out)
+	}
+	out, err = mcphost(t, home, "--config", cfgPath, "call", "mcp__ws0__echo", `{"message":"through the plugin"}`)
+	if err != nil || strings.TrimSpace(out) != "through the plugin" {
+		t.Errorf("call: %v\n%s", err, out)
+	}
+	out, err = mcphost(t, home, "--config", cfgPath, "plugins", "verify")
+	if err != nil || !strings.Contains(out, "transport-ws: OK ") {
+		t.Errorf("verify: %v\n%s", err, out)
+	}
+}
+
+func TestOneProcessServesTenServers(t *testing.T) {
+	cfg, _ := setup(t, 10)
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	h.ConnectAll(ctx, nil)
+	for _, st := range h.Servers(ctx) {
+		if st.State != conn.StateConnected {
+			t.Errorf("%s: %s %s", st.Name, st.State, st.Error)
+		}
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := h.CallTool(ctx, fmt.Sprintf("mcp__ws%d__echo", i), map[string]any{"message": "x"}, nil); err != nil {
+			t.Error(err)
+		}
+	}
+	st := h.Plugins().Status()
+	if len(st) != 1 || st[0].Starts != 1 || !st[0].Running {
+		t.Errorf("plugin status %+v, want one plugin started once", st)
+	}
+	if n := len(pluginProcesses(t, "transport-ws")); n != 1 {
+		t.Errorf("%d transport-ws processes for 10 servers, want 1", n)
+	}
+	pid := st[0].PID
+	h.Close()
+	deadline := time.Now().Add(3 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin process %d outlived the host", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestPluginCrashRecovery(t *testing.T) {
+	cfg, _ := setup(t, 2)
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	echo := func(server string) error {
+		_, err := h.CallTool(ctx, "mcp__"+server+"__echo", map[string]any{"message": "x"}, nil)
+		return err
+	}
+	for _, s := range []string{"ws0", "ws1", "local"} {
+		if err := echo(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pid := h.Plugins().Status()[0].PID
+	syscall.Kill(pid, syscall.SIGKILL)
+	// The stdio server is untouched throughout.
+	if err := echo("local"); err != nil {
+		t.Errorf("stdio server affected by the plugin crash: %v", err)
+	}
+	// The next calls to ws servers succeed after the plugin is restarted.
+	var lastErr error
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if lastErr = echo("ws0"); lastErr == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if lastErr != nil {
+		t.Fatalf("ws0 never recovered: %v", lastErr)
+	}
+	if err := echo("ws1"); err != nil {
+		t.Errorf("ws1 after restart: %v", err)
+	}
+	st := h.Plugins().Status()[0]
+	if st.Starts != 2 || st.PID == pid {
+		t.Errorf("plugin status after crash: %+v", st)
+	}
+}
+
+// fakePlugin writes a shell script that records that it ran, then prints line.
+func fakePlugin(t *testing.T, dir, line string) (path, marker string) {
+	t.Helper()
+	marker = filepath.Join(t.TempDir(), "ran")
+	path = filepath.Join(dir, "fake")
+	script := fmt.Sprintf("#!/bin/sh\ntouch %s\necho '%s'\nsleep 5\n", marker, line)
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path, marker
+}
+
+func start(t *testing.T, p *config.Plugin) error {
+	t.Helper()
+	rt, err := plugins.New(&config.Config{Plugins: []*config.Plugin{p}}, &plugins.Options{StartTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	_, err = rt.Info(context.Background(), p.Name)
+	return err
+}
+
+func TestChangedBinaryIsRefusedBeforeItRuns(t *testing.T) {
+	dir := t.TempDir()
+	path, marker := fakePlugin(t, dir, "1|1|unix|/nowhere|grpc")
+	sum, _ := plugins.FileSHA256(path)
+	// Pinned, then changed.
+	os.WriteFile(path, append([]byte("#!/bin/sh\ntouch "+marker+"\n"), []byte("# changed\n")...), 0o755)
+	err := start(t, &config.Plugin{Name: "fake", Path: path, SHA256: sum})
+	if err == nil || !strings.Contains(err.Error(), "does not match its pinned sha256") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the changed binary ran")
+	}
+	if err := start(t, &config.Plugin{Name: "fake", Path: path}); err == nil || !strings.Contains(err.Error(), "not pinned") {
+		t.Errorf("unpinned: %v", err)
+	}
+}
+
+func TestUnsafeLocationsAreRefused(t *testing.T) {
+	real := t.TempDir()
+	path, marker := fakePlugin(t, real, "x")
+	sum, _ := plugins.FileSHA256(path)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := start(t, &config.Plugin{Name: "fake", Path: filepath.Join(link, "fake"), SHA256: sum}); err == nil || !strings.Contains(err.Error(), "is a symlink") {
+		t.Errorf("symlinked directory: %v", err)
+	}
+	os.Chmod(real, 0o757)
+	if err := start(t, &config.Plugin{Name: "fake", Path: path, SHA256: sum}); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Errorf("world-writable directory: %v", err)
+	}
+	os.Chmod(real, 0o755)
+	os.Chmod(path, 0o777)
+	if err := start(t, &config.Plugin{Name: "fake", Path: path, SHA256: sum}); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Errorf("world-writable binary: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a plugin in an unsafe location ran")
+	}
+}
+
+func TestHandshakeAddressMustBeLocal(t *testing.T) {
+	dir := t.TempDir()
+	// A plugin announcing a TCP address off the machine is refused before
+	// anything dials it.
+	path, _ := fakePlugin(t, dir, "1|1|tcp|10.0.0.1:1|grpc")
+	sum, _ := plugins.FileSHA256(path)
+	err := start(t, &config.Plugin{Name: "fake", Path: path, SHA256: sum})
+	if err == nil || !strings.Contains(err.Error(), "not on loopback") {
+		t.Errorf("err = %v", err)
+	}
+}
