@@ -4,6 +4,8 @@ BIN     := bin
 ADDR    ?= 127.0.0.1:8931
 DEMO_HTTP_PORT ?= 18931
 export DEMO_HTTP_PORT
+DEMO_WS_PORT ?= 18932
+export DEMO_WS_PORT
 
 .PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto
 

@@ -5,11 +5,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 addr=${1:-127.0.0.1:8931}
 port=${DEMO_HTTP_PORT:-18931}
+wsport=${DEMO_WS_PORT:-18932}
 ./bin/mcphost-demo -http "127.0.0.1:${port}" -name demo-http 2>/dev/null &
 demo=$!
-trap 'kill $demo 2>/dev/null; wait $demo 2>/dev/null || true' EXIT
-for _ in $(seq 50); do
-  (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null && break
-  sleep 0.1
+./bin/mcphost-demo -ws "127.0.0.1:${wsport}" -name demo-ws 2>/dev/null &
+demows=$!
+trap 'kill $demo $demows 2>/dev/null; wait $demo $demows 2>/dev/null || true' EXIT
+for p in "$port" "$wsport"; do
+  for _ in $(seq 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/${p}") 2>/dev/null && break
+    sleep 0.1
+  done
 done
+# The plugins were just built: record their checksums before anything starts them.
+./bin/mcphost --config config.hcl.example plugins lock
 ./bin/mcphost --config config.hcl.example serve --http "$addr"
