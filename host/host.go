@@ -81,16 +81,19 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		h.outputDir = defaultOutputDir(o.LookupEnv)
 	}
 	h.reg = registry.New(source{h})
+	// Interface values stay nil (not a typed nil) when there is no plugin.
 	var pt conn.PluginTransports
+	var hp conn.HeadersProvider
 	if len(cfg.Plugins) > 0 {
 		rt, err := plugins.New(cfg, &plugins.Options{Logger: o.Logger})
 		if err != nil {
 			return nil, err
 		}
-		h.plugins, pt = rt, rt
+		h.plugins, pt, hp = rt, rt, rt
 	}
 	h.conns = conn.NewManager(cfg.Servers, &conn.Options{
 		Plugins:            pt,
+		Headers:            hp,
 		Logger:             o.Logger.Named("conn"),
 		LookupEnv:          o.LookupEnv,
 		ClientInfo:         &mcp.Implementation{Name: "mcphost", Version: Version},

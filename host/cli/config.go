@@ -97,6 +97,9 @@ change to those fields needs approval again.`,
 			fmt.Fprintf(a.stderr, "Server %q from %s:\n", name, s.Origin.File)
 			if s.IsRemote() {
 				fmt.Fprintf(a.stderr, "  transport: %s\n  url: %s\n", s.Transport, s.URL)
+				if len(s.HeadersHelper) > 0 {
+					fmt.Fprintf(a.stderr, "  headers_helper: %q (run before each connect)\n", s.HeadersHelper)
+				}
 			} else {
 				fmt.Fprintf(a.stderr, "  command: %q\n  args: %q\n", s.Command, s.Args)
 				if len(s.Env) > 0 {
@@ -321,8 +324,8 @@ func writeServer(b *hclwrite.Body, s *config.Server) {
 		if len(s.Headers) > 0 {
 			b.SetAttributeValue("headers", strMap(s.Headers))
 		}
-		if s.HeadersHelper != "" {
-			b.SetAttributeValue("headers_helper", cty.StringVal(s.HeadersHelper))
+		if len(s.HeadersHelper) > 0 {
+			b.SetAttributeValue("headers_helper", strList(s.HeadersHelper))
 		}
 	} else {
 		b.SetAttributeValue("command", cty.StringVal(s.Command))

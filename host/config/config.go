@@ -73,9 +73,11 @@ type Server struct {
 	Cwd        string            `json:"cwd,omitempty"`
 
 	// remote
-	URL           string            `json:"url,omitempty"`
-	Headers       map[string]string `json:"headers,omitempty"`
-	HeadersHelper string            `json:"headers_helper,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// HeadersHelper is the argv of a command whose JSON output supplies
+	// headers (run by the headers-helper plugin); they override Headers.
+	HeadersHelper []string `json:"headers_helper,omitempty"`
 	// TLS and proxy options for remote transports (paths are absolute).
 	CAFile                string `json:"ca_file,omitempty"`
 	ClientCertFile        string `json:"client_cert_file,omitempty"`
@@ -112,14 +114,16 @@ func (s *Server) Signature() string {
 }
 
 // ApprovalHash is the sha256 of what a user approves for a project server:
-// command, args, env and cwd for stdio; the URL (and transport) for remote.
+// command, args, env and cwd for stdio; the URL, transport and headers
+// helper command for remote.
 // Any change to these requires approval again.
 func (s *Server) ApprovalHash() string {
 	var v any
 	if s.IsRemote() {
 		v = struct {
 			Transport, URL string
-		}{s.Transport, s.URL}
+			HeadersHelper  []string // a command the host runs
+		}{s.Transport, s.URL, s.HeadersHelper}
 	} else {
 		v = struct {
 			Command string

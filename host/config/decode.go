@@ -245,7 +245,21 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 	decode("cwd", &s.Cwd)
 	urlAttr := decode("url", &s.URL)
 	decode("headers", &s.Headers)
-	decode("headers_helper", &s.HeadersHelper)
+	if a, ok := attrs["headers_helper"]; ok {
+		// A string is a program without arguments; a list is an argv. No shell.
+		var one string
+		if d := decodeExpr(a.Expr, ctx, &one); !d.HasErrors() {
+			s.HeadersHelper = []string{one}
+		} else if d := decodeExpr(a.Expr, ctx, &s.HeadersHelper); d.HasErrors() {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid headers_helper",
+				"headers_helper is a command: a program path (\"/usr/local/bin/get-token\") or an argv list ([\"get-token\", \"--audience\", \"mcp\"]); it is not run by a shell."))
+		}
+		if len(s.HeadersHelper) == 0 || s.HeadersHelper[0] == "" {
+			if !diags.HasErrors() {
+				diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid headers_helper", "headers_helper must name a program."))
+			}
+		}
+	}
 	decode("disabled", &s.Disabled)
 	decode("tls_server_name", &s.TLSServerName)
 	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)

@@ -80,6 +80,9 @@ type Options struct {
 	// Plugins serves the transports that are not built in. OPTIONAL: without
 	// it, such servers fail to connect.
 	Plugins PluginTransports
+	// Headers supplies dynamic headers for servers with a headers_helper.
+	// OPTIONAL: without it, such servers fail to connect.
+	Headers HeadersProvider
 }
 
 // Manager owns one connection per configured server. Its methods are safe for
@@ -510,7 +513,7 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 	defer cancel()
 
 	c.log.Debug("connecting", "transport", c.cfg.Transport)
-	t, authSeen, err := c.transport()
+	t, authSeen, err := c.transport(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -559,8 +562,32 @@ func (c *Conn) describeLocked(err error) error {
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
-func (c *Conn) transport() (mcp.Transport, *atomic.Bool, error) {
+func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, error) {
 	s := c.cfg
+	if s.IsRemote() && len(s.HeadersHelper) > 0 {
+		// Dynamic headers override static ones; fetched at each connect.
+		if c.m.opts.Headers == nil {
+			return nil, nil, fmt.Errorf("server %s has a headers_helper, but no headers plugin is available", s.Name)
+		}
+		dyn, err := c.m.opts.Headers.Headers(ctx, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		merged := *s
+		merged.Headers = map[string]string{}
+		for k, v := range s.Headers {
+			merged.Headers[k] = v
+		}
+		for k, v := range dyn {
+			for old := range merged.Headers {
+				if strings.EqualFold(old, k) {
+					delete(merged.Headers, old)
+				}
+			}
+			merged.Headers[k] = v
+		}
+		s = &merged
+	}
 	switch s.Transport {
 	case config.TransportStdio:
 		buf := newTailBuffer(stderrTail)
@@ -596,6 +623,11 @@ func (c *Conn) transport() (mcp.Transport, *atomic.Bool, error) {
 		return &pluginTransport{plugins: c.m.opts.Plugins, server: s}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("transport %q is not available", s.Transport)
+}
+
+// HeadersProvider supplies a server's dynamic headers.
+type HeadersProvider interface {
+	Headers(ctx context.Context, server *config.Server) (map[string]string, error)
 }
 
 // statusWatcher records a 401 from the server, to tell needs-auth from failure.

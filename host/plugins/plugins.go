@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -473,4 +474,36 @@ func (r *Runtime) Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Headers runs a server's headers helper through the plugin that provides
+// headers and returns the dynamic headers.
+func (r *Runtime) Headers(ctx context.Context, s *config.Server) (map[string]string, error) {
+	var p *config.Plugin
+	for _, c := range r.cfg.Plugins {
+		if c.Locked != nil && c.Locked.Headers {
+			p = c
+			break
+		}
+	}
+	if p == nil {
+		return nil, fmt.Errorf("server %s has a headers_helper, but no locked plugin provides headers (install headers-helper and run `mcphost plugins lock`)", s.Name)
+	}
+	raw, err := r.Dispense(ctx, p.Name, sdk.KindHeaders)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := raw.(sdk.Headers)
+	if !ok {
+		return nil, fmt.Errorf("plugin %s does not serve headers", p.Name)
+	}
+	cfg, _ := json.Marshal(map[string]any{"command": s.HeadersHelper})
+	resp, err := h.GetHeaders(ctx, &sdk.HeadersRequest{ServerName: s.Name, ServerURL: s.URL, Config: cfg})
+	if err != nil {
+		return nil, DidNotRespond(p.Name, err)
+	}
+	if err := resp.Diagnostics.Err(); err != nil {
+		return nil, fmt.Errorf("headers for server %s: %w", s.Name, err)
+	}
+	return resp.Headers, nil
 }

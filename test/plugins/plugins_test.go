@@ -8,19 +8,27 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/plugins"
+	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/wsmcp"
 )
 
 var binDir string
@@ -306,5 +314,135 @@ func TestHandshakeAddressMustBeLocal(t *testing.T) {
 	err := start(t, &config.Plugin{Name: "fake", Path: path, SHA256: sum})
 	if err == nil || !strings.Contains(err.Error(), "not on loopback") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestHeadersHelperReachesEveryRemoteTransport: a helper's headers reach real
+// HTTP, SSE and WebSocket MCP servers, overriding static ones.
+func TestHeadersHelperReachesEveryRemoteTransport(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	seen := map[string]http.Header{}
+	record := func(kind string, h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			if _, ok := seen[kind]; !ok {
+				seen[kind] = r.Header.Clone()
+			}
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		})
+	}
+	srv := demoserver.New(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mux := http.NewServeMux()
+	mux.Handle("/http", record("http", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	mux.Handle("/sse", record("sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	mux.Handle("/ws", record("ws", wsmcp.Handler(ctx, srv)))
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	wsURL := "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws"
+
+	helper := filepath.Join(dir, "helper.sh")
+	os.WriteFile(helper, []byte("#!/bin/sh\nprintf '{\"Authorization\":\"Bearer dyn-%s\",\"X-From\":\"helper\"}' \"$MCP_SERVER_NAME\"\n"), 0o755)
+	cfgPath := filepath.Join(dir, "cfg.hcl")
+	src := fmt.Sprintf(`settings {
+  plugin_dir  = %q
+  plugin_lock = %q
+}
+server "h" {
+  transport      = "http"
+  url            = "%s/http"
+  headers        = { Authorization = "Bearer static", X-Static = "kept" }
+  headers_helper = [%q]
+}
+server "s" {
+  transport      = "sse"
+  url            = "%s/sse"
+  headers_helper = %q
+}
+server "w" {
+  transport      = "ws"
+  url            = %q
+  headers        = { X-Static = "kept" }
+  headers_helper = [%q]
+}
+`, filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"), hs.URL, helper, hs.URL, helper, wsURL, helper)
+	os.WriteFile(cfgPath, []byte(src), 0o644)
+	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+	out, err := mcphost(t, dir, "--config", cfgPath, "servers")
+	if err != nil {
+		t.Fatalf("servers: %v\n%s", err, out)
+	}
+	for _, name := range []string{"h", "s", "w"} {
+		if !regexp.MustCompile(`(?m)^` + name + ` .* connected `).MatchString(out) {
+			t.Errorf("server %s not connected:\n%s", name, out)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for kind, server := range map[string]string{"http": "h", "sse": "s", "ws": "w"} {
+		h := seen[kind]
+		if h == nil {
+			t.Errorf("%s: no request seen", kind)
+			continue
+		}
+		if got := h.Get("Authorization"); got != "Bearer dyn-"+server {
+			t.Errorf("%s: Authorization = %q, want the helper's (it overrides the static one)", kind, got)
+		}
+		if got := h.Get("X-From"); got != "helper" {
+			t.Errorf("%s: X-From = %q", kind, got)
+		}
+	}
+	if got := seen["http"].Get("X-Static"); got != "kept" {
+		t.Errorf("http: static header lost: %q", got)
+	}
+}
+
+func TestHeadersHelperFailureIsReported(t *testing.T) {
+	dir := t.TempDir()
+	helper := filepath.Join(dir, "helper.sh")
+	os.WriteFile(helper, []byte("#!/bin/sh\necho 'vault sealed' >&2\nexit 2\n"), 0o755)
+	cfgPath := filepath.Join(dir, "cfg.hcl")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`settings {
+  plugin_dir  = %q
+  plugin_lock = %q
+}
+server "h" {
+  transport      = "http"
+  url            = "http://127.0.0.1:1/mcp"
+  headers_helper = [%q]
+}
+server "local" {
+  command = %q
+}
+`, filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"), helper, filepath.Join(binDir, "mcphost-demo"))), 0o644)
+	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+	out, _ := mcphost(t, dir, "--config", cfgPath, "servers", "--json")
+	for _, want := range []string{`headers for server h: command: Headers helper failed`, `exit status 2; stderr: vault sealed`, `"state": "connected"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("servers --json lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestPluginsImportOnlyTheSDK: a plugin is built like a third party's would be.
+func TestPluginsImportOnlyTheSDK(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./plugins/...")
+	cmd.Dir = testbin.Root()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/mcphost/mcphost/") && !strings.HasPrefix(dep, "github.com/mcphost/mcphost/sdk") &&
+			!strings.HasPrefix(dep, "github.com/mcphost/mcphost/plugins/") {
+			t.Errorf("plugins depend on %s", dep)
+		}
 	}
 }
