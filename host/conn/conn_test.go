@@ -292,6 +292,9 @@ func TestKill9DuringCallFailsFast(t *testing.T) {
 		errc <- err
 	}()
 	time.Sleep(200 * time.Millisecond)
+	if pid <= 0 {
+		t.Fatalf("no server pid (%d)", pid) // kill(0) would signal the test's own group
+	}
 	syscall.Kill(pid, syscall.SIGKILL)
 	select {
 	case err := <-errc:

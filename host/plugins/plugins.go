@@ -105,6 +105,7 @@ type proc struct {
 	p *config.Plugin
 
 	mu       sync.Mutex
+	exe      string // the private, verified copy of the binary (kept for restarts)
 	client   *goplugin.Client
 	rpc      goplugin.ClientProtocol
 	pid      int
@@ -249,7 +250,7 @@ func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	client, rpc, pid, err := r.start(pr.p)
+	client, rpc, pid, err := r.start(pr)
 	if err != nil {
 		pr.failures++
 		pr.retryAt = time.Now().Add(backoff(pr.failures))
@@ -279,7 +280,8 @@ func backoff(n int) time.Duration {
 }
 
 // start verifies and starts one plugin process.
-func (r *Runtime) start(p *config.Plugin) (*goplugin.Client, goplugin.ClientProtocol, int, error) {
+func (r *Runtime) start(pr *proc) (*goplugin.Client, goplugin.ClientProtocol, int, error) {
+	p := pr.p
 	pin := p.Pin()
 	if pin == "" {
 		return nil, nil, 0, fmt.Errorf("%w: %s (%s) has no sha256; run `mcphost plugins lock` to record the binary's checksum", ErrNotPinned, p.Name, p.Path)
@@ -288,15 +290,20 @@ func (r *Runtime) start(p *config.Plugin) (*goplugin.Client, goplugin.ClientProt
 	if err != nil || len(sum) != sha256.Size {
 		return nil, nil, 0, fmt.Errorf("plugin %s: invalid sha256 %q", p.Name, pin)
 	}
-	if err := CheckLocation(p.Path); err != nil {
-		return nil, nil, 0, err
+	// Run a private copy, made once and kept for restarts: the checksum is
+	// verified (by SecureConfig, at every start) on exactly the file that is
+	// executed, which nobody else can write.
+	if pr.exe == "" {
+		if err := CheckLocation(p.Path); err != nil {
+			return nil, nil, 0, err
+		}
+		exe, err := r.copyBinary(p, pin)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		pr.exe = exe
 	}
-	// Run a private copy: the checksum is verified on exactly the file that is executed.
-	exe, err := r.copyBinary(p)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(pr.exe)
 	cmd.Env = append([]string(nil), r.opts.Env...)
 	// The plugin dies with the host even if the host is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -396,7 +403,10 @@ func CheckLocation(path string) error {
 	return nil
 }
 
-func (r *Runtime) copyBinary(p *config.Plugin) (string, error) {
+// copyBinary copies a plugin into the run directory, hashing it on the way:
+// a copy that does not match the pin is removed at once (SecureConfig checks
+// the copy again before it runs).
+func (r *Runtime) copyBinary(p *config.Plugin, pin string) (string, error) {
 	src, err := os.Open(p.Path)
 	if err != nil {
 		return "", fmt.Errorf("plugin %s: %w", p.Name, err)
@@ -406,9 +416,17 @@ func (r *Runtime) copyBinary(p *config.Plugin) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := io.Copy(dst, src); err != nil {
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(dst, h), src); err != nil {
 		dst.Close()
+		os.Remove(dst.Name())
 		return "", fmt.Errorf("copying plugin %s: %w", p.Name, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != pin {
+		dst.Close()
+		os.Remove(dst.Name())
+		return "", fmt.Errorf("plugin %s refused: %s does not match its pinned sha256 %s (it is %s; run `mcphost plugins lock` if you updated it on purpose): %w",
+			p.Name, p.Path, pin, got, goplugin.ErrChecksumsDoNotMatch)
 	}
 	if err := dst.Chmod(0o500); err != nil {
 		dst.Close()

@@ -6,10 +6,12 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +20,9 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/wsmcp"
 )
 
 var binDir string
@@ -166,3 +170,129 @@ func BenchmarkServeDirect8(b *testing.B) { concurrent(b, connectDirect(b), "echo
 // BenchmarkServeGateway8 is the same load through `mcphost serve` (stdio) in
 // front of the same server.
 func BenchmarkServeGateway8(b *testing.B) { concurrent(b, connectGateway(b), "mcp__demo__echo", 8) }
+
+// wsDemo starts the demo server on WebSocket and returns its URL.
+func wsDemo(b *testing.B) string {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(demoPath(), "-ws", addr)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for i := 0; i < 200; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "ws://" + addr + "/mcp"
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatal("the WebSocket demo server did not start")
+	return ""
+}
+
+// BenchmarkWSDirect8 is a go-sdk client on an in-process WebSocket
+// connection to the demo server, 8 concurrent callers: the baseline for
+// BenchmarkWSPlugin8.
+func BenchmarkWSDirect8(b *testing.B) {
+	url := wsDemo(b)
+	t, err := wsmcp.Dial(context.Background(), url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), t, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	concurrent(b, cs, "echo", 8)
+}
+
+// pluginHost returns a host with one ws server reached through the
+// transport-ws plugin (locked to the freshly built binary).
+func pluginHost(b *testing.B, url string) *host.Host {
+	b.Helper()
+	path := filepath.Join(binDir, "plugins", "transport-ws")
+	sum, err := plugins.FileSHA256(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := &config.Config{
+		Servers: []*config.Server{{Name: "ws", Transport: "ws", URL: url, Approved: true, ConnectTimeout: 30 * time.Second}},
+		Plugins: []*config.Plugin{{Name: "transport-ws", Path: path, SHA256: sum,
+			Locked: &config.LockedPlugin{Name: "transport-ws", Path: path, SHA256: sum, Transports: []string{"ws"}, Protocol: 1}}},
+	}
+	h, err := host.New(cfg, &host.Options{OutputDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	return h
+}
+
+// BenchmarkWSPlugin8 is the same load through the transport-ws plugin: a
+// go-sdk client on the host's plugin connection (gRPC stream to the plugin
+// process, which holds the WebSocket).
+func BenchmarkWSPlugin8(b *testing.B) {
+	h := pluginHost(b, wsDemo(b))
+	cs, err := h.Connections().Session(context.Background(), "ws")
+	if err != nil {
+		b.Fatal(err)
+	}
+	concurrent(b, cs, "echo", 8)
+	for _, st := range h.Plugins().Status() {
+		if st.Name == "transport-ws" && st.PID > 0 {
+			if kb := rssKiB(st.PID); kb > 0 {
+				b.ReportMetric(float64(kb), "plugin-RSS-KiB")
+			}
+		}
+	}
+}
+
+// BenchmarkPluginStart measures starting the transport-ws plugin until its
+// first RPC answers: checksum verification of a private copy, exec, the
+// go-plugin handshake with AutoMTLS, and GetInfo.
+func BenchmarkPluginStart(b *testing.B) {
+	path := filepath.Join(binDir, "plugins", "transport-ws")
+	sum, err := plugins.FileSHA256(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := &config.Config{Plugins: []*config.Plugin{{Name: "transport-ws", Path: path, SHA256: sum}}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rt, err := plugins.New(cfg, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rt.Info(context.Background(), "transport-ws"); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		rt.Close()
+		b.StartTimer()
+	}
+}
+
+func rssKiB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb int
+			fmt.Sscan(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), &kb)
+			return kb
+		}
+	}
+	return 0
+}

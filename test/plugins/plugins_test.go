@@ -123,6 +123,27 @@ func mcphost(t *testing.T, home string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// wsStatus returns the transport-ws plugin's status.
+func wsStatus(t *testing.T, h *host.Host) plugins.Status {
+	t.Helper()
+	for _, st := range h.Plugins().Status() {
+		if st.Name == "transport-ws" {
+			return st
+		}
+	}
+	t.Fatal("no transport-ws plugin")
+	return plugins.Status{}
+}
+
+// mustPID guards signals: kill(0) would signal the test's own process group.
+func mustPID(t *testing.T, pid int) int {
+	t.Helper()
+	if pid <= 0 {
+		t.Fatalf("no plugin process id (%d)", pid)
+	}
+	return pid
+}
+
 // pluginProcesses counts the running copies of a plugin started by hosts.
 func pluginProcesses(t *testing.T, name string) []int {
 	t.Helper()
@@ -177,14 +198,14 @@ func TestOneProcessServesTenServers(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	st := h.Plugins().Status()
-	if len(st) != 1 || st[0].Starts != 1 || !st[0].Running {
-		t.Errorf("plugin status %+v, want one plugin started once", st)
+	st := wsStatus(t, h)
+	if st.Starts != 1 || !st.Running {
+		t.Errorf("plugin status %+v, want started once and running", st)
 	}
 	if n := len(pluginProcesses(t, "transport-ws")); n != 1 {
 		t.Errorf("%d transport-ws processes for 10 servers, want 1", n)
 	}
-	pid := st[0].PID
+	pid := mustPID(t, st.PID)
 	h.Close()
 	deadline := time.Now().Add(3 * time.Second)
 	for syscall.Kill(pid, 0) == nil {
@@ -212,7 +233,7 @@ func TestPluginCrashRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pid := h.Plugins().Status()[0].PID
+	pid := mustPID(t, wsStatus(t, h).PID)
 	syscall.Kill(pid, syscall.SIGKILL)
 	// The stdio server is untouched throughout.
 	if err := echo("local"); err != nil {
@@ -233,7 +254,7 @@ func TestPluginCrashRecovery(t *testing.T) {
 	if err := echo("ws1"); err != nil {
 		t.Errorf("ws1 after restart: %v", err)
 	}
-	st := h.Plugins().Status()[0]
+	st := wsStatus(t, h)
 	if st.Starts != 2 || st.PID == pid {
 		t.Errorf("plugin status after crash: %+v", st)
 	}
