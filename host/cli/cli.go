@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // Exit codes.
@@ -134,11 +135,11 @@ func (a *app) logger() hclog.Logger {
 	if level == "" {
 		level = "warn"
 	}
-	return hclog.New(&hclog.LoggerOptions{
+	return redact.Logger(hclog.New(&hclog.LoggerOptions{
 		Name:   "mcphost",
 		Level:  hclog.LevelFromString(level),
 		Output: a.stderr,
-	})
+	}))
 }
 
 // loadConfig loads the configuration and renders its diagnostics. Warnings are

@@ -28,6 +28,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/sdk"
 )
 
@@ -106,6 +107,7 @@ type proc struct {
 
 	mu       sync.Mutex
 	exe      string // the private, verified copy of the binary (kept for restarts)
+	cmd      *exec.Cmd
 	client   *goplugin.Client
 	rpc      goplugin.ClientProtocol
 	pid      int
@@ -237,7 +239,7 @@ func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol
 		return pr.rpc, nil
 	}
 	if pr.client != nil { // it died: restart at once the first time, then back off
-		pr.client.Kill()
+		killPlugin(pr.client, pr.cmd)
 		pr.client, pr.rpc = nil, nil
 		pr.failures++
 		pr.retryAt = time.Now().Add(backoff(pr.failures - 1))
@@ -250,14 +252,14 @@ func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	client, rpc, pid, err := r.start(pr)
+	client, cmd, rpc, pid, err := r.start(pr)
 	if err != nil {
 		pr.failures++
 		pr.retryAt = time.Now().Add(backoff(pr.failures))
 		pr.lastErr = err
 		return nil, err
 	}
-	pr.client, pr.rpc, pr.pid, pr.lastErr = client, rpc, pid, nil
+	pr.client, pr.cmd, pr.rpc, pr.pid, pr.lastErr = client, cmd, rpc, pid, nil
 	pr.starts++
 	pr.failures = 0
 	if r.opts.OnStart != nil {
@@ -280,36 +282,37 @@ func backoff(n int) time.Duration {
 }
 
 // start verifies and starts one plugin process.
-func (r *Runtime) start(pr *proc) (*goplugin.Client, goplugin.ClientProtocol, int, error) {
+func (r *Runtime) start(pr *proc) (*goplugin.Client, *exec.Cmd, goplugin.ClientProtocol, int, error) {
 	p := pr.p
 	pin := p.Pin()
 	if pin == "" {
-		return nil, nil, 0, fmt.Errorf("%w: %s (%s) has no sha256; run `mcphost plugins lock` to record the binary's checksum", ErrNotPinned, p.Name, p.Path)
+		return nil, nil, nil, 0, fmt.Errorf("%w: %s (%s) has no sha256; run `mcphost plugins lock` to record the binary's checksum", ErrNotPinned, p.Name, p.Path)
 	}
 	sum, err := hex.DecodeString(pin)
 	if err != nil || len(sum) != sha256.Size {
-		return nil, nil, 0, fmt.Errorf("plugin %s: invalid sha256 %q", p.Name, pin)
+		return nil, nil, nil, 0, fmt.Errorf("plugin %s: invalid sha256 %q", p.Name, pin)
 	}
 	// Run a private copy, made once and kept for restarts: the checksum is
 	// verified (by SecureConfig, at every start) on exactly the file that is
 	// executed, which nobody else can write.
 	if pr.exe == "" {
 		if err := CheckLocation(p.Path); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		exe, err := r.copyBinary(p, pin)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		pr.exe = exe
 	}
 	cmd := exec.Command(pr.exe)
 	cmd.Env = append([]string(nil), r.opts.Env...)
-	// The plugin dies with the host even if the host is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The plugin dies with the host even if the host is killed, and runs in
+	// its own process group so that whatever it starts goes with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	sockDir, err := os.MkdirTemp(r.runDir, "sock-")
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
 	// The plugin creates its socket here (go-plugin's server reads this
 	// variable); checkAddr then holds it to that.
@@ -321,38 +324,49 @@ func (r *Runtime) start(pr *proc) (*goplugin.Client, goplugin.ClientProtocol, in
 		SecureConfig:     &goplugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
-		Logger:           r.log.Named("plugin." + p.Name),
-		StartTimeout:     r.opts.StartTimeout,
-		SkipHostEnv:      true,
+		// The plugin's stderr is untrusted: its lines land under its own name,
+		// bounded in length, and scrubbed of anything that looks like a secret.
+		Logger:              redact.Logger(r.log.Named("plugin." + p.Name)),
+		PluginLogBufferSize: 64 << 10,
+		StartTimeout:        r.opts.StartTimeout,
+		SkipHostEnv:         true,
 	})
 	// Start verifies the checksum, runs the plugin and reads its handshake
 	// line; the address it announces is checked before anything dials it.
 	if _, err := client.Start(); err != nil {
-		client.Kill()
+		killPlugin(client, cmd)
 		if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
-			return nil, nil, 0, fmt.Errorf("plugin %s refused: %s does not match its pinned sha256 %s (run `mcphost plugins lock` if you updated it on purpose): %w", p.Name, p.Path, pin, err)
+			return nil, nil, nil, 0, fmt.Errorf("plugin %s refused: %s does not match its pinned sha256 %s (run `mcphost plugins lock` if you updated it on purpose): %w", p.Name, p.Path, pin, err)
 		}
-		return nil, nil, 0, fmt.Errorf("starting plugin %s: %w", p.Name, err)
+		return nil, nil, nil, 0, fmt.Errorf("starting plugin %s: %w", p.Name, err)
 	}
 	if err := checkAddr(client.ReattachConfig(), sockDir); err != nil {
-		client.Kill()
-		return nil, nil, 0, fmt.Errorf("plugin %s refused: %w", p.Name, err)
+		killPlugin(client, cmd)
+		return nil, nil, nil, 0, fmt.Errorf("plugin %s refused: %w", p.Name, err)
 	}
 	rpc, err := client.Client()
 	if err != nil {
-		client.Kill()
-		return nil, nil, 0, fmt.Errorf("connecting to plugin %s: %w", p.Name, err)
+		killPlugin(client, cmd)
+		return nil, nil, nil, 0, fmt.Errorf("connecting to plugin %s: %w", p.Name, err)
 	}
 	if err := rpc.Ping(); err != nil {
-		client.Kill()
-		return nil, nil, 0, fmt.Errorf("plugin %s does not answer: %w", p.Name, err)
+		killPlugin(client, cmd)
+		return nil, nil, nil, 0, fmt.Errorf("plugin %s does not answer: %w", p.Name, err)
 	}
 	pid := 0
 	if rc := client.ReattachConfig(); rc != nil {
 		pid = rc.Pid
 	}
 	r.log.Debug("plugin started", "plugin", p.Name, "pid", pid)
-	return client, rpc, pid, nil
+	return client, cmd, rpc, pid, nil
+}
+
+// killPlugin stops a plugin and everything in its process group.
+func killPlugin(client *goplugin.Client, cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	client.Kill()
 }
 
 // checkAddr accepts a plugin's listener only on a unix socket inside the
@@ -469,7 +483,8 @@ func (r *Runtime) Close() error {
 			defer wg.Done()
 			pr.mu.Lock()
 			if pr.client != nil {
-				pr.client.Kill() // graceful shutdown first, then kill
+				pr.client.Kill() // a graceful shutdown first, then a kill
+				killPlugin(pr.client, pr.cmd)
 			}
 			pr.mu.Unlock()
 		}()

@@ -36,6 +36,8 @@ var pairs = []pair{
 		"CallHost", "CallDirect", []goal{{"ns/op", true, 0}}},
 	{"(b) client → `mcphost serve` (stdio) → stdio server vs client → server, 8 concurrent callers",
 		"ServeGateway8", "ServeDirect8", []goal{{"p50-µs", true, 1.25}, {"calls/s", false, 0.85}}},
+	{"(c) go-sdk client over the transport-ws plugin vs over an in-process WebSocket connection, same server, 8 concurrent callers",
+		"WSPlugin8", "WSDirect8", []goal{{"p50-µs", true, 1.5}, {"calls/s", false, 0.85}}},
 }
 
 var lineRE = regexp.MustCompile(`^Benchmark(\S+?)(-\d+)?\s+(\d+)\s+(.*)$`)
@@ -105,6 +107,10 @@ func run(in io.Reader, out io.Writer) error {
 			fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %s |\n", g.metric, base, path, ratio, verdict)
 		}
 		fmt.Fprintln(w)
+	}
+	if st := median(samples["PluginStart"]["ns/op"]); st > 0 {
+		fmt.Fprintf(w, "## (d) plugin start to first RPC\n\n`BenchmarkPluginStart`: a new runtime copies and hashes the transport-ws binary, go-plugin verifies the copy (SecureConfig), execs it, completes the AutoMTLS handshake, and GetInfo answers: **%.1f ms** (goal ≤ 6 ms: %s). Plugin RSS under the (c) load: %.0f KiB. See the notes below for the breakdown.\n\n",
+			st/1e6, map[bool]string{true: "met", false: "**missed**"}[st <= 6e6], median(samples["WSPlugin8"]["plugin-RSS-KiB"]))
 	}
 	var names []string
 	for n := range samples {

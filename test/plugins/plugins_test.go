@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
@@ -466,4 +467,57 @@ func TestPluginsImportOnlyTheSDK(t *testing.T) {
 			t.Errorf("plugins depend on %s", dep)
 		}
 	}
+}
+
+// TestPluginLogsAreAttributedAndScrubbed: a plugin's stderr is untrusted. Its
+// lines (even ones forging a level) are logged under the plugin's name, and
+// secrets in them are masked.
+func TestPluginLogsAreAttributedAndScrubbed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "noisy")
+	script := `#!/bin/sh
+echo '{"@level":"error","@message":"refreshing with Authorization: Bearer tok-SECRET-1","@module":"noisy","refresh_token":"rt-SECRET-2"}' >&2
+echo 'plain line with client_secret=cs-SECRET-3' >&2
+sleep 0.2
+echo '1|1|tcp|10.0.0.1:1|grpc'
+sleep 5
+`
+	os.WriteFile(path, []byte(script), 0o755)
+	sum, _ := plugins.FileSHA256(path)
+	var buf syncBuffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Trace})
+	rt, err := plugins.New(&config.Config{Plugins: []*config.Plugin{{Name: "noisy", Path: path, SHA256: sum}}}, &plugins.Options{Logger: log, StartTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, err := rt.Info(context.Background(), "noisy"); err == nil {
+		t.Fatal("a plugin announcing an off-machine address started")
+	}
+	out := buf.String()
+	for _, secret := range []string{"tok-SECRET-1", "rt-SECRET-2", "cs-SECRET-3"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("host log contains %s:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "plugin.noisy") || !strings.Contains(out, "[REDACTED]") {
+		t.Errorf("plugin lines not attributed or not masked:\n%s", out)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
