@@ -6,7 +6,15 @@ package plugins
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -520,4 +528,100 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// pki is a throwaway CA with a server certificate for 127.0.0.1 and a client
+// certificate, written as PEM files.
+type pki struct {
+	dir                           string
+	caPool                        *x509.CertPool
+	serverCert                    tls.Certificate
+	caFile, clientCert, clientKey string
+}
+
+func newPKI(t *testing.T) *pki {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	issue := func(serial int64, server bool) ([]byte, []byte) {
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "leaf"}, NotBefore: time.Now().Add(-time.Hour),
+			NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature}
+		if server {
+			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		} else {
+			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kb, _ := x509.MarshalECPrivateKey(key)
+		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+	}
+	p := &pki{dir: dir, caPool: x509.NewCertPool()}
+	p.caPool.AddCert(ca)
+	sc, sk := issue(2, true)
+	p.serverCert, _ = tls.X509KeyPair(sc, sk)
+	cc, ck := issue(3, false)
+	p.caFile, p.clientCert, p.clientKey = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	os.WriteFile(p.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600)
+	os.WriteFile(p.clientCert, cc, 0o600)
+	os.WriteFile(p.clientKey, ck, 0o600)
+	return p
+}
+
+// TestWSSWithMutualTLS: wss:// with a private CA, and a server that demands
+// a client certificate.
+func TestWSSWithMutualTLS(t *testing.T) {
+	p := newPKI(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hs := httptest.NewUnstartedServer(wsmcp.Handler(ctx, demoserver.New(nil)))
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{p.serverCert}, ClientCAs: p.caPool, ClientAuth: tls.RequireAndVerifyClientCert}
+	hs.StartTLS()
+	defer hs.Close()
+	url := "wss" + strings.TrimPrefix(hs.URL, "https") + "/mcp"
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "cfg.hcl")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`settings {
+  plugin_dir  = %q
+  plugin_lock = %q
+}
+server "mtls" {
+  transport        = "ws"
+  url              = %q
+  ca_file          = %q
+  client_cert_file = %q
+  client_key_file  = %q
+}
+server "nocert" {
+  transport = "ws"
+  url       = "%s?n=2"
+  ca_file   = %q
+}
+server "untrusted" {
+  transport = "ws"
+  url       = "%s?n=3"
+}
+`, filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"), url, p.caFile, p.clientCert, p.clientKey, url, p.caFile, url)), 0o644)
+	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+	out, err := mcphost(t, dir, "--config", cfgPath, "call", "mcp__mtls__echo", `{"message":"over mTLS"}`)
+	if err != nil || strings.TrimSpace(out) != "over mTLS" {
+		t.Errorf("call over mTLS: %v\n%s", err, out)
+	}
+	out, _ = mcphost(t, dir, "--config", cfgPath, "servers")
+	if !regexp.MustCompile(`(?m)^nocert .* failed .*`).MatchString(out) || !regexp.MustCompile(`(?m)^untrusted .* failed .*certificate`).MatchString(out) {
+		t.Errorf("servers without a client certificate or the CA must fail:\n%s", out)
+	}
 }
