@@ -625,3 +625,37 @@ server "untrusted" {
 		t.Errorf("servers without a client certificate or the CA must fail:\n%s", out)
 	}
 }
+
+// TestPluginCrashFailsInFlightCalls: a call in flight when the plugin dies
+// fails promptly with an error that says what happened.
+func TestPluginCrashFailsInFlightCalls(t *testing.T) {
+	cfg, _ := setup(t, 1)
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	if _, err := h.CallTool(ctx, "mcp__ws0__echo", map[string]any{"message": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(ctx, "mcp__ws0__slow", map[string]any{"milliseconds": 20000}, nil)
+		errc <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	syscall.Kill(mustPID(t, wsStatus(t, h).PID), syscall.SIGKILL)
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("the call succeeded although its plugin died")
+		}
+		t.Logf("in-flight call failed with: %v", err)
+		if !strings.Contains(err.Error(), "plugin transport-ws did not respond; see its log") {
+			t.Errorf("unclear error: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the call did not fail within 2 s of the plugin's death")
+	}
+}
