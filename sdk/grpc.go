@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -62,7 +64,7 @@ type transportPlugin struct {
 }
 
 func (p *transportPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterTransportServer(s, &transportServer{impl: p.impl})
+	pb.RegisterTransportServer(s, &transportServer{impl: p.impl, data: &dataListener{}})
 	return nil
 }
 
@@ -70,9 +72,13 @@ func (p *transportPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c 
 	return &transportClient{c: pb.NewTransportClient(c)}, nil
 }
 
+// SetDataSocketDir implements DataSocketSetter.
+func (c *transportClient) SetDataSocketDir(dir string) { c.dataDir = dir }
+
 type transportServer struct {
 	pb.UnimplementedTransportServer
 	impl Transport
+	data *dataListener
 }
 
 func (s *transportServer) Connect(stream pb.Transport_ConnectServer) error {
@@ -90,6 +96,9 @@ func (s *transportServer) Connect(stream pb.Transport_ConnectServer) error {
 		return stream.Send(&pb.Frame{Kind: &pb.Frame_Error{Error: transportErrorToPB(classify(err))}})
 	}
 	defer conn.Close()
+	if open.GetAcceptDataSocket() && s.data.start() == nil {
+		return s.serveData(stream, conn)
+	}
 	if err := stream.Send(&pb.Frame{Kind: &pb.Frame_Opened{Opened: &pb.Opened{}}}); err != nil {
 		return err
 	}
@@ -140,6 +149,79 @@ func (s *transportServer) Connect(stream pb.Transport_ConnectServer) error {
 	return nil
 }
 
+// serveData runs a connection over the data socket: messages as frames on
+// the socket, the stream only for Close and Error.
+func (s *transportServer) serveData(stream pb.Transport_ConnectServer, conn Conn) error {
+	ctx := stream.Context()
+	token, arrived := s.data.expect()
+	if err := stream.Send(&pb.Frame{Kind: &pb.Frame_Opened{Opened: &pb.Opened{DataSocket: s.data.path, DataToken: token}}}); err != nil {
+		s.data.forget(token)
+		return err
+	}
+	var dc net.Conn
+	select {
+	case dc = <-arrived:
+	case <-ctx.Done():
+		s.data.forget(token)
+		return nil
+	case <-time.After(10 * time.Second):
+		s.data.forget(token)
+		return stream.Send(&pb.Frame{Kind: &pb.Frame_Error{Error: &pb.TransportError{Code: pb.TransportError_OTHER, Message: "the host did not connect to the data socket"}}})
+	}
+	defer dc.Close()
+	// Server to host, on the socket; a failure ends with an Error frame.
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for {
+			msg, err := conn.Recv(ctx)
+			if err != nil {
+				if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+					stream.Send(&pb.Frame{Kind: &pb.Frame_Error{Error: transportErrorToPB(classify(err))}})
+				}
+				dc.Close()
+				return
+			}
+			if err := writeFrame(dc, msg); err != nil {
+				return
+			}
+		}
+	}()
+	// Host to server, from the socket.
+	go func() {
+		fr := newFrameReader(dc)
+		for {
+			msg, err := fr.read()
+			if err != nil {
+				conn.Close()
+				return
+			}
+			if err := conn.Send(ctx, msg); err != nil {
+				return
+			}
+		}
+	}()
+	// The stream carries the host's Close, or ends.
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		for {
+			f, err := stream.Recv()
+			if err != nil || f.GetClose() != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-closed:
+		conn.Close()
+		dc.Close()
+		<-sent
+	case <-sent:
+	}
+	return nil
+}
+
 // classify turns any error into a TransportError.
 func classify(err error) *TransportError {
 	var te *TransportError
@@ -149,7 +231,10 @@ func classify(err error) *TransportError {
 	return &TransportError{Code: CodeOther, Message: err.Error()}
 }
 
-type transportClient struct{ c pb.TransportClient }
+type transportClient struct {
+	c       pb.TransportClient
+	dataDir string // where the plugin may put a data socket; "" disables it
+}
 
 func (c *transportClient) Open(ctx context.Context, req *OpenRequest) (Conn, error) {
 	// The stream lives until Close; ctx only bounds the opening.
@@ -161,7 +246,9 @@ func (c *transportClient) Open(ctx context.Context, req *OpenRequest) (Conn, err
 		cancel()
 		return nil, err
 	}
-	if err := stream.Send(&pb.Frame{Kind: &pb.Frame_Open{Open: openToPB(req)}}); err != nil {
+	open := openToPB(req)
+	open.AcceptDataSocket = c.dataDir != ""
+	if err := stream.Send(&pb.Frame{Kind: &pb.Frame_Open{Open: open}}); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -175,6 +262,15 @@ func (c *transportClient) Open(ctx context.Context, req *OpenRequest) (Conn, err
 	}
 	switch k := f.Kind.(type) {
 	case *pb.Frame_Opened:
+		if path := k.Opened.GetDataSocket(); path != "" {
+			dc, err := dialData(c.dataDir, path, k.Opened.GetDataToken())
+			if err != nil {
+				stream.CloseSend()
+				cancel()
+				return nil, err
+			}
+			return &dataConn{clientConn: clientConn{stream: stream, cancel: cancel}, dc: dc, fr: newFrameReader(dc)}, nil
+		}
 		return &clientConn{stream: stream, cancel: cancel}, nil
 	case *pb.Frame_Error:
 		cancel()
@@ -220,6 +316,43 @@ func (c *clientConn) Close() error {
 		c.sendMu.Unlock()
 		c.cancel()
 	})
+	return nil
+}
+
+// dataConn is the host's end of a connection on a data socket.
+type dataConn struct {
+	clientConn
+	dc      net.Conn
+	fr      *frameReader
+	writeMu sync.Mutex
+	dcOnce  sync.Once
+}
+
+func (c *dataConn) Recv(context.Context) ([]byte, error) {
+	msg, err := c.fr.read()
+	if err == nil {
+		return msg, nil
+	}
+	// The socket ended: the stream says why (an Error frame), or that it was clean.
+	if f, serr := c.stream.Recv(); serr == nil {
+		if e := f.GetError(); e != nil {
+			return nil, transportErrorFromPB(e)
+		}
+	} else if !errors.Is(serr, io.EOF) {
+		return nil, serr
+	}
+	return nil, io.EOF
+}
+
+func (c *dataConn) Send(_ context.Context, msg []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return writeFrame(c.dc, msg)
+}
+
+func (c *dataConn) Close() error {
+	c.clientConn.Close()
+	c.dcOnce.Do(func() { c.dc.Close() })
 	return nil
 }
 

@@ -55,6 +55,9 @@ type Options struct {
 	Env []string
 	// OnStart is told each plugin process's pid when it starts. OPTIONAL.
 	OnStart func(name string, pid int)
+	// DisableDataSocket keeps transport messages on the gRPC stream instead
+	// of a plugin's data socket. OPTIONAL.
+	DisableDataSocket bool
 }
 
 // Runtime starts and keeps plugin processes. Its methods are safe for concurrent use.
@@ -107,6 +110,7 @@ type proc struct {
 
 	mu       sync.Mutex
 	exe      string // the private, verified copy of the binary (kept for restarts)
+	sockDir  string // the socket directory of the running process
 	cmd      *exec.Cmd
 	client   *goplugin.Client
 	rpc      goplugin.ClientProtocol
@@ -176,6 +180,13 @@ func (r *Runtime) Transport(ctx context.Context, transport string) (sdk.Transpor
 	t, ok := raw.(sdk.Transport)
 	if !ok {
 		return nil, p.Name, fmt.Errorf("plugin %s does not serve transports", p.Name)
+	}
+	if ds, ok := t.(sdk.DataSocketSetter); ok && !r.opts.DisableDataSocket {
+		if pr, err := r.proc(p.Name); err == nil {
+			pr.mu.Lock()
+			ds.SetDataSocketDir(pr.sockDir)
+			pr.mu.Unlock()
+		}
 	}
 	return t, p.Name, nil
 }
@@ -314,9 +325,10 @@ func (r *Runtime) start(pr *proc) (*goplugin.Client, *exec.Cmd, goplugin.ClientP
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
-	// The plugin creates its socket here (go-plugin's server reads this
-	// variable); checkAddr then holds it to that.
+	// The plugin creates its sockets here (go-plugin's server reads this
+	// variable); checkAddr, and the SDK for data sockets, hold it to that.
 	cmd.Env = append(cmd.Env, goplugin.EnvUnixSocketDir+"="+sockDir)
+	pr.sockDir = sockDir
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sdk.ClientPlugins(),

@@ -580,9 +580,12 @@ type Open struct {
 	// ProxyURL is an HTTP(S) proxy to connect through; empty means direct.
 	ProxyUrl string `protobuf:"bytes,6,opt,name=proxy_url,json=proxyUrl,proto3" json:"proxy_url,omitempty"`
 	// ConfigJSON is the transport's own configuration as a JSON object.
-	ConfigJson    []byte `protobuf:"bytes,7,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ConfigJson []byte `protobuf:"bytes,7,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	// AcceptDataSocket says the host can take the connection's messages on a
+	// data socket instead of Message frames (see Opened.data_socket).
+	AcceptDataSocket bool `protobuf:"varint,8,opt,name=accept_data_socket,json=acceptDataSocket,proto3" json:"accept_data_socket,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Open) Reset() {
@@ -662,6 +665,13 @@ func (x *Open) GetConfigJson() []byte {
 		return x.ConfigJson
 	}
 	return nil
+}
+
+func (x *Open) GetAcceptDataSocket() bool {
+	if x != nil {
+		return x.AcceptDataSocket
+	}
+	return false
 }
 
 type TLS struct {
@@ -744,7 +754,15 @@ func (x *TLS) GetInsecureSkipVerify() bool {
 type Opened struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// SessionID is the transport's session id, if it has one.
-	SessionId     string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// DataSocket, if set (only when the host sent accept_data_socket), is the
+	// path of a unix socket in the host-given socket directory
+	// (PLUGIN_UNIX_SOCKET_DIR). The host connects to it and first writes
+	// data_token; from then on both sides exchange the connection's messages
+	// on it, each as a 4-byte big-endian length and that many bytes, and the
+	// stream carries only Close and Error. A plugin need not offer it.
+	DataSocket    string `protobuf:"bytes,2,opt,name=data_socket,json=dataSocket,proto3" json:"data_socket,omitempty"`
+	DataToken     []byte `protobuf:"bytes,3,opt,name=data_token,json=dataToken,proto3" json:"data_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -784,6 +802,20 @@ func (x *Opened) GetSessionId() string {
 		return x.SessionId
 	}
 	return ""
+}
+
+func (x *Opened) GetDataSocket() string {
+	if x != nil {
+		return x.DataSocket
+	}
+	return ""
+}
+
+func (x *Opened) GetDataToken() []byte {
+	if x != nil {
+		return x.DataToken
+	}
+	return nil
 }
 
 type Close struct {
@@ -1792,7 +1824,7 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\amessage\x18\x03 \x01(\fH\x00R\amessage\x129\n" +
 	"\x05error\x18\x04 \x01(\v2!.mcphost.plugin.v1.TransportErrorH\x00R\x05error\x120\n" +
 	"\x05close\x18\x05 \x01(\v2\x18.mcphost.plugin.v1.CloseH\x00R\x05closeB\x06\n" +
-	"\x04kind\"\xbb\x02\n" +
+	"\x04kind\"\xe9\x02\n" +
 	"\x04Open\x12\x1c\n" +
 	"\ttransport\x18\x01 \x01(\tR\ttransport\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -1802,7 +1834,8 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x03tls\x18\x05 \x01(\v2\x16.mcphost.plugin.v1.TLSR\x03tls\x12\x1b\n" +
 	"\tproxy_url\x18\x06 \x01(\tR\bproxyUrl\x12\x1f\n" +
 	"\vconfig_json\x18\a \x01(\fR\n" +
-	"configJson\x1a:\n" +
+	"configJson\x12,\n" +
+	"\x12accept_data_socket\x18\b \x01(\bR\x10acceptDataSocket\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbd\x01\n" +
@@ -1812,10 +1845,14 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x0eclient_key_pem\x18\x03 \x01(\fR\fclientKeyPem\x12\x1f\n" +
 	"\vserver_name\x18\x04 \x01(\tR\n" +
 	"serverName\x120\n" +
-	"\x14insecure_skip_verify\x18\x05 \x01(\bR\x12insecureSkipVerify\"'\n" +
+	"\x14insecure_skip_verify\x18\x05 \x01(\bR\x12insecureSkipVerify\"g\n" +
 	"\x06Opened\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\a\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1f\n" +
+	"\vdata_socket\x18\x02 \x01(\tR\n" +
+	"dataSocket\x12\x1d\n" +
+	"\n" +
+	"data_token\x18\x03 \x01(\fR\tdataToken\"\a\n" +
 	"\x05Close\"\xf3\x01\n" +
 	"\x0eTransportError\x12:\n" +
 	"\x04code\x18\x01 \x01(\x0e2&.mcphost.plugin.v1.TransportError.CodeR\x04code\x12\x18\n" +
