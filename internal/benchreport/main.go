@@ -85,7 +85,7 @@ func run(in io.Reader, out io.Writer) error {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	fmt.Fprintf(w, "# Benchmarks\n\nWritten by `make bench` on %s (%s, %d cores, %s). ", time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), cpu)
-	fmt.Fprintf(w, "Each figure is the median over the runs; each ratio compares two benchmarks of the same run, so machine noise largely cancels. Source: `test/bench/bench_test.go`.\n\n")
+	fmt.Fprintf(w, "The rounds are interleaved: every benchmark runs once per round. Each figure is the median over the rounds, and each ratio is the median of the per-round ratios, so a slow spell of the shared machine hits both sides alike. Source: `test/bench/bench_test.go`.\n\n")
 	for _, p := range pairs {
 		fmt.Fprintf(w, "## %s\n\n| metric | direct | mcphost | ratio | goal |\n|---|---|---|---|---|\n", p.title)
 		for _, g := range p.metrics {
@@ -93,7 +93,7 @@ func run(in io.Reader, out io.Writer) error {
 			ratio := "n/a"
 			verdict := "-"
 			if base > 0 && path > 0 {
-				r := path / base
+				r := pairedRatio(samples[p.path][g.metric], samples[p.base][g.metric])
 				ratio = fmt.Sprintf("×%.2f", r)
 				if g.limit > 0 {
 					ok := r <= g.limit
@@ -105,6 +105,9 @@ func run(in io.Reader, out io.Writer) error {
 				}
 			}
 			fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %s |\n", g.metric, base, path, ratio, verdict)
+		}
+		if b, m := median(samples[p.base]["p50-µs"]), median(samples[p.path]["p50-µs"]); b > 0 && m > 0 {
+			fmt.Fprintf(w, "\nAdded per call at p50: %.0f µs.\n", m-b)
 		}
 		fmt.Fprintln(w)
 	}
@@ -130,6 +133,20 @@ func run(in io.Reader, out io.Writer) error {
 	}
 	fmt.Fprintf(w, "\n## Raw output\n\n```\n%s\n```\n", strings.Join(raw, "\n"))
 	return nil
+}
+
+// pairedRatio is the median of the per-round ratios path[i]/base[i]: the
+// rounds are interleaved, so each pair shares the machine's state of the
+// moment. With unequal counts it falls back to the ratio of the medians.
+func pairedRatio(path, base []float64) float64 {
+	if len(path) != len(base) || len(path) == 0 {
+		return median(path) / median(base)
+	}
+	rs := make([]float64, len(path))
+	for i := range path {
+		rs[i] = path[i] / base[i]
+	}
+	return median(rs)
 }
 
 func median(v []float64) float64 {

@@ -179,6 +179,10 @@ func TestCLIOverWebSocketPlugin(t *testing.T) {
 	if err != nil || !strings.Contains(out, "ws0    cli    "+cfgPath+"  ws         connected  8") {
 		t.Errorf("servers: %v\n%s", err, out)
 	}
+	out, err = mcphost(t, home, "--config", cfgPath, "tools", "--server", "ws0")
+	if err != nil || !strings.Contains(out, "mcp__ws0__echo ") || !strings.Contains(out, "mcp__ws0__add ") {
+		t.Errorf("tools: %v\n%s", err, out)
+	}
 	out, err = mcphost(t, home, "--config", cfgPath, "call", "mcp__ws0__echo", `{"message":"through the plugin"}`)
 	if err != nil || strings.TrimSpace(out) != "through the plugin" {
 		t.Errorf("call: %v\n%s", err, out)
