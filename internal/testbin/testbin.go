@@ -4,9 +4,13 @@ package testbin
 
 import (
 	"fmt"
+	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"testing"
+	"time"
 )
 
 // Root returns the module's root directory.
@@ -34,4 +38,55 @@ func Build(dir string) error {
 		}
 	}
 	return nil
+}
+
+// Run builds the binaries into a fresh directory (mode 0755, as plugin
+// checks require), tells set where, runs the tests and removes the
+// directory. It returns the exit code for os.Exit:
+//
+//	func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir = dir })) }
+func Run(m interface{ Run() int }, set func(dir string)) int {
+	dir, err := os.MkdirTemp("", "mcphost-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	set(dir)
+	return m.Run()
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// WaitListening waits up to 30 s for something to accept connections on
+// 127.0.0.1:port.
+func WaitListening(t testing.TB, port int) {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on %s", addr)
 }

@@ -6,7 +6,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,22 +26,7 @@ import (
 
 var binDir string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcphost-bench")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	if err := testbin.Build(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir = dir })) }
 
 func demoPath() string { return filepath.Join(binDir, "mcphost-demo") }
 
@@ -174,12 +158,8 @@ func BenchmarkServeGateway8(b *testing.B) { concurrent(b, connectGateway(b), "mc
 // wsDemo starts the demo server on WebSocket and returns its URL.
 func wsDemo(b *testing.B) string {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	port := testbin.FreePort(b)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(demoPath(), "-ws", addr)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -188,15 +168,8 @@ func wsDemo(b *testing.B) string {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	for i := 0; i < 200; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return "ws://" + addr + "/mcp"
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	b.Fatal("the WebSocket demo server did not start")
-	return ""
+	testbin.WaitListening(b, port)
+	return "ws://" + addr + "/mcp"
 }
 
 // BenchmarkWSDirect8 is a go-sdk client on an in-process WebSocket

@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,34 +62,10 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func waitListening(t *testing.T, port int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("nothing listens on port %d", port)
-}
-
 // startEverything runs server-everything in a network mode on a free port.
 func startEverything(t *testing.T, mode string) int {
 	t.Helper()
-	port := freePort(t)
+	port := testbin.FreePort(t)
 	cmd := exec.Command(everything, mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -101,7 +76,7 @@ func startEverything(t *testing.T, mode string) int {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
-	waitListening(t, port)
+	testbin.WaitListening(t, port)
 	return port
 }
 
@@ -226,7 +201,7 @@ func mcphostCmd(t *testing.T, args ...string) *exec.Cmd {
 // inspector's CLI client.
 func TestServeWithInspectorCLI(t *testing.T) {
 	t.Parallel()
-	port := freePort(t)
+	port := testbin.FreePort(t)
 	serve := mcphostCmd(t, "--config", writeConfig(t), "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port))
 	out, err := serve.StdoutPipe()
 	if err != nil {

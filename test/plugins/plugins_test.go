@@ -42,38 +42,12 @@ import (
 
 var binDir string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcphost-plugins-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Chmod(dir, 0o755)
-	binDir = dir
-	if err := testbin.Build(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir = dir })) }
 
 // wsServer starts the demo server on WebSocket and returns its URL.
 func wsServer(t *testing.T) string {
 	t.Helper()
-	port := freePort(t)
+	port := testbin.FreePort(t)
 	cmd := exec.Command(filepath.Join(binDir, "mcphost-demo"), "-ws", fmt.Sprintf("127.0.0.1:%d", port), "-name", "wsdemo")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -82,15 +56,8 @@ func wsServer(t *testing.T) string {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	for i := 0; i < 200; i++ {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			return fmt.Sprintf("ws://127.0.0.1:%d/mcp", port)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("the WebSocket demo server did not start")
-	return ""
+	testbin.WaitListening(t, port)
+	return fmt.Sprintf("ws://127.0.0.1:%d/mcp", port)
 }
 
 // setup writes a config with n ws servers and one stdio server, locks the
