@@ -14,6 +14,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -632,5 +634,86 @@ func TestPluginCrashFailsInFlightCalls(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("the call did not fail within 2 s of the plugin's death")
+	}
+}
+
+// connectProxy is a minimal HTTP CONNECT proxy on 127.0.0.1 that counts tunnels.
+func connectProxy(t *testing.T) (string, *atomic.Int32) {
+	t.Helper()
+	var tunnels atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect {
+			http.Error(w, "CONNECT only", http.StatusMethodNotAllowed)
+			return
+		}
+		upstream, err := net.Dial("tcp", r.Host)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		tunnels.Add(1)
+		client, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			upstream.Close()
+			return
+		}
+		io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n")
+		go func() { io.Copy(upstream, client); upstream.Close() }()
+		go func() { io.Copy(client, upstream); client.Close() }()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &tunnels
+}
+
+// TestWSPluginOptions: a proxy is used when configured, and a 401 from the
+// server puts it in needs-auth (the plugin's auth error code reaches the host).
+func TestWSPluginOptions(t *testing.T) {
+	wsURL := wsServer(t)
+	proxyURL, tunnels := connectProxy(t)
+	locked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://x/.well-known/oauth-protected-resource"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer locked.Close()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "cfg.hcl")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`settings {
+  plugin_dir  = %q
+  plugin_lock = %q
+}
+server "proxied" {
+  transport = "ws"
+  url       = %q
+  proxy_url = %q
+}
+server "locked" {
+  transport = "ws"
+  url       = "ws%s/mcp"
+}
+`, filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"), wsURL, proxyURL, strings.TrimPrefix(locked.URL, "http"))), 0o644)
+	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+	out, _ := mcphost(t, dir, "--config", cfgPath, "servers")
+	if !regexp.MustCompile(`(?m)^proxied .* connected `).MatchString(out) {
+		t.Errorf("proxied server:\n%s", out)
+	}
+	if tunnels.Load() == 0 {
+		t.Error("the proxy was not used")
+	}
+	if !regexp.MustCompile(`(?m)^locked .* needs-auth .*mcphost auth login locked`).MatchString(out) {
+		t.Errorf("a 401 through the plugin must mean needs-auth:\n%s", out)
+	}
+}
+
+// TestUnknownProtocolVersionIsRefused: a plugin that only speaks another
+// protocol version is refused with a message saying so.
+func TestUnknownProtocolVersionIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	path, _ := fakePlugin(t, dir, "1|99|unix|/nowhere|grpc")
+	sum, _ := plugins.FileSHA256(path)
+	err := start(t, &config.Plugin{Name: "fake", Path: path, SHA256: sum})
+	if err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -7,6 +7,7 @@
 package wstransport
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -134,13 +135,15 @@ func redactURL(u *url.URL) string {
 
 func httpClient(req *sdk.OpenRequest) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = http.ProxyFromEnvironment
-	if req.ProxyURL != "" {
-		p, err := url.Parse(req.ProxyURL)
-		if err != nil {
-			return nil, fmt.Errorf("proxy url: %w", err)
-		}
-		tr.Proxy = http.ProxyURL(p)
+	// A WebSocket goes through a proxy as a CONNECT tunnel, for ws:// as well
+	// as wss:// (Go's transport tunnels only https by itself).
+	tr.Proxy = nil
+	proxy, err := proxyFor(req)
+	if err != nil {
+		return nil, err
+	}
+	if proxy != nil {
+		tr.DialContext = connectVia(proxy)
 	}
 	if t := req.TLS; t != nil {
 		cfg := &tls.Config{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
@@ -162,6 +165,73 @@ func httpClient(req *sdk.OpenRequest) (*http.Client, error) {
 	}
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, nil
 }
+
+// proxyFor returns the proxy for a connection: proxy_url, else the
+// environment's (HTTPS_PROXY for wss://, HTTP_PROXY for ws://, NO_PROXY).
+func proxyFor(req *sdk.OpenRequest) (*url.URL, error) {
+	if req.ProxyURL != "" {
+		p, err := url.Parse(req.ProxyURL)
+		if err != nil || p.Host == "" {
+			return nil, fmt.Errorf("proxy url %q is not a URL", req.ProxyURL)
+		}
+		return p, nil
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	hu := *u
+	hu.Scheme = map[string]string{"ws": "http", "wss": "https"}[u.Scheme]
+	return http.ProxyFromEnvironment(&http.Request{URL: &hu})
+}
+
+// connectVia dials through an HTTP proxy with a CONNECT tunnel.
+func connectVia(proxy *url.URL) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", proxy.Host)
+		if err != nil {
+			return nil, fmt.Errorf("proxy %s: %w", proxy.Host, err)
+		}
+		req := &http.Request{Method: http.MethodConnect, URL: &url.URL{Opaque: addr}, Host: addr, Header: http.Header{}}
+		if u := proxy.User; u != nil {
+			pw, _ := u.Password()
+			req.SetBasicAuth(u.Username(), pw)
+			req.Header.Set("Proxy-Authorization", req.Header.Get("Authorization"))
+			req.Header.Del("Authorization")
+		}
+		if d, ok := ctx.Deadline(); ok {
+			c.SetDeadline(d)
+		}
+		if err := req.Write(c); err != nil {
+			c.Close()
+			return nil, err
+		}
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("proxy %s: %w", proxy.Host, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			c.Close()
+			return nil, fmt.Errorf("proxy %s refused the tunnel to %s: %s", proxy.Host, addr, resp.Status)
+		}
+		c.SetDeadline(time.Time{})
+		if br.Buffered() > 0 {
+			return &bufferedConn{Conn: c, r: br}, nil
+		}
+		return c, nil
+	}
+}
+
+// bufferedConn reads first what the proxy's response left buffered.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
 
 // dialError classifies a failed handshake.
 func dialError(err error, resp *http.Response) error {
