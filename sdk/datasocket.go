@@ -165,3 +165,47 @@ func writeFrame(w io.Writer, msg []byte) error {
 	_, err := w.Write(b)
 	return err
 }
+
+// frameWriter writes frames with concurrent writes combined: while one caller
+// writes, others append their frames and return; the writing caller writes
+// what accumulated before it returns (one system call for several messages
+// under load). A write error is returned to the caller that met it and to
+// every later caller.
+type frameWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	buf     []byte
+	spare   []byte
+	writing bool
+	err     error
+}
+
+func (f *frameWriter) write(msg []byte) error {
+	if len(msg) > MaxDataFrame {
+		return fmt.Errorf("message of %d bytes exceeds the limit of %d", len(msg), MaxDataFrame)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	f.buf = binary.BigEndian.AppendUint32(f.buf, uint32(len(msg)))
+	f.buf = append(f.buf, msg...)
+	if f.writing {
+		return nil
+	}
+	f.writing = true
+	for len(f.buf) > 0 && f.err == nil {
+		b := f.buf
+		f.buf = f.spare[:0]
+		f.mu.Unlock()
+		_, err := f.w.Write(b)
+		f.mu.Lock()
+		f.spare = b
+		if err != nil {
+			f.err = err
+		}
+	}
+	f.writing = false
+	return f.err
+}

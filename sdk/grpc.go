@@ -269,7 +269,7 @@ func (c *transportClient) Open(ctx context.Context, req *OpenRequest) (Conn, err
 				cancel()
 				return nil, err
 			}
-			return &dataConn{clientConn: clientConn{stream: stream, cancel: cancel}, dc: dc, fr: newFrameReader(dc)}, nil
+			return &dataConn{clientConn: clientConn{stream: stream, cancel: cancel}, dc: dc, fr: newFrameReader(dc), fw: &frameWriter{w: dc}}, nil
 		}
 		return &clientConn{stream: stream, cancel: cancel}, nil
 	case *pb.Frame_Error:
@@ -322,10 +322,10 @@ func (c *clientConn) Close() error {
 // dataConn is the host's end of a connection on a data socket.
 type dataConn struct {
 	clientConn
-	dc      net.Conn
-	fr      *frameReader
-	writeMu sync.Mutex
-	dcOnce  sync.Once
+	dc     net.Conn
+	fr     *frameReader
+	fw     *frameWriter
+	dcOnce sync.Once
 }
 
 func (c *dataConn) Recv(context.Context) ([]byte, error) {
@@ -344,11 +344,7 @@ func (c *dataConn) Recv(context.Context) ([]byte, error) {
 	return nil, io.EOF
 }
 
-func (c *dataConn) Send(_ context.Context, msg []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	return writeFrame(c.dc, msg)
-}
+func (c *dataConn) Send(_ context.Context, msg []byte) error { return c.fw.write(msg) }
 
 func (c *dataConn) Close() error {
 	c.clientConn.Close()

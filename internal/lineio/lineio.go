@@ -46,30 +46,68 @@ func ReadLines(r io.Reader, max int, fn func(msg []byte) bool) error {
 
 // Writer writes whole lines to an underlying writer. WriteLine may be called
 // concurrently; after Close it fails with io.ErrClosedPipe.
+//
+// Concurrent lines are combined: while one caller is writing, others append
+// their lines to a buffer and return, and the writing caller writes what
+// accumulated in one more write before it returns. Under load that is one
+// system call for several messages, with no goroutine of its own. A write
+// error is returned to the caller that met it and to every later caller.
 type Writer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	closed bool
+	mu      sync.Mutex
+	w       io.Writer
+	buf     []byte // lines waiting for the active writer
+	spare   []byte
+	writing bool
+	closed  bool
+	err     error
+	drained *sync.Cond
 }
 
 // NewWriter returns a Writer on w.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+func NewWriter(w io.Writer) *Writer {
+	lw := &Writer{w: w}
+	lw.drained = sync.NewCond(&lw.mu)
+	return lw
+}
 
-// WriteLine writes msg and a newline in one write.
+// WriteLine writes msg and a newline.
 func (w *Writer) WriteLine(msg []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return io.ErrClosedPipe
 	}
-	_, err := w.w.Write(append(msg, '\n'))
-	return err
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = append(append(w.buf, msg...), '\n')
+	if w.writing {
+		return nil // the active writer takes it along
+	}
+	w.writing = true
+	for len(w.buf) > 0 && w.err == nil {
+		b := w.buf
+		w.buf = w.spare[:0]
+		w.mu.Unlock()
+		_, err := w.w.Write(b)
+		w.mu.Lock()
+		w.spare = b
+		if err != nil {
+			w.err = err
+		}
+	}
+	w.writing = false
+	w.drained.Broadcast()
+	return w.err
 }
 
-// Close makes later writes fail; it waits for a write in progress. It does not
-// close the underlying writer.
+// Close makes later writes fail. It waits for lines already accepted to be
+// written. It does not close the underlying writer.
 func (w *Writer) Close() {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.writing {
+		w.drained.Wait()
+	}
 	w.closed = true
-	w.mu.Unlock()
 }
