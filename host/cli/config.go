@@ -182,7 +182,7 @@ func writeApprovals(path string, hashes map[string]string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, f.Bytes(), 0o600)
+	return config.WriteFileAtomic(path, f.Bytes(), 0o600)
 }
 
 func readApprovals(path string, src []byte) (map[string]string, error) {
@@ -200,30 +200,6 @@ func readApprovals(path string, src []byte) (map[string]string, error) {
 		return nil, fmt.Errorf("cannot read the approvals in %s: %s", path, diags.Error())
 	}
 	return cfg.Settings.ApprovedProjectServers, nil
-}
-
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func redactConfig(cfg *config.Config) *config.Config {

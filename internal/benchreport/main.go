@@ -112,7 +112,7 @@ func run(in io.Reader, out io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	if st := median(samples["PluginStart"]["ns/op"]); st > 0 {
-		fmt.Fprintf(w, "## (d) plugin start to first RPC\n\n`BenchmarkPluginStart`: a new runtime copies and hashes the transport-ws binary, go-plugin verifies the copy (SecureConfig), execs it, completes the AutoMTLS handshake, and GetInfo answers: **%.1f ms** (goal ≤ 6 ms: %s). Plugin RSS under the (c) load: %.0f KiB. See the notes below for the breakdown.\n\n",
+		fmt.Fprintf(w, "## (d) plugin start to first RPC\n\n`BenchmarkPluginStart`: a new runtime copies the transport-ws binary into its private directory, go-plugin verifies the copy (SecureConfig), execs it, completes the AutoMTLS handshake, and GetInfo answers: **%.1f ms** (goal ≤ 6 ms: %s). Plugin RSS under the (c) load: %.0f KiB. See the notes below for the breakdown.\n\n",
 			st/1e6, map[bool]string{true: "met", false: "**missed**"}[st <= 6e6], median(samples["WSPlugin8"]["plugin-RSS-KiB"]))
 	}
 	var names []string
