@@ -62,6 +62,21 @@ func wsServer(t *testing.T) string {
 	return fmt.Sprintf("ws://127.0.0.1:%d/mcp", port)
 }
 
+// lockedConfig writes a config file in dir with the test's plugin directory
+// and a lock file, plus servers, and locks the plugins with the real CLI.
+func lockedConfig(t *testing.T, dir, servers string) string {
+	t.Helper()
+	cfgPath := filepath.Join(dir, "cfg.hcl")
+	src := fmt.Sprintf("settings {\n  plugin_dir  = %q\n  plugin_lock = %q\n}\n", filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl")) + servers
+	if err := os.WriteFile(cfgPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
+		t.Fatalf("plugins lock: %v\n%s", err, out)
+	}
+	return cfgPath
+}
+
 // setup writes a config with n ws servers and one stdio server, locks the
 // plugins with the real CLI, and loads the result.
 func setup(t *testing.T, n int) (*config.Config, string) {
@@ -69,19 +84,11 @@ func setup(t *testing.T, n int) (*config.Config, string) {
 	dir := t.TempDir()
 	url := wsServer(t)
 	var b strings.Builder
-	fmt.Fprintf(&b, "settings {\n  plugin_dir  = %q\n  plugin_lock = %q\n}\n", filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"))
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "server \"ws%d\" {\n  transport = \"ws\"\n  url = \"%s?n=%d\"\n  transport_options = { ping_interval = \"5s\", read_limit = 1048576 }\n}\n", i, url, i) // distinct URLs: equal ones are deduplicated
 	}
 	fmt.Fprintf(&b, "server \"local\" {\n  command = %q\n}\n", filepath.Join(binDir, "mcphost-demo"))
-	cfgPath := filepath.Join(dir, "cfg.hcl")
-	if err := os.WriteFile(cfgPath, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock")
-	if err != nil {
-		t.Fatalf("plugins lock: %v\n%s", err, out)
-	}
+	cfgPath := lockedConfig(t, dir, b.String())
 	cfg, diags := config.Load(&config.LoadOptions{Files: []string{cfgPath}, LookupEnv: func(k string) (string, bool) {
 		if k == "HOME" {
 			return dir, true
@@ -353,12 +360,7 @@ func TestHeadersHelperReachesEveryRemoteTransport(t *testing.T) {
 
 	helper := filepath.Join(dir, "helper.sh")
 	os.WriteFile(helper, []byte("#!/bin/sh\nprintf '{\"Authorization\":\"Bearer dyn-%s\",\"X-From\":\"helper\"}' \"$MCP_SERVER_NAME\"\n"), 0o755)
-	cfgPath := filepath.Join(dir, "cfg.hcl")
-	src := fmt.Sprintf(`settings {
-  plugin_dir  = %q
-  plugin_lock = %q
-}
-server "h" {
+	cfgPath := lockedConfig(t, dir, fmt.Sprintf(`server "h" {
   transport      = "http"
   url            = "%s/http"
   headers        = { Authorization = "Bearer static", X-Static = "kept" }
@@ -375,11 +377,7 @@ server "w" {
   headers        = { X-Static = "kept" }
   headers_helper = [%q]
 }
-`, filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"), hs.URL, helper, hs.URL, helper, wsURL, helper)
-	os.WriteFile(cfgPath, []byte(src), 0o644)
-	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
+`, hs.URL, helper, hs.URL, helper, wsURL, helper))
 	out, err := mcphost(t, dir, "--config", cfgPath, "servers")
 	if err != nil {
 		t.Fatalf("servers: %v\n%s", err, out)
@@ -413,12 +411,7 @@ func TestHeadersHelperFailureIsReported(t *testing.T) {
 	dir := t.TempDir()
 	helper := filepath.Join(dir, "helper.sh")
 	os.WriteFile(helper, []byte("#!/bin/sh\necho 'vault sealed' >&2\nexit 2\n"), 0o755)
-	cfgPath := filepath.Join(dir, "cfg.hcl")
-	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`settings {
-  plugin_dir  = %q
-  plugin_lock = %q
-}
-server "h" {
+	cfgPath := lockedConfig(t, dir, fmt.Sprintf(`server "h" {
   transport      = "http"
   url            = "http://127.0.0.1:1/mcp"
   headers_helper = [%q]
@@ -426,10 +419,7 @@ server "h" {
 server "local" {
   command = %q
 }
-`, filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"), helper, filepath.Join(binDir, "mcphost-demo"))), 0o644)
-	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
+`, helper, filepath.Join(binDir, "mcphost-demo")))
 	out, _ := mcphost(t, dir, "--config", cfgPath, "servers", "--json")
 	for _, want := range []string{`headers for server h: command: Headers helper failed`, `exit status 2; stderr: vault sealed`, `"state": "connected"`} {
 		if !strings.Contains(out, want) {
@@ -568,12 +558,7 @@ func TestWSSWithMutualTLS(t *testing.T) {
 	defer hs.Close()
 	url := "wss" + strings.TrimPrefix(hs.URL, "https") + "/mcp"
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "cfg.hcl")
-	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`settings {
-  plugin_dir  = %q
-  plugin_lock = %q
-}
-server "mtls" {
+	cfgPath := lockedConfig(t, dir, fmt.Sprintf(`server "mtls" {
   transport        = "ws"
   url              = %q
   ca_file          = %q
@@ -589,10 +574,7 @@ server "untrusted" {
   transport = "ws"
   url       = "%s?n=3"
 }
-`, filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"), url, p.caFile, p.clientCert, p.clientKey, url, p.caFile, url)), 0o644)
-	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
+`, url, p.caFile, p.clientCert, p.clientKey, url, p.caFile, url))
 	out, err := mcphost(t, dir, "--config", cfgPath, "call", "mcp__mtls__echo", `{"message":"over mTLS"}`)
 	if err != nil || strings.TrimSpace(out) != "over mTLS" {
 		t.Errorf("call over mTLS: %v\n%s", err, out)
@@ -676,12 +658,7 @@ func TestWSPluginOptions(t *testing.T) {
 	}))
 	defer locked.Close()
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "cfg.hcl")
-	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`settings {
-  plugin_dir  = %q
-  plugin_lock = %q
-}
-server "proxied" {
+	cfgPath := lockedConfig(t, dir, fmt.Sprintf(`server "proxied" {
   transport = "ws"
   url       = %q
   proxy_url = %q
@@ -690,10 +667,7 @@ server "locked" {
   transport = "ws"
   url       = "ws%s/mcp"
 }
-`, filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl"), wsURL, proxyURL, strings.TrimPrefix(locked.URL, "http"))), 0o644)
-	if out, err := mcphost(t, dir, "--config", cfgPath, "plugins", "lock"); err != nil {
-		t.Fatalf("lock: %v\n%s", err, out)
-	}
+`, wsURL, proxyURL, strings.TrimPrefix(locked.URL, "http")))
 	out, _ := mcphost(t, dir, "--config", cfgPath, "servers")
 	if !regexp.MustCompile(`(?m)^proxied .* connected `).MatchString(out) {
 		t.Errorf("proxied server:\n%s", out)
