@@ -14,6 +14,8 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 	$(GO) build -trimpath -ldflags="-s -w" -o $(BIN)/plugins/ ./plugins/...
+	@# The host refuses plugins in a directory writable by group or others.
+	chmod 0755 $(BIN)/plugins
 
 # The main job: build, start the demo HTTP server for the example's remote
 # server, then serve the unified registry of config.hcl.example on $(ADDR).

@@ -36,6 +36,11 @@ func Build(dir string) error {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building %v: %v\n%s", b.args, err, out)
 		}
+		// Whatever the umask: the host refuses plugins in a directory
+		// writable by group or others.
+		if err := os.Chmod(b.out, 0o755); err != nil {
+			return err
+		}
 	}
 	return nil
 }
