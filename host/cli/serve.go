@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -18,14 +20,19 @@ import (
 
 func (a *app) serveCmd() *cobra.Command {
 	var httpAddr string
-	var allowNonLoopback bool
+	var allowNonLoopback, noAuth bool
+	var origins []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the unified registry as an MCP server (stdio, or streamable HTTP with --http)",
 		Long: `Serves the unified tool registry as an MCP server: on stdio by default, or on
 streamable HTTP at http://ADDR/mcp with --http ADDR. The HTTP listener must be a
 loopback address unless --allow-non-loopback is given. tools/list shows the
-registry; tools/call goes through it; upstream list changes are forwarded.`,
+registry; tools/call goes through it; upstream list changes are forwarded.
+
+Over HTTP every request needs "Authorization: Bearer TOKEN". The token is read
+from $MCPHOST_SERVE_TOKEN, or generated and printed at start; --no-auth turns
+this off. Browser requests need their Origin allowed with --allow-origin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -49,11 +56,21 @@ registry; tools/call goes through it; upstream list changes are forwarded.`,
 			if httpAddr == "" {
 				return g.ServeStdio(ctx, os.Stdin, os.Stdout)
 			}
-			return a.serveHTTP(ctx, g, h, httpAddr)
+			token := ""
+			if !noAuth {
+				if token, _ = a.lookupEnv("MCPHOST_SERVE_TOKEN"); token == "" {
+					var b [32]byte
+					rand.Read(b[:])
+					token = hex.EncodeToString(b[:])
+				}
+			}
+			return a.serveHTTP(ctx, g, h, httpAddr, &serve.HTTPOptions{Token: token, AllowedOrigins: origins})
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	cmd.Flags().BoolVar(&allowNonLoopback, "allow-non-loopback", false, "allow --http on an address other than loopback")
+	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "serve HTTP without a bearer token (anyone who can connect may call every tool)")
+	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "accept browser requests from this `ORIGIN` (repeatable), e.g. http://localhost:6274")
 	return cmd
 }
 
@@ -72,14 +89,14 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, addr string) error {
+func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, addr string, opts *serve.HTTPOptions) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	go g.Run(ctx)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.Handler())
+	mux.Handle("/mcp", g.Handler(opts))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	statuses := h.Servers(ctx)
@@ -96,6 +113,11 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 		fmt.Fprintf(a.stdout, "  %s\n", t.Name)
 	}
 	fmt.Fprintf(a.stdout, "\n%d of %d server(s) connected. Serving the unified registry at:\n  http://%s/mcp\n", connected, len(statuses), ln.Addr())
+	if opts.Token != "" {
+		fmt.Fprintf(a.stdout, "Send with every request:\n  Authorization: Bearer %s\n", opts.Token)
+	} else {
+		fmt.Fprintln(a.stdout, "Warning: no bearer token is required (--no-auth).")
+	}
 	if f, ok := a.stdout.(interface{ Sync() error }); ok {
 		f.Sync()
 	}

@@ -6,12 +6,14 @@ package serve
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -219,12 +221,41 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 	}
 }
 
-// Handler returns the streamable HTTP handler (mount it at /mcp). It rejects
-// requests whose Host is not localhost when reached over loopback (DNS
-// rebinding) and cross-origin browser requests.
-func (g *Gateway) Handler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, nil)
-	return http.NewCrossOriginProtection().Handler(h)
+// HTTPOptions configures the gateway's HTTP handler.
+type HTTPOptions struct {
+	// Token, if set, is required on every request as "Authorization: Bearer
+	// TOKEN". The CLI sets one by default.
+	Token string
+	// AllowedOrigins lists the Origin values accepted from browsers (exact
+	// matches, e.g. "http://localhost:6274"). A request with any other Origin
+	// is refused with 403; a request without Origin (a CLI, a program) is not.
+	AllowedOrigins []string
+}
+
+// Handler returns the streamable HTTP handler (mount it at /mcp). In order:
+// a present Origin must be allowlisted (403 otherwise); the bearer token must
+// match (401 otherwise); and the go-sdk handler refuses a non-localhost Host
+// on a loopback connection (DNS rebinding, 403). There is no CORS: no
+// Access-Control-Allow-Origin is ever sent.
+func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	next := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, nil)
+	want := []byte("Bearer " + o.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) {
+			http.Error(w, "origin not allowed", http.StatusForbidden)
+			return
+		}
+		if o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost"`)
+			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // stripProtocolMeta removes the upstream's protocol-reserved _meta keys

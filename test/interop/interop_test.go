@@ -203,6 +203,8 @@ func TestServeWithInspectorCLI(t *testing.T) {
 	t.Parallel()
 	port := testbin.FreePort(t)
 	serve := mcphostCmd(t, "--config", writeConfig(t), "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port))
+	const token = "interop-token"
+	serve.Env = append(serve.Env, "MCPHOST_SERVE_TOKEN="+token)
 	out, err := serve.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +234,7 @@ func TestServeWithInspectorCLI(t *testing.T) {
 	}()
 	inspect := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(inspector, append([]string{"--cli", url, "--transport", "http"}, args...)...)
+		cmd := exec.Command(inspector, append([]string{"--cli", url, "--transport", "http", "--header", "Authorization: Bearer " + token}, args...)...)
 		// The inspector CLI starts only from a directory whose parent holds a package.json.
 		cmd.Dir = nodeDir
 		b, err := cmd.CombinedOutput()
@@ -240,6 +242,12 @@ func TestServeWithInspectorCLI(t *testing.T) {
 			t.Fatalf("inspector %v: %v\n%s", args, err, b)
 		}
 		return string(b)
+	}
+	// Without the token the gateway refuses the inspector.
+	noAuth := exec.Command(inspector, "--cli", url, "--transport", "http", "--method", "tools/list")
+	noAuth.Dir = nodeDir
+	if out, err := noAuth.CombinedOutput(); err == nil {
+		t.Errorf("the inspector listed tools without the token:\n%s", out)
 	}
 	list := inspect("--method", "tools/list")
 	for _, want := range []string{`"name": "mcp__everything__echo"`, `"name": "mcp__demo__echo"`, `"name": "mcp__everything__get-sum"`} {
