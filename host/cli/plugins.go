@@ -171,11 +171,30 @@ func (a *app) lockOne(ctx context.Context, p *config.Plugin) (*config.LockedPlug
 	entry := &config.LockedPlugin{Name: p.Name, Path: p.Path, SHA256: sum, Version: info.Version, Protocol: sdk.ProtocolVersion, Headers: info.Headers != nil}
 	for _, t := range info.Transports {
 		entry.Transports = append(entry.Transports, t.Name)
+		entry.Components = append(entry.Components, lockedComponent("transport", t))
 	}
 	for _, s := range info.AuthSchemes {
 		entry.AuthSchemes = append(entry.AuthSchemes, s.Name)
+		entry.Components = append(entry.Components, lockedComponent("auth", s))
+	}
+	if info.Headers != nil {
+		entry.Components = append(entry.Components, lockedComponent("headers", *info.Headers))
 	}
 	return entry, nil
+}
+
+// lockedComponent records a component's configuration schema for the lock file.
+func lockedComponent(kind string, c sdk.Component) *config.LockedComponent {
+	lc := &config.LockedComponent{Kind: kind, Name: c.Name}
+	for _, a := range c.Config {
+		typ := map[sdk.AttrType]string{sdk.TypeString: "string", sdk.TypeNumber: "number", sdk.TypeBool: "bool",
+			sdk.TypeListOfString: "list(string)", sdk.TypeMapOfString: "map(string)"}[a.Type]
+		if typ == "" {
+			typ = "string"
+		}
+		lc.Attributes = append(lc.Attributes, &config.LockedAttribute{Name: a.Name, Type: typ, Required: a.Required})
+	}
+	return lc
 }
 
 func provides(l *config.LockedPlugin) []string {

@@ -13,6 +13,7 @@ import (
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
@@ -90,7 +91,8 @@ func ValidServerName(name string) bool {
 // decodedServer is a server block plus the ranges validation needs.
 type decodedServer struct {
 	*Server
-	nameRange hcl.Range
+	nameRange   hcl.Range
+	optionsAttr *hcl.Attribute // transport_options, checked against the plugin's schema
 }
 
 // partialSettings holds the settings one file sets (nil = not set there).
@@ -264,6 +266,7 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 	decode("tls_server_name", &s.TLSServerName)
 	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)
 	decode("proxy_url", &s.ProxyURL)
+	optionsAttr := attrs["transport_options"]
 	if a, ok := attrs["transport_options"]; ok {
 		v, d := a.Expr.Value(ctx)
 		diags = append(diags, d...)
@@ -344,7 +347,101 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 			}
 		}
 	}
-	return &decodedServer{Server: s, nameRange: b.LabelRanges[0]}, diags
+	return &decodedServer{Server: s, nameRange: b.LabelRanges[0], optionsAttr: optionsAttr}, diags
+}
+
+// checkOptions checks an options object against a plugin component's schema:
+// every key known, every value of its type, every required key present.
+func checkOptions(attr *hcl.Attribute, ctx *hcl.EvalContext, c *LockedComponent, what string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	pairs, d := hcl.ExprMap(attr.Expr)
+	if d.HasErrors() {
+		return nil // not an object literal: the plugin checks it when it opens
+	}
+	var allowed []string
+	for _, a := range c.Attributes {
+		allowed = append(allowed, a.Name)
+	}
+	seen := map[string]bool{}
+	for _, kv := range pairs {
+		key := hcl.ExprAsKeyword(kv.Key)
+		if key == "" {
+			if decodeExpr(kv.Key, ctx, &key).HasErrors() {
+				continue
+			}
+		}
+		seen[key] = true
+		var spec *LockedAttribute
+		for _, a := range c.Attributes {
+			if a.Name == key {
+				spec = a
+			}
+		}
+		if spec == nil {
+			detail := fmt.Sprintf("The %s does not take %q.", what, key)
+			if len(allowed) > 0 {
+				detail += " Allowed: " + strings.Join(allowed, ", ") + "."
+			} else {
+				detail += " It takes no options."
+			}
+			if s := suggest(key, allowed); s != "" {
+				detail += fmt.Sprintf(" Did you mean %q?", s)
+			}
+			diags = append(diags, errorf(kv.Key.Range().Ptr(), "Unsupported option", "%s", detail))
+			continue
+		}
+		v, vd := kv.Value.Value(ctx)
+		if vd.HasErrors() || !v.IsKnown() || v.IsNull() {
+			continue
+		}
+		if !typeMatches(v.Type(), spec.Type) {
+			diags = append(diags, errorf(kv.Value.Range().Ptr(), "Wrong option type",
+				"Option %q of the %s must be a %s, got %s.", key, what, spec.Type, v.Type().FriendlyName()))
+		}
+	}
+	for _, a := range c.Attributes {
+		if a.Required && !seen[a.Name] {
+			diags = append(diags, errorf(attr.Expr.Range().Ptr(), "Missing option", "The %s requires option %q.", what, a.Name))
+		}
+	}
+	return diags
+}
+
+func typeMatches(t cty.Type, want string) bool {
+	elemsAreStrings := func() bool {
+		switch {
+		case t.IsListType(), t.IsSetType(), t.IsMapType():
+			return t.ElementType() == cty.String
+		case t.IsTupleType():
+			for _, e := range t.TupleElementTypes() {
+				if e != cty.String {
+					return false
+				}
+			}
+			return true
+		case t.IsObjectType():
+			for _, e := range t.AttributeTypes() {
+				if e != cty.String {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	switch want {
+	case "string":
+		return t == cty.String
+	case "number":
+		return t == cty.Number
+	case "bool":
+		return t == cty.Bool
+	case "list(string)":
+		return (t.IsListType() || t.IsSetType() || t.IsTupleType()) && elemsAreStrings()
+	case "map(string)":
+		return (t.IsMapType() || t.IsObjectType()) && elemsAreStrings()
+	}
+	return true
 }
 
 // checkURL validates a remote server URL for its transport; "" means valid.

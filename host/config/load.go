@@ -146,6 +146,16 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 			break
 		}
 		d := decodeServers(df, ctx, cfg.Transports)
+		for _, ds := range df.servers {
+			if ds.optionsAttr == nil {
+				continue
+			}
+			if p := cfg.PluginFor(ds.Transport); p != nil {
+				if c := p.Locked.Component("transport", ds.Transport); c != nil {
+					d = append(d, checkOptions(ds.optionsAttr, ctx, c, fmt.Sprintf("%s transport (plugin %s)", ds.Transport, p.Name))...)
+				}
+			}
+		}
 		for _, diag := range d {
 			if diag.Summary == "Unknown transport" && len(unlocked) > 0 {
 				diag.Detail += fmt.Sprintf(" Plugins whose transports are not known yet: %s; run `mcphost plugins lock` to record what they provide.", strings.Join(unlocked, ", "))

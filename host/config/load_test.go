@@ -573,3 +573,60 @@ func TestLocate(t *testing.T) {
 		t.Errorf("XDG not honoured: %+v", loc)
 	}
 }
+
+// TestPluginTransportsAndOptions: a transport exists once a locked plugin
+// provides it, and its options are checked against the plugin's schema.
+func TestPluginTransportsAndOptions(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	pluginDir := filepath.Join(tr.root, "plugins")
+	bin := tr.write(filepath.Join(pluginDir, "transport-ws"), "#!/bin/sh\n")
+	must(t, os.Chmod(bin, 0o755))
+	lockPath := filepath.Join(tr.root, "lock.hcl")
+	must(t, WriteLock(lockPath, &Lock{Plugins: []*LockedPlugin{{
+		Name: "transport-ws", Path: bin, SHA256: strings.Repeat("ab", 32), Protocol: 1, Transports: []string{"ws"},
+		Components: []*LockedComponent{{Kind: "transport", Name: "ws", Attributes: []*LockedAttribute{
+			{Name: "ping_interval", Type: "string"},
+			{Name: "read_limit", Type: "number"},
+			{Name: "tenant", Type: "string", Required: true},
+		}}},
+	}}}))
+	settings := fmt.Sprintf("settings {\n  plugin_dir  = %q\n  plugin_lock = %q\n}\n", pluginDir, lockPath)
+	good := tr.write(filepath.Join(tr.root, "good.hcl"), settings+`server "w" {
+  transport         = "ws"
+  url               = "wss://x/mcp"
+  transport_options = { tenant = "t1", read_limit = 1024 }
+}
+`)
+	cfg := tr.mustLoad(good)
+	if diff := cmp.Diff([]string{"stdio", "sse", "http", "ws"}, cfg.Transports); diff != "" {
+		t.Errorf("transports (-want +got):\n%s", diff)
+	}
+	if got := string(cfg.Server("w").TransportOptions); got != `{"read_limit":1024,"tenant":"t1"}` {
+		t.Errorf("options JSON = %s", got)
+	}
+	if p := cfg.PluginFor("ws"); p == nil || p.Pin() != strings.Repeat("ab", 32) {
+		t.Errorf("PluginFor(ws) = %+v", p)
+	}
+	bad := tr.write(filepath.Join(tr.root, "bad.hcl"), settings+`server "w" {
+  transport         = "ws"
+  url               = "wss://x/mcp"
+  transport_options = { ping_intervall = "1s", read_limit = "big" }
+}
+`)
+	_, diags := tr.load(bad)
+	var got []string
+	for _, d := range diags {
+		got = append(got, fmt.Sprintf("%d:%d: %s: %s", d.Subject.Start.Line, d.Subject.Start.Column, d.Summary, d.Detail))
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		`8:25: Unsupported option: The ws transport (plugin transport-ws) does not take "ping_intervall". Allowed: ping_interval, read_limit, tenant. Did you mean "ping_interval"?`,
+		`8:61: Wrong option type: Option "read_limit" of the ws transport (plugin transport-ws) must be a number, got string.`,
+		`8:23: Missing option: The ws transport (plugin transport-ws) requires option "tenant".`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("diagnostics lack %q:\n%s", want, all)
+		}
+	}
+}

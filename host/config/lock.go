@@ -33,6 +33,33 @@ type LockedPlugin struct {
 	Transports  []string `hcl:"transports,optional" json:"transports,omitempty"`
 	AuthSchemes []string `hcl:"auth_schemes,optional" json:"auth_schemes,omitempty"`
 	Headers     bool     `hcl:"headers,optional" json:"headers,omitempty"`
+	// Components hold the configuration schema of each part the plugin provides.
+	Components []*LockedComponent `hcl:"component,block" json:"components,omitempty"`
+}
+
+// LockedComponent is the configuration schema a plugin reported for one of
+// its transports, auth schemes or its headers helper.
+type LockedComponent struct {
+	Kind       string             `hcl:"kind,label" json:"kind"` // "transport", "auth" or "headers"
+	Name       string             `hcl:"name,label" json:"name"`
+	Attributes []*LockedAttribute `hcl:"attribute,block" json:"attributes,omitempty"`
+}
+
+// LockedAttribute is one configuration attribute of a component.
+type LockedAttribute struct {
+	Name     string `hcl:"name,label" json:"name"`
+	Type     string `hcl:"type" json:"type"` // string, number, bool, list(string), map(string)
+	Required bool   `hcl:"required,optional" json:"required,omitempty"`
+}
+
+// Component returns the schema of one component, or nil.
+func (l *LockedPlugin) Component(kind, name string) *LockedComponent {
+	for _, c := range l.Components {
+		if c.Kind == kind && c.Name == name {
+			return c
+		}
+	}
+	return nil
 }
 
 // ReadLock reads a lock file. A missing file is an empty lock.
@@ -87,6 +114,16 @@ func WriteLock(path string, l *Lock) error {
 		b.SetAttributeValue("transports", stringList(p.Transports))
 		b.SetAttributeValue("auth_schemes", stringList(p.AuthSchemes))
 		b.SetAttributeValue("headers", cty.BoolVal(p.Headers))
+		for _, c := range p.Components {
+			cb := b.AppendNewBlock("component", []string{c.Kind, c.Name}).Body()
+			for _, a := range c.Attributes {
+				ab := cb.AppendNewBlock("attribute", []string{a.Name}).Body()
+				ab.SetAttributeValue("type", cty.StringVal(a.Type))
+				if a.Required {
+					ab.SetAttributeValue("required", cty.True)
+				}
+			}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
