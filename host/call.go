@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -34,6 +35,32 @@ type CallOptions struct {
 	Timeout time.Duration
 	// Meta is sent as the request's _meta. OPTIONAL.
 	Meta mcp.Meta
+}
+
+// ErrDenied is returned for a call the permission rules do not allow.
+var ErrDenied = errors.New("permission denied")
+
+// authorize applies the permission decision for a call: allow passes, deny
+// fails, ask asks (Options.Ask) and fails without an answer.
+func (h *Host) authorize(ctx context.Context, t *registry.Tool) error {
+	d := h.policy.Decide(t.Name)
+	switch d.Behavior {
+	case permissions.Allow:
+		return nil
+	case permissions.Deny:
+		return fmt.Errorf("%w: %s is %s", ErrDenied, t.Name, d.Explain())
+	}
+	if h.ask == nil {
+		return fmt.Errorf("%w: %s needs approval (%s), and no one can be asked here; allow it with a permissions rule, e.g. allow = [%q]", ErrDenied, t.Name, d.Explain(), t.Name)
+	}
+	ok, err := h.ask(ctx, t, d)
+	if err != nil {
+		return fmt.Errorf("%w: asking about %s: %v", ErrDenied, t.Name, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s was declined", ErrDenied, t.Name)
+	}
+	return nil
 }
 
 // ToolError is returned (with the result) when a tool reports isError.
@@ -58,6 +85,9 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	t, err := h.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	if err := h.authorize(ctx, t); err != nil {
+		return nil, err // a call that is not allowed never reaches the server
 	}
 	timeout := o.Timeout
 	if timeout == 0 {

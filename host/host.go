@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/host/registry"
 )
@@ -45,6 +46,10 @@ type Options struct {
 	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	// OnProcessStart is told the pid of each stdio server process. OPTIONAL.
 	OnProcessStart func(server string, pid int)
+	// Ask is asked about a call whose permission decision is ask; true
+	// allows it. OPTIONAL: without it, such calls are denied with a message
+	// saying how to allow them.
+	Ask func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 }
 
 // Host is a running mcphost. Its methods are safe for concurrent use.
@@ -54,6 +59,8 @@ type Host struct {
 	conns     *conn.Manager
 	reg       *registry.Registry
 	plugins   *plugins.Runtime
+	policy    *permissions.Policy
+	ask       func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 	outputDir string
 }
 
@@ -73,7 +80,11 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
-	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir}
+	policy, err := cfg.Policy()
+	if err != nil {
+		return nil, fmt.Errorf("permission rules: %w", err)
+	}
+	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir, policy: policy, ask: o.Ask}
 	if h.outputDir == "" {
 		h.outputDir = cfg.Settings.OutputDir
 	}
@@ -126,6 +137,9 @@ func defaultOutputDir(lookup func(string) (string, bool)) string {
 	}
 	return filepath.Join(os.TempDir(), "mcphost-output")
 }
+
+// Decide returns the permission decision for a registry tool name.
+func (h *Host) Decide(name string) permissions.Decision { return h.policy.Decide(name) }
 
 // Config returns the configuration the host runs.
 func (h *Host) Config() *config.Config { return h.cfg }

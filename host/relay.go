@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/permissions"
 )
 
 // RelayCall is the gateway's fast path for tools/call. It resolves name like
@@ -23,6 +25,9 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	t, err := h.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, false, nil // CallTool reports it
+	}
+	if h.policy.Decide(t.Name).Behavior != permissions.Allow {
+		return nil, false, nil // CallTool denies or asks
 	}
 	c := h.conns.Get(t.Server)
 	if c == nil {

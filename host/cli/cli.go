@@ -111,7 +111,7 @@ Configuration is HCL, read from the managed, local, project and user scopes
 	}
 	root.PersistentFlags().StringArrayVar(&a.configs, "config", nil, "use this configuration `FILE` instead of discovery (repeatable; later files win; the managed file still governs)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: trace, debug, info, warn, error, off (default warn, or $MCPHOST_LOG_LEVEL)")
-	root.AddCommand(a.serversCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.versionCmd())
+	root.AddCommand(a.serversCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.versionCmd())
 	return root
 }
 
@@ -187,7 +187,11 @@ func (a *app) newHost() (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.New(cfg, &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv})
+	opts := &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv}
+	if a.isTerminal(a.stdin) && a.isTerminal(a.stderr) {
+		opts.Ask = a.askOnTerminal
+	}
+	return host.New(cfg, opts)
 }
 
 func (a *app) writeJSON(v any) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -39,8 +40,16 @@ func (a *app) toolsCmd() *cobra.Command {
 				a.connectAll(ctx, h)
 				tools, problems = h.Tools(ctx)
 			}
-			return listOutput(a, asJSON, "tools", tools, problems, "NAME\tSERVER\tPROPERTIES\tDESCRIPTION", func(t *registry.Tool) string {
-				return fmt.Sprintf("%s\t%s\t%s\t%s", t.Name, t.Server, properties(t), clip(firstLine(t.Description), 60))
+			type toolRow struct {
+				*registry.Tool
+				Permission permissions.Decision `json:"permission"`
+			}
+			rows := make([]toolRow, 0, len(tools))
+			for _, t := range tools {
+				rows = append(rows, toolRow{Tool: t, Permission: h.Decide(t.Name)})
+			}
+			return listOutput(a, asJSON, "tools", rows, problems, "NAME\tSERVER\tPERMISSION\tPROPERTIES\tDESCRIPTION", func(t toolRow) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", t.Name, t.Server, t.Permission.Behavior, properties(t.Tool), clip(firstLine(t.Description), 60))
 			})
 		},
 	}

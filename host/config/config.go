@@ -29,11 +29,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/mcphost/mcphost/host/permissions"
 )
 
 // Built-in transport names.
@@ -200,6 +203,12 @@ type Config struct {
 	// excluded by an exclusive managed configuration.
 	Skipped  []*Skipped `json:"skipped,omitempty"`
 	Settings Settings   `json:"settings"`
+	// Permissions are the permission rules of every scope, lowest scope first.
+	Permissions []PermissionRule `json:"permissions,omitempty"`
+	// DefaultMode is the permission default mode ("" means ask), and
+	// DefaultModeOrigin where it was set.
+	DefaultMode       string  `json:"default_mode,omitempty"`
+	DefaultModeOrigin *Origin `json:"default_mode_origin,omitempty"`
 	// Plugins are the configured and discovered plugins, sorted by name.
 	Plugins []*Plugin `json:"plugins,omitempty"`
 	// Transports lists every available transport: built-in and from locked plugins.
@@ -268,3 +277,41 @@ func (c *Config) Plugin(name string) *Plugin {
 	}
 	return nil
 }
+
+// PermissionRule is one permission pattern with its origin.
+type PermissionRule struct {
+	Behavior permissions.Behavior `json:"behavior"`
+	Pattern  string               `json:"pattern"`
+	Origin   Origin               `json:"origin"`
+}
+
+// Source describes where a rule or setting was written: scope, file and line.
+func (o Origin) Source() string {
+	if o.File == "" {
+		return o.Scope.String() + " scope"
+	}
+	return fmt.Sprintf("%s scope, %s:%d", o.Scope, o.File, o.Range.Start.Line)
+}
+
+// Policy compiles the permission rules.
+func (c *Config) Policy() (*permissions.Policy, error) {
+	rules := make([]permissions.Rule, len(c.Permissions))
+	for i, r := range c.Permissions {
+		rules[i] = permissions.Rule{Behavior: r.Behavior, Pattern: r.Pattern, Source: r.Origin.Source()}
+	}
+	mode, src := permissions.Mode(c.DefaultMode), ""
+	if c.DefaultModeOrigin != nil {
+		src = c.DefaultModeOrigin.Source()
+	}
+	if mode == "" {
+		// Interim: until mcphost can ask a person (a terminal prompt, MCP
+		// elicitation in serve), an unset default mode allows, as before
+		// permissions existed. Written rules, deny and ask alike, are enforced;
+		// setting default_mode = "ask" or "deny" takes effect at once.
+		mode, src = permissions.ModeAllowAll, InterimModeSource
+	}
+	return permissions.Compile(rules, mode, src)
+}
+
+// InterimModeSource explains the default mode when none is configured.
+const InterimModeSource = "interim default while asking is not implemented; set default_mode to change it"

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/agext/levenshtein"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -24,6 +26,7 @@ var (
 			{Type: "server", LabelNames: []string{"name"}},
 			{Type: "settings"},
 			{Type: "plugin", LabelNames: []string{"name"}},
+			{Type: "permissions"},
 		},
 	}
 	serverSchema = &hcl.BodySchema{
@@ -48,6 +51,9 @@ var (
 			{Name: "proxy_url"},
 			{Name: "transport_options"},
 		},
+	}
+	permissionsSchema = &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "allow"}, {Name: "ask"}, {Name: "deny"}, {Name: "default_mode"}},
 	}
 	pluginSchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{
@@ -116,6 +122,9 @@ type decodedFile struct {
 	servers      []*decodedServer
 	plugins      []*Plugin
 	settings     *partialSettings
+	rules        []PermissionRule
+	mode         string
+	modeRange    hcl.Range
 }
 
 // decodeFile decodes one parsed file's settings and plugin blocks and
@@ -143,6 +152,8 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 			}
 			seenPlugins[p.Name] = b.LabelRanges[0]
 			out.plugins = append(out.plugins, p)
+		case "permissions":
+			diags = append(diags, decodePermissions(b, out, ctx)...)
 		case "settings":
 			if out.settings != nil {
 				diags = append(diags, errorf(&b.DefRange, "Duplicate settings block",
@@ -612,4 +623,48 @@ func suggest(given string, allowed []string) string {
 func validSHA256(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == 32
+}
+
+// decodePermissions decodes a permissions block: pattern lists, each pattern
+// validated at its own range, and the default mode.
+func decodePermissions(b *hcl.Block, out *decodedFile, ctx *hcl.EvalContext) hcl.Diagnostics {
+	content, diags := b.Body.Content(permissionsSchema)
+	diags = explainUnsupported(diags, permissionsSchema)
+	for _, kind := range []struct {
+		attr string
+		b    permissions.Behavior
+	}{{"deny", permissions.Deny}, {"ask", permissions.Ask}, {"allow", permissions.Allow}} {
+		a := content.Attributes[kind.attr]
+		if a == nil {
+			continue
+		}
+		elems, d := hcl.ExprList(a.Expr)
+		if d.HasErrors() {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid permission list", "%s must be a list of patterns, e.g. [\"mcp__github__*\"].", kind.attr))
+			continue
+		}
+		for _, e := range elems {
+			var pattern string
+			if d := decodeExpr(e, ctx, &pattern); d.HasErrors() {
+				diags = append(diags, d...)
+				continue
+			}
+			rng := e.Range()
+			if err := permissions.ValidatePattern(kind.b, pattern); err != nil {
+				diags = append(diags, errorf(&rng, "Invalid permission pattern", "%s.", err))
+				continue
+			}
+			out.rules = append(out.rules, PermissionRule{Behavior: kind.b, Pattern: pattern, Origin: Origin{Scope: out.scope, File: out.path, Range: rng}})
+		}
+	}
+	if a := content.Attributes["default_mode"]; a != nil {
+		var mode string
+		diags = append(diags, decodeExpr(a.Expr, ctx, &mode)...)
+		if !slices.Contains(permissions.Modes, permissions.Mode(mode)) {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid default mode", "default_mode %q is not one of ask, allow_all, deny.", mode))
+		} else {
+			out.mode, out.modeRange = mode, a.Expr.Range()
+		}
+	}
+	return diags
 }

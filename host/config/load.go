@@ -12,6 +12,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/mcphost/mcphost/host/permissions"
 )
 
 // MaxFileSize bounds a configuration file; larger files are refused.
@@ -114,6 +116,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	}
 
 	diags = append(diags, mergeSettings(cfg, files)...)
+	diags = append(diags, mergePermissions(cfg, files)...)
 	if cfg.Settings.PluginDir == "" {
 		cfg.Settings.PluginDir = envOr(o.LookupEnv, EnvPluginDir, joinIf(loc.ConfigDir, "plugins"))
 	}
@@ -403,4 +406,35 @@ func sigKind(s *Server) string {
 		return "url"
 	}
 	return "command and args"
+}
+
+// mergePermissions collects every scope's rules (deny > ask > allow applies
+// across scopes, so no scope can loosen a stricter rule of another) and takes
+// the default mode from the highest scope that sets it. A project cannot
+// loosen anything: its allow rules and an allow_all mode are ignored, with a
+// warning.
+func mergePermissions(cfg *Config, files []*decodedFile) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, f := range files {
+		for _, r := range f.rules {
+			if f.scope == ScopeProject && r.Behavior == permissions.Allow {
+				rng := r.Origin.Range
+				diags = append(diags, warnf(&rng, "Ignored in project scope",
+					"allow rules are only honoured in the user, local, cli and managed scopes: a project cannot allow its own tools (deny and ask rules are honoured)."))
+				continue
+			}
+			cfg.Permissions = append(cfg.Permissions, r)
+		}
+		if f.mode == "" {
+			continue
+		}
+		if f.scope == ScopeProject && f.mode == string(permissions.ModeAllowAll) {
+			rng := f.modeRange
+			diags = append(diags, warnf(&rng, "Ignored in project scope", "default_mode = \"allow_all\" is not honoured in the project scope."))
+			continue
+		}
+		cfg.DefaultMode = f.mode
+		cfg.DefaultModeOrigin = &Origin{Scope: f.scope, File: f.path, Range: f.modeRange}
+	}
+	return diags
 }

@@ -14,15 +14,16 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/serve"
 )
 
 // stdioGateway serves a gateway over two demo servers on in-process pipes,
 // as `mcphost serve` does on its stdin/stdout, and returns the client's ends.
-func stdioGateway(t *testing.T) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
+func stdioGateway(t *testing.T, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}}, &host.Options{OutputDir: t.TempDir()})
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}, Permissions: rules}, &host.Options{OutputDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +47,9 @@ func stdioGateway(t *testing.T) (*serve.Gateway, io.WriteCloser, io.ReadCloser) 
 	return g, inW, outR
 }
 
-func stdioClient(t *testing.T, opts *mcp.ClientOptions) (*serve.Gateway, *mcp.ClientSession) {
+func stdioClient(t *testing.T, opts *mcp.ClientOptions, rules ...config.PermissionRule) (*serve.Gateway, *mcp.ClientSession) {
 	t.Helper()
-	g, w, r := stdioGateway(t)
+	g, w, r := stdioGateway(t, rules...)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "relay-test"}, opts).Connect(context.Background(), &mcp.IOTransport{Reader: r, Writer: w}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -184,5 +185,31 @@ func TestRelayCancellation(t *testing.T) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "after"}})
 	if err != nil || host.TextOf(res.Content) != "after" {
 		t.Fatalf("after cancel: %v %+v", err, res)
+	}
+}
+
+// TestDeniedCallsNeverReachTheServer: through the gateway (relay path and
+// go-sdk path alike) a denied or unanswerable call is a tool error naming the
+// rule, and the upstream never counts it.
+func TestDeniedCallsNeverReachTheServer(t *testing.T) {
+	t.Parallel()
+	_, cs := stdioClient(t, nil,
+		config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__a__echo", Origin: config.Origin{Scope: config.ScopeManaged, File: "/etc/m.hcl"}},
+		config.PermissionRule{Behavior: permissions.Ask, Pattern: "mcp__a__add"})
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(host.TextOf(res.Content), `permission denied: mcp__a__echo is deny by rule "mcp__a__echo" (managed scope, /etc/m.hcl:0)`) {
+		t.Errorf("denied call: %v %s", err, host.TextOf(res.Content))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__add", Arguments: map[string]any{"a": 1, "b": 2}})
+	if err != nil || !res.IsError || !strings.Contains(host.TextOf(res.Content), "needs approval") {
+		t.Errorf("ask call without anyone to ask: %v %s", err, host.TextOf(res.Content))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__stats", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("stats: %v %v", err, res)
+	}
+	if m, _ := res.StructuredContent.(map[string]any); m["echo"] != nil || m["add"] != nil {
+		t.Errorf("the upstream saw a call that was not allowed: %v", m)
 	}
 }
