@@ -111,6 +111,11 @@ func run(in io.Reader, out io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if ns := median(samples["Decide"]["ns/op"]); ns > 0 {
+		fmt.Fprintf(w, "## (e) permission decision\n\n`BenchmarkDecide` (host/permissions): 10,000 compiled rules against 10,000 tool names: **%.0f ns** per decision on average (goal ≤ 1 µs: %s), %.0f allocations (goal 0: %s).\n\n",
+			ns, map[bool]string{true: "met", false: "**missed**"}[ns <= 1000], median(samples["Decide"]["allocs/op"]),
+			map[bool]string{true: "met", false: "**missed**"}[median(samples["Decide"]["allocs/op"]) == 0])
+	}
 	if st := median(samples["PluginStart"]["ns/op"]); st > 0 {
 		fmt.Fprintf(w, "## (d) plugin start to first RPC\n\n`BenchmarkPluginStart`: a new runtime copies the transport-ws binary into its private directory, go-plugin verifies the copy (SecureConfig), execs it, completes the AutoMTLS handshake, and GetInfo answers: **%.1f ms** (goal ≤ 6 ms: %s). Plugin RSS under the (c) load: %.0f KiB. See the notes below for the breakdown.\n\n",
 			st/1e6, map[bool]string{true: "met", false: "**missed**"}[st <= 6e6], median(samples["WSPlugin8"]["plugin-RSS-KiB"]))
