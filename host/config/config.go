@@ -98,6 +98,10 @@ type Server struct {
 
 	Origin Origin `json:"origin"`
 
+	// BlockedBy, if set, is the managed server policy entry that blocks this
+	// server: it is never started or contacted.
+	BlockedBy string `json:"blocked_by,omitempty"`
+
 	// Approved reports, for a project-scope server, whether the user approved
 	// exactly this configuration. Servers from other scopes are always approved.
 	Approved bool `json:"approved"`
@@ -315,3 +319,47 @@ func (c *Config) Policy() (*permissions.Policy, error) {
 
 // InterimModeSource explains the default mode when none is configured.
 const InterimModeSource = "interim default while asking is not implemented; set default_mode to change it"
+
+// ServerMatcher is one entry of the managed server policy: a server name, a
+// URL wildcard, or a command (argv, each element a wildcard).
+type ServerMatcher struct {
+	Name    string   `json:"name,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	Command []string `json:"command,omitempty"`
+	Origin  Origin   `json:"origin"`
+}
+
+// Matches reports whether the entry covers the server.
+func (m *ServerMatcher) Matches(s *Server) bool {
+	switch {
+	case m.Name != "":
+		return m.Name == s.Name
+	case m.URL != "":
+		return s.IsRemote() && permissions.Match(m.URL, s.URL)
+	case len(m.Command) > 0:
+		argv := append([]string{s.Command}, s.Args...)
+		if s.IsRemote() || len(argv) != len(m.Command) {
+			return false
+		}
+		for i, p := range m.Command {
+			if !permissions.Match(p, argv[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (m *ServerMatcher) String() string {
+	var what string
+	switch {
+	case m.Name != "":
+		what = fmt.Sprintf("name = %q", m.Name)
+	case m.URL != "":
+		what = fmt.Sprintf("url = %q", m.URL)
+	default:
+		what = fmt.Sprintf("command = %q", m.Command)
+	}
+	return fmt.Sprintf("{ %s } (%s)", what, m.Origin.Source())
+}

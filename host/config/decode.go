@@ -27,6 +27,7 @@ var (
 			{Type: "settings"},
 			{Type: "plugin", LabelNames: []string{"name"}},
 			{Type: "permissions"},
+			{Type: "policy"},
 		},
 	}
 	serverSchema = &hcl.BodySchema{
@@ -51,6 +52,9 @@ var (
 			{Name: "proxy_url"},
 			{Name: "transport_options"},
 		},
+	}
+	policySchema = &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "allowed_servers"}, {Name: "denied_servers"}},
 	}
 	permissionsSchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "allow"}, {Name: "ask"}, {Name: "deny"}, {Name: "default_mode"}},
@@ -123,6 +127,9 @@ type decodedFile struct {
 	plugins      []*Plugin
 	settings     *partialSettings
 	rules        []PermissionRule
+	allowed      []*ServerMatcher
+	denied       []*ServerMatcher
+	hasAllowList bool
 	mode         string
 	modeRange    hcl.Range
 }
@@ -154,6 +161,13 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 			out.plugins = append(out.plugins, p)
 		case "permissions":
 			diags = append(diags, decodePermissions(b, out, ctx)...)
+		case "policy":
+			if scope != ScopeManaged {
+				diags = append(diags, errorf(&b.DefRange, "Policy outside the managed scope",
+					"A policy block (allowed_servers, denied_servers) is only honoured in the managed file (%s by default); this %s-scope one has no effect.", DefaultManagedFile, scope))
+				continue
+			}
+			diags = append(diags, decodePolicy(b, out, ctx)...)
 		case "settings":
 			if out.settings != nil {
 				diags = append(diags, errorf(&b.DefRange, "Duplicate settings block",
@@ -664,6 +678,66 @@ func decodePermissions(b *hcl.Block, out *decodedFile, ctx *hcl.EvalContext) hcl
 			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid default mode", "default_mode %q is not one of ask, allow_all, deny.", mode))
 		} else {
 			out.mode, out.modeRange = mode, a.Expr.Range()
+		}
+	}
+	return diags
+}
+
+// decodePolicy decodes the managed server policy. Each entry is an object with
+// exactly one of name, url (a wildcard pattern) or command (argv, each
+// element a wildcard pattern).
+func decodePolicy(b *hcl.Block, out *decodedFile, ctx *hcl.EvalContext) hcl.Diagnostics {
+	content, diags := b.Body.Content(policySchema)
+	diags = explainUnsupported(diags, policySchema)
+	for _, list := range []struct {
+		attr string
+		dst  *[]*ServerMatcher
+	}{{"allowed_servers", &out.allowed}, {"denied_servers", &out.denied}} {
+		a := content.Attributes[list.attr]
+		if a == nil {
+			continue
+		}
+		if list.attr == "allowed_servers" {
+			out.hasAllowList = true
+		}
+		elems, d := hcl.ExprList(a.Expr)
+		if d.HasErrors() {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid server policy", "%s must be a list of entries like { name = \"github\" }, { url = \"https://*.corp.example/*\" } or { command = [\"npx\", \"-y\", \"@corp/mcp-*\"] }.", list.attr))
+			continue
+		}
+		for _, e := range elems {
+			v, d := e.Value(ctx)
+			rng := e.Range()
+			if d.HasErrors() {
+				diags = append(diags, d...)
+				continue
+			}
+			if !v.Type().IsObjectType() {
+				diags = append(diags, errorf(&rng, "Invalid server policy entry", "An entry is an object with one of name, url or command."))
+				continue
+			}
+			sm := &ServerMatcher{Origin: Origin{Scope: out.scope, File: out.path, Range: rng}}
+			n := 0
+			for attr := range v.Type().AttributeTypes() {
+				switch attr {
+				case "name":
+					diags = append(diags, decodeExpr(hcl.StaticExpr(v.GetAttr("name"), rng), nil, &sm.Name)...)
+					n++
+				case "url":
+					diags = append(diags, decodeExpr(hcl.StaticExpr(v.GetAttr("url"), rng), nil, &sm.URL)...)
+					n++
+				case "command":
+					diags = append(diags, decodeExpr(hcl.StaticExpr(v.GetAttr("command"), rng), nil, &sm.Command)...)
+					n++
+				default:
+					diags = append(diags, errorf(&rng, "Invalid server policy entry", "%q is not allowed in a policy entry; use name, url or command.", attr))
+				}
+			}
+			if n != 1 {
+				diags = append(diags, errorf(&rng, "Invalid server policy entry", "An entry names exactly one of name, url or command."))
+				continue
+			}
+			*list.dst = append(*list.dst, sm)
 		}
 	}
 	return diags

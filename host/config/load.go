@@ -170,7 +170,40 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 		cfg.Sources[name] = f
 	}
 	diags = append(diags, mergeServers(cfg, files, o.Dynamic)...)
+	applyServerPolicy(cfg, files)
 	return cfg, diags
+}
+
+// applyServerPolicy marks the servers the managed policy blocks: any on the
+// denylist (which always wins), and, when an allowlist exists, any not on it.
+func applyServerPolicy(cfg *Config, files []*decodedFile) {
+	var allowed, denied []*ServerMatcher
+	hasAllow := false
+	for _, f := range files {
+		if f.scope == ScopeManaged {
+			allowed, denied = append(allowed, f.allowed...), append(denied, f.denied...)
+			hasAllow = hasAllow || f.hasAllowList
+		}
+	}
+	for _, s := range cfg.Servers {
+		s.BlockedBy = ""
+		for _, m := range denied {
+			if m.Matches(s) {
+				s.BlockedBy = "denied_servers entry " + m.String()
+				break
+			}
+		}
+		if s.BlockedBy != "" || !hasAllow {
+			continue
+		}
+		ok := false
+		for _, m := range allowed {
+			ok = ok || m.Matches(s)
+		}
+		if !ok {
+			s.BlockedBy = "not on the managed allowed_servers list"
+		}
+	}
 }
 
 // Environment variables that relocate the plugin directory and lock file.

@@ -35,6 +35,7 @@ const (
 // Sentinel errors returned by Session and Do.
 var (
 	ErrDisabled    = errors.New("server is disabled")
+	ErrBlocked     = errors.New("blocked by policy")
 	ErrNotApproved = errors.New("project server is not approved")
 	ErrNeedsAuth   = errors.New("server needs authentication")
 	ErrUnknown     = errors.New("unknown server")
@@ -139,6 +140,8 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 	for _, s := range servers {
 		c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name), calls: make(chan struct{}, m.opts.MaxConcurrentCalls)}
 		switch {
+		case s.BlockedBy != "":
+			c.state, c.err = StateDisabled, fmt.Errorf("%w: %s", ErrBlocked, s.BlockedBy)
 		case s.Disabled:
 			c.state, c.err = StateDisabled, ErrDisabled
 		case !s.Approved:
