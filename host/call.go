@@ -35,6 +35,10 @@ type CallOptions struct {
 	Timeout time.Duration
 	// Meta is sent as the request's _meta. OPTIONAL.
 	Meta mcp.Meta
+	// Approved says the caller has already asked about this call and the
+	// answer was allow (the gateway asks its client itself). It satisfies an
+	// ask decision, never a deny.
+	Approved bool
 }
 
 // ErrDenied is returned for a call the permission rules do not allow.
@@ -42,13 +46,16 @@ var ErrDenied = errors.New("permission denied")
 
 // authorize applies the permission decision for a call: allow passes, deny
 // fails, ask asks (Options.Ask) and fails without an answer.
-func (h *Host) authorize(ctx context.Context, t *registry.Tool) error {
+func (h *Host) authorize(ctx context.Context, t *registry.Tool, approved bool) error {
 	d := h.policy.Decide(t.Name)
 	switch d.Behavior {
 	case permissions.Allow:
 		return nil
 	case permissions.Deny:
 		return fmt.Errorf("%w: %s is %s", ErrDenied, t.Name, d.Explain())
+	}
+	if approved {
+		return nil
 	}
 	if h.ask == nil {
 		return fmt.Errorf("%w: %s needs approval (%s), and no one can be asked here; allow it with a permissions rule, e.g. allow = [%q]", ErrDenied, t.Name, d.Explain(), t.Name)
@@ -86,7 +93,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	if err != nil {
 		return nil, err
 	}
-	if err := h.authorize(ctx, t); err != nil {
+	if err := h.authorize(ctx, t, o.Approved); err != nil {
 		return nil, err // a call that is not allowed never reaches the server
 	}
 	timeout := o.Timeout

@@ -27,7 +27,7 @@ var demo = demotest.Server
 
 func newHost(t *testing.T, servers ...*config.Server) *host.Host {
 	t.Helper()
-	cfg := &config.Config{Servers: servers}
+	cfg := &config.Config{Servers: servers, DefaultMode: "allow_all"} // permissions are tested on their own
 	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

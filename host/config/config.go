@@ -307,18 +307,8 @@ func (c *Config) Policy() (*permissions.Policy, error) {
 	if c.DefaultModeOrigin != nil {
 		src = c.DefaultModeOrigin.Source()
 	}
-	if mode == "" {
-		// Interim: until mcphost can ask a person (a terminal prompt, MCP
-		// elicitation in serve), an unset default mode allows, as before
-		// permissions existed. Written rules, deny and ask alike, are enforced;
-		// setting default_mode = "ask" or "deny" takes effect at once.
-		mode, src = permissions.ModeAllowAll, InterimModeSource
-	}
 	return permissions.Compile(rules, mode, src)
 }
-
-// InterimModeSource explains the default mode when none is configured.
-const InterimModeSource = "interim default while asking is not implemented; set default_mode to change it"
 
 // ServerMatcher is one entry of the managed server policy: a server name, a
 // URL wildcard, or a command (argv, each element a wildcard).

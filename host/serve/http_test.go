@@ -16,7 +16,7 @@ import (
 
 func httpGateway(t *testing.T, opts *serve.HTTPOptions) string {
 	t.Helper()
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}}, &host.Options{OutputDir: t.TempDir()})
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 func stdioGateway(t *testing.T, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}, Permissions: rules}, &host.Options{OutputDir: t.TempDir()})
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}, Permissions: rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

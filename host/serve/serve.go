@@ -6,6 +6,7 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -40,8 +42,9 @@ type Gateway struct {
 	mu      sync.Mutex
 	exposed map[string]*mcp.Tool // registry name -> the tool as served
 
-	changed chan struct{} // a registry change is pending
-	relayed atomic.Uint64 // tools/call requests that took the relay path
+	changed   chan struct{} // a registry change is pending
+	relayed   atomic.Uint64 // tools/call requests that took the relay path
+	askSecret []byte        // keys the request state of permission questions
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
@@ -57,7 +60,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	g := &Gateway{h: h, log: o.Logger, exposed: map[string]*mcp.Tool{}, changed: make(chan struct{}, 1)}
+	g := &Gateway{h: h, log: o.Logger, exposed: map[string]*mcp.Tool{}, changed: make(chan struct{}, 1), askSecret: make([]byte, 32)}
+	rand.Read(g.askSecret)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
 		Instructions: "mcphost gateway: the tools of several MCP servers, named mcp__SERVER__TOOL.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -160,6 +164,19 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 			args = json.RawMessage(req.Params.Arguments)
 		}
 		opts := &host.CallOptions{}
+		if d := g.h.Decide(name); d.Behavior == permissions.Ask {
+			// Ask the person behind the downstream client.
+			ok, err := g.askAnswer(req.Params, name)
+			switch {
+			case err != nil:
+				return errorResult(fmt.Errorf("%w: %s: %v", host.ErrDenied, name, err)), nil
+			case !ok && !clientCanElicit(req):
+				return errorResult(fmt.Errorf("%w: %s needs approval (%s), and %v", host.ErrDenied, name, d.Explain(), errNoElicitation)), nil
+			case !ok:
+				return g.askRequest(name, req.Params.Arguments, d), nil
+			}
+			opts.Approved = true
+		}
 		if token := req.Params.GetProgressToken(); token != nil {
 			opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
 				fwd := *p
@@ -177,9 +194,7 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 			return nil, err
 		case err != nil:
 			g.log.Warn("tool call failed", "tool", name, "error", err)
-			r := &mcp.CallToolResult{}
-			r.SetError(err)
-			return r, nil
+			return errorResult(err), nil
 		}
 		stripProtocolMeta(res)
 		return res, nil
@@ -267,4 +282,10 @@ func stripProtocolMeta(res *mcp.CallToolResult) {
 			delete(res.Meta, k)
 		}
 	}
+}
+
+func errorResult(err error) *mcp.CallToolResult {
+	r := &mcp.CallToolResult{}
+	r.SetError(err)
+	return r
 }

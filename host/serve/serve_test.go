@@ -30,7 +30,7 @@ func connect(t *testing.T, opts *mcp.ClientOptions) (*mcp.ClientSession, *host.H
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}}, &host.Options{OutputDir: t.TempDir()})
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

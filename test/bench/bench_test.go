@@ -50,7 +50,7 @@ func connectGateway(b *testing.B) *mcp.ClientSession {
 	b.Helper()
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "cfg.hcl")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("server \"demo\" {\n  command = %q\n}\n", demoPath())), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("server \"demo\" {\n  command = %q\n}\npermissions {\n  allow = [\"mcp__demo\"]\n}\n", demoPath())), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfg, "serve")
@@ -91,7 +91,7 @@ func BenchmarkCallDirect(b *testing.B) {
 // BenchmarkCallHost is the `mcphost call` path in process: registry lookup,
 // connection manager, tools/call, result processing, to the same server.
 func BenchmarkCallHost(b *testing.B) {
-	h, err := host.New(&config.Config{Servers: []*config.Server{{
+	h, err := host.New(&config.Config{DefaultMode: "allow_all", Servers: []*config.Server{{
 		Name: "demo", Transport: config.TransportStdio, Command: demoPath(), Approved: true, ConnectTimeout: 30 * time.Second,
 	}}}, &host.Options{OutputDir: b.TempDir()})
 	if err != nil {
@@ -198,7 +198,7 @@ func pluginHost(b *testing.B, url string) *host.Host {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := &config.Config{
+	cfg := &config.Config{DefaultMode: "allow_all",
 		Servers: []*config.Server{{Name: "ws", Transport: "ws", URL: url, Approved: true, ConnectTimeout: 30 * time.Second}},
 		Plugins: []*config.Plugin{{Name: "transport-ws", Path: path, SHA256: sum,
 			Locked: &config.LockedPlugin{Name: "transport-ws", Path: path, SHA256: sum, Transports: []string{"ws"}, Protocol: 1}}},

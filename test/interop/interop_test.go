@@ -88,7 +88,7 @@ func newHost(t *testing.T, servers ...*config.Server) *host.Host {
 			s.ConnectTimeout = 30 * time.Second
 		}
 	}
-	h, err := host.New(&config.Config{Servers: servers}, &host.Options{OutputDir: t.TempDir()})
+	h, err := host.New(&config.Config{Servers: servers, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +180,9 @@ server "everything" {
 }
 server "demo" {
   command = %q
+}
+permissions {
+  allow = ["mcp__everything", "mcp__demo"]
 }
 `, everything, filepath.Join(binDir, "mcphost-demo"))
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {

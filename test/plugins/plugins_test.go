@@ -67,7 +67,7 @@ func wsServer(t *testing.T) string {
 func lockedConfig(t *testing.T, dir, servers string) string {
 	t.Helper()
 	cfgPath := filepath.Join(dir, "cfg.hcl")
-	src := fmt.Sprintf("settings {\n  plugin_dir  = %q\n  plugin_lock = %q\n}\n", filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl")) + servers
+	src := fmt.Sprintf("settings {\n  plugin_dir  = %q\n  plugin_lock = %q\n}\npermissions {\n  default_mode = \"allow_all\"\n}\n", filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl")) + servers
 	if err := os.WriteFile(cfgPath, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
