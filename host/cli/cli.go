@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -66,6 +68,11 @@ type app struct {
 	logLevel       string
 	lookupEnv      func(string) (string, bool)
 	workDir        string
+
+	// Terminal asking: one reader over stdin, and the tools allowed "always".
+	askMu         sync.Mutex
+	stdinReader   *bufio.Reader
+	alwaysAllowed map[string]bool
 }
 
 // Run executes the mcphost command line and returns its exit code.

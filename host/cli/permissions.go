@@ -54,13 +54,31 @@ func (a *app) permissionsCmd() *cobra.Command {
 }
 
 // askOnTerminal asks the person at the terminal about a call whose decision
-// is ask. It is only used when stdin and stderr are terminals.
+// is ask: yes, no, or always (for the rest of this process). It is only used
+// when stdin and stderr are terminals.
 func (a *app) askOnTerminal(_ context.Context, t *registry.Tool, d permissions.Decision) (bool, error) {
-	fmt.Fprintf(a.stderr, "%s (%s) wants to run.\n  %s\nAllow? [y/N] ", t.Name, t.DisplayName, d.Explain())
-	line, err := bufio.NewReader(a.stdin).ReadString('\n')
+	a.askMu.Lock()
+	defer a.askMu.Unlock()
+	if a.alwaysAllowed[t.Name] {
+		return true, nil
+	}
+	fmt.Fprintf(a.stderr, "%s (%s) wants to run.\n  %s\nAllow? [y]es / [N]o / [a]lways this session: ", t.Name, t.DisplayName, d.Explain())
+	if a.stdinReader == nil {
+		a.stdinReader = bufio.NewReader(a.stdin)
+	}
+	line, err := a.stdinReader.ReadString('\n')
 	if err != nil && line == "" {
 		return false, err
 	}
-	ans := strings.ToLower(strings.TrimSpace(line))
-	return ans == "y" || ans == "yes", nil
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	case "a", "always":
+		if a.alwaysAllowed == nil {
+			a.alwaysAllowed = map[string]bool{}
+		}
+		a.alwaysAllowed[t.Name] = true
+		return true, nil
+	}
+	return false, nil
 }

@@ -630,3 +630,66 @@ func TestPluginTransportsAndOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestPermissionScopes: rules from every scope apply (deny > ask > allow
+// whatever the scope); a project cannot allow; the highest scope's default
+// mode wins, and a project cannot set allow_all.
+func TestPermissionScopes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name            string
+		user, proj, mgd string
+		tool            string
+		want            string // behavior and deciding pattern or mode
+		wantWarnings    int
+	}{
+		{name: "user allow", user: `permissions { allow = ["mcp__gh__*"] }`, tool: "mcp__gh__x", want: "allow mcp__gh__*"},
+		{name: "managed deny beats user allow", user: `permissions { allow = ["mcp__gh__*"] }`, mgd: `permissions { deny = ["mcp__gh__x"] }`, tool: "mcp__gh__x", want: "deny mcp__gh__x"},
+		{name: "managed ask beats user allow", user: `permissions { allow = ["mcp__gh"] }`, mgd: `permissions { ask = ["mcp__gh__*"] }`, tool: "mcp__gh__x", want: "ask mcp__gh__*"},
+		{name: "project deny applies", user: `permissions { allow = ["mcp__gh"] }`, proj: `permissions { deny = ["mcp__gh__x"] }`, tool: "mcp__gh__x", want: "deny mcp__gh__x"},
+		{name: "project allow is ignored", proj: `permissions { allow = ["mcp__gh"] }`, tool: "mcp__gh__x", want: "ask mode:ask", wantWarnings: 1},
+		{name: "project allow_all is ignored", proj: `permissions { default_mode = "allow_all" }`, tool: "mcp__gh__x", want: "ask mode:ask", wantWarnings: 1},
+		{name: "user mode", user: `permissions { default_mode = "allow_all" }`, tool: "mcp__gh__x", want: "allow mode:allow_all"},
+		{name: "managed mode beats user mode", user: `permissions { default_mode = "allow_all" }`, mgd: `permissions { default_mode = "deny" }`, tool: "mcp__gh__x", want: "deny mode:deny"},
+		{name: "project may tighten the mode", user: `permissions { default_mode = "allow_all" }`, proj: `permissions { default_mode = "deny" }`, tool: "mcp__gh__x", want: "deny mode:deny"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := newTree(t)
+			block := func(s string) string {
+				return strings.ReplaceAll(strings.ReplaceAll(s, "{ ", "{\n  "), " }", "\n}") + "\n"
+			}
+			if tc.user != "" {
+				tr.user(block(tc.user))
+			}
+			if tc.proj != "" {
+				tr.proj(block(tc.proj))
+			}
+			if tc.mgd != "" {
+				tr.managed(block(tc.mgd))
+			}
+			cfg, diags := tr.load()
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			if len(diags) != tc.wantWarnings {
+				t.Errorf("%d warnings, want %d: %v", len(diags), tc.wantWarnings, diags)
+			}
+			p, err := cfg.Policy()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := p.Decide(tc.tool)
+			got := d.Behavior.String() + " "
+			if d.Rule != nil {
+				got += d.Rule.Pattern
+			} else {
+				got += "mode:" + string(d.Mode)
+			}
+			if got != tc.want {
+				t.Errorf("decision %q (%s), want %q", got, d.Explain(), tc.want)
+			}
+		})
+	}
+}
