@@ -11,11 +11,13 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/spf13/cobra"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/permissions"
 )
 
 const redacted = "<redacted>"
@@ -237,7 +239,7 @@ func renderHCL(cfg *config.Config) []byte {
 	f := hclwrite.NewEmptyFile()
 	b := f.Body()
 	comment := func(body *hclwrite.Body, text string) {
-		body.AppendUnstructuredTokens(hclwrite.Tokens{{Type: 0, Bytes: []byte("# " + text + "\n")}})
+		body.AppendUnstructuredTokens(hclwrite.Tokens{{Type: hclsyntax.TokenComment, Bytes: []byte("# " + text + "\n")}})
 	}
 	for _, file := range cfg.Files {
 		comment(b, fmt.Sprintf("read %s (%s scope)", file.Path, file.Scope))
@@ -257,6 +259,26 @@ func renderHCL(cfg *config.Config) []byte {
 		st.SetAttributeValue("output_dir", cty.StringVal(cfg.Settings.OutputDir))
 	}
 	st.SetAttributeValue("approve_all_project_servers", cty.BoolVal(cfg.Settings.ApproveAllProjectServers))
+	if len(cfg.Permissions) > 0 || cfg.DefaultMode != "" {
+		b.AppendNewline()
+		pb := b.AppendNewBlock("permissions", nil).Body()
+		for _, kind := range []permissions.Behavior{permissions.Allow, permissions.Ask, permissions.Deny} {
+			var pats []string
+			for _, r := range cfg.Permissions {
+				if r.Behavior == kind {
+					pats = append(pats, r.Pattern)
+					comment(pb, fmt.Sprintf("%s %q from %s", kind, r.Pattern, r.Origin.Source()))
+				}
+			}
+			if len(pats) > 0 {
+				pb.SetAttributeValue(kind.String(), strList(pats))
+			}
+		}
+		if cfg.DefaultMode != "" {
+			comment(pb, "default_mode from "+cfg.DefaultModeOrigin.Source())
+			pb.SetAttributeValue("default_mode", cty.StringVal(cfg.DefaultMode))
+		}
+	}
 	for _, s := range cfg.Servers {
 		b.AppendNewline()
 		origin := fmt.Sprintf("%s scope, %s:%d", s.Origin.Scope, s.Origin.File, s.Origin.Range.Start.Line)
@@ -265,6 +287,9 @@ func renderHCL(cfg *config.Config) []byte {
 		}
 		if !s.Approved {
 			origin += " (not approved: run `mcphost config approve " + s.Name + "`)"
+		}
+		if s.BlockedBy != "" {
+			origin += " (blocked by policy: " + s.BlockedBy + ")"
 		}
 		comment(b, origin)
 		writeServer(b.AppendNewBlock("server", []string{s.Name}).Body(), s)
@@ -276,18 +301,19 @@ func renderHCL(cfg *config.Config) []byte {
 	return f.Bytes()
 }
 
+func strList(v []string) cty.Value {
+	if len(v) == 0 {
+		return cty.ListValEmpty(cty.String)
+	}
+	var vals []cty.Value
+	for _, x := range v {
+		vals = append(vals, cty.StringVal(x))
+	}
+	return cty.ListVal(vals)
+}
+
 func writeServer(b *hclwrite.Body, s *config.Server) {
 	b.SetAttributeValue("transport", cty.StringVal(s.Transport))
-	strList := func(v []string) cty.Value {
-		if len(v) == 0 {
-			return cty.ListValEmpty(cty.String)
-		}
-		var vals []cty.Value
-		for _, x := range v {
-			vals = append(vals, cty.StringVal(x))
-		}
-		return cty.ListVal(vals)
-	}
 	strMap := func(m map[string]string) cty.Value {
 		vals := map[string]cty.Value{}
 		for k, v := range m {
