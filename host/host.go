@@ -102,9 +102,14 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		}
 		h.plugins, pt, hp = rt, rt, rt
 	}
+	var ap conn.AuthPlugins
+	if h.plugins != nil {
+		ap = h.plugins
+	}
 	h.conns = conn.NewManager(cfg.Servers, &conn.Options{
 		Plugins:            pt,
 		Headers:            hp,
+		Auth:               ap,
 		Logger:             o.Logger.Named("conn"),
 		LookupEnv:          o.LookupEnv,
 		ClientInfo:         &mcp.Implementation{Name: "mcphost", Version: Version},

@@ -88,6 +88,10 @@ type Server struct {
 	TLSServerName         string `json:"tls_server_name,omitempty"`
 	TLSInsecureSkipVerify bool   `json:"tls_insecure_skip_verify,omitempty"`
 	ProxyURL              string `json:"proxy_url,omitempty"`
+	// AuthScheme names the auth plugin scheme of an auth "SCHEME" block, and
+	// AuthConfig is the block's configuration as a JSON object.
+	AuthScheme string          `json:"auth_scheme,omitempty"`
+	AuthConfig json.RawMessage `json:"auth_config,omitempty"`
 	// TransportOptions are passed to a plugin transport as its configuration
 	// (a JSON object, converted from the HCL object with its types).
 	TransportOptions json.RawMessage `json:"transport_options,omitempty"`
@@ -260,6 +264,16 @@ func (p *Plugin) Pin() string {
 		return p.Locked.SHA256
 	}
 	return ""
+}
+
+// PluginForScheme returns the plugin that provides an auth scheme, or nil.
+func (c *Config) PluginForScheme(scheme string) *Plugin {
+	for _, p := range c.Plugins {
+		if p.Locked != nil && slices.Contains(p.Locked.AuthSchemes, scheme) {
+			return p
+		}
+	}
+	return nil
 }
 
 // PluginFor returns the plugin that provides a transport, or nil.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -52,6 +53,7 @@ var (
 			{Name: "proxy_url"},
 			{Name: "transport_options"},
 		},
+		Blocks: []hcl.BlockHeaderSchema{{Type: "auth", LabelNames: []string{"scheme"}}},
 	}
 	policySchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "allowed_servers"}, {Name: "denied_servers"}},
@@ -103,6 +105,7 @@ type decodedServer struct {
 	*Server
 	nameRange   hcl.Range
 	optionsAttr *hcl.Attribute // transport_options, checked against the plugin's schema
+	authBlock   *hcl.Block     // auth "SCHEME" { … }, checked against the plugin's schema
 }
 
 // partialSettings holds the settings one file sets (nil = not set there).
@@ -292,6 +295,29 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)
 	decode("proxy_url", &s.ProxyURL)
 	optionsAttr := attrs["transport_options"]
+	var authBlock *hcl.Block
+	for _, blk := range content.Blocks {
+		if authBlock != nil {
+			diags = append(diags, errorf(&blk.DefRange, "Duplicate auth block", "A server has at most one auth block; the first is at %s.", authBlock.DefRange))
+			continue
+		}
+		authBlock = blk
+		s.AuthScheme = blk.Labels[0]
+		battrs, d := blk.Body.JustAttributes()
+		diags = append(diags, d...)
+		vals := map[string]cty.Value{}
+		for name, a := range battrs {
+			v, d := a.Expr.Value(ctx)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				vals[name] = v
+			}
+		}
+		obj := cty.ObjectVal(vals)
+		if b, err := ctyjson.Marshal(obj, obj.Type()); err == nil {
+			s.AuthConfig = b
+		}
+	}
 	if a, ok := attrs["transport_options"]; ok {
 		v, d := a.Expr.Value(ctx)
 		diags = append(diags, d...)
@@ -372,29 +398,59 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 			}
 		}
 	}
-	return &decodedServer{Server: s, nameRange: b.LabelRanges[0], optionsAttr: optionsAttr}, diags
+	if authBlock != nil && !s.IsRemote() {
+		diags = append(diags, errorf(&authBlock.DefRange, "Auth not valid for this transport", "An auth block applies to remote transports (http, sse, or a plugin transport), not to stdio."))
+	}
+	return &decodedServer{Server: s, nameRange: b.LabelRanges[0], optionsAttr: optionsAttr, authBlock: authBlock}, diags
 }
 
-// checkOptions checks an options object against a plugin component's schema:
-// every key known, every value of its type, every required key present.
+// optionPair is one configured option: its key, where the key is, and its value.
+type optionPair struct {
+	key      string
+	keyRange hcl.Range
+	value    hcl.Expression
+}
+
+// authPairs lists an auth block's attributes as option pairs.
+func authPairs(b *hcl.Block) []optionPair {
+	attrs, _ := b.Body.JustAttributes()
+	var out []optionPair
+	for name, a := range attrs {
+		out = append(out, optionPair{name, a.NameRange, a.Expr})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].keyRange.Start.Byte < out[j].keyRange.Start.Byte })
+	return out
+}
+
+// checkOptions checks an options object against a plugin component's schema.
 func checkOptions(attr *hcl.Attribute, ctx *hcl.EvalContext, c *LockedComponent, what string) hcl.Diagnostics {
-	var diags hcl.Diagnostics
 	pairs, d := hcl.ExprMap(attr.Expr)
 	if d.HasErrors() {
 		return nil // not an object literal: the plugin checks it when it opens
 	}
+	var ps []optionPair
+	for _, kv := range pairs {
+		key := hcl.ExprAsKeyword(kv.Key)
+		if key == "" && decodeExpr(kv.Key, ctx, &key).HasErrors() {
+			continue
+		}
+		ps = append(ps, optionPair{key, kv.Key.Range(), kv.Value})
+	}
+	return checkPairs(ps, attr.Expr.Range(), ctx, c, what)
+}
+
+// checkPairs checks configured options against a component's schema: every
+// key known, every value of its type, every required key present (reported
+// at whole, the range of the whole object or block).
+func checkPairs(pairs []optionPair, whole hcl.Range, ctx *hcl.EvalContext, c *LockedComponent, what string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	var allowed []string
 	for _, a := range c.Attributes {
 		allowed = append(allowed, a.Name)
 	}
 	seen := map[string]bool{}
 	for _, kv := range pairs {
-		key := hcl.ExprAsKeyword(kv.Key)
-		if key == "" {
-			if decodeExpr(kv.Key, ctx, &key).HasErrors() {
-				continue
-			}
-		}
+		key := kv.key
 		seen[key] = true
 		var spec *LockedAttribute
 		for _, a := range c.Attributes {
@@ -412,21 +468,22 @@ func checkOptions(attr *hcl.Attribute, ctx *hcl.EvalContext, c *LockedComponent,
 			if s := suggest(key, allowed); s != "" {
 				detail += fmt.Sprintf(" Did you mean %q?", s)
 			}
-			diags = append(diags, errorf(kv.Key.Range().Ptr(), "Unsupported option", "%s", detail))
+			r := kv.keyRange
+			diags = append(diags, errorf(&r, "Unsupported option", "%s", detail))
 			continue
 		}
-		v, vd := kv.Value.Value(ctx)
+		v, vd := kv.value.Value(ctx)
 		if vd.HasErrors() || !v.IsKnown() || v.IsNull() {
 			continue
 		}
 		if !typeMatches(v.Type(), spec.Type) {
-			diags = append(diags, errorf(kv.Value.Range().Ptr(), "Wrong option type",
+			diags = append(diags, errorf(kv.value.Range().Ptr(), "Wrong option type",
 				"Option %q of the %s must be a %s, got %s.", key, what, spec.Type, v.Type().FriendlyName()))
 		}
 	}
 	for _, a := range c.Attributes {
 		if a.Required && !seen[a.Name] {
-			diags = append(diags, errorf(attr.Expr.Range().Ptr(), "Missing option", "The %s requires option %q.", what, a.Name))
+			diags = append(diags, errorf(&whole, "Missing option", "The %s requires option %q.", what, a.Name))
 		}
 	}
 	return diags

@@ -150,6 +150,9 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 		}
 		d := decodeServers(df, ctx, cfg.Transports)
 		for _, ds := range df.servers {
+			if blk := ds.authBlock; blk != nil {
+				d = append(d, checkAuth(cfg, ds, ctx, unlocked)...)
+			}
 			if ds.optionsAttr == nil {
 				continue
 			}
@@ -470,4 +473,35 @@ func mergePermissions(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		cfg.DefaultModeOrigin = &Origin{Scope: f.scope, File: f.path, Range: f.modeRange}
 	}
 	return diags
+}
+
+// checkAuth checks an auth "SCHEME" block: a locked plugin must provide the
+// scheme, and the block must fit the schema the plugin reported.
+func checkAuth(cfg *Config, ds *decodedServer, ctx *hcl.EvalContext, unlocked []string) hcl.Diagnostics {
+	blk := ds.authBlock
+	scheme := blk.Labels[0]
+	p := cfg.PluginForScheme(scheme)
+	if p == nil {
+		var available []string
+		for _, pl := range cfg.Plugins {
+			if pl.Locked != nil {
+				available = append(available, pl.Locked.AuthSchemes...)
+			}
+		}
+		detail := fmt.Sprintf("No plugin provides the auth scheme %q.", scheme)
+		if len(available) > 0 {
+			detail += " Available schemes: " + strings.Join(available, ", ") + "."
+		} else {
+			detail += " No auth scheme is available."
+		}
+		if len(unlocked) > 0 {
+			detail += fmt.Sprintf(" Plugins whose schemes are not known yet: %s; run `mcphost plugins lock`.", strings.Join(unlocked, ", "))
+		}
+		return hcl.Diagnostics{errorf(&blk.LabelRanges[0], "Unknown auth scheme", "%s", detail)}
+	}
+	c := p.Locked.Component("auth", scheme)
+	if c == nil {
+		return nil
+	}
+	return checkPairs(authPairs(blk), blk.DefRange, ctx, c, fmt.Sprintf("%s auth scheme (plugin %s)", scheme, p.Name))
 }

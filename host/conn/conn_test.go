@@ -108,9 +108,17 @@ func TestShutdownEscalatesToKillAndReachesTheGroup(t *testing.T) {
 
 func TestCooperativeServerStopsOnSIGINT(t *testing.T) {
 	t.Parallel()
-	p, err := startProcess("/bin/sh", []string{"-c", `sleep 300`}, nil, "", newTailBuffer(1024))
+	p, err := startProcess("/bin/sh", []string{"-c", `exec sleep 300`}, nil, "", newTailBuffer(1024))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Wait until the shell has become sleep: a signal that arrives while the
+	// shell is still starting may be handled by the shell instead.
+	for i := 0; i < 200; i++ {
+		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/comm"); strings.TrimSpace(string(b)) == "sleep" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	start := time.Now()
 	p.Close()

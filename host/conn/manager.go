@@ -81,6 +81,9 @@ type Options struct {
 	// Plugins serves the transports that are not built in. OPTIONAL: without
 	// it, such servers fail to connect.
 	Plugins PluginTransports
+	// Auth serves the auth schemes of auth "SCHEME" blocks. OPTIONAL: without
+	// it, such servers fail to connect.
+	Auth AuthPlugins
 	// Headers supplies dynamic headers for servers with a headers_helper.
 	// OPTIONAL: without it, such servers fail to connect.
 	Headers HeadersProvider
@@ -613,17 +616,36 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 				}
 			},
 		}, nil, nil
+	}
+	var pa *pluginAuth
+	if s.AuthScheme != "" {
+		if c.m.opts.Auth == nil {
+			return nil, nil, fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", s.Name, s.AuthScheme)
+		}
+		var err error
+		if pa, err = newPluginAuth(ctx, c.m.opts.Auth, s); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch s.Transport {
 	case config.TransportHTTP, config.TransportSSE:
 		seen := new(atomic.Bool)
 		hc := newHTTPClient(s.Headers)
 		hc.Transport = &statusWatcher{base: hc.Transport, unauthorized: seen}
 		if s.Transport == config.TransportSSE {
+			if pa != nil {
+				hc.Transport = &bearerTransport{base: hc.Transport, auth: pa}
+			}
 			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 		}
-		return lifetimeTransport{&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
+		st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}
+		if pa != nil {
+			st.OAuthHandler = pa
+		}
+		return lifetimeTransport{st, c.m.ctx}, seen, nil
 	}
 	if c.m.opts.Plugins != nil {
-		return &pluginTransport{plugins: c.m.opts.Plugins, server: s}, nil, nil
+		return &pluginTransport{plugins: c.m.opts.Plugins, server: s, auth: pa}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("transport %q is not available", s.Transport)
 }

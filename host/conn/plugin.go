@@ -27,6 +27,8 @@ type PluginTransports interface {
 type pluginTransport struct {
 	plugins PluginTransports
 	server  *config.Server
+	// auth, if set, supplies the credential (as an Authorization header).
+	auth *pluginAuth
 	// authFailed is set when the plugin reports that the server refused the credentials.
 	authFailed bool
 }
@@ -40,7 +42,7 @@ func (t *pluginTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := tr.Open(ctx, req)
+	c, err := t.open(ctx, tr, req)
 	if err != nil {
 		var te *sdk.TransportError
 		if errors.As(err, &te) && te.Code == sdk.CodeAuth {
@@ -49,6 +51,35 @@ func (t *pluginTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, pluginError(name, err)
 	}
 	return &pluginConn{c: c, plugin: name}, nil
+}
+
+// open opens the connection with the auth plugin's credential, if any; after
+// an auth failure the auth plugin reacts and the open is tried once more.
+func (t *pluginTransport) open(ctx context.Context, tr sdk.Transport, req *sdk.OpenRequest) (sdk.Conn, error) {
+	for attempt := 0; ; attempt++ {
+		if t.auth != nil {
+			tok, err := t.auth.Token(ctx)
+			if err != nil {
+				return nil, err
+			}
+			headers := map[string]string{}
+			for k, v := range req.Headers {
+				headers[k] = v
+			}
+			if tok != nil {
+				headers["Authorization"] = tok.Type() + " " + tok.AccessToken
+			}
+			req.Headers = headers
+		}
+		c, err := tr.Open(ctx, req)
+		var te *sdk.TransportError
+		if err == nil || t.auth == nil || attempt > 0 || !errors.As(err, &te) || te.Code != sdk.CodeAuth {
+			return c, err
+		}
+		if aerr := t.auth.authorize(ctx, req.URL, te.HTTPStatus, te.WWWAuthenticate); aerr != nil {
+			return nil, aerr
+		}
+	}
 }
 
 // openRequest builds the plugin's view of a server: URL, headers, TLS

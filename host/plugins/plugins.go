@@ -544,3 +544,21 @@ func (r *Runtime) Headers(ctx context.Context, s *config.Server) (map[string]str
 	}
 	return resp.Headers, nil
 }
+
+// Auth returns the client of the plugin that provides an auth scheme,
+// starting the plugin if needed, and the plugin's name.
+func (r *Runtime) Auth(ctx context.Context, scheme string) (sdk.AuthClient, string, error) {
+	p := r.cfg.PluginForScheme(scheme)
+	if p == nil {
+		return nil, "", fmt.Errorf("no plugin provides auth scheme %q", scheme)
+	}
+	raw, err := r.Dispense(ctx, p.Name, sdk.KindAuth)
+	if err != nil {
+		return nil, p.Name, err
+	}
+	a, ok := raw.(sdk.AuthClient)
+	if !ok {
+		return nil, p.Name, fmt.Errorf("plugin %s does not serve auth", p.Name)
+	}
+	return a, p.Name, nil
+}

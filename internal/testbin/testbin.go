@@ -19,7 +19,8 @@ func Root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// Build builds ./cmd/... into dir and ./plugins/... into dir/plugins.
+// Build builds ./cmd/... into dir, and ./plugins/... with the test-only
+// plugins of ./internal/testplugins/... into dir/plugins.
 func Build(dir string) error {
 	for _, b := range []struct {
 		out  string
@@ -28,7 +29,7 @@ func Build(dir string) error {
 		{dir, []string{"./cmd/..."}},
 		// As `make build` builds them: plugins are hashed before every start,
 		// so smaller binaries start faster.
-		{filepath.Join(dir, "plugins"), []string{"-trimpath", "-ldflags=-s -w", "./plugins/..."}},
+		{filepath.Join(dir, "plugins"), []string{"-trimpath", "-ldflags=-s -w", "./plugins/...", "./internal/testplugins/..."}},
 	} {
 		args := append([]string{"build", "-o", b.out + string(filepath.Separator)}, b.args...)
 		cmd := exec.Command("go", args...)

@@ -691,3 +691,113 @@ func TestUnknownProtocolVersionIsRefused(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// requireBearer refuses requests without the token, as an OAuth-protected
+// MCP server would.
+func requireBearer(token string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// TestAuthPluginOnEveryRemoteTransport: an auth "SCHEME" block routes the
+// server's credentials through the plugin that provides the scheme, for
+// http (the go-sdk's OAuthHandler, including Authorize after a 401), sse and
+// ws; the block is checked against the plugin's schema at load time.
+func TestAuthPluginOnEveryRemoteTransport(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := demoserver.New(nil)
+	mux := http.NewServeMux()
+	mux.Handle("/http", requireBearer("s3cret", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	mux.Handle("/sse", requireBearer("s3cret", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	mux.Handle("/ws", requireBearer("s3cret", wsmcp.Handler(ctx, srv)))
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	dir := t.TempDir()
+	cfgPath := lockedConfig(t, dir, fmt.Sprintf(`server "h" {
+  transport = "http"
+  url       = "%[1]s/http"
+  auth "static" {
+    token = "s3cret"
+  }
+}
+server "h2" {
+  transport = "http"
+  url       = "%[1]s/http?second"
+  auth "static" {
+    token             = "s3cret"
+    require_authorize = true
+  }
+}
+server "s" {
+  transport = "sse"
+  url       = "%[1]s/sse"
+  auth "static" {
+    token = "s3cret"
+  }
+}
+server "w" {
+  transport = "ws"
+  url       = "ws%[2]s/ws"
+  auth "static" {
+    token             = "s3cret"
+    require_authorize = true
+  }
+}
+server "wrong" {
+  transport = "http"
+  url       = "%[1]s/http?wrong"
+  auth "static" {
+    token = "nope"
+  }
+}
+`, hs.URL, strings.TrimPrefix(hs.URL, "http")))
+	out, _ := mcphost(t, dir, "--config", cfgPath, "servers")
+	for _, name := range []string{"h", "h2", "s", "w"} {
+		if !regexp.MustCompile(`(?m)^` + name + ` .* connected `).MatchString(out) {
+			t.Errorf("%s not connected:\n%s", name, out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^wrong .* (needs-auth|failed) `).MatchString(out) {
+		t.Errorf("a wrong token must not connect:\n%s", out)
+	}
+	if strings.Contains(out, "s3cret") || strings.Contains(out, "nope") {
+		t.Errorf("a token appears in the output:\n%s", out)
+	}
+	out, err := mcphost(t, dir, "--config", cfgPath, "call", "mcp__h2__echo", `{"message":"with a plugin token"}`)
+	if err != nil || strings.TrimSpace(out) != "with a plugin token" {
+		t.Errorf("call: %v\n%s", err, out)
+	}
+
+	// The block is checked against the scheme's schema, and the scheme must exist.
+	bad := lockedConfig(t, t.TempDir(), fmt.Sprintf(`server "b" {
+  transport = "http"
+  url       = "%[1]s/http"
+  auth "static" {
+    tokn = "x"
+  }
+}
+server "c" {
+  transport = "http"
+  url       = "%[1]s/http?c"
+  auth "oidc" {
+  }
+}
+`, hs.URL))
+	out, err = mcphost(t, dir, "--config", bad, "config", "validate")
+	for _, want := range []string{
+		`The static auth scheme (plugin auth-static) does not take "tokn". Allowed: token, require_authorize. Did you mean "token"?`,
+		`The static auth scheme (plugin auth-static) requires option "token".`,
+		`No plugin provides the auth scheme "oidc". Available schemes: static.`,
+	} {
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("validate lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/sdk"
+)
+
+// AuthPlugins gives access to auth schemes served by plugins.
+type AuthPlugins interface {
+	Auth(ctx context.Context, scheme string) (sdk.AuthClient, string, error)
+}
+
+// pluginAuth adapts an auth plugin to the go-sdk's auth.OAuthHandler: a token
+// for every request, and Authorize after a 401 or 403. Every remote
+// transport gets credentials through it: http through the go-sdk's
+// OAuthHandler, sse and plugin transports through Token.
+type pluginAuth struct {
+	client sdk.AuthClient
+	plugin string
+	ref    sdk.ServerRef
+
+	mu    sync.Mutex
+	token *oauth2.Token
+}
+
+var _ auth.OAuthHandler = (*pluginAuth)(nil)
+
+func newPluginAuth(ctx context.Context, plugins AuthPlugins, s *config.Server) (*pluginAuth, error) {
+	client, name, err := plugins.Auth(ctx, s.AuthScheme)
+	if err != nil {
+		return nil, err
+	}
+	return &pluginAuth{client: client, plugin: name, ref: sdk.ServerRef{Scheme: s.AuthScheme, ServerName: s.Name, ServerURL: s.URL, Config: s.AuthConfig}}, nil
+}
+
+// Token returns the current credential, asking the plugin when there is none
+// or it expired.
+func (p *pluginAuth) Token(ctx context.Context) (*oauth2.Token, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.token.Valid() {
+		return p.token, nil
+	}
+	resp, err := p.client.Token(ctx, &sdk.TokenRequest{Server: p.ref})
+	if err != nil {
+		return nil, fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
+	}
+	if err := resp.Diagnostics.Err(); err != nil {
+		return nil, fmt.Errorf("credentials for %s: %w", p.ref.ServerName, err)
+	}
+	if resp.AccessToken == "" {
+		return nil, nil
+	}
+	typ := resp.TokenType
+	if typ == "" {
+		typ = "Bearer"
+	}
+	p.token = &oauth2.Token{AccessToken: resp.AccessToken, TokenType: typ, Expiry: resp.Expiry}
+	return p.token, nil
+}
+
+// TokenSource implements auth.OAuthHandler.
+func (p *pluginAuth) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	tok, err := p.Token(ctx)
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	return tokenSource{p}, nil
+}
+
+type tokenSource struct{ p *pluginAuth }
+
+func (t tokenSource) Token() (*oauth2.Token, error) {
+	tok, err := t.p.Token(context.Background())
+	if err == nil && tok == nil {
+		err = errors.New("no credential")
+	}
+	return tok, err
+}
+
+// Authorize implements auth.OAuthHandler: the plugin reacts to the challenge;
+// the next Token asks it again.
+func (p *pluginAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	status, challenge := resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+	resp.Body.Close()
+	return p.authorize(ctx, req.URL.String(), status, challenge)
+}
+
+func (p *pluginAuth) authorize(ctx context.Context, url string, status int, challenge string) error {
+	p.mu.Lock()
+	p.token = nil
+	p.mu.Unlock()
+	r, err := p.client.Authorize(ctx, &sdk.AuthorizeRequest{Server: p.ref, RequestURL: url, Status: status, WWWAuthenticate: challenge})
+	if err != nil {
+		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
+	}
+	if err := r.Diagnostics.Err(); err != nil {
+		return fmt.Errorf("authorizing %s: %w", p.ref.ServerName, err)
+	}
+	if r.Interaction != nil {
+		return fmt.Errorf("authorizing %s: the %s plugin asks for an interactive login, which mcphost cannot drive yet", p.ref.ServerName, p.plugin)
+	}
+	return nil
+}
+
+// bearerTransport adds the plugin's credential to each request (for the SSE
+// transport, which has no OAuthHandler).
+type bearerTransport struct {
+	base http.RoundTripper
+	auth *pluginAuth
+}
+
+func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok, err := b.auth.Token(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	if tok != nil {
+		req = req.Clone(req.Context())
+		tok.SetAuthHeader(req)
+	}
+	return b.base.RoundTrip(req)
+}
