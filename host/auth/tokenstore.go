@@ -1,0 +1,133 @@
+// Package auth holds mcphost's credential machinery for remote servers. So
+// far: the token store. (OAuth flows build on the go-sdk's auth package.)
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// ErrNotFound is returned by Store.Load when there is no record for a key.
+var ErrNotFound = errors.New("no stored credentials")
+
+// Record is what is stored for one server: the token (with its refresh
+// token, which is replaced whenever the authorization server rotates it) and
+// the facts needed to use and revoke it.
+type Record struct {
+	Server    string        `json:"server"`
+	Issuer    string        `json:"issuer,omitempty"`
+	ClientID  string        `json:"client_id,omitempty"`
+	Scopes    []string      `json:"scopes,omitempty"`
+	Token     *oauth2.Token `json:"token"`
+	UpdatedAt time.Time     `json:"updated_at"`
+}
+
+// Store keeps credential records by key. Implementations must be safe for
+// concurrent use; a file store, an OS keychain or a Vault backend fit it.
+type Store interface {
+	Load(key string) (*Record, error)
+	Save(key string, r *Record) error
+	Delete(key string) error
+}
+
+// Key is the store key of a server: its name and config hash, so that an
+// edited server does not reuse another configuration's tokens.
+func Key(server, configHash string) string { return server + ":" + configHash }
+
+// FileStore keeps one file per key in Dir: the directory is 0700, each file
+// 0600, created exclusively and renamed into place, so a reader (or a crash)
+// sees the old record or the new one, never a partial one.
+type FileStore struct {
+	// Dir is the directory. REQUIRED.
+	Dir string
+}
+
+var _ Store = (*FileStore)(nil)
+
+func (s *FileStore) path(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(s.Dir, hex.EncodeToString(sum[:16])+".json")
+}
+
+// Load reads a record. A file readable by group or others is refused.
+func (s *FileStore) Load(key string) (*Record, error) {
+	p := s.path(key)
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("token file %s is accessible to others (mode %v); remove it and log in again", p, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("token file %s is damaged; log in again", p) // never quote its content
+	}
+	return &r, nil
+}
+
+// Save writes a record atomically.
+func (s *FileStore) Save(key string, r *Record) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(s.Dir, 0o700); err != nil { // whatever the umask was
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.Dir, ".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // a no-op after the rename
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.path(key))
+}
+
+// Delete removes a record; a missing one is not an error.
+func (s *FileStore) Delete(key string) error {
+	err := os.Remove(s.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
