@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzCompileDecide -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckAuthorizationURL -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build
