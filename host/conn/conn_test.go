@@ -445,3 +445,32 @@ func TestSessionExpiryReconnectsAndRetriesOnce(t *testing.T) {
 		t.Error("the expired session was not replaced")
 	}
 }
+
+// TestCrashLoopBacksOff: a server that dies again soon after it was
+// restarted is reconnected only after a backoff.
+func TestCrashLoopBacksOff(t *testing.T) {
+	t.Parallel()
+	m := NewManager([]*config.Server{demo("demo")}, nil)
+	defer m.Close()
+	ctx := context.Background()
+	crash := func() {
+		m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{}}, nil)
+	}
+	echo := func() error {
+		_, err := m.CallTool(ctx, "demo", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}, nil)
+		return err
+	}
+	crash()
+	if err := echo(); err != nil {
+		t.Fatalf("the first crash must be restarted at once: %v", err)
+	}
+	crash()
+	err := echo()
+	if err == nil || !strings.Contains(err.Error(), "next attempt in") {
+		t.Fatalf("a second early crash was restarted at once: %v", err)
+	}
+	time.Sleep(Backoff(1) + 100*time.Millisecond)
+	if err := echo(); err != nil {
+		t.Errorf("no recovery after the backoff: %v", err)
+	}
+}

@@ -223,11 +223,24 @@ func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, 
 			return nil
 		}
 		if errors.Is(err, mcp.ErrSessionMissing) && attempt == 0 {
+			// The server forgot the session (a restart, an idle timeout):
+			// not a crash, so it does not count toward the backoff.
 			c.log.Info("session expired; reconnecting")
-			c.drop(cs, err)
+			c.mu.Lock()
+			if c.session == cs {
+				c.session, c.raw, c.state, c.err = nil, nil, StatePending, err
+			}
+			c.mu.Unlock()
+			cs.Close()
 			continue
 		}
 		switch {
+		case attempt == 0 && neverSent(err):
+			// The session was already dead when the request went out (its
+			// end had not been noticed yet): nothing reached the server, so
+			// it is safe to reconnect and send it once more.
+			c.drop(cs, err)
+			continue
 		case connectionGone(err):
 			// The session is dead (a crashed server, say): forget it now, so
 			// the next use reconnects instead of meeting the same corpse.
@@ -370,6 +383,8 @@ type Conn struct {
 	needsAuthUntil time.Time
 	terminalErrs   int
 	reconnecting   bool
+	connectedAt    time.Time
+	earlyEnds      int // consecutive sessions that ended soon after they began
 }
 
 // acquire takes a slot of the server's concurrency cap, waiting for one if needed.
@@ -468,6 +483,7 @@ func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
 			return nil, err
 		}
 		c.session, c.raw, c.state, c.err = cs, raw, StateConnected, nil
+		c.connectedAt = time.Now()
 		c.failures, c.terminalErrs = 0, 0
 		c.mu.Unlock()
 		c.m.wg.Add(1)
@@ -715,11 +731,10 @@ func (c *Conn) watch(cs *mcp.ClientSession) {
 		return
 	}
 	c.session, c.raw = nil, nil
-	c.state = StatePending
 	if werr == nil || errors.Is(werr, io.EOF) {
 		werr = errors.New("connection closed by the server")
 	}
-	c.err = c.describeLocked(fmt.Errorf("%s disconnected: %w", c.cfg.Name, werr))
+	c.endedLocked(c.describeLocked(fmt.Errorf("%s disconnected: %w", c.cfg.Name, werr)))
 	c.log.Warn("disconnected", "error", werr)
 	remote := c.cfg.IsRemote()
 	if remote && !c.reconnecting && !c.m.isClosed() {
@@ -780,20 +795,44 @@ func (c *Conn) drop(cs *mcp.ClientSession, cause error) {
 		return
 	}
 	c.session, c.raw = nil, nil
-	c.state = StatePending
-	c.err = cause
 	c.terminalErrs = 0
+	c.endedLocked(cause)
 	c.mu.Unlock()
 	cs.Close()
+}
+
+// StableAfter is how long a session must last before its end no longer
+// counts toward the backoff.
+const StableAfter = 30 * time.Second
+
+// endedLocked records a session that ended without being asked to. The
+// first end is reconnected on next use at once; a server whose sessions keep
+// ending soon after they begin (a crash loop) is reconnected only after a
+// backoff (1 s doubling to 30 s), so it is not respawned on every call.
+func (c *Conn) endedLocked(cause error) {
+	if time.Since(c.connectedAt) > StableAfter {
+		c.earlyEnds = 0
+	}
+	c.earlyEnds++
+	c.err = cause
+	c.state = StatePending
+	if c.earlyEnds > 1 {
+		c.state = StateFailed
+		c.retryAt = time.Now().Add(Backoff(c.earlyEnds - 1))
+	}
 }
 
 // Reset closes the current session, if any, so that the next use reconnects.
 func (c *Conn) Reset() {
 	c.mu.Lock()
 	cs := c.session
+	c.session, c.raw = nil, nil
+	if cs != nil {
+		c.state, c.err = StatePending, errors.New("reset")
+	}
 	c.mu.Unlock()
 	if cs != nil {
-		c.drop(cs, errors.New("reset"))
+		cs.Close()
 	}
 }
 
@@ -808,6 +847,12 @@ func (c *Conn) close() {
 	if cs != nil {
 		cs.Close()
 	}
+}
+
+// neverSent reports whether err says the request was refused before it was
+// written, because the connection was already closing.
+func neverSent(err error) bool {
+	return strings.Contains(err.Error(), "client is closing")
 }
 
 // connectionGone reports whether err says the session's connection is closed.

@@ -108,17 +108,18 @@ func New(cfg *config.Config, opts *Options) (*Runtime, error) {
 type proc struct {
 	p *config.Plugin
 
-	mu       sync.Mutex
-	exe      string // the private, verified copy of the binary (kept for restarts)
-	sockDir  string // the socket directory of the running process
-	cmd      *exec.Cmd
-	client   *goplugin.Client
-	rpc      goplugin.ClientProtocol
-	pid      int
-	starts   int
-	failures int
-	retryAt  time.Time
-	lastErr  error
+	mu        sync.Mutex
+	exe       string // the private, verified copy of the binary (kept for restarts)
+	sockDir   string // the socket directory of the running process
+	cmd       *exec.Cmd
+	client    *goplugin.Client
+	rpc       goplugin.ClientProtocol
+	pid       int
+	starts    int
+	startedAt time.Time
+	failures  int // consecutive failed starts and early deaths
+	retryAt   time.Time
+	lastErr   error
 }
 
 // Status describes a plugin for `mcphost plugins list`.
@@ -252,6 +253,9 @@ func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol
 	if pr.client != nil { // it died: restart at once the first time, then back off
 		killPlugin(pr.client, pr.cmd)
 		pr.client, pr.rpc = nil, nil
+		if time.Since(pr.startedAt) > stableAfter {
+			pr.failures = 0 // it had been healthy: this is a fresh failure
+		}
 		pr.failures++
 		pr.retryAt = time.Now().Add(backoff(pr.failures - 1))
 		pr.lastErr = fmt.Errorf("plugin %s exited unexpectedly; see its log above", pr.p.Name)
@@ -272,12 +276,18 @@ func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol
 	}
 	pr.client, pr.cmd, pr.rpc, pr.pid, pr.lastErr = client, cmd, rpc, pid, nil
 	pr.starts++
-	pr.failures = 0
+	pr.startedAt = time.Now()
 	if r.opts.OnStart != nil {
 		r.opts.OnStart(pr.p.Name, pid)
 	}
 	return rpc, nil
 }
+
+// stableAfter is how long a plugin must run before a death no longer counts
+// toward the backoff: a plugin that keeps dying soon after starting is
+// restarted ever more slowly (a circuit breaker), one that ran fine is
+// restarted at once.
+const stableAfter = 30 * time.Second
 
 // backoff is the wait after n consecutive failures: none for 0, then 1 s
 // doubling to 30 s.

@@ -251,6 +251,26 @@ func TestPluginCrashRecovery(t *testing.T) {
 	if st.Starts != 2 || st.PID == pid {
 		t.Errorf("plugin status after crash: %+v", st)
 	}
+
+	// It dies again soon after its restart: now it is restarted only after a
+	// backoff (a crash loop must not spin).
+	syscall.Kill(mustPID(t, st.PID), syscall.SIGKILL)
+	deadline = time.Now().Add(5 * time.Second)
+	sawBackoff := false
+	for time.Now().Before(deadline) {
+		err := echo("ws0")
+		if err == nil {
+			break
+		}
+		sawBackoff = sawBackoff || strings.Contains(err.Error(), "restarting in")
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !sawBackoff {
+		t.Error("a second early death was restarted without a backoff")
+	}
+	if err := echo("ws0"); err != nil {
+		t.Errorf("no recovery after the backoff: %v", err)
+	}
 }
 
 // fakePlugin writes a shell script that records that it ran, then prints line.
