@@ -93,6 +93,9 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	if err != nil {
 		return nil, err
 	}
+	if err := h.pins.check(t); err != nil {
+		return nil, err // a changed definition never reaches the server until approved
+	}
 	if err := h.authorize(ctx, t, o.Approved); err != nil {
 		return nil, err // a call that is not allowed never reaches the server
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	// OnProcessStart is told the pid of each stdio server process. OPTIONAL.
 	OnProcessStart func(server string, pid int)
+	// PinsFile keeps the fingerprints of the tool definitions seen, across
+	// runs. OPTIONAL: without it, pins last as long as the Host.
+	PinsFile string
 	// Ask is asked about a call whose permission decision is ask; true
 	// allows it. OPTIONAL: without it, such calls are denied with a message
 	// saying how to allow them.
@@ -60,6 +63,7 @@ type Host struct {
 	reg       *registry.Registry
 	plugins   *plugins.Runtime
 	policy    *permissions.Policy
+	pins      *pins
 	ask       func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 	outputDir string
 }
@@ -84,7 +88,11 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("permission rules: %w", err)
 	}
-	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir, policy: policy, ask: o.Ask}
+	pn, err := loadPins(o.PinsFile)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir, policy: policy, ask: o.Ask, pins: pn}
 	if h.outputDir == "" {
 		h.outputDir = cfg.Settings.OutputDir
 	}
@@ -196,9 +204,44 @@ func (h *Host) Servers(ctx context.Context) []ServerStatus {
 }
 
 // Tools returns the unified tool list of the active servers, and the problems
-// found (servers that could not be reached, name collisions).
+// found (servers that could not be reached, name collisions, and tools whose
+// definition changed since first seen: those are left out until approved).
 func (h *Host) Tools(ctx context.Context) ([]*registry.Tool, []registry.Problem) {
-	return h.reg.Tools(ctx, h.ActiveServers())
+	return h.ToolsOf(ctx, h.ActiveServers())
+}
+
+// ToolsOf is Tools for the given servers.
+func (h *Host) ToolsOf(ctx context.Context, servers []string) ([]*registry.Tool, []registry.Problem) {
+	tools, problems := h.reg.Tools(ctx, servers)
+	return h.withoutChanged(tools, problems)
+}
+
+// withoutChanged pins new tools and moves changed ones into problems.
+func (h *Host) withoutChanged(tools []*registry.Tool, problems []registry.Problem) ([]*registry.Tool, []registry.Problem) {
+	changed := h.pins.observe(tools)
+	if len(changed) == 0 {
+		return tools, problems
+	}
+	kept := tools[:0:0]
+	for _, t := range tools {
+		if changed[t.Name] {
+			problems = append(problems, registry.Problem{Server: t.Server, Detail: fmt.Sprintf(
+				"tool %s changed since it was first seen and is blocked; review it and run `mcphost tools approve %s`", t.Name, t.Name)})
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept, problems
+}
+
+// ApproveTool records the current definition of a tool whose definition
+// changed, unblocking it.
+func (h *Host) ApproveTool(ctx context.Context, name string) error {
+	t, err := h.reg.Lookup(ctx, name)
+	if err != nil {
+		return err
+	}
+	return h.pins.approve(t)
 }
 
 // Plugins returns the plugin runtime, or nil if no plugin is configured.

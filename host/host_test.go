@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -225,5 +226,51 @@ func TestTextOf(t *testing.T) {
 	})
 	if want := "a\n[Image: image/png]\n[Audio: audio/wav]\nb"; got != want {
 		t.Errorf("TextOf = %q, want %q", got, want)
+	}
+}
+
+// TestChangedToolIsBlockedUntilApproved: a pinned fingerprint that no longer
+// matches the server's definition blocks the tool (hidden from Tools, calls
+// refused, never sent) until ApproveTool records the new definition.
+func TestChangedToolIsBlockedUntilApproved(t *testing.T) {
+	t.Parallel()
+	pinsFile := filepath.Join(t.TempDir(), "pins.json")
+	if err := os.WriteFile(pinsFile, []byte(`{"mcp__d__echo": "fingerprint-of-an-older-definition"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("d")}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(), PinsFile: pinsFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	tools, problems := h.Tools(ctx)
+	for _, tl := range tools {
+		if tl.Name == "mcp__d__echo" {
+			t.Error("a changed tool is listed")
+		}
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Detail, "changed since it was first seen") {
+		t.Errorf("problems %v", problems)
+	}
+	if _, err := h.CallTool(ctx, "mcp__d__echo", map[string]any{"message": "x"}, nil); !errors.Is(err, host.ErrToolChanged) {
+		t.Fatalf("call of a changed tool: %v", err)
+	}
+	res, _ := h.CallTool(ctx, "mcp__d__stats", map[string]any{}, nil)
+	if m, _ := res.StructuredContent.(map[string]any); m["echo"] != nil {
+		t.Errorf("the changed tool reached the server: %v", m)
+	}
+	if err := h.ApproveTool(ctx, "mcp__d__echo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.CallTool(ctx, "mcp__d__echo", map[string]any{"message": "x"}, nil); err != nil {
+		t.Errorf("after approval: %v", err)
+	}
+	b, _ := os.ReadFile(pinsFile)
+	if strings.Contains(string(b), "older-definition") {
+		t.Error("the approval was not saved")
+	}
+	if st, _ := os.Stat(pinsFile); st.Mode().Perm() != 0o600 {
+		t.Errorf("pins file mode %v", st.Mode().Perm())
 	}
 }

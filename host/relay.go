@@ -26,8 +26,8 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	if err != nil {
 		return nil, false, nil // CallTool reports it
 	}
-	if h.policy.Decide(t.Name).Behavior != permissions.Allow {
-		return nil, false, nil // CallTool denies or asks
+	if h.policy.Decide(t.Name).Behavior != permissions.Allow || h.pins.check(t) != nil {
+		return nil, false, nil // CallTool denies, asks, or refuses a changed tool
 	}
 	c := h.conns.Get(t.Server)
 	if c == nil {

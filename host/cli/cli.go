@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -195,6 +196,9 @@ func (a *app) newHost() (*host.Host, error) {
 		return nil, err
 	}
 	opts := &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv}
+	if dir := config.Locate(a.lookupEnv, a.workDir).ConfigDir; dir != "" {
+		opts.PinsFile = filepath.Join(dir, "tool-pins.json")
+	}
 	if a.isTerminal(a.stdin) && a.isTerminal(a.stderr) {
 		opts.Ask = a.askOnTerminal
 	}

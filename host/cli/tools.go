@@ -35,7 +35,7 @@ func (a *app) toolsCmd() *cobra.Command {
 				if h.Connections().Get(server) == nil {
 					return fmt.Errorf("no server named %q is configured", server)
 				}
-				tools, problems = h.Registry().Tools(ctx, []string{server})
+				tools, problems = h.ToolsOf(ctx, []string{server})
 			} else {
 				a.connectAll(ctx, h)
 				tools, problems = h.Tools(ctx)
@@ -55,6 +55,29 @@ func (a *app) toolsCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&server, "server", "", "only this server's tools")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "approve TOOL_NAME...",
+		Short: "Approve the current definition of tools that changed since first seen",
+		Long: `mcphost pins the definition of every tool it sees (name, title, description,
+input schema, annotations). A tool whose definition later changes is blocked,
+since a server could change what a tool claims to do after it was trusted.
+Review the new definition (mcphost tools --server SERVER --json), then approve it.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, names []string) error {
+			h, err := a.newHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			for _, n := range names {
+				if err := h.ApproveTool(cmd.Context(), n); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "Approved the current definition of %s\n", n)
+			}
+			return nil
+		},
+	})
 	return cmd
 }
 

@@ -6,6 +6,9 @@ package registry
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -52,6 +55,9 @@ type Tool struct {
 	OpenWorld       bool `json:"open_world"`
 	// Annotations are the server's annotations as given.
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// Fingerprint is a sha256 of the definition as the server gave it (name,
+	// title, description, input schema, annotations), for pinning.
+	Fingerprint string `json:"fingerprint"`
 }
 
 // Prompt is one prompt in the unified registry.
@@ -307,8 +313,20 @@ func buildTools(server string, tools []*mcp.Tool) toolSet {
 	return ts
 }
 
+// fingerprint hashes what a server says a tool is.
+func fingerprint(t *mcp.Tool) string {
+	b, _ := json.Marshal(struct {
+		Name, Title, Description string
+		InputSchema              any
+		Annotations              *mcp.ToolAnnotations
+	}{t.Name, t.Title, t.Description, t.InputSchema, t.Annotations})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 func convertTool(server string, t *mcp.Tool) *Tool {
 	rt := &Tool{
+		Fingerprint:  fingerprint(t),
 		Name:         ToolName(server, t.Name),
 		Server:       server,
 		Original:     t.Name,

@@ -32,6 +32,8 @@ type Options struct {
 	Name string
 	// Exit is called by the crash tool. OPTIONAL: without it, crash is not offered.
 	Exit func(code int)
+	// EchoDescription replaces the echo tool's description (to test pinning). OPTIONAL.
+	EchoDescription string
 }
 
 type echoArgs struct {
@@ -81,7 +83,11 @@ func New(opts *Options) *mcp.Server {
 		mu.Unlock()
 	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Echo"}
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the message back.", Annotations: readOnly},
+	echoDesc := "Echoes the message back."
+	if o.EchoDescription != "" {
+		echoDesc = o.EchoDescription
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: echoDesc, Annotations: readOnly},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			count("echo")
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Message}}}, nil, nil
@@ -204,12 +210,13 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	sseAddr := fs.String("sse", "", "serve SSE on `ADDR` (path /sse)")
 	wsAddr := fs.String("ws", "", "serve MCP over WebSocket on `ADDR` (path /mcp, subprotocol mcp)")
 	name := fs.String("name", "mcphost-demo", "implementation name to report")
+	echoDesc := fs.String("echo-description", "", "replace the echo tool's description")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := New(&Options{Name: *name, Exit: exit})
+	srv := New(&Options{Name: *name, Exit: exit, EchoDescription: *echoDesc})
 	logger := log.New(stderr, "mcphost-demo: ", 0)
 	var handler http.Handler
 	addr := *httpAddr
