@@ -3,7 +3,6 @@
 package auth
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/mcphost/mcphost/host/config"
 )
 
 // ErrNotFound is returned by Store.Load when there is no record for a key.
@@ -95,32 +96,8 @@ func (s *FileStore) Save(key string, r *Record) error {
 	if err != nil {
 		return err
 	}
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return err
-	}
-	tmp := filepath.Join(s.Dir, ".tmp-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp) // a no-op after the rename
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.path(key))
+	// A 0600 temporary file created exclusively, synced, then renamed over.
+	return config.WriteFileAtomic(s.path(key), b, 0o600)
 }
 
 // Delete removes a record; a missing one is not an error.

@@ -174,13 +174,9 @@ func (r *Runtime) Transport(ctx context.Context, transport string) (sdk.Transpor
 	if p == nil {
 		return nil, "", fmt.Errorf("no plugin provides transport %q", transport)
 	}
-	raw, err := r.Dispense(ctx, p.Name, sdk.KindTransport)
+	t, err := dispenseAs[sdk.Transport](ctx, r, p.Name, sdk.KindTransport)
 	if err != nil {
 		return nil, p.Name, err
-	}
-	t, ok := raw.(sdk.Transport)
-	if !ok {
-		return nil, p.Name, fmt.Errorf("plugin %s does not serve transports", p.Name)
 	}
 	if ds, ok := t.(sdk.DataSocketSetter); ok && !r.opts.DisableDataSocket {
 		if pr, err := r.proc(p.Name); err == nil {
@@ -536,13 +532,9 @@ func (r *Runtime) Headers(ctx context.Context, s *config.Server) (map[string]str
 	if p == nil {
 		return nil, fmt.Errorf("server %s has a headers_helper, but no locked plugin provides headers (install headers-helper and run `mcphost plugins lock`)", s.Name)
 	}
-	raw, err := r.Dispense(ctx, p.Name, sdk.KindHeaders)
+	h, err := dispenseAs[sdk.Headers](ctx, r, p.Name, sdk.KindHeaders)
 	if err != nil {
 		return nil, err
-	}
-	h, ok := raw.(sdk.Headers)
-	if !ok {
-		return nil, fmt.Errorf("plugin %s does not serve headers", p.Name)
 	}
 	cfg, _ := json.Marshal(map[string]any{"command": s.HeadersHelper})
 	resp, err := h.GetHeaders(ctx, &sdk.HeadersRequest{ServerName: s.Name, ServerURL: s.URL, Config: cfg})
@@ -562,13 +554,20 @@ func (r *Runtime) Auth(ctx context.Context, scheme string) (sdk.AuthClient, stri
 	if p == nil {
 		return nil, "", fmt.Errorf("no plugin provides auth scheme %q", scheme)
 	}
-	raw, err := r.Dispense(ctx, p.Name, sdk.KindAuth)
+	a, err := dispenseAs[sdk.AuthClient](ctx, r, p.Name, sdk.KindAuth)
+	return a, p.Name, err
+}
+
+// dispenseAs dispenses one kind of a plugin as the SDK interface of that kind.
+func dispenseAs[T any](ctx context.Context, r *Runtime, name, kind string) (T, error) {
+	var zero T
+	raw, err := r.Dispense(ctx, name, kind)
 	if err != nil {
-		return nil, p.Name, err
+		return zero, err
 	}
-	a, ok := raw.(sdk.AuthClient)
+	v, ok := raw.(T)
 	if !ok {
-		return nil, p.Name, fmt.Errorf("plugin %s does not serve auth", p.Name)
+		return zero, fmt.Errorf("plugin %s does not serve %s", name, kind)
 	}
-	return a, p.Name, nil
+	return v, nil
 }
