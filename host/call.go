@@ -99,6 +99,9 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	if err := h.authorize(ctx, t, o.Approved); err != nil {
 		return nil, err // a call that is not allowed never reaches the server
 	}
+	if h.IsAuthTool(t.Server, t.Original) {
+		return h.callAuthTool(ctx, t.Server)
+	}
 	timeout := o.Timeout
 	if timeout == 0 {
 		if c := h.conns.Get(t.Server); c != nil {
@@ -313,4 +316,22 @@ func (h *Host) ReadResource(ctx context.Context, server, uri string) ([]Resource
 		out = append(out, rc)
 	}
 	return out, nil
+}
+
+// callAuthTool runs a server's login for its authenticate pseudo-tool.
+func (h *Host) callAuthTool(ctx context.Context, server string) (*mcp.CallToolResult, error) {
+	if h.present == nil {
+		return nil, fmt.Errorf("%s needs a login: run `mcphost auth login %s`", server, server)
+	}
+	if err := h.Login(ctx, server, h.present); err != nil {
+		return nil, fmt.Errorf("logging in to %s: %w", server, err)
+	}
+	tools, _ := h.reg.ServerTools(ctx, server)
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+		Text: fmt.Sprintf("Logged in to %s. Its %d tools are now available: %s", server, len(tools), strings.Join(names, ", ")),
+	}}}, nil
 }

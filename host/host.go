@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/permissions"
@@ -46,6 +47,12 @@ type Options struct {
 	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	// OnProcessStart is told the pid of each stdio server process. OPTIONAL.
 	OnProcessStart func(server string, pid int)
+	// TokenStore keeps OAuth tokens across runs. OPTIONAL: in memory only.
+	TokenStore hauth.Store
+	// PresentAuthURL shows a login URL to the user when the authenticate
+	// pseudo-tool is called. OPTIONAL: without it, the call fails with the
+	// advice to run `mcphost auth login`.
+	PresentAuthURL hauth.Presenter
 	// PinsFile keeps the fingerprints of the tool definitions seen, across
 	// runs. OPTIONAL: without it, pins last as long as the Host.
 	PinsFile string
@@ -66,6 +73,8 @@ type Host struct {
 	pins      *pins
 	ask       func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 	outputDir string
+	present   hauth.Presenter
+	logins    pendingLogins
 }
 
 // New returns a host for a loaded configuration. It connects nothing until
@@ -92,7 +101,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir, policy: policy, ask: o.Ask, pins: pn}
+	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir, policy: policy, ask: o.Ask, pins: pn, present: o.PresentAuthURL}
 	if h.outputDir == "" {
 		h.outputDir = cfg.Settings.OutputDir
 	}
@@ -118,6 +127,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		Plugins:            pt,
 		Headers:            hp,
 		Auth:               ap,
+		TokenStore:         o.TokenStore,
 		Logger:             o.Logger.Named("conn"),
 		LookupEnv:          o.LookupEnv,
 		ClientInfo:         &mcp.Implementation{Name: "mcphost", Version: Version},
@@ -260,11 +270,18 @@ func (h *Host) Close() error {
 type source struct{ h *Host }
 
 func (s source) ListTools(ctx context.Context, server string) ([]*mcp.Tool, error) {
-	return listAll(ctx, s.h, server, "tools",
+	tools, err := listAll(ctx, s.h, server, "tools",
 		func(c *mcp.ServerCapabilities) bool { return c.Tools != nil },
 		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Tool, error] {
 			return cs.Tools(ctx, nil)
 		})
+	if errors.Is(err, conn.ErrNeedsAuth) {
+		if c := s.h.conns.Get(server); c != nil && c.Config().OAuth != nil {
+			// The login pseudo-tool stands in for the tools until login.
+			return []*mcp.Tool{authTool(server)}, nil
+		}
+	}
+	return tools, err
 }
 
 func (s source) ListPrompts(ctx context.Context, server string) ([]*mcp.Prompt, error) {

@@ -1,5 +1,8 @@
-// Package auth holds mcphost's credential machinery for remote servers. So
-// far: the token store. (OAuth flows build on the go-sdk's auth package.)
+// Package auth is mcphost's OAuth 2.1 client for remote servers: the
+// built-in handler (authorization code with PKCE, client credentials,
+// JWT-bearer), the token store, the SSRF guard for OAuth fetches, the
+// one-shot loopback callback and safe URL opening. The flows build on the
+// go-sdk's auth, auth/extauth and oauthex packages.
 package auth
 
 import (
@@ -25,12 +28,23 @@ var ErrNotFound = errors.New("no stored credentials")
 // token, which is replaced whenever the authorization server rotates it) and
 // the facts needed to use and revoke it.
 type Record struct {
-	Server    string        `json:"server"`
-	Issuer    string        `json:"issuer,omitempty"`
-	ClientID  string        `json:"client_id,omitempty"`
-	Scopes    []string      `json:"scopes,omitempty"`
-	Token     *oauth2.Token `json:"token"`
-	UpdatedAt time.Time     `json:"updated_at"`
+	Server string `json:"server"`
+	// Grant is the OAuth grant that produced the token.
+	Grant  string   `json:"grant,omitempty"`
+	Issuer string   `json:"issuer,omitempty"`
+	Scopes []string `json:"scopes,omitempty"`
+	// Resource is the RFC 8707 resource the token was issued for; it is
+	// sent again on every refresh.
+	Resource string `json:"resource,omitempty"`
+	// The client (pre-registered or dynamically registered) and the
+	// endpoints that refresh and revoke its tokens.
+	ClientID      string           `json:"client_id,omitempty"`
+	ClientSecret  string           `json:"client_secret,omitempty"`
+	AuthStyle     oauth2.AuthStyle `json:"auth_style,omitempty"`
+	TokenURL      string           `json:"token_url,omitempty"`
+	RevocationURL string           `json:"revocation_url,omitempty"`
+	Token         *oauth2.Token    `json:"token"`
+	UpdatedAt     time.Time        `json:"updated_at"`
 }
 
 // Store keeps credential records by key. Implementations must be safe for

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcphost/mcphost/host"
+	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/redact"
 )
@@ -119,7 +120,7 @@ Configuration is HCL, read from the managed, local, project and user scopes
 	}
 	root.PersistentFlags().StringArrayVar(&a.configs, "config", nil, "use this configuration `FILE` instead of discovery (repeatable; later files win; the managed file still governs)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: trace, debug, info, warn, error, off (default warn, or $MCPHOST_LOG_LEVEL)")
-	root.AddCommand(a.serversCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.versionCmd())
+	root.AddCommand(a.serversCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.authCmd(), a.versionCmd())
 	return root
 }
 
@@ -198,7 +199,9 @@ func (a *app) newHost() (*host.Host, error) {
 	opts := &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv}
 	if dir := config.Locate(a.lookupEnv, a.workDir).ConfigDir; dir != "" {
 		opts.PinsFile = filepath.Join(dir, "tool-pins.json")
+		opts.TokenStore = &hauth.FileStore{Dir: filepath.Join(dir, "tokens")}
 	}
+	opts.PresentAuthURL = a.presenter("the server", false)
 	if a.isTerminal(a.stdin) && a.isTerminal(a.stderr) {
 		opts.Ask = a.askOnTerminal
 	}

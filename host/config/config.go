@@ -92,6 +92,8 @@ type Server struct {
 	// AuthConfig is the block's configuration as a JSON object.
 	AuthScheme string          `json:"auth_scheme,omitempty"`
 	AuthConfig json.RawMessage `json:"auth_config,omitempty"`
+	// OAuth is the built-in OAuth client configuration (an oauth block).
+	OAuth *OAuth `json:"oauth,omitempty"`
 	// TransportOptions are passed to a plugin transport as its configuration
 	// (a JSON object, converted from the HCL object with its types).
 	TransportOptions json.RawMessage `json:"transport_options,omitempty"`

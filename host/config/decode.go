@@ -53,7 +53,7 @@ var (
 			{Name: "proxy_url"},
 			{Name: "transport_options"},
 		},
-		Blocks: []hcl.BlockHeaderSchema{{Type: "auth", LabelNames: []string{"scheme"}}},
+		Blocks: []hcl.BlockHeaderSchema{{Type: "auth", LabelNames: []string{"scheme"}}, {Type: "oauth"}},
 	}
 	policySchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "allowed_servers"}, {Name: "denied_servers"}},
@@ -295,8 +295,19 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)
 	decode("proxy_url", &s.ProxyURL)
 	optionsAttr := attrs["transport_options"]
-	var authBlock *hcl.Block
+	var authBlock, oauthBlock *hcl.Block
 	for _, blk := range content.Blocks {
+		if blk.Type == "oauth" {
+			if oauthBlock != nil {
+				diags = append(diags, errorf(&blk.DefRange, "Duplicate oauth block", "A server has at most one oauth block; the first is at %s.", oauthBlock.DefRange))
+				continue
+			}
+			oauthBlock = blk
+			o, d := decodeOAuth(blk, path, ctx)
+			diags = append(diags, d...)
+			s.OAuth = o
+			continue
+		}
 		if authBlock != nil {
 			diags = append(diags, errorf(&blk.DefRange, "Duplicate auth block", "A server has at most one auth block; the first is at %s.", authBlock.DefRange))
 			continue
@@ -397,6 +408,12 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 					"%q is not a valid HTTP header name.", k))
 			}
 		}
+	}
+	if oauthBlock != nil && authBlock != nil {
+		diags = append(diags, errorf(&oauthBlock.DefRange, "Two credential sources", "A server uses the built-in oauth block or an auth plugin (auth %q at %s), not both.", authBlock.Labels[0], authBlock.DefRange))
+	}
+	if oauthBlock != nil && s.Transport != TransportHTTP && s.Transport != TransportSSE {
+		diags = append(diags, errorf(&oauthBlock.DefRange, "OAuth not valid for this transport", "The built-in oauth block applies to the http and sse transports; a plugin transport gets credentials from an auth plugin (auth \"SCHEME\" { … })."))
 	}
 	if authBlock != nil && !s.IsRemote() {
 		diags = append(diags, errorf(&authBlock.DefRange, "Auth not valid for this transport", "An auth block applies to remote transports (http, sse, or a plugin transport), not to stdio."))

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 )
 
@@ -84,6 +85,9 @@ type Options struct {
 	// Auth serves the auth schemes of auth "SCHEME" blocks. OPTIONAL: without
 	// it, such servers fail to connect.
 	Auth AuthPlugins
+	// TokenStore keeps the tokens of servers with an oauth block. OPTIONAL:
+	// without it tokens live in memory only.
+	TokenStore hauth.Store
 	// Headers supplies dynamic headers for servers with a headers_helper.
 	// OPTIONAL: without it, such servers fail to connect.
 	Headers HeadersProvider
@@ -384,7 +388,8 @@ type Conn struct {
 	terminalErrs   int
 	reconnecting   bool
 	connectedAt    time.Time
-	earlyEnds      int // consecutive sessions that ended soon after they began
+	earlyEnds      int            // consecutive sessions that ended soon after they began
+	oauth          *hauth.Handler // built-in OAuth client, made on first use
 }
 
 // acquire takes a slot of the server's concurrency cap, waiting for one if needed.
@@ -545,6 +550,9 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 		if pt, ok := t.(*pluginTransport); ok && pt.authFailed {
 			return nil, nil, fmt.Errorf("%w: the server refused the credentials; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
 		}
+		if errors.Is(err, hauth.ErrLoginRequired) {
+			return nil, nil, fmt.Errorf("%w: run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrNeedsAuth, c.cfg.Name, c.cfg.Name)
+		}
 		if authSeen != nil && authSeen.Load() {
 			return nil, nil, fmt.Errorf("%w: the server answered 401 Unauthorized; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
 		}
@@ -633,6 +641,13 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			},
 		}, nil, nil
 	}
+	var oh *hauth.Handler
+	if s.OAuth != nil {
+		var err error
+		if oh, err = c.OAuth(); err != nil {
+			return nil, nil, err
+		}
+	}
 	var pa *pluginAuth
 	if s.AuthScheme != "" {
 		if c.m.opts.Auth == nil {
@@ -652,11 +667,17 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			if pa != nil {
 				hc.Transport = &bearerTransport{base: hc.Transport, auth: pa}
 			}
+			if oh != nil {
+				hc.Transport = &oauthTransport{base: hc.Transport, h: oh}
+			}
 			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 		}
 		st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}
 		if pa != nil {
 			st.OAuthHandler = pa
+		}
+		if oh != nil {
+			st.OAuthHandler = oh
 		}
 		return lifetimeTransport{st, c.m.ctx}, seen, nil
 	}

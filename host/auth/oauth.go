@@ -1,0 +1,614 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// ErrLoginRequired is returned when a server needs a user login that was not
+// asked for: the host never opens a browser on its own; `mcphost auth login`
+// or the mcp__SERVER__authenticate tool starts one.
+var ErrLoginRequired = errors.New("login required")
+
+// Step-up limits (SECURITY.md A10): at most MaxStepUps re-authorizations for
+// insufficient_scope per server within StepUpWindow.
+const (
+	MaxStepUps   = 2
+	StepUpWindow = 10 * time.Minute
+	// RefreshAhead is how long before expiry a token is refreshed.
+	RefreshAhead = time.Minute
+)
+
+// Presenter shows an authorization URL to the user: opens a browser, prints
+// it, or sends it to a downstream client as a URL-mode elicitation. It
+// returns once the URL is on its way; the callback completes the flow.
+type Presenter func(ctx context.Context, authURL string) error
+
+// HandlerConfig configures a Handler.
+type HandlerConfig struct {
+	// Server is the server's name, for messages. REQUIRED.
+	Server string
+	// ServerURL is the MCP endpoint. REQUIRED.
+	ServerURL string
+	// OAuth is the server's oauth block. REQUIRED.
+	OAuth *config.OAuth
+	// Store keeps tokens across runs under StoreKey. OPTIONAL: without it
+	// tokens live in memory only.
+	Store    Store
+	StoreKey string
+	// Logger receives debug events; never a token. OPTIONAL.
+	Logger hclog.Logger
+}
+
+// Handler is the built-in OAuth client of one server. It implements the
+// go-sdk's auth.OAuthHandler, so the http transport uses it directly and the
+// sse transport through BearerTransport.
+//
+// Tokens come from the store at start and are refreshed ahead of expiry,
+// one refresh at a time, sending the resource again; a rotated refresh token
+// is saved before it is used. A 401 first forces one refresh, then (for the
+// authorization-code grant) needs a login, which only Login allows; the
+// client-credentials and JWT-bearer grants re-run on their own.
+type Handler struct {
+	cfg HandlerConfig
+	o   *config.OAuth
+	log hclog.Logger
+	// client is the SSRF-guarded client for every OAuth fetch.
+	client *http.Client
+
+	mu         sync.Mutex
+	src        *tokenSource
+	login      *loginState
+	stepUps    []time.Time
+	lastForced time.Time
+}
+
+type loginState struct {
+	ctx     context.Context
+	present Presenter
+}
+
+var _ auth.OAuthHandler = (*Handler)(nil)
+
+// NewHandler returns a server's OAuth handler, with the stored token if
+// there is one.
+func NewHandler(cfg HandlerConfig) (*Handler, error) {
+	if cfg.OAuth == nil || cfg.ServerURL == "" {
+		return nil, errors.New("auth.NewHandler: OAuth and ServerURL are required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	h := &Handler{cfg: cfg, o: cfg.OAuth, log: log, client: NewGuardedClient(GuardOptions{AllowLoopback: cfg.OAuth.AllowLoopback})}
+	if cfg.Store != nil {
+		r, err := cfg.Store.Load(cfg.StoreKey)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			log.Warn("stored credentials unusable", "error", err)
+		case r.Token != nil:
+			h.src = &tokenSource{h: h, rec: r}
+		}
+	}
+	return h, nil
+}
+
+// TokenSource implements auth.OAuthHandler: nil until there is a token.
+func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.src == nil {
+		return nil, nil
+	}
+	return h.src, nil
+}
+
+// Record returns a copy of the current credentials record, or nil.
+func (h *Handler) Record() *Record {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.src == nil {
+		return nil
+	}
+	return h.src.snapshot()
+}
+
+// BeginLogin allows one interactive login through present until the
+// returned function is called, and drops the current token so that the next
+// request is challenged.
+func (h *Handler) BeginLogin(ctx context.Context, present Presenter) (end func()) {
+	h.mu.Lock()
+	h.login = &loginState{ctx: ctx, present: present}
+	h.src = nil
+	h.stepUps = nil
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		h.login = nil
+		h.mu.Unlock()
+	}
+}
+
+// Interactive reports whether the grant needs a user at the browser.
+func (h *Handler) Interactive() bool { return h.o.Grant == config.GrantAuthorizationCode }
+
+// Authorize implements auth.OAuthHandler; the go-sdk's transport calls it
+// after a 401 or 403 and retries the request once if it returns nil.
+func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	stepUp := false
+	if resp.StatusCode == http.StatusForbidden {
+		if challengeParam(challenges, "error") != "insufficient_scope" {
+			return nil // not an auth problem; the retry surfaces the 403
+		}
+		if !h.allowStepUp() {
+			return fmt.Errorf("%s: the server still answers insufficient_scope after %d step-up authorizations; giving up", h.cfg.Server, MaxStepUps)
+		}
+		stepUp = true
+	} else if h.forceRefresh(ctx) {
+		return nil
+	}
+	h.log.Debug("authorization required", "status", resp.StatusCode, "step_up", stepUp)
+	switch h.o.Grant {
+	case config.GrantClientCredentials, config.GrantJWTBearer:
+		return h.authorizeMachine(ctx, req, challenges, stepUp)
+	default:
+		return h.authorizeCode(ctx, req, resp, challenges, stepUp)
+	}
+}
+
+// allowStepUp counts a step-up and reports whether it is within the limit.
+func (h *Handler) allowStepUp() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := time.Now()
+	h.stepUps = slices.DeleteFunc(h.stepUps, func(t time.Time) bool { return now.Sub(t) > StepUpWindow })
+	if len(h.stepUps) >= MaxStepUps {
+		return false
+	}
+	h.stepUps = append(h.stepUps, now)
+	return true
+}
+
+// forceRefresh answers a 401 with one refresh (at most one per 30 s), for a
+// token the server revoked or expired early.
+func (h *Handler) forceRefresh(ctx context.Context) bool {
+	h.mu.Lock()
+	src := h.src
+	if src == nil || time.Since(h.lastForced) < 30*time.Second {
+		h.mu.Unlock()
+		return false
+	}
+	h.lastForced = time.Now()
+	h.mu.Unlock()
+	if err := src.renew(ctx); err != nil {
+		h.log.Debug("refresh after 401 failed", "error", err)
+		return false
+	}
+	return true
+}
+
+// authorizeCode runs the authorization-code flow with PKCE through the
+// go-sdk's AuthorizationCodeHandler (discovery, issuer checks, client ID
+// metadata documents, pre-registration or DCR, state and RFC 9207 iss
+// checks), with mcphost's loopback callback, store and SSRF guard.
+func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *http.Response, challenges []oauthex.Challenge, stepUp bool) error {
+	h.mu.Lock()
+	login := h.login
+	var granted []string
+	if h.src != nil {
+		granted = h.src.snapshot().Scopes
+	}
+	h.mu.Unlock()
+	if login == nil {
+		return fmt.Errorf("%w: %s needs a login; run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrLoginRequired, h.cfg.Server, h.cfg.Server, h.cfg.Server)
+	}
+	cb, err := listenCallback(h.o.CallbackPort)
+	if err != nil {
+		return err
+	}
+	defer cb.close()
+	rec := &recorder{base: h.client.Transport}
+	client := &http.Client{Transport: rec, CheckRedirect: h.client.CheckRedirect, Timeout: h.client.Timeout}
+	if h.o.AuthServerMetadataURL != "" {
+		ov, err := h.override(ctx, rec)
+		if err != nil {
+			return err
+		}
+		client.Transport = ov
+		resp.Header.Set("WWW-Authenticate", ov.challenge(challenges))
+	}
+	redirect := cb.RedirectURL()
+	var installErr error
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:         redirect,
+		RequestRefreshToken: true,
+		Client:              client,
+		ScopeFilter: func(discovered []string) []string {
+			scopes := discovered
+			if len(h.o.Scopes) > 0 && !stepUp {
+				scopes = h.o.Scopes
+			}
+			if stepUp {
+				scopes = union(granted, scopes)
+			}
+			return scopes
+		},
+		AuthorizationCodeFetcher: func(fctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			if err := CheckAuthorizationURL(args.URL); err != nil {
+				return nil, err
+			}
+			u, _ := url.Parse(args.URL)
+			cb.expect(u.Query().Get("state"))
+			wctx, cancel := context.WithTimeout(fctx, FlowTimeout)
+			defer cancel()
+			stop := context.AfterFunc(login.ctx, cancel)
+			defer stop()
+			if err := login.present(wctx, args.URL); err != nil {
+				return nil, fmt.Errorf("presenting the login URL: %w", err)
+			}
+			res, err := cb.wait(wctx)
+			if err != nil && login.ctx.Err() != nil {
+				return nil, fmt.Errorf("login cancelled: %w", login.ctx.Err())
+			}
+			if err != nil && errors.Is(err, context.DeadlineExceeded) {
+				return nil, fmt.Errorf("no login completed within %s", FlowTimeout)
+			}
+			return res, err
+		},
+		NewTokenSource: func(_ context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			r := &Record{
+				Server: h.cfg.Server, Grant: config.GrantAuthorizationCode,
+				ClientID: oc.ClientID, ClientSecret: oc.ClientSecret, AuthStyle: oc.Endpoint.AuthStyle,
+				TokenURL: oc.Endpoint.TokenURL, Resource: rec.lastResource(), Token: tok,
+				Scopes: scopesOf(tok),
+			}
+			if r.Scopes == nil {
+				r.Scopes = oc.Scopes
+			}
+			if m := rec.metaFor(oc.Endpoint.TokenURL); m != nil {
+				r.Issuer, r.RevocationURL = m.Issuer, m.RevocationEndpoint
+			}
+			src, err := h.install(r, true)
+			installErr = err
+			return src, err
+		},
+	}
+	switch {
+	case h.o.ClientID != "":
+		pc := &oauthex.ClientCredentials{ClientID: h.o.ClientID}
+		if h.o.ClientSecret != "" {
+			pc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: h.o.ClientSecret}
+		}
+		cfg.PreregisteredClient = pc
+	default:
+		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs:            []string{redirect},
+			ClientName:              "mcphost",
+			GrantTypes:              []string{"authorization_code", "refresh_token"},
+			ResponseTypes:           []string{"code"},
+			TokenEndpointAuthMethod: "none",
+		}}
+	}
+	if h.o.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: h.o.ClientMetadataURL}
+	}
+	ach, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: OAuth configuration: %w", h.cfg.Server, err)
+	}
+	if err := ach.Authorize(ctx, req, resp); err != nil {
+		return fmt.Errorf("%s: authorization failed: %w", h.cfg.Server, err)
+	}
+	if installErr != nil {
+		return installErr
+	}
+	h.log.Info("logged in", "server", h.cfg.Server)
+	return nil
+}
+
+// install makes r the current credentials, saving it first when persist.
+func (h *Handler) install(r *Record, persist bool) (*tokenSource, error) {
+	r.UpdatedAt = time.Now()
+	if persist && h.cfg.Store != nil {
+		if err := h.cfg.Store.Save(h.cfg.StoreKey, r); err != nil {
+			return nil, fmt.Errorf("saving credentials for %s: %w", h.cfg.Server, err)
+		}
+	}
+	src := &tokenSource{h: h, rec: r, persist: persist}
+	h.mu.Lock()
+	h.src = src
+	h.mu.Unlock()
+	return src, nil
+}
+
+// Logout revokes the refresh and access tokens at the authorization
+// server's RFC 7009 endpoint (if it has one), then deletes them locally
+// whatever the revocation's outcome. The returned error reports a failed
+// revocation; the local tokens are gone either way.
+func (h *Handler) Logout(ctx context.Context) error {
+	h.mu.Lock()
+	src := h.src
+	h.src = nil
+	h.mu.Unlock()
+	var rec *Record
+	if src != nil {
+		rec = src.snapshot()
+	} else if h.cfg.Store != nil {
+		if r, err := h.cfg.Store.Load(h.cfg.StoreKey); err == nil {
+			rec = r
+		}
+	}
+	var revokeErr error
+	if rec != nil && rec.Token != nil {
+		revokeErr = h.revoke(ctx, rec)
+	}
+	if h.cfg.Store != nil {
+		if err := h.cfg.Store.Delete(h.cfg.StoreKey); err != nil {
+			return fmt.Errorf("deleting stored credentials of %s: %w", h.cfg.Server, err)
+		}
+	}
+	return revokeErr
+}
+
+// revoke sends RFC 7009 revocation requests: the refresh token first (which
+// at most servers also ends its access tokens), then the access token.
+func (h *Handler) revoke(ctx context.Context, rec *Record) error {
+	if rec.RevocationURL == "" {
+		return fmt.Errorf("%s: the authorization server has no revocation endpoint; the tokens were deleted locally but stay valid until they expire", h.cfg.Server)
+	}
+	var errs []error
+	for _, t := range []struct{ value, hint string }{{rec.Token.RefreshToken, "refresh_token"}, {rec.Token.AccessToken, "access_token"}} {
+		if t.value == "" {
+			continue
+		}
+		form := url.Values{"token": {t.value}, "token_type_hint": {t.hint}}
+		if err := h.postRevocation(ctx, rec, form); err != nil {
+			errs = append(errs, fmt.Errorf("revoking the %s: %w", strings.ReplaceAll(t.hint, "_", " "), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (h *Handler) postRevocation(ctx context.Context, rec *Record, form url.Values) error {
+	if rec.ClientID != "" && (rec.AuthStyle != oauth2.AuthStyleInHeader || rec.ClientSecret == "") {
+		form.Set("client_id", rec.ClientID)
+		if rec.ClientSecret != "" {
+			form.Set("client_secret", rec.ClientSecret)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.RevocationURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if rec.AuthStyle == oauth2.AuthStyleInHeader && rec.ClientSecret != "" {
+		req.SetBasicAuth(url.QueryEscape(rec.ClientID), url.QueryEscape(rec.ClientSecret))
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("revocation endpoint answered %s", resp.Status)
+	}
+	return nil
+}
+
+// tokenSource hands out a server's access token, refreshing it ahead of
+// expiry. Its mutex makes concurrent callers share one refresh.
+type tokenSource struct {
+	h       *Handler
+	persist bool
+
+	mu  sync.Mutex
+	rec *Record
+	// regrant re-runs a grant that has no refresh token (client
+	// credentials, JWT bearer).
+	regrant func(ctx context.Context) (*oauth2.Token, error)
+}
+
+func (s *tokenSource) snapshot() *Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := *s.rec
+	if r.Token != nil {
+		t := *r.Token
+		r.Token = &t
+	}
+	return &r
+}
+
+// Token implements oauth2.TokenSource.
+func (s *tokenSource) Token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tok := s.rec.Token
+	if tok != nil && (tok.Expiry.IsZero() || time.Until(tok.Expiry) > RefreshAhead) {
+		return tok, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.renewLocked(ctx); err != nil {
+		if tok != nil && time.Now().Before(tok.Expiry) {
+			return tok, nil // still valid: try again on the next request
+		}
+		return nil, err
+	}
+	return s.rec.Token, nil
+}
+
+// renew refreshes now, whatever the expiry.
+func (s *tokenSource) renew(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.renewLocked(ctx)
+}
+
+func (s *tokenSource) renewLocked(ctx context.Context) error {
+	var (
+		tok *oauth2.Token
+		err error
+	)
+	switch {
+	case s.rec.Token != nil && s.rec.Token.RefreshToken != "" && s.rec.TokenURL != "":
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {s.rec.Token.RefreshToken}}
+		if s.rec.Resource != "" {
+			form.Set("resource", s.rec.Resource)
+		}
+		tok, err = postToken(ctx, s.h.client, s.rec.TokenURL, form, clientAuth{ClientID: s.rec.ClientID, ClientSecret: s.rec.ClientSecret, Style: s.rec.AuthStyle}, nil)
+		if err == nil && tok.RefreshToken == "" {
+			tok.RefreshToken = s.rec.Token.RefreshToken // not rotated
+		}
+	case s.regrant != nil:
+		tok, err = s.regrant(ctx)
+	default:
+		return fmt.Errorf("%w: the token of %s expired and cannot be refreshed", ErrLoginRequired, s.h.cfg.Server)
+	}
+	if err != nil {
+		s.h.log.Debug("token refresh failed", "server", s.h.cfg.Server, "error", err)
+		return fmt.Errorf("refreshing the token of %s: %w", s.h.cfg.Server, err)
+	}
+	next := *s.rec
+	next.Token = tok
+	if sc := scopesOf(tok); sc != nil {
+		next.Scopes = sc
+	}
+	next.UpdatedAt = time.Now()
+	if s.persist && s.h.cfg.Store != nil {
+		// Saved before use: a rotated refresh token must not be lost.
+		if err := s.h.cfg.Store.Save(s.h.cfg.StoreKey, &next); err != nil {
+			return fmt.Errorf("saving refreshed credentials of %s: %w", s.h.cfg.Server, err)
+		}
+	}
+	s.rec = &next
+	s.h.log.Debug("token refreshed", "server", s.h.cfg.Server, "expiry", tok.Expiry)
+	return nil
+}
+
+func challengeParam(cs []oauthex.Challenge, name string) string {
+	for _, c := range cs {
+		if c.Scheme == "bearer" || c.Scheme == "dpop" {
+			if v := c.Params[name]; v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// override serves a configured auth_server_metadata_url to the go-sdk's
+// discovery: the challenge is pointed at a synthetic protected-resource
+// document naming the configured issuer, and the issuer's well-known URLs
+// answer with the configured document. Nothing synthetic leaves the process.
+type overrideTransport struct {
+	base     http.RoundTripper
+	issuer   string
+	doc      []byte
+	resource string
+}
+
+const overrideHost = "prm.mcphost.invalid"
+
+func (h *Handler) override(ctx context.Context, base http.RoundTripper) (*overrideTransport, error) {
+	issuer := issuerFromMetadataURL(h.o.AuthServerMetadataURL)
+	client := &http.Client{Transport: base, CheckRedirect: h.client.CheckRedirect}
+	asm, err := oauthex.GetAuthServerMeta(ctx, h.o.AuthServerMetadataURL, issuer, client)
+	if err != nil {
+		return nil, fmt.Errorf("%s: auth_server_metadata_url: %w", h.cfg.Server, err)
+	}
+	if asm == nil {
+		return nil, fmt.Errorf("%s: auth_server_metadata_url %s: not found", h.cfg.Server, h.o.AuthServerMetadataURL)
+	}
+	doc, _ := json.Marshal(asm)
+	return &overrideTransport{base: base, issuer: asm.Issuer, doc: doc, resource: h.cfg.ServerURL}, nil
+}
+
+func (o *overrideTransport) challenge(cs []oauthex.Challenge) string {
+	c := fmt.Sprintf(`Bearer resource_metadata="https://%s/"`, overrideHost)
+	if s := challengeParam(cs, "scope"); s != "" && !strings.ContainsAny(s, `"\`) {
+		c += fmt.Sprintf(`, scope="%s"`, s)
+	}
+	if e := challengeParam(cs, "error"); e != "" && !strings.ContainsAny(e, `"\`) {
+		c += fmt.Sprintf(`, error="%s"`, e)
+	}
+	return c
+}
+
+func (o *overrideTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	switch {
+	case req.URL.Host == overrideHost:
+		body, _ = json.Marshal(oauthex.ProtectedResourceMetadata{Resource: o.resource, AuthorizationServers: []string{o.issuer}})
+	case req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/.well-known/") && sameOrigin(req.URL, o.issuer):
+		body = o.doc
+	default:
+		return o.base.RoundTrip(req)
+	}
+	return &http.Response{
+		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"application/json"}},
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Request: req, ContentLength: int64(len(body)),
+	}, nil
+}
+
+func sameOrigin(u *url.URL, other string) bool {
+	o, err := url.Parse(other)
+	return err == nil && strings.EqualFold(u.Scheme, o.Scheme) && strings.EqualFold(u.Host, o.Host)
+}
+
+// issuerFromMetadataURL derives the issuer an RFC 8414 / OpenID metadata URL
+// belongs to (path insertion or appending).
+func issuerFromMetadataURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	p := u.Path
+	for _, wk := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		if rest, ok := strings.CutPrefix(p, wk); ok {
+			p = rest
+			break
+		}
+		if rest, ok := strings.CutSuffix(p, wk); ok {
+			p = rest
+			break
+		}
+	}
+	u.Path, u.RawQuery, u.Fragment = p, "", ""
+	return u.String()
+}

@@ -1,0 +1,145 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+)
+
+// OAuth grants a built-in oauth block can use.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+	GrantJWTBearer         = "jwt_bearer"
+)
+
+// OAuth is a server's built-in OAuth 2.1 client configuration (an oauth { }
+// block). Without client_id the host registers itself: with a client ID
+// metadata document (client_metadata_url) where the authorization server
+// supports it, otherwise by dynamic client registration.
+type OAuth struct {
+	// Grant is how tokens are obtained: authorization_code (a user logs in
+	// in a browser; the default), client_credentials (a machine client,
+	// with client_secret or private_key_file), or jwt_bearer (a workload
+	// identity token presented as an RFC 7523 assertion).
+	Grant string `hcl:"grant,optional" json:"grant,omitempty"`
+	// ClientID and ClientSecret identify a pre-registered client.
+	ClientID     string `hcl:"client_id,optional" json:"client_id,omitempty"`
+	ClientSecret string `hcl:"client_secret,optional" json:"client_secret,omitempty"`
+	// ClientMetadataURL is an https URL serving this client's metadata
+	// document (SEP-991), used as client_id where the AS supports it.
+	ClientMetadataURL string `hcl:"client_metadata_url,optional" json:"client_metadata_url,omitempty"`
+	// CallbackPort is the 127.0.0.1 port of the one-shot redirect listener
+	// (0: a free port, usable with dynamic registration only).
+	CallbackPort int `hcl:"callback_port,optional" json:"callback_port,omitempty"`
+	// AuthServerMetadataURL overrides discovery: the RFC 8414 or OpenID
+	// metadata document of the authorization server to use.
+	AuthServerMetadataURL string `hcl:"auth_server_metadata_url,optional" json:"auth_server_metadata_url,omitempty"`
+	// Scopes, if set, replace the scopes discovered from the server.
+	Scopes []string `hcl:"scopes,optional" json:"scopes,omitempty"`
+	// PrivateKeyFile (or PrivateKey, PEM text) signs private_key_jwt client
+	// assertions for client_credentials; SigningAlgorithm is ES256 (default),
+	// ES384, ES512, RS256 or PS256.
+	PrivateKeyFile   string `hcl:"private_key_file,optional" json:"private_key_file,omitempty"`
+	PrivateKey       string `hcl:"private_key,optional" json:"private_key,omitempty"`
+	SigningAlgorithm string `hcl:"signing_algorithm,optional" json:"signing_algorithm,omitempty"`
+	// AssertionFile (or Assertion) is the workload identity JWT for the
+	// jwt_bearer grant; the file is re-read for every token request, so a
+	// platform can rotate it.
+	AssertionFile string `hcl:"assertion_file,optional" json:"assertion_file,omitempty"`
+	Assertion     string `hcl:"assertion,optional" json:"assertion,omitempty"`
+	// DPoP requests sender-constrained tokens (RFC 9449) when the
+	// authorization server supports them.
+	DPoP *bool `hcl:"dpop,optional" json:"dpop,omitempty"`
+	// AllowLoopback permits OAuth endpoints on http:// loopback addresses.
+	// For local development and tests only: the default refuses every
+	// non-https and every private, loopback or link-local address (SSRF).
+	AllowLoopback bool `hcl:"allow_loopback,optional" json:"allow_loopback,omitempty"`
+}
+
+// oauthSchema lists the attributes an oauth block accepts.
+var oauthSchema, _ = gohcl.ImpliedBodySchema(&OAuth{})
+
+func decodeOAuth(blk *hcl.Block, path string, ctx *hcl.EvalContext) (*OAuth, hcl.Diagnostics) {
+	o := &OAuth{}
+	_, diags := blk.Body.Content(oauthSchema)
+	diags = explainUnsupported(diags, oauthSchema)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	diags = append(diags, gohcl.DecodeBody(blk.Body, ctx, o)...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	attrs, _ := blk.Body.JustAttributes()
+	at := func(name string) *hcl.Range {
+		if a, ok := attrs[name]; ok {
+			return a.Expr.Range().Ptr()
+		}
+		return &blk.DefRange
+	}
+	if o.Grant == "" {
+		o.Grant = GrantAuthorizationCode
+	}
+	grants := []string{GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer}
+	if !slices.Contains(grants, o.Grant) {
+		diags = append(diags, errorf(at("grant"), "Unknown grant", "grant %q is not supported. Allowed: %s.", o.Grant, strings.Join(grants, ", ")))
+	}
+	if o.CallbackPort < 0 || o.CallbackPort > 65535 {
+		diags = append(diags, errorf(at("callback_port"), "Invalid callback_port", "callback_port must be a TCP port (1-65535), or 0 for a free one."))
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		diags = append(diags, errorf(at("client_secret"), "client_secret without client_id", "A client_secret belongs to a pre-registered client: set client_id too."))
+	}
+	if o.ClientMetadataURL != "" {
+		if u, err := url.Parse(o.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
+			diags = append(diags, errorf(at("client_metadata_url"), "Invalid client_metadata_url", "client_metadata_url must be an https URL with a path, e.g. \"https://example.com/mcphost/client.json\"."))
+		}
+	}
+	if o.AuthServerMetadataURL != "" {
+		if u, err := url.Parse(o.AuthServerMetadataURL); err != nil || (u.Scheme != "https" && !(o.AllowLoopback && u.Scheme == "http")) || u.Host == "" {
+			diags = append(diags, errorf(at("auth_server_metadata_url"), "Invalid auth_server_metadata_url", "auth_server_metadata_url must be an https URL of an RFC 8414 or OpenID metadata document."))
+		}
+	}
+	if o.PrivateKeyFile != "" && o.PrivateKey != "" {
+		diags = append(diags, errorf(at("private_key"), "Two private keys", "Set private_key_file or private_key, not both."))
+	}
+	o.PrivateKeyFile = resolvePath(path, o.PrivateKeyFile)
+	o.AssertionFile = resolvePath(path, o.AssertionFile)
+	switch o.SigningAlgorithm {
+	case "", "ES256", "ES384", "ES512", "RS256", "PS256":
+	default:
+		diags = append(diags, errorf(at("signing_algorithm"), "Unsupported signing_algorithm", "signing_algorithm %q is not supported. Allowed: ES256, ES384, ES512, RS256, PS256.", o.SigningAlgorithm))
+	}
+	switch o.Grant {
+	case GrantClientCredentials:
+		if o.ClientID == "" {
+			diags = append(diags, errorf(&blk.DefRange, "Missing client_id", "The client_credentials grant needs a pre-registered client: set client_id and client_secret or private_key_file."))
+		} else if o.ClientSecret == "" && o.PrivateKeyFile == "" && o.PrivateKey == "" {
+			diags = append(diags, errorf(&blk.DefRange, "Missing client credentials", "The client_credentials grant authenticates with client_secret or with private_key_file (private_key_jwt); set one."))
+		}
+	case GrantJWTBearer:
+		if o.AssertionFile == "" && o.Assertion == "" {
+			diags = append(diags, errorf(&blk.DefRange, "Missing assertion", "The jwt_bearer grant presents a workload identity token: set assertion_file (re-read for each request) or assertion."))
+		}
+	case GrantAuthorizationCode:
+		for _, name := range []string{"private_key_file", "private_key", "assertion_file", "assertion"} {
+			if _, ok := attrs[name]; ok {
+				diags = append(diags, errorf(&attrs[name].NameRange, "Argument not valid for this grant", "%q is used by the client_credentials or jwt_bearer grant, not by %s.", name, o.Grant))
+			}
+		}
+	}
+	return o, diags
+}
+
+// String describes the block for messages (never a secret).
+func (o *OAuth) String() string {
+	if o == nil {
+		return "none"
+	}
+	return fmt.Sprintf("oauth (%s)", o.Grant)
+}

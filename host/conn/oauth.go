@@ -1,0 +1,126 @@
+package conn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	hauth "github.com/mcphost/mcphost/host/auth"
+)
+
+// ErrNoOAuth is returned by Login and Logout for a server without an oauth block.
+var ErrNoOAuth = errors.New("server has no oauth block")
+
+// OAuth returns the server's built-in OAuth handler, creating it (with its
+// stored token) on first use.
+func (c *Conn) OAuth() (*hauth.Handler, error) {
+	if c.cfg.OAuth == nil {
+		return nil, fmt.Errorf("%s: %w", c.cfg.Name, ErrNoOAuth)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.oauth != nil {
+		return c.oauth, nil
+	}
+	h, err := hauth.NewHandler(hauth.HandlerConfig{
+		Server: c.cfg.Name, ServerURL: c.cfg.URL, OAuth: c.cfg.OAuth,
+		Store: c.m.opts.TokenStore, StoreKey: hauth.Key(c.cfg.Name, c.cfg.ConfigHash()),
+		Logger: c.log.Named("oauth"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.oauth = h
+	return h, nil
+}
+
+// Login runs the server's OAuth login: the current session (if any) is
+// closed, the needs-auth state is cleared, and a new connection is made
+// during which the authorization-code flow may present a URL through
+// present. It returns when the server accepted the new credentials.
+func (c *Conn) Login(ctx context.Context, present hauth.Presenter) error {
+	h, err := c.OAuth()
+	if err != nil {
+		return err
+	}
+	end := h.BeginLogin(ctx, present)
+	defer end()
+	c.Reset()
+	c.mu.Lock()
+	if c.state == StateNeedsAuth || c.state == StateFailed {
+		c.state, c.needsAuthUntil, c.retryAt = StatePending, time.Time{}, time.Time{}
+	}
+	c.mu.Unlock()
+	_, err = c.Session(ctx)
+	return err
+}
+
+// Logout revokes and deletes the server's tokens and closes its session.
+func (c *Conn) Logout(ctx context.Context) error {
+	h, err := c.OAuth()
+	if err != nil {
+		return err
+	}
+	err = h.Logout(ctx)
+	c.Reset()
+	return err
+}
+
+// oauthTransport gives the SSE transport, which has no OAuthHandler, the
+// same behaviour the go-sdk gives the streamable one: the handler's token
+// on every request, and after a 401 (or 403 insufficient_scope) one
+// Authorize and one retry.
+type oauthTransport struct {
+	base http.RoundTripper
+	h    *hauth.Handler
+}
+
+func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil && req.GetBody == nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	resp, err := t.send(req)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	if aerr := t.h.Authorize(req.Context(), req, resp); aerr != nil {
+		return nil, aerr
+	}
+	retry := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if retry.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	return t.send(retry)
+}
+
+func (t *oauthTransport) send(req *http.Request) (*http.Response, error) {
+	ts, err := t.h.TokenSource(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	if ts != nil {
+		tok, err := ts.Token()
+		if err != nil && !errors.Is(err, hauth.ErrLoginRequired) {
+			return nil, err
+		}
+		if tok != nil {
+			req = req.Clone(req.Context())
+			tok.SetAuthHeader(req)
+		}
+	}
+	return t.base.RoundTrip(req)
+}

@@ -1,0 +1,190 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/conn"
+)
+
+// AuthToolName is the original name of the pseudo-tool a server in
+// needs-auth shows instead of its tools: mcp__SERVER__authenticate.
+const AuthToolName = "authenticate"
+
+// authTool is the pseudo-tool's definition.
+func authTool(server string) *mcp.Tool {
+	return &mcp.Tool{
+		Name:        AuthToolName,
+		Title:       "Log in to " + server,
+		Description: fmt.Sprintf("The MCP server %q needs you to log in before its tools are available. Call this tool to start the login: it returns (or opens) a URL to complete in a browser; afterwards the server's real tools replace this one.", server),
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)},
+	}
+}
+
+// IsAuthTool reports whether a registry tool is the login pseudo-tool of a
+// server that needs authentication.
+func (h *Host) IsAuthTool(server, original string) bool {
+	if original != AuthToolName {
+		return false
+	}
+	c := h.conns.Get(server)
+	return c != nil && c.State() == conn.StateNeedsAuth && c.Config().OAuth != nil
+}
+
+// Login runs server's OAuth login, showing the authorization URL through
+// present (a browser opener, a printer, or a downstream elicitation), and
+// waits for it to finish. On success the server's tools are listed again.
+func (h *Host) Login(ctx context.Context, server string, present hauth.Presenter) error {
+	c := h.conns.Get(server)
+	if c == nil {
+		return fmt.Errorf("no server named %q is configured", server)
+	}
+	if c.Config().OAuth == nil {
+		if c.Config().AuthScheme != "" {
+			return fmt.Errorf("%s gets credentials from the %q auth plugin, which logs in by itself when the server asks", server, c.Config().AuthScheme)
+		}
+		return fmt.Errorf("%s has no oauth block; add `oauth {}` to its server block to use OAuth", server)
+	}
+	err := c.Login(ctx, present)
+	h.reg.InvalidateTools(server)
+	h.reg.InvalidatePrompts(server)
+	h.reg.InvalidateResources(server)
+	return err
+}
+
+// Logout revokes server's tokens at its authorization server (RFC 7009)
+// and deletes them locally, even when revocation fails.
+func (h *Host) Logout(ctx context.Context, server string) error {
+	c := h.conns.Get(server)
+	if c == nil {
+		return fmt.Errorf("no server named %q is configured", server)
+	}
+	err := c.Logout(ctx)
+	h.reg.InvalidateTools(server)
+	return err
+}
+
+// AuthStatus describes a server's credentials; it never holds a token.
+type AuthStatus struct {
+	Server string `json:"server"`
+	// Scheme is "oauth (GRANT)", "plugin SCHEME", "headers" or "none".
+	Scheme string `json:"scheme"`
+	// LoggedIn reports whether there is a token (stored or in memory).
+	LoggedIn        bool      `json:"logged_in"`
+	Expiry          time.Time `json:"expiry,omitzero"`
+	Scopes          []string  `json:"scopes,omitempty"`
+	Issuer          string    `json:"issuer,omitempty"`
+	HasRefreshToken bool      `json:"has_refresh_token,omitempty"`
+	State           string    `json:"state"`
+}
+
+// AuthStatuses reports the credentials of every remote server.
+func (h *Host) AuthStatuses() []AuthStatus {
+	var out []AuthStatus
+	for _, name := range h.conns.Names() {
+		c := h.conns.Get(name)
+		s := c.Config()
+		if !s.IsRemote() {
+			continue
+		}
+		st := AuthStatus{Server: name, Scheme: "none", State: c.State().String()}
+		switch {
+		case s.OAuth != nil:
+			st.Scheme = s.OAuth.String()
+			if oh, err := c.OAuth(); err == nil {
+				if r := oh.Record(); r != nil && r.Token != nil {
+					st.LoggedIn = true
+					st.Expiry = r.Token.Expiry
+					st.Scopes = r.Scopes
+					st.Issuer = r.Issuer
+					st.HasRefreshToken = r.Token.RefreshToken != ""
+				}
+			}
+		case s.AuthScheme != "":
+			st.Scheme = "plugin " + s.AuthScheme
+		case len(s.Headers) > 0 || len(s.HeadersHelper) > 0:
+			st.Scheme = "headers"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// pendingLogins tracks logins started for downstream clients (serve), one
+// per server, each bounded by hauth.FlowTimeout.
+type pendingLogins struct {
+	mu sync.Mutex
+	m  map[string]*PendingLogin
+}
+
+// PendingLogin is a login running in the background: URL is where the user
+// completes it; Done is closed when it ends, and Err then says how.
+type PendingLogin struct {
+	URL  string
+	done chan struct{}
+	err  error
+}
+
+// Done is closed when the login has ended.
+func (p *PendingLogin) Done() <-chan struct{} { return p.done }
+
+// Err is the login's outcome once Done is closed (nil: logged in).
+func (p *PendingLogin) Err() error { return p.err }
+
+// StartLogin starts server's login in the background (or joins the one in
+// progress) and returns once its authorization URL is known, for a caller
+// that shows the URL elsewhere, such as a downstream client. The login
+// belongs to ctx's lifetime and to hauth.FlowTimeout.
+func (h *Host) StartLogin(ctx context.Context, server string) (*PendingLogin, error) {
+	h.logins.mu.Lock()
+	if h.logins.m == nil {
+		h.logins.m = map[string]*PendingLogin{}
+	}
+	if p, ok := h.logins.m[server]; ok {
+		select {
+		case <-p.done:
+		default:
+			h.logins.mu.Unlock()
+			return p, nil
+		}
+	}
+	p := &PendingLogin{done: make(chan struct{})}
+	h.logins.m[server] = p
+	h.logins.mu.Unlock()
+
+	urlc := make(chan string, 1)
+	lctx, cancel := context.WithTimeout(ctx, hauth.FlowTimeout)
+	go func() {
+		defer cancel()
+		p.err = h.Login(lctx, server, func(_ context.Context, u string) error {
+			urlc <- u
+			return nil
+		})
+		close(p.done)
+	}()
+	select {
+	case u := <-urlc:
+		p.URL = u
+		return p, nil
+	case <-p.done:
+		if p.err == nil {
+			return p, nil // no login was needed
+		}
+		return nil, p.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// PendingLoginOf returns the login in progress for server, if any.
+func (h *Host) PendingLoginOf(server string) *PendingLogin {
+	h.logins.mu.Lock()
+	defer h.logins.mu.Unlock()
+	return h.logins.m[server]
+}
