@@ -78,6 +78,9 @@ type Handler struct {
 	login      *loginState
 	stepUps    []time.Time
 	lastForced time.Time
+	// wanted holds scopes a server asked for (403 insufficient_scope)
+	// while no login was allowed; the next login requests them.
+	wanted []string
 }
 
 type loginState struct {
@@ -221,6 +224,14 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 		granted = h.src.snapshot().Scopes
 	}
 	h.mu.Unlock()
+	if stepUp {
+		h.mu.Lock()
+		h.wanted = union(union(h.wanted, granted), strings.Fields(challengeParam(challenges, "scope")))
+		h.mu.Unlock()
+	}
+	h.mu.Lock()
+	wanted := h.wanted
+	h.mu.Unlock()
 	if login == nil {
 		return fmt.Errorf("%w: %s needs a login; run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrLoginRequired, h.cfg.Server, h.cfg.Server, h.cfg.Server)
 	}
@@ -253,7 +264,7 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 			if stepUp {
 				scopes = union(granted, scopes)
 			}
-			return scopes
+			return union(scopes, wanted)
 		},
 		AuthorizationCodeFetcher: func(fctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			if err := CheckAuthorizationURL(args.URL); err != nil {
@@ -324,6 +335,9 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 	if installErr != nil {
 		return installErr
 	}
+	h.mu.Lock()
+	h.wanted = nil
+	h.mu.Unlock()
 	h.log.Info("logged in", "server", h.cfg.Server)
 	return nil
 }

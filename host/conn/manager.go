@@ -238,6 +238,22 @@ func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, 
 			cs.Close()
 			continue
 		}
+		if errors.Is(err, hauth.ErrLoginRequired) {
+			// The server accepted the connection but wants a login for this
+			// request: the server shows its authenticate tool until then.
+			err = fmt.Errorf("%w: run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrNeedsAuth, c.cfg.Name, c.cfg.Name)
+			c.mu.Lock()
+			if c.session == cs {
+				c.session, c.raw = nil, nil
+				c.recordFailureLocked(err)
+			}
+			c.mu.Unlock()
+			cs.Close()
+			if m.opts.OnListChanged != nil {
+				m.opts.OnListChanged(name, ToolsChanged) // the authenticate tool replaces them
+			}
+			return err
+		}
 		switch {
 		case attempt == 0 && neverSent(err):
 			// The session was already dead when the request went out (its

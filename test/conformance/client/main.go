@@ -31,6 +31,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -148,7 +149,16 @@ func run(ctx context.Context, serverURL, scenario string, cc map[string]any) err
 		return err
 	}
 	call := func(name string, args map[string]any) error {
-		_, err := h.CallTool(ctx, "mcp__"+server+"__"+registry.Sanitize(name), args, nil)
+		full := "mcp__" + server + "__" + registry.Sanitize(name)
+		_, err := h.CallTool(ctx, full, args, nil)
+		if errors.Is(err, conn.ErrNeedsAuth) {
+			// The server wants a (new) login for this call, e.g. more scope:
+			// the user logs in through the authenticate tool and calls again.
+			if _, err := listTools(ctx, h); err != nil {
+				return err
+			}
+			_, err = h.CallTool(ctx, full, args, nil)
+		}
 		var te *host.ToolError
 		if errors.As(err, &te) {
 			return nil // the tool ran and reported an error result
@@ -229,7 +239,7 @@ func run(ctx context.Context, serverURL, scenario string, cc map[string]any) err
 // listTools lists the server's tools; if the server needs a login, the
 // user calls the authenticate pseudo-tool and lists again.
 func listTools(ctx context.Context, h *host.Host) ([]*registry.Tool, error) {
-	for range 2 {
+	for range 3 {
 		tools, problems := h.Tools(ctx)
 		var auth *registry.Tool
 		for _, t := range tools {
@@ -247,7 +257,7 @@ func listTools(ctx context.Context, h *host.Host) ([]*registry.Tool, error) {
 			return nil, err
 		}
 	}
-	return nil, errors.New("still not logged in after one login")
+	return nil, errors.New("still not logged in after two logins")
 }
 
 // browse stands in for the user's browser.
