@@ -7,7 +7,7 @@ export DEMO_HTTP_PORT
 DEMO_WS_PORT ?= 18932
 export DEMO_WS_PORT
 
-.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto
+.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance
 
 all: build
 
@@ -29,6 +29,10 @@ test-deps:
 # Every test, including interop with servers and clients nobody here wrote.
 test: build test-deps vet
 	$(GO) test -count=1 -race -timeout 20m ./...
+
+# The official MCP conformance suite's client scenarios (Node 22 from npm).
+conformance:
+	./scripts/conformance.sh
 
 unit:
 	$(GO) test -count=1 ./host/... ./sdk/... ./internal/...

@@ -44,17 +44,7 @@ func NewGuardedClient(opts GuardOptions) *http.Client {
 	dialer := &net.Dialer{
 		Timeout:   10 * time.Second,
 		KeepAlive: 30 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				host = address
-			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil {
-				return fmt.Errorf("%w: dialling non-IP address %q", ErrBlockedAddress, host)
-			}
-			return checkIP(ip, opts.AllowLoopback)
-		},
+		Control:   guardControl(opts.AllowLoopback),
 	}
 	base := &http.Transport{
 		DialContext:           dialer.DialContext,
@@ -73,6 +63,21 @@ func NewGuardedClient(opts GuardOptions) *http.Client {
 			}
 			return CheckOAuthURL(req.URL, opts.AllowLoopback)
 		},
+	}
+}
+
+// guardControl checks the address actually dialled.
+func guardControl(allowLoopback bool) func(string, string, syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			host = address
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil {
+			return fmt.Errorf("%w: dialling non-IP address %q", ErrBlockedAddress, host)
+		}
+		return checkIP(ip, allowLoopback)
 	}
 }
 

@@ -133,6 +133,7 @@ func run(ctx context.Context, serverURL, scenario string, cc map[string]any) err
 		OutputDir: filepath.Join(dir, "out"),
 		// The user accepts what servers ask, with the form's defaults.
 		OnElicit: func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			logger.Debug("elicitation: accepting")
 			return &mcp.ElicitResult{Action: "accept", Content: elicit}, nil
 		},
 		// The user's browser: follow the authorization URL, including the

@@ -1,0 +1,114 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestGuardBlocksInternalAddresses: every spelling of a loopback canary is
+// refused before a connection is made (SECURITY.md A6).
+func TestGuardBlocksInternalAddresses(t *testing.T) {
+	var hits atomic.Int32
+	canary := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer canary.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(canary.URL, "http://"))
+	// A resolver name mapped to 127.0.0.1: the dial-time check sees the address.
+	dialer := &net.Dialer{}
+	client := NewGuardedClient(GuardOptions{})
+	client.Transport.(*guardTransport).base.(*http.Transport).DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if strings.HasPrefix(addr, "rebind.example:") {
+			addr = "127.0.0.1:" + port
+		}
+		// Keep the guard's Control check: dial through a copy of its dialer.
+		d := *dialer
+		d.Control = guardControl(false)
+		return d.DialContext(ctx, network, addr)
+	}
+	for _, u := range []string{
+		canary.URL,                           // plain http
+		"https://127.0.0.1:" + port,          // loopback
+		"https://0x7f000001:" + port,         // hex IPv4
+		"https://2130706433:" + port,         // decimal IPv4
+		"https://127.1:" + port,              // short form
+		"https://[::ffff:127.0.0.1]:" + port, // IPv4-mapped
+		"https://localhost:" + port,          // loopback name
+		"https://rebind.example:" + port,     // DNS answer is loopback
+		"https://10.0.0.1/", "https://169.254.169.254/latest/meta-data", "https://[fe80::1]/", "https://[fc00::1]/",
+		"file:///etc/passwd",
+	} {
+		resp, err := client.Get(u)
+		if err == nil {
+			resp.Body.Close()
+			t.Errorf("GET %s succeeded", u)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the canary was reached %d times", n)
+	}
+}
+
+// TestGuardRedirects: each redirect hop is checked again.
+func TestGuardRedirects(t *testing.T) {
+	var hits atomic.Int32
+	canary := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer canary.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(canary.URL, "http://"))
+	hop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, fmt.Sprintf("http://[::ffff:10.0.0.1]:%s/", port), http.StatusFound)
+	}))
+	defer hop.Close()
+	client := NewGuardedClient(GuardOptions{AllowLoopback: true}) // the hop itself is on loopback
+	resp, err := client.Get(hop.URL)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("redirect to a private address was followed")
+	}
+	if hits.Load() != 0 {
+		t.Fatal("canary reached")
+	}
+	// AllowLoopback still permits loopback itself.
+	resp, err = client.Get(canary.URL)
+	if err != nil {
+		t.Fatalf("loopback with AllowLoopback: %v", err)
+	}
+	resp.Body.Close()
+}
+
+func TestCallbackOneShot(t *testing.T) {
+	cb, err := listenCallback(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.close()
+	if !strings.HasPrefix(cb.RedirectURL(), "http://127.0.0.1:") {
+		t.Fatalf("redirect URL %s is not on 127.0.0.1", cb.RedirectURL())
+	}
+	cb.expect("good-state")
+	get := func(q string) int {
+		resp, err := http.Get(cb.RedirectURL() + "?" + q)
+		if err != nil {
+			return 0 // closed after use
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := get("code=x&state=wrong"); c != http.StatusBadRequest {
+		t.Errorf("wrong state: %d, want 400", c)
+	}
+	if c := get("code=x&state=good-state"); c != http.StatusOK {
+		t.Errorf("good callback: %d", c)
+	}
+	res, err := cb.wait(context.Background())
+	if err != nil || res.Code != "x" {
+		t.Fatalf("wait = %v, %v", res, err)
+	}
+	if c := get("code=y&state=good-state"); c == http.StatusOK {
+		t.Errorf("replayed callback accepted")
+	}
+}

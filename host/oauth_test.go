@@ -1,0 +1,278 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/mcphost/mcphost/host"
+	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/internal/fakeas"
+)
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func oauthHost(t *testing.T, hcl string, store hauth.Store, logs io.Writer) *host.Host {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "mcphost.hcl")
+	if err := os.WriteFile(p, []byte(hcl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(k string) (string, bool) {
+		if k == "MCPHOST_CONFIG_DIR" || k == "HOME" {
+			return dir, true
+		}
+		return "", false
+	}
+	cfg, diags := config.Load(&config.LoadOptions{LookupEnv: lookup, WorkDir: dir, Files: []string{p}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	h, err := host.New(cfg, &host.Options{
+		Logger:     hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: logs}),
+		LookupEnv:  lookup,
+		TokenStore: store,
+		OutputDir:  filepath.Join(dir, "out"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// browser follows the authorization URL like a user's browser: to the AS,
+// which redirects to mcphost's loopback callback.
+func browser(t *testing.T, opened *[]string) hauth.Presenter {
+	return func(ctx context.Context, u string) error {
+		*opened = append(*opened, u)
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+		return nil
+	}
+}
+
+func TestOAuthLoginRefreshRotationLogout(t *testing.T) {
+	old := syscall.Umask(0) // the store must not depend on the umask
+	defer syscall.Umask(old)
+	as := fakeas.New()
+	defer as.Close()
+	as.TokenTTL = 30 // inside RefreshAhead: every use refreshes
+	storeDir := filepath.Join(t.TempDir(), "tokens")
+	store := &hauth.FileStore{Dir: storeDir}
+	logs := &syncBuffer{}
+	h := oauthHost(t, fmt.Sprintf(`
+server "prot" {
+  transport = "http"
+  url = %q
+  oauth {
+    allow_loopback = true
+  }
+}
+permissions {
+  allow = ["mcp__prot__*"]
+}
+`, as.URL()), store, logs)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// Before login: needs-auth, and the authenticate pseudo-tool instead of tools.
+	tools, _ := h.Tools(ctx)
+	if len(tools) != 1 || tools[0].Name != "mcp__prot__authenticate" || !h.IsAuthTool("prot", "authenticate") {
+		t.Fatalf("tools before login = %v, want only the authenticate pseudo-tool", tools)
+	}
+	if got := h.Connections().Get("prot").State(); got != conn.StateNeedsAuth {
+		t.Fatalf("state = %v, want needs-auth", got)
+	}
+
+	var opened []string
+	if err := h.Login(ctx, "prot", browser(t, &opened)); err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	if len(opened) != 1 {
+		t.Fatalf("browser opened %d times", len(opened))
+	}
+	res, err := h.CallTool(ctx, "mcp__prot__whoami", map[string]any{}, nil)
+	if err != nil || host.TextOf(res.Content) != "you" {
+		t.Fatalf("call after login: %v %v", res, err)
+	}
+
+	// resource (RFC 8707) on the authorize, token and refresh requests.
+	want := as.URL()
+	auths := as.Requests("/authorize")
+	if len(auths) != 1 || auths[0].Form.Get("resource") != want || auths[0].Form.Get("code_challenge_method") != "S256" {
+		t.Errorf("authorize requests = %+v", auths)
+	}
+	toks := as.Requests("/token")
+	var grants []string
+	for _, r := range toks {
+		grants = append(grants, r.Form.Get("grant_type"))
+		if r.Form.Get("resource") != want {
+			t.Errorf("%s token request without resource %q: %v", r.Form.Get("grant_type"), want, r.Form)
+		}
+	}
+	if len(toks) < 2 || grants[0] != "authorization_code" || grants[1] != "refresh_token" {
+		t.Errorf("token grants = %v, want authorization_code then refresh_token (30 s tokens refresh ahead)", grants)
+	}
+
+	// The rotated refresh token is what the store holds.
+	key := hauth.Key("prot", h.Config().Server("prot").ConfigHash())
+	rec, err := store.Load(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := toks[len(toks)-1]
+	if last.Form.Get("grant_type") == "refresh_token" && rec.Token.RefreshToken == last.Form.Get("refresh_token") {
+		t.Errorf("stored refresh token is the one already used; rotation was not saved")
+	}
+	for path, mode := range map[string]os.FileMode{storeDir: 0o700} {
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != mode {
+			t.Errorf("%s: mode %v, want %v (%v)", path, st.Mode().Perm(), mode, err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(storeDir, "*"))
+	for _, f := range files {
+		if st, _ := os.Stat(f); st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", f, st.Mode().Perm())
+		}
+	}
+
+	st := h.AuthStatuses()
+	if len(st) != 1 || !st[0].LoggedIn || !st[0].HasRefreshToken || st[0].Issuer != as.AS.URL {
+		t.Errorf("AuthStatuses = %+v", st)
+	}
+
+	// Logout revokes both tokens at the AS and deletes the record.
+	rec, _ = store.Load(key)
+	if err := h.Logout(ctx, "prot"); err != nil {
+		t.Fatalf("Logout: %v", err)
+	}
+	revoked := strings.Join(as.Revoked(), " ")
+	if !strings.Contains(revoked, rec.Token.RefreshToken) || !strings.Contains(revoked, rec.Token.AccessToken) {
+		t.Errorf("revoked %q, want the refresh and the access token", revoked)
+	}
+	if _, err := store.Load(key); !errors.Is(err, hauth.ErrNotFound) {
+		t.Errorf("after logout the store still has a record (%v)", err)
+	}
+
+	// No token ever reaches the logs, even at trace level.
+	for _, r := range as.Requests("/token") {
+		for _, secret := range []string{r.Form.Get("refresh_token"), r.Form.Get("code")} {
+			if secret != "" && strings.Contains(logs.String(), secret) {
+				t.Errorf("a credential appears in the logs")
+			}
+		}
+	}
+	for _, a := range as.MCPAuthorizations() {
+		if tok := strings.TrimPrefix(a, "Bearer "); tok != "" && strings.Contains(logs.String(), tok) {
+			t.Errorf("an access token appears in the logs")
+		}
+	}
+	if !strings.Contains(logs.String(), "token refreshed") {
+		t.Errorf("logs do not show the refresh; were debug logs captured?")
+	}
+}
+
+func TestOAuthLogoutDeletesEvenIfRevocationFails(t *testing.T) {
+	as := fakeas.New()
+	defer as.Close()
+	as.NoRevocation = true
+	store := &hauth.FileStore{Dir: t.TempDir()}
+	h := oauthHost(t, fmt.Sprintf("server \"prot\" {\n transport = \"http\"\n url = %q\n oauth {\n  allow_loopback = true\n }\n}\n", as.URL()), store, io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var opened []string
+	if err := h.Login(ctx, "prot", browser(t, &opened)); err != nil {
+		t.Fatal(err)
+	}
+	key := hauth.Key("prot", h.Config().Server("prot").ConfigHash())
+	if err := h.Logout(ctx, "prot"); err == nil {
+		t.Error("Logout reported no problem though the AS has no revocation endpoint")
+	}
+	if _, err := store.Load(key); !errors.Is(err, hauth.ErrNotFound) {
+		t.Errorf("tokens kept after a failed revocation (%v)", err)
+	}
+}
+
+func TestOAuthRefusesASWithoutPKCE(t *testing.T) {
+	as := fakeas.New()
+	defer as.Close()
+	as.OmitPKCE = true
+	h := oauthHost(t, fmt.Sprintf("server \"prot\" {\n transport = \"http\"\n url = %q\n oauth {\n  allow_loopback = true\n }\n}\n", as.URL()), nil, io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var opened []string
+	err := h.Login(ctx, "prot", browser(t, &opened))
+	if err == nil || len(opened) != 0 || len(as.Requests("/authorize")) != 0 {
+		t.Fatalf("Login = %v, opened %v: want a refusal before any browser", err, opened)
+	}
+}
+
+func TestOAuthClientCredentialsNeedsNoLogin(t *testing.T) {
+	as := fakeas.New()
+	defer as.Close()
+	h := oauthHost(t, fmt.Sprintf(`
+server "svc" {
+  transport = "http"
+  url = %q
+  oauth {
+    grant = "client_credentials"
+    client_id = "svc-client"
+    client_secret = "s3cret"
+    allow_loopback = true
+  }
+}
+permissions {
+  allow = ["mcp__svc__*"]
+}
+`, as.URL()), nil, io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := h.CallTool(ctx, "mcp__svc__whoami", map[string]any{}, nil)
+	if err != nil || host.TextOf(res.Content) != "you" {
+		t.Fatalf("call: %v %v", res, err)
+	}
+	toks := as.Requests("/token")
+	if len(toks) != 1 || toks[0].Form.Get("grant_type") != "client_credentials" || toks[0].Form.Get("resource") != as.URL() {
+		t.Fatalf("token requests = %+v", toks)
+	}
+	if toks[0].Form.Get("client_secret") != "" {
+		t.Errorf("secret sent in the form though the AS supports client_secret_basic")
+	}
+}

@@ -1,0 +1,220 @@
+// Package fakeas is an OAuth 2.1 authorization server and a protected MCP
+// server for tests, on 127.0.0.1. It implements what mcphost's client uses
+// (RFC 8414 metadata, RFC 9728 protected-resource metadata, DCR, PKCE S256
+// authorization code, refresh with rotation, client credentials, RFC 7009
+// revocation) and records every request so tests can check what the client
+// sent. It is written for the tests; no OAuth server package is available
+// offline, and the behaviours under test (resource on every request,
+// rotation, revocation) need an observable server anyway.
+package fakeas
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Request is one recorded request to the authorization server.
+type Request struct {
+	Path string
+	Form url.Values // query for GET, form for POST
+}
+
+// Server is the authorization server plus the MCP server it protects.
+type Server struct {
+	AS  *httptest.Server
+	MCP *httptest.Server
+	// TokenTTL is the expires_in of issued access tokens (seconds).
+	TokenTTL int
+	// OmitPKCE leaves code_challenge_methods_supported out of the metadata.
+	OmitPKCE bool
+	// NoRevocation leaves revocation_endpoint out of the metadata.
+	NoRevocation bool
+
+	mu       sync.Mutex
+	requests []Request
+	codes    map[string]url.Values // code -> authorize query
+	access   map[string]bool       // valid access tokens
+	refresh  map[string]bool       // valid refresh tokens
+	revoked  []string
+	mcpAuth  []string // Authorization headers seen by the MCP server
+}
+
+// New starts both servers; the MCP server has one tool, "whoami".
+func New() *Server {
+	s := &Server{TokenTTL: 3600, codes: map[string]url.Values{}, access: map[string]bool{}, refresh: map[string]bool{}}
+	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
+	ms := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
+	mcp.AddTool(ms, &mcp.Tool{Name: "whoami"}, func(_ context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil)
+	s.MCP = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
+			writeJSON(w, map[string]any{"resource": s.MCP.URL + "/mcp", "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}})
+			return
+		}
+		authz := r.Header.Get("Authorization")
+		s.mu.Lock()
+		s.mcpAuth = append(s.mcpAuth, authz)
+		ok := strings.HasPrefix(authz, "Bearer ") && s.access[strings.TrimPrefix(authz, "Bearer ")]
+		s.mu.Unlock()
+		if !ok {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.MCP.URL))
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	return s
+}
+
+// Close stops both servers.
+func (s *Server) Close() {
+	s.MCP.Close()
+	s.AS.Close()
+}
+
+// URL is the MCP endpoint.
+func (s *Server) URL() string { return s.MCP.URL + "/mcp" }
+
+// Requests returns the recorded requests to path.
+func (s *Server) Requests(path string) []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Request
+	for _, r := range s.requests {
+		if r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Revoked returns the tokens revoked so far.
+func (s *Server) Revoked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.revoked...)
+}
+
+// MCPAuthorizations returns the Authorization headers the MCP server saw.
+func (s *Server) MCPAuthorizations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.mcpAuth...)
+}
+
+// ExpireAccessTokens makes every issued access token invalid.
+func (s *Server) ExpireAccessTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access = map[string]bool{}
+}
+
+func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	form := r.Form
+	if r.Method == http.MethodGet {
+		form = r.URL.Query()
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Form: form})
+	s.mu.Unlock()
+	switch r.URL.Path {
+	case "/.well-known/oauth-authorization-server":
+		m := map[string]any{
+			"issuer": s.AS.URL, "authorization_endpoint": s.AS.URL + "/authorize", "token_endpoint": s.AS.URL + "/token",
+			"registration_endpoint": s.AS.URL + "/register", "response_types_supported": []string{"code"},
+			"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
+			"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
+			"authorization_response_iss_parameter_supported": true,
+		}
+		if !s.OmitPKCE {
+			m["code_challenge_methods_supported"] = []string{"S256"}
+		}
+		if !s.NoRevocation {
+			m["revocation_endpoint"] = s.AS.URL + "/revoke"
+		}
+		writeJSON(w, m)
+	case "/register":
+		var md map[string]any
+		json.NewDecoder(r.Body).Decode(&md)
+		md["client_id"] = "dcr-" + rand.Text()[:8]
+		w.WriteHeader(http.StatusCreated)
+		writeJSON(w, md)
+	case "/authorize":
+		q := r.URL.Query()
+		code := rand.Text()
+		s.mu.Lock()
+		s.codes[code] = q
+		s.mu.Unlock()
+		to, _ := url.Parse(q.Get("redirect_uri"))
+		v := to.Query()
+		v.Set("code", code)
+		v.Set("state", q.Get("state"))
+		v.Set("iss", s.AS.URL)
+		to.RawQuery = v.Encode()
+		http.Redirect(w, r, to.String(), http.StatusFound)
+	case "/token":
+		s.token(w, form)
+	case "/revoke":
+		s.mu.Lock()
+		s.revoked = append(s.revoked, form.Get("token"))
+		delete(s.access, form.Get("token"))
+		delete(s.refresh, form.Get("token"))
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) token(w http.ResponseWriter, form url.Values) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail := func(code string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(map[string]string{"error": code})
+	}
+	switch form.Get("grant_type") {
+	case "authorization_code":
+		q, ok := s.codes[form.Get("code")]
+		delete(s.codes, form.Get("code"))
+		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
+		if !ok || q.Get("code_challenge_method") != "S256" || base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") {
+			fail("invalid_grant")
+			return
+		}
+	case "refresh_token":
+		if !s.refresh[form.Get("refresh_token")] {
+			fail("invalid_grant")
+			return
+		}
+		delete(s.refresh, form.Get("refresh_token")) // rotation: single use
+	case "client_credentials":
+	default:
+		fail("unsupported_grant_type")
+		return
+	}
+	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
+	s.access[at] = true
+	s.refresh[rt] = true
+	writeJSON(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": s.TokenTTL, "refresh_token": rt, "scope": "mcp"})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
