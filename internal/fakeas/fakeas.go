@@ -136,8 +136,8 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		m := map[string]any{
 			"issuer": s.AS.URL, "authorization_endpoint": s.AS.URL + "/authorize", "token_endpoint": s.AS.URL + "/token",
 			"registration_endpoint": s.AS.URL + "/register", "response_types_supported": []string{"code"},
-			"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
-			"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
+			"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials"},
+			"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
 			"authorization_response_iss_parameter_supported": true,
 		}
 		if !s.OmitPKCE {
