@@ -220,6 +220,15 @@ func redactConfig(cfg *config.Config) *config.Config {
 				r.Headers[k] = redacted
 			}
 		}
+		if s.OAuth != nil {
+			o := *s.OAuth
+			for _, f := range []*string{&o.ClientSecret, &o.PrivateKey, &o.Assertion} {
+				if *f != "" {
+					*f = redacted
+				}
+			}
+			r.OAuth = &o
+		}
 		return &r
 	}
 	c.Servers = nil
@@ -328,6 +337,26 @@ func writeServer(b *hclwrite.Body, s *config.Server) {
 		}
 		if len(s.HeadersHelper) > 0 {
 			b.SetAttributeValue("headers_helper", strList(s.HeadersHelper))
+		}
+		if o := s.OAuth; o != nil {
+			ob := b.AppendNewBlock("oauth", nil).Body()
+			ob.SetAttributeValue("grant", cty.StringVal(o.Grant))
+			for _, kv := range [][2]string{{"client_id", o.ClientID}, {"client_secret", o.ClientSecret}, {"client_metadata_url", o.ClientMetadataURL},
+				{"auth_server_metadata_url", o.AuthServerMetadataURL}, {"private_key_file", o.PrivateKeyFile}, {"private_key", o.PrivateKey},
+				{"signing_algorithm", o.SigningAlgorithm}, {"assertion_file", o.AssertionFile}, {"assertion", o.Assertion}} {
+				if kv[1] != "" {
+					ob.SetAttributeValue(kv[0], cty.StringVal(kv[1]))
+				}
+			}
+			if o.CallbackPort != 0 {
+				ob.SetAttributeValue("callback_port", cty.NumberIntVal(int64(o.CallbackPort)))
+			}
+			if len(o.Scopes) > 0 {
+				ob.SetAttributeValue("scopes", strList(o.Scopes))
+			}
+			if o.AllowLoopback {
+				ob.SetAttributeValue("allow_loopback", cty.True)
+			}
 		}
 	} else {
 		b.SetAttributeValue("command", cty.StringVal(s.Command))

@@ -52,9 +52,6 @@ type OAuth struct {
 	// platform can rotate it.
 	AssertionFile string `hcl:"assertion_file,optional" json:"assertion_file,omitempty"`
 	Assertion     string `hcl:"assertion,optional" json:"assertion,omitempty"`
-	// DPoP requests sender-constrained tokens (RFC 9449) when the
-	// authorization server supports them.
-	DPoP *bool `hcl:"dpop,optional" json:"dpop,omitempty"`
 	// AllowLoopback permits OAuth endpoints on http:// loopback addresses.
 	// For local development and tests only: the default refuses every
 	// non-https and every private, loopback or link-local address (SSRF).
