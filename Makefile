@@ -51,6 +51,8 @@ fuzz:
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzCompileDecide -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckAuthorizationURL -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckOAuthURL -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzParseTokenResponse -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build
