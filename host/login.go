@@ -181,10 +181,3 @@ func (h *Host) StartLogin(ctx context.Context, server string) (*PendingLogin, er
 		return nil, ctx.Err()
 	}
 }
-
-// PendingLoginOf returns the login in progress for server, if any.
-func (h *Host) PendingLoginOf(server string) *PendingLogin {
-	h.logins.mu.Lock()
-	defer h.logins.mu.Unlock()
-	return h.logins.m[server]
-}

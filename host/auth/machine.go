@@ -61,10 +61,6 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 		}
 	case config.GrantJWTBearer:
 		form.Set("grant_type", grantTypeJWTBearer)
-		ca.ClientSecret = ""
-		if h.o.ClientSecret != "" {
-			ca.ClientSecret = h.o.ClientSecret
-		}
 	}
 	regrant := func(ctx context.Context) (*oauth2.Token, error) {
 		f := cloneValues(form)
@@ -75,7 +71,7 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 			}
 			f.Set("assertion", a)
 		}
-		return postToken(ctx, h.client, asm.TokenEndpoint, f, ca, nil)
+		return postToken(ctx, h.client, asm.TokenEndpoint, f, ca)
 	}
 	tok, err := regrant(ctx)
 	if err != nil {

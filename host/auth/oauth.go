@@ -150,9 +150,6 @@ func (h *Handler) BeginLogin(ctx context.Context, present Presenter) (end func()
 	}
 }
 
-// Interactive reports whether the grant needs a user at the browser.
-func (h *Handler) Interactive() bool { return h.o.Grant == config.GrantAuthorizationCode }
-
 // Authorize implements auth.OAuthHandler; the go-sdk's transport calls it
 // after a 401 or 403 and retries the request once if it returns nil.
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
@@ -223,13 +220,9 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 	if h.src != nil {
 		granted = h.src.snapshot().Scopes
 	}
-	h.mu.Unlock()
 	if stepUp {
-		h.mu.Lock()
 		h.wanted = union(union(h.wanted, granted), strings.Fields(challengeParam(challenges, "scope")))
-		h.mu.Unlock()
 	}
-	h.mu.Lock()
 	wanted := h.wanted
 	h.mu.Unlock()
 	if login == nil {
@@ -406,19 +399,9 @@ func (h *Handler) revoke(ctx context.Context, rec *Record) error {
 }
 
 func (h *Handler) postRevocation(ctx context.Context, rec *Record, form url.Values) error {
-	if rec.ClientID != "" && (rec.AuthStyle != oauth2.AuthStyleInHeader || rec.ClientSecret == "") {
-		form.Set("client_id", rec.ClientID)
-		if rec.ClientSecret != "" {
-			form.Set("client_secret", rec.ClientSecret)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.RevocationURL, strings.NewReader(form.Encode()))
+	req, err := newFormRequest(ctx, rec.RevocationURL, form, clientAuth{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, Style: rec.AuthStyle})
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if rec.AuthStyle == oauth2.AuthStyleInHeader && rec.ClientSecret != "" {
-		req.SetBasicAuth(url.QueryEscape(rec.ClientID), url.QueryEscape(rec.ClientSecret))
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
@@ -493,7 +476,7 @@ func (s *tokenSource) renewLocked(ctx context.Context) error {
 		if s.rec.Resource != "" {
 			form.Set("resource", s.rec.Resource)
 		}
-		tok, err = postToken(ctx, s.h.client, s.rec.TokenURL, form, clientAuth{ClientID: s.rec.ClientID, ClientSecret: s.rec.ClientSecret, Style: s.rec.AuthStyle}, nil)
+		tok, err = postToken(ctx, s.h.client, s.rec.TokenURL, form, clientAuth{ClientID: s.rec.ClientID, ClientSecret: s.rec.ClientSecret, Style: s.rec.AuthStyle})
 		if err == nil && tok.RefreshToken == "" {
 			tok.RefreshToken = s.rec.Token.RefreshToken // not rotated
 		}

@@ -16,13 +16,10 @@ import (
 
 // tokenResponse is an RFC 6749 §5.1 token response.
 type tokenResponse struct {
-	AccessToken     string          `json:"access_token"`
-	TokenType       string          `json:"token_type"`
-	RefreshToken    string          `json:"refresh_token"`
-	ExpiresIn       json.Number     `json:"expires_in"`
-	Scope           string          `json:"scope"`
-	IssuedTokenType string          `json:"issued_token_type"`
-	Extra           json.RawMessage `json:"-"`
+	AccessToken  string      `json:"access_token"`
+	TokenType    string      `json:"token_type"`
+	RefreshToken string      `json:"refresh_token"`
+	ExpiresIn    json.Number `json:"expires_in"`
 }
 
 // clientAuth is how a client authenticates at the token endpoint.
@@ -42,7 +39,7 @@ type clientAuth struct {
 // x/oauth2 returns them (the go-sdk's transport looks for invalid_grant).
 // The response body is never quoted in errors beyond the RFC 6749 error
 // fields, so a token cannot leak into a message.
-func postToken(ctx context.Context, client *http.Client, tokenURL string, form url.Values, ca clientAuth, extraHeader func(*http.Request) error) (*oauth2.Token, error) {
+func postToken(ctx context.Context, client *http.Client, tokenURL string, form url.Values, ca clientAuth) (*oauth2.Token, error) {
 	form = cloneValues(form)
 	if ca.Assertion != nil {
 		a, err := ca.Assertion(tokenURL)
@@ -52,26 +49,13 @@ func postToken(ctx context.Context, client *http.Client, tokenURL string, form u
 		form.Set("client_id", ca.ClientID)
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		form.Set("client_assertion", a)
-	} else if ca.ClientID != "" && (ca.Style != oauth2.AuthStyleInHeader || ca.ClientSecret == "") {
-		form.Set("client_id", ca.ClientID)
-		if ca.ClientSecret != "" {
-			form.Set("client_secret", ca.ClientSecret)
-		}
+		ca = clientAuth{} // the assertion authenticates the client
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tokenURL, strings.NewReader(form.Encode()))
+	req, err := newFormRequest(ctx, tokenURL, form, ca)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	if ca.Assertion == nil && ca.Style == oauth2.AuthStyleInHeader && ca.ClientSecret != "" {
-		req.SetBasicAuth(url.QueryEscape(ca.ClientID), url.QueryEscape(ca.ClientSecret))
-	}
-	if extraHeader != nil {
-		if err := extraHeader(req); err != nil {
-			return nil, err
-		}
-	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("token request to %s: %w", redactURL(tokenURL), err)
@@ -82,6 +66,30 @@ func postToken(ctx context.Context, client *http.Client, tokenURL string, form u
 		return nil, fmt.Errorf("token response from %s: %w", redactURL(tokenURL), err)
 	}
 	return parseTokenResponse(resp, body)
+}
+
+// newFormRequest builds a form POST to an OAuth endpoint (token or
+// revocation) authenticated as ca: HTTP Basic for client_secret_basic with a
+// secret, else client_id (and client_secret for client_secret_post) in the
+// form. It does not modify form.
+func newFormRequest(ctx context.Context, endpoint string, form url.Values, ca clientAuth) (*http.Request, error) {
+	basic := ca.Style == oauth2.AuthStyleInHeader && ca.ClientSecret != ""
+	if ca.ClientID != "" && !basic {
+		form = cloneValues(form)
+		form.Set("client_id", ca.ClientID)
+		if ca.ClientSecret != "" {
+			form.Set("client_secret", ca.ClientSecret)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if basic {
+		req.SetBasicAuth(url.QueryEscape(ca.ClientID), url.QueryEscape(ca.ClientSecret))
+	}
+	return req, nil
 }
 
 func parseTokenResponse(resp *http.Response, body []byte) (*oauth2.Token, error) {
@@ -139,19 +147,4 @@ func scopesOf(tok *oauth2.Token) []string {
 		return strings.Fields(s)
 	}
 	return nil
-}
-
-// CanonicalResource returns the RFC 8707 resource identifier of an MCP
-// server URL: lowercase scheme and host, no fragment, no trailing slash.
-func CanonicalResource(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	u.Host = strings.ToLower(u.Host)
-	u.Fragment, u.RawFragment = "", ""
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawPath = ""
-	return u.String()
 }
