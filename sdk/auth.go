@@ -31,6 +31,25 @@ type ServerRef struct {
 	ServerURL  string
 	// Config is the auth block's configuration (a JSON object).
 	Config json.RawMessage
+	// IdP is the identity provider the auth block names with its `idp`
+	// attribute: the host resolves the name to the user's idp "NAME" block
+	// and sends it as a JSON object (see IdPConfig); nil if none.
+	IdP json.RawMessage
+}
+
+// IdPConfig is the JSON form of an idp "NAME" block, sent in ServerRef.IdP.
+type IdPConfig struct {
+	Name         string   `json:"name"`
+	Issuer       string   `json:"issuer"`
+	ClientID     string   `json:"client_id"`
+	ClientSecret string   `json:"client_secret,omitempty"`
+	IDToken      string   `json:"id_token,omitempty"`
+	IDTokenFile  string   `json:"id_token_file,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
+	CallbackPort int      `json:"callback_port,omitempty"`
+	LoginHint    string   `json:"login_hint,omitempty"`
+	// AllowLoopback permits http:// loopback endpoints (tests and local use).
+	AllowLoopback bool `json:"allow_loopback,omitempty"`
 }
 
 // TokenRequest asks for a server's current credential.
@@ -59,12 +78,16 @@ type AuthorizeResponse struct {
 }
 
 // Interaction asks the host to open OpenURL for the user and, if
-// CallbackPath is set, to listen once on 127.0.0.1 for that path and pass the
-// callback's query to CompleteInteraction.
+// CallbackPath is set, to listen once on 127.0.0.1 (on CallbackPort, or a
+// port the host chooses if 0) for that path and pass the callback's query to
+// CompleteInteraction. The host drives interactions only when the user asks
+// to log in (`mcphost auth login`, the authenticate pseudo-tool); a 401 in
+// the background puts the server in needs-auth instead.
 type Interaction struct {
 	ID           string
 	OpenURL      string
 	CallbackPath string
+	CallbackPort int
 }
 
 // CompleteInteractionRequest carries the callback of an interaction.

@@ -388,7 +388,7 @@ func (s *authServer) Authorize(ctx context.Context, r *pb.Authorize_Request) (*p
 	}
 	out := &pb.Authorize_Response{Diagnostics: diagsToPB(resp.Diagnostics)}
 	if i := resp.Interaction; i != nil {
-		out.Interaction = &pb.Interaction{Id: i.ID, OpenUrl: i.OpenURL, CallbackPath: i.CallbackPath}
+		out.Interaction = &pb.Interaction{Id: i.ID, OpenUrl: i.OpenURL, CallbackPath: i.CallbackPath, CallbackPort: int32(i.CallbackPort)}
 	}
 	return out, nil
 }
@@ -428,7 +428,7 @@ func (c *authClient) Authorize(ctx context.Context, r *AuthorizeRequest) (*Autho
 	}
 	out := &AuthorizeResponse{Diagnostics: diagsFromPB(resp.GetDiagnostics())}
 	if i := resp.GetInteraction(); i != nil {
-		out.Interaction = &Interaction{ID: i.GetId(), OpenURL: i.GetOpenUrl(), CallbackPath: i.GetCallbackPath()}
+		out.Interaction = &Interaction{ID: i.GetId(), OpenURL: i.GetOpenUrl(), CallbackPath: i.GetCallbackPath(), CallbackPort: int(i.GetCallbackPort())}
 	}
 	return out, nil
 }

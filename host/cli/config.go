@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -229,7 +231,17 @@ func redactConfig(cfg *config.Config) *config.Config {
 			}
 			r.OAuth = &o
 		}
+		if len(s.AuthConfig) > 0 {
+			r.AuthConfig = redactAuthConfig(cfg, s)
+		}
+		if s.IdP != nil {
+			r.IdP = redactIdP(s.IdP)
+		}
 		return &r
+	}
+	c.IdPs = nil
+	for _, p := range cfg.IdPs {
+		c.IdPs = append(c.IdPs, redactIdP(p))
 	}
 	c.Servers = nil
 	for _, s := range cfg.Servers {
@@ -240,6 +252,45 @@ func redactConfig(cfg *config.Config) *config.Config {
 		c.Skipped = append(c.Skipped, &config.Skipped{Server: redact(s.Server), Reason: s.Reason})
 	}
 	return &c
+}
+
+func redactIdP(p *config.IdP) *config.IdP {
+	q := *p
+	for _, f := range []*string{&q.ClientSecret, &q.IDToken} {
+		if *f != "" {
+			*f = redacted
+		}
+	}
+	return &q
+}
+
+// redactAuthConfig redacts the values of an auth block that its plugin
+// marked sensitive; without a recorded schema, every value but idp.
+func redactAuthConfig(cfg *config.Config, s *config.Server) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(s.AuthConfig, &m) != nil {
+		return json.RawMessage(`"` + redacted + `"`)
+	}
+	var comp *config.LockedComponent
+	if p := cfg.PluginForScheme(s.AuthScheme); p != nil {
+		comp = p.Locked.Component("auth", s.AuthScheme)
+	}
+	for k := range m {
+		sensitive := k != "idp"
+		if comp != nil {
+			sensitive = false
+			for _, a := range comp.Attributes {
+				if a.Name == k {
+					sensitive = a.Sensitive
+				}
+			}
+		}
+		if sensitive {
+			m[k] = redacted
+		}
+	}
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // renderHCL prints the effective configuration as HCL, each entry preceded by
@@ -286,6 +337,26 @@ func renderHCL(cfg *config.Config) []byte {
 		if cfg.DefaultMode != "" {
 			comment(pb, "default_mode from "+cfg.DefaultModeOrigin.Source())
 			pb.SetAttributeValue("default_mode", cty.StringVal(cfg.DefaultMode))
+		}
+	}
+	for _, p := range cfg.IdPs {
+		b.AppendNewline()
+		comment(b, fmt.Sprintf("%s scope, %s:%d", p.Origin.Scope, p.Origin.File, p.Origin.Range.Start.Line))
+		ib := b.AppendNewBlock("idp", []string{p.Name}).Body()
+		for _, kv := range [][2]string{{"issuer", p.Issuer}, {"client_id", p.ClientID}, {"client_secret", p.ClientSecret},
+			{"id_token", p.IDToken}, {"id_token_file", p.IDTokenFile}, {"login_hint", p.LoginHint}} {
+			if kv[1] != "" {
+				ib.SetAttributeValue(kv[0], cty.StringVal(kv[1]))
+			}
+		}
+		if len(p.Scopes) > 0 {
+			ib.SetAttributeValue("scopes", strList(p.Scopes))
+		}
+		if p.CallbackPort != 0 {
+			ib.SetAttributeValue("callback_port", cty.NumberIntVal(int64(p.CallbackPort)))
+		}
+		if p.AllowLoopback {
+			ib.SetAttributeValue("allow_loopback", cty.True)
 		}
 	}
 	for _, s := range cfg.Servers {
@@ -356,6 +427,21 @@ func writeServer(b *hclwrite.Body, s *config.Server) {
 			}
 			if o.AllowLoopback {
 				ob.SetAttributeValue("allow_loopback", cty.True)
+			}
+		}
+		if s.AuthScheme != "" {
+			ab := b.AppendNewBlock("auth", []string{s.AuthScheme}).Body()
+			if t, err := ctyjson.ImpliedType(s.AuthConfig); err == nil {
+				if v, err := ctyjson.Unmarshal(s.AuthConfig, t); err == nil && v.Type().IsObjectType() {
+					keys := make([]string, 0, len(v.Type().AttributeTypes()))
+					for k := range v.Type().AttributeTypes() {
+						keys = append(keys, k)
+					}
+					sort.Strings(keys)
+					for _, k := range keys {
+						ab.SetAttributeValue(k, v.GetAttr(k))
+					}
+				}
 			}
 		}
 	} else {

@@ -192,7 +192,7 @@ func lockedComponent(kind string, c sdk.Component) *config.LockedComponent {
 		if typ == "" {
 			typ = "string"
 		}
-		lc.Attributes = append(lc.Attributes, &config.LockedAttribute{Name: a.Name, Type: typ, Required: a.Required})
+		lc.Attributes = append(lc.Attributes, &config.LockedAttribute{Name: a.Name, Type: typ, Required: a.Required, Sensitive: a.Sensitive})
 	}
 	return lc
 }

@@ -92,6 +92,8 @@ type Server struct {
 	// AuthConfig is the block's configuration as a JSON object.
 	AuthScheme string          `json:"auth_scheme,omitempty"`
 	AuthConfig json.RawMessage `json:"auth_config,omitempty"`
+	// IdP is the identity provider the auth block names (idp = "NAME").
+	IdP *IdP `json:"idp,omitempty"`
 	// OAuth is the built-in OAuth client configuration (an oauth block).
 	OAuth *OAuth `json:"oauth,omitempty"`
 	// TransportOptions are passed to a plugin transport as its configuration
@@ -221,6 +223,8 @@ type Config struct {
 	DefaultModeOrigin *Origin `json:"default_mode_origin,omitempty"`
 	// Plugins are the configured and discovered plugins, sorted by name.
 	Plugins []*Plugin `json:"plugins,omitempty"`
+	// IdPs are the declared identity providers (idp blocks), sorted by name.
+	IdPs []*IdP `json:"idps,omitempty"`
 	// Transports lists every available transport: built-in and from locked plugins.
 	Transports []string `json:"transports"`
 	// Files lists the files read, lowest precedence first.

@@ -29,6 +29,7 @@ var (
 			{Type: "plugin", LabelNames: []string{"name"}},
 			{Type: "permissions"},
 			{Type: "policy"},
+			{Type: "idp", LabelNames: []string{"name"}},
 		},
 	}
 	serverSchema = &hcl.BodySchema{
@@ -128,6 +129,7 @@ type decodedFile struct {
 	serverBlocks []*hcl.Block
 	servers      []*decodedServer
 	plugins      []*Plugin
+	idps         []*IdP
 	settings     *partialSettings
 	rules        []PermissionRule
 	allowed      []*ServerMatcher
@@ -162,6 +164,22 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 			}
 			seenPlugins[p.Name] = b.LabelRanges[0]
 			out.plugins = append(out.plugins, p)
+		case "idp":
+			p, d := decodeIdP(b, path, scope, ctx)
+			diags = append(diags, d...)
+			if p == nil {
+				continue
+			}
+			for _, q := range out.idps {
+				if q.Name == p.Name {
+					diags = append(diags, errorf(&b.LabelRanges[0], "Duplicate idp", "An idp named %q is already declared at %s.", p.Name, q.Origin.Range))
+					p = nil
+					break
+				}
+			}
+			if p != nil {
+				out.idps = append(out.idps, p)
+			}
 		case "permissions":
 			diags = append(diags, decodePermissions(b, out, ctx)...)
 		case "policy":

@@ -124,6 +124,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 		cfg.Settings.PluginLock = envOr(o.LookupEnv, EnvPluginLock, joinIf(loc.ConfigDir, "plugins.lock.hcl"))
 	}
 	diags = append(diags, mergePlugins(cfg, files)...)
+	mergeIdPs(cfg, files)
 	cfg.Transports = append([]string(nil), o.Transports...)
 	for _, p := range cfg.Plugins {
 		if p.Locked == nil {
@@ -152,6 +153,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 		for _, ds := range df.servers {
 			if blk := ds.authBlock; blk != nil {
 				d = append(d, checkAuth(cfg, ds, ctx, unlocked)...)
+				d = append(d, checkIdPRef(cfg, ds, ctx)...)
 			}
 			if ds.optionsAttr == nil {
 				continue

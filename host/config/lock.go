@@ -50,6 +50,8 @@ type LockedAttribute struct {
 	Name     string `hcl:"name,label" json:"name"`
 	Type     string `hcl:"type" json:"type"` // string, number, bool, list(string), map(string)
 	Required bool   `hcl:"required,optional" json:"required,omitempty"`
+	// Sensitive marks a secret: `config show` redacts its value.
+	Sensitive bool `hcl:"sensitive,optional" json:"sensitive,omitempty"`
 }
 
 // Component returns the schema of one component, or nil.
@@ -121,6 +123,9 @@ func WriteLock(path string, l *Lock) error {
 				ab.SetAttributeValue("type", cty.StringVal(a.Type))
 				if a.Required {
 					ab.SetAttributeValue("required", cty.True)
+				}
+				if a.Sensitive {
+					ab.SetAttributeValue("sensitive", cty.True)
 				}
 			}
 		}

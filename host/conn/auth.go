@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
 
+	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/sdk"
 )
@@ -39,7 +41,15 @@ func newPluginAuth(ctx context.Context, plugins AuthPlugins, s *config.Server) (
 	if err != nil {
 		return nil, err
 	}
-	return &pluginAuth{client: client, plugin: name, ref: sdk.ServerRef{Scheme: s.AuthScheme, ServerName: s.Name, ServerURL: s.URL, Config: s.AuthConfig}}, nil
+	ref := sdk.ServerRef{Scheme: s.AuthScheme, ServerName: s.Name, ServerURL: s.URL, Config: s.AuthConfig}
+	if p := s.IdP; p != nil {
+		ref.IdP, err = json.Marshal(sdk.IdPConfig{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
+			IDToken: p.IDToken, IDTokenFile: p.IDTokenFile, Scopes: p.Scopes, CallbackPort: p.CallbackPort, LoginHint: p.LoginHint, AllowLoopback: p.AllowLoopback})
+		if err != nil {
+			return nil, fmt.Errorf("idp %s: %w", p.Name, err)
+		}
+	}
+	return &pluginAuth{client: client, plugin: name, ref: ref}, nil
 }
 
 // Token returns the current credential, asking the plugin when there is none
@@ -104,13 +114,28 @@ func (p *pluginAuth) authorize(ctx context.Context, url string, status int, chal
 		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
 	}
 	if err := r.Diagnostics.Err(); err != nil {
-		return fmt.Errorf("authorizing %s: %w", p.ref.ServerName, err)
+		return &AuthError{Server: p.ref.ServerName, Plugin: p.plugin, Err: err}
 	}
 	if r.Interaction != nil {
-		return fmt.Errorf("authorizing %s: the %s plugin asks for an interactive login, which mcphost cannot drive yet", p.ref.ServerName, p.plugin)
+		// A login needs the user: it runs only when they ask for it
+		// (`mcphost auth login`, the authenticate pseudo-tool).
+		return fmt.Errorf("%w: the %s plugin needs a browser login", hauth.ErrLoginRequired, p.plugin)
 	}
 	return nil
 }
+
+// AuthError is an auth plugin's refusal to authorize a server (e.g. the IdP
+// denied access): a failure to report as is, not a login to offer.
+type AuthError struct {
+	Server, Plugin string
+	Err            error
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("authorizing %s (auth plugin %s): %v", e.Server, e.Plugin, e.Err)
+}
+
+func (e *AuthError) Unwrap() error { return e.Err }
 
 // bearerTransport adds the plugin's credential to each request (for the SSE
 // transport, which has no OAuthHandler).

@@ -569,6 +569,9 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 		if errors.Is(err, hauth.ErrLoginRequired) {
 			return nil, nil, fmt.Errorf("%w: run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrNeedsAuth, c.cfg.Name, c.cfg.Name)
 		}
+		if ae := (*AuthError)(nil); errors.As(err, &ae) {
+			return nil, nil, ae
+		}
 		if authSeen != nil && authSeen.Load() {
 			return nil, nil, fmt.Errorf("%w: the server answered 401 Unauthorized; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
 		}

@@ -89,8 +89,10 @@ func configFor(dir, serverURL, scenario string, cc map[string]any) (string, erro
 	if scenario == "auth/enterprise-managed-authorization" {
 		fmt.Fprintf(&b, "\nidp \"corp\" {\n  issuer = %s\n  client_id = %s\n  id_token = %s\n  allow_loopback = true\n}\n",
 			q(str(cc, "idp_issuer")), q(str(cc, "idp_client_id")), q(str(cc, "idp_id_token")))
+		// The plugin directory and the lock file `mcphost plugins lock`
+		// wrote for it (scripts/conformance.sh): plugins start pinned.
 		if pd := os.Getenv("MCPHOST_CONFORMANCE_PLUGIN_DIR"); pd != "" {
-			fmt.Fprintf(&b, "\nplugin \"auth-xaa\" {\n  path = %s\n}\n", q(filepath.Join(pd, "auth-xaa")))
+			fmt.Fprintf(&b, "\nsettings {\n  plugin_dir = %s\n  plugin_lock = %s\n}\n", q(pd), q(os.Getenv("MCPHOST_CONFORMANCE_PLUGIN_LOCK")))
 		}
 	}
 	p := filepath.Join(dir, "mcphost.hcl")

@@ -929,7 +929,10 @@ type ServerRef struct {
 	ServerName string                 `protobuf:"bytes,2,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
 	ServerUrl  string                 `protobuf:"bytes,3,opt,name=server_url,json=serverUrl,proto3" json:"server_url,omitempty"`
 	// ConfigJSON is the auth block's configuration as a JSON object.
-	ConfigJson    []byte `protobuf:"bytes,4,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	ConfigJson []byte `protobuf:"bytes,4,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	// IdpJSON is the identity provider the auth block names with its `idp`
+	// attribute (an idp "NAME" block), as a JSON object; empty if none.
+	IdpJson       []byte `protobuf:"bytes,5,opt,name=idp_json,json=idpJson,proto3" json:"idp_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -988,6 +991,13 @@ func (x *ServerRef) GetServerUrl() string {
 func (x *ServerRef) GetConfigJson() []byte {
 	if x != nil {
 		return x.ConfigJson
+	}
+	return nil
+}
+
+func (x *ServerRef) GetIdpJson() []byte {
+	if x != nil {
+		return x.IdpJson
 	}
 	return nil
 }
@@ -1070,7 +1080,11 @@ type Interaction struct {
 	OpenUrl string                 `protobuf:"bytes,2,opt,name=open_url,json=openUrl,proto3" json:"open_url,omitempty"`
 	// CallbackPath, if set, asks the host to listen on 127.0.0.1 for one
 	// request to this path and pass its query to CompleteInteraction.
-	CallbackPath  string `protobuf:"bytes,3,opt,name=callback_path,json=callbackPath,proto3" json:"callback_path,omitempty"` // RedirectURI is filled in by the host in CompleteInteraction requests.
+	CallbackPath string `protobuf:"bytes,3,opt,name=callback_path,json=callbackPath,proto3" json:"callback_path,omitempty"`
+	// CallbackPort is the 127.0.0.1 port to listen on (a redirect URI
+	// registered at an identity provider is fixed); 0 lets the host choose.
+	// The host reports the redirect URI it used in CompleteInteraction.
+	CallbackPort  int32 `protobuf:"varint,4,opt,name=callback_port,json=callbackPort,proto3" json:"callback_port,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1124,6 +1138,13 @@ func (x *Interaction) GetCallbackPath() string {
 		return x.CallbackPath
 	}
 	return ""
+}
+
+func (x *Interaction) GetCallbackPort() int32 {
+	if x != nil {
+		return x.CallbackPort
+	}
+	return 0
 }
 
 type CompleteInteraction struct {
@@ -1864,7 +1885,7 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10CODE_UNSPECIFIED\x10\x00\x12\t\n" +
 	"\x05OTHER\x10\x01\x12\f\n" +
 	"\bTERMINAL\x10\x02\x12\b\n" +
-	"\x04AUTH\x10\x03\"\x84\x01\n" +
+	"\x04AUTH\x10\x03\"\x9f\x01\n" +
 	"\tServerRef\x12\x16\n" +
 	"\x06scheme\x18\x01 \x01(\tR\x06scheme\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -1872,7 +1893,8 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"server_url\x18\x03 \x01(\tR\tserverUrl\x12\x1f\n" +
 	"\vconfig_json\x18\x04 \x01(\fR\n" +
-	"configJson\"\x86\x02\n" +
+	"configJson\x12\x19\n" +
+	"\bidp_json\x18\x05 \x01(\fR\aidpJson\"\x86\x02\n" +
 	"\x05Token\x1a?\n" +
 	"\aRequest\x124\n" +
 	"\x06server\x18\x01 \x01(\v2\x1c.mcphost.plugin.v1.ServerRefR\x06server\x1a\xbb\x01\n" +
@@ -1891,11 +1913,12 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10www_authenticate\x18\x04 \x01(\tR\x0fwwwAuthenticate\x1a\x8d\x01\n" +
 	"\bResponse\x12@\n" +
 	"\vinteraction\x18\x01 \x01(\v2\x1e.mcphost.plugin.v1.InteractionR\vinteraction\x12?\n" +
-	"\vdiagnostics\x18\x02 \x03(\v2\x1d.mcphost.plugin.v1.DiagnosticR\vdiagnostics\"]\n" +
+	"\vdiagnostics\x18\x02 \x03(\v2\x1d.mcphost.plugin.v1.DiagnosticR\vdiagnostics\"\x82\x01\n" +
 	"\vInteraction\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bopen_url\x18\x02 \x01(\tR\aopenUrl\x12#\n" +
-	"\rcallback_path\x18\x03 \x01(\tR\fcallbackPath\"\xfe\x01\n" +
+	"\rcallback_path\x18\x03 \x01(\tR\fcallbackPath\x12#\n" +
+	"\rcallback_port\x18\x04 \x01(\x05R\fcallbackPort\"\xfe\x01\n" +
 	"\x13CompleteInteraction\x1a\x99\x01\n" +
 	"\aRequest\x124\n" +
 	"\x06server\x18\x01 \x01(\v2\x1c.mcphost.plugin.v1.ServerRefR\x06server\x12\x0e\n" +
