@@ -51,8 +51,8 @@ fuzz:
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzCompileDecide -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckAuthorizationURL -fuzztime=$(FUZZTIME)
-	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckOAuthURL -fuzztime=$(FUZZTIME)
-	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzParseTokenResponse -fuzztime=$(FUZZTIME)
+	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzCheckOAuthURL -fuzztime=$(FUZZTIME)
+	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzParseTokenResponse -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build

@@ -276,7 +276,7 @@ func (s source) ListTools(ctx context.Context, server string) ([]*mcp.Tool, erro
 			return cs.Tools(ctx, nil)
 		})
 	if errors.Is(err, conn.ErrNeedsAuth) {
-		if c := s.h.conns.Get(server); c != nil && c.Config().OAuth != nil {
+		if c := s.h.conns.Get(server); c != nil && (c.Config().OAuth != nil || c.Config().AuthScheme != "") {
 			// The login pseudo-tool stands in for the tools until login.
 			return []*mcp.Tool{authTool(server)}, nil
 		}

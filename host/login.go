@@ -34,7 +34,7 @@ func (h *Host) IsAuthTool(server, original string) bool {
 		return false
 	}
 	c := h.conns.Get(server)
-	return c != nil && c.State() == conn.StateNeedsAuth && c.Config().OAuth != nil
+	return c != nil && c.State() == conn.StateNeedsAuth && (c.Config().OAuth != nil || c.Config().AuthScheme != "")
 }
 
 // Login runs server's OAuth login, showing the authorization URL through
@@ -45,10 +45,7 @@ func (h *Host) Login(ctx context.Context, server string, present hauth.Presenter
 	if c == nil {
 		return fmt.Errorf("no server named %q is configured", server)
 	}
-	if c.Config().OAuth == nil {
-		if c.Config().AuthScheme != "" {
-			return fmt.Errorf("%s gets credentials from the %q auth plugin, which logs in by itself when the server asks", server, c.Config().AuthScheme)
-		}
+	if c.Config().OAuth == nil && c.Config().AuthScheme == "" {
 		return fmt.Errorf("%s has no oauth block; add `oauth {}` to its server block to use OAuth", server)
 	}
 	err := c.Login(ctx, present)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/sdk/oauthkit"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -19,7 +20,7 @@ const CallbackPath = "/callback"
 
 // FlowTimeout bounds the wait for the user to finish a browser login; a
 // flow's state is worthless after it.
-const FlowTimeout = 10 * time.Minute
+const FlowTimeout = oauthkit.FlowTimeout
 
 // callbackServer is the one-shot redirect target of an authorization-code
 // flow: it listens on 127.0.0.1 only, accepts exactly one request at
@@ -125,6 +126,81 @@ func (c *callbackServer) wait(ctx context.Context) (*auth.AuthorizationResult, e
 // close stops listening; in-flight responses finish.
 func (c *callbackServer) close() {
 	c.closing.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		c.srv.Shutdown(ctx)
+	})
+}
+
+// InteractionCallback is the one-shot 127.0.0.1 redirect target of an auth
+// plugin's interaction: the first GET at its path is passed on (its raw
+// query; the plugin checks state and code), every other request gets a 4xx,
+// and the listener closes after that first callback.
+type InteractionCallback struct {
+	ln     net.Listener
+	srv    *http.Server
+	path   string
+	result chan string
+	mu     sync.Mutex
+	used   bool
+	once   sync.Once
+}
+
+// ListenInteraction starts listening on 127.0.0.1:port (0: a free port) for
+// one request at path.
+func ListenInteraction(port int, path string) (*InteractionCallback, error) {
+	if path == "" || path[0] != '/' {
+		return nil, fmt.Errorf("invalid callback path %q", path)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("login callback listener on 127.0.0.1:%d: %w", port, err)
+	}
+	c := &InteractionCallback{ln: ln, path: path, result: make(chan string, 1)}
+	c.srv = &http.Server{Handler: http.HandlerFunc(c.serve), ReadHeaderTimeout: 10 * time.Second}
+	go c.srv.Serve(ln) // stopped by Close
+	return c, nil
+}
+
+// RedirectURL is the redirect URI the listener serves.
+func (c *InteractionCallback) RedirectURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", c.ln.Addr().(*net.TCPAddr).Port, c.path)
+}
+
+func (c *InteractionCallback) serve(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if r.URL.Path != c.path || r.Method != http.MethodGet {
+		http.NotFound(w, r)
+		return
+	}
+	c.mu.Lock()
+	used := c.used
+	c.used = true
+	c.mu.Unlock()
+	if used {
+		http.Error(w, "This login link was already used.", http.StatusGone)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprint(w, "<!doctype html><title>mcphost</title><p>mcphost received the login. You can close this window.</p>")
+	c.result <- r.URL.RawQuery
+	go c.Close()
+}
+
+// Wait returns the callback's raw query.
+func (c *InteractionCallback) Wait(ctx context.Context) (string, error) {
+	select {
+	case q := <-c.result:
+		return q, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Close stops listening.
+func (c *InteractionCallback) Close() {
+	c.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		c.srv.Shutdown(ctx)

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/sdk/oauthkit"
 )
 
 // ErrLoginRequired is returned when a server needs a user login that was not
@@ -100,7 +101,7 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	h := &Handler{cfg: cfg, o: cfg.OAuth, log: log, client: NewGuardedClient(GuardOptions{AllowLoopback: cfg.OAuth.AllowLoopback})}
+	h := &Handler{cfg: cfg, o: cfg.OAuth, log: log, client: oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: cfg.OAuth.AllowLoopback})}
 	if cfg.Store != nil {
 		r, err := cfg.Store.Load(cfg.StoreKey)
 		switch {
@@ -159,7 +160,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	stepUp := false
 	if resp.StatusCode == http.StatusForbidden {
-		if challengeParam(challenges, "error") != "insufficient_scope" {
+		if oauthkit.ChallengeParam(challenges, "error") != "insufficient_scope" {
 			return nil // not an auth problem; the retry surfaces the 403
 		}
 		if !h.allowStepUp() {
@@ -221,7 +222,7 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 		granted = h.src.snapshot().Scopes
 	}
 	if stepUp {
-		h.wanted = union(union(h.wanted, granted), strings.Fields(challengeParam(challenges, "scope")))
+		h.wanted = union(union(h.wanted, granted), strings.Fields(oauthkit.ChallengeParam(challenges, "scope")))
 	}
 	wanted := h.wanted
 	h.mu.Unlock()
@@ -286,7 +287,7 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 				Server: h.cfg.Server, Grant: config.GrantAuthorizationCode,
 				ClientID: oc.ClientID, ClientSecret: oc.ClientSecret, AuthStyle: oc.Endpoint.AuthStyle,
 				TokenURL: oc.Endpoint.TokenURL, Resource: rec.lastResource(), Token: tok,
-				Scopes: scopesOf(tok),
+				Scopes: oauthkit.ScopesOf(tok),
 			}
 			if r.Scopes == nil {
 				r.Scopes = oc.Scopes
@@ -399,7 +400,7 @@ func (h *Handler) revoke(ctx context.Context, rec *Record) error {
 }
 
 func (h *Handler) postRevocation(ctx context.Context, rec *Record, form url.Values) error {
-	req, err := newFormRequest(ctx, rec.RevocationURL, form, clientAuth{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, Style: rec.AuthStyle})
+	req, err := oauthkit.NewFormRequest(ctx, rec.RevocationURL, form, oauthkit.ClientAuth{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, Style: rec.AuthStyle})
 	if err != nil {
 		return err
 	}
@@ -476,7 +477,7 @@ func (s *tokenSource) renewLocked(ctx context.Context) error {
 		if s.rec.Resource != "" {
 			form.Set("resource", s.rec.Resource)
 		}
-		tok, err = postToken(ctx, s.h.client, s.rec.TokenURL, form, clientAuth{ClientID: s.rec.ClientID, ClientSecret: s.rec.ClientSecret, Style: s.rec.AuthStyle})
+		tok, err = oauthkit.PostToken(ctx, s.h.client, s.rec.TokenURL, form, oauthkit.ClientAuth{ClientID: s.rec.ClientID, ClientSecret: s.rec.ClientSecret, Style: s.rec.AuthStyle})
 		if err == nil && tok.RefreshToken == "" {
 			tok.RefreshToken = s.rec.Token.RefreshToken // not rotated
 		}
@@ -491,7 +492,7 @@ func (s *tokenSource) renewLocked(ctx context.Context) error {
 	}
 	next := *s.rec
 	next.Token = tok
-	if sc := scopesOf(tok); sc != nil {
+	if sc := oauthkit.ScopesOf(tok); sc != nil {
 		next.Scopes = sc
 	}
 	next.UpdatedAt = time.Now()
@@ -504,17 +505,6 @@ func (s *tokenSource) renewLocked(ctx context.Context) error {
 	s.rec = &next
 	s.h.log.Debug("token refreshed", "server", s.h.cfg.Server, "expiry", tok.Expiry)
 	return nil
-}
-
-func challengeParam(cs []oauthex.Challenge, name string) string {
-	for _, c := range cs {
-		if c.Scheme == "bearer" || c.Scheme == "dpop" {
-			if v := c.Params[name]; v != "" {
-				return v
-			}
-		}
-	}
-	return ""
 }
 
 func union(a, b []string) []string {
@@ -556,10 +546,10 @@ func (h *Handler) override(ctx context.Context, base http.RoundTripper) (*overri
 
 func (o *overrideTransport) challenge(cs []oauthex.Challenge) string {
 	c := fmt.Sprintf(`Bearer resource_metadata="https://%s/"`, overrideHost)
-	if s := challengeParam(cs, "scope"); s != "" && !strings.ContainsAny(s, `"\`) {
+	if s := oauthkit.ChallengeParam(cs, "scope"); s != "" && !strings.ContainsAny(s, `"\`) {
 		c += fmt.Sprintf(`, scope="%s"`, s)
 	}
-	if e := challengeParam(cs, "error"); e != "" && !strings.ContainsAny(e, `"\`) {
+	if e := oauthkit.ChallengeParam(cs, "error"); e != "" && !strings.ContainsAny(e, `"\`) {
 		c += fmt.Sprintf(`, error="%s"`, e)
 	}
 	return c

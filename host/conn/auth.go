@@ -155,3 +155,61 @@ func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return b.base.RoundTrip(req)
 }
+
+// loginPlugin asks the server's auth plugin to authorize it and drives the
+// interaction it asks for, if any: the URL is checked and presented (a
+// browser, a printed link, a downstream elicitation), the one-shot
+// 127.0.0.1 callback is passed to the plugin's CompleteInteraction. This
+// runs only when the user asks to log in; a background 401 that needs an
+// interaction puts the server in needs-auth instead.
+func (c *Conn) loginPlugin(ctx context.Context, present hauth.Presenter) error {
+	if c.m.opts.Auth == nil {
+		return fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", c.cfg.Name, c.cfg.AuthScheme)
+	}
+	pa, err := newPluginAuth(ctx, c.m.opts.Auth, c.cfg)
+	if err != nil {
+		return err
+	}
+	r, err := pa.client.Authorize(ctx, &sdk.AuthorizeRequest{Server: pa.ref, RequestURL: c.cfg.URL, Status: http.StatusUnauthorized})
+	if err != nil {
+		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", pa.plugin, err)
+	}
+	if err := r.Diagnostics.Err(); err != nil {
+		return &AuthError{Server: c.cfg.Name, Plugin: pa.plugin, Err: err}
+	}
+	ia := r.Interaction
+	if ia == nil {
+		return nil // the plugin had what it needed (e.g. an IdP login shared with another server)
+	}
+	if err := hauth.CheckAuthorizationURL(ia.OpenURL); err != nil {
+		return fmt.Errorf("the %s plugin's login URL for %s: %w", pa.plugin, c.cfg.Name, err)
+	}
+	if present == nil {
+		return fmt.Errorf("%w: logging in to %s needs a browser", hauth.ErrLoginRequired, c.cfg.Name)
+	}
+	if ia.CallbackPath == "" {
+		return present(ctx, ia.OpenURL)
+	}
+	cb, err := hauth.ListenInteraction(ia.CallbackPort, ia.CallbackPath)
+	if err != nil {
+		return err
+	}
+	defer cb.Close()
+	ctx, cancel := context.WithTimeout(ctx, hauth.FlowTimeout)
+	defer cancel()
+	if err := present(ctx, ia.OpenURL); err != nil {
+		return err
+	}
+	q, err := cb.Wait(ctx)
+	if err != nil {
+		return fmt.Errorf("waiting for the login to %s: %w", c.cfg.Name, err)
+	}
+	done, err := pa.client.CompleteInteraction(ctx, &sdk.CompleteInteractionRequest{Server: pa.ref, ID: ia.ID, CallbackQuery: q, RedirectURI: cb.RedirectURL()})
+	if err != nil {
+		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", pa.plugin, err)
+	}
+	if err := done.Diagnostics.Err(); err != nil {
+		return &AuthError{Server: c.cfg.Name, Plugin: pa.plugin, Err: err}
+	}
+	return nil
+}

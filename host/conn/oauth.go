@@ -43,19 +43,30 @@ func (c *Conn) OAuth() (*hauth.Handler, error) {
 // during which the authorization-code flow may present a URL through
 // present. It returns when the server accepted the new credentials.
 func (c *Conn) Login(ctx context.Context, present hauth.Presenter) error {
+	if c.cfg.OAuth == nil && c.cfg.AuthScheme != "" {
+		if err := c.loginPlugin(ctx, present); err != nil {
+			return err
+		}
+		return c.reconnect(ctx)
+	}
 	h, err := c.OAuth()
 	if err != nil {
 		return err
 	}
 	end := h.BeginLogin(ctx, present)
 	defer end()
+	return c.reconnect(ctx)
+}
+
+// reconnect closes the session, clears needs-auth and connects again.
+func (c *Conn) reconnect(ctx context.Context) error {
 	c.Reset()
 	c.mu.Lock()
 	if c.state == StateNeedsAuth || c.state == StateFailed {
 		c.state, c.needsAuthUntil, c.retryAt = StatePending, time.Time{}, time.Time{}
 	}
 	c.mu.Unlock()
-	_, err = c.Session(ctx)
+	_, err := c.Session(ctx)
 	return err
 }
 

@@ -28,6 +28,8 @@ import (
 type Request struct {
 	Path string
 	Form url.Values // query for GET, form for POST
+	// BasicUser is the client_id of an HTTP Basic Authorization header.
+	BasicUser string
 }
 
 // Server is the authorization server plus the MCP server it protects.
@@ -40,6 +42,10 @@ type Server struct {
 	OmitPKCE bool
 	// NoRevocation leaves revocation_endpoint out of the metadata.
 	NoRevocation bool
+	// VerifyAssertion, if set, enables the RFC 7523 JWT-bearer grant: it
+	// checks an assertion (an ID-JAG from an IdP) and returns the audience,
+	// resource and client it was issued for.
+	VerifyAssertion func(assertion string) (audience, resource, clientID string, ok bool)
 
 	mu       sync.Mutex
 	requests []Request
@@ -128,15 +134,17 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		form = r.URL.Query()
 	}
+	user, _, _ := r.BasicAuth()
+	user, _ = url.QueryUnescape(user)
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Path: r.URL.Path, Form: form})
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Form: form, BasicUser: user})
 	s.mu.Unlock()
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server":
 		m := map[string]any{
 			"issuer": s.AS.URL, "authorization_endpoint": s.AS.URL + "/authorize", "token_endpoint": s.AS.URL + "/token",
 			"registration_endpoint": s.AS.URL + "/register", "response_types_supported": []string{"code"},
-			"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials"},
+			"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"},
 			"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
 			"authorization_response_iss_parameter_supported": true,
 		}
@@ -167,7 +175,7 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		to.RawQuery = v.Encode()
 		http.Redirect(w, r, to.String(), http.StatusFound)
 	case "/token":
-		s.token(w, form)
+		s.token(w, form, user)
 	case "/revoke":
 		s.mu.Lock()
 		s.revoked = append(s.revoked, form.Get("token"))
@@ -180,7 +188,7 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) token(w http.ResponseWriter, form url.Values) {
+func (s *Server) token(w http.ResponseWriter, form url.Values, basicUser string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fail := func(code string) {
@@ -204,6 +212,16 @@ func (s *Server) token(w http.ResponseWriter, form url.Values) {
 		}
 		delete(s.refresh, form.Get("refresh_token")) // rotation: single use
 	case "client_credentials":
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		if s.VerifyAssertion == nil {
+			fail("unsupported_grant_type")
+			return
+		}
+		aud, res, client, ok := s.VerifyAssertion(form.Get("assertion"))
+		if !ok || aud != s.AS.URL || res != s.URL() || client != basicUser {
+			fail("invalid_grant")
+			return
+		}
 	default:
 		fail("unsupported_grant_type")
 		return

@@ -814,7 +814,7 @@ server "c" {
 	for _, want := range []string{
 		`The static auth scheme (plugin auth-static) does not take "tokn". Allowed: token, require_authorize. Did you mean "token"?`,
 		`The static auth scheme (plugin auth-static) requires option "token".`,
-		`No plugin provides the auth scheme "oidc". Available schemes: static.`,
+		`No plugin provides the auth scheme "oidc". Available schemes: static, xaa.`,
 	} {
 		if err == nil || !strings.Contains(out, want) {
 			t.Errorf("validate lacks %q:\n%s", want, out)

@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"golang.org/x/oauth2"
 
-	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/sdk"
+	"github.com/mcphost/mcphost/sdk/oauthkit"
 )
 
 // login is one OIDC login at an IdP, run by extauth.PerformOIDCLogin in a
@@ -50,7 +50,7 @@ func (p *Plugin) startLogin(r *request) (*sdk.Interaction, sdk.Diagnostics) {
 		}
 	}
 	if l == nil {
-		ctx, cancel := context.WithTimeout(p.ctx, hauth.FlowTimeout)
+		ctx, cancel := context.WithTimeout(p.ctx, oauthkit.FlowTimeout)
 		l = &login{
 			id: newID(), idpKey: r.idpKey, redirect: fmt.Sprintf("http://127.0.0.1:%d%s", r.idp.CallbackPort, CallbackPath),
 			urlc: make(chan string, 1), callback: make(chan url.Values, 1), done: make(chan struct{}), cancel: cancel,
@@ -70,7 +70,7 @@ func (p *Plugin) startLogin(r *request) (*sdk.Interaction, sdk.Diagnostics) {
 }
 
 // runLogin performs the OIDC login; it ends when the login completes,
-// fails, or times out (hauth.FlowTimeout), or the plugin closes.
+// fails, or times out (oauthkit.FlowTimeout), or the plugin closes.
 func (p *Plugin) runLogin(ctx context.Context, l *login, idp sdkIdP) {
 	defer func() {
 		l.cancel()
@@ -89,7 +89,7 @@ func (p *Plugin) runLogin(ctx context.Context, l *login, idp sdkIdP) {
 	if len(scopes) == 0 {
 		scopes = []string{"openid"}
 	}
-	client := hauth.NewGuardedClient(hauth.GuardOptions{AllowLoopback: idp.AllowLoopback})
+	client := oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: idp.AllowLoopback})
 	l.token, l.err = extauth.PerformOIDCLogin(ctx, &extauth.OIDCLoginConfig{
 		IssuerURL:   idp.Issuer,
 		Credentials: credentials(idp.ClientID, idp.ClientSecret),
@@ -109,7 +109,7 @@ func (p *Plugin) runLogin(ctx context.Context, l *login, idp sdkIdP) {
 			}
 			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 		case <-ctx.Done():
-			return nil, fmt.Errorf("the login was not completed within %v", hauth.FlowTimeout)
+			return nil, fmt.Errorf("the login was not completed within %v", oauthkit.FlowTimeout)
 		}
 	})
 	if l.err == nil {

@@ -1,6 +1,7 @@
 // Package xaa is the auth-xaa plugin: Enterprise-Managed Authorization
-// (SEP-990, "Cross-App Access") for MCP servers, on the go-sdk's
-// extauth.EnterpriseHandler.
+// (SEP-990, "Cross-App Access") for MCP servers, built on the go-sdk's
+// extauth.PerformOIDCLogin and oauthex.ExchangeToken (see exchange for why
+// not on extauth.EnterpriseHandler itself).
 //
 // For each server the flow is: an id_token from the enterprise IdP (a
 // configured source, or an OIDC login in the browser that the host drives
@@ -35,8 +36,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
-	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/sdk"
+	"github.com/mcphost/mcphost/sdk/oauthkit"
 )
 
 // Scheme is the auth scheme the plugin serves.
@@ -268,16 +269,16 @@ func (p *Plugin) idToken(r *request) (string, *sdk.Interaction, sdk.Diagnostics)
 // the go-sdk's own client fails it.
 func (p *Plugin) exchange(ctx context.Context, r *request, idToken, requestURL string, challenges []oauthex.Challenge) (*sdk.Interaction, sdk.Diagnostics) {
 	methods := &authMethods{endpoints: map[string][]string{}}
-	client := hauth.NewGuardedClient(hauth.GuardOptions{AllowLoopback: r.cfg.AllowLoopback || r.idp.AllowLoopback})
+	client := oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: r.cfg.AllowLoopback || r.idp.AllowLoopback})
 	client.Transport = &authMethodTransport{base: client.Transport, methods: methods}
 	if requestURL == "" {
 		requestURL = r.ref.ServerURL
 	}
-	prm, asm, err := hauth.Discover(ctx, client, requestURL, challenges)
+	prm, asm, err := oauthkit.Discover(ctx, client, requestURL, challenges)
 	if err != nil {
 		return nil, sdk.Diagnostics{sdk.Errorf("", "Discovery failed", "%s: %v", r.ref.ServerName, err)}
 	}
-	idpMeta, err := hauth.FetchAuthServerMetadata(ctx, client, r.idp.Issuer)
+	idpMeta, err := oauthkit.FetchAuthServerMetadata(ctx, client, r.idp.Issuer)
 	if err != nil || idpMeta == nil {
 		return nil, sdk.Diagnostics{sdk.Errorf("", "IdP discovery failed", "idp %s (%s): %v", r.idp.Name, r.idp.Issuer, orNotFound(err))}
 	}
@@ -305,7 +306,7 @@ func (p *Plugin) exchange(ctx context.Context, r *request, idToken, requestURL s
 	if sc := p.scopesFor(r, challenges, prm); len(sc) > 0 {
 		form.Set("scope", strings.Join(sc, " "))
 	}
-	tok, err := hauth.TokenGrant(ctx, client, asm, form, r.cfg.ClientID, r.cfg.ClientSecret)
+	tok, err := oauthkit.TokenGrant(ctx, client, asm, form, r.cfg.ClientID, r.cfg.ClientSecret)
 	if err != nil {
 		return p.failed(r, false, err)
 	}
@@ -440,14 +441,13 @@ func (m *authMethods) get(u *url.URL) ([]string, bool) {
 	return nil, false
 }
 
-// authMethodTransport authenticates confidential clients the way each
-// authorization server asks. The go-sdk's EnterpriseHandler and
-// oauthex.ExchangeToken always send client_secret in the form
-// (client_secret_post); RFC 8414 makes client_secret_basic the default when
-// token_endpoint_auth_methods_supported is absent, and servers that list
-// only client_secret_basic (as the MCP conformance suite's does) reject the
-// form. For such a token endpoint this moves client_id and client_secret
-// into an RFC 6749 §2.3.1 Basic header.
+// authMethodTransport authenticates a confidential client at the IdP the
+// way the IdP asks. oauthex.ExchangeToken always sends client_secret in the
+// form (client_secret_post); RFC 8414 makes client_secret_basic the default
+// when token_endpoint_auth_methods_supported is absent, and servers that
+// list only client_secret_basic reject the form. For such a token endpoint
+// this moves client_id and client_secret into an RFC 6749 §2.3.1 Basic
+// header.
 type authMethodTransport struct {
 	base    http.RoundTripper
 	methods *authMethods

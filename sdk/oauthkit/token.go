@@ -1,4 +1,4 @@
-package auth
+package oauthkit
 
 import (
 	"context"
@@ -22,8 +22,8 @@ type tokenResponse struct {
 	ExpiresIn    json.Number `json:"expires_in"`
 }
 
-// clientAuth is how a client authenticates at the token endpoint.
-type clientAuth struct {
+// ClientAuth is how a client authenticates at the token endpoint.
+type ClientAuth struct {
 	ClientID     string
 	ClientSecret string
 	Style        oauth2.AuthStyle // AuthStyleInHeader (basic) or AuthStyleInParams (post, or none without a secret)
@@ -32,15 +32,15 @@ type clientAuth struct {
 	Assertion func(tokenURL string) (string, error)
 }
 
-// postToken sends one token-endpoint request (any grant) and parses the
+// PostToken sends one token-endpoint request (any grant) and parses the
 // answer. x/oauth2 has no way to add parameters such as RFC 8707 resource
 // to a refresh or to send private_key_jwt, so these requests are built here;
 // the result is an oauth2.Token, and errors are *oauth2.RetrieveError as
 // x/oauth2 returns them (the go-sdk's transport looks for invalid_grant).
 // The response body is never quoted in errors beyond the RFC 6749 error
 // fields, so a token cannot leak into a message.
-func postToken(ctx context.Context, client *http.Client, tokenURL string, form url.Values, ca clientAuth) (*oauth2.Token, error) {
-	form = cloneValues(form)
+func PostToken(ctx context.Context, client *http.Client, tokenURL string, form url.Values, ca ClientAuth) (*oauth2.Token, error) {
+	form = CloneValues(form)
 	if ca.Assertion != nil {
 		a, err := ca.Assertion(tokenURL)
 		if err != nil {
@@ -49,33 +49,33 @@ func postToken(ctx context.Context, client *http.Client, tokenURL string, form u
 		form.Set("client_id", ca.ClientID)
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		form.Set("client_assertion", a)
-		ca = clientAuth{} // the assertion authenticates the client
+		ca = ClientAuth{} // the assertion authenticates the client
 	}
-	req, err := newFormRequest(ctx, tokenURL, form, ca)
+	req, err := NewFormRequest(ctx, tokenURL, form, ca)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("token request to %s: %w", redactURL(tokenURL), err)
+		return nil, fmt.Errorf("token request to %s: %w", RedactURL(tokenURL), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("token response from %s: %w", redactURL(tokenURL), err)
+		return nil, fmt.Errorf("token response from %s: %w", RedactURL(tokenURL), err)
 	}
-	return parseTokenResponse(resp, body)
+	return ParseTokenResponse(resp, body)
 }
 
-// newFormRequest builds a form POST to an OAuth endpoint (token or
+// NewFormRequest builds a form POST to an OAuth endpoint (token or
 // revocation) authenticated as ca: HTTP Basic for client_secret_basic with a
 // secret, else client_id (and client_secret for client_secret_post) in the
 // form. It does not modify form.
-func newFormRequest(ctx context.Context, endpoint string, form url.Values, ca clientAuth) (*http.Request, error) {
+func NewFormRequest(ctx context.Context, endpoint string, form url.Values, ca ClientAuth) (*http.Request, error) {
 	basic := ca.Style == oauth2.AuthStyleInHeader && ca.ClientSecret != ""
 	if ca.ClientID != "" && !basic {
-		form = cloneValues(form)
+		form = CloneValues(form)
 		form.Set("client_id", ca.ClientID)
 		if ca.ClientSecret != "" {
 			form.Set("client_secret", ca.ClientSecret)
@@ -92,7 +92,7 @@ func newFormRequest(ctx context.Context, endpoint string, form url.Values, ca cl
 	return req, nil
 }
 
-func parseTokenResponse(resp *http.Response, body []byte) (*oauth2.Token, error) {
+func ParseTokenResponse(resp *http.Response, body []byte) (*oauth2.Token, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var e struct {
 			Error       string `json:"error"`
@@ -123,7 +123,7 @@ func parseTokenResponse(resp *http.Response, body []byte) (*oauth2.Token, error)
 	return tok.WithExtra(raw), nil
 }
 
-func cloneValues(v url.Values) url.Values {
+func CloneValues(v url.Values) url.Values {
 	out := url.Values{}
 	for k, vs := range v {
 		out[k] = append([]string(nil), vs...)
@@ -131,8 +131,8 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
-// redactURL drops the query and user info of a URL for messages.
-func redactURL(raw string) string {
+// RedactURL drops the query and user info of a URL for messages.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(invalid URL)"
@@ -141,8 +141,8 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// scopesOf returns the scopes a token was granted (its "scope" field), or nil.
-func scopesOf(tok *oauth2.Token) []string {
+// ScopesOf returns the scopes a token was granted (its "scope" field), or nil.
+func ScopesOf(tok *oauth2.Token) []string {
 	if s, ok := tok.Extra("scope").(string); ok && s != "" {
 		return strings.Fields(s)
 	}

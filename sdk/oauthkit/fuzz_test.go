@@ -1,4 +1,4 @@
-package auth
+package oauthkit
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func FuzzParseTokenResponse(f *testing.F) {
 			return
 		}
 		resp := &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}}}
-		tok, err := parseTokenResponse(resp, []byte(body))
+		tok, err := ParseTokenResponse(resp, []byte(body))
 		if err == nil && tok.AccessToken == "" {
 			t.Fatal("a token without access_token")
 		}
