@@ -82,6 +82,11 @@ type Handler struct {
 	// wanted holds scopes a server asked for (403 insufficient_scope)
 	// while no login was allowed; the next login requests them.
 	wanted []string
+
+	// DPoP (dpop.go): the key, and the token endpoints that take proofs.
+	dpopMu        sync.Mutex
+	dpop          *dpopKey
+	dpopEndpoints []string
 }
 
 type loginState struct {
@@ -102,12 +107,22 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 		log = hclog.NewNullLogger()
 	}
 	h := &Handler{cfg: cfg, o: cfg.OAuth, log: log, client: oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: cfg.OAuth.AllowLoopback})}
+	h.client.Transport = &dpopFetchTransport{base: h.client.Transport, h: h}
 	if cfg.Store != nil {
 		r, err := cfg.Store.Load(cfg.StoreKey)
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
 			log.Warn("stored credentials unusable", "error", err)
+		case r.Token != nil && r.DPoPKey != "":
+			k, err := parseDPoPKey(r.DPoPKey)
+			if err != nil {
+				log.Warn("stored DPoP key unusable; a new login is needed", "error", err)
+				break
+			}
+			h.dpop = k
+			h.noteDPoPEndpoint(r.TokenURL)
+			h.src = &tokenSource{h: h, rec: r}
 		case r.Token != nil:
 			h.src = &tokenSource{h: h, rec: r}
 		}
@@ -339,6 +354,13 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 // install makes r the current credentials, saving it first when persist.
 func (h *Handler) install(r *Record, persist bool) (*tokenSource, error) {
 	r.UpdatedAt = time.Now()
+	if r.Token != nil && strings.EqualFold(r.Token.TokenType, "DPoP") {
+		k, err := h.dpopKeyFor(false)
+		if err != nil || k == nil {
+			return nil, fmt.Errorf("%s: a DPoP-bound token without a DPoP key", h.cfg.Server)
+		}
+		r.DPoPKey = k.pem()
+	}
 	if persist && h.cfg.Store != nil {
 		if err := h.cfg.Store.Save(h.cfg.StoreKey, r); err != nil {
 			return nil, fmt.Errorf("saving credentials for %s: %w", h.cfg.Server, err)
@@ -372,6 +394,9 @@ func (h *Handler) Logout(ctx context.Context) error {
 	if rec != nil && rec.Token != nil {
 		revokeErr = h.revoke(ctx, rec)
 	}
+	h.dpopMu.Lock()
+	h.dpop = nil // the next login binds its tokens to a new key
+	h.dpopMu.Unlock()
 	if h.cfg.Store != nil {
 		if err := h.cfg.Store.Delete(h.cfg.StoreKey); err != nil {
 			return fmt.Errorf("deleting stored credentials of %s: %w", h.cfg.Server, err)

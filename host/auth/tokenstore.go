@@ -44,7 +44,9 @@ type Record struct {
 	TokenURL      string           `json:"token_url,omitempty"`
 	RevocationURL string           `json:"revocation_url,omitempty"`
 	Token         *oauth2.Token    `json:"token"`
-	UpdatedAt     time.Time        `json:"updated_at"`
+	// DPoPKey is the PEM private key a DPoP-bound token is tied to.
+	DPoPKey   string    `json:"dpop_key,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Store keeps credential records by key. Implementations must be safe for

@@ -682,6 +682,9 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 		seen := new(atomic.Bool)
 		hc := newHTTPClient(s.Headers)
 		hc.Transport = &statusWatcher{base: hc.Transport, unauthorized: seen}
+		if oh != nil {
+			hc.Transport = oh.ResourceTransport(hc.Transport)
+		}
 		if s.Transport == config.TransportSSE {
 			if pa != nil {
 				hc.Transport = &bearerTransport{base: hc.Transport, auth: pa}
