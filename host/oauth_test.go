@@ -276,3 +276,79 @@ permissions {
 		t.Errorf("secret sent in the form though the AS supports client_secret_basic")
 	}
 }
+
+// TestOAuthDPoP: with an authorization server that advertises DPoP and
+// requires nonces at both servers, the login, the refresh and every MCP
+// request carry valid proofs from one key; the access token travels with
+// the DPoP scheme, never as Bearer. The key is stored with the tokens, so a
+// restarted host keeps using the bound tokens.
+func TestOAuthDPoP(t *testing.T) {
+	as := fakeas.New()
+	defer as.Close()
+	as.DPoP, as.DPoPNonce = true, "n-"+fmt.Sprint(time.Now().UnixNano())
+	as.TokenTTL = 30 // inside RefreshAhead: every use refreshes
+	store := &hauth.FileStore{Dir: filepath.Join(t.TempDir(), "tokens")}
+	hcl := fmt.Sprintf(`
+server "prot" {
+  transport = "http"
+  url = %q
+  oauth {
+    allow_loopback = true
+  }
+}
+permissions {
+  allow = ["mcp__prot__*"]
+}
+`, as.URL())
+	h := oauthHost(t, hcl, store, io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var opened []string
+	if err := h.Login(ctx, "prot", browser(t, &opened)); err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		if res, err := h.CallTool(ctx, "mcp__prot__whoami", map[string]any{}, nil); err != nil || host.TextOf(res.Content) != "you" {
+			t.Fatalf("call %d: %v %v", i, res, err)
+		}
+	}
+	if errs := as.DPoPErrors(); len(errs) > 0 {
+		t.Errorf("invalid DPoP proofs: %v", errs)
+	}
+	var grants []string
+	for _, r := range as.Requests("/token") {
+		grants = append(grants, r.Form.Get("grant_type"))
+	}
+	if !strings.Contains(strings.Join(grants, " "), "authorization_code") || !strings.Contains(strings.Join(grants, " "), "refresh_token") {
+		t.Errorf("token grants = %v, want a code grant and a refresh", grants)
+	}
+	dpop := 0
+	for _, a := range as.MCPAuthorizations() {
+		if strings.HasPrefix(a, "Bearer ") {
+			t.Errorf("a DPoP-bound token was sent as Bearer")
+		}
+		if strings.HasPrefix(a, "DPoP ") {
+			dpop++
+		}
+	}
+	if dpop < 3 {
+		t.Errorf("%d DPoP-authorized MCP requests, want several", dpop)
+	}
+	rec, err := store.Load(hauth.Key("prot", h.Config().Server("prot").ConfigHash()))
+	if err != nil || rec.DPoPKey == "" || !strings.EqualFold(rec.Token.TokenType, "DPoP") {
+		t.Fatalf("stored record: DPoP key %v, token type %q (%v)", rec != nil && rec.DPoPKey != "", rec.Token.TokenType, err)
+	}
+	h.Close()
+
+	// A new host on the same store: the stored key signs for the stored tokens.
+	h2 := oauthHost(t, hcl, store, io.Discard)
+	if res, err := h2.CallTool(ctx, "mcp__prot__whoami", map[string]any{}, nil); err != nil || host.TextOf(res.Content) != "you" {
+		t.Fatalf("call after restart: %v %v", res, err)
+	}
+	if errs := as.DPoPErrors(); len(errs) > 0 {
+		t.Errorf("invalid DPoP proofs after restart: %v", errs)
+	}
+	if len(as.Requests("/authorize")) != 1 {
+		t.Errorf("the restarted host logged in again")
+	}
+}

@@ -42,6 +42,12 @@ type Server struct {
 	OmitPKCE bool
 	// NoRevocation leaves revocation_endpoint out of the metadata.
 	NoRevocation bool
+	// DPoP makes the AS advertise and require DPoP (RFC 9449): token
+	// requests need a proof, tokens are DPoP-bound, and the MCP server
+	// accepts them only with the DPoP scheme and a proof by the same key.
+	// With DPoPNonce set, both servers also require that nonce.
+	DPoP      bool
+	DPoPNonce string
 	// VerifyAssertion, if set, enables the RFC 7523 JWT-bearer grant: it
 	// checks an assertion (an ID-JAG from an IdP) and returns the audience,
 	// resource and client it was issued for.
@@ -53,12 +59,22 @@ type Server struct {
 	access   map[string]bool       // valid access tokens
 	refresh  map[string]bool       // valid refresh tokens
 	revoked  []string
-	mcpAuth  []string // Authorization headers seen by the MCP server
+	mcpAuth  []string          // Authorization headers seen by the MCP server
+	bound    map[string]string // DPoP-bound access token -> jkt
+	jtis     map[string]bool
+	dpopErrs []string
+}
+
+// DPoPErrors returns the DPoP proof problems both servers saw.
+func (s *Server) DPoPErrors() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.dpopErrs...)
 }
 
 // New starts both servers; the MCP server has one tool, "whoami".
 func New() *Server {
-	s := &Server{TokenTTL: 3600, codes: map[string]url.Values{}, access: map[string]bool{}, refresh: map[string]bool{}}
+	s := &Server{TokenTTL: 3600, codes: map[string]url.Values{}, access: map[string]bool{}, refresh: map[string]bool{}, bound: map[string]string{}, jtis: map[string]bool{}}
 	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
 	ms := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
 	mcp.AddTool(ms, &mcp.Tool{Name: "whoami"}, func(_ context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
@@ -73,7 +89,22 @@ func New() *Server {
 		authz := r.Header.Get("Authorization")
 		s.mu.Lock()
 		s.mcpAuth = append(s.mcpAuth, authz)
-		ok := strings.HasPrefix(authz, "Bearer ") && s.access[strings.TrimPrefix(authz, "Bearer ")]
+		ok := strings.HasPrefix(authz, "Bearer ") && s.access[strings.TrimPrefix(authz, "Bearer ")] && s.bound[strings.TrimPrefix(authz, "Bearer ")] == ""
+		if tok, isDPoP := strings.CutPrefix(authz, "DPoP "); isDPoP && s.access[tok] {
+			nonce, jkt, err := checkProof(r.Header.Get("DPoP"), r.Method, s.MCP.URL+r.URL.Path, tok, s.jtis)
+			switch {
+			case err != nil || jkt != s.bound[tok]:
+				s.dpopErrs = append(s.dpopErrs, fmt.Sprintf("MCP: %v (key bound: %v)", err, jkt == s.bound[tok]))
+			case s.DPoPNonce != "" && nonce != s.DPoPNonce:
+				s.mu.Unlock()
+				w.Header().Set("DPoP-Nonce", s.DPoPNonce)
+				w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+				http.Error(w, "use_dpop_nonce", http.StatusUnauthorized)
+				return
+			default:
+				ok = true
+			}
+		}
 		s.mu.Unlock()
 		if !ok {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.MCP.URL))
@@ -154,6 +185,9 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		if !s.NoRevocation {
 			m["revocation_endpoint"] = s.AS.URL + "/revoke"
 		}
+		if s.DPoP {
+			m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+		}
 		writeJSON(w, m)
 	case "/register":
 		var md map[string]any
@@ -175,7 +209,7 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		to.RawQuery = v.Encode()
 		http.Redirect(w, r, to.String(), http.StatusFound)
 	case "/token":
-		s.token(w, form, user)
+		s.token(w, r, form, user)
 	case "/revoke":
 		s.mu.Lock()
 		s.revoked = append(s.revoked, form.Get("token"))
@@ -188,13 +222,28 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) token(w http.ResponseWriter, form url.Values, basicUser string) {
+func (s *Server) token(w http.ResponseWriter, r *http.Request, form url.Values, basicUser string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fail := func(code string) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		json.NewEncoder(w).Encode(map[string]string{"error": code})
+	}
+	jkt := ""
+	if s.DPoP {
+		nonce, k, err := checkProof(r.Header.Get("DPoP"), http.MethodPost, s.AS.URL+"/token", "", s.jtis)
+		if err != nil {
+			s.dpopErrs = append(s.dpopErrs, "token: "+err.Error())
+			fail("invalid_dpop_proof")
+			return
+		}
+		if s.DPoPNonce != "" && nonce != s.DPoPNonce {
+			w.Header().Set("DPoP-Nonce", s.DPoPNonce)
+			fail("use_dpop_nonce")
+			return
+		}
+		jkt = k
 	}
 	switch form.Get("grant_type") {
 	case "authorization_code":
@@ -229,7 +278,11 @@ func (s *Server) token(w http.ResponseWriter, form url.Values, basicUser string)
 	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
 	s.access[at] = true
 	s.refresh[rt] = true
-	writeJSON(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": s.TokenTTL, "refresh_token": rt, "scope": "mcp"})
+	typ := "Bearer"
+	if jkt != "" {
+		s.bound[at], typ = jkt, "DPoP"
+	}
+	writeJSON(w, map[string]any{"access_token": at, "token_type": typ, "expires_in": s.TokenTTL, "refresh_token": rt, "scope": "mcp"})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
