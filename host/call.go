@@ -326,12 +326,5 @@ func (h *Host) callAuthTool(ctx context.Context, server string) (*mcp.CallToolRe
 	if err := h.Login(ctx, server, h.present); err != nil {
 		return nil, fmt.Errorf("logging in to %s: %w", server, err)
 	}
-	tools, _ := h.reg.ServerTools(ctx, server)
-	names := make([]string, 0, len(tools))
-	for _, t := range tools {
-		names = append(names, t.Name)
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
-		Text: fmt.Sprintf("Logged in to %s. Its %d tools are now available: %s", server, len(tools), strings.Join(names, ", ")),
-	}}}, nil
+	return h.LoginResult(ctx, server), nil
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,6 +134,37 @@ func (p *PendingLogin) Done() <-chan struct{} { return p.done }
 
 // Err is the login's outcome once Done is closed (nil: logged in).
 func (p *PendingLogin) Err() error { return p.err }
+
+// AuthToolOf reports whether the registry tool name is the authenticate
+// pseudo-tool of a server in needs-auth, and which server.
+func (h *Host) AuthToolOf(ctx context.Context, name string) (string, bool) {
+	t, err := h.reg.Lookup(ctx, name)
+	if err != nil || !h.IsAuthTool(t.Server, t.Original) {
+		return "", false
+	}
+	return t.Server, true
+}
+
+// PendingLoginOf returns the login StartLogin last started for server, in
+// progress or ended, or nil.
+func (h *Host) PendingLoginOf(server string) *PendingLogin {
+	h.logins.mu.Lock()
+	defer h.logins.mu.Unlock()
+	return h.logins.m[server]
+}
+
+// LoginResult is the result of a finished authenticate call: the server's
+// tools, now available.
+func (h *Host) LoginResult(ctx context.Context, server string) *mcp.CallToolResult {
+	tools, _ := h.reg.ServerTools(ctx, server)
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+		Text: fmt.Sprintf("Logged in to %s. Its %d tools are now available: %s", server, len(tools), strings.Join(names, ", ")),
+	}}}
+}
 
 // StartLogin starts server's login in the background (or joins the one in
 // progress) and returns once its authorization URL is known, for a caller

@@ -26,8 +26,8 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	if err != nil {
 		return nil, false, nil // CallTool reports it
 	}
-	if h.policy.Decide(t.Name).Behavior != permissions.Allow || h.pins.check(t) != nil {
-		return nil, false, nil // CallTool denies, asks, or refuses a changed tool
+	if h.policy.Decide(t.Name).Behavior != permissions.Allow || h.pins.check(t) != nil || h.IsAuthTool(t.Server, t.Original) {
+		return nil, false, nil // CallTool denies, asks, refuses a changed tool, or logs in
 	}
 	c := h.conns.Get(t.Server)
 	if c == nil {

@@ -177,6 +177,16 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 			}
 			opts.Approved = true
 		}
+		if server, ok := g.h.AuthToolOf(ctx, name); ok {
+			return g.login(ctx, req, name, server), nil
+		}
+		if _, answered := req.Params.InputResponses[loginKey]; answered {
+			// The retry of an authenticate call whose login just finished:
+			// the pseudo-tool is gone, the pending login has the outcome.
+			if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
+				return g.login(ctx, req, name, server), nil
+			}
+		}
 		if token := req.Params.GetProgressToken(); token != nil {
 			opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
 				fwd := *p
