@@ -474,3 +474,45 @@ func TestCrashLoopBacksOff(t *testing.T) {
 		t.Errorf("no recovery after the backoff: %v", err)
 	}
 }
+
+// TestStandaloneStreamCarriesServerRequests: a streamable HTTP server that
+// sends a request outside any call (here an elicitation after the call has
+// returned) uses the standalone SSE stream; the host must have opened it and
+// answer through its elicitation handler.
+func TestStandaloneStreamCarriesServerRequests(t *testing.T) {
+	t.Parallel()
+	answered := make(chan *mcp.ElicitResult, 1)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "later"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "later"}, func(_ context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		go func() { // after the call: no related request stream remains
+			time.Sleep(50 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "still there?", RequestedSchema: map[string]any{"type": "object"}})
+			if err != nil {
+				t.Logf("elicit: %v", err)
+			}
+			answered <- res
+		}()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer hs.Close()
+	m := NewManager([]*config.Server{{Name: "web", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}, &Options{
+		OnElicit: func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+	})
+	defer m.Close()
+	if _, err := m.CallTool(context.Background(), "web", &mcp.CallToolParams{Name: "later"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-answered:
+		if res == nil || res.Action != "accept" {
+			t.Errorf("elicitation outside a call was not answered: %+v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+	}
+}

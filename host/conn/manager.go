@@ -701,7 +701,12 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 		if oh != nil {
 			st.OAuthHandler = oh
 		}
-		return lifetimeTransport{st, c.m.ctx}, seen, nil
+		// Not wrapped in lifetimeTransport: the streamable client detaches
+		// its connection from Connect's context itself, and a wrapped
+		// connection would hide the go-sdk's session hooks (its standalone
+		// SSE stream, which servers use for requests outside a call, starts
+		// from one of them).
+		return st, seen, nil
 	}
 	if c.m.opts.Plugins != nil {
 		return &pluginTransport{plugins: c.m.opts.Plugins, server: s, auth: pa}, nil, nil
