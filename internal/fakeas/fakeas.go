@@ -118,6 +118,9 @@ func New() *Server {
 
 // Close stops both servers.
 func (s *Server) Close() {
+	// A connected client keeps a standalone SSE stream open; end it rather
+	// than wait for the client to hang up.
+	s.MCP.CloseClientConnections()
 	s.MCP.Close()
 	s.AS.Close()
 }
