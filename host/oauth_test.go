@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -350,5 +351,160 @@ permissions {
 	}
 	if len(as.Requests("/authorize")) != 1 {
 		t.Errorf("the restarted host logged in again")
+	}
+}
+
+// TestOAuthTokensStayWithTheirServer (SECURITY.md A7): two servers behind
+// two authorization servers; each server only ever sees tokens its own AS
+// issued.
+func TestOAuthTokensStayWithTheirServer(t *testing.T) {
+	a, b := fakeas.New(), fakeas.New()
+	defer a.Close()
+	defer b.Close()
+	h := oauthHost(t, fmt.Sprintf(`
+server "a" {
+  transport = "http"
+  url = %q
+  oauth {
+    allow_loopback = true
+  }
+}
+server "b" {
+  transport = "http"
+  url = %q
+  oauth {
+    allow_loopback = true
+  }
+}
+permissions {
+  allow = ["mcp__a__*", "mcp__b__*"]
+}
+`, a.URL(), b.URL()), &hauth.FileStore{Dir: filepath.Join(t.TempDir(), "tokens")}, io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var opened []string
+	for _, s := range []string{"a", "b"} {
+		if err := h.Login(ctx, s, browser(t, &opened)); err != nil {
+			t.Fatalf("login %s: %v", s, err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		for _, s := range []string{"a", "b"} {
+			if _, err := h.CallTool(ctx, "mcp__"+s+"__whoami", map[string]any{}, nil); err != nil {
+				t.Fatalf("call %s: %v", s, err)
+			}
+		}
+	}
+	for name, pair := range map[string][2]*fakeas.Server{"a": {a, b}, "b": {b, a}} {
+		own, other := pair[0], pair[1]
+		seen := 0
+		for _, authz := range own.MCPAuthorizations() {
+			tok, ok := strings.CutPrefix(authz, "Bearer ")
+			if !ok {
+				continue
+			}
+			seen++
+			if other.Issued(tok) || !own.Issued(tok) {
+				t.Errorf("server %s received a token its AS did not issue", name)
+			}
+		}
+		if seen == 0 {
+			t.Errorf("server %s never received a token", name)
+		}
+	}
+}
+
+// TestOAuthNoTokenOnRedirect (A8): an MCP server that redirects elsewhere
+// does not get its token forwarded: redirects of MCP requests are not
+// followed, so the other origin sees nothing.
+func TestOAuthNoTokenOnRedirect(t *testing.T) {
+	as := fakeas.New()
+	defer as.Close()
+	var canary []string
+	var mu sync.Mutex
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		canary = append(canary, r.Header.Get("Authorization"))
+		mu.Unlock()
+	}))
+	defer other.Close()
+	h := oauthHost(t, fmt.Sprintf(`
+server "prot" {
+  transport = "http"
+  url = %q
+  oauth {
+    allow_loopback = true
+  }
+}
+permissions {
+  allow = ["mcp__prot__*"]
+}
+`, as.URL()), nil, io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var opened []string
+	if err := h.Login(ctx, "prot", browser(t, &opened)); err != nil {
+		t.Fatal(err)
+	}
+	as.Set(func(s *fakeas.Server) { s.RedirectMCP = other.URL + "/steal" })
+	if _, err := h.CallTool(ctx, "mcp__prot__whoami", map[string]any{}, nil); err == nil {
+		t.Error("a redirected call succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range canary {
+		if a != "" {
+			t.Errorf("the other origin received an Authorization header")
+		}
+	}
+}
+
+// TestOAuthRefusedTokensAreBounded (A10): a server that refuses every token
+// (401), or keeps asking for more scope (403 insufficient_scope), gets a
+// bounded number of token requests, however often the tool is called.
+func TestOAuthRefusedTokensAreBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		set       func(*fakeas.Server)
+		maxTokens int
+	}{
+		// The first token, then one forced renewal; then needs-auth.
+		{"always 401", func(s *fakeas.Server) { s.RejectAll = true }, 2},
+		// The first token, then MaxStepUps step-ups.
+		{"always 403 insufficient_scope", func(s *fakeas.Server) { s.RejectAll, s.InsufficientScope = true, true }, 3}, // at most 1 + MaxStepUps (2); see TestStepUpIsCapped
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as := fakeas.New()
+			defer as.Close()
+			as.Set(tc.set)
+			h := oauthHost(t, fmt.Sprintf(`
+server "svc" {
+  transport = "http"
+  url = %q
+  oauth {
+    grant = "client_credentials"
+    client_id = "svc-client"
+    client_secret = "s3cret"
+    allow_loopback = true
+  }
+}
+permissions {
+  allow = ["mcp__svc__*"]
+}
+`, as.URL()), nil, io.Discard)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for i := 0; i < 5; i++ {
+				if _, err := h.CallTool(ctx, "mcp__svc__whoami", map[string]any{}, nil); err == nil {
+					t.Fatal("a refused call succeeded")
+				}
+			}
+			if n := len(as.Requests("/token")); n == 0 || n > tc.maxTokens {
+				t.Errorf("%d token requests for 5 calls, want 1..%d", n, tc.maxTokens)
+			}
+			if n := len(as.MCPAuthorizations()); n > 20 {
+				t.Errorf("%d MCP requests for 5 calls", n)
+			}
+		})
 	}
 }

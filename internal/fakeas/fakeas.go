@@ -48,6 +48,11 @@ type Server struct {
 	// With DPoPNonce set, both servers also require that nonce.
 	DPoP      bool
 	DPoPNonce string
+	// RedirectMCP, if set, answers every MCP request with a 307 to it.
+	RedirectMCP string
+	// RejectAll makes the MCP server refuse every token: 401, or with
+	// InsufficientScope a 403 insufficient_scope asking for scope "admin".
+	RejectAll, InsufficientScope bool
 	// VerifyAssertion, if set, enables the RFC 7523 JWT-bearer grant: it
 	// checks an assertion (an ID-JAG from an IdP) and returns the audience,
 	// resource and client it was issued for.
@@ -61,8 +66,24 @@ type Server struct {
 	revoked  []string
 	mcpAuth  []string          // Authorization headers seen by the MCP server
 	bound    map[string]string // DPoP-bound access token -> jkt
+	issued   map[string]bool   // every access token issued
 	jtis     map[string]bool
 	dpopErrs []string
+}
+
+// Set changes the server's options while it serves.
+func (s *Server) Set(f func(*Server)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
+}
+
+// Issued reports whether this AS issued the access token.
+func (s *Server) Issued(tok string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.issued[tok]
+	return ok
 }
 
 // DPoPErrors returns the DPoP proof problems both servers saw.
@@ -74,7 +95,7 @@ func (s *Server) DPoPErrors() []string {
 
 // New starts both servers; the MCP server has one tool, "whoami".
 func New() *Server {
-	s := &Server{TokenTTL: 3600, codes: map[string]url.Values{}, access: map[string]bool{}, refresh: map[string]bool{}, bound: map[string]string{}, jtis: map[string]bool{}}
+	s := &Server{TokenTTL: 3600, codes: map[string]url.Values{}, access: map[string]bool{}, refresh: map[string]bool{}, bound: map[string]string{}, jtis: map[string]bool{}, issued: map[string]bool{}}
 	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
 	ms := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
 	mcp.AddTool(ms, &mcp.Tool{Name: "whoami"}, func(_ context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
@@ -89,6 +110,21 @@ func New() *Server {
 		authz := r.Header.Get("Authorization")
 		s.mu.Lock()
 		s.mcpAuth = append(s.mcpAuth, authz)
+		redirect, reject, scope := s.RedirectMCP, s.RejectAll, s.InsufficientScope
+		if redirect != "" || (reject && s.access[strings.TrimPrefix(authz, "Bearer ")]) {
+			s.mu.Unlock()
+			switch {
+			case redirect != "":
+				http.Redirect(w, r, redirect, http.StatusTemporaryRedirect)
+			case scope:
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="admin", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.MCP.URL))
+				http.Error(w, "forbidden", http.StatusForbidden)
+			default:
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="invalid_token", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.MCP.URL))
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+			}
+			return
+		}
 		ok := strings.HasPrefix(authz, "Bearer ") && s.access[strings.TrimPrefix(authz, "Bearer ")] && s.bound[strings.TrimPrefix(authz, "Bearer ")] == ""
 		if tok, isDPoP := strings.CutPrefix(authz, "DPoP "); isDPoP && s.access[tok] {
 			nonce, jkt, err := checkProof(r.Header.Get("DPoP"), r.Method, s.MCP.URL+r.URL.Path, tok, s.jtis)
@@ -280,6 +316,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, form url.Values, 
 	}
 	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
 	s.access[at] = true
+	s.issued[at] = true
 	s.refresh[rt] = true
 	typ := "Bearer"
 	if jkt != "" {
