@@ -106,6 +106,9 @@ func (h *Host) AuthStatuses() []AuthStatus {
 			}
 		case s.AuthScheme != "":
 			st.Scheme = "plugin " + s.AuthScheme
+			if s.IdP != nil {
+				st.Scheme += " (idp " + s.IdP.Name + ")"
+			}
 		case len(s.Headers) > 0 || len(s.HeadersHelper) > 0:
 			st.Scheme = "headers"
 		}

@@ -81,14 +81,6 @@ func (d *dpopKey) pem() string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
 }
 
-// Thumbprint is the RFC 7638 SHA-256 thumbprint of the public key (jkt).
-func (d *dpopKey) Thumbprint() string {
-	// Members in lexicographic order, no whitespace (RFC 7638 §3).
-	j := fmt.Sprintf(`{"crv":"P-256","kty":"EC","x":"%s","y":"%s"}`, d.jwk["x"], d.jwk["y"])
-	sum := sha256.Sum256([]byte(j))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
 // htu is a request's URL without query and fragment (RFC 9449 §4.2).
 func htu(u *url.URL) string {
 	v := *u

@@ -24,6 +24,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("server \"a\" {\n command = env(\"X\")\n}\n"))
 	f.Add([]byte("\x00\xff{}"))
 	f.Add([]byte(`server "a" { transport = "http" }`))
+	f.Add([]byte("idp \"corp\" {\n  issuer = \"https://idp.example.com\"\n  client_id = \"m\"\n  callback_port = 8765\n  scopes = [\"openid\"]\n}\nserver \"s\" {\n  transport = \"http\"\n  url = \"https://s.example.com/mcp\"\n  oauth {\n    grant = \"jwt_bearer\"\n    assertion = \"x\"\n  }\n}\n"))
 	lookup := env{"X": "1", "HOME": "/home/u"}.lookup
 	f.Fuzz(func(t *testing.T, src []byte) {
 		p := hclparse.NewParser()

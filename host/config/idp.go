@@ -98,18 +98,6 @@ func decodeIdP(blk *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext) (
 	return p, diags
 }
 
-// String describes the IdP for messages (never a secret).
-func (p *IdP) String() string {
-	src := "browser login"
-	switch {
-	case p.IDTokenFile != "":
-		src = "id_token_file " + p.IDTokenFile
-	case p.IDToken != "":
-		src = "id_token (set)"
-	}
-	return fmt.Sprintf("issuer %s, client_id %s, %s", p.Issuer, p.ClientID, src)
-}
-
 // IdP returns the identity provider with the given name, or nil.
 func (c *Config) IdP(name string) *IdP {
 	for _, p := range c.IdPs {
