@@ -109,6 +109,10 @@ func (h *Host) AuthStatuses() []AuthStatus {
 			if s.IdP != nil {
 				st.Scheme += " (idp " + s.IdP.Name + ")"
 			}
+			if r := c.SavedPluginState(); r != nil && r.Token != nil {
+				st.LoggedIn = r.Token.Expiry.IsZero() || time.Now().Before(r.Token.Expiry)
+				st.Expiry = r.Token.Expiry
+			}
 		case len(s.Headers) > 0 || len(s.HeadersHelper) > 0:
 			st.Scheme = "headers"
 		}

@@ -35,6 +35,10 @@ type ServerRef struct {
 	// attribute: the host resolves the name to the user's idp "NAME" block
 	// and sends it as a JSON object (see IdPConfig); nil if none.
 	IdP json.RawMessage
+	// SavedState is what the plugin last returned in
+	// TokenResponse.SavedState for this server, kept by the host in its
+	// token store across restarts; nil if none.
+	SavedState []byte
 }
 
 // IdPConfig is the JSON form of an idp "NAME" block, sent in ServerRef.IdP.
@@ -61,6 +65,12 @@ type TokenResponse struct {
 	TokenType   string
 	Expiry      time.Time
 	Diagnostics Diagnostics
+	// SavedState, if set, is opaque state (it may hold secrets) the host
+	// stores for the server in its token store, owner-only, and sends back
+	// in ServerRef.SavedState, also after a restart: a plugin resumes from
+	// it instead of asking the user to log in again. Empty means no change;
+	// the host deletes it on `mcphost auth logout`.
+	SavedState []byte
 }
 
 // AuthorizeRequest reports a 401/403 from the server.

@@ -98,11 +98,11 @@ func transportErrorFromPB(e *pb.TransportError) *TransportError {
 }
 
 func serverRefToPB(s *ServerRef) *pb.ServerRef {
-	return &pb.ServerRef{Scheme: s.Scheme, ServerName: s.ServerName, ServerUrl: s.ServerURL, ConfigJson: s.Config, IdpJson: s.IdP}
+	return &pb.ServerRef{Scheme: s.Scheme, ServerName: s.ServerName, ServerUrl: s.ServerURL, ConfigJson: s.Config, IdpJson: s.IdP, SavedState: s.SavedState}
 }
 
 func serverRefFromPB(s *pb.ServerRef) ServerRef {
-	return ServerRef{Scheme: s.GetScheme(), ServerName: s.GetServerName(), ServerURL: s.GetServerUrl(), Config: s.GetConfigJson(), IdP: s.GetIdpJson()}
+	return ServerRef{Scheme: s.GetScheme(), ServerName: s.GetServerName(), ServerURL: s.GetServerUrl(), Config: s.GetConfigJson(), IdP: s.GetIdpJson(), SavedState: s.GetSavedState()}
 }
 
 func millisToTime(ms int64) time.Time {

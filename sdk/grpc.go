@@ -378,7 +378,7 @@ func (s *authServer) Token(ctx context.Context, r *pb.Token_Request) (*pb.Token_
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Token_Response{AccessToken: resp.AccessToken, TokenType: resp.TokenType, ExpiryUnixMillis: timeToMillis(resp.Expiry), Diagnostics: diagsToPB(resp.Diagnostics)}, nil
+	return &pb.Token_Response{AccessToken: resp.AccessToken, TokenType: resp.TokenType, ExpiryUnixMillis: timeToMillis(resp.Expiry), Diagnostics: diagsToPB(resp.Diagnostics), SavedState: resp.SavedState}, nil
 }
 
 func (s *authServer) Authorize(ctx context.Context, r *pb.Authorize_Request) (*pb.Authorize_Response, error) {
@@ -418,7 +418,7 @@ func (c *authClient) Token(ctx context.Context, r *TokenRequest) (*TokenResponse
 	if err != nil {
 		return nil, err
 	}
-	return &TokenResponse{AccessToken: resp.GetAccessToken(), TokenType: resp.GetTokenType(), Expiry: millisToTime(resp.GetExpiryUnixMillis()), Diagnostics: diagsFromPB(resp.GetDiagnostics())}, nil
+	return &TokenResponse{AccessToken: resp.GetAccessToken(), TokenType: resp.GetTokenType(), Expiry: millisToTime(resp.GetExpiryUnixMillis()), Diagnostics: diagsFromPB(resp.GetDiagnostics()), SavedState: resp.GetSavedState()}, nil
 }
 
 func (c *authClient) Authorize(ctx context.Context, r *AuthorizeRequest) (*AuthorizeResponse, error) {

@@ -44,6 +44,8 @@ type Record struct {
 	TokenURL      string           `json:"token_url,omitempty"`
 	RevocationURL string           `json:"revocation_url,omitempty"`
 	Token         *oauth2.Token    `json:"token"`
+	// PluginState is an auth plugin's saved state (TokenResponse.SavedState).
+	PluginState []byte `json:"plugin_state,omitempty"`
 	// DPoPKey is the PEM private key a DPoP-bound token is tied to.
 	DPoPKey   string    `json:"dpop_key,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`

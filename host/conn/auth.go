@@ -1,12 +1,14 @@
 package conn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
@@ -28,15 +30,17 @@ type AuthPlugins interface {
 type pluginAuth struct {
 	client sdk.AuthClient
 	plugin string
-	ref    sdk.ServerRef
+	store  hauth.Store // keeps the plugin's saved state; may be nil
+	key    string
 
 	mu    sync.Mutex
+	ref   sdk.ServerRef
 	token *oauth2.Token
 }
 
 var _ auth.OAuthHandler = (*pluginAuth)(nil)
 
-func newPluginAuth(ctx context.Context, plugins AuthPlugins, s *config.Server) (*pluginAuth, error) {
+func newPluginAuth(ctx context.Context, plugins AuthPlugins, s *config.Server, store hauth.Store) (*pluginAuth, error) {
 	client, name, err := plugins.Auth(ctx, s.AuthScheme)
 	if err != nil {
 		return nil, err
@@ -49,7 +53,30 @@ func newPluginAuth(ctx context.Context, plugins AuthPlugins, s *config.Server) (
 			return nil, fmt.Errorf("idp %s: %w", p.Name, err)
 		}
 	}
-	return &pluginAuth{client: client, plugin: name, ref: ref}, nil
+	pa := &pluginAuth{client: client, plugin: name, ref: ref, store: store, key: hauth.Key(s.Name, s.ConfigHash())}
+	if store != nil {
+		if r, err := store.Load(pa.key); err == nil {
+			pa.ref.SavedState = r.PluginState
+		}
+	}
+	return pa, nil
+}
+
+// serverRef returns the reference to send, with the current saved state.
+func (p *pluginAuth) serverRef() sdk.ServerRef {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ref
+}
+
+// save keeps state the plugin returned, with the token's expiry (for
+// `mcphost auth status`; never the token itself).
+func (p *pluginAuth) save(state []byte, expiry time.Time) error {
+	p.ref.SavedState = state
+	if p.store == nil {
+		return nil
+	}
+	return p.store.Save(p.key, &hauth.Record{Server: p.ref.ServerName, Grant: "plugin " + p.ref.Scheme, PluginState: state, Token: &oauth2.Token{Expiry: expiry}})
 }
 
 // Token returns the current credential, asking the plugin when there is none
@@ -66,6 +93,11 @@ func (p *pluginAuth) Token(ctx context.Context) (*oauth2.Token, error) {
 	}
 	if err := resp.Diagnostics.Err(); err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", p.ref.ServerName, err)
+	}
+	if len(resp.SavedState) > 0 && !bytes.Equal(resp.SavedState, p.ref.SavedState) {
+		if err := p.save(resp.SavedState, resp.Expiry); err != nil {
+			return nil, fmt.Errorf("saving credentials for %s: %w", p.ref.ServerName, err)
+		}
 	}
 	if resp.AccessToken == "" {
 		return nil, nil
@@ -109,7 +141,7 @@ func (p *pluginAuth) authorize(ctx context.Context, url string, status int, chal
 	p.mu.Lock()
 	p.token = nil
 	p.mu.Unlock()
-	r, err := p.client.Authorize(ctx, &sdk.AuthorizeRequest{Server: p.ref, RequestURL: url, Status: status, WWWAuthenticate: challenge})
+	r, err := p.client.Authorize(ctx, &sdk.AuthorizeRequest{Server: p.serverRef(), RequestURL: url, Status: status, WWWAuthenticate: challenge})
 	if err != nil {
 		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
 	}
@@ -166,11 +198,11 @@ func (c *Conn) loginPlugin(ctx context.Context, present hauth.Presenter) error {
 	if c.m.opts.Auth == nil {
 		return fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", c.cfg.Name, c.cfg.AuthScheme)
 	}
-	pa, err := newPluginAuth(ctx, c.m.opts.Auth, c.cfg)
+	pa, err := newPluginAuth(ctx, c.m.opts.Auth, c.cfg, c.m.opts.TokenStore)
 	if err != nil {
 		return err
 	}
-	r, err := pa.client.Authorize(ctx, &sdk.AuthorizeRequest{Server: pa.ref, RequestURL: c.cfg.URL, Status: http.StatusUnauthorized})
+	r, err := pa.client.Authorize(ctx, &sdk.AuthorizeRequest{Server: pa.serverRef(), RequestURL: c.cfg.URL, Status: http.StatusUnauthorized})
 	if err != nil {
 		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", pa.plugin, err)
 	}
@@ -204,12 +236,15 @@ func (c *Conn) loginPlugin(ctx context.Context, present hauth.Presenter) error {
 	if err != nil {
 		return fmt.Errorf("waiting for the login to %s: %w", c.cfg.Name, err)
 	}
-	done, err := pa.client.CompleteInteraction(ctx, &sdk.CompleteInteractionRequest{Server: pa.ref, ID: ia.ID, CallbackQuery: q, RedirectURI: cb.RedirectURL()})
+	done, err := pa.client.CompleteInteraction(ctx, &sdk.CompleteInteractionRequest{Server: pa.serverRef(), ID: ia.ID, CallbackQuery: q, RedirectURI: cb.RedirectURL()})
 	if err != nil {
 		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", pa.plugin, err)
 	}
 	if err := done.Diagnostics.Err(); err != nil {
 		return &AuthError{Server: c.cfg.Name, Plugin: pa.plugin, Err: err}
 	}
-	return nil
+	// Ask for the new credential now, so that its saved state is stored
+	// even if no request follows in this process.
+	_, err = pa.Token(ctx)
+	return err
 }

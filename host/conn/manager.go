@@ -673,7 +673,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			return nil, nil, fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", s.Name, s.AuthScheme)
 		}
 		var err error
-		if pa, err = newPluginAuth(ctx, c.m.opts.Auth, s); err != nil {
+		if pa, err = newPluginAuth(ctx, c.m.opts.Auth, s, c.m.opts.TokenStore); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -71,7 +71,20 @@ func (c *Conn) reconnect(ctx context.Context) error {
 }
 
 // Logout revokes and deletes the server's tokens and closes its session.
+// For a server whose credentials come from an auth plugin, it deletes the
+// plugin's saved state (the plugin process itself keeps what it holds in
+// memory until it restarts).
 func (c *Conn) Logout(ctx context.Context) error {
+	if c.cfg.OAuth == nil && c.cfg.AuthScheme != "" {
+		var err error
+		if st := c.m.opts.TokenStore; st != nil {
+			if derr := st.Delete(hauth.Key(c.cfg.Name, c.cfg.ConfigHash())); derr != nil && !errors.Is(derr, hauth.ErrNotFound) {
+				err = fmt.Errorf("deleting stored credentials of %s: %w", c.cfg.Name, derr)
+			}
+		}
+		c.Reset()
+		return err
+	}
 	h, err := c.OAuth()
 	if err != nil {
 		return err
@@ -134,4 +147,18 @@ func (t *oauthTransport) send(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// SavedPluginState returns the stored record of a server whose
+// credentials come from an auth plugin, or nil.
+func (c *Conn) SavedPluginState() *hauth.Record {
+	st := c.m.opts.TokenStore
+	if st == nil || c.cfg.AuthScheme == "" {
+		return nil
+	}
+	r, err := st.Load(hauth.Key(c.cfg.Name, c.cfg.ConfigHash()))
+	if err != nil {
+		return nil
+	}
+	return r
 }

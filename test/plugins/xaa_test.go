@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcphost/mcphost/host"
+	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/internal/fakeas"
@@ -311,4 +312,63 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.String()
+}
+
+// TestXAAResumesAfterRestart: the plugin's state (the IdP's id_token and
+// each server's access token) is kept by the host in its token store, so a
+// new process (a new host, a new plugin process) calls the server it logged
+// in to without a login, and reaches the other server on the same IdP
+// without a browser. Logout deletes the state.
+func TestXAAResumesAfterRestart(t *testing.T) {
+	e := newXAAEnv(t)
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, e.config(t, dir, fmt.Sprintf("  callback_port = %d", testbin.FreePort(t))))
+	store := &hauth.FileStore{Dir: filepath.Join(dir, "tokens")}
+	br := &browser{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := host.New(cfg, &host.Options{Logger: hclog.NewNullLogger(), PresentAuthURL: br.open, TokenStore: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Login(ctx, "a", br.open); err != nil {
+		t.Fatalf("login a: %v", err)
+	}
+	h.Close()
+
+	h2, err := host.New(cfg, &host.Options{Logger: hclog.NewNullLogger(), PresentAuthURL: br.open, TokenStore: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	for _, st := range h2.AuthStatuses() {
+		if st.Server == "a" && (!st.LoggedIn || st.Scheme != "plugin xaa (idp corp)") {
+			t.Errorf("status of a after restart: %+v", st)
+		}
+	}
+	for _, name := range []string{"mcp__a__whoami", "mcp__b__whoami"} {
+		if _, err := h2.CallTool(ctx, name, map[string]any{}, nil); err != nil {
+			t.Errorf("%s after restart: %v", name, err)
+		}
+	}
+	if n := br.opened.Load(); n != 1 {
+		t.Errorf("the browser opened %d times, want 1", n)
+	}
+	grants := 0
+	for _, r := range e.a.Requests("/token") {
+		if r.Form.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+			grants++
+		}
+	}
+	if grants != 1 {
+		t.Errorf("%d JWT-bearer grants at a's AS, want 1 (the saved token reused)", grants)
+	}
+	if err := h2.Logout(ctx, "a"); err != nil {
+		t.Fatalf("logout: %v", err)
+	}
+	for _, st := range h2.AuthStatuses() {
+		if st.Server == "a" && st.LoggedIn {
+			t.Errorf("a still logged in after logout")
+		}
+	}
 }

@@ -150,12 +150,69 @@ func (p *Plugin) Token(_ context.Context, req *sdk.TokenRequest) (*sdk.TokenResp
 		return &sdk.TokenResponse{Diagnostics: d}, nil
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	tok := p.tokens[r.key]
-	p.mu.Unlock()
+	if tok == nil {
+		tok = p.restoreLocked(r)
+	}
 	if tok == nil || (!tok.Expiry.IsZero() && !p.now().Add(expiryMargin).Before(tok.Expiry)) {
 		return &sdk.TokenResponse{}, nil
 	}
-	return &sdk.TokenResponse{AccessToken: tok.AccessToken, TokenType: "Bearer", Expiry: tok.Expiry}, nil
+	saved, _ := json.Marshal(savedState{IDToken: p.idTokens[r.idpKey], AccessToken: tok.AccessToken, Expiry: tok.Expiry})
+	return &sdk.TokenResponse{AccessToken: tok.AccessToken, TokenType: "Bearer", Expiry: tok.Expiry, SavedState: saved}, nil
+}
+
+// savedState is what the host keeps for a server across restarts (in its
+// owner-only token store): the IdP's id_token and the server's access token.
+type savedState struct {
+	IDToken     string    `json:"id_token,omitempty"`
+	AccessToken string    `json:"access_token,omitempty"`
+	Expiry      time.Time `json:"expiry,omitzero"`
+}
+
+// restoreLocked resumes from the state the host saved: the access token if
+// it is still valid, and the id_token (for every server on the IdP) if it
+// has not expired.
+func (p *Plugin) restoreLocked(r *request) *oauth2.Token {
+	var st savedState
+	if len(r.ref.SavedState) == 0 || json.Unmarshal(r.ref.SavedState, &st) != nil {
+		return nil
+	}
+	if st.IDToken != "" && p.idTokens[r.idpKey] == "" {
+		if exp, ok := jwtExpiry(st.IDToken); !ok || p.now().Before(exp) {
+			p.idTokens[r.idpKey] = st.IDToken
+		}
+	}
+	if st.AccessToken == "" || (!st.Expiry.IsZero() && !p.now().Add(expiryMargin).Before(st.Expiry)) {
+		return nil
+	}
+	tok := &oauth2.Token{AccessToken: st.AccessToken, TokenType: "Bearer", Expiry: st.Expiry}
+	p.tokens[r.key] = tok
+	return tok
+}
+
+// jwtExpiry reads the exp claim of a JWT without verifying it (the IdP
+// verifies the id_token; this only avoids sending one known to be stale).
+func jwtExpiry(tok string) (time.Time, bool) {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return time.Time{}, false
+	}
+	var c struct {
+		Exp json.Number `json:"exp"`
+	}
+	if json.Unmarshal(b, &c) != nil || c.Exp == "" {
+		return time.Time{}, false
+	}
+	secs, err := c.Exp.Int64()
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(secs, 0), true
 }
 
 // Authorize reacts to a 401 (or 403 insufficient_scope): it obtains an
@@ -176,6 +233,8 @@ func (p *Plugin) Authorize(ctx context.Context, req *sdk.AuthorizeRequest) (*sdk
 	flight.Lock()
 	defer flight.Unlock()
 	p.mu.Lock()
+	delete(p.tokens, r.key)
+	p.restoreLocked(r) // an id_token saved by an earlier run
 	delete(p.tokens, r.key)
 	idToken := p.idTokens[r.idpKey]
 	p.mu.Unlock()

@@ -932,7 +932,11 @@ type ServerRef struct {
 	ConfigJson []byte `protobuf:"bytes,4,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
 	// IdpJSON is the identity provider the auth block names with its `idp`
 	// attribute (an idp "NAME" block), as a JSON object; empty if none.
-	IdpJson       []byte `protobuf:"bytes,5,opt,name=idp_json,json=idpJson,proto3" json:"idp_json,omitempty"`
+	IdpJson []byte `protobuf:"bytes,5,opt,name=idp_json,json=idpJson,proto3" json:"idp_json,omitempty"`
+	// SavedState is the state the plugin last returned in a Token response
+	// for this server (see Token.Response.saved_state), as the host stored
+	// it; empty if none. It lets a plugin resume after a restart.
+	SavedState    []byte `protobuf:"bytes,6,opt,name=saved_state,json=savedState,proto3" json:"saved_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -998,6 +1002,13 @@ func (x *ServerRef) GetConfigJson() []byte {
 func (x *ServerRef) GetIdpJson() []byte {
 	if x != nil {
 		return x.IdpJson
+	}
+	return nil
+}
+
+func (x *ServerRef) GetSavedState() []byte {
+	if x != nil {
+		return x.SavedState
 	}
 	return nil
 }
@@ -1385,8 +1396,12 @@ type Token_Response struct {
 	// ExpiryUnixMillis is 0 for a token that does not expire.
 	ExpiryUnixMillis int64         `protobuf:"varint,3,opt,name=expiry_unix_millis,json=expiryUnixMillis,proto3" json:"expiry_unix_millis,omitempty"`
 	Diagnostics      []*Diagnostic `protobuf:"bytes,4,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// SavedState, if set, is opaque state the host keeps for the server in
+	// its token store (owner-only, like its own tokens) and sends back in
+	// ServerRef.saved_state, also after a restart. It may hold secrets.
+	SavedState    []byte `protobuf:"bytes,5,opt,name=saved_state,json=savedState,proto3" json:"saved_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Token_Response) Reset() {
@@ -1443,6 +1458,13 @@ func (x *Token_Response) GetExpiryUnixMillis() int64 {
 func (x *Token_Response) GetDiagnostics() []*Diagnostic {
 	if x != nil {
 		return x.Diagnostics
+	}
+	return nil
+}
+
+func (x *Token_Response) GetSavedState() []byte {
+	if x != nil {
+		return x.SavedState
 	}
 	return nil
 }
@@ -1885,7 +1907,7 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10CODE_UNSPECIFIED\x10\x00\x12\t\n" +
 	"\x05OTHER\x10\x01\x12\f\n" +
 	"\bTERMINAL\x10\x02\x12\b\n" +
-	"\x04AUTH\x10\x03\"\x9f\x01\n" +
+	"\x04AUTH\x10\x03\"\xc0\x01\n" +
 	"\tServerRef\x12\x16\n" +
 	"\x06scheme\x18\x01 \x01(\tR\x06scheme\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -1894,16 +1916,20 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"server_url\x18\x03 \x01(\tR\tserverUrl\x12\x1f\n" +
 	"\vconfig_json\x18\x04 \x01(\fR\n" +
 	"configJson\x12\x19\n" +
-	"\bidp_json\x18\x05 \x01(\fR\aidpJson\"\x86\x02\n" +
+	"\bidp_json\x18\x05 \x01(\fR\aidpJson\x12\x1f\n" +
+	"\vsaved_state\x18\x06 \x01(\fR\n" +
+	"savedState\"\xa7\x02\n" +
 	"\x05Token\x1a?\n" +
 	"\aRequest\x124\n" +
-	"\x06server\x18\x01 \x01(\v2\x1c.mcphost.plugin.v1.ServerRefR\x06server\x1a\xbb\x01\n" +
+	"\x06server\x18\x01 \x01(\v2\x1c.mcphost.plugin.v1.ServerRefR\x06server\x1a\xdc\x01\n" +
 	"\bResponse\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1d\n" +
 	"\n" +
 	"token_type\x18\x02 \x01(\tR\ttokenType\x12,\n" +
 	"\x12expiry_unix_millis\x18\x03 \x01(\x03R\x10expiryUnixMillis\x12?\n" +
-	"\vdiagnostics\x18\x04 \x03(\v2\x1d.mcphost.plugin.v1.DiagnosticR\vdiagnostics\"\xc1\x02\n" +
+	"\vdiagnostics\x18\x04 \x03(\v2\x1d.mcphost.plugin.v1.DiagnosticR\vdiagnostics\x12\x1f\n" +
+	"\vsaved_state\x18\x05 \x01(\fR\n" +
+	"savedState\"\xc1\x02\n" +
 	"\tAuthorize\x1a\xa3\x01\n" +
 	"\aRequest\x124\n" +
 	"\x06server\x18\x01 \x01(\v2\x1c.mcphost.plugin.v1.ServerRefR\x06server\x12\x1f\n" +
