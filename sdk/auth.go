@@ -24,6 +24,19 @@ type Interactive interface {
 	CompleteInteraction(ctx context.Context, req *CompleteInteractionRequest) (*CompleteInteractionResponse, error)
 }
 
+// Forgetter is implemented by auth plugins that hold credentials: Forget
+// drops a server's (on `mcphost auth logout`), so that neither Token nor
+// saved state returns them again.
+type Forgetter interface {
+	Forget(ctx context.Context, req *ForgetRequest) (*ForgetResponse, error)
+}
+
+// ForgetRequest names the server whose credentials to drop.
+type ForgetRequest struct{ Server ServerRef }
+
+// ForgetResponse reports problems.
+type ForgetResponse struct{ Diagnostics Diagnostics }
+
 // ServerRef identifies the server a credential is for.
 type ServerRef struct {
 	Scheme     string

@@ -405,10 +405,24 @@ func (s *authServer) CompleteInteraction(ctx context.Context, r *pb.CompleteInte
 	return &pb.CompleteInteraction_Response{Diagnostics: diagsToPB(resp.Diagnostics)}, nil
 }
 
-// AuthClient is the host's view of an auth plugin: Auth plus Interactive.
+func (s *authServer) Forget(ctx context.Context, r *pb.Forget_Request) (*pb.Forget_Response, error) {
+	f, ok := s.impl.(Forgetter)
+	if !ok {
+		return &pb.Forget_Response{}, nil // nothing held, nothing to drop
+	}
+	resp, err := f.Forget(ctx, &ForgetRequest{Server: serverRefFromPB(r.GetServer())})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Forget_Response{Diagnostics: diagsToPB(resp.Diagnostics)}, nil
+}
+
+// AuthClient is the host's view of an auth plugin: Auth, Interactive and
+// Forgetter.
 type AuthClient interface {
 	Auth
 	Interactive
+	Forgetter
 }
 
 type authClient struct{ c pb.AuthClient }
@@ -431,6 +445,14 @@ func (c *authClient) Authorize(ctx context.Context, r *AuthorizeRequest) (*Autho
 		out.Interaction = &Interaction{ID: i.GetId(), OpenURL: i.GetOpenUrl(), CallbackPath: i.GetCallbackPath(), CallbackPort: int(i.GetCallbackPort())}
 	}
 	return out, nil
+}
+
+func (c *authClient) Forget(ctx context.Context, r *ForgetRequest) (*ForgetResponse, error) {
+	resp, err := c.c.Forget(ctx, &pb.Forget_Request{Server: serverRefToPB(&r.Server)})
+	if err != nil {
+		return nil, err
+	}
+	return &ForgetResponse{Diagnostics: diagsFromPB(resp.GetDiagnostics())}, nil
 }
 
 func (c *authClient) CompleteInteraction(ctx context.Context, r *CompleteInteractionRequest) (*CompleteInteractionResponse, error) {

@@ -163,10 +163,12 @@ type AuthError struct {
 	Err            error
 }
 
+// Error describes the refusal.
 func (e *AuthError) Error() string {
 	return fmt.Sprintf("authorizing %s (auth plugin %s): %v", e.Server, e.Plugin, e.Err)
 }
 
+// Unwrap returns the plugin's diagnostics as an error.
 func (e *AuthError) Unwrap() error { return e.Err }
 
 // bearerTransport adds the plugin's credential to each request (for the SSE

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/sdk"
 )
 
 // ErrNoOAuth is returned by Login and Logout for a server without an oauth block.
@@ -71,13 +72,14 @@ func (c *Conn) reconnect(ctx context.Context) error {
 }
 
 // Logout revokes and deletes the server's tokens and closes its session.
-// For a server whose credentials come from an auth plugin, it deletes the
-// plugin's saved state (the plugin process itself keeps what it holds in
-// memory until it restarts).
+// For a server whose credentials come from an auth plugin, the plugin
+// drops what it holds (Forget) and the host deletes its saved state. Another
+// running mcphost process (e.g. `serve`) has its own plugin process, which
+// keeps its tokens until it restarts or they expire.
 func (c *Conn) Logout(ctx context.Context) error {
 	if c.cfg.OAuth == nil && c.cfg.AuthScheme != "" {
-		var err error
-		if st := c.m.opts.TokenStore; st != nil {
+		err := c.forgetPlugin(ctx)
+		if st := c.m.opts.TokenStore; st != nil { // deleted even if the plugin failed
 			if derr := st.Delete(hauth.Key(c.cfg.Name, c.cfg.ConfigHash())); derr != nil && !errors.Is(derr, hauth.ErrNotFound) {
 				err = fmt.Errorf("deleting stored credentials of %s: %w", c.cfg.Name, derr)
 			}
@@ -147,6 +149,25 @@ func (t *oauthTransport) send(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// forgetPlugin tells the server's auth plugin to drop its credentials.
+func (c *Conn) forgetPlugin(ctx context.Context) error {
+	if c.m.opts.Auth == nil {
+		return nil
+	}
+	pa, err := newPluginAuth(ctx, c.m.opts.Auth, c.cfg, nil)
+	if err != nil {
+		return err
+	}
+	r, err := pa.client.Forget(ctx, &sdk.ForgetRequest{Server: pa.serverRef()})
+	if err != nil {
+		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", pa.plugin, err)
+	}
+	if err := r.Diagnostics.Err(); err != nil {
+		return &AuthError{Server: c.cfg.Name, Plugin: pa.plugin, Err: err}
+	}
+	return nil
 }
 
 // SavedPluginState returns the stored record of a server whose

@@ -371,4 +371,15 @@ func TestXAAResumesAfterRestart(t *testing.T) {
 			t.Errorf("a still logged in after logout")
 		}
 	}
+	// The plugin dropped the server's token and the IdP session: the next
+	// call needs a login, and no browser opens by itself.
+	if _, err := h2.CallTool(ctx, "mcp__a__whoami", map[string]any{}, nil); !errors.Is(err, conn.ErrNeedsAuth) && (err == nil || !strings.Contains(err.Error(), "no such tool")) {
+		t.Errorf("call after logout: %v, want a server that needs a login", err)
+	}
+	if !hasTool(t, h2, "mcp__a__authenticate") {
+		t.Error("after logout a does not offer its authenticate tool")
+	}
+	if n := br.opened.Load(); n != 1 {
+		t.Errorf("the browser opened %d times, want 1", n)
+	}
 }

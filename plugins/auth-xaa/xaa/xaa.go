@@ -91,7 +91,26 @@ type Plugin struct {
 var (
 	_ sdk.Auth        = (*Plugin)(nil)
 	_ sdk.Interactive = (*Plugin)(nil)
+	_ sdk.Forgetter   = (*Plugin)(nil)
 )
+
+// Forget drops the server's access token and the id_token of its IdP:
+// logging out ends the IdP session mcphost holds, so no server on that IdP
+// gets a new token without a new login (tokens already issued to other
+// servers last until they expire).
+func (p *Plugin) Forget(_ context.Context, req *sdk.ForgetRequest) (*sdk.ForgetResponse, error) {
+	r, d := parse(req.Server)
+	if d.HasErrors() {
+		return &sdk.ForgetResponse{Diagnostics: d}, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.tokens, r.key)
+	delete(p.scopes, r.key)
+	delete(p.stepUps, r.key)
+	delete(p.idTokens, r.idpKey)
+	return &sdk.ForgetResponse{}, nil
+}
 
 // New returns the plugin; Close stops its pending logins.
 func New(logger hclog.Logger) *Plugin {

@@ -1158,6 +1158,42 @@ func (x *Interaction) GetCallbackPort() int32 {
 	return 0
 }
 
+type Forget struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Forget) Reset() {
+	*x = Forget{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Forget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Forget) ProtoMessage() {}
+
+func (x *Forget) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Forget.ProtoReflect.Descriptor instead.
+func (*Forget) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+}
+
 type CompleteInteraction struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1166,7 +1202,7 @@ type CompleteInteraction struct {
 
 func (x *CompleteInteraction) Reset() {
 	*x = CompleteInteraction{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1214,7 @@ func (x *CompleteInteraction) String() string {
 func (*CompleteInteraction) ProtoMessage() {}
 
 func (x *CompleteInteraction) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1227,7 @@ func (x *CompleteInteraction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteInteraction.ProtoReflect.Descriptor instead.
 func (*CompleteInteraction) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 type GetHeaders struct {
@@ -1202,7 +1238,7 @@ type GetHeaders struct {
 
 func (x *GetHeaders) Reset() {
 	*x = GetHeaders{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1250,7 @@ func (x *GetHeaders) String() string {
 func (*GetHeaders) ProtoMessage() {}
 
 func (x *GetHeaders) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1263,7 @@ func (x *GetHeaders) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeaders.ProtoReflect.Descriptor instead.
 func (*GetHeaders) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 type GetInfo_Request struct {
@@ -1238,7 +1274,7 @@ type GetInfo_Request struct {
 
 func (x *GetInfo_Request) Reset() {
 	*x = GetInfo_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1286,7 @@ func (x *GetInfo_Request) String() string {
 func (*GetInfo_Request) ProtoMessage() {}
 
 func (x *GetInfo_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1318,7 @@ type GetInfo_Response struct {
 
 func (x *GetInfo_Response) Reset() {
 	*x = GetInfo_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1294,7 +1330,7 @@ func (x *GetInfo_Response) String() string {
 func (*GetInfo_Response) ProtoMessage() {}
 
 func (x *GetInfo_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1390,7 @@ type Token_Request struct {
 
 func (x *Token_Request) Reset() {
 	*x = Token_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1402,7 @@ func (x *Token_Request) String() string {
 func (*Token_Request) ProtoMessage() {}
 
 func (x *Token_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1406,7 +1442,7 @@ type Token_Response struct {
 
 func (x *Token_Response) Reset() {
 	*x = Token_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1418,7 +1454,7 @@ func (x *Token_Response) String() string {
 func (*Token_Response) ProtoMessage() {}
 
 func (x *Token_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1517,7 @@ type Authorize_Request struct {
 
 func (x *Authorize_Request) Reset() {
 	*x = Authorize_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1493,7 +1529,7 @@ func (x *Authorize_Request) String() string {
 func (*Authorize_Request) ProtoMessage() {}
 
 func (x *Authorize_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1585,7 @@ type Authorize_Response struct {
 
 func (x *Authorize_Response) Reset() {
 	*x = Authorize_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1597,7 @@ func (x *Authorize_Response) String() string {
 func (*Authorize_Response) ProtoMessage() {}
 
 func (x *Authorize_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,6 +1627,94 @@ func (x *Authorize_Response) GetDiagnostics() []*Diagnostic {
 	return nil
 }
 
+type Forget_Request struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Server        *ServerRef             `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Forget_Request) Reset() {
+	*x = Forget_Request{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Forget_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Forget_Request) ProtoMessage() {}
+
+func (x *Forget_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Forget_Request.ProtoReflect.Descriptor instead.
+func (*Forget_Request) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14, 0}
+}
+
+func (x *Forget_Request) GetServer() *ServerRef {
+	if x != nil {
+		return x.Server
+	}
+	return nil
+}
+
+type Forget_Response struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Diagnostics   []*Diagnostic          `protobuf:"bytes,1,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Forget_Response) Reset() {
+	*x = Forget_Response{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Forget_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Forget_Response) ProtoMessage() {}
+
+func (x *Forget_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Forget_Response.ProtoReflect.Descriptor instead.
+func (*Forget_Response) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14, 1}
+}
+
+func (x *Forget_Response) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
 type CompleteInteraction_Request struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Server *ServerRef             `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
@@ -1604,7 +1728,7 @@ type CompleteInteraction_Request struct {
 
 func (x *CompleteInteraction_Request) Reset() {
 	*x = CompleteInteraction_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1740,7 @@ func (x *CompleteInteraction_Request) String() string {
 func (*CompleteInteraction_Request) ProtoMessage() {}
 
 func (x *CompleteInteraction_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1753,7 @@ func (x *CompleteInteraction_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteInteraction_Request.ProtoReflect.Descriptor instead.
 func (*CompleteInteraction_Request) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14, 0}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15, 0}
 }
 
 func (x *CompleteInteraction_Request) GetServer() *ServerRef {
@@ -1669,7 +1793,7 @@ type CompleteInteraction_Response struct {
 
 func (x *CompleteInteraction_Response) Reset() {
 	*x = CompleteInteraction_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1805,7 @@ func (x *CompleteInteraction_Response) String() string {
 func (*CompleteInteraction_Response) ProtoMessage() {}
 
 func (x *CompleteInteraction_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1818,7 @@ func (x *CompleteInteraction_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteInteraction_Response.ProtoReflect.Descriptor instead.
 func (*CompleteInteraction_Response) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14, 1}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15, 1}
 }
 
 func (x *CompleteInteraction_Response) GetDiagnostics() []*Diagnostic {
@@ -1716,7 +1840,7 @@ type GetHeaders_Request struct {
 
 func (x *GetHeaders_Request) Reset() {
 	*x = GetHeaders_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +1852,7 @@ func (x *GetHeaders_Request) String() string {
 func (*GetHeaders_Request) ProtoMessage() {}
 
 func (x *GetHeaders_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +1865,7 @@ func (x *GetHeaders_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeaders_Request.ProtoReflect.Descriptor instead.
 func (*GetHeaders_Request) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15, 0}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16, 0}
 }
 
 func (x *GetHeaders_Request) GetServerName() string {
@@ -1775,7 +1899,7 @@ type GetHeaders_Response struct {
 
 func (x *GetHeaders_Response) Reset() {
 	*x = GetHeaders_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1787,7 +1911,7 @@ func (x *GetHeaders_Response) String() string {
 func (*GetHeaders_Response) ProtoMessage() {}
 
 func (x *GetHeaders_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1800,7 +1924,7 @@ func (x *GetHeaders_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeaders_Response.ProtoReflect.Descriptor instead.
 func (*GetHeaders_Response) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15, 1}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16, 1}
 }
 
 func (x *GetHeaders_Response) GetHeaders() map[string]string {
@@ -1944,7 +2068,12 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bopen_url\x18\x02 \x01(\tR\aopenUrl\x12#\n" +
 	"\rcallback_path\x18\x03 \x01(\tR\fcallbackPath\x12#\n" +
-	"\rcallback_port\x18\x04 \x01(\x05R\fcallbackPort\"\xfe\x01\n" +
+	"\rcallback_port\x18\x04 \x01(\x05R\fcallbackPort\"\x96\x01\n" +
+	"\x06Forget\x1a?\n" +
+	"\aRequest\x124\n" +
+	"\x06server\x18\x01 \x01(\v2\x1c.mcphost.plugin.v1.ServerRefR\x06server\x1aK\n" +
+	"\bResponse\x12?\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x1d.mcphost.plugin.v1.DiagnosticR\vdiagnostics\"\xfe\x01\n" +
 	"\x13CompleteInteraction\x1a\x99\x01\n" +
 	"\aRequest\x124\n" +
 	"\x06server\x18\x01 \x01(\v2\x1c.mcphost.plugin.v1.ServerRefR\x06server\x12\x0e\n" +
@@ -1971,11 +2100,12 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06Plugin\x12R\n" +
 	"\aGetInfo\x12\".mcphost.plugin.v1.GetInfo.Request\x1a#.mcphost.plugin.v1.GetInfo.Response2N\n" +
 	"\tTransport\x12A\n" +
-	"\aConnect\x12\x18.mcphost.plugin.v1.Frame\x1a\x18.mcphost.plugin.v1.Frame(\x010\x012\xa6\x02\n" +
+	"\aConnect\x12\x18.mcphost.plugin.v1.Frame\x1a\x18.mcphost.plugin.v1.Frame(\x010\x012\xf7\x02\n" +
 	"\x04Auth\x12L\n" +
 	"\x05Token\x12 .mcphost.plugin.v1.Token.Request\x1a!.mcphost.plugin.v1.Token.Response\x12X\n" +
 	"\tAuthorize\x12$.mcphost.plugin.v1.Authorize.Request\x1a%.mcphost.plugin.v1.Authorize.Response\x12v\n" +
-	"\x13CompleteInteraction\x12..mcphost.plugin.v1.CompleteInteraction.Request\x1a/.mcphost.plugin.v1.CompleteInteraction.Response2f\n" +
+	"\x13CompleteInteraction\x12..mcphost.plugin.v1.CompleteInteraction.Request\x1a/.mcphost.plugin.v1.CompleteInteraction.Response\x12O\n" +
+	"\x06Forget\x12!.mcphost.plugin.v1.Forget.Request\x1a\".mcphost.plugin.v1.Forget.Response2f\n" +
 	"\aHeaders\x12[\n" +
 	"\n" +
 	"GetHeaders\x12%.mcphost.plugin.v1.GetHeaders.Request\x1a&.mcphost.plugin.v1.GetHeaders.ResponseB>Z<github.com/mcphost/mcphost/sdk/internal/pluginpb/v1;pluginpbb\x06proto3"
@@ -1993,7 +2123,7 @@ func file_mcphost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_mcphost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_mcphost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_mcphost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_mcphost_plugin_v1_plugin_proto_goTypes = []any{
 	(Attribute_Type)(0),                  // 0: mcphost.plugin.v1.Attribute.Type
 	(Diagnostic_Severity)(0),             // 1: mcphost.plugin.v1.Diagnostic.Severity
@@ -2012,20 +2142,23 @@ var file_mcphost_plugin_v1_plugin_proto_goTypes = []any{
 	(*Token)(nil),                        // 14: mcphost.plugin.v1.Token
 	(*Authorize)(nil),                    // 15: mcphost.plugin.v1.Authorize
 	(*Interaction)(nil),                  // 16: mcphost.plugin.v1.Interaction
-	(*CompleteInteraction)(nil),          // 17: mcphost.plugin.v1.CompleteInteraction
-	(*GetHeaders)(nil),                   // 18: mcphost.plugin.v1.GetHeaders
-	(*GetInfo_Request)(nil),              // 19: mcphost.plugin.v1.GetInfo.Request
-	(*GetInfo_Response)(nil),             // 20: mcphost.plugin.v1.GetInfo.Response
-	nil,                                  // 21: mcphost.plugin.v1.Open.HeadersEntry
-	(*Token_Request)(nil),                // 22: mcphost.plugin.v1.Token.Request
-	(*Token_Response)(nil),               // 23: mcphost.plugin.v1.Token.Response
-	(*Authorize_Request)(nil),            // 24: mcphost.plugin.v1.Authorize.Request
-	(*Authorize_Response)(nil),           // 25: mcphost.plugin.v1.Authorize.Response
-	(*CompleteInteraction_Request)(nil),  // 26: mcphost.plugin.v1.CompleteInteraction.Request
-	(*CompleteInteraction_Response)(nil), // 27: mcphost.plugin.v1.CompleteInteraction.Response
-	(*GetHeaders_Request)(nil),           // 28: mcphost.plugin.v1.GetHeaders.Request
-	(*GetHeaders_Response)(nil),          // 29: mcphost.plugin.v1.GetHeaders.Response
-	nil,                                  // 30: mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
+	(*Forget)(nil),                       // 17: mcphost.plugin.v1.Forget
+	(*CompleteInteraction)(nil),          // 18: mcphost.plugin.v1.CompleteInteraction
+	(*GetHeaders)(nil),                   // 19: mcphost.plugin.v1.GetHeaders
+	(*GetInfo_Request)(nil),              // 20: mcphost.plugin.v1.GetInfo.Request
+	(*GetInfo_Response)(nil),             // 21: mcphost.plugin.v1.GetInfo.Response
+	nil,                                  // 22: mcphost.plugin.v1.Open.HeadersEntry
+	(*Token_Request)(nil),                // 23: mcphost.plugin.v1.Token.Request
+	(*Token_Response)(nil),               // 24: mcphost.plugin.v1.Token.Response
+	(*Authorize_Request)(nil),            // 25: mcphost.plugin.v1.Authorize.Request
+	(*Authorize_Response)(nil),           // 26: mcphost.plugin.v1.Authorize.Response
+	(*Forget_Request)(nil),               // 27: mcphost.plugin.v1.Forget.Request
+	(*Forget_Response)(nil),              // 28: mcphost.plugin.v1.Forget.Response
+	(*CompleteInteraction_Request)(nil),  // 29: mcphost.plugin.v1.CompleteInteraction.Request
+	(*CompleteInteraction_Response)(nil), // 30: mcphost.plugin.v1.CompleteInteraction.Response
+	(*GetHeaders_Request)(nil),           // 31: mcphost.plugin.v1.GetHeaders.Request
+	(*GetHeaders_Response)(nil),          // 32: mcphost.plugin.v1.GetHeaders.Response
+	nil,                                  // 33: mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
 }
 var file_mcphost_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 0: mcphost.plugin.v1.Component.config:type_name -> mcphost.plugin.v1.Attribute
@@ -2035,7 +2168,7 @@ var file_mcphost_plugin_v1_plugin_proto_depIdxs = []int32{
 	10, // 4: mcphost.plugin.v1.Frame.opened:type_name -> mcphost.plugin.v1.Opened
 	12, // 5: mcphost.plugin.v1.Frame.error:type_name -> mcphost.plugin.v1.TransportError
 	11, // 6: mcphost.plugin.v1.Frame.close:type_name -> mcphost.plugin.v1.Close
-	21, // 7: mcphost.plugin.v1.Open.headers:type_name -> mcphost.plugin.v1.Open.HeadersEntry
+	22, // 7: mcphost.plugin.v1.Open.headers:type_name -> mcphost.plugin.v1.Open.HeadersEntry
 	9,  // 8: mcphost.plugin.v1.Open.tls:type_name -> mcphost.plugin.v1.TLS
 	2,  // 9: mcphost.plugin.v1.TransportError.code:type_name -> mcphost.plugin.v1.TransportError.Code
 	4,  // 10: mcphost.plugin.v1.GetInfo.Response.transports:type_name -> mcphost.plugin.v1.Component
@@ -2046,27 +2179,31 @@ var file_mcphost_plugin_v1_plugin_proto_depIdxs = []int32{
 	13, // 15: mcphost.plugin.v1.Authorize.Request.server:type_name -> mcphost.plugin.v1.ServerRef
 	16, // 16: mcphost.plugin.v1.Authorize.Response.interaction:type_name -> mcphost.plugin.v1.Interaction
 	6,  // 17: mcphost.plugin.v1.Authorize.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	13, // 18: mcphost.plugin.v1.CompleteInteraction.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	6,  // 19: mcphost.plugin.v1.CompleteInteraction.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	30, // 20: mcphost.plugin.v1.GetHeaders.Response.headers:type_name -> mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
-	6,  // 21: mcphost.plugin.v1.GetHeaders.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	19, // 22: mcphost.plugin.v1.Plugin.GetInfo:input_type -> mcphost.plugin.v1.GetInfo.Request
-	7,  // 23: mcphost.plugin.v1.Transport.Connect:input_type -> mcphost.plugin.v1.Frame
-	22, // 24: mcphost.plugin.v1.Auth.Token:input_type -> mcphost.plugin.v1.Token.Request
-	24, // 25: mcphost.plugin.v1.Auth.Authorize:input_type -> mcphost.plugin.v1.Authorize.Request
-	26, // 26: mcphost.plugin.v1.Auth.CompleteInteraction:input_type -> mcphost.plugin.v1.CompleteInteraction.Request
-	28, // 27: mcphost.plugin.v1.Headers.GetHeaders:input_type -> mcphost.plugin.v1.GetHeaders.Request
-	20, // 28: mcphost.plugin.v1.Plugin.GetInfo:output_type -> mcphost.plugin.v1.GetInfo.Response
-	7,  // 29: mcphost.plugin.v1.Transport.Connect:output_type -> mcphost.plugin.v1.Frame
-	23, // 30: mcphost.plugin.v1.Auth.Token:output_type -> mcphost.plugin.v1.Token.Response
-	25, // 31: mcphost.plugin.v1.Auth.Authorize:output_type -> mcphost.plugin.v1.Authorize.Response
-	27, // 32: mcphost.plugin.v1.Auth.CompleteInteraction:output_type -> mcphost.plugin.v1.CompleteInteraction.Response
-	29, // 33: mcphost.plugin.v1.Headers.GetHeaders:output_type -> mcphost.plugin.v1.GetHeaders.Response
-	28, // [28:34] is the sub-list for method output_type
-	22, // [22:28] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	13, // 18: mcphost.plugin.v1.Forget.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	6,  // 19: mcphost.plugin.v1.Forget.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	13, // 20: mcphost.plugin.v1.CompleteInteraction.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	6,  // 21: mcphost.plugin.v1.CompleteInteraction.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	33, // 22: mcphost.plugin.v1.GetHeaders.Response.headers:type_name -> mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
+	6,  // 23: mcphost.plugin.v1.GetHeaders.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	20, // 24: mcphost.plugin.v1.Plugin.GetInfo:input_type -> mcphost.plugin.v1.GetInfo.Request
+	7,  // 25: mcphost.plugin.v1.Transport.Connect:input_type -> mcphost.plugin.v1.Frame
+	23, // 26: mcphost.plugin.v1.Auth.Token:input_type -> mcphost.plugin.v1.Token.Request
+	25, // 27: mcphost.plugin.v1.Auth.Authorize:input_type -> mcphost.plugin.v1.Authorize.Request
+	29, // 28: mcphost.plugin.v1.Auth.CompleteInteraction:input_type -> mcphost.plugin.v1.CompleteInteraction.Request
+	27, // 29: mcphost.plugin.v1.Auth.Forget:input_type -> mcphost.plugin.v1.Forget.Request
+	31, // 30: mcphost.plugin.v1.Headers.GetHeaders:input_type -> mcphost.plugin.v1.GetHeaders.Request
+	21, // 31: mcphost.plugin.v1.Plugin.GetInfo:output_type -> mcphost.plugin.v1.GetInfo.Response
+	7,  // 32: mcphost.plugin.v1.Transport.Connect:output_type -> mcphost.plugin.v1.Frame
+	24, // 33: mcphost.plugin.v1.Auth.Token:output_type -> mcphost.plugin.v1.Token.Response
+	26, // 34: mcphost.plugin.v1.Auth.Authorize:output_type -> mcphost.plugin.v1.Authorize.Response
+	30, // 35: mcphost.plugin.v1.Auth.CompleteInteraction:output_type -> mcphost.plugin.v1.CompleteInteraction.Response
+	28, // 36: mcphost.plugin.v1.Auth.Forget:output_type -> mcphost.plugin.v1.Forget.Response
+	32, // 37: mcphost.plugin.v1.Headers.GetHeaders:output_type -> mcphost.plugin.v1.GetHeaders.Response
+	31, // [31:38] is the sub-list for method output_type
+	24, // [24:31] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_mcphost_plugin_v1_plugin_proto_init() }
@@ -2087,7 +2224,7 @@ func file_mcphost_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcphost_plugin_v1_plugin_proto_rawDesc), len(file_mcphost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   28,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -256,6 +256,7 @@ const (
 	Auth_Token_FullMethodName               = "/mcphost.plugin.v1.Auth/Token"
 	Auth_Authorize_FullMethodName           = "/mcphost.plugin.v1.Auth/Authorize"
 	Auth_CompleteInteraction_FullMethodName = "/mcphost.plugin.v1.Auth/CompleteInteraction"
+	Auth_Forget_FullMethodName              = "/mcphost.plugin.v1.Auth/Forget"
 )
 
 // AuthClient is the client API for Auth service.
@@ -267,6 +268,9 @@ type AuthClient interface {
 	// CompleteInteraction finishes an interaction that Authorize asked the host
 	// to drive (the user opened a URL; the callback arrived).
 	CompleteInteraction(ctx context.Context, in *CompleteInteraction_Request, opts ...grpc.CallOption) (*CompleteInteraction_Response, error)
+	// Forget drops what the plugin holds for a server (`mcphost auth logout`):
+	// its tokens and anything it would return as saved state.
+	Forget(ctx context.Context, in *Forget_Request, opts ...grpc.CallOption) (*Forget_Response, error)
 }
 
 type authClient struct {
@@ -304,6 +308,15 @@ func (c *authClient) CompleteInteraction(ctx context.Context, in *CompleteIntera
 	return out, nil
 }
 
+func (c *authClient) Forget(ctx context.Context, in *Forget_Request, opts ...grpc.CallOption) (*Forget_Response, error) {
+	out := new(Forget_Response)
+	err := c.cc.Invoke(ctx, Auth_Forget_FullMethodName, in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthServer is the server API for Auth service.
 // All implementations must embed UnimplementedAuthServer
 // for forward compatibility
@@ -313,6 +326,9 @@ type AuthServer interface {
 	// CompleteInteraction finishes an interaction that Authorize asked the host
 	// to drive (the user opened a URL; the callback arrived).
 	CompleteInteraction(context.Context, *CompleteInteraction_Request) (*CompleteInteraction_Response, error)
+	// Forget drops what the plugin holds for a server (`mcphost auth logout`):
+	// its tokens and anything it would return as saved state.
+	Forget(context.Context, *Forget_Request) (*Forget_Response, error)
 	mustEmbedUnimplementedAuthServer()
 }
 
@@ -328,6 +344,9 @@ func (UnimplementedAuthServer) Authorize(context.Context, *Authorize_Request) (*
 }
 func (UnimplementedAuthServer) CompleteInteraction(context.Context, *CompleteInteraction_Request) (*CompleteInteraction_Response, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CompleteInteraction not implemented")
+}
+func (UnimplementedAuthServer) Forget(context.Context, *Forget_Request) (*Forget_Response, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Forget not implemented")
 }
 func (UnimplementedAuthServer) mustEmbedUnimplementedAuthServer() {}
 
@@ -396,6 +415,24 @@ func _Auth_CompleteInteraction_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Auth_Forget_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Forget_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServer).Forget(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Auth_Forget_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServer).Forget(ctx, req.(*Forget_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Auth_ServiceDesc is the grpc.ServiceDesc for Auth service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -414,6 +451,10 @@ var Auth_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CompleteInteraction",
 			Handler:    _Auth_CompleteInteraction_Handler,
+		},
+		{
+			MethodName: "Forget",
+			Handler:    _Auth_Forget_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
