@@ -11,6 +11,13 @@
 //		})
 //	}
 //
+// An Auth plugin may also implement Interactive (a browser login the host
+// drives: it opens the URL and passes the 127.0.0.1 callback back) and
+// Forgetter (logout), and may return saved state in TokenResponse that the
+// host keeps in its token store across restarts. Package sdk/oauthkit holds
+// OAuth helpers for auth plugins: an SSRF-guarded HTTP client, MCP
+// discovery and token requests.
+//
 // Plugins run as separate processes started by the host through
 // hashicorp/go-plugin over gRPC with mutual TLS. The protocol (package
 // mcphost.plugin.v1, see sdk/proto) carries MCP's JSON-RPC messages as opaque
