@@ -38,9 +38,10 @@ func (h *Host) IsAuthTool(server, original string) bool {
 	return c != nil && c.State() == conn.StateNeedsAuth && (c.Config().OAuth != nil || c.Config().AuthScheme != "")
 }
 
-// Login runs server's OAuth login, showing the authorization URL through
-// present (a browser opener, a printer, or a downstream elicitation), and
-// waits for it to finish. On success the server's tools are listed again.
+// Login runs server's login (its oauth block's flow, or its auth plugin's
+// interaction), showing the authorization URL through present (a browser
+// opener, a printer, or a downstream elicitation), and waits for it to
+// finish. On success the server's tools are listed again.
 func (h *Host) Login(ctx context.Context, server string, present hauth.Presenter) error {
 	c := h.conns.Get(server)
 	if c == nil {
@@ -57,7 +58,8 @@ func (h *Host) Login(ctx context.Context, server string, present hauth.Presenter
 }
 
 // Logout revokes server's tokens at its authorization server (RFC 7009)
-// and deletes them locally, even when revocation fails.
+// and deletes them locally, even when revocation fails; for an auth plugin
+// server, the plugin forgets its credentials and the saved state is deleted.
 func (h *Host) Logout(ctx context.Context, server string) error {
 	c := h.conns.Get(server)
 	if c == nil {
