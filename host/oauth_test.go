@@ -284,6 +284,12 @@ permissions {
 // the DPoP scheme, never as Bearer. The key is stored with the tokens, so a
 // restarted host keeps using the bound tokens.
 func TestOAuthDPoP(t *testing.T) {
+	for _, transport := range []string{"http", "sse"} {
+		t.Run(transport, func(t *testing.T) { testOAuthDPoP(t, transport) })
+	}
+}
+
+func testOAuthDPoP(t *testing.T, transport string) {
 	as := fakeas.New()
 	defer as.Close()
 	as.DPoP, as.DPoPNonce = true, "n-"+fmt.Sprint(time.Now().UnixNano())
@@ -291,7 +297,7 @@ func TestOAuthDPoP(t *testing.T) {
 	store := &hauth.FileStore{Dir: filepath.Join(t.TempDir(), "tokens")}
 	hcl := fmt.Sprintf(`
 server "prot" {
-  transport = "http"
+  transport = %q
   url = %q
   oauth {
     allow_loopback = true
@@ -300,7 +306,7 @@ server "prot" {
 permissions {
   allow = ["mcp__prot__*"]
 }
-`, as.URL())
+`, transport, map[string]string{"http": as.URL(), "sse": as.SSEURL()}[transport])
 	h := oauthHost(t, hcl, store, io.Discard)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

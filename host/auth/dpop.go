@@ -255,13 +255,19 @@ func sendWithProof(base http.RoundTripper, h *Handler, req *http.Request, access
 }
 
 // ResourceTransport wraps the transport of requests to the MCP server: a
-// DPoP-bound access token (which the go-sdk's transport sends as Bearer)
-// is sent as "Authorization: DPoP" with a fresh proof, and a 401
+// DPoP-bound access token is sent as "Authorization: DPoP" with a fresh
+// proof, and a 401
 // use_dpop_nonce is retried once with the server's nonce. Other requests
 // pass unchanged.
 func (h *Handler) ResourceTransport(base http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		// The go-sdk's streamable transport writes "Bearer"; the sse path
+		// (oauth2.Token.SetAuthHeader) already writes "DPoP".
+		authz := req.Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(authz, "Bearer ")
+		if !ok {
+			tok, ok = strings.CutPrefix(authz, "DPoP ")
+		}
 		if !ok || !h.isDPoPToken(tok) {
 			return base.RoundTrip(req)
 		}

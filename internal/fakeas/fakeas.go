@@ -102,9 +102,10 @@ func New() *Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you"}}}, nil, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil)
+	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ms }, nil)
 	s.MCP = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
-			writeJSON(w, map[string]any{"resource": s.MCP.URL + "/mcp", "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}})
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/.well-known/oauth-protected-resource/"); ok && (rest == "mcp" || rest == "sse") {
+			writeJSON(w, map[string]any{"resource": s.MCP.URL + "/" + rest, "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}})
 			return
 		}
 		authz := r.Header.Get("Authorization")
@@ -147,6 +148,10 @@ func New() *Server {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, "/sse") {
+			sse.ServeHTTP(w, r)
+			return
+		}
 		h.ServeHTTP(w, r)
 	}))
 	return s
@@ -161,8 +166,11 @@ func (s *Server) Close() {
 	s.AS.Close()
 }
 
-// URL is the MCP endpoint.
+// URL is the MCP endpoint (streamable HTTP).
 func (s *Server) URL() string { return s.MCP.URL + "/mcp" }
+
+// SSEURL is the same server's endpoint over the SSE transport.
+func (s *Server) SSEURL() string { return s.MCP.URL + "/sse" }
 
 // Requests returns the recorded requests to path.
 func (s *Server) Requests(path string) []Request {
