@@ -1,7 +1,8 @@
 // Package xaa is the auth-xaa plugin: Enterprise-Managed Authorization
 // (SEP-990, "Cross-App Access") for MCP servers, built on the go-sdk's
-// extauth.PerformOIDCLogin and oauthex.ExchangeToken (see exchange for why
-// not on extauth.EnterpriseHandler itself).
+// extauth.PerformOIDCLogin, oauthex's metadata and token types, and
+// sdk/oauthkit's token requests (see exchange for why not on
+// extauth.EnterpriseHandler).
 //
 // For each server the flow is: an id_token from the enterprise IdP (a
 // configured source, or an OIDC login in the browser that the host drives
@@ -22,7 +23,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -333,9 +333,10 @@ func (p *Plugin) idToken(r *request) (string, *sdk.Interaction, sdk.Diagnostics)
 
 // exchange runs the Enterprise-Managed Authorization flow for one server
 // and keeps the access token: discovery of the server's authorization
-// server, RFC 8693 token exchange of the id_token for an ID-JAG at the IdP
-// (oauthex.ExchangeToken), and the RFC 7523 JWT-bearer grant at the
-// authorization server.
+// server, RFC 8693 token exchange of the id_token for an ID-JAG at the IdP,
+// and the RFC 7523 JWT-bearer grant at the authorization server. Both token
+// requests go through oauthkit.TokenGrant, which authenticates the client
+// the way each server's metadata asks.
 //
 // The go-sdk's extauth.EnterpriseHandler runs the same three steps, but it
 // cannot be used as is: its metadata discovery (auth.GetAuthServerMetadata)
@@ -344,11 +345,10 @@ func (p *Plugin) idToken(r *request) (string, *sdk.Interaction, sdk.Diagnostics)
 // where RFC 8414 makes client_secret_basic the default. The official
 // conformance scenario has both (an IdP without PKCE metadata, an
 // authorization server accepting only client_secret_basic), which is why
-// the go-sdk's own client fails it.
+// the go-sdk's own client fails it. oauthex.ExchangeToken has the same
+// client_secret_post-only limit, so the exchange is sent by TokenGrant too.
 func (p *Plugin) exchange(ctx context.Context, r *request, idToken, requestURL string, challenges []oauthex.Challenge) (*sdk.Interaction, sdk.Diagnostics) {
-	methods := &authMethods{endpoints: map[string][]string{}}
 	client := oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: r.cfg.AllowLoopback || r.idp.AllowLoopback})
-	client.Transport = &authMethodTransport{base: client.Transport, methods: methods}
 	if requestURL == "" {
 		requestURL = r.ref.ServerURL
 	}
@@ -360,20 +360,24 @@ func (p *Plugin) exchange(ctx context.Context, r *request, idToken, requestURL s
 	if err != nil || idpMeta == nil {
 		return nil, sdk.Diagnostics{sdk.Errorf("", "IdP discovery failed", "idp %s (%s): %v", r.idp.Name, r.idp.Issuer, orNotFound(err))}
 	}
-	methods.set(idpMeta.TokenEndpoint, idpMeta.TokenEndpointAuthMethodsSupported)
 
 	resource := prm.Resource
 	if resource == "" {
 		resource = r.ref.ServerURL
 	}
-	jag, err := oauthex.ExchangeToken(ctx, idpMeta.TokenEndpoint, &oauthex.TokenExchangeRequest{
-		RequestedTokenType: oauthex.TokenTypeIDJAG,
-		Audience:           asm.Issuer,
-		Resource:           resource,
-		Scope:              p.scopesFor(r, challenges, prm),
-		SubjectToken:       idToken,
-		SubjectTokenType:   oauthex.TokenTypeIDToken,
-	}, credentials(r.idp.ClientID, r.idp.ClientSecret), client)
+	scopes := p.scopesFor(r, challenges, prm)
+	exchange := url.Values{
+		"grant_type":           {oauthex.GrantTypeTokenExchange},
+		"requested_token_type": {oauthex.TokenTypeIDJAG},
+		"audience":             {asm.Issuer},
+		"resource":             {resource},
+		"subject_token":        {idToken},
+		"subject_token_type":   {oauthex.TokenTypeIDToken},
+	}
+	if len(scopes) > 0 {
+		exchange.Set("scope", strings.Join(scopes, " "))
+	}
+	jag, err := oauthkit.TokenGrant(ctx, client, idpMeta, exchange, r.idp.ClientID, r.idp.ClientSecret)
 	if err != nil {
 		return p.failed(r, true, err)
 	}
@@ -381,8 +385,8 @@ func (p *Plugin) exchange(ctx context.Context, r *request, idToken, requestURL s
 		return nil, sdk.Diagnostics{sdk.Errorf("", "Unexpected token", "the IdP %s issued a %q, not an ID-JAG", r.idp.Name, tt)}
 	}
 	form := url.Values{"grant_type": {grantJWTBearer}, "assertion": {jag.AccessToken}}
-	if sc := p.scopesFor(r, challenges, prm); len(sc) > 0 {
-		form.Set("scope", strings.Join(sc, " "))
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
 	}
 	tok, err := oauthkit.TokenGrant(ctx, client, asm, form, r.cfg.ClientID, r.cfg.ClientSecret)
 	if err != nil {
@@ -487,81 +491,6 @@ func credentials(id, secret string) *oauthex.ClientCredentials {
 		c.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
 	}
 	return c
-}
-
-func sameEndpoint(a, b string) bool {
-	ua, err1 := url.Parse(a)
-	ub, err2 := url.Parse(b)
-	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && ua.Host == ub.Host && ua.Path == ub.Path
-}
-
-// authMethods records the token endpoint authentication methods each
-// authorization server advertises.
-type authMethods struct {
-	mu        sync.Mutex
-	endpoints map[string][]string
-}
-
-func (m *authMethods) set(endpoint string, methods []string) {
-	m.mu.Lock()
-	m.endpoints[endpoint] = methods
-	m.mu.Unlock()
-}
-
-func (m *authMethods) get(u *url.URL) ([]string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for e, ms := range m.endpoints {
-		if sameEndpoint(e, u.String()) {
-			return ms, true
-		}
-	}
-	return nil, false
-}
-
-// authMethodTransport authenticates a confidential client at the IdP the
-// way the IdP asks. oauthex.ExchangeToken always sends client_secret in the
-// form (client_secret_post); RFC 8414 makes client_secret_basic the default
-// when token_endpoint_auth_methods_supported is absent, and servers that
-// list only client_secret_basic reject the form. For such a token endpoint
-// this moves client_id and client_secret into an RFC 6749 §2.3.1 Basic
-// header.
-type authMethodTransport struct {
-	base    http.RoundTripper
-	methods *authMethods
-}
-
-func (t *authMethodTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodPost || req.Body == nil {
-		return t.base.RoundTrip(req)
-	}
-	methods, ok := t.methods.get(req.URL)
-	if !ok || slices.Contains(methods, "client_secret_post") || (len(methods) > 0 && !slices.Contains(methods, "client_secret_basic")) {
-		return t.base.RoundTrip(req)
-	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	form, err := url.ParseQuery(string(body))
-	if err != nil || form.Get("client_secret") == "" {
-		return t.base.RoundTrip(withBody(req, body))
-	}
-	id, secret := form.Get("client_id"), form.Get("client_secret")
-	form.Del("client_id")
-	form.Del("client_secret")
-	out := withBody(req, []byte(form.Encode()))
-	out.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret))))
-	return t.base.RoundTrip(out)
-}
-
-func withBody(req *http.Request, body []byte) *http.Request {
-	out := req.Clone(req.Context())
-	out.Body = io.NopCloser(strings.NewReader(string(body)))
-	out.ContentLength = int64(len(body))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(string(body))), nil }
-	return out
 }
 
 // newID returns a random interaction ID.
