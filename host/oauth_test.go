@@ -73,6 +73,23 @@ func oauthHost(t *testing.T, hcl string, store hauth.Store, logs io.Writer) *hos
 	return h
 }
 
+// protConfig is a server "prot" at url over transport with an oauth block
+// (authorization code), all of its tools allowed.
+func protConfig(transport, url string) string {
+	return fmt.Sprintf(`
+server "prot" {
+  transport = %q
+  url = %q
+  oauth {
+    allow_loopback = true
+  }
+}
+permissions {
+  allow = ["mcp__prot__*"]
+}
+`, transport, url)
+}
+
 // browser follows the authorization URL like a user's browser: to the AS,
 // which redirects to mcphost's loopback callback.
 func browser(t *testing.T, opened *[]string) hauth.Presenter {
@@ -98,18 +115,7 @@ func TestOAuthLoginRefreshRotationLogout(t *testing.T) {
 	storeDir := filepath.Join(t.TempDir(), "tokens")
 	store := &hauth.FileStore{Dir: storeDir}
 	logs := &syncBuffer{}
-	h := oauthHost(t, fmt.Sprintf(`
-server "prot" {
-  transport = "http"
-  url = %q
-  oauth {
-    allow_loopback = true
-  }
-}
-permissions {
-  allow = ["mcp__prot__*"]
-}
-`, as.URL()), store, logs)
+	h := oauthHost(t, protConfig("http", as.URL()), store, logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -245,10 +251,10 @@ func TestOAuthRefusesASWithoutPKCE(t *testing.T) {
 	}
 }
 
-func TestOAuthClientCredentialsNeedsNoLogin(t *testing.T) {
-	as := fakeas.New()
-	defer as.Close()
-	h := oauthHost(t, fmt.Sprintf(`
+// clientCredentialsConfig is a server "svc" at url with a
+// client_credentials oauth block, all of its tools allowed.
+func clientCredentialsConfig(url string) string {
+	return fmt.Sprintf(`
 server "svc" {
   transport = "http"
   url = %q
@@ -262,7 +268,13 @@ server "svc" {
 permissions {
   allow = ["mcp__svc__*"]
 }
-`, as.URL()), nil, io.Discard)
+`, url)
+}
+
+func TestOAuthClientCredentialsNeedsNoLogin(t *testing.T) {
+	as := fakeas.New()
+	defer as.Close()
+	h := oauthHost(t, clientCredentialsConfig(as.URL()), nil, io.Discard)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := h.CallTool(ctx, "mcp__svc__whoami", map[string]any{}, nil)
@@ -295,18 +307,7 @@ func testOAuthDPoP(t *testing.T, transport string) {
 	as.DPoP, as.DPoPNonce = true, "n-"+fmt.Sprint(time.Now().UnixNano())
 	as.TokenTTL = 30 // inside RefreshAhead: every use refreshes
 	store := &hauth.FileStore{Dir: filepath.Join(t.TempDir(), "tokens")}
-	hcl := fmt.Sprintf(`
-server "prot" {
-  transport = %q
-  url = %q
-  oauth {
-    allow_loopback = true
-  }
-}
-permissions {
-  allow = ["mcp__prot__*"]
-}
-`, transport, map[string]string{"http": as.URL(), "sse": as.SSEURL()}[transport])
+	hcl := protConfig(transport, map[string]string{"http": as.URL(), "sse": as.SSEURL()}[transport])
 	h := oauthHost(t, hcl, store, io.Discard)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -434,18 +435,7 @@ func TestOAuthNoTokenOnRedirect(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer other.Close()
-	h := oauthHost(t, fmt.Sprintf(`
-server "prot" {
-  transport = "http"
-  url = %q
-  oauth {
-    allow_loopback = true
-  }
-}
-permissions {
-  allow = ["mcp__prot__*"]
-}
-`, as.URL()), nil, io.Discard)
+	h := oauthHost(t, protConfig("http", as.URL()), nil, io.Discard)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var opened []string
@@ -483,21 +473,7 @@ func TestOAuthRefusedTokensAreBounded(t *testing.T) {
 			as := fakeas.New()
 			defer as.Close()
 			as.Set(tc.set)
-			h := oauthHost(t, fmt.Sprintf(`
-server "svc" {
-  transport = "http"
-  url = %q
-  oauth {
-    grant = "client_credentials"
-    client_id = "svc-client"
-    client_secret = "s3cret"
-    allow_loopback = true
-  }
-}
-permissions {
-  allow = ["mcp__svc__*"]
-}
-`, as.URL()), nil, io.Discard)
+			h := oauthHost(t, clientCredentialsConfig(as.URL()), nil, io.Discard)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			for i := 0; i < 5; i++ {

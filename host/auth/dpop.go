@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -178,17 +177,9 @@ func (t *dpopFetchTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return t.withProof(req, "")
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !strings.Contains(req.URL.Path, "/.well-known/") {
+	b, ok := wellKnownJSON(req, resp, err)
+	if !ok {
 		return resp, err
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return resp, nil
-	}
-	b, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(b))
-	if rerr != nil {
-		return resp, nil
 	}
 	var m struct {
 		TokenEndpoint string   `json:"token_endpoint"`

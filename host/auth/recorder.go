@@ -40,17 +40,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := r.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !strings.Contains(req.URL.Path, "/.well-known/") {
+	b, ok := wellKnownJSON(req, resp, err)
+	if !ok {
 		return resp, err
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return resp, err
-	}
-	b, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(b))
-	if rerr != nil {
-		return resp, nil
 	}
 	var m oauthex.AuthServerMeta
 	if json.Unmarshal(b, &m) == nil && m.Issuer != "" && m.TokenEndpoint != "" {
@@ -59,6 +51,21 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.mu.Unlock()
 	}
 	return resp, nil
+}
+
+// wellKnownJSON returns the body of a successful JSON answer to a GET of a
+// well-known metadata document, leaving resp's body readable again.
+func wellKnownJSON(req *http.Request, resp *http.Response, err error) ([]byte, bool) {
+	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !strings.Contains(req.URL.Path, "/.well-known/") {
+		return nil, false
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
+		return nil, false
+	}
+	b, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return b, rerr == nil
 }
 
 // metaFor returns the recorded metadata whose token endpoint is tokenURL.

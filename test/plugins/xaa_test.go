@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,7 +118,7 @@ func TestXAAOneLoginManyServers(t *testing.T) {
 	dir := t.TempDir()
 	port := testbin.FreePort(t)
 	cfg := loadConfig(t, dir, e.config(t, dir, fmt.Sprintf("  callback_port = %d", port)))
-	logs := &syncWriter{w: &bytes.Buffer{}}
+	logs := &syncBuffer{}
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: logs})
 	br := &browser{}
 	h, err := host.New(cfg, &host.Options{Logger: logger, PresentAuthURL: br.open})
@@ -294,24 +292,6 @@ idp "other" {
 			t.Errorf("validate lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-// syncWriter serializes writes to a buffer shared by goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
 }
 
 // TestXAAResumesAfterRestart: the plugin's state (the IdP's id_token and
