@@ -177,13 +177,14 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 			}
 			opts.Approved = true
 		}
-		if server, ok := g.h.AuthToolOf(ctx, name); ok {
-			return g.login(ctx, req, name, server), nil
-		}
-		if _, answered := req.Params.InputResponses[loginKey]; answered {
-			// The retry of an authenticate call whose login just finished:
-			// the pseudo-tool is gone, the pending login has the outcome.
-			if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
+		if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
+			// A needs-auth server's pseudo-tool, or the retry of its call
+			// whose login just finished (the pseudo-tool is gone; the
+			// pending login has the outcome). Other calls skip the lookup.
+			if real, pseudo := g.h.AuthToolOf(ctx, name); pseudo {
+				return g.login(ctx, req, name, real), nil
+			}
+			if _, answered := req.Params.InputResponses[loginKey]; answered {
 				return g.login(ctx, req, name, server), nil
 			}
 		}
