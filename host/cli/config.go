@@ -79,8 +79,10 @@ values are redacted unless --show-secrets is given.`,
 		Use:   "approve NAME...",
 		Short: "Approve project-scope servers (bound to a hash of what they run or reach)",
 		Long: `Shows what each named project-scope server runs (command, args, env, cwd) or
-reaches (url), and records its approval hash in the local scope file. Any later
-change to those fields needs approval again.`,
+reaches and sends (url, headers, headers helper, oauth or auth block, TLS,
+proxy and transport options), and records its approval hash in the local scope
+file. Any later change to those fields needs approval again. Values taken from
+env() are shown as the env() call: they are read only once approved.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
@@ -99,27 +101,7 @@ change to those fields needs approval again.`,
 				return fmt.Errorf("server %q comes from the %s scope; only project-scope servers need approval", name, s.Origin.Scope)
 			}
 			fmt.Fprintf(a.stderr, "Server %q from %s:\n", name, s.Origin.File)
-			if s.IsRemote() {
-				fmt.Fprintf(a.stderr, "  transport: %s\n  url: %s\n", s.Transport, s.URL)
-				if len(s.HeadersHelper) > 0 {
-					fmt.Fprintf(a.stderr, "  headers_helper: %q (run before each connect)\n", s.HeadersHelper)
-				}
-			} else {
-				fmt.Fprintf(a.stderr, "  command: %q\n  args: %q\n", s.Command, s.Args)
-				if len(s.Env) > 0 {
-					keys := make([]string, 0, len(s.Env))
-					for k := range s.Env {
-						keys = append(keys, k)
-					}
-					sort.Strings(keys)
-					for _, k := range keys {
-						fmt.Fprintf(a.stderr, "  env %s=%q\n", k, s.Env[k])
-					}
-				}
-				if s.Cwd != "" {
-					fmt.Fprintf(a.stderr, "  cwd: %s\n", s.Cwd)
-				}
-			}
+			describeForApproval(a.stderr, s)
 			hashes[name] = s.ApprovalHash()
 		}
 		if !yes {

@@ -54,6 +54,17 @@ const (
 	DefaultConnectTimeout    = 30 * time.Second
 	DefaultConcurrencyLocal  = 3
 	DefaultConcurrencyRemote = 20
+	// DefaultSessionIdleTimeout ends a gateway session (serve --http) that
+	// sent no request for this long; its client must initialize again.
+	DefaultSessionIdleTimeout = 30 * time.Minute
+	// DefaultMaxSessions caps the gateway's concurrent HTTP sessions. Each
+	// costs about 15 KiB; a local gateway has a handful of clients, and a
+	// client that leaks sessions is stopped long before memory matters.
+	DefaultMaxSessions = 1000
+	// DefaultDrainTimeout is how long shutdown waits for calls in flight
+	// before answering them with an error and exiting; it is below the 30 s
+	// that service managers (systemd, Kubernetes) wait before SIGKILL.
+	DefaultDrainTimeout = 10 * time.Second
 )
 
 // Origin records where a server (or setting) was declared.
@@ -113,6 +124,10 @@ type Server struct {
 	// Approved reports, for a project-scope server, whether the user approved
 	// exactly this configuration. Servers from other scopes are always approved.
 	Approved bool `json:"approved"`
+
+	// writtenHash is the ApprovalHash of a project server's block as written
+	// (env() calls unevaluated).
+	writtenHash string
 }
 
 // IsRemote reports whether the server is reached over the network (not stdio).
@@ -129,16 +144,42 @@ func (s *Server) Signature() string {
 }
 
 // ApprovalHash is the sha256 of what a user approves for a project server:
-// command, args, env and cwd for stdio; the URL, transport and headers
-// helper command for remote.
-// Any change to these requires approval again.
+// everything that decides what runs (command, args, env, inherit_env, cwd for
+// stdio) or what is sent and where (for remote servers: transport, URL,
+// headers, headers helper, the oauth block or auth block and its settings,
+// TLS and proxy settings, transport options). Any change to these requires
+// approval again.
+//
+// For a server loaded from a project file, the hash is of the block as
+// written: an env("NAME") call counts as the call, not as the variable's
+// value, so the hash never depends on a secret and env() is not evaluated
+// before approval.
 func (s *Server) ApprovalHash() string {
+	if s.writtenHash != "" {
+		return s.writtenHash
+	}
+	return s.approvalHash()
+}
+
+func (s *Server) approvalHash() string {
 	var v any
 	if s.IsRemote() {
 		v = struct {
-			Transport, URL string
-			HeadersHelper  []string // a command the host runs
-		}{s.Transport, s.URL, s.HeadersHelper}
+			Transport, URL   string
+			Headers          map[string]string
+			HeadersHelper    []string // a command the host runs
+			AuthScheme       string
+			AuthConfig       json.RawMessage
+			OAuth            *OAuth
+			CAFile           string
+			ClientCertFile   string
+			ClientKeyFile    string
+			TLSServerName    string
+			TLSSkipVerify    bool
+			ProxyURL         string
+			TransportOptions json.RawMessage
+		}{s.Transport, s.URL, s.Headers, s.HeadersHelper, s.AuthScheme, s.AuthConfig, s.OAuth,
+			s.CAFile, s.ClientCertFile, s.ClientKeyFile, s.TLSServerName, s.TLSInsecureSkipVerify, s.ProxyURL, s.TransportOptions}
 	} else {
 		v = struct {
 			Command string
@@ -192,6 +233,14 @@ type Settings struct {
 	// ApprovedProjectServers maps a project server's name to the ApprovalHash
 	// the user approved (user and local scopes only).
 	ApprovedProjectServers map[string]string `json:"approved_project_servers,omitempty"`
+	// SessionIdleTimeout ends a gateway HTTP session idle for this long.
+	SessionIdleTimeout time.Duration `json:"session_idle_timeout"`
+	// MaxSessions caps the gateway's concurrent HTTP sessions; a new session
+	// over the cap is refused with a clear error.
+	MaxSessions int `json:"max_sessions"`
+	// DrainTimeout bounds graceful shutdown: calls still in flight after it
+	// are answered with an error, then the process exits.
+	DrainTimeout time.Duration `json:"drain_timeout"`
 }
 
 // Skipped is a declared server that will not be used, and why.

@@ -81,6 +81,9 @@ var (
 			{Name: "approved_project_servers"},
 			{Name: "plugin_dir"},
 			{Name: "plugin_lock"},
+			{Name: "session_idle_timeout"},
+			{Name: "max_sessions"},
+			{Name: "drain_timeout"},
 		},
 	}
 )
@@ -118,9 +121,12 @@ type partialSettings struct {
 	pluginDir, pluginLock               *string
 	approveAll                          *bool
 	defRange                            hcl.Range
-	approveAllRange                     hcl.Range
 	approved                            map[string]string
-	approvedRange                       hcl.Range
+	sessionIdle, drain                  *time.Duration
+	maxSessions                         *int
+	// set lists the attributes the block sets, in source order, for the
+	// warnings of a project-scope settings block (which is ignored).
+	set []*hcl.Attribute
 }
 
 type decodedFile struct {
@@ -203,25 +209,74 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 	return out, diags
 }
 
-// decodeServers decodes a file's server blocks.
-func decodeServers(df *decodedFile, ctx *hcl.EvalContext, transports []string) hcl.Diagnostics {
+// decodeServers decodes a file's server blocks and checks each against what
+// the plugins provide. A project server is first decoded as written, env()
+// calls unevaluated, and its approval hash taken from that; only an approved
+// one is decoded again with the environment. In a project file, a block with
+// an error is reported (as a warning) and skipped.
+func decodeServers(df *decodedFile, ctx *hcl.EvalContext, cfg *Config, unlocked []string) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	seen := map[string]hcl.Range{}
+	decode := func(b *hcl.Block, ctx *hcl.EvalContext) (*decodedServer, hcl.Diagnostics) {
+		s, d := decodeServer(b, df.path, df.scope, ctx, cfg.Transports)
+		d = append(d, checkServer(cfg, s, ctx, unlocked)...)
+		for _, diag := range d {
+			if diag.Summary == "Unknown transport" && len(unlocked) > 0 {
+				diag.Detail += fmt.Sprintf(" Plugins whose transports are not known yet: %s; run `mcphost plugins lock` to record what they provide.", strings.Join(unlocked, ", "))
+			}
+		}
+		return s, d
+	}
 	for _, b := range df.serverBlocks {
-		s, d := decodeServer(b, df.path, df.scope, ctx, transports)
+		var s *decodedServer
+		var d hcl.Diagnostics
+		if df.scope == ScopeProject {
+			s, d = decode(b, writtenContext())
+			if !d.HasErrors() {
+				h := s.approvalHash()
+				if cfg.Settings.ApproveAllProjectServers || cfg.Settings.ApprovedProjectServers[s.Name] == h {
+					s, d = decode(b, ctx)
+				}
+				s.writtenHash = h
+			}
+			if d.HasErrors() {
+				s = nil
+			}
+			d = forScope(df.scope, d)
+		} else {
+			s, d = decode(b, ctx)
+		}
 		diags = append(diags, d...)
 		if s == nil {
 			continue
 		}
 		if first, dup := seen[s.Name]; dup {
-			diags = append(diags, errorf(&s.nameRange, "Duplicate server",
-				"A server named %q is already declared at %s; each server name may appear once per file.", s.Name, first))
+			diags = append(diags, forScope(df.scope, hcl.Diagnostics{errorf(&s.nameRange, "Duplicate server",
+				"A server named %q is already declared at %s; each server name may appear once per file.", s.Name, first)})...)
 			continue
 		}
 		seen[s.Name] = s.nameRange
 		df.servers = append(df.servers, s)
 	}
 	return diags
+}
+
+// checkServer checks a decoded server against what the locked plugins
+// provide: its auth block, its idp reference and its transport options.
+func checkServer(cfg *Config, ds *decodedServer, ctx *hcl.EvalContext, unlocked []string) hcl.Diagnostics {
+	var d hcl.Diagnostics
+	if ds.authBlock != nil {
+		d = append(d, checkAuth(cfg, ds, ctx, unlocked)...)
+		d = append(d, checkIdPRef(cfg, ds, ctx)...)
+	}
+	if ds.optionsAttr != nil {
+		if p := cfg.PluginFor(ds.Transport); p != nil {
+			if c := p.Locked.Component("transport", ds.Transport); c != nil {
+				d = append(d, checkOptions(ds.optionsAttr, ctx, c, fmt.Sprintf("%s transport (plugin %s)", ds.Transport, p.Name))...)
+			}
+		}
+	}
+	return d
 }
 
 // decodePlugin decodes a plugin block; a relative path is relative to the file.
@@ -408,7 +463,7 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 		if urlAttr == nil {
 			diags = append(diags, errorf(&b.DefRange, "Missing url",
 				"A %s server needs a url, e.g. url = \"https://example.com/mcp\".", s.Transport))
-		} else if msg := checkURL(s.Transport, s.URL); msg != "" {
+		} else if msg := checkURL(s.Transport, s.URL); msg != "" && !FromEnv(s.URL) {
 			diags = append(diags, errorf(urlAttr.Expr.Range().Ptr(), "Invalid url", "%s", msg))
 		}
 		if (s.ClientCertFile == "") != (s.ClientKeyFile == "") {
@@ -425,6 +480,19 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 				diags = append(diags, errorf(attrs["headers"].Expr.Range().Ptr(), "Invalid header name",
 					"%q is not a valid HTTP header name.", k))
 			}
+		}
+	}
+	if scope == ScopeProject {
+		// A project may tighten, never relax, a guard.
+		if a, ok := attrs["tls_insecure_skip_verify"]; ok && s.TLSInsecureSkipVerify {
+			diags = append(diags, warnf(&a.NameRange, "Ignored in project scope",
+				"tls_insecure_skip_verify turns off certificate checks, so a project file cannot set it; give the server's CA with ca_file, or set it in your local scope."))
+			s.TLSInsecureSkipVerify = false
+		}
+		if s.OAuth != nil && s.OAuth.AllowLoopback {
+			diags = append(diags, warnf(&oauthBlock.DefRange, "Ignored in project scope",
+				"allow_loopback turns off the OAuth SSRF guard for loopback addresses, so a project file cannot set it; set it in your local scope."))
+			s.OAuth.AllowLoopback = false
 		}
 	}
 	if oauthBlock != nil && authBlock != nil {
@@ -606,6 +674,16 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 	diags = explainUnsupported(diags, settingsSchema)
 	attrs := content.Attributes
 	p := &partialSettings{defRange: b.DefRange}
+	for _, a := range attrs {
+		p.set = append(p.set, a)
+	}
+	sort.Slice(p.set, func(i, j int) bool { return p.set[i].NameRange.Start.Byte < p.set[j].NameRange.Start.Byte })
+	for name, dst := range map[string]**time.Duration{"session_idle_timeout": &p.sessionIdle, "drain_timeout": &p.drain} {
+		if a := attrs[name]; a != nil {
+			v := decodeDuration(a, ctx, &diags)
+			*dst = &v
+		}
+	}
 	if a := attrs["connect_timeout"]; a != nil {
 		v := decodeDuration(a, ctx, &diags)
 		p.connectTimeout = &v
@@ -623,6 +701,7 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 		{"connect_concurrency_remote", &p.concurrencyRemote, 1, 1000},
 		{"max_concurrent_calls", &p.maxCalls, 1, 10000},
 		{"max_message_bytes", &p.maxMessage, 1024, 1 << 30},
+		{"max_sessions", &p.maxSessions, 1, 1000000},
 	} {
 		a := attrs[lim.name]
 		if a == nil {
@@ -655,11 +734,10 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 	if a := attrs["approve_all_project_servers"]; a != nil {
 		var v bool
 		diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
-		p.approveAll, p.approveAllRange = &v, a.NameRange
+		p.approveAll = &v
 	}
 	if a := attrs["approved_project_servers"]; a != nil {
 		diags = append(diags, decodeExpr(a.Expr, ctx, &p.approved)...)
-		p.approvedRange = a.NameRange
 		for name, h := range p.approved {
 			if !strings.HasPrefix(h, "sha256:") || len(h) != len("sha256:")+64 {
 				diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid approval",

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -24,6 +25,36 @@ func evalContext(lookup LookupEnvFunc) *hcl.EvalContext {
 		},
 	}
 }
+
+// writtenContext is the evaluation context for configuration that must not read
+// the environment yet: a project server's block before the user approved it.
+// env() returns the call as written (`${env("NAME")}`), so what the user
+// approves, and the approval hash, cover where a value comes from, never a
+// secret's value; a rotated secret needs no new approval.
+func writtenContext() *hcl.EvalContext {
+	return &hcl.EvalContext{
+		Functions: map[string]function.Function{
+			"env": function.New(&function.Spec{
+				Params:   []function.Parameter{{Name: "name", Type: cty.String}},
+				VarParam: &function.Parameter{Name: "default", Type: cty.String},
+				Type:     function.StaticReturnType(cty.String),
+				Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+					if len(args) > 2 {
+						return cty.NilVal, function.NewArgErrorf(2, "env takes a name and at most one default, got %d arguments", len(args))
+					}
+					if len(args) == 2 {
+						return cty.StringVal(fmt.Sprintf("${env(%q, %q)}", args[0].AsString(), args[1].AsString())), nil
+					}
+					return cty.StringVal(fmt.Sprintf("${env(%q)}", args[0].AsString())), nil
+				},
+			}),
+		},
+	}
+}
+
+// FromEnv reports whether a value decoded before approval contains an env()
+// call (it shows the call, not the variable's value).
+func FromEnv(v string) bool { return strings.Contains(v, "${env(\"") }
 
 func envFunc(lookup LookupEnvFunc) function.Function {
 	return function.New(&function.Spec{

@@ -32,23 +32,36 @@ func FuzzLoad(f *testing.F) {
 		if diags.HasErrors() || file == nil {
 			return
 		}
-		df, diags := decodeFile(file, "fuzz.hcl", ScopeUser, evalContext(lookup))
-		diags = append(diags, decodeServers(df, evalContext(lookup), append(BuiltinTransports, "ws"))...)
-		for _, d := range diags {
-			if d.Severity == hcl.DiagError && d.Subject == nil {
-				t.Fatalf("error without a source range: %s", d.Error())
+		for _, scope := range []Scope{ScopeUser, ScopeProject} {
+			ctx := evalContext(lookup)
+			if scope == ScopeProject {
+				ctx = writtenContext()
 			}
-		}
-		cfg := &Config{}
-		mergeSettings(cfg, []*decodedFile{df})
-		mergeServers(cfg, []*decodedFile{df}, nil)
-		for _, s := range cfg.Servers {
-			if !diags.HasErrors() && !ValidServerName(s.Name) {
-				t.Fatalf("invalid server name %q accepted", s.Name)
+			df, diags := decodeFile(file, "fuzz.hcl", scope, ctx)
+			diags = forScope(scope, diags)
+			cfg := &Config{Transports: append(BuiltinTransports, "ws")}
+			diags = append(diags, mergeSettings(cfg, []*decodedFile{df})...)
+			diags = append(diags, decodeServers(df, evalContext(lookup), cfg, nil)...)
+			for _, d := range diags {
+				if d.Severity == hcl.DiagError && d.Subject == nil {
+					t.Fatalf("error without a source range: %s", d.Error())
+				}
 			}
-			_ = s.Signature()
-			_ = s.ApprovalHash()
-			_ = s.ConfigHash()
+			if scope == ScopeProject && diags.HasErrors() {
+				t.Fatalf("a project file stopped the load: %s", diags.Error())
+			}
+			mergeServers(cfg, []*decodedFile{df}, nil)
+			for _, s := range cfg.Servers {
+				if !diags.HasErrors() && !ValidServerName(s.Name) {
+					t.Fatalf("invalid server name %q accepted", s.Name)
+				}
+				if scope == ScopeProject && s.Approved {
+					t.Fatalf("project server %q approved with no approval", s.Name)
+				}
+				_ = s.Signature()
+				_ = s.ApprovalHash()
+				_ = s.ConfigHash()
+			}
 		}
 	})
 }

@@ -92,26 +92,38 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	var files []*decodedFile
 	for _, src := range sources {
 		src := src
+		project := src.scope == ScopeProject
 		b, err := readConfigFile(src.path)
+		if err == nil && project {
+			// A project file written by another user (a shared /tmp, a
+			// parent directory) is not the user's project.
+			err = CheckOwner(src.path)
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && !src.required {
 				continue
 			}
-			diags = append(diags, &hcl.Diagnostic{
+			diags = append(diags, forScope(src.scope, hcl.Diagnostics{{
 				Severity: hcl.DiagError,
 				Summary:  "Cannot read configuration file",
 				Detail:   fmt.Sprintf("Reading the %s configuration %s: %v.", src.scope, src.path, err),
-			})
+			}})...)
 			continue
 		}
 		f, d := parser.ParseHCL(b, src.path)
-		diags = append(diags, d...)
+		diags = append(diags, forScope(src.scope, d)...)
 		cfg.Files = append(cfg.Files, File{Path: src.path, Scope: src.scope})
 		if f == nil || d.HasErrors() {
 			continue
 		}
-		df, d := decodeFile(f, src.path, src.scope, ctx)
-		diags = append(diags, d...)
+		fctx := ctx
+		if project {
+			// Nothing in a project file reads the environment before the
+			// user approved it; approved servers are decoded again below.
+			fctx = writtenContext()
+		}
+		df, d := decodeFile(f, src.path, src.scope, fctx)
+		diags = append(diags, forScope(src.scope, d)...)
 		files = append(files, df)
 	}
 
@@ -149,27 +161,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 		if o.PluginsOnly {
 			break
 		}
-		d := decodeServers(df, ctx, cfg.Transports)
-		for _, ds := range df.servers {
-			if blk := ds.authBlock; blk != nil {
-				d = append(d, checkAuth(cfg, ds, ctx, unlocked)...)
-				d = append(d, checkIdPRef(cfg, ds, ctx)...)
-			}
-			if ds.optionsAttr == nil {
-				continue
-			}
-			if p := cfg.PluginFor(ds.Transport); p != nil {
-				if c := p.Locked.Component("transport", ds.Transport); c != nil {
-					d = append(d, checkOptions(ds.optionsAttr, ctx, c, fmt.Sprintf("%s transport (plugin %s)", ds.Transport, p.Name))...)
-				}
-			}
-		}
-		for _, diag := range d {
-			if diag.Summary == "Unknown transport" && len(unlocked) > 0 {
-				diag.Detail += fmt.Sprintf(" Plugins whose transports are not known yet: %s; run `mcphost plugins lock` to record what they provide.", strings.Join(unlocked, ", "))
-			}
-		}
-		diags = append(diags, d...)
+		diags = append(diags, decodeServers(df, ctx, cfg, unlocked)...)
 	}
 	for name, f := range parser.Files() {
 		cfg.Sources[name] = f
@@ -177,6 +169,26 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	diags = append(diags, mergeServers(cfg, files, o.Dynamic)...)
 	applyServerPolicy(cfg, files)
 	return cfg, diags
+}
+
+// forScope returns a file's diagnostics as they count for its scope. In a
+// project file an error is a warning: the block it is in is skipped and the
+// rest of the configuration loads, so a repository cannot stop mcphost (and
+// the user's own servers) with one bad line.
+func forScope(scope Scope, diags hcl.Diagnostics) hcl.Diagnostics {
+	if scope != ScopeProject {
+		return diags
+	}
+	out := make(hcl.Diagnostics, len(diags))
+	for i, d := range diags {
+		c := *d
+		if c.Severity == hcl.DiagError {
+			c.Severity = hcl.DiagWarning
+			c.Detail = strings.TrimSpace(c.Detail + " This is in a project file, so only this block (or file, if it cannot be parsed) is skipped; the rest of the configuration is loaded.")
+		}
+		out[i] = &c
+	}
+	return out
 }
 
 // applyServerPolicy marks the servers the managed policy blocks: any on the
@@ -238,12 +250,23 @@ func mergePlugins(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	byName := map[string]*Plugin{}
 	if cfg.Settings.PluginDir != "" {
-		for _, p := range discoverPlugins(cfg.Settings.PluginDir) {
+		found, err := discoverPlugins(cfg.Settings.PluginDir)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Plugin directory not trusted",
+				Detail: fmt.Sprintf("No plugin is discovered in %s: %v.", cfg.Settings.PluginDir, err)})
+		}
+		for _, p := range found {
 			byName[p.Name] = p
 		}
 	}
 	for _, f := range files {
 		for _, p := range f.plugins {
+			if f.scope == ScopeProject {
+				rng := p.Origin.Range
+				diags = append(diags, warnf(&rng, "Ignored in project scope",
+					"A plugin block is only honoured in the user, local, cli and managed scopes: it would make mcphost run a program the repository chooses."))
+				continue
+			}
 			byName[p.Name] = p
 		}
 	}
@@ -288,14 +311,37 @@ func readConfigFile(path string) ([]byte, error) {
 func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	s := Settings{
-		ConnectTimeout:    DefaultConnectTimeout,
-		ConcurrencyLocal:  DefaultConcurrencyLocal,
-		ConcurrencyRemote: DefaultConcurrencyRemote,
+		ConnectTimeout:     DefaultConnectTimeout,
+		ConcurrencyLocal:   DefaultConcurrencyLocal,
+		ConcurrencyRemote:  DefaultConcurrencyRemote,
+		SessionIdleTimeout: DefaultSessionIdleTimeout,
+		MaxSessions:        DefaultMaxSessions,
+		DrainTimeout:       DefaultDrainTimeout,
 	}
 	for _, f := range files {
 		p := f.settings
 		if p == nil {
 			continue
+		}
+		if f.scope == ScopeProject {
+			// Settings are host-wide: they govern the user's own servers, where
+			// plugins come from, where results are written and every limit. A
+			// repository configures its own servers (each server block has its
+			// own timeouts), never the host.
+			for _, a := range p.set {
+				rng := a.NameRange
+				diags = append(diags, warnf(&rng, "Ignored in project scope", "%s", projectSettingReason(a.Name)))
+			}
+			continue
+		}
+		if p.sessionIdle != nil && *p.sessionIdle > 0 {
+			s.SessionIdleTimeout = *p.sessionIdle
+		}
+		if p.drain != nil && *p.drain > 0 {
+			s.DrainTimeout = *p.drain
+		}
+		if p.maxSessions != nil {
+			s.MaxSessions = *p.maxSessions
 		}
 		if p.connectTimeout != nil && *p.connectTimeout > 0 {
 			s.ConnectTimeout = *p.connectTimeout
@@ -324,18 +370,6 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		if p.outputDir != nil {
 			s.OutputDir = *p.outputDir
 		}
-		if f.scope == ScopeProject {
-			// A project must not be able to approve its own servers.
-			if p.approveAll != nil {
-				diags = append(diags, warnf(&p.approveAllRange, "Ignored in project scope",
-					"approve_all_project_servers is only honoured in the user or local scope: a project cannot approve its own servers."))
-			}
-			if p.approved != nil {
-				diags = append(diags, warnf(&p.approvedRange, "Ignored in project scope",
-					"approved_project_servers is only honoured in the user or local scope: a project cannot approve its own servers."))
-			}
-			continue
-		}
 		if p.approveAll != nil {
 			s.ApproveAllProjectServers = *p.approveAll
 		}
@@ -348,6 +382,30 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 	}
 	cfg.Settings = s
 	return diags
+}
+
+// projectSettingReason says why a setting in a project file is ignored.
+func projectSettingReason(name string) string {
+	why := map[string]string{
+		"plugin_dir":                  "it would make mcphost run the repository's own programs as plugins",
+		"plugin_lock":                 "it would make mcphost trust the repository's own pins for plugins",
+		"output_dir":                  "it would send large tool results, which may hold secrets, into a directory the repository chooses",
+		"approve_all_project_servers": "a project cannot approve its own servers",
+		"approved_project_servers":    "a project cannot approve its own servers",
+		"max_message_bytes":           "it is a host-wide limit on every server's messages",
+		"max_concurrent_calls":        "it is a host-wide limit on every server",
+		"connect_concurrency_local":   "it is a host-wide limit",
+		"connect_concurrency_remote":  "it is a host-wide limit",
+		"connect_timeout":             "it is the default for every server; set connect_timeout in the project's own server blocks",
+		"tool_timeout":                "it is the default for every server; set tool_timeout in the project's own server blocks",
+		"session_idle_timeout":        "it is a limit of the gateway",
+		"max_sessions":                "it is a limit of the gateway",
+		"drain_timeout":               "it governs the gateway's shutdown",
+	}[name]
+	if why == "" {
+		why = "settings are host-wide"
+	}
+	return fmt.Sprintf("%s is only honoured in the user, local, cli and managed scopes: %s.", name, why)
 }
 
 // mergeServers resolves name clashes by scope precedence, applies managed

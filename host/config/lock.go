@@ -70,6 +70,9 @@ func ReadLock(path string) (*Lock, hcl.Diagnostics) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{}, nil
 	}
+	if err == nil {
+		err = CheckOwner(path)
+	}
 	if err != nil {
 		return &Lock{}, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the plugin lock file", Detail: fmt.Sprintf("%s: %v", path, err)}}
 	}
@@ -175,10 +178,14 @@ func stringList(v []string) cty.Value {
 }
 
 // discoverPlugins lists the executable regular files in dir as plugins.
-func discoverPlugins(dir string) []*Plugin {
+func discoverPlugins(dir string) ([]*Plugin, error) {
+	var oe *OwnerError
+	if err := CheckOwner(dir); errors.As(err, &oe) {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil
+		return nil, nil // no plugin directory: nothing discovered
 	}
 	var out []*Plugin
 	for _, e := range entries {
@@ -186,7 +193,10 @@ func discoverPlugins(dir string) []*Plugin {
 		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 || !ValidServerName(e.Name()) {
 			continue
 		}
+		if CheckOwner(filepath.Join(dir, e.Name())) != nil {
+			continue // the runtime would refuse it; a stranger's file is not discovered
+		}
 		out = append(out, &Plugin{Name: e.Name(), Path: filepath.Join(dir, e.Name()), Discovered: true, Origin: Origin{File: dir}})
 	}
-	return out
+	return out, nil
 }

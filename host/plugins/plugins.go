@@ -409,8 +409,13 @@ func checkAddr(rc *goplugin.ReattachConfig, sockDir string) error {
 }
 
 // CheckLocation refuses a plugin whose directory is a symlink or writable by
-// group or others, or whose binary is writable by group or others.
+// group or others, or whose binary is writable by group or others, and one
+// whose directory or binary belongs to a user other than the current one and
+// root.
 func CheckLocation(path string) error {
+	if err := checkOwners(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	st, err := os.Lstat(dir)
 	if err != nil {
@@ -431,6 +436,16 @@ func CheckLocation(path string) error {
 	}
 	if fst.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("%w: %s is writable by group or others (mode %v)", ErrUnsafeLocation, path, fst.Mode().Perm())
+	}
+	return nil
+}
+
+func checkOwners(path string) error {
+	for _, p := range []string{filepath.Dir(path), path} {
+		var oe *config.OwnerError
+		if err := config.CheckOwner(p); errors.As(err, &oe) {
+			return fmt.Errorf("%w: %v", ErrUnsafeLocation, err)
+		}
 	}
 	return nil
 }
