@@ -887,3 +887,29 @@ func TestPermissionScopes(t *testing.T) {
 		})
 	}
 }
+
+// TestPluginFilesOfAnotherUser: a plugin directory or lock file that belongs
+// to another user is not trusted.
+func TestPluginFilesOfAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("creating a file owned by another user needs root (CI runs as root)")
+	}
+	t.Parallel()
+	tr := newTree(t)
+	dir := filepath.Join(tr.root, "plugins")
+	tr.write(filepath.Join(dir, "transport-x"), "#!/bin/sh\n")
+	must(t, os.Chmod(filepath.Join(dir, "transport-x"), 0o755))
+	lock := tr.write(filepath.Join(tr.root, "plugins.lock.hcl"), "")
+	tr.env[EnvPluginDir], tr.env[EnvPluginLock] = dir, lock
+	if cfg := tr.mustLoad(); len(cfg.Plugins) != 1 {
+		t.Fatalf("own plugin directory: %d plugins, want 1", len(cfg.Plugins))
+	}
+	must(t, os.Chown(filepath.Join(dir, "transport-x"), 12345, 12345))
+	if cfg := tr.mustLoad(); len(cfg.Plugins) != 0 {
+		t.Errorf("a binary of another user is discovered: %v", cfg.Plugins[0].Path)
+	}
+	must(t, os.Chown(lock, 12345, 12345))
+	if _, diags := tr.load(); !diags.HasErrors() {
+		t.Error("a lock file of another user is read")
+	}
+}
