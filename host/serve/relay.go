@@ -54,6 +54,7 @@ type relayConn struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // downstream id -> cancel
+	pending  map[string]struct{}           // IDKey of every client request not yet answered
 	initID   []byte                        // id of the client's initialize request
 	version  atomic.Pointer[string]        // protocol version negotiated with the client
 }
@@ -65,6 +66,7 @@ func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
 		inflight: map[string]context.CancelFunc{},
+		pending:  map[string]struct{}{},
 		work:     make(chan func()),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -83,46 +85,85 @@ func (c *relayConn) readLoop() {
 }
 
 // handleLine relays, answers or passes on one message; false means stop.
+//
+// Every message is first held to rawjson.Message's rules (strict JSON: one
+// meaning for the envelope, params and _meta, nothing after the object), so
+// that policy and routing act on exactly what is forwarded. A request whose
+// id is already in flight (compared as the go-sdk compares ids: 50, 50.0 and
+// 5e1 are one id) is answered -32600 here: the go-sdk would drop it without
+// any answer, and the client would wait forever.
 func (c *relayConn) handleLine(line []byte) bool {
-	if line[0] == '{' {
-		var arr [8]rawjson.Member
-		ms, err := rawjson.Members(arr[:0], line)
-		if err == nil {
-			// The params object is held to the same rule: routing and policy
-			// read it, so it must mean one thing.
-			if p, ok := rawjson.Find(ms, "params"); ok && len(p.Value) > 0 && p.Value[0] == '{' {
-				var parr [8]rawjson.Member
-				if _, perr := rawjson.Members(parr[:0], p.Value); errors.Is(perr, rawjson.ErrDuplicate) {
-					err = perr
-				}
-			}
-		}
-		if errors.Is(err, rawjson.ErrDuplicate) {
-			// Strict JSON: policy and routing must see exactly what is forwarded.
-			c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: duplicate or case-variant member names"}}`))
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Message(arr[:0], line)
+	if err != nil {
+		c.writeLine(strictError(err))
+		return true
+	}
+	method, isRequest := rawjson.Find(ms, "method")
+	if id, ok := rawjson.Find(ms, "id"); ok && isRequest {
+		key, err := rawjson.IDKey(id.Value)
+		if err != nil {
+			c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}`))
 			return true
 		}
-		if err == nil {
-			method, _ := rawjson.Find(ms, "method")
-			switch string(method.Value) {
-			case `"tools/call"`:
-				if c.relay(ms, line) {
-					return true
-				}
-			case `"notifications/cancelled"`:
-				if c.cancelRelayed(ms) {
-					return true
-				}
-			case `"initialize"`:
-				if id, ok := rawjson.Find(ms, "id"); ok {
-					c.mu.Lock()
-					c.initID = bytes.Clone(id.Value)
-					c.mu.Unlock()
-				}
-			}
+		c.mu.Lock()
+		_, dup := c.pending[key]
+		if !dup {
+			c.pending[key] = struct{}{}
+		}
+		c.mu.Unlock()
+		if dup {
+			c.writeLine(duplicateIDError(id.Value))
+			return true
+		}
+	}
+	switch string(method.Value) {
+	case `"tools/call"`:
+		if c.relay(ms, line) {
+			return true
+		}
+	case `"notifications/cancelled"`:
+		if c.cancelRelayed(ms) {
+			return true
+		}
+	case `"initialize"`:
+		if id, ok := rawjson.Find(ms, "id"); ok {
+			c.mu.Lock()
+			c.initID = bytes.Clone(id.Value)
+			c.mu.Unlock()
 		}
 	}
 	return c.pass(line)
+}
+
+// strictError is the answer to a message that fails the strict scan.
+func strictError(err error) []byte {
+	switch {
+	case errors.Is(err, rawjson.ErrDuplicate):
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: duplicate or case-variant member names"}}`)
+	case errors.Is(err, rawjson.ErrName):
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: member names must be ASCII, without escapes"}}`)
+	case errors.Is(err, rawjson.ErrNotObject):
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a message must be one JSON object"}}`)
+	}
+	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`)
+}
+
+// duplicateIDError answers a request whose id is already in flight.
+func duplicateIDError(id []byte) []byte {
+	b := make([]byte, 0, 128+len(id))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	return append(b, `,"error":{"code":-32600,"message":"invalid request: a request with this id is already in flight"}}`...)
+}
+
+// done forgets a client request id once it is answered (or cancelled).
+func (c *relayConn) done1(id []byte) {
+	if key, err := rawjson.IDKey(id); err == nil {
+		c.mu.Lock()
+		delete(c.pending, key)
+		c.mu.Unlock()
+	}
 }
 
 // pass decodes a message and hands it to the go-sdk server.
@@ -223,11 +264,13 @@ func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
 			c.pass(line)
 		case ctx.Err() != nil && c.ctx.Err() == nil && errors.Is(err, context.Canceled):
 			// Cancelled by the client: no response is sent.
+			c.done1(clientID)
 		case err != nil:
 			c.g.log.Warn("tool call failed", "tool", name, "error", err)
 			c.writeResponse(clientID, host.ErrorResult(err.Error()))
 		default:
 			if out, ok := rewriteResponse(resp, clientID); ok {
+				c.done1(clientID)
 				c.writeLine(out)
 			} else {
 				c.writeResponse(clientID, host.ErrorResult("invalid response from the server for "+name))
@@ -282,6 +325,8 @@ func (c *relayConn) cancelRelayed(ms []rawjson.Member) bool {
 	if !ok {
 		return false
 	}
+	// A cancelled request may get no answer: its id is free again.
+	c.done1(rid.Value)
 	c.mu.Lock()
 	cancel, ok := c.inflight[string(rid.Value)]
 	c.mu.Unlock()
@@ -292,6 +337,7 @@ func (c *relayConn) cancelRelayed(ms []rawjson.Member) bool {
 }
 
 func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {
+	c.done1(id)
 	b := make([]byte, 0, 40+len(id)+len(result))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
@@ -413,8 +459,13 @@ func (c *relayConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok && c.version.Load() == nil {
-		c.noteInitialize(resp)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if c.version.Load() == nil {
+			c.noteInitialize(resp)
+		}
+		if id, err := json.Marshal(resp.ID.Raw()); err == nil {
+			c.done1(id)
+		}
 	}
 	return c.writeLine(data)
 }

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -26,6 +27,10 @@ var (
 	ErrNotObject = errors.New("rawjson: not a JSON object")
 	ErrDuplicate = errors.New("rawjson: duplicate or case-variant member name")
 	ErrTooDeep   = errors.New("rawjson: nesting too deep")
+	// ErrName is a member name with an escape or a non-ASCII byte, which
+	// could hide a case-variant duplicate (encoding/json folds "ſ" to "s").
+	// It is also an ErrSyntax.
+	ErrName = fmt.Errorf("%w: escaped or non-ASCII member name", ErrSyntax)
 )
 
 // Member is one top-level member of an object: Key is the raw name between
@@ -60,7 +65,7 @@ func Members(dst []Member, b []byte) ([]Member, error) {
 			for ke < len(b) && b[ke] != '"' {
 				c := b[ke]
 				if c == '\\' || c < 0x20 || c >= 0x80 {
-					return dst, ErrSyntax // escaped or non-ASCII names are refused
+					return dst, ErrName
 				}
 				ke++
 			}
