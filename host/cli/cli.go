@@ -10,12 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
@@ -47,8 +45,8 @@ func (e exitErr) Error() string { return fmt.Sprintf("exit %d", e.code) }
 //
 // MCPHOST_CPUPROFILE=FILE writes a CPU profile of the run (for `go tool pprof`).
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, sigs := watchSignals(context.Background())
+	defer sigs.close()
 	if path := os.Getenv("MCPHOST_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
 			if err := pprof.StartCPUProfile(f); err == nil {
@@ -59,7 +57,7 @@ func Main() int {
 			}
 		}
 	}
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	return run(ctx, sigs, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 
 // app is one invocation's state.
@@ -70,6 +68,7 @@ type app struct {
 	logLevel       string
 	lookupEnv      func(string) (string, bool)
 	workDir        string
+	sigs           *signals // nil unless run by Main
 
 	// Terminal asking: one reader over stdin, and the tools allowed "always".
 	askMu         sync.Mutex
@@ -79,7 +78,11 @@ type app struct {
 
 // Run executes the mcphost command line and returns its exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv}
+	return run(ctx, nil, args, stdin, stdout, stderr)
+}
+
+func run(ctx context.Context, sigs *signals, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv, sigs: sigs}
 	a.workDir, _ = os.Getwd()
 	root := a.rootCmd()
 	root.SetArgs(args)

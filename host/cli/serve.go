@@ -30,6 +30,10 @@ streamable HTTP at http://ADDR/mcp with --http ADDR. The HTTP listener must be a
 loopback address unless --allow-non-loopback is given. tools/list shows the
 registry; tools/call goes through it; upstream list changes are forwarded.
 
+SIGTERM or SIGINT drains: no new requests are taken, requests in flight get
+up to drain_timeout (settings; default 10s) to finish, then are answered with
+an error, and the process exits. SIGHUP is logged and ignored.
+
 Over HTTP every request needs "Authorization: Bearer TOKEN". The token is read
 from $MCPHOST_SERVE_TOKEN, or generated and printed at start; --no-auth turns
 this off. Browser requests need their Origin allowed with --allow-origin.`,
@@ -47,8 +51,12 @@ this off. Browser requests need their Origin allowed with --allow-origin.`,
 			}
 			defer h.Close()
 			log := a.logger()
+			a.sigs.onHangup(func() {
+				log.Warn("SIGHUP received: configuration reload is not supported yet; the gateway keeps running (SIGTERM or SIGINT stops it)")
+			})
 			a.connectAll(ctx, h)
-			g := serve.New(h, &serve.Options{Logger: log.Named("serve")})
+			settings := h.Config().Settings
+			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout})
 			problems := g.Sync(ctx)
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
@@ -64,7 +72,8 @@ this off. Browser requests need their Origin allowed with --allow-origin.`,
 					token = hex.EncodeToString(b[:])
 				}
 			}
-			return a.serveHTTP(ctx, g, h, httpAddr, &serve.HTTPOptions{Token: token, AllowedOrigins: origins})
+			return a.serveHTTP(ctx, g, h, httpAddr, &serve.HTTPOptions{Token: token, AllowedOrigins: origins,
+				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions})
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
@@ -94,10 +103,20 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 	if err != nil {
 		return err
 	}
-	go g.Run(ctx)
+	// The server outlives ctx by the drain: requests in flight must not be
+	// cancelled by the signal that starts the shutdown.
+	sctx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	go g.Run(sctx)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.Handler(opts))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           mux,
+		BaseContext:       func(net.Listener) context.Context { return sctx },
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
 
 	statuses := h.Servers(ctx)
 	connected := 0
@@ -131,9 +150,25 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 		}
 		return err
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		return nil
+		return shutdownHTTP(srv, g, errc)
 	}
+}
+
+// shutdownHTTP drains the gateway: the listener closes (no new connections),
+// requests in flight finish or, at the drain deadline, are answered with an
+// error; then every session ends (closing standalone streams) and the
+// remaining connections are closed.
+func shutdownHTTP(srv *http.Server, g *serve.Gateway, served <-chan error) error {
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }() // returns once every connection is idle
+	g.Drain(context.Background())
+	g.CloseSessions()
+	select {
+	case <-shut:
+	case <-time.After(2 * time.Second):
+		srv.Close()
+		<-shut
+	}
+	<-served
+	return nil
 }

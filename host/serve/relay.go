@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -238,28 +239,31 @@ func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
 		return false
 	}
 	key := string(id.Value)
-	ctx, cancel := context.WithCancel(c.ctx)
-	c.mu.Lock()
-	if _, dup := c.inflight[key]; dup {
-		c.mu.Unlock()
-		cancel()
-		return false // the go-sdk reports the duplicate id
-	}
-	c.inflight[key] = cancel
-	c.mu.Unlock()
 	clientID := bytes.Clone(id.Value)
+	dctx, end, ok := c.g.begin(c.ctx)
+	if !ok {
+		c.writeError(clientID, errShuttingDown("no new requests are accepted"))
+		return true
+	}
+	ctx, cancel := context.WithCancel(dctx)
+	c.mu.Lock()
+	c.inflight[key] = cancel // handleLine refused a duplicate of an id in flight
+	c.mu.Unlock()
 	c.run(func() {
 		defer func() {
 			c.mu.Lock()
 			delete(c.inflight, key)
 			c.mu.Unlock()
 			cancel()
+			end()
 		}()
 		resp, handled, err := c.g.h.RelayCall(ctx, name, args, ver)
 		if handled {
 			c.g.relayed.Add(1)
 		}
 		switch {
+		case c.g.aborted(c.ctx):
+			c.writeError(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", c.g.drainTimeout)))
 		case !handled:
 			c.pass(line)
 		case ctx.Err() != nil && c.ctx.Err() == nil && errors.Is(err, context.Canceled):
@@ -334,6 +338,21 @@ func (c *relayConn) cancelRelayed(ms []rawjson.Member) bool {
 		cancel()
 	}
 	return ok
+}
+
+// writeError answers a request with a JSON-RPC error.
+func (c *relayConn) writeError(id []byte, e *jsonrpc.Error) {
+	c.done1(id)
+	msg, _ := json.Marshal(struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{e.Code, e.Message})
+	b := make([]byte, 0, 40+len(id)+len(msg))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, msg...)
+	c.writeLine(append(b, '}'))
 }
 
 func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {

@@ -7,22 +7,21 @@ package serve
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
@@ -31,6 +30,9 @@ import (
 type Options struct {
 	// Logger receives the gateway's logs. OPTIONAL.
 	Logger hclog.Logger
+	// DrainTimeout bounds Drain: requests still in flight after it are
+	// answered with an error. OPTIONAL: defaults to config.DefaultDrainTimeout.
+	DrainTimeout time.Duration
 }
 
 // Gateway serves a host's registry as an MCP server.
@@ -45,6 +47,16 @@ type Gateway struct {
 	changed   chan struct{} // a registry change is pending
 	relayed   atomic.Uint64 // tools/call requests that took the relay path
 	askSecret []byte        // keys the request state of permission questions
+
+	// Graceful shutdown (drain.go).
+	drainTimeout time.Duration
+	calls        *inflight
+	drainMu      sync.Mutex
+	draining     bool
+	abort        context.Context // cancelled when the drain deadline passes
+	cancelAbort  context.CancelFunc
+
+	sessions sessionLimit // serve --http session cap (http.go)
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
@@ -60,12 +72,18 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	g := &Gateway{h: h, log: o.Logger, exposed: map[string]*mcp.Tool{}, changed: make(chan struct{}, 1), askSecret: make([]byte, 32)}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = config.DefaultDrainTimeout
+	}
+	g := &Gateway{h: h, log: o.Logger, exposed: map[string]*mcp.Tool{}, changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
+		drainTimeout: o.DrainTimeout, calls: newInflight()}
+	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	rand.Read(g.askSecret)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
 		Instructions: "mcphost gateway: the tools of several MCP servers, named mcp__SERVER__TOOL.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
+	g.srv.AddReceivingMiddleware(g.drainMiddleware)
 	h.Registry().OnChange(func(string) {
 		select {
 		case g.changed <- struct{}{}:
@@ -226,12 +244,16 @@ func (g *Gateway) Run(ctx context.Context) {
 	}
 }
 
-// ServeStdio serves one client over r/w until the client disconnects or ctx is done.
+// ServeStdio serves one client over r/w until the client disconnects or ctx
+// is done. When ctx is done it drains first (see Drain): requests in flight
+// are answered, or cancelled with an error at the drain deadline.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	ctx, cancel := context.WithCancel(ctx)
+	// The session outlives ctx by the drain: its requests must not be
+	// cancelled by the signal that starts the shutdown.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	go g.Run(ctx)
-	ss, err := g.srv.Connect(ctx, newRelayConn(g, r, w), nil)
+	go g.Run(sctx)
+	ss, err := g.srv.Connect(sctx, newRelayConn(g, r, w), nil)
 	if err != nil {
 		return err
 	}
@@ -241,47 +263,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		g.Drain(context.Background())
 		ss.Close()
 		<-done
 		return nil
 	}
-}
-
-// HTTPOptions configures the gateway's HTTP handler.
-type HTTPOptions struct {
-	// Token, if set, is required on every request as "Authorization: Bearer
-	// TOKEN". The CLI sets one by default.
-	Token string
-	// AllowedOrigins lists the Origin values accepted from browsers (exact
-	// matches, e.g. "http://localhost:6274"). A request with any other Origin
-	// is refused with 403; a request without Origin (a CLI, a program) is not.
-	AllowedOrigins []string
-}
-
-// Handler returns the streamable HTTP handler (mount it at /mcp). In order:
-// a present Origin must be allowlisted (403 otherwise); the bearer token must
-// match (401 otherwise); and the go-sdk handler refuses a non-localhost Host
-// on a loopback connection (DNS rebinding, 403). There is no CORS: no
-// Access-Control-Allow-Origin is ever sent.
-func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
-	var o HTTPOptions
-	if opts != nil {
-		o = *opts
-	}
-	next := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, nil)
-	want := []byte("Bearer " + o.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) {
-			http.Error(w, "origin not allowed", http.StatusForbidden)
-			return
-		}
-		if o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost"`)
-			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // stripProtocolMeta removes the upstream's protocol-reserved _meta keys

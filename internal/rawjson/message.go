@@ -77,3 +77,41 @@ func IDKey(v []byte) (string, error) {
 	}
 	return "n" + strconv.FormatInt(int64(f), 10), nil
 }
+
+// Elements scans a JSON array and returns its elements' raw bytes, appending
+// to dst. Anything after the array but white space is an error.
+func Elements(dst [][]byte, b []byte) ([][]byte, error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return dst, ErrSyntax
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		i++
+	} else {
+		for {
+			e, err := skipValue(b, i, 1)
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, b[i:e])
+			i = skipWS(b, e)
+			if i >= len(b) {
+				return dst, ErrSyntax
+			}
+			if b[i] == ',' {
+				i = skipWS(b, i+1)
+				continue
+			}
+			if b[i] != ']' {
+				return dst, ErrSyntax
+			}
+			i++
+			break
+		}
+	}
+	if skipWS(b, i) != len(b) {
+		return dst, ErrSyntax
+	}
+	return dst, nil
+}

@@ -1,0 +1,196 @@
+package serve
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
+
+// DefaultBodyTimeout bounds the reading of one request body, so that a
+// client that trickles a body cannot hold a connection (and its goroutine)
+// forever.
+const DefaultBodyTimeout = 30 * time.Second
+
+// HTTPOptions configures the gateway's HTTP handler.
+type HTTPOptions struct {
+	// Token, if set, is required on every request as "Authorization: Bearer
+	// TOKEN". The CLI sets one by default.
+	Token string
+	// AllowedOrigins lists the Origin values accepted from browsers (exact
+	// matches, e.g. "http://localhost:6274"). A request with any other Origin
+	// is refused with 403; a request without Origin (a CLI, a program) is not.
+	AllowedOrigins []string
+	// SessionIdleTimeout ends a session that sent no request for this long.
+	// OPTIONAL: defaults to config.DefaultSessionIdleTimeout.
+	SessionIdleTimeout time.Duration
+	// MaxSessions caps the sessions open at once; an initialize over the cap
+	// is refused with 503 and a JSON-RPC error. OPTIONAL: defaults to
+	// config.DefaultMaxSessions.
+	MaxSessions int
+	// BodyTimeout bounds the reading of one request body. OPTIONAL: defaults
+	// to DefaultBodyTimeout.
+	BodyTimeout time.Duration
+}
+
+// sessionLimit admits new sessions while fewer than max are open.
+type sessionLimit struct {
+	mu      sync.Mutex
+	opening int // initialize requests admitted but not yet answered
+}
+
+// Handler returns the streamable HTTP handler (mount it at /mcp). In order:
+// a present Origin must be allowlisted (403 otherwise); the bearer token must
+// match (401 otherwise); a POST body must arrive within BodyTimeout, be at
+// most MaxMessageBytes (413) and pass the strict JSON scan, each element of a
+// batch too (400 with a JSON-RPC error: duplicate or case-variant names,
+// escaped or non-ASCII names, trailing data); a new session is refused over
+// MaxSessions (503); and the go-sdk handler refuses a non-localhost Host on
+// a loopback connection (DNS rebinding, 403). Sessions idle for
+// SessionIdleTimeout are closed. There is no CORS: no
+// Access-Control-Allow-Origin is ever sent.
+func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.SessionIdleTimeout <= 0 {
+		o.SessionIdleTimeout = config.DefaultSessionIdleTimeout
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = config.DefaultMaxSessions
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	next := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
+		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdleTimeout})
+	want := []byte("Bearer " + o.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) {
+			http.Error(w, "origin not allowed", http.StatusForbidden)
+			return
+		}
+		if o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost"`)
+			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, ok := readBody(w, r, o.BodyTimeout)
+		if !ok {
+			return
+		}
+		initialize, err := scanBody(body)
+		if err != nil {
+			writeJSONRPCError(w, http.StatusBadRequest, strictError(err))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if initialize && r.Header.Get("Mcp-Session-Id") == "" {
+			if !g.admitSession(o.MaxSessions) {
+				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
+					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
+					CodeShuttingDown, o.MaxSessions)))
+				return
+			}
+			defer g.sessionOpened()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads a POST body within timeout and MaxMessageBytes, then clears
+// the read deadline again: net/http would take its expiry while a response
+// streams as the client going away.
+func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(timeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
+	if err != nil {
+		// The deadline stays: after the handler, net/http would otherwise
+		// wait for the rest of the body before answering.
+		w.Header().Set("Connection", "close")
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, fmt.Sprintf("the request body exceeds %d bytes", MaxMessageBytes), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+		}
+		return nil, false
+	}
+	rc.SetReadDeadline(time.Time{})
+	return body, true
+}
+
+// scanBody holds a POST body to the strict JSON rules: one message, or a
+// batch whose every element is one. It reports whether the body holds an
+// initialize request.
+func scanBody(body []byte) (initialize bool, err error) {
+	var arr [8]rawjson.Member
+	check := func(msg []byte) error {
+		ms, err := rawjson.Message(arr[:0], msg)
+		if err != nil {
+			return err
+		}
+		if m, ok := rawjson.Find(ms, "method"); ok && string(m.Value) == `"initialize"` {
+			initialize = true
+		}
+		return nil
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return initialize, check(body)
+	}
+	elems, err := rawjson.Elements(nil, trimmed)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range elems {
+		if err := check(e); err != nil {
+			return false, err
+		}
+	}
+	return initialize, nil
+}
+
+func writeJSONRPCError(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// admitSession reports whether a new session may open under max, counting
+// the open sessions and the initializations in progress.
+func (g *Gateway) admitSession(max int) bool {
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	n := g.sessions.opening
+	for range g.srv.Sessions() {
+		n++
+	}
+	if n >= max {
+		return false
+	}
+	g.sessions.opening++
+	return true
+}
+
+func (g *Gateway) sessionOpened() {
+	g.sessions.mu.Lock()
+	g.sessions.opening--
+	g.sessions.mu.Unlock()
+}
