@@ -1,0 +1,157 @@
+// Package signals tests how the real mcphost binary answers signals while
+// it serves: SIGHUP is ignored by the gateway, and SIGTERM drains, answering
+// calls in flight with an error by the drain deadline, then exits.
+package signals
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/testbin"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir = dir })) }
+
+// syncBuffer is a bytes.Buffer safe for a process writing while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe runs `mcphost serve` with one demo server and drain_timeout 1s.
+func startServe(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcphost.hcl")
+	src := fmt.Sprintf("settings {\n  drain_timeout = \"1s\"\n}\npermissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n}\n", filepath.Join(binDir, "mcphost-demo"))
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "mcphost"), append([]string{"--config", cfg, "--log-level", "warn", "serve"}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	return cmd, stderr
+}
+
+// exercise checks SIGHUP and SIGTERM against a connected client.
+func exercise(t *testing.T, cmd *exec.Cmd, cs *mcp.ClientSession, stderr *syncBuffer) {
+	t.Helper()
+	ctx := context.Background()
+	// SIGHUP: logged, ignored; the gateway still answers.
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "SIGHUP") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no SIGHUP log line; stderr:\n%s", stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"message": "after hup"}})
+	if err != nil || res.IsError {
+		t.Fatalf("after SIGHUP: %v %+v; stderr:\n%s", err, res, stderr)
+	}
+	// SIGTERM with a 30 s call in flight: an error answer by the drain
+	// deadline (1 s, plus the grace to write it), then exit.
+	calls := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__demo__slow", Arguments: map[string]any{"milliseconds": 30000}})
+		calls <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the call reaches the server
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-calls:
+		if err == nil || !strings.Contains(err.Error(), "shutting down") {
+			t.Errorf("call in flight at SIGTERM: %v, want a shutting-down error", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the call in flight got no answer")
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v; stderr:\n%s", err, stderr)
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the gateway did not exit after SIGTERM")
+	}
+	t.Logf("SIGTERM to exit: %s (drain_timeout 1s)", time.Since(start))
+}
+
+func TestServeHTTPSignals(t *testing.T) {
+	t.Parallel()
+	port := testbin.FreePort(t)
+	cmd, stderr := startServe(t, "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	testbin.WaitListening(t, port)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "signals"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	exercise(t, cmd, cs, stderr)
+}
+
+func TestServeStdioSignals(t *testing.T) {
+	t.Parallel()
+	cmd, stderr := startServe(t)
+	// CommandTransport would start the process itself and own its signals;
+	// the test needs the *exec.Cmd, so it wires the pipes by hand.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "signals"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	exercise(t, cmd, cs, stderr)
+}
