@@ -31,17 +31,17 @@ const FlowTimeout = oauthkit.FlowTimeout
 // (or none, when the server advertises RFC 9207) gets a 4xx too and ends
 // the flow with ErrIssuerResponse: it is a mix-up, its code is not redeemed.
 type callbackServer struct {
-	ln      net.Listener
-	srv     *http.Server
-	result  chan callbackResult
-	mu      sync.Mutex
-	state   string // the state of the flow in progress; "" once used
-	used    bool
+	ln     net.Listener
+	srv    *http.Server
+	result chan callbackResult
+	mu     sync.Mutex
+	state  string // the state of the flow in progress; "" once used
+	used   bool
 	// issuer is the authorization server's issuer; issRequired is set
 	// when it advertises authorization_response_iss_parameter_supported.
 	issuer      string
 	issRequired bool
-	closing sync.Once
+	closing     sync.Once
 }
 
 type callbackResult struct {
