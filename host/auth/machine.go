@@ -183,3 +183,10 @@ func (h *Handler) workloadAssertion() (string, error) {
 	}
 	return strings.TrimSpace(string(b)), nil
 }
+
+// IsMachineGrant reports an oauth block whose grant needs no user (client
+// credentials, JWT bearer): its tokens are obtained on demand whenever the
+// server is connected, kept in memory only, and never need a login.
+func IsMachineGrant(o *config.OAuth) bool {
+	return o != nil && (o.Grant == config.GrantClientCredentials || o.Grant == config.GrantJWTBearer)
+}

@@ -279,7 +279,7 @@ func (c *Conn) authFailure(err error, refused, unauthorized bool) error {
 	case errors.Is(err, hauth.ErrLoginRequired):
 		return fmt.Errorf("%w: run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrNeedsAuth, name, name)
 	case errors.As(err, &fe):
-		if o := c.cfg.OAuth; o != nil && (o.Grant == config.GrantClientCredentials || o.Grant == config.GrantJWTBearer) {
+		if hauth.IsMachineGrant(c.cfg.OAuth) {
 			return fe
 		}
 		return fmt.Errorf("%w: %w", ErrNeedsAuth, fe)
