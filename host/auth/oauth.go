@@ -208,7 +208,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	challenges, _ := oauthkit.ParseChallenges(resp.Header.Values("WWW-Authenticate"))
 	stepUp := false
 	if resp.StatusCode == http.StatusForbidden {
 		if oauthkit.ChallengeParam(challenges, "error") != "insufficient_scope" {

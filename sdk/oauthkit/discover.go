@@ -138,3 +138,25 @@ func ChallengeParam(cs []oauthex.Challenge, name string) string {
 	}
 	return ""
 }
+
+// MaxChallengeBytes bounds the WWW-Authenticate values ParseChallenges reads.
+const MaxChallengeBytes = 8 << 10
+
+// ErrChallengeTooLarge is returned by ParseChallenges for values over
+// MaxChallengeBytes.
+var ErrChallengeTooLarge = errors.New("WWW-Authenticate is too large")
+
+// ParseChallenges parses a response's WWW-Authenticate values with the
+// go-sdk's oauthex.ParseWWWAuthenticate, once their total size is known to
+// be at most MaxChallengeBytes: that parser takes time quadratic in the
+// number of commas, and a server may send megabytes of header.
+func ParseChallenges(values []string) ([]oauthex.Challenge, error) {
+	n := 0
+	for _, v := range values {
+		n += len(v)
+	}
+	if n > MaxChallengeBytes {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrChallengeTooLarge, n)
+	}
+	return oauthex.ParseWWWAuthenticate(values)
+}
