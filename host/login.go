@@ -76,7 +76,12 @@ type AuthStatus struct {
 	// Scheme is "oauth (GRANT)", "plugin SCHEME", "headers" or "none".
 	Scheme string `json:"scheme"`
 	// LoggedIn reports whether there is a token (stored or in memory).
-	LoggedIn        bool      `json:"logged_in"`
+	LoggedIn bool `json:"logged_in"`
+	// OnDemand reports a machine grant (client credentials, JWT bearer):
+	// it needs no login, and its tokens are obtained whenever the server is
+	// connected and kept in memory only, so LoggedIn is true only in a
+	// process that holds one.
+	OnDemand        bool      `json:"on_demand,omitempty"`
 	Expiry          time.Time `json:"expiry,omitzero"`
 	Scopes          []string  `json:"scopes,omitempty"`
 	Issuer          string    `json:"issuer,omitempty"`
@@ -97,6 +102,7 @@ func (h *Host) AuthStatuses() []AuthStatus {
 		switch {
 		case s.OAuth != nil:
 			st.Scheme = s.OAuth.String()
+			st.OnDemand = hauth.IsMachineGrant(s.OAuth)
 			if oh, err := c.OAuth(); err == nil {
 				if r := oh.Record(); r != nil && r.Token != nil {
 					st.LoggedIn = true

@@ -26,15 +26,22 @@ const FlowTimeout = oauthkit.FlowTimeout
 // flow: it listens on 127.0.0.1 only, accepts exactly one request at
 // CallbackPath carrying the expected state, and then stops listening. Any
 // other request (another path, a wrong or replayed state, a second callback)
-// gets a 4xx and is never passed on, so no token request follows it.
+// gets a 4xx and is never passed on, so no token request follows it. An
+// answer with the right state but an iss other than the expected issuer
+// (or none, when the server advertises RFC 9207) gets a 4xx too and ends
+// the flow with ErrIssuerResponse: it is a mix-up, its code is not redeemed.
 type callbackServer struct {
-	ln      net.Listener
-	srv     *http.Server
-	result  chan callbackResult
-	mu      sync.Mutex
-	state   string // the state of the flow in progress; "" once used
-	used    bool
-	closing sync.Once
+	ln     net.Listener
+	srv    *http.Server
+	result chan callbackResult
+	mu     sync.Mutex
+	state  string // the state of the flow in progress; "" once used
+	used   bool
+	// issuer is the authorization server's issuer; issRequired is set
+	// when it advertises authorization_response_iss_parameter_supported.
+	issuer      string
+	issRequired bool
+	closing     sync.Once
 }
 
 type callbackResult struct {
@@ -59,10 +66,11 @@ func (c *callbackServer) RedirectURL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s", c.ln.Addr().(*net.TCPAddr).Port, CallbackPath)
 }
 
-// expect arms the server for one flow's state.
-func (c *callbackServer) expect(state string) {
+// expect arms the server for one flow's state, from issuer (which sends
+// iss in its answers if issRequired).
+func (c *callbackServer) expect(state, issuer string, issRequired bool) {
 	c.mu.Lock()
-	c.state = state
+	c.state, c.issuer, c.issRequired = state, issuer, issRequired
 	c.mu.Unlock()
 }
 
@@ -87,8 +95,16 @@ func (c *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	c.used = true
 	c.state = ""
+	issuer, issRequired := c.issuer, c.issRequired
 	c.mu.Unlock()
 
+	// RFC 9207 §2.4, for error answers too: compared exactly.
+	if iss, ok := q["iss"]; (ok && (len(iss) != 1 || iss[0] != issuer)) || (!ok && issRequired) {
+		http.Error(w, "This answer does not come from the expected authorization server.", http.StatusBadRequest)
+		c.result <- callbackResult{err: fmt.Errorf("%w: expected %q", ErrIssuerResponse, issuer)}
+		go c.close()
+		return
+	}
 	if e := q.Get("error"); e != "" {
 		msg := e
 		if d := q.Get("error_description"); d != "" {
@@ -97,7 +113,7 @@ func (c *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusForbidden)
 		fmt.Fprintf(w, "<!doctype html><title>mcphost</title><p>Authorization failed: %s. You can close this window.</p>", html.EscapeString(msg))
-		c.result <- callbackResult{err: fmt.Errorf("the authorization server refused: %s", msg)}
+		c.result <- callbackResult{err: fmt.Errorf("%w: %q", ErrAuthorizationDenied, msg)}
 		go c.close()
 		return
 	}

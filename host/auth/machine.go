@@ -30,7 +30,7 @@ const grantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, challenges []oauthex.Challenge, stepUp bool) error {
 	prm, asm, err := h.discover(ctx, req.URL.String(), challenges)
 	if err != nil {
-		return fmt.Errorf("%s: %w", h.cfg.Server, err)
+		return &FlowError{Server: h.cfg.Server, Err: err}
 	}
 	scopes := h.o.Scopes
 	if c := oauthkit.ChallengeParam(challenges, "scope"); c != "" && (len(scopes) == 0 || stepUp) {
@@ -75,7 +75,7 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 	tok, err := regrant(ctx)
 	if err != nil {
 		// Surfaced as is: no retry, no switch to another grant (SEP-1933).
-		return fmt.Errorf("%s: %s grant failed: %w", h.cfg.Server, h.o.Grant, err)
+		return &FlowError{Server: h.cfg.Server, Err: fmt.Errorf("%s grant: %w", h.o.Grant, err)}
 	}
 	r := &Record{
 		Server: h.cfg.Server, Grant: h.o.Grant, Issuer: asm.Issuer, Resource: prm.Resource,
@@ -94,21 +94,27 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 	return nil
 }
 
-// discover finds the protected-resource metadata and the authorization
+// discover finds and validates the protected-resource and authorization
+// server metadata for a machine grant (no PKCE requirement).
+func (h *Handler) discover(ctx context.Context, reqURL string, challenges []oauthex.Challenge) (*oauthex.ProtectedResourceMetadata, *oauthex.AuthServerMeta, error) {
+	return h.discoverWith(ctx, reqURL, challenges, oauthkit.MetadataOptions{AllowLoopback: h.o.AllowLoopback})
+}
+
+// discoverWith finds the protected-resource metadata and the authorization
 // server metadata the way the MCP authorization spec orders it: the
 // challenge's resource_metadata, then the path-based and root well-knowns;
-// the AS metadata by RFC 8414 / OpenID path insertion, with issuer binding
-// and the PKCE check (oauthex.GetAuthServerMeta). auth_server_metadata_url
-// replaces AS discovery.
-func (h *Handler) discover(ctx context.Context, reqURL string, challenges []oauthex.Challenge) (*oauthex.ProtectedResourceMetadata, *oauthex.AuthServerMeta, error) {
+// the AS metadata by RFC 8414 / OpenID path insertion, with an exact issuer
+// match (oauthkit.DiscoverWith). auth_server_metadata_url replaces AS
+// discovery (its issuer is the one the URL was built from).
+func (h *Handler) discoverWith(ctx context.Context, reqURL string, challenges []oauthex.Challenge, opts oauthkit.MetadataOptions) (*oauthex.ProtectedResourceMetadata, *oauthex.AuthServerMeta, error) {
 	if h.o.AuthServerMetadataURL != "" {
-		asm, err := oauthex.GetAuthServerMeta(ctx, h.o.AuthServerMetadataURL, issuerFromMetadataURL(h.o.AuthServerMetadataURL), h.client)
-		if err != nil || asm == nil {
-			return nil, nil, fmt.Errorf("auth_server_metadata_url %s: %v", h.o.AuthServerMetadataURL, err)
+		asm, err := oauthkit.FetchAuthServerMetaAt(ctx, h.client, h.o.AuthServerMetadataURL, issuerFromMetadataURL(h.o.AuthServerMetadataURL), opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("auth_server_metadata_url: %w", err)
 		}
-		return &oauthex.ProtectedResourceMetadata{Resource: reqURL, AuthorizationServers: []string{asm.Issuer}}, asm, nil
+		return &oauthex.ProtectedResourceMetadata{Resource: h.cfg.ServerURL, AuthorizationServers: []string{asm.Issuer}}, asm, nil
 	}
-	return oauthkit.Discover(ctx, h.client, reqURL, challenges)
+	return oauthkit.DiscoverWith(ctx, h.client, reqURL, challenges, opts)
 }
 
 // assertionSigner returns a function making a fresh RFC 7523 client
@@ -176,4 +182,11 @@ func (h *Handler) workloadAssertion() (string, error) {
 		return "", fmt.Errorf("%s: assertion_file: %w", h.cfg.Server, err)
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// IsMachineGrant reports an oauth block whose grant needs no user (client
+// credentials, JWT bearer): its tokens are obtained on demand whenever the
+// server is connected, kept in memory only, and never need a login.
+func IsMachineGrant(o *config.OAuth) bool {
+	return o != nil && (o.Grant == config.GrantClientCredentials || o.Grant == config.GrantJWTBearer)
 }

@@ -89,9 +89,45 @@ type Handler struct {
 	dpopEndpoints []string
 }
 
+// loginState is a login allowed by BeginLogin: at most one
+// authorization-code flow runs in it, plus step-ups the server asks for
+// after that flow succeeded. Its fields are guarded by Handler.mu.
 type loginState struct {
 	ctx     context.Context
 	present Presenter
+	run     *flowRun // the flow started in this login, if any
+}
+
+// flowRun is one run of the authorization-code flow; done is closed when
+// it ends, err then says how.
+type flowRun struct {
+	done chan struct{}
+	err  error
+}
+
+// begin starts this login's flow (run), or returns the flow already
+// started (prev; running reports it had not ended yet): a failed flow is
+// never run again in the same login, and a successful one only again for a
+// step-up.
+func (l *loginState) begin(stepUp bool) (run, prev *flowRun, running bool) {
+	if l.run != nil {
+		select {
+		case <-l.run.done:
+			if l.run.err != nil || !stepUp {
+				return nil, l.run, false
+			}
+			// A step-up after a successful flow runs a new one.
+		default:
+			return nil, l.run, true
+		}
+	}
+	l.run = &flowRun{done: make(chan struct{})}
+	return l.run, nil, false
+}
+
+func (r *flowRun) finish(err error) {
+	r.err = err
+	close(r.done)
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -172,7 +208,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	challenges, _ := oauthkit.ParseChallenges(resp.Header.Values("WWW-Authenticate"))
 	stepUp := false
 	if resp.StatusCode == http.StatusForbidden {
 		if oauthkit.ChallengeParam(challenges, "error") != "insufficient_scope" {
@@ -190,7 +226,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	case config.GrantClientCredentials, config.GrantJWTBearer:
 		return h.authorizeMachine(ctx, req, challenges, stepUp)
 	default:
-		return h.authorizeCode(ctx, req, resp, challenges, stepUp)
+		return h.authorizeCode(ctx, req, challenges, stepUp)
 	}
 }
 
@@ -225,11 +261,12 @@ func (h *Handler) forceRefresh(ctx context.Context) bool {
 	return true
 }
 
-// authorizeCode runs the authorization-code flow with PKCE through the
-// go-sdk's AuthorizationCodeHandler (discovery, issuer checks, client ID
-// metadata documents, pre-registration or DCR, state and RFC 9207 iss
-// checks), with mcphost's loopback callback, store and SSRF guard.
-func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *http.Response, challenges []oauthex.Challenge, stepUp bool) error {
+// authorizeCode runs the authorization-code flow, at most once per login
+// (loginState.begin). A flow that failed is not started again by the
+// requests that follow in the same login (the go-sdk's client falls back
+// from server/discover to initialize, each answered 401): they get the same
+// error.
+func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, challenges []oauthex.Challenge, stepUp bool) error {
 	h.mu.Lock()
 	login := h.login
 	var granted []string
@@ -240,31 +277,85 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 		h.wanted = union(union(h.wanted, granted), strings.Fields(oauthkit.ChallengeParam(challenges, "scope")))
 	}
 	wanted := h.wanted
-	h.mu.Unlock()
 	if login == nil {
+		h.mu.Unlock()
 		return fmt.Errorf("%w: %s needs a login; run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrLoginRequired, h.cfg.Server, h.cfg.Server, h.cfg.Server)
+	}
+	run, prev, running := login.begin(stepUp)
+	h.mu.Unlock()
+	if run == nil {
+		return h.afterFlow(ctx, prev, running)
+	}
+	err := h.codeFlow(ctx, req, login, challenges, stepUp, granted, wanted)
+	if err != nil {
+		if !errors.As(err, new(*FlowError)) {
+			err = &FlowError{Server: h.cfg.Server, Err: err}
+		}
+	} else {
+		h.mu.Lock()
+		h.wanted = nil
+		h.mu.Unlock()
+		h.log.Info("logged in", "server", h.cfg.Server)
+	}
+	run.finish(err)
+	return err
+}
+
+// afterFlow answers a request that needs a flow while this login's flow
+// runs or has run: it waits for a running flow, then lets the request be
+// retried with the new token; a flow that failed gives its error again; a
+// server that refuses the token a finished flow just obtained gets
+// ErrCredentialsRefused rather than a second browser window.
+func (h *Handler) afterFlow(ctx context.Context, prev *flowRun, running bool) error {
+	select {
+	case <-prev.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if prev.err != nil {
+		return prev.err
+	}
+	if running {
+		return nil
+	}
+	return &FlowError{Server: h.cfg.Server, Err: ErrCredentialsRefused}
+}
+
+// codeFlow is one run of the authorization-code flow with PKCE through the
+// go-sdk's AuthorizationCodeHandler (client ID metadata documents,
+// pre-registration or DCR, PKCE, state and RFC 9207 iss checks, the token
+// request), with mcphost's loopback callback, store and SSRF guard.
+//
+// Discovery is done here first, strictly (discoverCode: exact issuer
+// match, PKCE S256 advertised, no guessed endpoints), and the go-sdk is then
+// given exactly the validated documents (pinnedTransport): its own
+// discovery accepts an issuer differing by a trailing slash and falls back
+// to default endpoints without any metadata, and reports failures as plain
+// strings that cannot be classified.
+func (h *Handler) codeFlow(ctx context.Context, req *http.Request, login *loginState, challenges []oauthex.Challenge, stepUp bool, granted, wanted []string) error {
+	prm, asm, err := h.discoverCode(ctx, req.URL.String(), challenges)
+	if err != nil {
+		return err
 	}
 	cb, err := listenCallback(h.o.CallbackPort)
 	if err != nil {
 		return err
 	}
 	defer cb.close()
-	rec := &recorder{base: h.client.Transport}
-	client := &http.Client{Transport: rec, CheckRedirect: h.client.CheckRedirect, Timeout: h.client.Timeout}
-	if h.o.AuthServerMetadataURL != "" {
-		ov, err := h.override(ctx, rec)
-		if err != nil {
-			return err
-		}
-		client.Transport = ov
-		resp.Header.Set("WWW-Authenticate", ov.challenge(challenges))
+	pin, err := newPinnedTransport(h.client.Transport, prm, asm)
+	if err != nil {
+		return err
 	}
+	client := &http.Client{Transport: pin, CheckRedirect: h.client.CheckRedirect, Timeout: h.client.Timeout}
 	redirect := cb.RedirectURL()
 	var installErr error
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:         redirect,
 		RequestRefreshToken: true,
 		Client:              client,
+		// RFC 9207 §2.4: an iss that is present is compared, advertised
+		// or not; the callback has already refused a different one.
+		AcceptUnadvertisedIss: true,
 		ScopeFilter: func(discovered []string) []string {
 			scopes := discovered
 			if len(h.o.Scopes) > 0 && !stepUp {
@@ -277,10 +368,10 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 		},
 		AuthorizationCodeFetcher: func(fctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			if err := CheckAuthorizationURL(args.URL); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("the authorization URL: %w", err)
 			}
 			u, _ := url.Parse(args.URL)
-			cb.expect(u.Query().Get("state"))
+			cb.expect(u.Query().Get("state"), asm.Issuer, asm.AuthorizationResponseIssParameterSupported)
 			wctx, cancel := context.WithTimeout(fctx, FlowTimeout)
 			defer cancel()
 			stop := context.AfterFunc(login.ctx, cancel)
@@ -293,7 +384,7 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 				return nil, fmt.Errorf("login cancelled: %w", login.ctx.Err())
 			}
 			if err != nil && errors.Is(err, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("no login completed within %s", FlowTimeout)
+				return nil, fmt.Errorf("%w: no login completed within %s", ErrLoginTimeout, FlowTimeout)
 			}
 			return res, err
 		},
@@ -301,14 +392,11 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 			r := &Record{
 				Server: h.cfg.Server, Grant: config.GrantAuthorizationCode,
 				ClientID: oc.ClientID, ClientSecret: oc.ClientSecret, AuthStyle: oc.Endpoint.AuthStyle,
-				TokenURL: oc.Endpoint.TokenURL, Resource: rec.lastResource(), Token: tok,
-				Scopes: oauthkit.ScopesOf(tok),
+				TokenURL: oc.Endpoint.TokenURL, Resource: prm.Resource, Token: tok,
+				Scopes: oauthkit.ScopesOf(tok), Issuer: asm.Issuer, RevocationURL: asm.RevocationEndpoint,
 			}
 			if r.Scopes == nil {
 				r.Scopes = oc.Scopes
-			}
-			if m := rec.metaFor(oc.Endpoint.TokenURL); m != nil {
-				r.Issuer, r.RevocationURL = m.Issuer, m.RevocationEndpoint
 			}
 			src, err := h.install(r, true)
 			installErr = err
@@ -336,19 +424,30 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, resp *ht
 	}
 	ach, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
-		return fmt.Errorf("%s: OAuth configuration: %w", h.cfg.Server, err)
+		return fmt.Errorf("OAuth configuration: %w", err)
 	}
-	if err := ach.Authorize(ctx, req, resp); err != nil {
-		return fmt.Errorf("%s: authorization failed: %w", h.cfg.Server, err)
+	// The go-sdk reads only the request's URL (the resource it discovers
+	// for) and the challenge; both are the pinned ones.
+	preq, err := http.NewRequestWithContext(ctx, http.MethodPost, prm.Resource, nil)
+	if err != nil {
+		return fmt.Errorf("%w: resource %q", oauthkit.ErrInvalidMetadata, prm.Resource)
 	}
-	if installErr != nil {
-		return installErr
+	presp := &http.Response{
+		StatusCode: http.StatusUnauthorized,
+		Header:     http.Header{"Www-Authenticate": {pin.challenge(challenges)}},
+		Body:       http.NoBody,
 	}
-	h.mu.Lock()
-	h.wanted = nil
-	h.mu.Unlock()
-	h.log.Info("logged in", "server", h.cfg.Server)
-	return nil
+	if err := ach.Authorize(ctx, preq, presp); err != nil {
+		return err
+	}
+	return installErr
+}
+
+// discoverCode finds and validates the server's protected-resource and
+// authorization server metadata for the authorization-code flow (PKCE S256
+// required); auth_server_metadata_url replaces AS discovery.
+func (h *Handler) discoverCode(ctx context.Context, reqURL string, challenges []oauthex.Challenge) (*oauthex.ProtectedResourceMetadata, *oauthex.AuthServerMeta, error) {
+	return h.discoverWith(ctx, reqURL, challenges, oauthkit.MetadataOptions{AllowLoopback: h.o.AllowLoopback, RequirePKCE: true})
 }
 
 // install makes r the current credentials, saving it first when persist.
@@ -542,56 +641,82 @@ func union(a, b []string) []string {
 	return out
 }
 
-// override serves a configured auth_server_metadata_url to the go-sdk's
-// discovery: the challenge is pointed at a synthetic protected-resource
-// document naming the configured issuer, and the issuer's well-known URLs
-// answer with the configured document. Nothing synthetic leaves the process.
-type overrideTransport struct {
-	base     http.RoundTripper
-	issuer   string
-	doc      []byte
-	resource string
+// pinnedTransport gives the go-sdk's AuthorizationCodeHandler the
+// metadata mcphost has already fetched and validated, so that its own
+// discovery cannot see anything else: the challenge points at a synthetic
+// protected-resource document (the validated one, naming only the
+// validated issuer), the issuer's well-known URLs answer with the validated
+// authorization server document, and every other well-known GET answers
+// 404 without leaving the process. Registration and token requests go to
+// the network through base (the guarded client's transport).
+type pinnedTransport struct {
+	base   http.RoundTripper
+	issuer string
+	prm    []byte
+	asm    []byte
 }
 
-const overrideHost = "prm.mcphost.invalid"
+// pinnedHost names the synthetic protected-resource document; .invalid
+// never resolves (RFC 6761), and the transport answers it itself.
+const pinnedHost = "prm.mcphost.invalid"
 
-func (h *Handler) override(ctx context.Context, base http.RoundTripper) (*overrideTransport, error) {
-	issuer := issuerFromMetadataURL(h.o.AuthServerMetadataURL)
-	client := &http.Client{Transport: base, CheckRedirect: h.client.CheckRedirect}
-	asm, err := oauthex.GetAuthServerMeta(ctx, h.o.AuthServerMetadataURL, issuer, client)
+func newPinnedTransport(base http.RoundTripper, prm *oauthex.ProtectedResourceMetadata, asm *oauthex.AuthServerMeta) (*pinnedTransport, error) {
+	p, err := json.Marshal(oauthex.ProtectedResourceMetadata{Resource: prm.Resource, AuthorizationServers: []string{asm.Issuer}, ScopesSupported: prm.ScopesSupported})
 	if err != nil {
-		return nil, fmt.Errorf("%s: auth_server_metadata_url: %w", h.cfg.Server, err)
+		return nil, err
 	}
-	if asm == nil {
-		return nil, fmt.Errorf("%s: auth_server_metadata_url %s: not found", h.cfg.Server, h.o.AuthServerMetadataURL)
+	a, err := json.Marshal(asm)
+	if err != nil {
+		return nil, err
 	}
-	doc, _ := json.Marshal(asm)
-	return &overrideTransport{base: base, issuer: asm.Issuer, doc: doc, resource: h.cfg.ServerURL}, nil
+	return &pinnedTransport{base: base, issuer: asm.Issuer, prm: p, asm: a}, nil
 }
 
-func (o *overrideTransport) challenge(cs []oauthex.Challenge) string {
-	c := fmt.Sprintf(`Bearer resource_metadata="https://%s/"`, overrideHost)
-	if s := oauthkit.ChallengeParam(cs, "scope"); s != "" && !strings.ContainsAny(s, `"\`) {
+// challenge is the WWW-Authenticate value shown to the go-sdk: the
+// synthetic resource_metadata, and the server's scope and error if they
+// are plain enough to quote.
+func (o *pinnedTransport) challenge(cs []oauthex.Challenge) string {
+	c := fmt.Sprintf(`Bearer resource_metadata="https://%s/"`, pinnedHost)
+	if s := oauthkit.ChallengeParam(cs, "scope"); s != "" && quotable(s) {
 		c += fmt.Sprintf(`, scope="%s"`, s)
 	}
-	if e := oauthkit.ChallengeParam(cs, "error"); e != "" && !strings.ContainsAny(e, `"\`) {
+	if e := oauthkit.ChallengeParam(cs, "error"); e != "" && quotable(e) {
 		c += fmt.Sprintf(`, error="%s"`, e)
 	}
 	return c
 }
 
-func (o *overrideTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+// quotable reports whether s can be put between quotes in a header
+// without escaping: printable ASCII (RFC 9110 qdtext) but '"' and '\\'.
+func quotable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func (o *pinnedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
+	status := http.StatusOK
 	switch {
-	case req.URL.Host == overrideHost:
-		body, _ = json.Marshal(oauthex.ProtectedResourceMetadata{Resource: o.resource, AuthorizationServers: []string{o.issuer}})
-	case req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/.well-known/") && sameOrigin(req.URL, o.issuer):
-		body = o.doc
+	case req.URL.Host == pinnedHost:
+		body = o.prm
+	case req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/.well-known/"):
+		if sameOrigin(req.URL, o.issuer) {
+			body = o.asm
+		} else {
+			status, body = http.StatusNotFound, []byte("{}")
+		}
 	default:
 		return o.base.RoundTrip(req)
 	}
+	if req.Body != nil {
+		req.Body.Close()
+	}
 	return &http.Response{
-		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:  http.Header{"Content-Type": {"application/json"}},
 		Body:    io.NopCloser(bytes.NewReader(body)),
 		Request: req, ContentLength: int64(len(body)),

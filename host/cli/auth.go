@@ -18,12 +18,16 @@ func (a *app) authCmd() *cobra.Command {
 	var noBrowser bool
 	login := &cobra.Command{
 		Use:   "login SERVER",
-		Short: "Log in to a server with an oauth block (browser, or client credentials)",
+		Short: "Log in to a server with an oauth block (browser), or check a machine grant",
 		Long: `Runs the server's OAuth flow. For the authorization-code grant the login URL
 is printed and opened in a browser ($BROWSER if set, else the platform's
 opener; --no-browser only prints it); a one-shot listener on 127.0.0.1
 receives the answer. Tokens are stored in the config directory (0600 files in
-a 0700 directory) and refreshed ahead of expiry.`,
+a 0700 directory) and refreshed ahead of expiry.
+
+A machine grant (client_credentials, jwt_bearer) needs no login: mcphost gets
+a token whenever it connects and keeps it in memory only. For such a server
+this command only checks that a token can be obtained.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := a.newHost()
@@ -33,6 +37,11 @@ a 0700 directory) and refreshed ahead of expiry.`,
 			defer h.Close()
 			if err := h.Login(cmd.Context(), args[0], a.presenter(args[0], noBrowser)); err != nil {
 				return err
+			}
+			if s := h.Config().Server(args[0]); s != nil && hauth.IsMachineGrant(s.OAuth) {
+				// Nothing is kept: say so, rather than "logged in".
+				fmt.Fprintf(a.stdout, "Obtained a token for %s with the %s grant. This grant needs no login: mcphost gets a new token whenever it connects (tokens are kept in memory only).\n", args[0], s.OAuth.Grant)
+				return nil
 			}
 			fmt.Fprintf(a.stdout, "Logged in to %s.\n", args[0])
 			return nil
@@ -78,11 +87,15 @@ a 0700 directory) and refreshed ahead of expiry.`,
 			fmt.Fprintln(tw, "SERVER\tSCHEME\tLOGGED IN\tEXPIRES\tSCOPES")
 			for _, s := range sts {
 				in, exp := "no", "-"
-				if s.LoggedIn {
+				switch {
+				case s.OnDemand && s.LoggedIn:
+					in = "yes (in memory, on demand)"
+				case s.OnDemand:
+					in = "not needed (token on demand)"
+				case s.LoggedIn && s.HasRefreshToken:
+					in = "yes (refreshable)"
+				case s.LoggedIn:
 					in = "yes"
-					if s.HasRefreshToken {
-						in = "yes (refreshable)"
-					}
 				}
 				if !s.Expiry.IsZero() {
 					exp = s.Expiry.Local().Format(time.DateTime)

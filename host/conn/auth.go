@@ -250,3 +250,43 @@ func (c *Conn) loginPlugin(ctx context.Context, present hauth.Presenter) error {
 	_, err = pa.Token(ctx)
 	return err
 }
+
+// authFailure classifies a failed connect that involved authorization (by
+// type, never by message), or returns nil for any other failure.
+// refused: a plugin transport reported the server refused the
+// credentials; unauthorized: the server answered 401.
+//
+//   - A login is needed: needs-auth, with the advice to log in.
+//   - An attempt to get credentials failed (hauth.FlowError): what failed.
+//     For the authorization-code grant the server stays in needs-auth (a
+//     new login may succeed); a machine grant is an ordinary failure,
+//     retried with backoff, since a login cannot help it.
+//   - An auth plugin refused (AuthError): as is.
+//   - A 401 for a server with no oauth or auth block: it needs
+//     configuration, not a login, and is told so.
+func (c *Conn) authFailure(err error, refused, unauthorized bool) error {
+	name := c.cfg.Name
+	hasAuth := c.cfg.OAuth != nil || c.cfg.AuthScheme != ""
+	var (
+		fe *hauth.FlowError
+		ae *AuthError
+	)
+	switch {
+	case (refused || unauthorized) && !hasAuth:
+		return fmt.Errorf("%w: the server answered 401 Unauthorized: it requires authorization, and its server block has no `oauth {}` or `auth \"SCHEME\" {}` block (`mcphost auth login` cannot help); add one, or the headers it expects", ErrNeedsAuth)
+	case refused:
+		return fmt.Errorf("%w: the server refused the credentials; run `mcphost auth login %s`", ErrNeedsAuth, name)
+	case errors.Is(err, hauth.ErrLoginRequired):
+		return fmt.Errorf("%w: run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrNeedsAuth, name, name)
+	case errors.As(err, &fe):
+		if hauth.IsMachineGrant(c.cfg.OAuth) {
+			return fe
+		}
+		return fmt.Errorf("%w: %w", ErrNeedsAuth, fe)
+	case errors.As(err, &ae):
+		return ae
+	case unauthorized:
+		return fmt.Errorf("%w: the server answered 401 Unauthorized; run `mcphost auth login %s`", ErrNeedsAuth, name)
+	}
+	return nil
+}

@@ -375,7 +375,9 @@ func TestUnauthorizedServerNeedsAuth(t *testing.T) {
 	if !errors.Is(err, ErrNeedsAuth) {
 		t.Fatalf("err = %v, want ErrNeedsAuth", err)
 	}
-	if st := m.Get("locked").Status(); st.State != StateNeedsAuth || !strings.Contains(st.Error, "mcphost auth login locked") {
+	// No oauth or auth block: a login cannot help, so the advice is to
+	// configure one, not to run `mcphost auth login`.
+	if st := m.Get("locked").Status(); st.State != StateNeedsAuth || !strings.Contains(st.Error, "no `oauth {}` or `auth \"SCHEME\" {}` block") || strings.Contains(st.Error, "run `mcphost auth login") {
 		t.Errorf("status %s %q", st.State, st.Error)
 	}
 	// The state is cached: no new request within the TTL.

@@ -563,17 +563,9 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
-		if pt, ok := t.(*pluginTransport); ok && pt.authFailed {
-			return nil, nil, fmt.Errorf("%w: the server refused the credentials; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
-		}
-		if errors.Is(err, hauth.ErrLoginRequired) {
-			return nil, nil, fmt.Errorf("%w: run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrNeedsAuth, c.cfg.Name, c.cfg.Name)
-		}
-		if ae := (*AuthError)(nil); errors.As(err, &ae) {
-			return nil, nil, ae
-		}
-		if authSeen != nil && authSeen.Load() {
-			return nil, nil, fmt.Errorf("%w: the server answered 401 Unauthorized; run `mcphost auth login %s`", ErrNeedsAuth, c.cfg.Name)
+		pt, _ := t.(*pluginTransport)
+		if aerr := c.authFailure(err, pt != nil && pt.authFailed, authSeen != nil && authSeen.Load()); aerr != nil {
+			return nil, nil, aerr
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("connect timed out after %s", timeout)

@@ -48,7 +48,7 @@ func (c *Conn) Login(ctx context.Context, present hauth.Presenter) error {
 		if err := c.loginPlugin(ctx, present); err != nil {
 			return err
 		}
-		return c.reconnect(ctx)
+		return c.loginOutcome(c.reconnect(ctx))
 	}
 	h, err := c.OAuth()
 	if err != nil {
@@ -56,7 +56,24 @@ func (c *Conn) Login(ctx context.Context, present hauth.Presenter) error {
 	}
 	end := h.BeginLogin(ctx, present)
 	defer end()
-	return c.reconnect(ctx)
+	return c.loginOutcome(c.reconnect(ctx))
+}
+
+// loginOutcome is the error a login reports, from the connect that
+// followed it: what failed, never the advice to log in (the user is doing
+// just that).
+func (c *Conn) loginOutcome(err error) error {
+	var fe *hauth.FlowError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return fe
+	case errors.Is(err, ErrNeedsAuth):
+		// The login went through but the server still wants one.
+		return &hauth.FlowError{Server: c.cfg.Name, Err: hauth.ErrCredentialsRefused}
+	}
+	return err
 }
 
 // reconnect closes the session, clears needs-auth and connects again.

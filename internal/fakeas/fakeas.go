@@ -57,6 +57,16 @@ type Server struct {
 	// checks an assertion (an ID-JAG from an IdP) and returns the audience,
 	// resource and client it was issued for.
 	VerifyAssertion func(assertion string) (audience, resource, clientID string, ok bool)
+	// NoMetadata makes every authorization server metadata URL answer 404.
+	NoMetadata bool
+	// Metadata, if set, edits the authorization server metadata before it
+	// is served (an attacker's or a broken server's document).
+	Metadata func(m map[string]any)
+	// PRM, if set, edits the protected-resource metadata before it is served.
+	PRM func(m map[string]any)
+	// Callback, if set, edits the query the authorization endpoint sends
+	// back to the redirect URI (code, state, iss; or an error).
+	Callback func(q url.Values)
 
 	mu       sync.Mutex
 	requests []Request
@@ -105,7 +115,14 @@ func New() *Server {
 	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ms }, nil)
 	s.MCP = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/.well-known/oauth-protected-resource/"); ok && (rest == "mcp" || rest == "sse") {
-			writeJSON(w, map[string]any{"resource": s.MCP.URL + "/" + rest, "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}})
+			m := map[string]any{"resource": s.MCP.URL + "/" + rest, "authorization_servers": []string{s.AS.URL}, "scopes_supported": []string{"mcp"}}
+			s.mu.Lock()
+			edit := s.PRM
+			s.mu.Unlock()
+			if edit != nil {
+				edit(m)
+			}
+			writeJSON(w, m)
 			return
 		}
 		authz := r.Header.Get("Authorization")
@@ -219,6 +236,13 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server":
+		s.mu.Lock()
+		none, edit := s.NoMetadata, s.Metadata
+		s.mu.Unlock()
+		if none {
+			http.NotFound(w, r)
+			return
+		}
 		m := map[string]any{
 			"issuer": s.AS.URL, "authorization_endpoint": s.AS.URL + "/authorize", "token_endpoint": s.AS.URL + "/token",
 			"registration_endpoint": s.AS.URL + "/register", "response_types_supported": []string{"code"},
@@ -234,6 +258,9 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.DPoP {
 			m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+		}
+		if edit != nil {
+			edit(m)
 		}
 		writeJSON(w, m)
 	case "/register":
@@ -253,6 +280,12 @@ func (s *Server) serveAS(w http.ResponseWriter, r *http.Request) {
 		v.Set("code", code)
 		v.Set("state", q.Get("state"))
 		v.Set("iss", s.AS.URL)
+		s.mu.Lock()
+		edit := s.Callback
+		s.mu.Unlock()
+		if edit != nil {
+			edit(v)
+		}
 		to.RawQuery = v.Encode()
 		http.Redirect(w, r, to.String(), http.StatusFound)
 	case "/token":

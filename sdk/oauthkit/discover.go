@@ -2,9 +2,8 @@ package oauthkit
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,15 +14,35 @@ import (
 )
 
 // Discover finds the protected-resource metadata of the server at reqURL
-// (from the 401's resource_metadata, then the path-based and root
-// well-knowns, falling back to the server's origin as its authorization
-// server) and the metadata of its first authorization server, through
-// client (a guarded client, see NewGuardedClient).
+// and the metadata of its first authorization server, through client (a
+// guarded client, see NewGuardedClient), validated for grants without an
+// authorization request (no PKCE requirement). It is DiscoverWith with
+// loopback URLs accepted in documents; the guarded client still checks
+// every URL when it is used.
 func Discover(ctx context.Context, client *http.Client, reqURL string, challenges []oauthex.Challenge) (*oauthex.ProtectedResourceMetadata, *oauthex.AuthServerMeta, error) {
-	var prm *oauthex.ProtectedResourceMetadata
+	return DiscoverWith(ctx, client, reqURL, challenges, MetadataOptions{AllowLoopback: true})
+}
+
+// DiscoverWith finds the protected-resource metadata of the server at
+// reqURL (from the 401's resource_metadata, then the path-based and root
+// well-knowns, falling back to the server's origin as its authorization
+// server when none answers) and the metadata of its first authorization
+// server (FetchAuthServerMeta: exact issuer, PKCE S256 with
+// opts.RequirePKCE). Without authorization server metadata it fails with
+// ErrNoAuthServerMetadata rather than guess endpoints; when a
+// protected-resource document could not be used either, the error says why.
+func DiscoverWith(ctx context.Context, client *http.Client, reqURL string, challenges []oauthex.Challenge, opts MetadataOptions) (*oauthex.ProtectedResourceMetadata, *oauthex.AuthServerMeta, error) {
+	var (
+		prm     *oauthex.ProtectedResourceMetadata
+		prmErrs []error
+	)
 	for _, u := range prmURLs(ChallengeParam(challenges, "resource_metadata"), reqURL) {
-		p, err := oauthex.GetProtectedResourceMetadata(ctx, u[0], u[1], client)
-		if err == nil && p != nil {
+		p, err := FetchProtectedResourceMetadata(ctx, client, u[0], u[1], opts)
+		if err != nil {
+			prmErrs = append(prmErrs, err)
+			continue
+		}
+		if p != nil {
 			prm = p
 			break
 		}
@@ -31,22 +50,18 @@ func Discover(ctx context.Context, client *http.Client, reqURL string, challenge
 	if prm == nil {
 		// 2025-03-26 fallback: the server's origin is the authorization server.
 		u, err := url.Parse(reqURL)
-		if err != nil {
-			return nil, nil, err
+		if err != nil || u.Host == "" {
+			return nil, nil, fmt.Errorf("%w: server URL %s", ErrInvalidMetadata, quote(RedactURL(reqURL)))
 		}
-		u.Path, u.RawQuery = "", ""
+		u.Path, u.RawPath, u.RawQuery, u.Fragment = "", "", "", ""
 		prm = &oauthex.ProtectedResourceMetadata{Resource: reqURL, AuthorizationServers: []string{u.String()}}
 	}
-	if len(prm.AuthorizationServers) == 0 {
-		return nil, nil, fmt.Errorf("protected resource metadata names no authorization server")
-	}
-	asm, err := FetchAuthServerMetadata(ctx, client, prm.AuthorizationServers[0])
+	asm, err := FetchAuthServerMeta(ctx, client, prm.AuthorizationServers[0], opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("authorization server metadata: %w", err)
-	}
-	if asm == nil {
-		as := prm.AuthorizationServers[0]
-		asm = &oauthex.AuthServerMeta{Issuer: as, TokenEndpoint: strings.TrimSuffix(as, "/") + "/token"}
+		if len(prmErrs) > 0 {
+			err = fmt.Errorf("%w (and no protected resource metadata was usable: %w)", err, errors.Join(prmErrs...))
+		}
+		return nil, nil, err
 	}
 	return prm, asm, nil
 }
@@ -83,69 +98,22 @@ func TokenAuthStyle(supported []string) oauth2.AuthStyle {
 
 // FetchAuthServerMetadata fetches an authorization server's RFC 8414 or
 // OpenID metadata from the well-known URLs the MCP specification lists for
-// issuer (path insertion, then path appending), checking that the document
-// names the same issuer. It returns nil, nil if none is found.
+// issuer, checking that the document names exactly the same issuer. It
+// returns nil, nil if none is found.
 //
 // Unlike the go-sdk's auth.GetAuthServerMetadata it does not insist on
 // code_challenge_methods_supported: PKCE protects the authorization-code
 // flow, which the grants using this (client credentials, JWT bearer, token
 // exchange) never run, and IdPs and JWT-bearer-only servers that do not
-// list it are valid. The authorization-code flow keeps the go-sdk's check.
+// list it are valid. The authorization-code flow uses FetchAuthServerMeta
+// with RequirePKCE. URLs in the document may be loopback; the guarded
+// client checks each endpoint again when it is used.
 func FetchAuthServerMetadata(ctx context.Context, client *http.Client, issuer string) (*oauthex.AuthServerMeta, error) {
-	u, err := url.Parse(issuer)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("invalid issuer %q", issuer)
+	asm, err := FetchAuthServerMeta(ctx, client, issuer, MetadataOptions{AllowLoopback: true})
+	if errors.Is(err, ErrNoAuthServerMetadata) {
+		return nil, nil
 	}
-	var urls []string
-	p := strings.Trim(u.Path, "/")
-	for _, wk := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
-		v := *u
-		v.RawQuery, v.Fragment = "", ""
-		v.Path = wk
-		if p != "" {
-			v.Path += "/" + p
-		}
-		urls = append(urls, v.String())
-	}
-	if p != "" {
-		v := *u
-		v.RawQuery, v.Fragment = "", ""
-		v.Path = "/" + p + "/.well-known/openid-configuration"
-		urls = append(urls, v.String())
-	}
-	for _, mu := range urls {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, mu, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("authorization server metadata %s: %w", RedactURL(mu), err)
-		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
-			continue
-		}
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("authorization server metadata %s: HTTP %d", RedactURL(mu), resp.StatusCode)
-		}
-		var asm oauthex.AuthServerMeta
-		if err := json.Unmarshal(body, &asm); err != nil {
-			return nil, fmt.Errorf("authorization server metadata %s: %w", RedactURL(mu), err)
-		}
-		if strings.TrimSuffix(asm.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
-			return nil, fmt.Errorf("authorization server metadata %s names issuer %q, not %q", RedactURL(mu), asm.Issuer, issuer)
-		}
-		if asm.TokenEndpoint == "" {
-			return nil, fmt.Errorf("authorization server metadata %s has no token_endpoint", RedactURL(mu))
-		}
-		// Endpoints are fetched through the guarded client, which checks
-		// every URL (https, no internal addresses) when it is used.
-		return &asm, nil
-	}
-	return nil, nil
+	return asm, err
 }
 
 // TokenGrant sends one token request (form carries grant_type and the
@@ -169,4 +137,26 @@ func ChallengeParam(cs []oauthex.Challenge, name string) string {
 		}
 	}
 	return ""
+}
+
+// MaxChallengeBytes bounds the WWW-Authenticate values ParseChallenges reads.
+const MaxChallengeBytes = 8 << 10
+
+// ErrChallengeTooLarge is returned by ParseChallenges for values over
+// MaxChallengeBytes.
+var ErrChallengeTooLarge = errors.New("WWW-Authenticate is too large")
+
+// ParseChallenges parses a response's WWW-Authenticate values with the
+// go-sdk's oauthex.ParseWWWAuthenticate, once their total size is known to
+// be at most MaxChallengeBytes: that parser takes time quadratic in the
+// number of commas, and a server may send megabytes of header.
+func ParseChallenges(values []string) ([]oauthex.Challenge, error) {
+	n := 0
+	for _, v := range values {
+		n += len(v)
+	}
+	if n > MaxChallengeBytes {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrChallengeTooLarge, n)
+	}
+	return oauthex.ParseWWWAuthenticate(values)
 }

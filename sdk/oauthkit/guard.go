@@ -177,18 +177,23 @@ var (
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
 )
 
-// checkIP refuses every address that is not public unicast.
+// checkIP refuses every address that is not public unicast. IPv4-mapped
+// (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses are judged by the
+// IPv4 address they embed. allowLoopback permits only loopback written as
+// itself (127.0.0.0/8, ::1): an IPv4-mapped or NAT64 spelling of loopback is
+// dialled over IPv6 to whatever a translator puts there, so it stays blocked.
 func checkIP(ip netip.Addr, allowLoopback bool) error {
+	orig := ip
 	ip = ip.Unmap()
 	if ip.Is6() && nat64.Contains(ip) {
 		b := ip.As16()
 		ip = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	}
 	if ip.IsLoopback() {
-		if allowLoopback {
+		if allowLoopback && orig == ip {
 			return nil
 		}
-		return fmt.Errorf("%w: %s is a loopback address", ErrBlockedAddress, ip)
+		return fmt.Errorf("%w: %s is a loopback address", ErrBlockedAddress, orig)
 	}
 	if !ip.IsValid() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||

@@ -2,10 +2,12 @@ package oauthkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,4 +80,42 @@ func TestGuardRedirects(t *testing.T) {
 		t.Fatalf("loopback with AllowLoopback: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestAllowLoopbackMeansRealLoopback: allow_loopback permits 127.0.0.0/8
+// and ::1 as themselves, never a NAT64 or IPv4-mapped spelling of them,
+// which would be dialled over IPv6 (the attack: http://[64:ff9b::7f00:1]/).
+func TestAllowLoopbackMeansRealLoopback(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		host string
+		want bool // allowed
+	}{
+		{"127.0.0.1", true},
+		{"127.5.6.7", true},
+		{"::1", true},
+		{"64:ff9b::7f00:1", false},
+		{"64:ff9b::127.0.0.1", false},
+		{"::ffff:127.0.0.1", false},
+		{"::ffff:7f00:1", false},
+		{"64:ff9b::a00:1", false}, // NAT64 of 10.0.0.1
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			hostport := net.JoinHostPort(tc.host, "8080")
+			u, err := url.Parse("http://" + hostport + "/.well-known/oauth-authorization-server")
+			if err != nil {
+				t.Fatal(err)
+			}
+			urlErr := CheckOAuthURL(u, true)
+			dialErr := guardControl(true)("tcp", hostport, nil)
+			for name, err := range map[string]error{"URL check": urlErr, "dial check": dialErr} {
+				if got := err == nil; got != tc.want {
+					t.Errorf("%s with AllowLoopback: allowed = %v, want %v (%v)", name, got, tc.want, err)
+				}
+				if err != nil && !errors.Is(err, ErrBlockedAddress) {
+					t.Errorf("%s: error %v is not ErrBlockedAddress", name, err)
+				}
+			}
+		})
+	}
 }

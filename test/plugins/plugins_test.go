@@ -668,7 +668,8 @@ func connectProxy(t *testing.T) (string, *atomic.Int32) {
 }
 
 // TestWSPluginOptions: a proxy is used when configured, and a 401 from the
-// server puts it in needs-auth (the plugin's auth error code reaches the host).
+// server puts it in needs-auth (the plugin's auth error code reaches the host),
+// with the advice to configure authorization, since it has no oauth or auth block.
 func TestWSPluginOptions(t *testing.T) {
 	wsURL := wsServer(t)
 	proxyURL, tunnels := connectProxy(t)
@@ -695,7 +696,7 @@ server "locked" {
 	if tunnels.Load() == 0 {
 		t.Error("the proxy was not used")
 	}
-	if !regexp.MustCompile(`(?m)^locked .* needs-auth .*mcphost auth login locked`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^locked .* needs-auth .*requires authorization, and its server block has no .oauth \{\}. or .auth "SCHEME" \{\}. block`).MatchString(out) {
 		t.Errorf("a 401 through the plugin must mean needs-auth:\n%s", out)
 	}
 }
