@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -119,7 +120,8 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
 			return nil, fmt.Errorf("calling %s: timed out after %s", name, timeout)
 		}
-		return nil, fmt.Errorf("calling %s: %w", name, err)
+		// The error may quote the server (its answer, its stderr).
+		return nil, redact.Error(fmt.Errorf("calling %s: %w", name, err))
 	}
 	res, err = h.processResult(t, res)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // Reconnection and failure policy.
@@ -437,11 +438,13 @@ func (c *Conn) Status() Status {
 		Scope: c.cfg.Origin.Scope.String(), File: c.cfg.Origin.File,
 		State: c.state, PID: c.pid,
 	}
+	// Both may carry what the server printed or answered: scrubbed here, so
+	// every display of a status (servers, --json, the serve banner) is.
 	if c.err != nil && c.state != StateConnected {
-		st.Error = c.err.Error()
+		st.Error = redact.String(c.err.Error())
 	}
 	if c.stderr != nil && c.state != StateConnected {
-		st.Stderr = c.stderr.String()
+		st.Stderr = shownStderr(c.stderr)
 	}
 	if c.session != nil {
 		if ir := c.session.InitializeResult(); ir != nil {
@@ -603,10 +606,25 @@ func (c *Conn) describeLocked(err error) error {
 	if buf == nil {
 		return err
 	}
-	if tail := strings.TrimSpace(buf.String()); tail != "" {
+	if tail := strings.TrimSpace(shownStderr(buf)); tail != "" {
 		return fmt.Errorf("%w\nserver stderr:\n%s", err, indent(tail))
 	}
 	return err
+}
+
+// shownStderr is the kept tail of a server's stderr as shown to the user:
+// scrubbed of secrets, and starting at a whole line (a line cut by the
+// buffer could hide the name that marks a secret, "password=" say).
+func shownStderr(buf *tailBuffer) string {
+	s := buf.String()
+	if rest, cut := strings.CutPrefix(s, "…"); cut {
+		if _, after, ok := strings.Cut(rest, "\n"); ok {
+			s = "…\n" + after
+		} else {
+			s = "…"
+		}
+	}
+	return redact.String(s)
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

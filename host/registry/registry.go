@@ -18,6 +18,8 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // CacheSize is the number of servers whose lists each cache keeps.
@@ -267,7 +269,8 @@ func fetchAll[T any](ctx context.Context, c *listCache[T], servers []string, pro
 	var out []T
 	for i, err := range errs {
 		if err != nil {
-			*problems = append(*problems, Problem{Server: servers[i], Detail: err.Error()})
+			// The error may quote the server (its answer, its stderr).
+			*problems = append(*problems, Problem{Server: servers[i], Detail: redact.String(err.Error())})
 			continue
 		}
 		out = append(out, vals[i])
