@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
@@ -90,6 +91,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	if opts != nil {
 		o = *opts
 	}
+	gen := h.listedGeneration(name)
 	t, err := h.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
@@ -115,7 +117,15 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 		defer cancel()
 	}
 	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: o.Meta}
-	res, err := h.conns.CallTool(ctx, t.Server, params, o.OnProgress)
+	res, err := h.conns.Call(ctx, t.Server, params, &conn.CallOptions{
+		OnProgress: o.OnProgress,
+		Verify: func(ctx context.Context, cs *mcp.ClientSession, sessionGen uint64) error {
+			if sessionGen == gen {
+				return nil // the session t was listed and checked on
+			}
+			return h.recheck(ctx, cs, t)
+		},
+	})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
 			return nil, fmt.Errorf("calling %s: timed out after %s", name, timeout)
@@ -131,6 +141,44 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 		return res, &ToolError{Tool: name, Result: res}
 	}
 	return res, nil
+}
+
+// listedGeneration returns the session generation that a registry lookup of
+// name, made right after, is known to describe: the lists of a session are
+// dropped before the next session is used (see conn.Options.OnListChanged),
+// so a lookup reflects this generation or, if the server reconnects in
+// between, a later one. Before the first connect it is 1: the first session.
+func (h *Host) listedGeneration(name string) uint64 {
+	server, _, ok := registry.ParseName(name)
+	if !ok {
+		return 0
+	}
+	return max(h.conns.Generation(server), 1)
+}
+
+// recheck checks a tool again on a session other than the one it was listed
+// on (the server restarted, perhaps with other definitions and without a
+// list_changed): a tool whose definition no longer matches its pin is
+// refused, as is one the server no longer offers. Nothing is sent then.
+func (h *Host) recheck(ctx context.Context, cs *mcp.ClientSession, t *registry.Tool) error {
+	var found *mcp.Tool
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
+		for mt, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("listing the tools of %s again after it reconnected: %w", t.Server, err)
+			}
+			if mt.Name == t.Original {
+				found = mt
+				break
+			}
+		}
+	}
+	if found == nil {
+		return fmt.Errorf("%w %q: server %q reconnected and no longer offers it", registry.ErrNotFound, t.Name, t.Server)
+	}
+	now := *t
+	now.Fingerprint = registry.Fingerprint(found)
+	return h.pins.check(&now)
 }
 
 // processResult writes output above MaxResultChars to a file and replaces it

@@ -22,6 +22,7 @@ import (
 // handled is false when the call cannot take this path (nothing was sent); the
 // caller then uses CallTool. With handled true, either resp or err is set.
 func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, protocolVersion string) (resp []byte, handled bool, err error) {
+	gen := h.listedGeneration(name)
 	t, err := h.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, false, nil // CallTool reports it
@@ -39,7 +40,7 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion)
+	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion, gen) // on another session, CallTool checks t again
 	if !handled {
 		return nil, false, nil
 	}

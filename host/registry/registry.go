@@ -316,6 +316,10 @@ func buildTools(server string, tools []*mcp.Tool) toolSet {
 	return ts
 }
 
+// Fingerprint hashes what a server says a tool is (name, title, description,
+// input schema, annotations): the Fingerprint of the registry Tool made from it.
+func Fingerprint(t *mcp.Tool) string { return fingerprint(t) }
+
 // fingerprint hashes what a server says a tool is.
 func fingerprint(t *mcp.Tool) string {
 	b, _ := json.Marshal(struct {
