@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/redact"
@@ -33,7 +34,10 @@ const previewChars = 1000
 type CallOptions struct {
 	// OnProgress receives the server's progress notifications. OPTIONAL.
 	OnProgress func(*mcp.ProgressNotificationParams)
-	// Timeout overrides the server's tool_timeout. OPTIONAL.
+	// Timeout overrides the server's tool_timeout: how long the call may go
+	// without a result or a progress notification. The server's
+	// max_tool_duration (at least Timeout) still caps the whole call.
+	// OPTIONAL.
 	Timeout time.Duration
 	// Meta is sent as the request's _meta. OPTIONAL.
 	Meta mcp.Meta
@@ -83,7 +87,9 @@ func (e *ToolError) Error() string {
 }
 
 // CallTool resolves a registry name, ensures its server is connected, calls
-// the tool with the server's timeout, and processes the result (oversized
+// the tool within the server's limits (tool_timeout without a result or
+// progress, max_tool_duration in all; a *TimeoutError, after which the server
+// was sent notifications/cancelled), and processes the result (oversized
 // output is written to a file). A result with isError set is returned together
 // with a *ToolError. args may be any JSON-marshalable value or json.RawMessage.
 func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
@@ -105,20 +111,23 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	if h.IsAuthTool(t.Server, t.Original) {
 		return h.callAuthTool(ctx, t.Server)
 	}
-	timeout := o.Timeout
-	if timeout == 0 {
-		if c := h.conns.Get(t.Server); c != nil {
-			timeout = c.Config().ToolTimeout
-		}
+	var srv *config.Server
+	if c := h.conns.Get(t.Server); c != nil {
+		srv = c.Config()
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	idle, most := toolLimits(o.Timeout, srv)
+	ctx, limit := limitCall(ctx, idle, most)
+	defer limit.stop()
 	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: o.Meta}
 	res, err := h.conns.Call(ctx, t.Server, params, &conn.CallOptions{
-		OnProgress: o.OnProgress,
+		// Progress is always asked for: it is how a long call shows it is
+		// alive, restarting the idle timeout (never the cap).
+		OnProgress: func(p *mcp.ProgressNotificationParams) {
+			limit.progress()
+			if o.OnProgress != nil {
+				o.OnProgress(p)
+			}
+		},
 		Verify: func(ctx context.Context, cs *mcp.ClientSession, sessionGen uint64) error {
 			if sessionGen == gen {
 				return nil // the session t was listed and checked on
@@ -127,8 +136,8 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 		},
 	})
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
-			return nil, fmt.Errorf("calling %s: timed out after %s", name, timeout)
+		if terr := limit.err(ctx, name); terr != nil {
+			return nil, terr // the go-sdk has sent notifications/cancelled
 		}
 		// The error may quote the server (its answer, its stderr).
 		return nil, redact.Error(fmt.Errorf("calling %s: %w", name, err))

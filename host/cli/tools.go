@@ -182,6 +182,6 @@ the tool reports an error (isError).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "fail the call after this long (default: the server's tool_timeout, else none)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "fail the call after this long without a result or progress (default: the server's tool_timeout, else 10m); max_tool_duration still caps the whole call")
 	return cmd
 }

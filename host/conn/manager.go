@@ -30,8 +30,9 @@ const (
 	// DefaultMaxConcurrentCalls is the default cap on requests in flight to one server.
 	DefaultMaxConcurrentCalls = 64
 	NeedsAuthCacheTTL         = 15 * time.Minute
-	DefaultToolTimeout        = 0 // no limit unless configured
-	defaultCloseTimeout       = 2 * time.Second
+	// DefaultToolTimeout is config.DefaultToolTimeout, kept here for callers of this package.
+	DefaultToolTimeout  = config.DefaultToolTimeout
+	defaultCloseTimeout = 2 * time.Second
 )
 
 // Sentinel errors returned by Session and Do.

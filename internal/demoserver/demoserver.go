@@ -128,6 +128,7 @@ func New(opts *Options) *mcp.Server {
 			for i := 1; i <= a.Steps; i++ {
 				select {
 				case <-ctx.Done():
+					count("slow_cancelled") // the client sent notifications/cancelled
 					return nil, nil, ctx.Err()
 				case <-time.After(step):
 				}
