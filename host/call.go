@@ -16,7 +16,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -31,7 +34,10 @@ const previewChars = 1000
 type CallOptions struct {
 	// OnProgress receives the server's progress notifications. OPTIONAL.
 	OnProgress func(*mcp.ProgressNotificationParams)
-	// Timeout overrides the server's tool_timeout. OPTIONAL.
+	// Timeout overrides the server's tool_timeout: how long the call may go
+	// without a result or a progress notification. The server's
+	// max_tool_duration (at least Timeout) still caps the whole call.
+	// OPTIONAL.
 	Timeout time.Duration
 	// Meta is sent as the request's _meta. OPTIONAL.
 	Meta mcp.Meta
@@ -81,7 +87,9 @@ func (e *ToolError) Error() string {
 }
 
 // CallTool resolves a registry name, ensures its server is connected, calls
-// the tool with the server's timeout, and processes the result (oversized
+// the tool within the server's limits (tool_timeout without a result or
+// progress, max_tool_duration in all; a *TimeoutError, after which the server
+// was sent notifications/cancelled), and processes the result (oversized
 // output is written to a file). A result with isError set is returned together
 // with a *ToolError. args may be any JSON-marshalable value or json.RawMessage.
 func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
@@ -89,6 +97,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	if opts != nil {
 		o = *opts
 	}
+	gen := h.listedGeneration(name)
 	t, err := h.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
@@ -102,24 +111,36 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	if h.IsAuthTool(t.Server, t.Original) {
 		return h.callAuthTool(ctx, t.Server)
 	}
-	timeout := o.Timeout
-	if timeout == 0 {
-		if c := h.conns.Get(t.Server); c != nil {
-			timeout = c.Config().ToolTimeout
-		}
+	var srv *config.Server
+	if c := h.conns.Get(t.Server); c != nil {
+		srv = c.Config()
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	idle, most := toolLimits(o.Timeout, srv)
+	ctx, limit := limitCall(ctx, idle, most)
+	defer limit.stop()
 	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: o.Meta}
-	res, err := h.conns.CallTool(ctx, t.Server, params, o.OnProgress)
+	res, err := h.conns.Call(ctx, t.Server, params, &conn.CallOptions{
+		// Progress is always asked for: it is how a long call shows it is
+		// alive, restarting the idle timeout (never the cap).
+		OnProgress: func(p *mcp.ProgressNotificationParams) {
+			limit.progress()
+			if o.OnProgress != nil {
+				o.OnProgress(p)
+			}
+		},
+		Verify: func(ctx context.Context, cs *mcp.ClientSession, sessionGen uint64) error {
+			if sessionGen == gen {
+				return nil // the session t was listed and checked on
+			}
+			return h.recheck(ctx, cs, t)
+		},
+	})
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
-			return nil, fmt.Errorf("calling %s: timed out after %s", name, timeout)
+		if terr := limit.err(ctx, name); terr != nil {
+			return nil, terr // the go-sdk has sent notifications/cancelled
 		}
-		return nil, fmt.Errorf("calling %s: %w", name, err)
+		// The error may quote the server (its answer, its stderr).
+		return nil, redact.Error(fmt.Errorf("calling %s: %w", name, err))
 	}
 	res, err = h.processResult(t, res)
 	if err != nil {
@@ -129,6 +150,44 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 		return res, &ToolError{Tool: name, Result: res}
 	}
 	return res, nil
+}
+
+// listedGeneration returns the session generation that a registry lookup of
+// name, made right after, is known to describe: the lists of a session are
+// dropped before the next session is used (see conn.Options.OnListChanged),
+// so a lookup reflects this generation or, if the server reconnects in
+// between, a later one. Before the first connect it is 1: the first session.
+func (h *Host) listedGeneration(name string) uint64 {
+	server, _, ok := registry.ParseName(name)
+	if !ok {
+		return 0
+	}
+	return max(h.conns.Generation(server), 1)
+}
+
+// recheck checks a tool again on a session other than the one it was listed
+// on (the server restarted, perhaps with other definitions and without a
+// list_changed): a tool whose definition no longer matches its pin is
+// refused, as is one the server no longer offers. Nothing is sent then.
+func (h *Host) recheck(ctx context.Context, cs *mcp.ClientSession, t *registry.Tool) error {
+	var found *mcp.Tool
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
+		for mt, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("listing the tools of %s again after it reconnected: %w", t.Server, err)
+			}
+			if mt.Name == t.Original {
+				found = mt
+				break
+			}
+		}
+	}
+	if found == nil {
+		return fmt.Errorf("%w %q: server %q reconnected and no longer offers it", registry.ErrNotFound, t.Name, t.Server)
+	}
+	now := *t
+	now.Fingerprint = registry.Fingerprint(found)
+	return h.pins.check(&now)
 }
 
 // processResult writes output above MaxResultChars to a file and replaces it

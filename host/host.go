@@ -26,6 +26,7 @@ import (
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/plugins"
+	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -190,7 +191,8 @@ func (h *Host) ActiveServers() []string {
 	return out
 }
 
-// ServerStatus is a server's connection status with its tool count.
+// ServerStatus is a server's connection status with its tool count. For a
+// connected server whose tools could not be listed, Error says why.
 type ServerStatus struct {
 	conn.Status
 	Tools int `json:"tools"`
@@ -203,9 +205,13 @@ func (h *Host) Servers(ctx context.Context) []ServerStatus {
 	for _, st := range h.conns.Status() {
 		ss := ServerStatus{Status: st}
 		if st.State == conn.StateConnected {
-			if ts, err := h.reg.ServerTools(ctx, st.Name); err == nil {
-				ss.Tools = len(ts)
+			ts, err := h.reg.ServerTools(ctx, st.Name)
+			if err != nil {
+				// Connected, but its tools are unusable: say why, rather
+				// than show a server with no tools.
+				ss.Error = redact.String(err.Error())
 			}
+			ss.Tools = len(ts)
 		}
 		ss.Instructions = registry.Cap(ss.Instructions, registry.MaxDescriptionLen)
 		out = append(out, ss)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -272,5 +273,49 @@ func TestChangedToolIsBlockedUntilApproved(t *testing.T) {
 	}
 	if st, _ := os.Stat(pinsFile); st.Mode().Perm() != 0o600 {
 		t.Errorf("pins file mode %v", st.Mode().Perm())
+	}
+}
+
+// TestProgressForeverHitsTheCap: a real server that reports progress forever
+// keeps the idle timeout (tool_timeout) from firing, but max_tool_duration
+// ends the call with a TimeoutError, and the server is told to cancel.
+func TestProgressForeverHitsTheCap(t *testing.T) {
+	t.Parallel()
+	s := demo("d")
+	s.ToolTimeout = 300 * time.Millisecond // far shorter than the call: progress must extend it
+	s.MaxToolDuration = 1500 * time.Millisecond
+	h := newHost(t, s)
+	ctx := context.Background()
+	var progress atomic.Int64
+	start := time.Now()
+	// A progress notification every 50 ms for an hour.
+	_, err := h.CallTool(ctx, "mcp__d__slow", map[string]any{"milliseconds": 3_600_000, "steps": 72_000}, &host.CallOptions{
+		OnProgress: func(*mcp.ProgressNotificationParams) { progress.Add(1) },
+	})
+	elapsed := time.Since(start)
+	var te *host.TimeoutError
+	if !errors.As(err, &te) || !te.Cap || !errors.Is(err, host.ErrTimeout) {
+		t.Fatalf("err = %v, want the max_tool_duration TimeoutError", err)
+	}
+	if elapsed < s.MaxToolDuration || elapsed > s.MaxToolDuration+5*time.Second {
+		t.Errorf("the call ended after %s, want about %s", elapsed, s.MaxToolDuration)
+	}
+	if progress.Load() < 5 {
+		t.Errorf("only %d progress notifications arrived", progress.Load())
+	}
+	// The server received notifications/cancelled and stopped working.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := h.CallTool(ctx, "mcp__d__stats", map[string]any{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := res.StructuredContent.(map[string]any); m["slow_cancelled"] == float64(1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server was not told to cancel: %v", res.StructuredContent)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -22,6 +22,7 @@ import (
 // handled is false when the call cannot take this path (nothing was sent); the
 // caller then uses CallTool. With handled true, either resp or err is set.
 func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, protocolVersion string) (resp []byte, handled bool, err error) {
+	gen := h.listedGeneration(name)
 	t, err := h.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, false, nil // CallTool reports it
@@ -33,19 +34,18 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	if c == nil {
 		return nil, false, nil
 	}
-	timeout := c.Config().ToolTimeout
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion)
+	// The relay asks for no progress, so tool_timeout bounds the whole call
+	// (max_tool_duration is never shorter).
+	timeout, _ := toolLimits(0, c.Config())
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errIdle)
+	defer cancel()
+	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion, gen) // on another session, CallTool checks t again
 	if !handled {
 		return nil, false, nil
 	}
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
-			return nil, true, fmt.Errorf("calling %s: timed out after %s", name, timeout)
+		if errors.Is(context.Cause(ctx), errIdle) {
+			return nil, true, &TimeoutError{Tool: name, Limit: timeout} // notifications/cancelled was sent
 		}
 		return nil, true, fmt.Errorf("calling %s: %w", name, err)
 	}

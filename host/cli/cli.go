@@ -99,7 +99,8 @@ func run(ctx context.Context, sigs *signals, args []string, stdin io.Reader, std
 	case errors.Is(err, errSilent):
 		return exitError
 	default:
-		fmt.Fprintf(stderr, "Error: %v\n", err)
+		// An error may quote a server or plugin (an answer, a stderr tail).
+		fmt.Fprintf(stderr, "Error: %s\n", redact.String(err.Error()))
 		if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") ||
 			strings.Contains(err.Error(), "arg(s)") {
 			return exitConfig

@@ -295,6 +295,9 @@ func renderHCL(cfg *config.Config) []byte {
 	if cfg.Settings.ToolTimeout > 0 {
 		st.SetAttributeValue("tool_timeout", cty.StringVal(cfg.Settings.ToolTimeout.String()))
 	}
+	if cfg.Settings.MaxToolDuration > 0 {
+		st.SetAttributeValue("max_tool_duration", cty.StringVal(cfg.Settings.MaxToolDuration.String()))
+	}
 	st.SetAttributeValue("connect_concurrency_local", cty.NumberIntVal(int64(cfg.Settings.ConcurrencyLocal)))
 	st.SetAttributeValue("connect_concurrency_remote", cty.NumberIntVal(int64(cfg.Settings.ConcurrencyRemote)))
 	if cfg.Settings.OutputDir != "" {
@@ -447,5 +450,8 @@ func writeServer(b *hclwrite.Body, s *config.Server) {
 	b.SetAttributeValue("connect_timeout", cty.StringVal(s.ConnectTimeout.String()))
 	if s.ToolTimeout > 0 {
 		b.SetAttributeValue("tool_timeout", cty.StringVal(s.ToolTimeout.String()))
+	}
+	if s.MaxToolDuration > 0 {
+		b.SetAttributeValue("max_tool_duration", cty.StringVal(s.MaxToolDuration.String()))
 	}
 }

@@ -132,10 +132,14 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 		fmt.Fprintf(a.stdout, "  %s\n", t.Name)
 	}
 	fmt.Fprintf(a.stdout, "\n%d of %d server(s) connected. Serving the unified registry at:\n  http://%s/mcp\n", connected, len(statuses), ln.Addr())
-	if opts.Token != "" {
-		fmt.Fprintf(a.stdout, "Send with every request:\n  Authorization: Bearer %s\n", opts.Token)
-	} else {
+	switch env, _ := a.lookupEnv("MCPHOST_SERVE_TOKEN"); {
+	case opts.Token == "":
 		fmt.Fprintln(a.stdout, "Warning: no bearer token is required (--no-auth).")
+	case opts.Token == env:
+		// The user's own secret: never echoed to the terminal or a log.
+		fmt.Fprintln(a.stdout, "Send with every request:\n  Authorization: Bearer <the token in $MCPHOST_SERVE_TOKEN>")
+	default: // generated for this run: the only way to learn it
+		fmt.Fprintf(a.stdout, "Send with every request:\n  Authorization: Bearer %s\n", opts.Token)
 	}
 	if f, ok := a.stdout.(interface{ Sync() error }); ok {
 		f.Sync()

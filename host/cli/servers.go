@@ -71,7 +71,7 @@ func (a *app) printServers(statuses []host.ServerStatus, skipped []*config.Skipp
 	fmt.Fprintln(tw, "NAME\tSCOPE\tFILE\tTRANSPORT\tSTATE\tTOOLS\tERROR")
 	for _, s := range statuses {
 		tools := "-"
-		if s.State == conn.StateConnected {
+		if s.State == conn.StateConnected && s.Error == "" {
 			tools = fmt.Sprint(s.Tools)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Scope, s.File, s.Transport, s.State, tools, firstLine(s.Error))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -144,9 +145,9 @@ the tool reports an error (isError).`,
 			if a.isTerminal(a.stderr) {
 				opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
 					if p.Total > 0 {
-						fmt.Fprintf(a.stderr, "progress: %.0f/%.0f %s\n", p.Progress, p.Total, p.Message)
+						fmt.Fprintf(a.stderr, "progress: %.0f/%.0f %s\n", p.Progress, p.Total, redact.String(p.Message))
 					} else {
-						fmt.Fprintf(a.stderr, "progress: %.0f %s\n", p.Progress, p.Message)
+						fmt.Fprintf(a.stderr, "progress: %.0f %s\n", p.Progress, redact.String(p.Message))
 					}
 				}
 			}
@@ -182,6 +183,6 @@ the tool reports an error (isError).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "fail the call after this long (default: the server's tool_timeout, else none)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "fail the call after this long without a result or progress (default: the server's tool_timeout, else 10m); max_tool_duration still caps the whole call")
 	return cmd
 }

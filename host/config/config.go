@@ -51,7 +51,18 @@ var BuiltinTransports = []string{TransportStdio, TransportSSE, TransportHTTP}
 
 // Defaults for settings that the configuration does not set.
 const (
-	DefaultConnectTimeout    = 30 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	// DefaultToolTimeout is how long a tool call may go without a result or
+	// a progress notification when tool_timeout is not set. Long enough for
+	// tools that work in silence for minutes (builds, test runs, large
+	// queries), short enough that a hung server hands its caller an error,
+	// and its concurrency slot back, within minutes rather than never.
+	DefaultToolTimeout = 10 * time.Minute
+	// DefaultMaxToolDuration is the longest a tool call may run, progress
+	// or not, when max_tool_duration is not set: a server that streams
+	// progress forever still ends (MCP lifecycle: "implementations SHOULD
+	// always enforce a maximum timeout, regardless of progress").
+	DefaultMaxToolDuration   = time.Hour
 	DefaultConcurrencyLocal  = 3
 	DefaultConcurrencyRemote = 20
 	// DefaultSessionIdleTimeout ends a gateway session (serve --http) that
@@ -113,7 +124,13 @@ type Server struct {
 
 	Disabled       bool          `json:"disabled,omitempty"`
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
-	ToolTimeout    time.Duration `json:"tool_timeout,omitempty"`
+	// ToolTimeout is how long a call may go without a result or a progress
+	// notification (0: the settings' value, else DefaultToolTimeout).
+	ToolTimeout time.Duration `json:"tool_timeout,omitempty"`
+	// MaxToolDuration is the longest a call may run, whatever progress it
+	// reports (0: the settings' value, else DefaultMaxToolDuration). It is
+	// never shorter than ToolTimeout.
+	MaxToolDuration time.Duration `json:"max_tool_duration,omitempty"`
 
 	Origin Origin `json:"origin"`
 
@@ -213,8 +230,10 @@ func hashJSON(v any) string {
 // Settings are host-wide settings merged from every scope (higher scope wins
 // per setting).
 type Settings struct {
-	ConnectTimeout    time.Duration `json:"connect_timeout"`
-	ToolTimeout       time.Duration `json:"tool_timeout,omitempty"`
+	ConnectTimeout time.Duration `json:"connect_timeout"`
+	ToolTimeout    time.Duration `json:"tool_timeout,omitempty"`
+	// MaxToolDuration caps a tool call whatever progress it reports (0: DefaultMaxToolDuration).
+	MaxToolDuration   time.Duration `json:"max_tool_duration,omitempty"`
 	ConcurrencyLocal  int           `json:"connect_concurrency_local"`
 	ConcurrencyRemote int           `json:"connect_concurrency_remote"`
 	OutputDir         string        `json:"output_dir,omitempty"`

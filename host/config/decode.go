@@ -46,6 +46,7 @@ var (
 			{Name: "disabled"},
 			{Name: "connect_timeout"},
 			{Name: "tool_timeout"},
+			{Name: "max_tool_duration"},
 			{Name: "ca_file"},
 			{Name: "client_cert_file"},
 			{Name: "client_key_file"},
@@ -72,6 +73,7 @@ var (
 		Attributes: []hcl.AttributeSchema{
 			{Name: "connect_timeout"},
 			{Name: "tool_timeout"},
+			{Name: "max_tool_duration"},
 			{Name: "connect_concurrency_local"},
 			{Name: "connect_concurrency_remote"},
 			{Name: "output_dir"},
@@ -115,6 +117,7 @@ type decodedServer struct {
 // partialSettings holds the settings one file sets (nil = not set there).
 type partialSettings struct {
 	connectTimeout, toolTimeout         *time.Duration
+	maxToolDuration                     *time.Duration
 	concurrencyLocal, concurrencyRemote *int
 	maxCalls, maxMessage                *int
 	outputDir                           *string
@@ -422,6 +425,8 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 	}
 	s.ConnectTimeout = decodeDuration(attrs["connect_timeout"], ctx, &diags)
 	s.ToolTimeout = decodeDuration(attrs["tool_timeout"], ctx, &diags)
+	s.MaxToolDuration = decodeDuration(attrs["max_tool_duration"], ctx, &diags)
+	checkToolDurations(attrs, s.ToolTimeout, s.MaxToolDuration, &diags)
 	if diags.HasErrors() {
 		return &decodedServer{Server: s, nameRange: b.LabelRanges[0]}, diags
 	}
@@ -651,6 +656,16 @@ func checkURL(transport, raw string) string {
 	return ""
 }
 
+// checkToolDurations reports a max_tool_duration shorter than the
+// tool_timeout of the same block: the cap would make the timeout meaningless.
+func checkToolDurations(attrs hcl.Attributes, timeout, max time.Duration, diags *hcl.Diagnostics) {
+	if timeout <= 0 || max <= 0 || max >= timeout {
+		return
+	}
+	*diags = append(*diags, errorf(attrs["max_tool_duration"].Expr.Range().Ptr(), "Invalid max_tool_duration",
+		"max_tool_duration (%s) is shorter than tool_timeout (%s); it is the cap on a whole call, which progress notifications cannot extend, so it must be at least tool_timeout.", max, timeout))
+}
+
 func decodeDuration(a *hcl.Attribute, ctx *hcl.EvalContext, diags *hcl.Diagnostics) time.Duration {
 	if a == nil {
 		return 0
@@ -691,6 +706,13 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 	if a := attrs["tool_timeout"]; a != nil {
 		v := decodeDuration(a, ctx, &diags)
 		p.toolTimeout = &v
+	}
+	if a := attrs["max_tool_duration"]; a != nil {
+		v := decodeDuration(a, ctx, &diags)
+		p.maxToolDuration = &v
+		if p.toolTimeout != nil {
+			checkToolDurations(attrs, *p.toolTimeout, v, &diags)
+		}
 	}
 	for _, lim := range []struct {
 		name     string

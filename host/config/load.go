@@ -349,6 +349,9 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		if p.toolTimeout != nil && *p.toolTimeout > 0 {
 			s.ToolTimeout = *p.toolTimeout
 		}
+		if p.maxToolDuration != nil && *p.maxToolDuration > 0 {
+			s.MaxToolDuration = *p.maxToolDuration
+		}
 		if p.concurrencyLocal != nil {
 			s.ConcurrencyLocal = *p.concurrencyLocal
 		}
@@ -460,6 +463,9 @@ func mergeServers(cfg *Config, files []*decodedFile, dynamic []*Server) hcl.Diag
 		}
 		if s.ToolTimeout == 0 {
 			s.ToolTimeout = cfg.Settings.ToolTimeout
+		}
+		if s.MaxToolDuration == 0 {
+			s.MaxToolDuration = cfg.Settings.MaxToolDuration
 		}
 		s.Approved = s.Origin.Scope != ScopeProject ||
 			cfg.Settings.ApproveAllProjectServers ||

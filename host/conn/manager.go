@@ -18,6 +18,7 @@ import (
 
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // Reconnection and failure policy.
@@ -29,8 +30,9 @@ const (
 	// DefaultMaxConcurrentCalls is the default cap on requests in flight to one server.
 	DefaultMaxConcurrentCalls = 64
 	NeedsAuthCacheTTL         = 15 * time.Minute
-	DefaultToolTimeout        = 0 // no limit unless configured
-	defaultCloseTimeout       = 2 * time.Second
+	// DefaultToolTimeout is config.DefaultToolTimeout, kept here for callers of this package.
+	DefaultToolTimeout  = config.DefaultToolTimeout
+	defaultCloseTimeout = 2 * time.Second
 )
 
 // Sentinel errors returned by Session and Do.
@@ -71,8 +73,11 @@ type Options struct {
 	// MaxConcurrentCalls caps the requests in flight to one server; further
 	// callers wait. OPTIONAL: DefaultMaxConcurrentCalls.
 	MaxConcurrentCalls int
-	// OnListChanged is called (from a connection's goroutine) when a server
-	// reports that its tools, resources or prompts changed. OPTIONAL.
+	// OnListChanged is called when a server reports that its tools,
+	// resources or prompts changed (from a connection's goroutine), and for
+	// all three when a server is reconnected (a restarted server may offer
+	// different lists without saying so), before the new session is used.
+	// It must not block on the server's connection. OPTIONAL.
 	OnListChanged func(server string, kind ChangeKind)
 	// OnElicit answers elicitation requests from servers. OPTIONAL: when nil the
 	// host does not advertise elicitation.
@@ -207,6 +212,11 @@ func (m *Manager) Session(ctx context.Context, name string) (*mcp.ClientSession,
 // retried once. Consecutive terminal transport errors close the connection so
 // the next use reconnects.
 func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, *mcp.ClientSession) error) error {
+	return m.do(ctx, name, func(ctx context.Context, cs *mcp.ClientSession, _ uint64) error { return fn(ctx, cs) })
+}
+
+// do is Do, telling fn the generation of the session it runs on.
+func (m *Manager) do(ctx context.Context, name string, fn func(context.Context, *mcp.ClientSession, uint64) error) error {
 	c := m.Get(name)
 	if c == nil {
 		return fmt.Errorf("%w %q", ErrUnknown, name)
@@ -217,11 +227,11 @@ func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, 
 	}
 	defer release()
 	for attempt := 0; ; attempt++ {
-		cs, err := c.Session(ctx)
+		cs, gen, err := c.sessionGen(ctx)
 		if err != nil {
 			return err
 		}
-		err = fn(ctx, cs)
+		err = fn(ctx, cs, gen)
 		if err == nil {
 			c.noteSuccess()
 			return nil
@@ -275,27 +285,78 @@ func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, 
 // CallTool calls a tool on the named server. onProgress, if set, receives the
 // server's progress notifications for this call.
 func (m *Manager) CallTool(ctx context.Context, server string, params *mcp.CallToolParams, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
-	if onProgress != nil {
+	return m.Call(ctx, server, params, &CallOptions{OnProgress: onProgress})
+}
+
+// CallOptions configures Manager.Call. Nil means defaults.
+type CallOptions struct {
+	// OnProgress receives the server's progress notifications for this
+	// call. OPTIONAL.
+	OnProgress func(*mcp.ProgressNotificationParams)
+	// Verify runs on the session the call is about to be sent on, with that
+	// session's generation (see Generation); an error ends the call with
+	// nothing sent. It runs again if the call is retried on a new session.
+	// OPTIONAL.
+	Verify func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error
+}
+
+// Call calls a tool on the named server, as configured by opts.
+func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolParams, opts *CallOptions) (*mcp.CallToolResult, error) {
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.OnProgress != nil {
 		token := fmt.Sprintf("mcphost-%d", m.tokens.Add(1))
 		params.SetProgressToken(token)
-		m.progress.Store(token, onProgress)
+		m.progress.Store(token, o.OnProgress)
 		defer m.progress.Delete(token)
 	}
 	var res *mcp.CallToolResult
-	err := m.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+	err := m.do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
+		if o.Verify != nil {
+			if err := o.Verify(ctx, cs, gen); err != nil {
+				return &verifyError{err}
+			}
+		}
 		var err error
 		res, err = cs.CallTool(ctx, params)
 		return err
 	})
+	if ve := (*verifyError)(nil); errors.As(err, &ve) {
+		return nil, ve.err
+	}
 	return res, err
+}
+
+// verifyError carries a Verify failure through Do untouched (it is not a
+// transport error, whatever it wraps).
+type verifyError struct{ err error }
+
+func (e *verifyError) Error() string { return e.err.Error() }
+
+// Generation returns the generation of the server's current (or last)
+// session: 0 before the first connect, then one more for every session.
+// A call verified under one generation and sent on a session of another was
+// sent to a server that may have restarted in between.
+func (m *Manager) Generation(server string) uint64 {
+	c := m.Get(server)
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
 }
 
 // CallRaw is the relay path of a tools/call: for a stdio server whose session
 // negotiated protocolVersion, it sends the call with the raw JSON arguments
 // and returns the server's raw JSON-RPC response line, decoding nothing.
 // handled is false (and nothing was sent) when the server cannot take the raw
-// path; the caller then uses CallTool. Connection failures are handled as in Do.
-func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte, protocolVersion string) (resp []byte, handled bool, err error) {
+// path; the caller then uses CallTool. It is also false when the session is
+// not of generation gen (the server was reconnected since the caller checked
+// the tool). Connection failures are handled as in Do.
+func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte, protocolVersion string, gen uint64) (resp []byte, handled bool, err error) {
 	c := m.Get(server)
 	if c == nil {
 		return nil, false, nil
@@ -305,7 +366,7 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 		return nil, true, err
 	}
 	defer release()
-	cs, err := c.Session(ctx)
+	cs, csGen, err := c.sessionGen(ctx)
 	if err != nil {
 		return nil, true, err
 	}
@@ -313,7 +374,7 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 	raw := c.raw
 	live := c.session == cs
 	c.mu.Unlock()
-	if raw == nil || !live || cs.InitializeResult().ProtocolVersion != protocolVersion {
+	if raw == nil || !live || csGen != gen || cs.InitializeResult().ProtocolVersion != protocolVersion {
 		return nil, false, nil
 	}
 	resp, err = raw.CallRaw(ctx, tool, args)
@@ -394,6 +455,7 @@ type Conn struct {
 	state          State
 	err            error
 	session        *mcp.ClientSession
+	gen            uint64        // generation of session: one more for every connect
 	raw            *lineConn     // the session's connection, for stdio servers
 	connecting     chan struct{} // non-nil while a connect is in flight
 	stderr         *tailBuffer
@@ -437,11 +499,13 @@ func (c *Conn) Status() Status {
 		Scope: c.cfg.Origin.Scope.String(), File: c.cfg.Origin.File,
 		State: c.state, PID: c.pid,
 	}
+	// Both may carry what the server printed or answered: scrubbed here, so
+	// every display of a status (servers, --json, the serve banner) is.
 	if c.err != nil && c.state != StateConnected {
-		st.Error = c.err.Error()
+		st.Error = redact.String(c.err.Error())
 	}
 	if c.stderr != nil && c.state != StateConnected {
-		st.Stderr = c.stderr.String()
+		st.Stderr = shownStderr(c.stderr)
 	}
 	if c.session != nil {
 		if ir := c.session.InitializeResult(); ir != nil {
@@ -455,21 +519,27 @@ func (c *Conn) Status() Status {
 // Session returns the live session, connecting if needed. Concurrent callers
 // share one connection attempt.
 func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
+	cs, _, err := c.sessionGen(ctx)
+	return cs, err
+}
+
+// sessionGen is Session, with the session's generation.
+func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, error) {
 	for {
 		c.mu.Lock()
 		if c.m.isClosed() {
 			c.mu.Unlock()
-			return nil, ErrClosed
+			return nil, 0, ErrClosed
 		}
 		switch {
 		case c.state == StateDisabled:
 			err := c.err
 			c.mu.Unlock()
-			return nil, err
+			return nil, 0, err
 		case c.session != nil:
-			cs := c.session
+			cs, gen := c.session, c.gen
 			c.mu.Unlock()
-			return cs, nil
+			return cs, gen, nil
 		case c.connecting != nil:
 			ch := c.connecting
 			c.mu.Unlock()
@@ -477,23 +547,33 @@ func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
 			case <-ch:
 				continue
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, 0, ctx.Err()
 			}
 		case c.state == StateNeedsAuth && time.Now().Before(c.needsAuthUntil):
 			err := c.err
 			c.mu.Unlock()
-			return nil, err
+			return nil, 0, err
 		case c.state == StateFailed && time.Now().Before(c.retryAt):
 			err := fmt.Errorf("%w (next attempt in %s)", c.err, time.Until(c.retryAt).Round(time.Second))
 			c.mu.Unlock()
-			return nil, err
+			return nil, 0, err
 		}
 		ch := make(chan struct{})
 		c.connecting = ch
 		c.state = StatePending
+		reconnect := c.gen > 0
 		c.mu.Unlock()
 
 		cs, raw, err := c.connect(ctx)
+		if err == nil && reconnect && c.m.opts.OnListChanged != nil {
+			// A restarted server may offer other tools, prompts and
+			// resources without saying so: whatever was listed before is
+			// stale. Told before the session is published, so no one
+			// uses the new session with the old lists.
+			for _, kind := range []ChangeKind{ToolsChanged, PromptsChanged, ResourcesChanged} {
+				c.m.opts.OnListChanged(c.cfg.Name, kind)
+			}
+		}
 
 		c.mu.Lock()
 		c.connecting = nil
@@ -501,15 +581,17 @@ func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
 		if err != nil {
 			c.recordFailureLocked(err)
 			c.mu.Unlock()
-			return nil, err
+			return nil, 0, err
 		}
+		c.gen++
+		gen := c.gen
 		c.session, c.raw, c.state, c.err = cs, raw, StateConnected, nil
 		c.connectedAt = time.Now()
 		c.failures, c.terminalErrs = 0, 0
 		c.mu.Unlock()
 		c.m.wg.Add(1)
 		go c.watch(cs)
-		return cs, nil
+		return cs, gen, nil
 	}
 }
 
@@ -595,10 +677,25 @@ func (c *Conn) describeLocked(err error) error {
 	if buf == nil {
 		return err
 	}
-	if tail := strings.TrimSpace(buf.String()); tail != "" {
+	if tail := strings.TrimSpace(shownStderr(buf)); tail != "" {
 		return fmt.Errorf("%w\nserver stderr:\n%s", err, indent(tail))
 	}
 	return err
+}
+
+// shownStderr is the kept tail of a server's stderr as shown to the user:
+// scrubbed of secrets, and starting at a whole line (a line cut by the
+// buffer could hide the name that marks a secret, "password=" say).
+func shownStderr(buf *tailBuffer) string {
+	s := buf.String()
+	if rest, cut := strings.CutPrefix(s, "…"); cut {
+		if _, after, ok := strings.Cut(rest, "\n"); ok {
+			s = "…\n" + after
+		} else {
+			s = "…"
+		}
+	}
+	return redact.String(s)
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log"
 	"regexp"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -16,27 +18,97 @@ import (
 // Mask replaces a secret.
 const Mask = "[REDACTED]"
 
-var patterns = []struct {
-	re   *regexp.Regexp
-	repl string
+// tokenShapes are secrets recognisable by their shape alone, wherever they
+// appear: provider token formats with a fixed prefix, and JWTs.
+var tokenShapes = regexp.MustCompile(strings.Join([]string{
+	// GitHub: classic and OAuth/user/server/refresh tokens, fine-grained PATs.
+	`\bgh[pousr]_[A-Za-z0-9_]{16,}`,
+	`\bgithub_pat_[A-Za-z0-9_]{16,}`,
+	// OpenAI and Anthropic API keys (sk-…, sk-proj-…, sk-ant-api03-…).
+	`\bsk-[A-Za-z0-9_\-]{16,}`,
+	// Slack bot, user, app, refresh and legacy tokens.
+	`\bxox[baprs]-[A-Za-z0-9\-]{8,}`,
+	// AWS access key ids and Google API keys.
+	`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
+	`\bAIza[0-9A-Za-z_\-]{35}`,
+	// JWTs (and JWS/JWE compact forms): base64url segments, the first a JSON
+	// object header ("eyJ" is base64 for `{"`).
+	`\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*){0,2}`,
+	// PEM private keys, whole.
+	`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`,
+}, "|"))
+
+// value matches what follows a key and its separator: the mask itself (so
+// that scrubbing twice changes nothing), a quoted string (up to its closing
+// quote) or a bare word.
+const value = `(\[REDACTED\]|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s"',;&}\]]+)`
+
+// keyed are secrets recognised by the name in front of them: the value (the
+// last group, at the end of the match) is masked, the rest kept. numbersOK
+// leaves plain integers alone.
+var keyed = []struct {
+	re        *regexp.Regexp
+	numbersOK bool
 }{
-	// Authorization: Bearer abc / Basic abc, in any casing or quoting.
-	{regexp.MustCompile(`(?i)\b(bearer|basic|dpop)(\s+)[A-Za-z0-9\-._~+/]+=*`), "${1}${2}" + Mask},
-	// header-like fields: Authorization: …, Cookie=…, "mcp-session-id": "…"
-	{regexp.MustCompile(`(?i)((?:proxy-)?authorization|set-cookie|cookie|mcp-session-id|x-api-key)("?\s*[:=]\s*"?)(?:bearer\s+|basic\s+)?[^"\s,;&}]+`), "${1}${2}" + Mask},
-	// credential fields in JSON, query strings and key=value text.
-	{regexp.MustCompile(`(?i)((?:access|refresh|id)_token|client_secret|code_verifier|assertion|password|passwd|api[_-]?key|secret|(?:^|[?&\s"])code)("?\s*[:=]\s*"?)[^"\s,;&}]+`), "${1}${2}" + Mask},
+	// Header-like fields: Authorization: …, Cookie=…, "mcp-session-id": "…".
+	{regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization|set-cookie|\bcookie|mcp-session-id|x-api-key)("?\s*[:=]\s*(?:(?:bearer|basic|dpop)\s+)?)` + value), false},
+	// Bearer abc / Basic abc / DPoP abc anywhere, in any casing.
+	{regexp.MustCompile(`(?i)(\b(?:bearer|basic|dpop)\s+)([A-Za-z0-9\-._~+/]+=*)`), false},
+	// Credential fields in JSON, query strings, environment and key=value
+	// text: any name ending in token, secret, password, passwd, api key,
+	// credential(s), assertion, code_verifier or session id, e.g.
+	// access_token, GITHUB_TOKEN, client_secret, DB_PASSWORD, x-api-key.
+	{regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|api[_\-]?key|credentials?|assertion|code_verifier|session[_\-]?id)["']?\s*[:=]\s*)` + value), false},
+	// An OAuth authorization code: code=… in a query string or key=value
+	// text (no spaces around "=", so "code = Unavailable" in a gRPC status
+	// survives) and "code": "…" in JSON (a string, so the number in a
+	// JSON-RPC error object survives).
+	{regexp.MustCompile(`(?i)((?:^|[?&;\s])code=)(\[REDACTED\]|[^\s"',;&}\]]+)`), true},
+	{regexp.MustCompile(`(?i)("code"\s*:\s*)("(?:[^"\\\n]|\\.)*"?)`), true},
 }
 
 // secretKey matches the names of log fields whose values are secrets.
 var secretKey = regexp.MustCompile(`(?i)(token|secret|password|passwd|authorization|cookie|session[_-]?id|code_verifier|api[_-]?key|assertion|credential)`)
 
-// String scrubs secrets from s.
+// urlCredentials matches the password of user:password@ in a URL.
+var urlCredentials = regexp.MustCompile(`(://[^/\s:@]+:)[^/\s@]+@`)
+
+// String scrubs secrets from s. It is the one redactor for every text that
+// comes from a server or plugin and reaches the user: log lines, error
+// messages, stderr tails.
 func String(s string) string {
-	for _, p := range patterns {
-		s = p.re.ReplaceAllString(s, p.repl)
+	s = tokenShapes.ReplaceAllString(s, Mask)
+	s = urlCredentials.ReplaceAllString(s, "${1}"+Mask+"@")
+	for _, k := range keyed {
+		s = k.re.ReplaceAllStringFunc(s, func(m string) string {
+			sub := k.re.FindStringSubmatch(m)
+			v := sub[len(sub)-1]
+			if v == Mask || v == `"`+Mask+`"` || (k.numbersOK && isNumber(v)) {
+				return m
+			}
+			masked := Mask
+			if len(v) > 0 && (v[0] == '"' || v[0] == '\'') {
+				masked = v[:1] + Mask + v[:1]
+			}
+			return m[:len(m)-len(v)] + masked
+		})
 	}
 	return s
+}
+
+// isNumber reports whether v is a plain integer (a status or exit code, a
+// count), which is never a secret worth hiding.
+func isNumber(v string) bool {
+	v = strings.TrimPrefix(v, "-")
+	if v == "" || len(v) > 6 {
+		return false
+	}
+	for _, r := range v {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Args scrubs a list of key/value log arguments: values of secret-named keys
@@ -57,6 +129,13 @@ func Args(args []any) []any {
 				out[i] = String(v.Error())
 			case fmt.Stringer:
 				out[i] = String(v.String())
+			case nil, bool, int, int64, uint64, float64, time.Duration, time.Time:
+			default:
+				// Maps and slices parsed from a plugin's JSON log line, say:
+				// their printed form is what the log shows.
+				if s := fmt.Sprint(v); String(s) != s {
+					out[i] = String(s)
+				}
 			}
 		}
 	}
@@ -102,3 +181,21 @@ func (w writer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Error returns err with its message scrubbed by String, for errors that may
+// quote a server or plugin. errors.Is and errors.As still see the original
+// chain. A nil err stays nil.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &scrubbed{msg: String(err.Error()), err: err}
+}
+
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }

@@ -18,6 +18,8 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // CacheSize is the number of servers whose lists each cache keeps.
@@ -267,7 +269,8 @@ func fetchAll[T any](ctx context.Context, c *listCache[T], servers []string, pro
 	var out []T
 	for i, err := range errs {
 		if err != nil {
-			*problems = append(*problems, Problem{Server: servers[i], Detail: err.Error()})
+			// The error may quote the server (its answer, its stderr).
+			*problems = append(*problems, Problem{Server: servers[i], Detail: redact.String(err.Error())})
 			continue
 		}
 		out = append(out, vals[i])
@@ -312,6 +315,10 @@ func buildTools(server string, tools []*mcp.Tool) toolSet {
 	sort.Slice(ts.problems, func(i, j int) bool { return ts.problems[i].Detail < ts.problems[j].Detail })
 	return ts
 }
+
+// Fingerprint hashes what a server says a tool is (name, title, description,
+// input schema, annotations): the Fingerprint of the registry Tool made from it.
+func Fingerprint(t *mcp.Tool) string { return fingerprint(t) }
 
 // fingerprint hashes what a server says a tool is.
 func fingerprint(t *mcp.Tool) string {

@@ -7,6 +7,7 @@ package demoserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,6 +35,15 @@ type Options struct {
 	Exit func(code int)
 	// EchoDescription replaces the echo tool's description (to test pinning). OPTIONAL.
 	EchoDescription string
+	// ExtraTools are more echo tools, by name. OPTIONAL.
+	ExtraTools []string
+}
+
+// Definitions is the JSON of the -definitions file: what a run of the server
+// offers, so a test can change it between runs (a restart with other tools).
+type Definitions struct {
+	EchoDescription string   `json:"echo_description,omitempty"`
+	ExtraTools      []string `json:"extra_tools,omitempty"`
 }
 
 type echoArgs struct {
@@ -92,6 +102,13 @@ func New(opts *Options) *mcp.Server {
 			count("echo")
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Message}}}, nil, nil
 		})
+	for _, name := range o.ExtraTools {
+		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "An extra echo tool."},
+			func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+				count(name)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ": " + a.Message}}}, nil, nil
+			})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, addOut, error) {
 			count("add")
@@ -111,6 +128,7 @@ func New(opts *Options) *mcp.Server {
 			for i := 1; i <= a.Steps; i++ {
 				select {
 				case <-ctx.Done():
+					count("slow_cancelled") // the client sent notifications/cancelled
 					return nil, nil, ctx.Err()
 				case <-time.After(step):
 				}
@@ -211,12 +229,27 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	wsAddr := fs.String("ws", "", "serve MCP over WebSocket on `ADDR` (path /mcp, subprotocol mcp)")
 	name := fs.String("name", "mcphost-demo", "implementation name to report")
 	echoDesc := fs.String("echo-description", "", "replace the echo tool's description")
+	defsFile := fs.String("definitions", "", "read the echo description and extra tools from this JSON `FILE` at start")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	var defs Definitions
+	if *defsFile != "" {
+		b, err := os.ReadFile(*defsFile)
+		if err == nil {
+			err = json.Unmarshal(b, &defs)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mcphost-demo: -definitions: %v\n", err)
+			return 2
+		}
+		if defs.EchoDescription != "" {
+			*echoDesc = defs.EchoDescription
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := New(&Options{Name: *name, Exit: exit, EchoDescription: *echoDesc})
+	srv := New(&Options{Name: *name, Exit: exit, EchoDescription: *echoDesc, ExtraTools: defs.ExtraTools})
 	logger := log.New(stderr, "mcphost-demo: ", 0)
 	var handler http.Handler
 	addr := *httpAddr

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestServeBannerKeepsSecrets: the HTTP serve banner prints the bearer token
+// only when it generated it; a token the user supplied in
+// MCPHOST_SERVE_TOKEN is never echoed. A crashed server's stderr in the
+// banner is scrubbed like everywhere else.
+func TestServeBannerKeepsSecrets(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg.hcl")
+	os.WriteFile(filepath.Join(dir, "stderr.txt"), []byte("password=hunter2 token=ghp_CANARYa1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6\n"), 0o600)
+	os.WriteFile(cfg, []byte(`server "leaky" {
+  command = "sh"
+  args    = ["-c", "cat `+filepath.Join(dir, "stderr.txt")+` >&2; exit 3"]
+}
+`), 0o600)
+	t.Setenv("HOME", dir)
+	t.Setenv("MCPHOST_CONFIG_DIR", filepath.Join(dir, "config"))
+	t.Setenv("MCPHOST_MANAGED_CONFIG", filepath.Join(dir, "managed.hcl"))
+
+	tests := []struct {
+		name      string
+		envToken  string
+		wantToken *regexp.Regexp
+	}{
+		{"token from the environment", "CANARY-serve-token-0123456789", regexp.MustCompile(`(?m)^  Authorization: Bearer <the token in \$MCPHOST_SERVE_TOKEN>$`)},
+		{"generated token", "", regexp.MustCompile(`(?m)^  Authorization: Bearer [0-9a-f]{64}$`)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("MCPHOST_SERVE_TOKEN", tc.envToken)
+			out := serveBanner(t, "--config", cfg, "serve", "--http", "127.0.0.1:0")
+			if !tc.wantToken.MatchString(out) {
+				t.Errorf("banner lacks %s:\n%s", tc.wantToken, out)
+			}
+			for _, secret := range []string{"CANARY", "hunter2"} {
+				if strings.Contains(out, secret) {
+					t.Errorf("banner shows %q:\n%s", secret, out)
+				}
+			}
+			if !strings.Contains(out, "password=[REDACTED]") {
+				t.Errorf("banner lacks the scrubbed stderr:\n%s", out)
+			}
+		})
+	}
+}
+
+// serveBanner runs the CLI until it has printed its serve banner, then stops
+// it and returns everything it wrote.
+func serveBanner(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, args, strings.NewReader(""), &stdout, &stderr) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stdout.String(), "Authorization: Bearer") {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d:\n%s\n%s", code, stdout.String(), stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner after 10s:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	return stdout.String() + stderr.String()
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
