@@ -401,6 +401,7 @@ func projectSettingReason(name string) string {
 		"connect_concurrency_remote":  "it is a host-wide limit",
 		"connect_timeout":             "it is the default for every server; set connect_timeout in the project's own server blocks",
 		"tool_timeout":                "it is the default for every server; set tool_timeout in the project's own server blocks",
+		"max_tool_duration":           "it is the default for every server; set max_tool_duration in the project's own server blocks",
 		"session_idle_timeout":        "it is a limit of the gateway",
 		"max_sessions":                "it is a limit of the gateway",
 		"drain_timeout":               "it governs the gateway's shutdown",
