@@ -53,6 +53,11 @@ fuzz:
 	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckAuthorizationURL -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzCheckOAuthURL -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzParseTokenResponse -fuzztime=$(FUZZTIME)
+	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzParseAuthServerMeta -fuzztime=$(FUZZTIME)
+	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzParseProtectedResourceMetadata -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzWWWAuthenticate -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSEEvents -fuzztime=$(FUZZTIME)
+	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMessage -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build
