@@ -242,7 +242,7 @@ func (p *Plugin) Authorize(ctx context.Context, req *sdk.AuthorizeRequest) (*sdk
 	if d.HasErrors() {
 		return &sdk.AuthorizeResponse{Diagnostics: d}, nil
 	}
-	challenges, _ := oauthex.ParseWWWAuthenticate([]string{req.WWWAuthenticate})
+	challenges, _ := oauthkit.ParseChallenges([]string{req.WWWAuthenticate})
 	if req.Status == http.StatusForbidden {
 		if d := p.stepUp(r, challenges); d != nil {
 			return &sdk.AuthorizeResponse{Diagnostics: d}, nil
