@@ -102,36 +102,42 @@ func TestNoServerProcessOutlivesTheHost(t *testing.T) {
 			}
 			server, _ := strconv.Atoi(strings.TrimSpace(line))
 			pids := map[string]int{"server": server}
+			starts := map[string]string{}
+			record := func(kind string, pid int) {
+				pids[kind], starts[kind] = pid, procStart(pid)
+			}
+			t.Cleanup(func() { // whatever the outcome, leave nothing behind
+				for kind, pid := range pids {
+					if pid > 1 && starts[kind] != "" && procStart(pid) == starts[kind] {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			record("server", server)
 			if sup := parentOf(server); sup != host.Process.Pid {
-				pids["supervisor"] = sup
+				record("supervisor", sup)
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for _, kind := range orphanKinds {
 				for pids[kind] == 0 {
 					b, _ := os.ReadFile(filepath.Join(dir, kind))
-					pids[kind], _ = strconv.Atoi(strings.TrimSpace(string(b)))
+					if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+						record(kind, pid)
+					}
 					if time.Now().After(deadline) {
 						t.Fatalf("the server did not start its %s", kind)
 					}
 					time.Sleep(5 * time.Millisecond)
 				}
 			}
-			starts := map[string]string{}
 			for kind, pid := range pids {
 				if pid <= 1 || pid == host.Process.Pid {
 					t.Fatalf("%s: bad pid %d", kind, pid)
 				}
-				if starts[kind] = procStart(pid); starts[kind] == "" {
+				if starts[kind] == "" {
 					t.Fatalf("%s (pid %d) is not running before the host dies", kind, pid)
 				}
 			}
-			t.Cleanup(func() { // whatever the outcome, leave nothing behind
-				for kind, pid := range pids {
-					if procStart(pid) == starts[kind] {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-				}
-			})
 
 			host.Process.Signal(sig)
 			host.Wait()

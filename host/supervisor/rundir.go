@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-)
 
-// lockName is the file in a run directory that its host holds locked for as
-// long as it lives.
-const lockName = ".lock"
+	"github.com/mcphost/mcphost/host/supervisor/internal/reexec"
+)
 
 // RunDir is a host's private (0700) directory in os.TempDir, named
 // PREFIX-RANDOM. The host holds an exclusive lock on a file inside for its
@@ -41,11 +39,11 @@ func NewRunDir(prefix string) (*RunDir, error) {
 	if err := os.Chmod(staging, 0o700); err != nil {
 		return fail(err)
 	}
-	f, err := os.OpenFile(filepath.Join(staging, lockName), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(staging, reexec.LockName), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
 		return fail(err)
 	}
-	if err := lockFile(f); err != nil {
+	if err := reexec.LockFile(f); err != nil {
 		f.Close()
 		return fail(err)
 	}
@@ -56,20 +54,20 @@ func NewRunDir(prefix string) (*RunDir, error) {
 		if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if !lockSurvivesRename {
+		if !reexec.LockSurvivesRename {
 			f.Close()
 		}
 		if err = os.Rename(staging, path); err == nil {
-			if !lockSurvivesRename {
-				if f, err = os.Open(filepath.Join(path, lockName)); err != nil {
+			if !reexec.LockSurvivesRename {
+				if f, err = os.Open(filepath.Join(path, reexec.LockName)); err != nil {
 					os.RemoveAll(path)
 					return nil, fmt.Errorf("creating a run directory: %w", err)
 				}
 			}
 			return &RunDir{Path: path, lock: f}, nil
 		}
-		if !lockSurvivesRename {
-			if f, err = os.Open(filepath.Join(staging, lockName)); err != nil {
+		if !reexec.LockSurvivesRename {
+			if f, err = os.Open(filepath.Join(staging, reexec.LockName)); err != nil {
 				return fail(err)
 			}
 		}
@@ -93,7 +91,7 @@ func RemoveStaleRunDirs(prefix string) []string {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"-*"))
 	var removed []string
 	for _, dir := range dirs {
-		if removeIfStale(dir) {
+		if reexec.RemoveIfStale(dir) {
 			removed = append(removed, dir)
 		}
 	}

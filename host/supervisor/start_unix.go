@@ -3,13 +3,15 @@
 package supervisor
 
 import (
-	"encoding/json"
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcphost/mcphost/host/supervisor/internal/reexec"
 )
 
 // startTimeout bounds the wait for the supervisor to report the child's pid.
@@ -53,7 +55,7 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 		Path: exe,
 		// argv[0] names it in ps; the program's own path follows.
 		Args:       []string{"mcphost-supervisor", spec.Path},
-		Env:        []string{EnvMarker + "=" + protocolVersion},
+		Env:        []string{reexec.EnvMarker + "=" + reexec.Version, "GOMAXPROCS=1"},
 		ExtraFiles: []*os.File{ctlR, stW}, // fds 3 and 4
 		// Its own group: a terminal's Ctrl-C or hang-up reaches the host,
 		// which then closes its servers in order. No Pdeathsig: the
@@ -87,13 +89,13 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 		stR.Close()
 		return nil, err
 	}
-	if err := json.NewEncoder(ctlW).Encode(spec); err != nil {
+	if _, err := ctlW.Write(spec.Encode()); err != nil {
 		return fail(fmt.Errorf("sending %s to its supervisor: %w", spec.Path, err))
 	}
-	dec := json.NewDecoder(stR)
+	in := bufio.NewReader(stR)
 	stR.SetReadDeadline(time.Now().Add(startTimeout))
-	var m message
-	if err := dec.Decode(&m); err != nil {
+	m, err := reexec.ReadMessage(in)
+	if err != nil {
 		return fail(fmt.Errorf("the supervisor of %s did not report its start: %w", spec.Path, err))
 	}
 	stR.SetReadDeadline(time.Time{})
@@ -113,8 +115,8 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 		defer close(p.done)
 		exited := false
 		for {
-			var m message
-			if dec.Decode(&m) != nil {
+			m, err := reexec.ReadMessage(in)
+			if err != nil {
 				break
 			}
 			if m.Exit {

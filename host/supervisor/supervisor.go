@@ -4,7 +4,7 @@
 //
 // On Unix, Start re-executes the host's own binary as a small supervisor
 // between the host and the child (the moby "reexec" pattern, made automatic:
-// this package's init function recognises the supervisor's environment
+// the init function of this package's internal/reexec recognises the supervisor's environment
 // marker and runs the supervisor instead of the program, so the CLI, tests
 // and every library user get it without calling anything). The supervisor
 //
@@ -33,16 +33,14 @@ package supervisor
 import (
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
-	"time"
+
+	"github.com/mcphost/mcphost/host/supervisor/internal/reexec"
 )
 
 // EnvMarker is the environment variable that makes a binary which imports
-// this package run as a supervisor. Its value is the protocol version.
-const EnvMarker = "MCPHOST_SUPERVISOR"
-
-const protocolVersion = "1"
+// this package run as a supervisor.
+const EnvMarker = reexec.EnvMarker
 
 // ErrSupervisorDied reports that the supervisor itself exited without
 // reporting the child's exit (it was killed): the host then kills the child's
@@ -51,30 +49,10 @@ var ErrSupervisorDied = errors.New("the process supervisor died")
 
 // Step is one step of a stop sequence: send Signal, then wait up to Grace for
 // the child to exit.
-type Step struct {
-	Signal syscall.Signal `json:"signal"`
-	Grace  time.Duration  `json:"grace"`
-}
+type Step = reexec.Step
 
-// Spec describes the child to run.
-type Spec struct {
-	// Path is the resolved path of the program (as exec.LookPath returns it). REQUIRED.
-	Path string `json:"path"`
-	// Args are the program's arguments, Args[0] included. REQUIRED.
-	Args []string `json:"args"`
-	// Env is the child's whole environment. OPTIONAL: empty.
-	Env []string `json:"env,omitempty"`
-	// Dir is the child's working directory. OPTIONAL: the host's.
-	Dir string `json:"dir,omitempty"`
-	// Stop is the sequence sent to the child's process group and every other
-	// descendant on Stop or when the host dies; SIGKILL always ends it.
-	// OPTIONAL: SIGKILL at once.
-	Stop []Step `json:"stop,omitempty"`
-	// RunDir is a run directory made with NewRunDir. When the supervisor
-	// finds the host dead (its lock free), it removes the directory.
-	// OPTIONAL.
-	RunDir string `json:"run_dir,omitempty"`
-}
+// Spec describes the child to run and how to stop it.
+type Spec = reexec.Spec
 
 // ExitError is a child's non-zero exit: an exit code or a signal.
 type ExitError struct {
@@ -96,15 +74,6 @@ func (e *ExitError) Error() string {
 		s += " (core dumped)"
 	}
 	return s
-}
-
-// message is one line the supervisor writes on the status pipe.
-type message struct {
-	Pid    int    `json:"pid,omitempty"`
-	Error  string `json:"error,omitempty"`
-	Errno  int    `json:"errno,omitempty"`
-	Exit   bool   `json:"exit,omitempty"`
-	Status uint32 `json:"status,omitempty"`
 }
 
 // Process is a child started by Start. Its methods are safe for concurrent use.
@@ -139,10 +108,4 @@ func (p *Process) Kill() {
 	default:
 	}
 	p.sys.kill(p.Pid)
-}
-
-func init() {
-	if os.Getenv(EnvMarker) == protocolVersion {
-		os.Exit(supervise())
-	}
 }

@@ -68,13 +68,3 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 	}()
 	return p, nil
 }
-
-func supervise() int { return 2 }
-
-// Windows cannot rename a directory while a file in it is open.
-const lockSurvivesRename = false
-
-func lockFile(*os.File) error { return nil }
-
-// removeIfStale cannot tell a dead host's directory on Windows: it keeps them.
-func removeIfStale(string) bool { return false }

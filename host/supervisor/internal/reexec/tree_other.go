@@ -1,11 +1,8 @@
 //go:build unix && !linux
 
-package supervisor
+package reexec
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
 // Without a subreaper, orphaned descendants go to PID 1; the process group
 // is all the supervisor can reach.
@@ -14,8 +11,6 @@ func becomeSubreaper() {}
 func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 func dup2(from, to int) error { return syscall.Dup2(from, to) }
-
-func self() (string, error) { return os.Executable() }
 
 type proc struct{ pid, pgid int }
 

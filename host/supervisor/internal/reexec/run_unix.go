@@ -1,9 +1,9 @@
 //go:build unix
 
-package supervisor
+package reexec
 
 import (
-	"encoding/json"
+	"bufio"
 	"errors"
 	"io"
 	"os"
@@ -34,12 +34,15 @@ func supervise() int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM)
 
-	dec := json.NewDecoder(ctl)
-	var spec Spec
-	if err := dec.Decode(&spec); err != nil {
+	in := bufio.NewReader(ctl)
+	spec, err := DecodeSpec(in)
+	if err != nil {
 		return 2
 	}
-	enc := json.NewEncoder(status)
+	send := func(m Message) error {
+		_, err := status.Write(m.Encode())
+		return err
+	}
 	becomeSubreaper()
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
 		Dir:   spec.Dir,
@@ -48,25 +51,25 @@ func supervise() int {
 		Sys:   childAttr(),
 	})
 	if err != nil {
-		m := message{Error: err.Error()}
+		m := Message{Error: err.Error()}
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
 			m.Errno = int(errno)
 		}
-		enc.Encode(m)
+		send(m)
 		return 1
 	}
 	// The child has its files; the supervisor keeps none of them, so it is
 	// not in the data path and end of file reaches the host with the child.
 	detachStdio()
-	if enc.Encode(message{Pid: pid}) != nil {
+	if send(Message{Pid: pid}) != nil {
 		// The host is gone already.
 		spec.Stop = nil
 	}
 
 	stopc := make(chan struct{})
 	go func() { // ends at end of file: when the host stops the child or dies
-		io.Copy(io.Discard, io.MultiReader(dec.Buffered(), ctl))
+		io.Copy(io.Discard, in)
 		close(stopc)
 	}()
 	exited := make(chan syscall.WaitStatus, 1)
@@ -86,12 +89,12 @@ func supervise() int {
 			}
 		}
 	}
-	enc.Encode(message{Exit: true, Status: uint32(ws)})
+	send(Message{Exit: true, Status: uint32(ws)})
 	// Stragglers (a shell's children, daemons that called setsid) go with
 	// the child.
 	sweep(pid, empty)
 	if spec.RunDir != "" {
-		removeIfStale(spec.RunDir)
+		RemoveIfStale(spec.RunDir)
 	}
 	return 0
 }
@@ -155,6 +158,15 @@ func signalTree(pgid int, sig syscall.Signal) {
 
 // sweep SIGKILLs what is left of the tree until the supervisor has no child.
 func sweep(pgid int, empty <-chan struct{}) {
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	// With no child left there is no descendant left: skip reading /proc.
+	quick := time.NewTimer(time.Millisecond)
+	select {
+	case <-empty:
+		quick.Stop()
+		return
+	case <-quick.C:
+	}
 	deadline := time.NewTimer(sweepTimeout)
 	defer deadline.Stop()
 	for {

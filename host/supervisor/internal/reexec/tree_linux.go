@@ -1,4 +1,4 @@
-package supervisor
+package reexec
 
 import (
 	"bytes"
@@ -23,10 +23,6 @@ func childAttr() *syscall.SysProcAttr {
 }
 
 func dup2(from, to int) error { return syscall.Dup3(from, to, 0) }
-
-// self is the path to re-execute the host's binary: /proc/self/exe works even
-// if the binary was replaced or removed since the host started.
-func self() (string, error) { return "/proc/self/exe", nil }
 
 type proc struct{ pid, pgid int }
 
