@@ -491,6 +491,9 @@ func DidNotRespond(name string, err error) error {
 	return fmt.Errorf("plugin %s did not respond; see its log (%v)", name, err)
 }
 
+// RunDir is the runtime's private directory: the plugins' copies and sockets.
+func (r *Runtime) RunDir() string { return r.runDir.Path }
+
 // Names returns the configured plugins' names, sorted.
 func (r *Runtime) Names() []string {
 	var out []string
