@@ -1,9 +1,12 @@
 package plugins
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -139,3 +142,140 @@ func TestStaleRunDirectories(t *testing.T) {
 		t.Errorf("the live host's run directory was removed: %v", err)
 	}
 }
+
+// descendants lists the live descendants of pid, with their start times (a
+// pid and its start time identify a process even if the pid is reused).
+func descendants(pid int) map[int]string {
+	entries, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	start := map[int]string{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 20 || f[0] == "Z" {
+			continue
+		}
+		parent[p], _ = strconv.Atoi(f[1])
+		start[p] = f[19]
+	}
+	out := map[int]string{}
+	for p := range parent {
+		for a := parent[p]; a > 1; a = parent[a] {
+			if a == pid {
+				out[p] = start[p]
+				break
+			}
+		}
+	}
+	return out
+}
+
+func startTime(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 20 || f[0] == "Z" {
+		return ""
+	}
+	return f[19]
+}
+
+// TestNothingOutlivesAKilledHost runs the real CLI (`mcphost serve`) with a
+// plugin transport and a stdio server whose script leaves a child, a setsid'd
+// grandchild and an orphan behind, kills the host with each signal that can
+// end it without its cooperation, and checks that every process it had
+// started is gone and its run directory removed.
+func TestNothingOutlivesAKilledHost(t *testing.T) {
+	url := wsServer(t)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGHUP, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			script := `trap "" INT TERM; sleep 1000 & setsid sleep 1000 & (sleep 1000 &) ; exec ` + filepath.Join(binDir, "mcphost-demo")
+			cfgPath := lockedConfig(t, dir, fmt.Sprintf("server \"ws0\" {\n  transport = \"ws\"\n  url = %q\n}\nserver \"local\" {\n  command = \"/bin/sh\"\n  args = [\"-c\", %q]\n}\n", url, script))
+			host := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfgPath, "serve")
+			host.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"), "XDG_CACHE_HOME="+dir)
+			in, _ := host.StdinPipe()
+			out, _ := host.StdoutPipe()
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer host.Process.Kill()
+			for _, msg := range []string{
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			} {
+				fmt.Fprintln(in, msg)
+			}
+			r := bufioReader(out)
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					t.Fatalf("serve: %v", err)
+				}
+				if strings.Contains(line, `"id":2`) {
+					if !strings.Contains(line, "mcp__ws0__echo") || !strings.Contains(line, "mcp__local__echo") {
+						t.Fatalf("tools/list: %s", line)
+					}
+					break
+				}
+			}
+			procs := descendants(host.Process.Pid)
+			t.Cleanup(func() {
+				for pid, st := range procs {
+					if startTime(pid) == st {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			// 2 supervisors, the plugin, the server (now mcphost-demo) and its 3 sleeps.
+			if len(procs) < 7 {
+				t.Fatalf("the host runs %d processes, want at least 7", len(procs))
+			}
+			var runDir string
+			for pid := range procs {
+				if exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); strings.Contains(exe, plugins.RunDirPrefix+"-") {
+					runDir = filepath.Dir(exe)
+				}
+			}
+			if runDir == "" {
+				t.Fatal("no plugin runs from a run directory")
+			}
+
+			host.Process.Signal(sig)
+			host.Wait()
+
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				var alive []string
+				for pid, st := range procs {
+					if startTime(pid) == st {
+						comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+						alive = append(alive, fmt.Sprintf("%d (%s)", pid, strings.TrimSpace(string(comm))))
+					}
+				}
+				_, err := os.Stat(runDir)
+				if len(alive) == 0 && err != nil {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("after %v: still running %v; run directory removed: %v", sig, alive, err != nil)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 1<<20) }
