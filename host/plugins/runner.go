@@ -65,10 +65,11 @@ func (r *pluginRunner) Start(context.Context) error {
 	return nil
 }
 
-// Wait waits for the plugin's tree to be gone. go-plugin calls it once
-// stdout and stderr reached end of file.
+// Wait waits for the plugin to exit (not for the sweep of its tree, so that
+// go-plugin marks it exited at once). go-plugin calls it once stdout and
+// stderr reached end of file.
 func (r *pluginRunner) Wait(context.Context) error {
-	<-r.proc.Done()
+	<-r.proc.Exited()
 	r.stdout.Close()
 	r.stderr.Close()
 	return r.proc.Err()

@@ -54,8 +54,10 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 	cmd := &exec.Cmd{
 		Path: exe,
 		// argv[0] names it in ps; the program's own path follows.
-		Args:       []string{"mcphost-supervisor", spec.Path},
-		Env:        []string{reexec.EnvMarker + "=" + reexec.Version, "GOMAXPROCS=1"},
+		Args: []string{"mcphost-supervisor", spec.Path},
+		// One P is plenty; a race-enabled binary (tests) must not sleep a
+		// second at exit (the race runtime's default atexit_sleep_ms).
+		Env:        []string{reexec.EnvMarker + "=" + reexec.Version, "GOMAXPROCS=1", "GORACE=atexit_sleep_ms=0"},
 		ExtraFiles: []*os.File{ctlR, stW}, // fds 3 and 4
 		// Its own group: a terminal's Ctrl-C or hang-up reaches the host,
 		// which then closes its servers in order. No Pdeathsig: the
@@ -81,7 +83,7 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 		stR.Close()
 		return nil, fmt.Errorf("starting the supervisor for %s: %w", spec.Path, err)
 	}
-	p := &Process{sys: sysProcess{cmd: cmd, ctl: ctlW}, done: make(chan struct{})}
+	p := &Process{sys: sysProcess{cmd: cmd, ctl: ctlW}, exited: make(chan struct{}), done: make(chan struct{})}
 	fail := func(err error) (*Process, error) {
 		ctlW.Close()
 		cmd.Process.Kill()
@@ -119,9 +121,10 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 			if err != nil {
 				break
 			}
-			if m.Exit {
+			if m.Exit && !exited {
 				exited = true
 				p.err = exitError(syscall.WaitStatus(m.Status))
+				close(p.exited)
 			}
 		}
 		stR.Close()
@@ -130,6 +133,7 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 			// The supervisor was killed: do what it can no longer do.
 			syscall.Kill(-p.Pid, syscall.SIGKILL)
 			p.err = fmt.Errorf("%w (%v)", ErrSupervisorDied, werr)
+			close(p.exited)
 		}
 	}()
 	return p, nil

@@ -82,17 +82,22 @@ type Process struct {
 	// also the id of the child's process group.
 	Pid int
 
-	sys  sysProcess
-	done chan struct{}
-	err  error
+	sys    sysProcess
+	exited chan struct{}
+	done   chan struct{}
+	err    error
 }
+
+// Exited is closed as soon as the child has exited and Err is known, before
+// the rest of its tree is swept: crash detection need not wait for that.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
 
 // Done is closed when the child and, on Unix, every descendant the
 // supervisor could find are gone and reaped.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Err is the child's exit: nil for exit status 0, an *ExitError otherwise,
-// or an error wrapping ErrSupervisorDied. Valid after Done is closed.
+// or an error wrapping ErrSupervisorDied. Valid after Exited is closed.
 func (p *Process) Err() error { return p.err }
 
 // Stop starts the stop sequence of the Spec. It does not wait: wait on Done.

@@ -54,10 +54,11 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 	for _, st := range spec.Stop {
 		grace += st.Grace
 	}
-	p := &Process{Pid: cmd.Process.Pid, done: make(chan struct{})}
+	p := &Process{Pid: cmd.Process.Pid, exited: make(chan struct{}), done: make(chan struct{})}
 	p.sys = sysProcess{cmd: cmd, grace: grace, done: p.done}
 	go func() { // owned by p: ends when the process exits
 		defer close(p.done)
+		defer close(p.exited)
 		err := cmd.Wait()
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
