@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -147,12 +148,28 @@ func (f *frameReader) read() ([]byte, error) {
 	if n > MaxDataFrame {
 		return nil, fmt.Errorf("data frame of %d bytes exceeds the limit of %d", n, MaxDataFrame)
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(f.r, b); err != nil {
+	if n <= frameChunk {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(f.r, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	// A large frame grows with what actually arrives: a length prefix alone
+	// (4 bytes) must not make the reader allocate up to MaxDataFrame.
+	var buf bytes.Buffer
+	buf.Grow(frameChunk)
+	if _, err := io.CopyN(&buf, f.r, int64(n)); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, err
 	}
-	return b, nil
+	return buf.Bytes(), nil
 }
+
+// frameChunk is the largest frame read into a buffer of its announced size.
+const frameChunk = 64 << 10
 
 // writeFrame writes one length-prefixed frame in a single write.
 func writeFrame(w io.Writer, msg []byte) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/supervisor"
 	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/demotest"
 )
@@ -95,7 +96,7 @@ func TestShutdownEscalatesToKillAndReachesTheGroup(t *testing.T) {
 	start := time.Now()
 	p.Close()
 	took := time.Since(start)
-	waitDead(t, p.cmd.Process.Pid, time.Second)
+	waitDead(t, p.pid, time.Second)
 	waitDead(t, child, time.Second)
 	// SIGINT (100 ms) and SIGTERM (400 ms) are ignored, so SIGKILL comes at ~500 ms.
 	if took < sigintGrace+sigtermGrace {
@@ -115,7 +116,7 @@ func TestCooperativeServerStopsOnSIGINT(t *testing.T) {
 	// Wait until the shell has become sleep: a signal that arrives while the
 	// shell is still starting may be handled by the shell instead.
 	for i := 0; i < 200; i++ {
-		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/comm"); strings.TrimSpace(string(b)) == "sleep" {
+		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/comm"); strings.TrimSpace(string(b)) == "sleep" {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -125,12 +126,9 @@ func TestCooperativeServerStopsOnSIGINT(t *testing.T) {
 	if took := time.Since(start); took >= sigintGrace+sigtermGrace {
 		t.Errorf("a process that exits on SIGINT took %s to close", took)
 	}
-	var ws syscall.WaitStatus
-	if st, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		ws = st
-	}
-	if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
-		t.Errorf("exit status %v, want killed by SIGINT", p.cmd.ProcessState)
+	var ee *supervisor.ExitError
+	if !errors.As(p.err, &ee) || ee.Signal != syscall.SIGINT {
+		t.Errorf("exit status %v, want killed by SIGINT", p.err)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/supervisor"
 )
 
 // Shutdown escalation for stdio servers: after stdin is closed the process
@@ -84,7 +86,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	t.proc = p
 	if t.onStart != nil {
-		t.onStart(p.cmd.Process.Pid)
+		t.onStart(p.pid)
 	}
 	t.conn = newLineConn(p.stdout, p, t.maxMsg)
 	return t.conn, nil
@@ -93,11 +95,13 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // process is a running stdio server. Its Write and Close make it the
 // io.WriteCloser half of the connection: Close ends the process.
 type process struct {
-	cmd    *exec.Cmd
+	// pid is the server's process id, and its process group's.
+	pid    int
+	sup    *supervisor.Process
 	stdin  *os.File
 	stdout *os.File
-	done   chan struct{} // closed when the process has exited and been reaped
-	err    error         // exit error, valid after done
+	done   chan struct{} // closed when the server's tree has exited and been reaped
+	err    error         // exit error (nil, *supervisor.ExitError, …), valid after done
 	// stderrDone is closed when the process's stderr has been read to the end.
 	stderrDone chan struct{}
 
@@ -105,13 +109,21 @@ type process struct {
 	closeErr  error
 }
 
+// stopSequence is what a stdio server gets on Close, and when the host dies.
+var stopSequence = []supervisor.Step{
+	{Signal: syscall.SIGINT, Grace: sigintGrace},
+	{Signal: syscall.SIGTERM, Grace: sigtermGrace},
+	{Signal: syscall.SIGKILL, Grace: time.Second},
+}
+
+// startProcess starts a server under a supervisor (see package supervisor):
+// in its own process group, and with nothing of its tree outliving the host,
+// even if the host is killed.
 func startProcess(command string, args, env []string, dir string, stderr io.Writer) (_ *process, err error) {
+	// Resolved here, against the host's PATH, as exec.Command does.
 	cmd := exec.Command(command, args...)
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // its own group, so shutdown reaches grandchildren too
-		Pdeathsig: syscall.SIGKILL, // and it dies with the host even if the host is killed
+	if cmd.Err != nil {
+		return nil, fmt.Errorf("starting %s: %w", command, cmd.Err)
 	}
 	var files []*os.File
 	closeAll := func() {
@@ -134,29 +146,31 @@ func startProcess(command string, args, env []string, dir string, stderr io.Writ
 		closeAll()
 		return nil, fmt.Errorf("creating pipes: %w", err)
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if env == nil {
+		env = []string{}
+	}
+	sup, err := supervisor.Start(&supervisor.Spec{Path: cmd.Path, Args: cmd.Args, Env: env, Dir: dir, Stop: stopSequence}, inR, outW, errW)
+	if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("starting %s: %w", command, err)
 	}
-	// The child has its ends now.
+	// The server has its ends now.
 	inR.Close()
 	outW.Close()
 	errW.Close()
 
 	stderrDone := make(chan struct{})
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{}), stderrDone: stderrDone}
+	p := &process{pid: sup.Pid, sup: sup, stdin: inW, stdout: outR, done: make(chan struct{}), stderrDone: stderrDone}
 	go func() { // owned by the process: ends when the group's stderr closes
 		defer close(stderrDone)
 		io.Copy(stderr, errR)
 		errR.Close()
 	}()
 	go func() { // owned by the process: ends when it exits
-		p.err = cmd.Wait()
-		// Stragglers in the group (a shell's children, say) go with the leader.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-sup.Done()
+		p.err = sup.Err()
 		close(p.done)
-		// If something outside the group still holds stdout, unblock the reader.
+		// If something outside the tree still holds stdout, unblock the reader.
 		select {
 		case <-stderrDone:
 		case <-time.After(2 * time.Second):
@@ -177,29 +191,25 @@ func (p *process) Write(b []byte) (int, error) {
 	return p.stdin.Write(b)
 }
 
-// Close shuts the server down: close stdin, then SIGINT, SIGTERM and SIGKILL
-// to its process group with the graces above, and reap it.
+// Close shuts the server down: close stdin, then its supervisor sends SIGINT,
+// SIGTERM and SIGKILL to its process group (and to descendants that left it)
+// with the graces above, and reaps the tree.
 func (p *process) Close() error {
 	p.closeOnce.Do(func() {
 		p.stdin.Close()
-		pgid := -p.cmd.Process.Pid
-		for _, step := range []struct {
-			sig   syscall.Signal
-			grace time.Duration
-		}{{syscall.SIGINT, sigintGrace}, {syscall.SIGTERM, sigtermGrace}, {syscall.SIGKILL, time.Second}} {
-			select {
-			case <-p.done:
-				return
-			default:
-			}
-			syscall.Kill(pgid, step.sig)
-			select {
-			case <-p.done:
-				return
-			case <-time.After(step.grace):
-			}
+		p.sup.Stop()
+		var total time.Duration
+		for _, st := range stopSequence {
+			total += st.Grace
 		}
-		p.closeErr = errors.New("server process did not exit after SIGKILL")
+		t := time.NewTimer(total + time.Second)
+		defer t.Stop()
+		select {
+		case <-p.done:
+		case <-t.C:
+			p.sup.Kill()
+			p.closeErr = errors.New("server process did not exit after SIGKILL")
+		}
 	})
 	return p.closeErr
 }

@@ -15,22 +15,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/redact"
+	"github.com/mcphost/mcphost/host/supervisor"
 	"github.com/mcphost/mcphost/sdk"
 )
+
+// RunDirPrefix names the runtime's private directories in os.TempDir:
+// RunDirPrefix-RANDOM, each locked by its host while it lives.
+const RunDirPrefix = "mcphost-plugins"
 
 // DefaultStartTimeout bounds a plugin's start (go-plugin's default is a minute).
 const DefaultStartTimeout = 10 * time.Second
@@ -65,7 +69,7 @@ type Runtime struct {
 	cfg    *config.Config
 	opts   Options
 	log    hclog.Logger
-	runDir string
+	runDir *supervisor.RunDir
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -92,13 +96,11 @@ func New(cfg *config.Config, opts *Options) (*Runtime, error) {
 		}
 	}
 	r.log = r.opts.Logger
-	dir, err := os.MkdirTemp("", "mcphost-plugins-")
+	// Locked for the host's lifetime; the run directories of dead hosts
+	// (lock free) are removed first.
+	dir, err := supervisor.NewRunDir(RunDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating the plugin run directory: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
 	}
 	r.runDir = dir
 	return r, nil
@@ -111,7 +113,6 @@ type proc struct {
 	mu        sync.Mutex
 	exe       string // the private, verified copy of the binary (kept for restarts)
 	sockDir   string // the socket directory of the running process
-	cmd       *exec.Cmd
 	client    *goplugin.Client
 	rpc       goplugin.ClientProtocol
 	pid       int
@@ -247,7 +248,7 @@ func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol
 		return pr.rpc, nil
 	}
 	if pr.client != nil { // it died: restart at once the first time, then back off
-		killPlugin(pr.client, pr.cmd)
+		pr.client.Kill()
 		pr.client, pr.rpc = nil, nil
 		if time.Since(pr.startedAt) > stableAfter {
 			pr.failures = 0 // it had been healthy: this is a fresh failure
@@ -263,14 +264,14 @@ func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	client, cmd, rpc, pid, err := r.start(pr)
+	client, rpc, pid, err := r.start(pr)
 	if err != nil {
 		pr.failures++
 		pr.retryAt = time.Now().Add(backoff(pr.failures))
 		pr.lastErr = err
 		return nil, err
 	}
-	pr.client, pr.cmd, pr.rpc, pr.pid, pr.lastErr = client, cmd, rpc, pid, nil
+	pr.client, pr.rpc, pr.pid, pr.lastErr = client, rpc, pid, nil
 	pr.starts++
 	pr.startedAt = time.Now()
 	if r.opts.OnStart != nil {
@@ -299,47 +300,64 @@ func backoff(n int) time.Duration {
 }
 
 // start verifies and starts one plugin process.
-func (r *Runtime) start(pr *proc) (*goplugin.Client, *exec.Cmd, goplugin.ClientProtocol, int, error) {
+func (r *Runtime) start(pr *proc) (*goplugin.Client, goplugin.ClientProtocol, int, error) {
 	p := pr.p
 	pin := p.Pin()
 	if pin == "" {
-		return nil, nil, nil, 0, fmt.Errorf("%w: %s (%s) has no sha256; run `mcphost plugins lock` to record the binary's checksum", ErrNotPinned, p.Name, p.Path)
+		return nil, nil, 0, fmt.Errorf("%w: %s (%s) has no sha256; run `mcphost plugins lock` to record the binary's checksum", ErrNotPinned, p.Name, p.Path)
 	}
 	sum, err := hex.DecodeString(pin)
 	if err != nil || len(sum) != sha256.Size {
-		return nil, nil, nil, 0, fmt.Errorf("plugin %s: invalid sha256 %q", p.Name, pin)
+		return nil, nil, 0, fmt.Errorf("plugin %s: invalid sha256 %q", p.Name, pin)
 	}
 	// Run a private copy, made once and kept for restarts: the checksum is
-	// verified (by SecureConfig, at every start) on exactly the file that is
-	// executed, which nobody else can write.
+	// verified (at every start) on exactly the file that is executed, which
+	// nobody else can write.
 	if pr.exe == "" {
 		if err := CheckLocation(p.Path); err != nil {
-			return nil, nil, nil, 0, err
+			return nil, nil, 0, err
 		}
 		exe, err := r.copyBinary(p)
 		if err != nil {
-			return nil, nil, nil, 0, err
+			return nil, nil, 0, err
 		}
 		pr.exe = exe
 	}
-	cmd := exec.Command(pr.exe)
-	cmd.Env = append([]string(nil), r.opts.Env...)
-	// The plugin dies with the host even if the host is killed, and runs in
-	// its own process group so that whatever it starts goes with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	sockDir, err := os.MkdirTemp(r.runDir, "sock-")
+	// go-plugin's own check (SecureConfig), run here because the process is
+	// started by pluginRunner, not from a Cmd.
+	ok, err := (&goplugin.SecureConfig{Checksum: sum, Hash: sha256.New()}).Check(pr.exe)
 	if err != nil {
-		return nil, nil, nil, 0, err
+		return nil, nil, 0, fmt.Errorf("plugin %s: verifying its checksum: %w", p.Name, err)
 	}
-	// The plugin creates its sockets here (go-plugin's server reads this
-	// variable); checkAddr, and the SDK for data sockets, hold it to that.
-	cmd.Env = append(cmd.Env, goplugin.EnvUnixSocketDir+"="+sockDir)
-	pr.sockDir = sockDir
+	if !ok {
+		return nil, nil, 0, fmt.Errorf("plugin %s refused: %s does not match its pinned sha256 %s (run `mcphost plugins lock` if you updated it on purpose): %w", p.Name, p.Path, pin, goplugin.ErrChecksumsDoNotMatch)
+	}
+	var run *pluginRunner
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sdk.ClientPlugins(),
-		Cmd:              cmd,
-		SecureConfig:     &goplugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		// go-plugin makes the plugin's socket directory in the run
+		// directory and names it in PLUGIN_UNIX_SOCKET_DIR; the plugin
+		// creates its sockets there, and checkAddr (and the SDK, for data
+		// sockets) hold it to that.
+		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: r.runDir.Path},
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, sockDir string) (runner.Runner, error) {
+			run = &pluginRunner{
+				name:    p.Name,
+				sockDir: sockDir,
+				spec: supervisor.Spec{
+					Path: pr.exe,
+					Args: []string{pr.exe},
+					// go-plugin's variables (cookie, certificate, socket
+					// directory) after the host's few.
+					Env:    append(append([]string(nil), r.opts.Env...), cmd.Env...),
+					Stop:   pluginStop,
+					RunDir: r.runDir.Path,
+				},
+			}
+			pr.sockDir = sockDir
+			return run, nil
+		},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		// The plugin's stderr is untrusted: its lines land under its own name,
@@ -349,63 +367,28 @@ func (r *Runtime) start(pr *proc) (*goplugin.Client, *exec.Cmd, goplugin.ClientP
 		StartTimeout:        r.opts.StartTimeout,
 		SkipHostEnv:         true,
 	})
-	// Start verifies the checksum, runs the plugin and reads its handshake
-	// line; the address it announces is checked before anything dials it.
+	// Start runs the plugin and reads its handshake line; the runner checks
+	// the address it announces before go-plugin records it, so a refused
+	// address is never dialled, not even by Kill.
 	if _, err := client.Start(); err != nil {
-		killPlugin(client, cmd)
-		if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
-			return nil, nil, nil, 0, fmt.Errorf("plugin %s refused: %s does not match its pinned sha256 %s (run `mcphost plugins lock` if you updated it on purpose): %w", p.Name, p.Path, pin, err)
+		client.Kill()
+		if errors.Is(err, ErrRefusedAddress) {
+			return nil, nil, 0, fmt.Errorf("plugin %s refused: %w", p.Name, err)
 		}
-		return nil, nil, nil, 0, fmt.Errorf("starting plugin %s: %w", p.Name, err)
-	}
-	if err := checkAddr(client.ReattachConfig(), sockDir); err != nil {
-		killPlugin(client, cmd)
-		return nil, nil, nil, 0, fmt.Errorf("plugin %s refused: %w", p.Name, err)
+		return nil, nil, 0, fmt.Errorf("starting plugin %s: %w", p.Name, err)
 	}
 	rpc, err := client.Client()
 	if err != nil {
-		killPlugin(client, cmd)
-		return nil, nil, nil, 0, fmt.Errorf("connecting to plugin %s: %w", p.Name, err)
+		client.Kill()
+		return nil, nil, 0, fmt.Errorf("connecting to plugin %s: %w", p.Name, err)
 	}
 	if err := rpc.Ping(); err != nil {
-		killPlugin(client, cmd)
-		return nil, nil, nil, 0, fmt.Errorf("plugin %s does not answer: %w", p.Name, err)
+		client.Kill()
+		return nil, nil, 0, fmt.Errorf("plugin %s does not answer: %w", p.Name, err)
 	}
-	pid := 0
-	if rc := client.ReattachConfig(); rc != nil {
-		pid = rc.Pid
-	}
+	pid := run.pid()
 	r.log.Debug("plugin started", "plugin", p.Name, "pid", pid)
-	return client, cmd, rpc, pid, nil
-}
-
-// killPlugin stops a plugin and everything in its process group.
-func killPlugin(client *goplugin.Client, cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	client.Kill()
-}
-
-// checkAddr accepts a plugin's listener only on a unix socket inside the
-// directory the host gave it, or TCP on loopback.
-func checkAddr(rc *goplugin.ReattachConfig, sockDir string) error {
-	if rc == nil || rc.Addr == nil {
-		return errors.New("the plugin announced no address")
-	}
-	switch a := rc.Addr.(type) {
-	case *net.UnixAddr:
-		if filepath.Dir(a.Name) != sockDir {
-			return fmt.Errorf("the plugin's socket %s is outside the host's directory", a.Name)
-		}
-		return nil
-	case *net.TCPAddr:
-		if a.IP.IsLoopback() {
-			return nil
-		}
-		return fmt.Errorf("the plugin listens on %s, not on loopback", a)
-	}
-	return fmt.Errorf("the plugin announced an unsupported address %s", rc.Addr)
+	return client, rpc, pid, nil
 }
 
 // CheckLocation refuses a plugin whose directory is a symlink or writable by
@@ -458,7 +441,7 @@ func (r *Runtime) copyBinary(p *config.Plugin) (string, error) {
 		return "", fmt.Errorf("plugin %s: %w", p.Name, err)
 	}
 	defer src.Close()
-	dst, err := os.CreateTemp(r.runDir, p.Name+"-*")
+	dst, err := os.CreateTemp(r.runDir.Path, p.Name+"-*")
 	if err != nil {
 		return "", err
 	}
@@ -508,14 +491,13 @@ func (r *Runtime) Close() error {
 			defer wg.Done()
 			pr.mu.Lock()
 			if pr.client != nil {
-				pr.client.Kill() // a graceful shutdown first, then a kill
-				killPlugin(pr.client, pr.cmd)
+				pr.client.Kill() // a graceful shutdown first, then the supervisor ends the tree
 			}
 			pr.mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	return os.RemoveAll(r.runDir)
+	return r.runDir.Close()
 }
 
 // DidNotRespond turns a gRPC failure talking to a plugin into the one message
@@ -523,6 +505,9 @@ func (r *Runtime) Close() error {
 func DidNotRespond(name string, err error) error {
 	return fmt.Errorf("plugin %s did not respond; see its log (%v)", name, err)
 }
+
+// RunDir is the runtime's private directory: the plugins' copies and sockets.
+func (r *Runtime) RunDir() string { return r.runDir.Path }
 
 // Names returns the configured plugins' names, sorted.
 func (r *Runtime) Names() []string {

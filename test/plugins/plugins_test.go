@@ -195,7 +195,7 @@ func TestOneProcessServesTenServers(t *testing.T) {
 		t.Errorf("%d transport-ws processes for 10 servers, want 1", n)
 	}
 	// The plugin carries messages on a data socket in the host's directory.
-	if socks, _ := filepath.Glob(filepath.Join(os.TempDir(), "mcphost-plugins-*", "sock-*", "data-*")); len(socks) == 0 {
+	if socks, _ := filepath.Glob(filepath.Join(os.TempDir(), "mcphost-plugins-*", "plugin-dir*", "data-*")); len(socks) == 0 {
 		t.Error("no data socket: messages went over the gRPC stream")
 	}
 	pid := mustPID(t, st.PID)

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -84,8 +83,7 @@ func (h *Helper) GetHeaders(ctx context.Context, req *sdk.HeadersRequest) (*sdk.
 	cmd.Env = append(os.Environ(), "MCP_SERVER_NAME="+req.ServerName, "MCP_SERVER_URL="+req.ServerURL)
 	// Its own process group, so a timeout kills whatever it started too, and
 	// a grandchild holding the pipes cannot make the plugin hang.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
 	cmd.WaitDelay = time.Second
 	var stdout, stderr limitedBuffer
 	stdout.max, stderr.max = MaxStdout, MaxStderr
