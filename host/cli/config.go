@@ -101,7 +101,7 @@ env() are shown as the env() call: they are read only once approved.`,
 				return fmt.Errorf("server %q comes from the %s scope; only project-scope servers need approval", name, s.Origin.Scope)
 			}
 			fmt.Fprintf(a.stderr, "Server %q from %s:\n", name, s.Origin.File)
-			describeForApproval(a.stderr, s)
+			describeForApproval(a.stderr, s.Written())
 			hashes[name] = s.ApprovalHash()
 		}
 		if !yes {

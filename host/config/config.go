@@ -143,8 +143,19 @@ type Server struct {
 	Approved bool `json:"approved"`
 
 	// writtenHash is the ApprovalHash of a project server's block as written
-	// (env() calls unevaluated).
+	// (env() calls unevaluated), and written is that form of the server.
 	writtenHash string
+	written     *Server
+}
+
+// Written returns, for a server from a project file, the server as written:
+// env() calls not evaluated but shown as the call. It is what the user
+// approves; for other servers it returns s.
+func (s *Server) Written() *Server {
+	if s.written != nil {
+		return s.written
+	}
+	return s
 }
 
 // IsRemote reports whether the server is reached over the network (not stdio).

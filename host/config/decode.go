@@ -220,8 +220,8 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 func decodeServers(df *decodedFile, ctx *hcl.EvalContext, cfg *Config, unlocked []string) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	seen := map[string]hcl.Range{}
-	decode := func(b *hcl.Block, ctx *hcl.EvalContext) (*decodedServer, hcl.Diagnostics) {
-		s, d := decodeServer(b, df.path, df.scope, ctx, cfg.Transports)
+	decode := func(b *hcl.Block, ctx *hcl.EvalContext, written bool) (*decodedServer, hcl.Diagnostics) {
+		s, d := decodeServer(b, df.path, df.scope, ctx, cfg.Transports, written)
 		d = append(d, checkServer(cfg, s, ctx, unlocked)...)
 		for _, diag := range d {
 			if diag.Summary == "Unknown transport" && len(unlocked) > 0 {
@@ -234,20 +234,22 @@ func decodeServers(df *decodedFile, ctx *hcl.EvalContext, cfg *Config, unlocked 
 		var s *decodedServer
 		var d hcl.Diagnostics
 		if df.scope == ScopeProject {
-			s, d = decode(b, writtenContext())
+			s, d = decode(b, writtenContext(), true)
+			d = append(d, checkWritten(b.Body)...)
 			if !d.HasErrors() {
 				h := s.approvalHash()
+				written := *s.Server
 				if cfg.Settings.ApproveAllProjectServers || cfg.Settings.ApprovedProjectServers[s.Name] == h {
-					s, d = decode(b, ctx)
+					s, d = decode(b, ctx, false)
 				}
-				s.writtenHash = h
+				s.writtenHash, s.written = h, &written
 			}
 			if d.HasErrors() {
 				s = nil
 			}
 			d = forScope(df.scope, d)
 		} else {
-			s, d = decode(b, ctx)
+			s, d = decode(b, ctx, false)
 		}
 		diags = append(diags, d...)
 		if s == nil {
@@ -320,7 +322,9 @@ func resolvePath(file, p string) string {
 
 func (p *partialSettings) firstRange() hcl.Range { return p.defRange }
 
-func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, transports []string) (*decodedServer, hcl.Diagnostics) {
+// decodeServer decodes a server block; written says ctx is writtenContext
+// (env() calls kept as written, for a project server before approval).
+func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, transports []string, written bool) (*decodedServer, hcl.Diagnostics) {
 	name := b.Labels[0]
 	var diags hcl.Diagnostics
 	if !ValidServerName(name) {
@@ -468,7 +472,7 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 		if urlAttr == nil {
 			diags = append(diags, errorf(&b.DefRange, "Missing url",
 				"A %s server needs a url, e.g. url = \"https://example.com/mcp\".", s.Transport))
-		} else if msg := checkURL(s.Transport, s.URL); msg != "" && !FromEnv(s.URL) {
+		} else if msg := checkURL(s.Transport, s.URL); msg != "" && !(written && FromEnv(s.URL)) {
 			diags = append(diags, errorf(urlAttr.Expr.Range().Ptr(), "Invalid url", "%s", msg))
 		}
 		if (s.ClientCertFile == "") != (s.ClientKeyFile == "") {

@@ -115,6 +115,9 @@ func TestRefusedHandshakeAddressIsNeverDialled(t *testing.T) {
 // TestStaleRunDirectories: a new runtime removes the run directory of a dead
 // host (its lock is free) and leaves a live host's alone.
 func TestStaleRunDirectories(t *testing.T) {
+	// Run directories go to $TMPDIR: a private one keeps other hosts on the
+	// machine (and other tests) out of it.
+	t.Setenv("TMPDIR", t.TempDir())
 	live, err := plugins.New(&config.Config{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -253,8 +256,25 @@ func TestNothingOutlivesAKilledHost(t *testing.T) {
 				t.Fatal("no plugin runs from a run directory")
 			}
 
+			exited := make(chan struct{})
+			go func() { host.Wait(); close(exited) }()
+			if sig == syscall.SIGHUP {
+				// serve logs and ignores SIGHUP (until reload exists): it keeps
+				// serving, then stops cleanly on SIGTERM.
+				host.Process.Signal(sig)
+				select {
+				case <-exited:
+					t.Fatal("serve exited on SIGHUP")
+				case <-time.After(time.Second):
+				}
+				sig = syscall.SIGTERM
+			}
 			host.Process.Signal(sig)
-			host.Wait()
+			select {
+			case <-exited:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the host did not exit after %v", sig)
+			}
 
 			deadline := time.Now().Add(5 * time.Second)
 			for {
