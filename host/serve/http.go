@@ -94,13 +94,18 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if !ok {
 			return
 		}
-		initialize, err := scanBody(body)
-		if err != nil {
+		if err := scanBody(body); err != nil {
 			writeJSONRPCError(w, http.StatusBadRequest, strictError(err))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if initialize && r.Header.Get("Mcp-Session-Id") == "" {
+		// Counted until the handler returns: a streamable POST returns once
+		// its responses are written, so a drain waits for those writes.
+		g.calls.add()
+		defer g.calls.done()
+		// Any POST without a session id may open a session (however its
+		// method is spelled), so each one is admitted against the cap.
+		if r.Header.Get("Mcp-Session-Id") == "" {
 			if !g.admitSession(o.MaxSessions) {
 				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
 					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
@@ -137,34 +142,24 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 }
 
 // scanBody holds a POST body to the strict JSON rules: one message, or a
-// batch whose every element is one. It reports whether the body holds an
-// initialize request.
-func scanBody(body []byte) (initialize bool, err error) {
+// batch whose every element is one.
+func scanBody(body []byte) error {
 	var arr [8]rawjson.Member
-	check := func(msg []byte) error {
-		ms, err := rawjson.Message(arr[:0], msg)
-		if err != nil {
-			return err
-		}
-		if m, ok := rawjson.Find(ms, "method"); ok && string(m.Value) == `"initialize"` {
-			initialize = true
-		}
-		return nil
-	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return initialize, check(body)
+		_, err := rawjson.Message(arr[:0], body)
+		return err
 	}
 	elems, err := rawjson.Elements(nil, trimmed)
 	if err != nil {
-		return false, err
+		return err
 	}
 	for _, e := range elems {
-		if err := check(e); err != nil {
-			return false, err
+		if _, err := rawjson.Message(arr[:0], e); err != nil {
+			return err
 		}
 	}
-	return initialize, nil
+	return nil
 }
 
 func writeJSONRPCError(w http.ResponseWriter, status int, body []byte) {

@@ -54,7 +54,7 @@ type relayConn struct {
 	work   chan func()    // hands a relayed call to an idle worker
 
 	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // downstream id -> cancel
+	inflight map[string]context.CancelFunc // IDKey of a relayed call -> cancel
 	pending  map[string]struct{}           // IDKey of every client request not yet answered
 	initID   []byte                        // id of the client's initialize request
 	version  atomic.Pointer[string]        // protocol version negotiated with the client
@@ -158,7 +158,24 @@ func duplicateIDError(id []byte) []byte {
 	return append(b, `,"error":{"code":-32600,"message":"invalid request: a request with this id is already in flight"}}`...)
 }
 
-// done forgets a client request id once it is answered (or cancelled).
+// waitAnswered waits, up to timeout, until every client request has been
+// answered (its response handed to the writer). A drain ends when handlers
+// return, which is just before the go-sdk writes their answers; this closes
+// that gap before the session is closed. It polls: it runs once, at shutdown.
+func (c *relayConn) waitAnswered(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// done1 forgets a client request id once it is answered (or cancelled).
 func (c *relayConn) done1(id []byte) {
 	if key, err := rawjson.IDKey(id); err == nil {
 		c.mu.Lock()
@@ -171,7 +188,18 @@ func (c *relayConn) done1(id []byte) {
 func (c *relayConn) pass(line []byte) bool {
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
-		c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`))
+		// Valid JSON that is not a JSON-RPC message ("jsonrpc":"1.0", a
+		// method that is not a string): its id, if any, is answered and
+		// freed, so it can neither be refused later nor grow the map.
+		var arr [8]rawjson.Member
+		ms, _ := rawjson.Members(arr[:0], line)
+		if id, ok := rawjson.Find(ms, "id"); ok {
+			if _, err := rawjson.IDKey(id.Value); err == nil {
+				c.writeError(bytes.Clone(id.Value), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: not a JSON-RPC 2.0 message"})
+				return true
+			}
+		}
+		c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON-RPC 2.0 message"}}`))
 		return true
 	}
 	select {
@@ -238,7 +266,10 @@ func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
 	if name == "" || ver == "" {
 		return false
 	}
-	key := string(id.Value)
+	key, err := rawjson.IDKey(id.Value)
+	if err != nil {
+		return false
+	}
 	clientID := bytes.Clone(id.Value)
 	dctx, end, ok := c.g.begin(c.ctx)
 	if !ok {
@@ -331,8 +362,12 @@ func (c *relayConn) cancelRelayed(ms []rawjson.Member) bool {
 	}
 	// A cancelled request may get no answer: its id is free again.
 	c.done1(rid.Value)
+	key, err := rawjson.IDKey(rid.Value)
+	if err != nil {
+		return false
+	}
 	c.mu.Lock()
-	cancel, ok := c.inflight[string(rid.Value)]
+	cancel, ok := c.inflight[key]
 	c.mu.Unlock()
 	if ok {
 		cancel()

@@ -253,7 +253,8 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	go g.Run(sctx)
-	ss, err := g.srv.Connect(sctx, newRelayConn(g, r, w), nil)
+	rc := newRelayConn(g, r, w)
+	ss, err := g.srv.Connect(sctx, rc, nil)
 	if err != nil {
 		return err
 	}
@@ -264,6 +265,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 		return err
 	case <-ctx.Done():
 		g.Drain(context.Background())
+		rc.waitAnswered(abortGrace)
 		ss.Close()
 		<-done
 		return nil

@@ -44,6 +44,16 @@ func TestStdioStrictJSON(t *testing.T) {
 			t.Errorf("%s: response %s, want error %s", tc.name, b, tc.want)
 		}
 	}
+	// Valid JSON that is not JSON-RPC 2.0: answered with its id, and the id
+	// is free again at once.
+	c.send(`{"jsonrpc":"1.0","id":7,"method":"ping"}`)
+	if m := c.recv(); m["id"] != float64(7) || m["error"] == nil {
+		t.Errorf("a JSON-RPC 1.0 request: %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if m := c.recv(); m["id"] != float64(7) || m["result"] == nil {
+		t.Errorf("reusing the id of a refused message: %v", m)
+	}
 	c.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
 	if m := c.recv(); m["id"] != float64(99) || m["result"] == nil {
 		t.Errorf("after refusals, ping: %v", m)

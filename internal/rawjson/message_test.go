@@ -3,6 +3,7 @@ package rawjson
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -83,4 +84,28 @@ func FuzzMessage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestManyMembersAreLinear: a 4 MiB object of distinct names (a body any
+// client with the token may send) is scanned with a linear number of name
+// comparisons; a late case-variant duplicate is still found.
+func TestManyMembersAreLinear(t *testing.T) {
+	t.Parallel()
+	var b []byte
+	b = append(b, `{"jsonrpc":"2.0","id":1,"method":"x","params":{`...)
+	const n = 200000
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, fmt.Sprintf(`"k%d":1`, i)...)
+	}
+	dup := append(append([]byte(nil), b...), `,"K7":2}}`...)
+	b = append(b, `}}`...)
+	if _, err := Message(nil, b); err != nil {
+		t.Fatalf("distinct names: %v", err)
+	}
+	if _, err := Message(nil, dup); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("late case-variant duplicate: %v", err)
+	}
 }

@@ -18,6 +18,10 @@ import (
 	"unicode/utf8"
 )
 
+// linearNames is how many member names are compared pairwise before the
+// duplicate check switches to a set.
+const linearNames = 16
+
 // MaxDepth bounds nesting while skipping values.
 const MaxDepth = 512
 
@@ -53,6 +57,7 @@ func Members(dst []Member, b []byte) ([]Member, error) {
 	}
 	i = skipWS(b, i+1)
 	first := len(dst)
+	var seen map[string]struct{}
 	if i < len(b) && b[i] == '}' {
 		i++
 	} else {
@@ -73,10 +78,26 @@ func Members(dst []Member, b []byte) ([]Member, error) {
 				return dst, ErrSyntax
 			}
 			key := b[ks:ke]
-			for _, m := range dst[first:] {
-				if bytes.EqualFold(m.Key, key) {
+			if n := len(dst) - first; n < linearNames {
+				for _, m := range dst[first:] {
+					if bytes.EqualFold(m.Key, key) {
+						return dst, ErrDuplicate
+					}
+				}
+			} else {
+				// Many members: a set of lower-cased names keeps the check
+				// linear (names are ASCII, so lower-casing is exact folding).
+				if seen == nil {
+					seen = make(map[string]struct{}, 2*n)
+					for _, m := range dst[first:] {
+						seen[string(bytes.ToLower(m.Key))] = struct{}{}
+					}
+				}
+				lk := string(bytes.ToLower(key))
+				if _, dup := seen[lk]; dup {
 					return dst, ErrDuplicate
 				}
+				seen[lk] = struct{}{}
 			}
 			i = skipWS(b, ke+1)
 			if i >= len(b) || b[i] != ':' {
