@@ -41,7 +41,7 @@ var tokenShapes = regexp.MustCompile(strings.Join([]string{
 // value matches what follows a key and its separator: the mask itself (so
 // that scrubbing twice changes nothing), a quoted string (up to its closing
 // quote) or a bare word.
-const value = `(\[REDACTED\]|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s"',;&}\]]+)`
+const value = `(\[REDACTED\]|\\"(?:[^\\\n]|\\[^"\n])*(?:\\")?|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s"',;&}\]\\]+)`
 
 // keyed are secrets recognised by the name in front of them: the value (the
 // last group, at the end of the match) is masked, the rest kept. numbersOK
@@ -51,14 +51,18 @@ var keyed = []struct {
 	numbersOK bool
 }{
 	// Header-like fields: Authorization: …, Cookie=…, "mcp-session-id": "…".
-	{regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization|set-cookie|\bcookie|mcp-session-id|x-api-key)("?\s*[:=]\s*(?:(?:bearer|basic|dpop)\s+)?)` + value), false},
+	// Authorization and cookie headers: the whole value, to the end of the
+	// line or of the quoted string, whatever the scheme ("Token abc") and
+	// however many cookies.
+	{regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization|set-cookie|\bcookie)(\\?"?\s*[:=]\s*(?:(?:bearer|basic|dpop)\s+)?)(\[REDACTED\]|\\"(?:[^\\\n]|\\[^"\n])*(?:\\")?|"(?:[^"\\\n]|\\.)*"?|[^\r\n"\\]+)`), false},
+	{regexp.MustCompile(`(?i)(\bmcp-session-id|\bx-api-key)(\\?"?\s*[:=]\s*)` + value), false},
 	// Bearer abc / Basic abc / DPoP abc anywhere, in any casing.
 	{regexp.MustCompile(`(?i)(\b(?:bearer|basic|dpop)\s+)([A-Za-z0-9\-._~+/]+=*)`), false},
 	// Credential fields in JSON, query strings, environment and key=value
 	// text: any name ending in token, secret, password, passwd, api key,
 	// credential(s), assertion, code_verifier or session id, e.g.
 	// access_token, GITHUB_TOKEN, client_secret, DB_PASSWORD, x-api-key.
-	{regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|api[_\-]?key|credentials?|assertion|code_verifier|session[_\-]?id)["']?\s*[:=]\s*)` + value), false},
+	{regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.\-]*(?:token|secret|password|passwd|api[_\-]?key|credentials?|assertion|code_verifier|session[_\-]?id)\\?["']?\s*[:=]\s*)` + value), false},
 	// An OAuth authorization code: code=… in a query string or key=value
 	// text (no spaces around "=", so "code = Unavailable" in a gRPC status
 	// survives) and "code": "…" in JSON (a string, so the number in a
@@ -83,11 +87,14 @@ func String(s string) string {
 		s = k.re.ReplaceAllStringFunc(s, func(m string) string {
 			sub := k.re.FindStringSubmatch(m)
 			v := sub[len(sub)-1]
-			if v == Mask || v == `"`+Mask+`"` || (k.numbersOK && isNumber(v)) {
+			if v == Mask || v == `"`+Mask+`"` || v == `\"`+Mask+`\"` || (k.numbersOK && isNumber(v)) {
 				return m
 			}
 			masked := Mask
-			if len(v) > 0 && (v[0] == '"' || v[0] == '\'') {
+			switch {
+			case strings.HasPrefix(v, `\"`):
+				masked = `\"` + Mask + `\"`
+			case len(v) > 0 && (v[0] == '"' || v[0] == '\''):
 				masked = v[:1] + Mask + v[:1]
 			}
 			return m[:len(m)-len(v)] + masked

@@ -36,6 +36,11 @@ const (
 func TestString(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, in, want string }{
+		// Escaped JSON inside a log line, non-Bearer schemes, several cookies.
+		{"escaped json", `msg="{\"access_token\":\"zq81secret\",\"n\":1}"`, `msg="{\"access_token\":\"` + Mask + `\",\"n\":1}"`},
+		{"token scheme", "Authorization: Token zq81secret", "Authorization: " + Mask},
+		{"quoted token scheme", `{"Authorization": "Token zq81secret", "n": 1}`, `{"Authorization": "` + Mask + `", "n": 1}`},
+		{"cookies", "Cookie: a=1; sid=zq81secret", "Cookie: " + Mask},
 		// Known token shapes, anywhere in a line.
 		{"github classic", "cloning with " + canaryGHP + " now", "cloning with " + Mask + " now"},
 		{"github oauth", "t=" + canaryGHO, "t=" + Mask},
@@ -72,7 +77,7 @@ func TestString(t *testing.T) {
 		{"code in callback", "https://as/callback?code=AUTHCODE&state=xyz", "https://as/callback?code=" + Mask + "&state=xyz"},
 		{"code in json", `{"code":"AUTHCODE","state":"s"}`, `{"code":"` + Mask + `","state":"s"}`},
 		{"secret and verifier", "client_secret=hunter2 code_verifier=abc", "client_secret=" + Mask + " code_verifier=" + Mask},
-		{"cookie", "Cookie: sid=1; other=2", "Cookie: " + Mask + "; other=2"},
+		{"cookie", "Cookie: sid=1; other=2", "Cookie: " + Mask},
 		{"session id", "Mcp-Session-Id: 0123456789abcdef", "Mcp-Session-Id: " + Mask},
 		{"api key", "x-api-key=abc123", "x-api-key=" + Mask},
 
