@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,25 +22,8 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func oauthHost(t *testing.T, hcl string, store hauth.Store, logs io.Writer) *host.Host {
 	t.Helper()
@@ -114,7 +96,7 @@ func TestOAuthLoginRefreshRotationLogout(t *testing.T) {
 	as.TokenTTL = 30 // inside RefreshAhead: every use refreshes
 	storeDir := filepath.Join(t.TempDir(), "tokens")
 	store := &hauth.FileStore{Dir: storeDir}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	h := oauthHost(t, protConfig("http", as.URL()), store, logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/plugins"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // TestPluginStderrCanariesAreMasked: whatever a plugin writes to stderr (plain
@@ -47,7 +47,7 @@ sleep 5
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Trace})
 	rt, err := plugins.New(&config.Config{Plugins: []*config.Plugin{{Name: "leaky", Path: path, SHA256: sum}}},
 		&plugins.Options{Logger: log, StartTimeout: 3 * time.Second})
@@ -69,21 +69,4 @@ sleep 5
 			t.Errorf("host log lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

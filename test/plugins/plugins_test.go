@@ -38,6 +38,7 @@ import (
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/internal/demoserver"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/mcphost/mcphost/internal/wsmcp"
 )
@@ -479,7 +480,7 @@ sleep 5
 `
 	os.WriteFile(path, []byte(script), 0o755)
 	sum, _ := plugins.FileSHA256(path)
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Trace})
 	rt, err := plugins.New(&config.Config{Plugins: []*config.Plugin{{Name: "noisy", Path: path, SHA256: sum}}}, &plugins.Options{Logger: log, StartTimeout: 3 * time.Second})
 	if err != nil {
@@ -498,23 +499,6 @@ sleep 5
 	if !strings.Contains(out, "plugin.noisy") || !strings.Contains(out, "[REDACTED]") {
 		t.Errorf("plugin lines not attributed or not masked:\n%s", out)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // pki is a throwaway CA with a server certificate for 127.0.0.1 and a client

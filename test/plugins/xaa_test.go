@@ -19,6 +19,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
@@ -118,7 +119,7 @@ func TestXAAOneLoginManyServers(t *testing.T) {
 	dir := t.TempDir()
 	port := testbin.FreePort(t)
 	cfg := loadConfig(t, dir, e.config(t, dir, fmt.Sprintf("  callback_port = %d", port)))
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: logs})
 	br := &browser{}
 	h, err := host.New(cfg, &host.Options{Logger: logger, PresentAuthURL: br.open})

@@ -4,20 +4,19 @@
 package signals
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/internal/syncbuf"
 	"github.com/mcphost/mcphost/internal/testbin"
 )
 
@@ -25,26 +24,8 @@ var binDir string
 
 func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir = dir })) }
 
-// syncBuffer is a bytes.Buffer safe for a process writing while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startServe runs `mcphost serve` with one demo server and drain_timeout 1s.
-func startServe(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
+func startServe(t *testing.T, args ...string) (*exec.Cmd, *syncbuf.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mcphost.hcl")
@@ -54,13 +35,13 @@ func startServe(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
 	}
 	cmd := exec.Command(filepath.Join(binDir, "mcphost"), append([]string{"--config", cfg, "--log-level", "warn", "serve"}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	return cmd, stderr
 }
 
 // exercise checks SIGHUP and SIGTERM against a connected client.
-func exercise(t *testing.T, cmd *exec.Cmd, cs *mcp.ClientSession, stderr *syncBuffer) {
+func exercise(t *testing.T, cmd *exec.Cmd, cs *mcp.ClientSession, stderr *syncbuf.Buffer) {
 	t.Helper()
 	ctx := context.Background()
 	// SIGHUP: logged, ignored; the gateway still answers.
