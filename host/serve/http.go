@@ -17,6 +17,11 @@ import (
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
+// CodeTooManySessions is the JSON-RPC error code of a new session refused
+// over HTTPOptions.MaxSessions (the implementation-defined server error
+// range).
+const CodeTooManySessions = -32000
+
 // DefaultBodyTimeout bounds the reading of one request body, so that a
 // client that trickles a body cannot hold a connection (and its goroutine)
 // forever.
@@ -109,7 +114,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			if !g.admitSession(o.MaxSessions) {
 				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
 					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
-					CodeShuttingDown, o.MaxSessions)))
+					CodeTooManySessions, o.MaxSessions)))
 				return
 			}
 			defer g.sessionOpened()
