@@ -61,14 +61,11 @@ func describeForApproval(w io.Writer, s *config.Server) {
 }
 
 func printMap(w io.Writer, what string, m map[string]string) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	vals := make(map[string]any, len(m))
+	for k, v := range m {
+		vals[k] = v
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %s %s = %s\n", what, k, describeValue(m[k]))
-	}
+	printAny(w, "  "+what+" ", vals)
 }
 
 func printAny(w io.Writer, indent string, m map[string]any) {

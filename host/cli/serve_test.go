@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // TestServeBannerKeepsSecrets: the HTTP serve banner prints the bearer token
@@ -61,7 +62,7 @@ func serveBanner(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, args, strings.NewReader(""), &stdout, &stderr) }()
 	deadline := time.Now().Add(10 * time.Second)
@@ -79,21 +80,4 @@ func serveBanner(t *testing.T, args ...string) string {
 	cancel()
 	<-done
 	return stdout.String() + stderr.String()
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -3,29 +3,19 @@ package serve_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 )
 
 func httpGateway(t *testing.T, opts *serve.HTTPOptions) string {
 	t.Helper()
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	g := serve.New(h, nil)
-	g.Sync(context.Background())
-	srv := httptest.NewServer(g.Handler(opts))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	_, url := gatewayServer(t, nil, opts)
+	return url
 }
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
