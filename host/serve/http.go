@@ -149,10 +149,10 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 // scanBody holds a POST body to the strict JSON rules: one message, or a
 // batch whose every element is one.
 func scanBody(body []byte) error {
-	var arr [8]rawjson.Member
+	var arr, parr [8]rawjson.Member
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		_, err := rawjson.Message(arr[:0], body)
+		_, _, err := rawjson.Message(arr[:0], parr[:0], body)
 		return err
 	}
 	elems, err := rawjson.Elements(nil, trimmed)
@@ -160,7 +160,7 @@ func scanBody(body []byte) error {
 		return err
 	}
 	for _, e := range elems {
-		if _, err := rawjson.Message(arr[:0], e); err != nil {
+		if _, _, err := rawjson.Message(arr[:0], parr[:0], e); err != nil {
 			return err
 		}
 	}

@@ -53,11 +53,12 @@ type relayConn struct {
 	wg     sync.WaitGroup // relayed calls in flight and idle workers
 	work   chan func()    // hands a relayed call to an idle worker
 
-	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // IDKey of a relayed call -> cancel
-	pending  map[string]struct{}           // IDKey of every client request not yet answered
-	initID   []byte                        // id of the client's initialize request
-	version  atomic.Pointer[string]        // protocol version negotiated with the client
+	mu sync.Mutex
+	// pending holds the IDKey of every client request not yet answered,
+	// with the cancel function of a relayed call (nil on the go-sdk path).
+	pending map[string]context.CancelFunc
+	initID  []byte                 // id of the client's initialize request
+	version atomic.Pointer[string] // protocol version negotiated with the client
 }
 
 func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
@@ -66,8 +67,7 @@ func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 		incoming: make(chan jsonrpc.Message),
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
-		inflight: map[string]context.CancelFunc{},
-		pending:  map[string]struct{}{},
+		pending:  map[string]context.CancelFunc{},
 		work:     make(chan func()),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -94,8 +94,8 @@ func (c *relayConn) readLoop() {
 // 5e1 are one id) is answered -32600 here: the go-sdk would drop it without
 // any answer, and the client would wait forever.
 func (c *relayConn) handleLine(line []byte) bool {
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Message(arr[:0], line)
+	var arr, parr [8]rawjson.Member
+	ms, ps, err := rawjson.Message(arr[:0], parr[:0], line)
 	if err != nil {
 		c.writeLine(strictError(err))
 		return true
@@ -110,7 +110,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 		c.mu.Lock()
 		_, dup := c.pending[key]
 		if !dup {
-			c.pending[key] = struct{}{}
+			c.pending[key] = nil
 		}
 		c.mu.Unlock()
 		if dup {
@@ -120,7 +120,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 	}
 	switch string(method.Value) {
 	case `"tools/call"`:
-		if c.relay(ms, line) {
+		if c.relay(ms, ps, line) {
 			return true
 		}
 	case `"notifications/cancelled"`:
@@ -211,18 +211,12 @@ func (c *relayConn) pass(line []byte) bool {
 }
 
 // relay starts a relayed tools/call if the request qualifies.
-func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
+func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	id, ok := rawjson.Find(ms, "id")
 	if !ok || len(id.Value) == 0 || !(id.Value[0] == '"' || id.Value[0] == '-' || id.Value[0] >= '0' && id.Value[0] <= '9') {
 		return false
 	}
-	params, ok := rawjson.Find(ms, "params")
-	if !ok {
-		return false
-	}
-	var parr [4]rawjson.Member
-	ps, err := rawjson.Members(parr[:0], params.Value)
-	if err != nil {
+	if params, ok := rawjson.Find(ms, "params"); !ok || params.Value[0] != '{' {
 		return false
 	}
 	var name string
@@ -277,14 +271,9 @@ func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
 		return true
 	}
 	ctx, cancel := context.WithCancel(dctx)
-	c.mu.Lock()
-	c.inflight[key] = cancel // handleLine refused a duplicate of an id in flight
-	c.mu.Unlock()
+	c.setCancel(key, cancel)
 	c.run(func() {
 		defer func() {
-			c.mu.Lock()
-			delete(c.inflight, key)
-			c.mu.Unlock()
 			cancel()
 			end()
 		}()
@@ -296,10 +285,11 @@ func (c *relayConn) relay(ms []rawjson.Member, line []byte) bool {
 		case c.g.aborted(c.ctx):
 			c.writeError(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", c.g.drainTimeout)))
 		case !handled:
+			c.setCancel(key, nil) // the go-sdk handles it, and its cancellation
 			c.pass(line)
 		case ctx.Err() != nil && c.ctx.Err() == nil && errors.Is(err, context.Canceled):
-			// Cancelled by the client: no response is sent.
-			c.done1(clientID)
+			// Cancelled by the client (cancelRelayed freed the id): no
+			// response is sent.
 		case err != nil:
 			c.g.log.Warn("tool call failed", "tool", name, "error", err)
 			c.writeResponse(clientID, host.ErrorResult(err.Error()))
@@ -346,7 +336,9 @@ func (c *relayConn) run(f func()) {
 	}()
 }
 
-// cancelRelayed cancels a relayed call named by notifications/cancelled.
+// cancelRelayed handles notifications/cancelled: the request's id is free
+// again (a cancelled request may get no answer), and a relayed call is
+// cancelled here; false passes the notification on to the go-sdk.
 func (c *relayConn) cancelRelayed(ms []rawjson.Member) bool {
 	params, ok := rawjson.Find(ms, "params")
 	if !ok {
@@ -360,19 +352,28 @@ func (c *relayConn) cancelRelayed(ms []rawjson.Member) bool {
 	if !ok {
 		return false
 	}
-	// A cancelled request may get no answer: its id is free again.
-	c.done1(rid.Value)
 	key, err := rawjson.IDKey(rid.Value)
 	if err != nil {
 		return false
 	}
 	c.mu.Lock()
-	cancel, ok := c.inflight[key]
+	cancel := c.pending[key]
+	delete(c.pending, key)
 	c.mu.Unlock()
-	if ok {
+	if cancel != nil {
 		cancel()
 	}
-	return ok
+	return cancel != nil
+}
+
+// setCancel records (or, with nil, forgets) the cancel function of the
+// relayed call with id key, if it is still pending.
+func (c *relayConn) setCancel(key string, cancel context.CancelFunc) {
+	c.mu.Lock()
+	if _, ok := c.pending[key]; ok {
+		c.pending[key] = cancel
+	}
+	c.mu.Unlock()
 }
 
 // writeError answers a request with a JSON-RPC error.

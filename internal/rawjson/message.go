@@ -11,35 +11,36 @@ import (
 var ErrInvalidID = errors.New("rawjson: a request id must be a string or an integer")
 
 // Message scans one JSON-RPC message as the gateway routes it and returns its
-// top-level members, appending to dst. It holds the envelope, the params
-// object and params._meta to the rules of Members: no duplicate or
+// top-level members, appending to dst, and the members of its params object
+// (if params is an object), appending to params. It holds the envelope, the
+// params object and params._meta to the rules of Members: no duplicate or
 // case-variant names, no escaped or non-ASCII names, nothing after the
 // object. Those are the objects whose members the gateway or the go-sdk
 // decides on (method, id, tool name, progress token, request state);
 // arguments and results are forwarded as bytes, and their meaning is the
 // upstream's.
-func Message(dst []Member, b []byte) ([]Member, error) {
+func Message(dst, params []Member, b []byte) (ms, ps []Member, err error) {
 	first := len(dst)
-	ms, err := Members(dst, b)
+	ms, err = Members(dst, b)
 	if err != nil {
-		return ms, err
+		return ms, params, err
 	}
 	p, ok := Find(ms[first:], "params")
 	if !ok || len(p.Value) == 0 || p.Value[0] != '{' {
-		return ms, nil
+		return ms, params, nil
 	}
-	var parr [8]Member
-	ps, err := Members(parr[:0], p.Value)
+	pfirst := len(params)
+	ps, err = Members(params, p.Value)
 	if err != nil {
-		return ms, err
+		return ms, ps, err
 	}
-	if meta, ok := Find(ps, "_meta"); ok && len(meta.Value) > 0 && meta.Value[0] == '{' {
+	if meta, ok := Find(ps[pfirst:], "_meta"); ok && len(meta.Value) > 0 && meta.Value[0] == '{' {
 		var marr [8]Member
 		if _, err := Members(marr[:0], meta.Value); err != nil {
-			return ms, err
+			return ms, ps, err
 		}
 	}
-	return ms, nil
+	return ms, ps, nil
 }
 
 // maxExactInt bounds integer ids: beyond 2^53 a peer decoding numbers as

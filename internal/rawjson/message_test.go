@@ -49,7 +49,7 @@ func FuzzMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ms, err := Message(nil, b)
+		ms, _, err := Message(nil, nil, b)
 		if err == nil {
 			var v map[string]json.RawMessage
 			if json.Unmarshal(b, &v) != nil {
@@ -102,10 +102,10 @@ func TestManyMembersAreLinear(t *testing.T) {
 	}
 	dup := append(append([]byte(nil), b...), `,"K7":2}}`...)
 	b = append(b, `}}`...)
-	if _, err := Message(nil, b); err != nil {
+	if _, _, err := Message(nil, nil, b); err != nil {
 		t.Fatalf("distinct names: %v", err)
 	}
-	if _, err := Message(nil, dup); !errors.Is(err, ErrDuplicate) {
+	if _, _, err := Message(nil, nil, dup); !errors.Is(err, ErrDuplicate) {
 		t.Fatalf("late case-variant duplicate: %v", err)
 	}
 }
