@@ -45,7 +45,17 @@ type Options struct {
 	OutputDir string
 	// OnElicit answers elicitation requests that servers send during calls.
 	// OPTIONAL: without it, elicitation is not offered to servers.
+	//
+	// A form request (Params.Mode "" or "form") asks for the fields of
+	// Params.RequestedSchema; a URL request (Mode "url") asks the user to
+	// open Params.URL, and is also how a server's -32042 "URL elicitation
+	// required" error reaches the caller: after an accept, the call is retried
+	// once the server reports the elicitation complete.
 	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// OnCreateMessage answers sampling requests (sampling/createMessage) that
+	// servers send during calls. OPTIONAL: without it, sampling is not offered
+	// to servers.
+	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	// OnProcessStart is told the pid of each stdio server process. OPTIONAL.
 	OnProcessStart func(server string, pid int)
 	// TokenStore keeps OAuth tokens across runs. OPTIONAL: in memory only.
