@@ -271,7 +271,26 @@ type Settings struct {
 	// DrainTimeout bounds graceful shutdown: calls still in flight after it
 	// are answered with an error, then the process exits.
 	DrainTimeout time.Duration `json:"drain_timeout"`
+	// Naming is how the gateway names what it exposes: NamingPrefixed,
+	// NamingConditional or NamingBare. Permission rules, pins and logs always
+	// use the canonical mcp__SERVER__TOOL names.
+	Naming string `json:"naming"`
 }
+
+// Naming modes of the gateway (settings { naming = "…" }, serve --naming).
+const (
+	// NamingPrefixed exposes every tool and prompt as mcp__SERVER__NAME.
+	NamingPrefixed = "prefixed"
+	// NamingConditional drops the prefix while exactly one server is
+	// configured, and is NamingPrefixed otherwise.
+	NamingConditional = "conditional"
+	// NamingBare always exposes the servers' own names; a name offered by
+	// more than one server is refused (reported), never last-wins.
+	NamingBare = "bare"
+)
+
+// NamingModes returns the valid naming modes.
+func NamingModes() []string { return []string{NamingPrefixed, NamingConditional, NamingBare} }
 
 // Skipped is a declared server that will not be used, and why.
 type Skipped struct {

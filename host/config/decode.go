@@ -86,6 +86,7 @@ var (
 			{Name: "session_idle_timeout"},
 			{Name: "max_sessions"},
 			{Name: "drain_timeout"},
+			{Name: "naming"},
 		},
 	}
 )
@@ -127,6 +128,7 @@ type partialSettings struct {
 	approved                            map[string]string
 	sessionIdle, drain                  *time.Duration
 	maxSessions                         *int
+	naming                              *string
 	// set lists the attributes the block sets, in source order, for the
 	// warnings of a project-scope settings block (which is ignored).
 	set []*hcl.Attribute
@@ -755,6 +757,18 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 			diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
 			v = resolvePath(a.Expr.Range().Filename, v)
 			*dst = &v
+		}
+	}
+	if a := attrs["naming"]; a != nil {
+		var v string
+		if d := decodeExpr(a.Expr, ctx, &v); d.HasErrors() {
+			diags = append(diags, d...)
+		} else if !slices.Contains(NamingModes(), v) {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid naming",
+				"naming must be one of %s, got %q: prefixed exposes mcp__SERVER__TOOL, conditional drops the prefix while exactly one server is configured, bare always drops it (and refuses collisions).",
+				strings.Join(NamingModes(), ", "), v))
+		} else {
+			p.naming = &v
 		}
 	}
 	if a := attrs["approve_all_project_servers"]; a != nil {

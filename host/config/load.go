@@ -317,6 +317,7 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		SessionIdleTimeout: DefaultSessionIdleTimeout,
 		MaxSessions:        DefaultMaxSessions,
 		DrainTimeout:       DefaultDrainTimeout,
+		Naming:             NamingPrefixed,
 	}
 	for _, f := range files {
 		p := f.settings
@@ -342,6 +343,9 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		}
 		if p.maxSessions != nil {
 			s.MaxSessions = *p.maxSessions
+		}
+		if p.naming != nil {
+			s.Naming = *p.naming
 		}
 		if p.connectTimeout != nil && *p.connectTimeout > 0 {
 			s.ConnectTimeout = *p.connectTimeout
@@ -405,6 +409,7 @@ func projectSettingReason(name string) string {
 		"session_idle_timeout":        "it is a limit of the gateway",
 		"max_sessions":                "it is a limit of the gateway",
 		"drain_timeout":               "it governs the gateway's shutdown",
+		"naming":                      "it decides the names the gateway exposes for every server",
 	}[name]
 	if why == "" {
 		why = "settings are host-wide"

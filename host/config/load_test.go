@@ -984,3 +984,32 @@ func TestProjectValuesCannotBeComputed(t *testing.T) {
 		t.Error("a plain project server was refused")
 	}
 }
+
+func TestSettingsNaming(t *testing.T) {
+	for _, tc := range []struct {
+		hcl, want, err string
+	}{
+		{``, NamingPrefixed, ""},
+		{`settings { naming = "conditional" }`, NamingConditional, ""},
+		{`settings { naming = "bare" }`, NamingBare, ""},
+		{`settings { naming = "prefix" }`, "", "naming must be one of prefixed, conditional, bare"},
+	} {
+		t.Run(tc.hcl, func(t *testing.T) {
+			tr := newTree(t)
+			tr.user(tc.hcl)
+			cfg, diags := tr.load()
+			if tc.err != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.err) || !strings.Contains(diags.Error(), "config.hcl:1,") {
+					t.Fatalf("diags = %v, want an error at file:line:col containing %q", diags, tc.err)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if cfg.Settings.Naming != tc.want {
+				t.Errorf("Naming = %q, want %q", cfg.Settings.Naming, tc.want)
+			}
+		})
+	}
+}
