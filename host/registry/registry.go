@@ -34,6 +34,7 @@ type Source interface {
 	ListTools(ctx context.Context, server string) ([]*mcp.Tool, error)
 	ListPrompts(ctx context.Context, server string) ([]*mcp.Prompt, error)
 	ListResources(ctx context.Context, server string) ([]*mcp.Resource, error)
+	ListResourceTemplates(ctx context.Context, server string) ([]*mcp.ResourceTemplate, error)
 }
 
 // Tool is one tool in the unified registry.
@@ -77,6 +78,12 @@ type Resource struct {
 	*mcp.Resource
 }
 
+// ResourceTemplate is one resource template, attributed to its server.
+type ResourceTemplate struct {
+	Server string `json:"server"`
+	*mcp.ResourceTemplate
+}
+
 // Problem is something wrong with a server's list that the registry reports
 // instead of failing: a list that could not be fetched, a name collision, an
 // unusable entry.
@@ -93,6 +100,7 @@ type Registry struct {
 	tools     *listCache[toolSet]
 	prompts   *listCache[promptSet]
 	resources *listCache[[]*Resource]
+	templates *listCache[[]*ResourceTemplate]
 
 	mu        sync.Mutex
 	listeners []func(server string)
@@ -130,6 +138,24 @@ func New(src Source) *Registry {
 		}
 		return out, nil
 	})
+	r.templates = newListCache(func(ctx context.Context, server string) ([]*ResourceTemplate, error) {
+		ts, err := src.ListResourceTemplates(ctx, server)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*ResourceTemplate, 0, len(ts))
+		for _, t := range ts {
+			if t == nil {
+				continue
+			}
+			c := *t
+			c.Name = Sanitize(c.Name)
+			c.Title = Sanitize(c.Title)
+			c.Description = Cap(c.Description, MaxDescriptionLen)
+			out = append(out, &ResourceTemplate{Server: server, ResourceTemplate: &c})
+		}
+		return out, nil
+	})
 	return r
 }
 
@@ -148,9 +174,11 @@ func (r *Registry) InvalidateTools(server string) { r.tools.invalidate(server); 
 // InvalidatePrompts drops a server's cached prompt list.
 func (r *Registry) InvalidatePrompts(server string) { r.prompts.invalidate(server); r.notify(server) }
 
-// InvalidateResources drops a server's cached resource list.
+// InvalidateResources drops a server's cached resource and resource
+// template lists.
 func (r *Registry) InvalidateResources(server string) {
 	r.resources.invalidate(server)
+	r.templates.invalidate(server)
 	r.notify(server)
 }
 
@@ -159,6 +187,7 @@ func (r *Registry) Invalidate(server string) {
 	r.tools.invalidate(server)
 	r.prompts.invalidate(server)
 	r.resources.invalidate(server)
+	r.templates.invalidate(server)
 	r.notify(server)
 }
 
@@ -249,6 +278,23 @@ func (r *Registry) Resources(ctx context.Context, servers []string) ([]*Resource
 			return out[i].Server < out[j].Server
 		}
 		return out[i].URI < out[j].URI
+	})
+	return out, problems
+}
+
+// ResourceTemplates returns the resource templates of the given servers, by
+// server then URI template.
+func (r *Registry) ResourceTemplates(ctx context.Context, servers []string) ([]*ResourceTemplate, []Problem) {
+	var out []*ResourceTemplate
+	var problems []Problem
+	for _, ts := range fetchAll(ctx, r.templates, servers, &problems) {
+		out = append(out, ts...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Server != out[j].Server {
+			return out[i].Server < out[j].Server
+		}
+		return out[i].URITemplate < out[j].URITemplate
 	})
 	return out, problems
 }

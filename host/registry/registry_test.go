@@ -36,6 +36,10 @@ func (s *listSource) ListResources(context.Context, string) ([]*mcp.Resource, er
 	return nil, nil
 }
 
+func (s *listSource) ListResourceTemplates(context.Context, string) ([]*mcp.ResourceTemplate, error) {
+	return nil, nil
+}
+
 func names(ts []*Tool) []string {
 	var out []string
 	for _, t := range ts {
