@@ -1,0 +1,256 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/redact"
+)
+
+// connect opens one session, bounded by the connect timeout and the
+// concurrency limit for the server's kind.
+func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, error) {
+	sem := c.m.semRemote
+	if !c.cfg.IsRemote() {
+		sem = c.m.semLocal
+	}
+	select {
+	case sem <- struct{}{}:
+		defer func() { <-sem }()
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	timeout := c.cfg.ConnectTimeout
+	if timeout <= 0 {
+		timeout = config.DefaultConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	c.log.Debug("connecting", "transport", c.cfg.Transport)
+	t, authSeen, err := c.transport(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		pt, _ := t.(*pluginTransport)
+		if aerr := c.authFailure(err, pt != nil && pt.authFailed, authSeen != nil && authSeen.Load()); aerr != nil {
+			return nil, nil, aerr
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("connect timed out after %s", timeout)
+		}
+		if st, ok := t.(*stdioTransport); ok && st.proc != nil {
+			st.proc.settle(500 * time.Millisecond)
+		}
+		return nil, nil, c.describe(fmt.Errorf("connecting to %s: %w", c.cfg.Name, err))
+	}
+	c.log.Info("connected", "transport", c.cfg.Transport)
+	var raw *lineConn
+	if st, ok := t.(*stdioTransport); ok {
+		raw = st.conn
+	}
+	return cs, raw, nil
+}
+
+// describe adds the tail of a stdio server's stderr to an error.
+func (c *Conn) describe(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.describeLocked(err)
+}
+
+func (c *Conn) describeLocked(err error) error {
+	buf := c.stderr
+	if buf == nil {
+		return err
+	}
+	if tail := strings.TrimSpace(shownStderr(buf)); tail != "" {
+		return fmt.Errorf("%w\nserver stderr:\n%s", err, indent(tail))
+	}
+	return err
+}
+
+// shownStderr is the kept tail of a server's stderr as shown to the user:
+// scrubbed of secrets, and starting at a whole line (a line cut by the
+// buffer could hide the name that marks a secret, "password=" say).
+func shownStderr(buf *tailBuffer) string {
+	s := buf.String()
+	if rest, cut := strings.CutPrefix(s, "…"); cut {
+		if _, after, ok := strings.Cut(rest, "\n"); ok {
+			s = "…\n" + after
+		} else {
+			s = "…"
+		}
+	}
+	return redact.String(s)
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
+
+func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, error) {
+	s := c.cfg
+	if s.IsRemote() && len(s.HeadersHelper) > 0 {
+		// Dynamic headers override static ones; fetched at each connect.
+		if c.m.opts.Headers == nil {
+			return nil, nil, fmt.Errorf("server %s has a headers_helper, but no headers plugin is available", s.Name)
+		}
+		dyn, err := c.m.opts.Headers.Headers(ctx, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		merged := *s
+		merged.Headers = map[string]string{}
+		for k, v := range s.Headers {
+			merged.Headers[k] = v
+		}
+		for k, v := range dyn {
+			for old := range merged.Headers {
+				if strings.EqualFold(old, k) {
+					delete(merged.Headers, old)
+				}
+			}
+			merged.Headers[k] = v
+		}
+		s = &merged
+	}
+	switch s.Transport {
+	case config.TransportStdio:
+		buf := newTailBuffer(stderrTail)
+		c.mu.Lock()
+		c.stderr = buf
+		c.mu.Unlock()
+		return &stdioTransport{
+			command: s.Command,
+			args:    s.Args,
+			env:     childEnv(c.m.opts.LookupEnv, s.InheritEnv, s.Env),
+			dir:     s.Cwd,
+			maxMsg:  c.m.opts.MaxMessageBytes,
+			stderr:  buf,
+			onStart: func(pid int) {
+				c.mu.Lock()
+				c.pid = pid
+				c.mu.Unlock()
+				if c.m.opts.OnProcessStart != nil {
+					c.m.opts.OnProcessStart(s.Name, pid)
+				}
+			},
+		}, nil, nil
+	}
+	var oh *hauth.Handler
+	if s.OAuth != nil {
+		var err error
+		if oh, err = c.OAuth(); err != nil {
+			return nil, nil, err
+		}
+	}
+	var pa *pluginAuth
+	if s.AuthScheme != "" {
+		if c.m.opts.Auth == nil {
+			return nil, nil, fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", s.Name, s.AuthScheme)
+		}
+		var err error
+		if pa, err = newPluginAuth(ctx, c.m.opts.Auth, s, c.m.opts.TokenStore); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch s.Transport {
+	case config.TransportHTTP, config.TransportSSE:
+		seen := new(atomic.Bool)
+		hc := newHTTPClient(s.Headers)
+		hc.Transport = &statusWatcher{base: hc.Transport, unauthorized: seen}
+		if oh != nil {
+			hc.Transport = oh.ResourceTransport(hc.Transport)
+		}
+		if s.Transport == config.TransportSSE {
+			if pa != nil {
+				hc.Transport = &bearerTransport{base: hc.Transport, auth: pa}
+			}
+			if oh != nil {
+				hc.Transport = &oauthTransport{base: hc.Transport, h: oh}
+			}
+			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
+		}
+		st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}
+		if pa != nil {
+			st.OAuthHandler = pa
+		}
+		if oh != nil {
+			st.OAuthHandler = oh
+		}
+		// Not wrapped in lifetimeTransport: the streamable client detaches
+		// its connection from Connect's context itself, and a wrapped
+		// connection would hide the go-sdk's session hooks (its standalone
+		// SSE stream, which servers use for requests outside a call, starts
+		// from one of them).
+		return st, seen, nil
+	}
+	if c.m.opts.Plugins != nil {
+		return &pluginTransport{plugins: c.m.opts.Plugins, server: s, auth: pa}, nil, nil
+	}
+	return nil, nil, fmt.Errorf("transport %q is not available", s.Transport)
+}
+
+// HeadersProvider supplies a server's dynamic headers.
+type HeadersProvider interface {
+	Headers(ctx context.Context, server *config.Server) (map[string]string, error)
+}
+
+// statusWatcher records a 401 from the server, to tell needs-auth from failure.
+type statusWatcher struct {
+	base         http.RoundTripper
+	unauthorized *atomic.Bool
+}
+
+func (w *statusWatcher) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		w.unauthorized.Store(true)
+	}
+	return resp, err
+}
+
+func (c *Conn) clientOptions() *mcp.ClientOptions {
+	name := c.cfg.Name
+	m := c.m
+	o := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{}, // no roots
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			if m.opts.OnListChanged != nil {
+				m.opts.OnListChanged(name, ToolsChanged)
+			}
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			if m.opts.OnListChanged != nil {
+				m.opts.OnListChanged(name, ResourcesChanged)
+			}
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			if m.opts.OnListChanged != nil {
+				m.opts.OnListChanged(name, PromptsChanged)
+			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if f, ok := m.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+				f.(func(*mcp.ProgressNotificationParams))(req.Params)
+			}
+		},
+	}
+	if m.opts.OnElicit != nil {
+		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return m.opts.OnElicit(ctx, name, req)
+		}
+	}
+	return o
+}
