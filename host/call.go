@@ -16,9 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
-	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
 )
@@ -45,36 +43,35 @@ type CallOptions struct {
 	// answer was allow (the gateway asks its client itself). It satisfies an
 	// ask decision, never a deny.
 	Approved bool
+	// CallerAsks says the caller asks its own user: an ask decision fails
+	// with *ApprovalRequiredError, and a call of a needs-auth server's
+	// authenticate pseudo-tool with *LoginRequiredError, instead of using
+	// Options.Ask and Options.PresentAuthURL.
+	CallerAsks bool
+	// Requester answers what the server asks during this call
+	// (elicitation, sampling, roots): the downstream client of a gateway
+	// call. OPTIONAL: Options.OnElicit and Options.OnCreateMessage.
+	Requester conn.Requester
+	// ReturnInputRequests returns an input-required result (the server
+	// needs answers before it can finish, protocol 2026-07-28) to the caller
+	// instead of answering through Requester and retrying. The caller
+	// retries with InputResponses and RequestState.
+	ReturnInputRequests bool
+	// InputResponses and RequestState retry a call that returned an
+	// input-required result. OPTIONAL.
+	InputResponses mcp.InputResponseMap
+	RequestState   string
 }
 
 // ErrDenied is returned for a call the permission rules do not allow.
 var ErrDenied = errors.New("permission denied")
 
-// authorize applies the permission decision for a call: allow passes, deny
-// fails, ask asks (Options.Ask) and fails without an answer.
-func (h *Host) authorize(ctx context.Context, t *registry.Tool, approved bool) error {
-	d := h.policy.Decide(t.Name)
-	switch d.Behavior {
-	case permissions.Allow:
-		return nil
-	case permissions.Deny:
-		return fmt.Errorf("%w: %s is %s", ErrDenied, t.Name, d.Explain())
-	}
-	if approved {
-		return nil
-	}
-	if h.ask == nil {
-		return fmt.Errorf("%w: %s needs approval (%s), and no one can be asked here; allow it with a permissions rule, e.g. allow = [%q]", ErrDenied, t.Name, d.Explain(), t.Name)
-	}
-	ok, err := h.ask(ctx, t, d)
-	if err != nil {
-		return fmt.Errorf("%w: asking about %s: %v", ErrDenied, t.Name, err)
-	}
-	if !ok {
-		return fmt.Errorf("%w: %s was declined", ErrDenied, t.Name)
-	}
-	return nil
-}
+// MaxInputRounds bounds the input-required rounds of one call (a server
+// that keeps asking), and MaxURLElicitations the -32042 retries.
+const (
+	MaxInputRounds     = 10
+	MaxURLElicitations = 3
+)
 
 // ToolError is returned (with the result) when a tool reports isError.
 type ToolError struct {
@@ -86,40 +83,40 @@ func (e *ToolError) Error() string {
 	return fmt.Sprintf("tool %s reported an error: %s", e.Tool, TextOf(e.Result.Content))
 }
 
-// CallTool resolves a registry name, ensures its server is connected, calls
-// the tool within the server's limits (tool_timeout without a result or
-// progress, max_tool_duration in all; a *TimeoutError, after which the server
-// was sent notifications/cancelled), and processes the result (oversized
-// output is written to a file). A result with isError set is returned together
-// with a *ToolError. args may be any JSON-marshalable value or json.RawMessage.
+// CallTool passes a call through the gate (lookup, pin, permission, login,
+// limits; see gate.go), calls the tool within the server's limits
+// (tool_timeout without a result or progress, max_tool_duration in all; a
+// *TimeoutError, after which the server was sent notifications/cancelled),
+// answers what the server asks meanwhile (input-required rounds, and
+// -32042 URL elicitations, up to MaxURLElicitations), and processes the
+// result (oversized output is written to a file). A result with isError set
+// is returned together with a *ToolError. args may be any JSON-marshalable
+// value or json.RawMessage.
 func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
 	var o CallOptions
 	if opts != nil {
 		o = *opts
 	}
-	gen := h.listedGeneration(name)
-	t, err := h.reg.Lookup(ctx, name)
+	mode := gateAsk
+	if o.CallerAsks {
+		mode = gateCallerAsks
+	}
+	g, err := h.gate(ctx, name, o.Approved, o.Timeout, mode)
 	if err != nil {
-		return nil, err
-	}
-	if err := h.pins.check(t); err != nil {
-		return nil, err // a changed definition never reaches the server until approved
-	}
-	if err := h.authorize(ctx, t, o.Approved); err != nil {
 		return nil, err // a call that is not allowed never reaches the server
 	}
-	if h.IsAuthTool(t.Server, t.Original) {
+	t := g.tool
+	if g.login {
 		return h.callAuthTool(ctx, t.Server)
 	}
-	var srv *config.Server
-	if c := h.conns.Get(t.Server); c != nil {
-		srv = c.Config()
+	req := o.Requester
+	if req == nil {
+		req = h.requester(t.Server)
 	}
-	idle, most := toolLimits(o.Timeout, srv)
-	ctx, limit := limitCall(ctx, idle, most)
+	ctx, limit := limitCall(ctx, g.idle, g.most)
 	defer limit.stop()
-	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: o.Meta}
-	res, err := h.conns.Call(ctx, t.Server, params, &conn.CallOptions{
+	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: o.Meta, InputResponses: o.InputResponses, RequestState: o.RequestState}
+	copts := &conn.CallOptions{
 		// Progress is always asked for: it is how a long call shows it is
 		// alive, restarting the idle timeout (never the cap).
 		OnProgress: func(p *mcp.ProgressNotificationParams) {
@@ -129,27 +126,52 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 			}
 		},
 		Verify: func(ctx context.Context, cs *mcp.ClientSession, sessionGen uint64) error {
-			if sessionGen == gen {
+			if sessionGen == g.gen {
 				return nil // the session t was listed and checked on
 			}
 			return h.recheck(ctx, cs, t)
 		},
-	})
-	if err != nil {
-		if terr := limit.err(ctx, name); terr != nil {
-			return nil, terr // the go-sdk has sent notifications/cancelled
+		Requester: req,
+	}
+	for rounds, urls := 0, 0; ; {
+		res, err := h.conns.Call(ctx, t.Server, params, copts)
+		if err != nil {
+			if terr := limit.err(ctx, name); terr != nil {
+				return nil, terr // the go-sdk has sent notifications/cancelled
+			}
+			if els, ok := conn.URLElicitations(err); ok && urls < MaxURLElicitations {
+				urls++
+				if err := h.conns.ElicitURLs(ctx, t.Server, req, els); err != nil {
+					return nil, redact.Error(fmt.Errorf("calling %s: %w", name, err))
+				}
+				continue // every elicitation completed: retry
+			}
+			// The error may quote the server (its answer, its stderr).
+			return nil, redact.Error(fmt.Errorf("calling %s: %w", name, err))
 		}
-		// The error may quote the server (its answer, its stderr).
-		return nil, redact.Error(fmt.Errorf("calling %s: %w", name, err))
+		if res.InputRequests != nil {
+			if o.ReturnInputRequests {
+				return res, nil
+			}
+			if rounds++; rounds > MaxInputRounds {
+				return nil, fmt.Errorf("calling %s: the server asked for input more than %d times", name, MaxInputRounds)
+			}
+			responses, err := conn.Fulfil(ctx, req, res.InputRequests)
+			if err != nil {
+				return nil, fmt.Errorf("calling %s: %w", name, err)
+			}
+			params.InputResponses, params.RequestState = responses, res.RequestState
+			continue
+		}
+		res, err = h.processResult(t, res)
+		if err != nil {
+			return nil, err
+		}
+		if res.IsError {
+			return res, &ToolError{Tool: name, Result: res}
+		}
+		return res, nil
 	}
-	res, err = h.processResult(t, res)
-	if err != nil {
-		return nil, err
-	}
-	if res.IsError {
-		return res, &ToolError{Tool: name, Result: res}
-	}
-	return res, nil
 }
 
 // listedGeneration returns the session generation that a registry lookup of
@@ -385,5 +407,5 @@ func (h *Host) callAuthTool(ctx context.Context, server string) (*mcp.CallToolRe
 	if err := h.Login(ctx, server, h.present); err != nil {
 		return nil, fmt.Errorf("logging in to %s: %w", server, err)
 	}
-	return h.LoginResult(ctx, server), nil
+	return h.loginResult(ctx, server), nil
 }

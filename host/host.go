@@ -56,6 +56,13 @@ type Options struct {
 	// servers send during calls. OPTIONAL: without it, sampling is not offered
 	// to servers.
 	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// ClientCapabilities are offered to servers of protocol versions before
+	// 2026-07-28, beyond what OnElicit and OnCreateMessage imply: what the
+	// Requesters of calls (CallOptions.Requester) may answer. A gateway offers
+	// what its clients may have; each request it cannot route to a client
+	// that has the capability is refused. Servers of 2026-07-28 are told each
+	// call's own client's capabilities. OPTIONAL.
+	ClientCapabilities *mcp.ClientCapabilities
 	// OnProcessStart is told the pid of each stdio server process. OPTIONAL.
 	OnProcessStart func(server string, pid int)
 	// TokenStore keeps OAuth tokens across runs. OPTIONAL: in memory only.
@@ -85,7 +92,10 @@ type Host struct {
 	ask       func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 	outputDir string
 	present   hauth.Presenter
-	logins    pendingLogins
+
+	onElicit        func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	onCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	notes           notifications
 }
 
 // New returns a host for a loaded configuration. It connects nothing until
@@ -112,7 +122,8 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir, policy: policy, ask: o.Ask, pins: pn, present: o.PresentAuthURL}
+	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir, policy: policy, ask: o.Ask, pins: pn, present: o.PresentAuthURL,
+		onElicit: o.OnElicit, onCreateMessage: o.OnCreateMessage}
 	if h.outputDir == "" {
 		h.outputDir = cfg.Settings.OutputDir
 	}
@@ -147,6 +158,11 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		MaxConcurrentCalls: cfg.Settings.MaxConcurrentCalls,
 		MaxMessageBytes:    cfg.Settings.MaxMessageBytes,
 		OnElicit:           o.OnElicit,
+		OnCreateMessage:    o.OnCreateMessage,
+		Capabilities:       o.ClientCapabilities,
+		OnResourceUpdated:  h.resourceUpdated,
+		OnLog:              h.logMessage,
+		OnSession:          h.sessionStarted,
 		OnProcessStart:     o.OnProcessStart,
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			switch kind {
@@ -313,6 +329,14 @@ func (s source) ListResources(ctx context.Context, server string) ([]*mcp.Resour
 		func(c *mcp.ServerCapabilities) bool { return c.Resources != nil },
 		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Resource, error] {
 			return cs.Resources(ctx, nil)
+		})
+}
+
+func (s source) ListResourceTemplates(ctx context.Context, server string) ([]*mcp.ResourceTemplate, error) {
+	return listAll(ctx, s.h, server, "resource templates",
+		func(c *mcp.ServerCapabilities) bool { return c.Resources != nil },
+		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.ResourceTemplate, error] {
+			return cs.ResourceTemplates(ctx, nil)
 		})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -129,48 +128,9 @@ func (h *Host) AuthStatuses() []AuthStatus {
 	return out
 }
 
-// pendingLogins tracks logins started for downstream clients (serve), one
-// per server, each bounded by hauth.FlowTimeout.
-type pendingLogins struct {
-	mu sync.Mutex
-	m  map[string]*PendingLogin
-}
-
-// PendingLogin is a login running in the background: URL is where the user
-// completes it; Done is closed when it ends, and Err then says how.
-type PendingLogin struct {
-	URL  string
-	done chan struct{}
-	err  error
-}
-
-// Done is closed when the login has ended.
-func (p *PendingLogin) Done() <-chan struct{} { return p.done }
-
-// Err is the login's outcome once Done is closed (nil: logged in).
-func (p *PendingLogin) Err() error { return p.err }
-
-// AuthToolOf reports whether the registry tool name is the authenticate
-// pseudo-tool of a server in needs-auth, and which server.
-func (h *Host) AuthToolOf(ctx context.Context, name string) (string, bool) {
-	t, err := h.reg.Lookup(ctx, name)
-	if err != nil || !h.IsAuthTool(t.Server, t.Original) {
-		return "", false
-	}
-	return t.Server, true
-}
-
-// PendingLoginOf returns the login StartLogin last started for server, in
-// progress or ended, or nil.
-func (h *Host) PendingLoginOf(server string) *PendingLogin {
-	h.logins.mu.Lock()
-	defer h.logins.mu.Unlock()
-	return h.logins.m[server]
-}
-
-// LoginResult is the result of a finished authenticate call: the server's
+// loginResult is the result of a finished authenticate call: the server's
 // tools, now available.
-func (h *Host) LoginResult(ctx context.Context, server string) *mcp.CallToolResult {
+func (h *Host) loginResult(ctx context.Context, server string) *mcp.CallToolResult {
 	tools, _ := h.reg.ServerTools(ctx, server)
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
@@ -179,49 +139,4 @@ func (h *Host) LoginResult(ctx context.Context, server string) *mcp.CallToolResu
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 		Text: fmt.Sprintf("Logged in to %s. Its %d tools are now available: %s", server, len(tools), strings.Join(names, ", ")),
 	}}}
-}
-
-// StartLogin starts server's login in the background (or joins the one in
-// progress) and returns once its authorization URL is known, for a caller
-// that shows the URL elsewhere, such as a downstream client. The login
-// belongs to ctx's lifetime and to hauth.FlowTimeout.
-func (h *Host) StartLogin(ctx context.Context, server string) (*PendingLogin, error) {
-	h.logins.mu.Lock()
-	if h.logins.m == nil {
-		h.logins.m = map[string]*PendingLogin{}
-	}
-	if p, ok := h.logins.m[server]; ok {
-		select {
-		case <-p.done:
-		default:
-			h.logins.mu.Unlock()
-			return p, nil
-		}
-	}
-	p := &PendingLogin{done: make(chan struct{})}
-	h.logins.m[server] = p
-	h.logins.mu.Unlock()
-
-	urlc := make(chan string, 1)
-	lctx, cancel := context.WithTimeout(ctx, hauth.FlowTimeout)
-	go func() {
-		defer cancel()
-		p.err = h.Login(lctx, server, func(_ context.Context, u string) error {
-			urlc <- u
-			return nil
-		})
-		close(p.done)
-	}()
-	select {
-	case u := <-urlc:
-		p.URL = u
-		return p, nil
-	case <-p.done:
-		if p.err == nil {
-			return p, nil // no login was needed
-		}
-		return nil, p.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }

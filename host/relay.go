@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host/permissions"
 )
 
 // RelayCall is the gateway's fast path for tools/call. It resolves name like
@@ -22,23 +21,17 @@ import (
 // handled is false when the call cannot take this path (nothing was sent); the
 // caller then uses CallTool. With handled true, either resp or err is set.
 func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, protocolVersion string) (resp []byte, handled bool, err error) {
-	gen := h.listedGeneration(name)
-	t, err := h.reg.Lookup(ctx, name)
+	g, err := h.gate(ctx, name, false, 0, gateNoPerson)
 	if err != nil {
-		return nil, false, nil // CallTool reports it
+		return nil, false, nil // CallTool reports it, asks, refuses or logs in
 	}
-	if h.policy.Decide(t.Name).Behavior != permissions.Allow || h.pins.check(t) != nil || h.IsAuthTool(t.Server, t.Original) {
-		return nil, false, nil // CallTool denies, asks, refuses a changed tool, or logs in
-	}
-	c := h.conns.Get(t.Server)
-	if c == nil {
-		return nil, false, nil
-	}
+	t := g.tool
 	// The relay asks for no progress, so tool_timeout bounds the whole call
 	// (max_tool_duration is never shorter).
-	timeout, _ := toolLimits(0, c.Config())
+	timeout := g.idle
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errIdle)
 	defer cancel()
+	gen := g.gen
 	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion, gen) // on another session, CallTool checks t again
 	if !handled {
 		return nil, false, nil
@@ -74,10 +67,4 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	}
 	b, err := jsonrpc.EncodeMessage(r)
 	return b, true, err
-}
-
-// ErrorResult encodes a tools/call result with isError set and msg as its text.
-func ErrorResult(msg string) json.RawMessage {
-	b, _ := json.Marshal(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}})
-	return b
 }

@@ -195,7 +195,7 @@ func (a *app) printDiags(cfg *config.Config, diags hcl.Diagnostics) {
 }
 
 // newHost loads the configuration and starts a host on it.
-func (a *app) newHost() (*host.Host, error) {
+func (a *app) newHost(adjust ...func(*host.Options)) (*host.Host, error) {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return nil, err
@@ -208,6 +208,9 @@ func (a *app) newHost() (*host.Host, error) {
 	opts.PresentAuthURL = a.presenter("the server", false)
 	if a.isTerminal(a.stdin) && a.isTerminal(a.stderr) {
 		opts.Ask = a.askOnTerminal
+	}
+	for _, f := range adjust {
+		f(opts)
 	}
 	return host.New(cfg, opts)
 }

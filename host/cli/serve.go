@@ -9,26 +9,34 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/serve"
 )
 
 func (a *app) serveCmd() *cobra.Command {
 	var httpAddr string
-	var allowNonLoopback, noAuth bool
+	var allowNonLoopback, noAuth, stateless bool
+	var naming string
 	var origins []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the unified registry as an MCP server (stdio, or streamable HTTP with --http)",
 		Long: `Serves the unified tool registry as an MCP server: on stdio by default, or on
 streamable HTTP at http://ADDR/mcp with --http ADDR. The HTTP listener must be a
-loopback address unless --allow-non-loopback is given. tools/list shows the
-registry; tools/call goes through it; upstream list changes are forwarded.
+loopback address unless --allow-non-loopback is given. Everything the servers
+offer passes through: tools, prompts, resources and templates (named per
+--naming), completions, subscriptions, logging, progress and cancellation;
+what a server asks during a call (elicitation, sampling) goes to the client
+that made the call. Clients of 2025-11-25 and 2026-07-28 are both served.
 
 SIGTERM or SIGINT drains: no new requests are taken, requests in flight get
 up to drain_timeout (settings; default 10s) to finish, then are answered with
@@ -36,7 +44,8 @@ an error, and the process exits. SIGHUP is logged and ignored.
 
 Over HTTP every request needs "Authorization: Bearer TOKEN". The token is read
 from $MCPHOST_SERVE_TOKEN, or generated and printed at start; --no-auth turns
-this off. Browser requests need their Origin allowed with --allow-origin.`,
+this off. Browser requests need their Origin to be the gateway's own (http://HOST:PORT as
+addressed) or allowed with --allow-origin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -45,7 +54,22 @@ this off. Browser requests need their Origin allowed with --allow-origin.`,
 					return err
 				}
 			}
-			h, err := a.newHost()
+			if naming != "" && !slices.Contains(config.NamingModes(), naming) {
+				return fmt.Errorf("--naming %q: use one of %s", naming, strings.Join(config.NamingModes(), ", "))
+			}
+			if stateless && httpAddr == "" {
+				return errors.New("--stateless applies to --http only")
+			}
+			h, err := a.newHost(func(o *host.Options) {
+				// The gateway's clients answer what servers ask during calls:
+				// offer servers all of it; each request goes to the client
+				// that made the call, and is refused if that client cannot.
+				o.ClientCapabilities = &mcp.ClientCapabilities{
+					Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+					Sampling:    &mcp.SamplingCapabilities{},
+					RootsV2:     &mcp.RootCapabilities{},
+				}
+			})
 			if err != nil {
 				return err
 			}
@@ -56,7 +80,7 @@ this off. Browser requests need their Origin allowed with --allow-origin.`,
 			})
 			a.connectAll(ctx, h)
 			settings := h.Config().Settings
-			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout})
+			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming})
 			problems := g.Sync(ctx)
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
@@ -73,12 +97,14 @@ this off. Browser requests need their Origin allowed with --allow-origin.`,
 				}
 			}
 			return a.serveHTTP(ctx, g, h, httpAddr, &serve.HTTPOptions{Token: token, AllowedOrigins: origins,
-				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions})
+				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions, Stateless: stateless})
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	cmd.Flags().BoolVar(&allowNonLoopback, "allow-non-loopback", false, "allow --http on an address other than loopback")
 	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "serve HTTP without a bearer token (anyone who can connect may call every tool)")
+	cmd.Flags().StringVar(&naming, "naming", "", "how tools and prompts are named: `prefixed` (mcp__SERVER__NAME), conditional (the servers' own names while exactly one server is active) or bare (always their own names; a name several servers offer is served by none); default: settings { naming }, else prefixed")
+	cmd.Flags().BoolVar(&stateless, "stateless", false, "serve HTTP with no per-session state: every request stands alone (2026-07-28 clients); older clients lose server requests during calls, subscriptions and notifications")
 	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "accept browser requests from this `ORIGIN` (repeatable), e.g. http://localhost:6274")
 	return cmd
 }

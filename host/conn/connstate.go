@@ -24,6 +24,9 @@ type Conn struct {
 
 	calls chan struct{} // semaphore: requests in flight
 
+	callers      callers            // Requesters of the calls in flight
+	elicitations elicitationWaiters // -32042 URL elicitations awaited
+
 	mu             sync.Mutex
 	state          State
 	err            error
@@ -164,6 +167,13 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 		c.mu.Unlock()
 		c.m.wg.Add(1)
 		go c.watch(cs)
+		if c.m.opts.OnSession != nil {
+			c.m.wg.Add(1)
+			go func() {
+				defer c.m.wg.Done()
+				c.m.opts.OnSession(c.m.ctx, c.cfg.Name, cs)
+			}()
+		}
 		return cs, gen, nil
 	}
 }

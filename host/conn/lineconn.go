@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/internal/lineio"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -172,7 +173,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "initialize" {
 		c.metaOnce.Do(func() {
-			m := reservedMeta(req.Params)
+			m := mcpmeta.Reserved(req.Params)
 			c.meta.Store(&m)
 		})
 	}
@@ -188,36 +189,6 @@ func (c *lineConn) Close() error {
 		c.closeErr = errors.Join(c.w.Close(), c.r.Close())
 	})
 	return c.closeErr
-}
-
-// reservedMeta returns the members of params._meta whose names start with
-// "io.modelcontextprotocol/", as raw `"k":v,…` bytes.
-func reservedMeta(params json.RawMessage) []byte {
-	ms, err := rawjson.Members(nil, params)
-	if err != nil {
-		return nil
-	}
-	meta, ok := rawjson.Find(ms, "_meta")
-	if !ok {
-		return nil
-	}
-	mms, err := rawjson.Members(nil, meta.Value)
-	if err != nil {
-		return nil
-	}
-	var out []byte
-	for _, m := range mms {
-		if bytes.HasPrefix(m.Key, []byte("io.modelcontextprotocol/")) {
-			if len(out) > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, '"')
-			out = append(out, m.Key...)
-			out = append(out, '"', ':')
-			out = append(out, m.Value...)
-		}
-	}
-	return out
 }
 
 // CallRaw sends tools/call for tool with the given raw JSON arguments (nil

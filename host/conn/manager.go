@@ -67,6 +67,25 @@ type Options struct {
 	// OnElicit answers elicitation requests from servers. OPTIONAL: when nil the
 	// host does not advertise elicitation.
 	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// OnCreateMessage answers sampling requests from servers that no call's
+	// Requester takes. OPTIONAL.
+	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// Capabilities are the client capabilities offered to servers of
+	// protocol versions before 2026-07-28 at initialize, beyond those
+	// OnElicit and OnCreateMessage imply: what the callers' Requesters may
+	// answer (a gateway offers what its clients might have). Servers of
+	// 2026-07-28 are told each call's Requester's own capabilities instead.
+	// OPTIONAL.
+	Capabilities *mcp.ClientCapabilities
+	// OnResourceUpdated receives notifications/resources/updated. OPTIONAL.
+	OnResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
+	// OnLog receives notifications/message, with the Requester of the call
+	// it belongs to when that is known (see Requester). OPTIONAL.
+	OnLog func(server string, p *mcp.LoggingMessageParams, r Requester)
+	// OnSession is called (from a goroutine of the Manager) after each new
+	// session of a server is in use, to renew what the previous session
+	// had. OPTIONAL.
+	OnSession func(ctx context.Context, server string, cs *mcp.ClientSession)
 	// OnProcessStart, if set, is told each stdio server's process id when it starts.
 	OnProcessStart func(server string, pid int)
 	// Plugins serves the transports that are not built in. OPTIONAL: without
@@ -283,6 +302,8 @@ type CallOptions struct {
 	// nothing sent. It runs again if the call is retried on a new session.
 	// OPTIONAL.
 	Verify func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error
+	// Requester answers what the server asks during the call. OPTIONAL.
+	Requester Requester
 }
 
 // Call calls a tool on the named server, as configured by opts.
@@ -297,6 +318,9 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 		m.progress.Store(token, o.OnProgress)
 		defer m.progress.Delete(token)
 	}
+	if c := m.Get(server); c != nil {
+		defer c.callers.add(o.Requester)()
+	}
 	var res *mcp.CallToolResult
 	err := m.do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
 		if o.Verify != nil {
@@ -304,8 +328,19 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 				return &verifyError{err}
 			}
 		}
+		p := params
+		if o.Requester != nil && cs.InitializeResult().ProtocolVersion >= newProtocol {
+			// Offer the server only what this caller's client can answer.
+			cp := *params
+			cp.Meta = mcp.Meta{}
+			for k, v := range params.Meta {
+				cp.Meta[k] = v
+			}
+			cp.Meta[mcp.MetaKeyClientCapabilities] = metaCapabilities(o.Requester)
+			p = &cp
+		}
 		var err error
-		res, err = cs.CallTool(ctx, params)
+		res, err = cs.CallTool(ctx, p)
 		return err
 	})
 	if ve := (*verifyError)(nil); errors.As(err, &ve) {
@@ -366,6 +401,21 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 	c.noteSuccess()
 	return resp, true, nil
 }
+
+// Current returns the server's live session, or nil: it never connects.
+func (m *Manager) Current(server string) *mcp.ClientSession {
+	c := m.Get(server)
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// newProtocol is the first protocol version whose requests carry the
+// client's capabilities and whose servers ask for input in results.
+const newProtocol = "2026-07-28"
 
 // Status reports every server's state in configuration order.
 func (m *Manager) Status() []Status {

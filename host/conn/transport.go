@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -224,8 +225,18 @@ func (w *statusWatcher) RoundTrip(req *http.Request) (*http.Response, error) {
 func (c *Conn) clientOptions() *mcp.ClientOptions {
 	name := c.cfg.Name
 	m := c.m
+	caps := &mcp.ClientCapabilities{} // no roots unless offered
+	if m.opts.Capabilities != nil {
+		b, _ := json.Marshal(m.opts.Capabilities)
+		json.Unmarshal(b, caps)
+		caps.RootsV2 = m.opts.Capabilities.RootsV2
+	}
 	o := &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{}, // no roots
+		Capabilities: caps,
+		// Input-required results (2026-07-28) come back to the caller, who
+		// answers through its Requester: the go-sdk's automatic answering
+		// would ask this client's handlers, which know no call.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			if m.opts.OnListChanged != nil {
 				m.opts.OnListChanged(name, ToolsChanged)
@@ -246,11 +257,61 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 				f.(func(*mcp.ProgressNotificationParams))(req.Params)
 			}
 		},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			c.elicitations.complete(req.Params.ElicitationID)
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if m.opts.OnResourceUpdated != nil {
+				m.opts.OnResourceUpdated(name, req.Params)
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if m.opts.OnLog != nil {
+				r, _ := c.callers.only()
+				m.opts.OnLog(name, req.Params, r)
+			}
+		},
 	}
-	if m.opts.OnElicit != nil {
+	// A server's own requests (protocol versions before 2026-07-28) go to
+	// the Requester of the calls in flight (see Requester).
+	if m.opts.OnElicit != nil || caps.Elicitation != nil {
 		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return m.opts.OnElicit(ctx, name, req)
+			r, err := c.requester()
+			switch {
+			case err != nil:
+				return nil, err
+			case r != nil:
+				return r.Elicit(ctx, req.Params)
+			case m.opts.OnElicit != nil:
+				return m.opts.OnElicit(ctx, name, req)
+			}
+			return nil, errUnsupported("elicitation")
+		}
+	}
+	if m.opts.OnCreateMessage != nil || caps.Sampling != nil {
+		o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			r, err := c.requester()
+			switch {
+			case err != nil:
+				return nil, err
+			case r != nil:
+				return r.CreateMessage(ctx, req.Params)
+			case m.opts.OnCreateMessage != nil:
+				return m.opts.OnCreateMessage(ctx, name, req.Params)
+			}
+			return nil, errUnsupported("sampling")
 		}
 	}
 	return o
+}
+
+// requester is the Requester a server's own request goes to: that of the
+// calls in flight, nil when there is none, an error when calls of several
+// are in flight.
+func (c *Conn) requester() (Requester, error) {
+	r, ok := c.callers.only()
+	if !ok {
+		return nil, ErrAmbiguousRequest
+	}
+	return r, nil
 }

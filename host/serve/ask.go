@@ -23,11 +23,25 @@ const askKey = "mcphost-permission"
 // 2026-07-28, so both kinds of client can answer.
 //
 // The retry must carry the request state the gateway issued for this very
-// call (an HMAC over the tool name and arguments with a per-gateway key), so
-// an answer cannot be supplied without the question having been asked, nor
-// reused for other arguments.
+// call: an HMAC, with a per-gateway key, over what the state is for (the
+// gateway's question, a login, or an upstream server's own input requests),
+// the tool name, the arguments and the upstream server's own state. An
+// answer cannot be supplied without the question having been asked, nor
+// reused for other arguments, nor an upstream's state be forged or moved to
+// another call.
 
 var errNoElicitation = errors.New("the client cannot be asked (it does not support elicitation)")
+
+// stateKind says what a request state the gateway issued is for.
+type stateKind byte
+
+const (
+	stateAsk      stateKind = 1 // the gateway's permission question
+	stateLogin    stateKind = 2 // a login through the authenticate pseudo-tool
+	stateUpstream stateKind = 3 // the upstream server's input requests
+)
+
+const nonceLen = 16
 
 // askRequest returns the input-required result that asks about a call.
 func (g *Gateway) askRequest(name string, args []byte, d permissions.Decision) *mcp.CallToolResult {
@@ -43,7 +57,7 @@ func (g *Gateway) askRequest(name string, args []byte, d permissions.Decision) *
 				"required": []string{"decision"},
 			},
 		}},
-		RequestState: g.askState(name, args),
+		RequestState: g.sealState(stateAsk, name, args, nil),
 	}
 }
 
@@ -54,7 +68,7 @@ func (g *Gateway) askAnswer(p *mcp.CallToolParamsRaw, name string) (bool, error)
 	if !ok {
 		return false, nil
 	}
-	if !g.validState(p.RequestState, name, p.Arguments) {
+	if _, ok := g.openState(p.RequestState, stateAsk, name, p.Arguments); !ok {
 		return false, errors.New("the answer does not belong to this call")
 	}
 	er, ok := resp.(*mcp.ElicitResult)
@@ -67,31 +81,49 @@ func (g *Gateway) askAnswer(p *mcp.CallToolParamsRaw, name string) (bool, error)
 	return true, nil
 }
 
-func (g *Gateway) askState(name string, args []byte) string {
-	nonce := make([]byte, 16)
-	rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(append(nonce, g.mac(nonce, name, args)...))
+// sealState issues a request state of kind for the call of name with args,
+// carrying the upstream server's own state (if any).
+func (g *Gateway) sealState(kind stateKind, name string, args, upstream []byte) string {
+	b := make([]byte, nonceLen, nonceLen+sha256.Size+1+len(upstream))
+	rand.Read(b)
+	b = append(b, g.mac(b[:nonceLen], kind, name, args, upstream)...)
+	b = append(b, byte(kind))
+	b = append(b, upstream...)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (g *Gateway) validState(state, name string, args []byte) bool {
+// openState checks a request state against the call it comes back with and
+// returns the upstream server's state it carries.
+func (g *Gateway) openState(state string, kind stateKind, name string, args []byte) ([]byte, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(state)
-	if err != nil || len(b) != 16+sha256.Size {
-		return false
+	if err != nil || len(b) < nonceLen+sha256.Size+1 || stateKind(b[nonceLen+sha256.Size]) != kind {
+		return nil, false
 	}
-	return hmac.Equal(b[16:], g.mac(b[:16], name, args))
+	upstream := b[nonceLen+sha256.Size+1:]
+	if !hmac.Equal(b[nonceLen:nonceLen+sha256.Size], g.mac(b[:nonceLen], kind, name, args, upstream)) {
+		return nil, false
+	}
+	return upstream, true
 }
 
-func (g *Gateway) mac(nonce []byte, name string, args []byte) []byte {
+func (g *Gateway) mac(nonce []byte, kind stateKind, name string, args, upstream []byte) []byte {
 	m := hmac.New(sha256.New, g.askSecret)
 	m.Write(nonce)
+	m.Write([]byte{byte(kind)})
 	m.Write([]byte(name))
 	m.Write([]byte{0})
+	var n [8]byte
+	for i, l := 0, uint64(len(args)); i < 8; i++ {
+		n[i] = byte(l >> (8 * i))
+	}
+	m.Write(n[:]) // the length keeps args and upstream apart
 	m.Write(args)
+	m.Write(upstream)
 	return m.Sum(nil)
 }
 
-// clientCanElicit reports whether the downstream client declared elicitation.
-func clientCanElicit(req *mcp.CallToolRequest) bool {
-	ip := req.Session.InitializeParams()
-	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+// canElicit reports whether the downstream client declared elicitation.
+func canElicit(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	return caps != nil && caps.Elicitation != nil
 }

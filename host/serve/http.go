@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,12 @@ type HTTPOptions struct {
 	// BodyTimeout bounds the reading of one request body. OPTIONAL: defaults
 	// to DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// Stateless serves with no per-session server state (serve --http
+	// --stateless): every request stands alone, as 2026-07-28 clients send
+	// them. Clients of earlier versions still work, except for what needs a
+	// session: requests from the server (elicitation, sampling) during a
+	// call, subscriptions and notifications outside a call.
+	Stateless bool
 }
 
 // sessionLimit admits new sessions while fewer than max are open.
@@ -55,7 +62,7 @@ type sessionLimit struct {
 }
 
 // Handler returns the streamable HTTP handler (mount it at /mcp). In order:
-// a present Origin must be allowlisted (403 otherwise); the bearer token must
+// a present Origin must be the gateway's own or allowlisted (403 otherwise); the bearer token must
 // match (401 otherwise); a POST body must arrive within BodyTimeout, be at
 // most MaxMessageBytes (413) and pass the strict JSON scan, each element of a
 // batch too (400 with a JSON-RPC error: duplicate or case-variant names,
@@ -79,10 +86,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
 	next := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
-		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdleTimeout})
+		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdleTimeout, Stateless: o.Stateless})
 	want := []byte("Bearer " + o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) && !sameOrigin(r, origin) {
 			http.Error(w, "origin not allowed", http.StatusForbidden)
 			return
 		}
@@ -110,7 +117,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		defer g.calls.done()
 		// Any POST without a session id may open a session (however its
 		// method is spelled), so each one is admitted against the cap.
-		if r.Header.Get("Mcp-Session-Id") == "" {
+		if r.Header.Get("Mcp-Session-Id") == "" && !o.Stateless {
 			if !g.admitSession(o.MaxSessions) {
 				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
 					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
@@ -121,6 +128,19 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin reports whether origin is the gateway's own origin as the
+// request reached it: the scheme of the connection and the Host the client
+// addressed. The go-sdk handler still refuses, on a loopback connection, a
+// Host that is not localhost (DNS rebinding), so a page of another site
+// renamed to resolve here gains nothing.
+func sameOrigin(r *http.Request, origin string) bool {
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return r.Host != "" && strings.EqualFold(origin, scheme+r.Host)
 }
 
 // readBody reads a POST body within timeout and MaxMessageBytes, then clears

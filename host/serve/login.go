@@ -4,12 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	hauth "github.com/mcphost/mcphost/host/auth"
 )
 
 // loginKey names the gateway's login request among a call's input requests.
 const loginKey = "mcphost-login"
+
+// pendingLogins tracks the logins started for downstream clients, one per
+// server, each bounded by hauth.FlowTimeout.
+type pendingLogins struct {
+	mu sync.Mutex
+	m  map[string]*pendingLogin
+}
+
+// pendingLogin is a login running in the background. url and ready are set
+// before the login is published (ready closed once the URL is known or the
+// login ended); done is closed when it ends, and err then says how.
+type pendingLogin struct {
+	ready chan struct{}
+	url   string // written once, before ready is closed
+	done  chan struct{}
+	err   error // written once, before done is closed
+}
 
 // login answers a call of a server's authenticate pseudo-tool. The login
 // runs in the host (its loopback callback, its token store); the downstream
@@ -22,56 +44,129 @@ const loginKey = "mcphost-login"
 func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, server string) *mcp.CallToolResult {
 	p := req.Params
 	if resp, ok := p.InputResponses[loginKey]; ok {
-		if !g.validState(p.RequestState, name, p.Arguments) {
+		if _, ok := g.openState(p.RequestState, stateLogin, name, p.Arguments); !ok {
 			return errorResult(errors.New("the login answer does not belong to this call"))
 		}
 		if er, ok := resp.(*mcp.ElicitResult); !ok || er.Action != "accept" {
 			return errorResult(fmt.Errorf("the login to %s was declined", server))
 		}
-		pl := g.h.PendingLoginOf(server)
+		g.logins.mu.Lock()
+		pl := g.logins.m[server]
+		g.logins.mu.Unlock()
 		if pl == nil {
 			return errorResult(fmt.Errorf("no login to %s is in progress; call %s again", server, name))
 		}
 		select {
-		case <-pl.Done():
+		case <-pl.done:
 		case <-ctx.Done():
 			return errorResult(ctx.Err())
 		}
-		if err := pl.Err(); err != nil {
+		if err := pl.err; err != nil {
 			return errorResult(fmt.Errorf("logging in to %s: %w", server, err))
 		}
 		g.Sync(ctx) // the real tools are served before the client hears of them
-		return g.h.LoginResult(ctx, server)
+		return g.loginResult(ctx, server)
 	}
 	// The login outlives this request (the user completes it in a browser,
 	// then the client retries); hauth.FlowTimeout bounds it.
-	pl, err := g.h.StartLogin(context.WithoutCancel(ctx), server)
+	pl, err := g.startLogin(context.WithoutCancel(ctx), ctx, server)
 	if err != nil {
 		return errorResult(fmt.Errorf("logging in to %s: %w", server, err))
 	}
-	if pl.URL == "" {
+	if pl.url == "" {
 		g.Sync(ctx) // the login needed no user
-		return g.h.LoginResult(ctx, server)
+		return g.loginResult(ctx, server)
 	}
-	if !clientCanElicitURL(req) {
+	if !canElicitURL(req) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
-			Text: fmt.Sprintf("To log in to %s, open this URL in a browser and complete the login:\n%s\nThen list the tools again: the server's tools replace %s.", server, pl.URL, name),
+			Text: fmt.Sprintf("To log in to %s, open this URL in a browser and complete the login:\n%s\nThen list the tools again: the server's tools replace %s.", server, pl.url, name),
 		}}}
 	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{loginKey: &mcp.ElicitParams{
 			Mode:          "url",
 			Message:       fmt.Sprintf("Log in to the MCP server %s to use its tools.", server),
-			URL:           pl.URL,
-			ElicitationID: g.askState(server, nil),
+			URL:           pl.url,
+			ElicitationID: g.sealState(stateLogin, server, nil, nil),
 		}},
-		RequestState: g.askState(name, p.Arguments),
+		RequestState: g.sealState(stateLogin, name, p.Arguments, nil),
 	}
 }
 
-// clientCanElicitURL reports whether the downstream client declared
-// URL-mode elicitation.
-func clientCanElicitURL(req *mcp.CallToolRequest) bool {
-	ip := req.Session.InitializeParams()
-	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil && ip.Capabilities.Elicitation.URL != nil
+// startLogin starts server's login in the background (or joins the one in
+// progress) and returns once its authorization URL is known. The login
+// belongs to life's lifetime and to hauth.FlowTimeout; wait bounds only the
+// waiting for the URL.
+func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendingLogin, error) {
+	g.logins.mu.Lock()
+	if g.logins.m == nil {
+		g.logins.m = map[string]*pendingLogin{}
+	}
+	p, ok := g.logins.m[server]
+	if ok {
+		select {
+		case <-p.done:
+			ok = false // ended: start another
+		default:
+		}
+	}
+	if !ok {
+		p = &pendingLogin{ready: make(chan struct{}), done: make(chan struct{})}
+		g.logins.m[server] = p
+		lctx, cancel := context.WithTimeout(life, hauth.FlowTimeout)
+		var once sync.Once
+		ready := func(u string) {
+			once.Do(func() {
+				p.url = u
+				close(p.ready)
+			})
+		}
+		go func() {
+			defer cancel()
+			err := g.h.Login(lctx, server, func(_ context.Context, u string) error {
+				ready(u)
+				return nil
+			})
+			p.err = err
+			ready("") // no URL was needed, or the login failed first
+			close(p.done)
+		}()
+	}
+	g.logins.mu.Unlock()
+	select {
+	case <-p.ready:
+	case <-wait.Done():
+		return nil, wait.Err()
+	}
+	if p.url == "" {
+		<-p.done // ready without a URL is closed just before done
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+	return p, nil
+}
+
+// loginResult is the result of a finished authenticate call: the server's
+// tools, now available, by the names the gateway exposes.
+func (g *Gateway) loginResult(ctx context.Context, server string) *mcp.CallToolResult {
+	var names []string
+	g.mu.Lock()
+	for exposed, t := range g.exposed.tools {
+		if t.Server == server {
+			names = append(names, exposed)
+		}
+	}
+	g.mu.Unlock()
+	sort.Strings(names)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+		Text: fmt.Sprintf("Logged in to %s. Its %d tools are now available: %s", server, len(names), strings.Join(names, ", ")),
+	}}}
+}
+
+// canElicitURL reports whether the downstream client declared URL-mode
+// elicitation.
+func canElicitURL(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	return caps != nil && caps.Elicitation != nil && caps.Elicitation.URL != nil
 }

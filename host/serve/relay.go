@@ -14,15 +14,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/lineio"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
 // MaxMessageBytes caps one message from the downstream client.
 const MaxMessageBytes = 4 << 20
 
-const reservedMetaPrefix = "io.modelcontextprotocol/"
 
 // relayConn is the downstream stdio connection of the gateway. The go-sdk
 // server runs on it as on any mcp.Connection, except for tools/call requests
@@ -244,7 +243,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 				return false
 			}
 			for _, m := range metas {
-				if !bytes.HasPrefix(m.Key, []byte(reservedMetaPrefix)) {
+				if !mcpmeta.IsReserved(string(m.Key)) {
 					return false // a progress token or other metadata: the go-sdk path handles it
 				}
 				if string(m.Key) == mcp.MetaKeyProtocolVersion {
@@ -259,6 +258,9 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	}
 	if name == "" || ver == "" {
 		return false
+	}
+	if name, ok = c.g.canonicalTool(name); !ok {
+		return false // the go-sdk answers: unknown tool
 	}
 	key, err := rawjson.IDKey(id.Value)
 	if err != nil {
@@ -292,17 +294,24 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 			// response is sent.
 		case err != nil:
 			c.g.log.Warn("tool call failed", "tool", name, "error", err)
-			c.writeResponse(clientID, host.ErrorResult(err.Error()))
+			c.writeResponse(clientID, errorResultJSON(err.Error()))
 		default:
 			if out, ok := rewriteResponse(resp, clientID); ok {
 				c.done1(clientID)
 				c.writeLine(out)
 			} else {
-				c.writeResponse(clientID, host.ErrorResult("invalid response from the server for "+name))
+				c.writeResponse(clientID, errorResultJSON("invalid response from the server for "+name))
 			}
 		}
 	})
 	return true
+}
+
+// errorResultJSON encodes a tools/call result with isError set and msg as
+// its text.
+func errorResultJSON(msg string) json.RawMessage {
+	b, _ := json.Marshal(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}})
+	return b
 }
 
 // workerIdle is how long an idle relay worker waits for another call.
@@ -417,13 +426,13 @@ func rewriteResponse(resp, clientID []byte) ([]byte, bool) {
 	}
 	out := make([]byte, 0, len(resp)+len(clientID))
 	result, hasResult := rawjson.Find(ms, "result")
-	if !hasResult || !bytes.Contains(result.Value, []byte(reservedMetaPrefix)) {
+	if !hasResult || !mcpmeta.MayHave(result.Value) {
 		out = append(out, resp[:id.Start]...)
 		out = append(out, clientID...)
 		return append(out, resp[id.End:]...), true
 	}
 	// Rebuild the envelope with a cleaned result.
-	cleaned, ok := stripReservedMeta(result.Value)
+	cleaned, ok := mcpmeta.StripRaw(result.Value)
 	if !ok {
 		return nil, false
 	}
@@ -431,59 +440,6 @@ func rewriteResponse(resp, clientID []byte) ([]byte, bool) {
 	out = append(out, clientID...)
 	out = append(out, `,"result":`...)
 	out = append(out, cleaned...)
-	return append(out, '}'), true
-}
-
-// stripReservedMeta removes "io.modelcontextprotocol/…" members from a
-// result's _meta (and _meta itself if that empties it).
-func stripReservedMeta(result []byte) ([]byte, bool) {
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Members(arr[:0], result)
-	if err != nil {
-		return nil, false
-	}
-	meta, ok := rawjson.Find(ms, "_meta")
-	if !ok {
-		return result, true
-	}
-	var marr [8]rawjson.Member
-	metas, err := rawjson.Members(marr[:0], meta.Value)
-	if err != nil {
-		return nil, false
-	}
-	var kept []byte
-	for _, m := range metas {
-		if bytes.HasPrefix(m.Key, []byte(reservedMetaPrefix)) {
-			continue
-		}
-		if len(kept) > 0 {
-			kept = append(kept, ',')
-		}
-		kept = append(kept, '"')
-		kept = append(kept, m.Key...)
-		kept = append(kept, '"', ':')
-		kept = append(kept, m.Value...)
-	}
-	out := make([]byte, 0, len(result))
-	out = append(out, '{')
-	first := true
-	for _, m := range ms {
-		v := m.Value
-		if string(m.Key) == "_meta" {
-			if len(kept) == 0 {
-				continue
-			}
-			v = append(append([]byte{'{'}, kept...), '}')
-		}
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		out = append(out, '"')
-		out = append(out, m.Key...)
-		out = append(out, '"', ':')
-		out = append(out, v...)
-	}
 	return append(out, '}'), true
 }
 

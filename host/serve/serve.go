@@ -1,18 +1,19 @@
 // Package serve exposes a host's unified registry as an MCP server — the
-// gateway — over stdio or streamable HTTP. tools/list shows the registry;
-// tools/call goes through host.CallTool. The tool set follows the upstream
-// servers: a list change upstream updates it and notifies downstream clients.
+// gateway — over stdio or streamable HTTP, to clients of either protocol era
+// (2025-11-25 sessions, 2026-07-28 stateless requests). Tools, prompts,
+// resources and resource templates of every upstream server are served
+// (named as Options.Naming says); calls go through the host's one call
+// pipeline; completions, reads and subscriptions go to the owning server;
+// what an upstream asks during a call (elicitation, sampling, roots) goes to
+// the client that made the call. What is served follows the upstream
+// servers: a list change or a reconnect upstream updates it and notifies
+// downstream clients.
 package serve
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +23,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/permissions"
-	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
 // Options configures a Gateway. Nil options mean defaults.
@@ -33,20 +33,28 @@ type Options struct {
 	// DrainTimeout bounds Drain: requests still in flight after it are
 	// answered with an error. OPTIONAL: defaults to config.DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// Naming is how tools and prompts are named downstream: config.NamingPrefixed,
+	// config.NamingConditional or config.NamingBare (see naming.go).
+	// OPTIONAL: the config's settings { naming }, else prefixed.
+	Naming string
 }
 
 // Gateway serves a host's registry as an MCP server.
 type Gateway struct {
-	h   *host.Host
-	log hclog.Logger
-	srv *mcp.Server
+	h      *host.Host
+	log    hclog.Logger
+	srv    *mcp.Server
+	naming string
 
 	mu      sync.Mutex
-	exposed map[string]*mcp.Tool // registry name -> the tool as served
+	exposed exposure // what is served, by exposed name or URI
 
 	changed   chan struct{} // a registry change is pending
 	relayed   atomic.Uint64 // tools/call requests that took the relay path
-	askSecret []byte        // keys the request state of permission questions
+	askSecret []byte        // keys the request states the gateway issues
+
+	logins pendingLogins // logins started through authenticate pseudo-tools
+	subs   subscriptions // upstream resource subscriptions (resources.go)
 
 	// Graceful shutdown (drain.go).
 	drainTimeout time.Duration
@@ -75,20 +83,35 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = config.DefaultDrainTimeout
 	}
-	g := &Gateway{h: h, log: o.Logger, exposed: map[string]*mcp.Tool{}, changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
+	if o.Naming == "" {
+		o.Naming = h.Config().Settings.Naming
+	}
+	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
 		drainTimeout: o.DrainTimeout, calls: newInflight()}
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	rand.Read(g.askSecret)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
-		Instructions: "mcphost gateway: the tools of several MCP servers, named mcp__SERVER__TOOL.",
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Completions: &mcp.CompletionCapabilities{},
+			Logging:     &mcp.LoggingCapabilities{},
+		},
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.srv.AddReceivingMiddleware(g.drainMiddleware)
+	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
 	h.Registry().OnChange(func(string) {
 		select {
 		case g.changed <- struct{}{}:
 		default:
 		}
+	})
+	h.OnServerNotification(&host.NotificationHandlers{
+		ResourceUpdated: g.resourceUpdated,
+		Log:             g.upstreamLog,
 	})
 	return g
 }
@@ -96,141 +119,17 @@ func New(h *host.Host, opts *Options) *Gateway {
 // Server returns the underlying go-sdk server.
 func (g *Gateway) Server() *mcp.Server { return g.srv }
 
-// Sync makes the served tool set equal to the registry's current tools and
-// returns the registry's problems. Unchanged tools are left alone, so clients
-// are notified only of real changes.
-func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
-	tools, problems := g.h.Tools(ctx)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	want := map[string]*registry.Tool{}
-	for _, t := range tools {
-		want[t.Name] = t
-	}
-	var remove []string
-	for name := range g.exposed {
-		if _, ok := want[name]; !ok {
-			remove = append(remove, name)
-			delete(g.exposed, name)
-		}
-	}
-	if len(remove) > 0 {
-		g.srv.RemoveTools(remove...)
-	}
-	for name, t := range want {
-		mt := serverTool(t)
-		if old, ok := g.exposed[name]; ok && reflect.DeepEqual(old, mt) {
-			continue
-		}
-		if err := g.addTool(mt); err != nil {
-			problems = append(problems, registry.Problem{Server: t.Server, Detail: err.Error()})
-			continue
-		}
-		g.exposed[name] = mt
-	}
-	return problems
+// stripProtocolMeta removes the upstream's protocol-reserved _meta keys
+// (such as its serverInfo): downstream, the gateway is the server.
+func stripProtocolMeta(m mcp.Meta) { mcpmeta.Strip(m) }
+
+func errorResult(err error) *mcp.CallToolResult {
+	r := &mcp.CallToolResult{}
+	r.SetError(err)
+	return r
 }
 
-// addTool adds a tool to the go-sdk server, which panics on tool definitions it
-// rejects; an upstream server's bad definition must not take the gateway down.
-func (g *Gateway) addTool(t *mcp.Tool) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("tool %s is not served: %v", t.Name, r)
-		}
-	}()
-	g.srv.AddTool(t, g.handler(t.Name))
-	return nil
-}
-
-// serverTool turns a registry tool into the definition served downstream.
-func serverTool(t *registry.Tool) *mcp.Tool {
-	mt := &mcp.Tool{
-		Name:         t.Name,
-		Description:  t.Description,
-		InputSchema:  ObjectSchema(t.InputSchema),
-		OutputSchema: t.OutputSchema,
-	}
-	if t.DisplayName != t.Original {
-		mt.Title = t.DisplayName
-	}
-	if t.Annotations != nil {
-		a := *t.Annotations
-		mt.Annotations = &a
-	}
-	if mt.OutputSchema != nil {
-		if m, ok := mt.OutputSchema.(map[string]any); !ok || m["type"] != "object" {
-			mt.OutputSchema = nil
-		}
-	}
-	return mt
-}
-
-// ObjectSchema returns schema if it is a JSON object schema of type "object",
-// and an empty object schema otherwise.
-func ObjectSchema(schema any) any {
-	if m, ok := schema.(map[string]any); ok && m["type"] == "object" {
-		return m
-	}
-	return map[string]any{"type": "object"}
-}
-
-func (g *Gateway) handler(name string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var args any
-		if len(req.Params.Arguments) > 0 {
-			args = json.RawMessage(req.Params.Arguments)
-		}
-		opts := &host.CallOptions{}
-		if d := g.h.Decide(name); d.Behavior == permissions.Ask {
-			// Ask the person behind the downstream client.
-			ok, err := g.askAnswer(req.Params, name)
-			switch {
-			case err != nil:
-				return errorResult(fmt.Errorf("%w: %s: %v", host.ErrDenied, name, err)), nil
-			case !ok && !clientCanElicit(req):
-				return errorResult(fmt.Errorf("%w: %s needs approval (%s), and %v", host.ErrDenied, name, d.Explain(), errNoElicitation)), nil
-			case !ok:
-				return g.askRequest(name, req.Params.Arguments, d), nil
-			}
-			opts.Approved = true
-		}
-		if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
-			// A needs-auth server's pseudo-tool, or the retry of its call
-			// whose login just finished (the pseudo-tool is gone; the
-			// pending login has the outcome). Other calls skip the lookup.
-			if real, pseudo := g.h.AuthToolOf(ctx, name); pseudo {
-				return g.login(ctx, req, name, real), nil
-			}
-			if _, answered := req.Params.InputResponses[loginKey]; answered {
-				return g.login(ctx, req, name, server), nil
-			}
-		}
-		if token := req.Params.GetProgressToken(); token != nil {
-			opts.OnProgress = func(p *mcp.ProgressNotificationParams) {
-				fwd := *p
-				fwd.ProgressToken = token
-				req.Session.NotifyProgress(ctx, &fwd)
-			}
-		}
-		res, err := g.h.CallTool(ctx, name, args, opts)
-		var te *host.ToolError
-		switch {
-		case errors.As(err, &te):
-			stripProtocolMeta(res)
-			return res, nil // isError passes through as a result
-		case errors.Is(err, registry.ErrNotFound):
-			return nil, err
-		case err != nil:
-			g.log.Warn("tool call failed", "tool", name, "error", err)
-			return errorResult(err), nil
-		}
-		stripProtocolMeta(res)
-		return res, nil
-	}
-}
-
-// Run keeps the served tools in sync with the registry until ctx is done.
+// Run keeps what is served in sync with the registry until ctx is done.
 func (g *Gateway) Run(ctx context.Context) {
 	for {
 		select {
@@ -270,21 +169,4 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 		<-done
 		return nil
 	}
-}
-
-// stripProtocolMeta removes the upstream's protocol-reserved _meta keys
-// (io.modelcontextprotocol/…, such as its serverInfo) from a result: downstream,
-// the gateway is the server.
-func stripProtocolMeta(res *mcp.CallToolResult) {
-	for k := range res.Meta {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
-			delete(res.Meta, k)
-		}
-	}
-}
-
-func errorResult(err error) *mcp.CallToolResult {
-	r := &mcp.CallToolResult{}
-	r.SetError(err)
-	return r
 }

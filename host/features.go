@@ -1,0 +1,187 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// What servers offer besides tools — resource templates, raw reads,
+// completions, subscriptions, logging — for callers that pass it on, such as
+// the gateway.
+
+// NotificationHandlers receive what servers send outside any one call.
+type NotificationHandlers struct {
+	// ResourceUpdated receives notifications/resources/updated of a
+	// resource subscribed with Subscribe. OPTIONAL.
+	ResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
+	// Log receives notifications/message; r is the Requester of the call it
+	// belongs to when that is known (see conn.Requester), else nil. OPTIONAL.
+	Log func(server string, p *mcp.LoggingMessageParams, r conn.Requester)
+}
+
+// notifications are the registered NotificationHandlers, and what is
+// re-established on every new session of a server: its subscriptions and
+// the log level.
+type notifications struct {
+	mu       sync.Mutex
+	handlers []*NotificationHandlers
+	subs     map[string]map[string]bool // server -> subscribed URIs
+	level    mcp.LoggingLevel
+}
+
+// OnServerNotification registers handlers for what servers send outside any
+// one call.
+func (h *Host) OnServerNotification(nh *NotificationHandlers) {
+	h.notes.mu.Lock()
+	h.notes.handlers = append(h.notes.handlers, nh)
+	h.notes.mu.Unlock()
+}
+
+func (h *Host) noteHandlers() []*NotificationHandlers {
+	h.notes.mu.Lock()
+	defer h.notes.mu.Unlock()
+	return append([]*NotificationHandlers(nil), h.notes.handlers...)
+}
+
+func (h *Host) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
+	for _, nh := range h.noteHandlers() {
+		if nh.ResourceUpdated != nil {
+			nh.ResourceUpdated(server, p)
+		}
+	}
+}
+
+func (h *Host) logMessage(server string, p *mcp.LoggingMessageParams, r conn.Requester) {
+	for _, nh := range h.noteHandlers() {
+		if nh.Log != nil {
+			nh.Log(server, p, r)
+		}
+	}
+}
+
+// ResourceTemplates returns the resource templates of the active servers.
+func (h *Host) ResourceTemplates(ctx context.Context) ([]*registry.ResourceTemplate, []registry.Problem) {
+	return h.reg.ResourceTemplates(ctx, h.ActiveServers())
+}
+
+// ReadResourceResult reads a resource from server and returns the server's
+// result as is (ReadResource decodes it and writes blobs to files).
+func (h *Host) ReadResourceResult(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	var res *mcp.ReadResourceResult
+	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading resource %s from %s: %w", uri, server, err)
+	}
+	return res, nil
+}
+
+// Complete asks server for completions (completion/complete); p names the
+// prompt or resource template by the server's own name or URI template.
+func (h *Host) Complete(ctx context.Context, server string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	var res *mcp.CompleteResult
+	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Completions == nil {
+			res = &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+			return nil // nothing to complete: an empty answer
+		}
+		var err error
+		res, err = cs.Complete(ctx, p)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("completing at %s: %w", server, err)
+	}
+	return res, nil
+}
+
+// Subscribe subscribes to updates of a server's resource; they reach the
+// NotificationHandlers. The subscription is renewed whenever the server is
+// reconnected, until Unsubscribe.
+func (h *Host) Subscribe(ctx context.Context, server, uri string) error {
+	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
+			return fmt.Errorf("%s does not offer resource subscriptions", server)
+		}
+		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	})
+	if err != nil {
+		return fmt.Errorf("subscribing to %s at %s: %w", uri, server, err)
+	}
+	h.notes.mu.Lock()
+	if h.notes.subs == nil {
+		h.notes.subs = map[string]map[string]bool{}
+	}
+	if h.notes.subs[server] == nil {
+		h.notes.subs[server] = map[string]bool{}
+	}
+	h.notes.subs[server][uri] = true
+	h.notes.mu.Unlock()
+	return nil
+}
+
+// Unsubscribe ends a subscription made with Subscribe.
+func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
+	h.notes.mu.Lock()
+	delete(h.notes.subs[server], uri)
+	h.notes.mu.Unlock()
+	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	})
+	if err != nil {
+		return fmt.Errorf("unsubscribing from %s at %s: %w", uri, server, err)
+	}
+	return nil
+}
+
+// SetLogLevel asks every connected server that offers logging to send log
+// messages at level and above; servers connected later are asked when they
+// connect.
+func (h *Host) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) {
+	h.notes.mu.Lock()
+	h.notes.level = level
+	h.notes.mu.Unlock()
+	for _, st := range h.conns.Status() {
+		if cs := h.conns.Current(st.Name); cs != nil {
+			h.setLevel(ctx, st.Name, cs, level)
+		}
+	}
+}
+
+func (h *Host) setLevel(ctx context.Context, server string, cs *mcp.ClientSession, level mcp.LoggingLevel) {
+	if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Logging == nil {
+		return
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+		h.log.Debug("setting the log level failed", "server", server, "error", err)
+	}
+}
+
+// sessionStarted renews, on a server's new session, what the previous one
+// had: its resource subscriptions and the log level.
+func (h *Host) sessionStarted(ctx context.Context, server string, cs *mcp.ClientSession) {
+	h.notes.mu.Lock()
+	level := h.notes.level
+	var uris []string
+	for u := range h.notes.subs[server] {
+		uris = append(uris, u)
+	}
+	h.notes.mu.Unlock()
+	if level != "" {
+		h.setLevel(ctx, server, cs, level)
+	}
+	for _, u := range uris {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: u}); err != nil {
+			h.log.Warn("renewing a resource subscription failed", "server", server, "uri", u, "error", err)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// The call pipeline. Every tool call — the CLI's, the library's, the
+// gateway's go-sdk path and its relay — passes the one gate below, in this
+// order: lookup → pin → permission (allow, deny, or ask) → the login
+// pseudo-tool → limits. Nothing reaches a server unless the gate passed it.
+
+// ApprovalRequiredError is returned for a call whose permission decision is
+// ask when the caller asks its own user (CallOptions.CallerAsks), or when no
+// one can be asked here. It matches ErrDenied.
+type ApprovalRequiredError struct {
+	Tool     *registry.Tool
+	Decision permissions.Decision
+	// Asker says whether Options.Ask exists (false: no one can be asked).
+	asker bool
+}
+
+func (e *ApprovalRequiredError) Error() string {
+	if !e.asker {
+		return fmt.Sprintf("%s: %s needs approval (%s), and no one can be asked here; allow it with a permissions rule, e.g. allow = [%q]", ErrDenied, e.Tool.Name, e.Decision.Explain(), e.Tool.Name)
+	}
+	return fmt.Sprintf("%s: %s needs approval (%s)", ErrDenied, e.Tool.Name, e.Decision.Explain())
+}
+
+// Is makes an ApprovalRequiredError match ErrDenied.
+func (e *ApprovalRequiredError) Is(target error) bool { return target == ErrDenied }
+
+// LoginRequiredError is returned for a call of a needs-auth server's
+// authenticate pseudo-tool when the caller presents logins itself
+// (CallOptions.CallerAsks): the caller runs the login.
+type LoginRequiredError struct {
+	Server string
+	Tool   *registry.Tool
+}
+
+func (e *LoginRequiredError) Error() string {
+	return fmt.Sprintf("%s needs a login: call %s or run `mcphost auth login %s`", e.Server, e.Tool.Name, e.Server)
+}
+
+// gated is a call that passed the gate.
+type gated struct {
+	tool *registry.Tool
+	// gen is the session generation the tool was listed and checked on (see
+	// listedGeneration).
+	gen uint64
+	// login is true for the authenticate pseudo-tool: the call is a login.
+	login bool
+	// idle and most are the call's limits: tool_timeout without a result or
+	// progress, max_tool_duration in all.
+	idle, most time.Duration
+	server     *config.Server
+}
+
+// gateMode says what the gate may do for a call that needs a person.
+type gateMode int
+
+const (
+	// gateAsk asks through Options.Ask (the CLI, the library).
+	gateAsk gateMode = iota
+	// gateCallerAsks returns *ApprovalRequiredError and *LoginRequiredError:
+	// the caller asks its own user (the gateway's go-sdk path).
+	gateCallerAsks
+	// gateNoPerson refuses with errNotRelayable whatever would need a person,
+	// a login or a refusal message (the relay, which then leaves the call to
+	// the full path).
+	gateNoPerson
+)
+
+// errNotRelayable is the relay's signal that the full path must take the call.
+var errNotRelayable = fmt.Errorf("the call needs the full path")
+
+// gate decides whether the call of the registry tool name may be sent, and
+// with which limits. approved says the caller already asked about this very
+// call and the answer was allow; it satisfies an ask, never a deny.
+func (h *Host) gate(ctx context.Context, name string, approved bool, timeout time.Duration, mode gateMode) (*gated, error) {
+	gen := h.listedGeneration(name)
+	t, err := h.reg.Lookup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.pins.check(t); err != nil {
+		if mode == gateNoPerson {
+			return nil, errNotRelayable
+		}
+		return nil, err // a changed definition never reaches the server until approved
+	}
+	d := h.policy.Decide(t.Name)
+	switch d.Behavior {
+	case permissions.Allow:
+	case permissions.Deny:
+		if mode == gateNoPerson {
+			return nil, errNotRelayable
+		}
+		return nil, fmt.Errorf("%w: %s is %s", ErrDenied, t.Name, d.Explain())
+	default: // ask
+		switch {
+		case approved:
+		case mode == gateNoPerson:
+			return nil, errNotRelayable
+		case mode == gateCallerAsks:
+			return nil, &ApprovalRequiredError{Tool: t, Decision: d, asker: true}
+		case h.ask == nil:
+			return nil, &ApprovalRequiredError{Tool: t, Decision: d}
+		default:
+			ok, err := h.ask(ctx, t, d)
+			if err != nil {
+				return nil, fmt.Errorf("%w: asking about %s: %v", ErrDenied, t.Name, err)
+			}
+			if !ok {
+				return nil, fmt.Errorf("%w: %s was declined", ErrDenied, t.Name)
+			}
+		}
+	}
+	g := &gated{tool: t, gen: gen}
+	if h.IsAuthTool(t.Server, t.Original) {
+		switch mode {
+		case gateNoPerson:
+			return nil, errNotRelayable
+		case gateCallerAsks:
+			return nil, &LoginRequiredError{Server: t.Server, Tool: t}
+		}
+		g.login = true
+		return g, nil
+	}
+	if c := h.conns.Get(t.Server); c != nil {
+		g.server = c.Config()
+	}
+	g.idle, g.most = toolLimits(timeout, g.server)
+	return g, nil
+}

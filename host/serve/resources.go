@@ -1,0 +1,254 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// Prompts, resources, completions, subscriptions and logging: each request
+// goes to the server that owns what it names.
+
+// promptHandler serves the prompt exposed as exposed.
+func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		g.mu.Lock()
+		p, ok := g.exposed.prompts[exposed]
+		g.mu.Unlock()
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", exposed)}
+		}
+		res, err := g.h.GetPrompt(ctx, p.Name, req.Params.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		stripProtocolMeta(res.Meta)
+		return res, nil
+	}
+}
+
+// resourceHandler reads a listed resource from its server (uri is the
+// server's own URI, whatever URI it is served under).
+func (g *Gateway) resourceHandler(server, uri string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return g.read(ctx, server, uri)
+	}
+}
+
+// templateHandler reads a resource of a server's template; prefix is the
+// qualification the template is served with ("" when none).
+func (g *Gateway) templateHandler(server, prefix string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return g.read(ctx, server, strings.TrimPrefix(req.Params.URI, prefix))
+	}
+}
+
+func (g *Gateway) read(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	res, err := g.h.ReadResourceResult(ctx, server, uri)
+	if err != nil {
+		return nil, err
+	}
+	stripProtocolMeta(res.Meta)
+	return res, nil
+}
+
+// complete routes completion/complete to the server of the prompt or
+// resource template it names.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := *req.Params
+	if p.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs a ref"}
+	}
+	ref := *p.Ref
+	var server string
+	g.mu.Lock()
+	switch ref.Type {
+	case "ref/prompt":
+		if pr, ok := g.exposed.prompts[ref.Name]; ok {
+			server, ref.Name = pr.Server, pr.Original
+		}
+	case "ref/resource":
+		if t, ok := g.exposed.templates[ref.URI]; ok {
+			server, ref.URI = t.server, t.def.URITemplate
+		} else if r, ok := g.exposed.resources[ref.URI]; ok {
+			server, ref.URI = r.server, r.def.URI
+		}
+	}
+	g.mu.Unlock()
+	if server == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no served prompt or resource template matches the completion ref %s %q", ref.Type, ref.Name+ref.URI)}
+	}
+	p.Ref = &ref
+	res, err := g.h.Complete(ctx, server, &p)
+	if err != nil {
+		return nil, err
+	}
+	stripProtocolMeta(res.Meta)
+	return res, nil
+}
+
+// subscriptions counts the downstream subscriptions of each upstream
+// resource: the upstream is subscribed at the first and unsubscribed at the
+// last. The go-sdk server keeps which session subscribed to what and
+// delivers notifications/resources/updated to those sessions only.
+type subscriptions struct {
+	mu sync.Mutex
+	n  map[subKey]int
+}
+
+type subKey struct{ server, uri string }
+
+// owner returns the server and original URI of a served resource URI: a
+// listed resource, a qualified URI (mcphost://SERVER/ORIGINAL), or a URI of
+// exactly one server's template.
+func (g *Gateway) owner(uri string) (subKey, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.exposed.resources[uri]; ok {
+		return subKey{r.server, r.def.URI}, true
+	}
+	if rest, ok := strings.CutPrefix(uri, qualifiedScheme); ok {
+		if server, orig, ok := strings.Cut(rest, "/"); ok && g.h.Connections().Get(server) != nil {
+			return subKey{server, orig}, true
+		}
+	}
+	var found []subKey
+	for _, t := range g.exposed.templates {
+		if t.served != nil && matchesTemplate(t.served.URITemplate, uri) {
+			found = append(found, subKey{t.server, strings.TrimPrefix(uri, qualifiedScheme+t.server+"/")})
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return subKey{}, false
+}
+
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	k, ok := g.owner(req.Params.URI)
+	if !ok {
+		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", req.Params.URI)}
+	}
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	if g.subs.n[k] == 0 {
+		if err := g.h.Subscribe(ctx, k.server, k.uri); err != nil {
+			return err
+		}
+	}
+	if g.subs.n == nil {
+		g.subs.n = map[subKey]int{}
+	}
+	g.subs.n[k]++
+	return nil
+}
+
+func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	k, ok := g.owner(req.Params.URI)
+	if !ok {
+		return nil
+	}
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	if g.subs.n[k] == 0 {
+		return nil
+	}
+	if g.subs.n[k]--; g.subs.n[k] == 0 {
+		delete(g.subs.n, k)
+		return g.h.Unsubscribe(ctx, k.server, k.uri)
+	}
+	return nil
+}
+
+// resourceUpdated delivers an upstream's notifications/resources/updated to
+// the sessions subscribed to the resource, under the URI it is served as.
+func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
+	uri := p.URI
+	g.mu.Lock()
+	if r, ok := g.exposed.resources[qualifiedScheme+server+"/"+uri]; ok && r.server == server {
+		uri = r.served.URI
+	}
+	g.mu.Unlock()
+	fwd := *p
+	fwd.URI = uri
+	stripProtocolMeta(fwd.Meta)
+	g.srv.ResourceUpdated(context.Background(), &fwd)
+}
+
+// upstreamLog forwards an upstream's notifications/message, tagged with the
+// server (logger "SERVER" or "SERVER/LOGGER"): to the session whose call it
+// belongs to when that is known, else to every session. Each session's own
+// log level filters it.
+func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn.Requester) {
+	fwd := *p
+	fwd.Logger = server
+	if p.Logger != "" {
+		fwd.Logger = server + "/" + registry.Sanitize(p.Logger)
+	}
+	stripProtocolMeta(fwd.Meta)
+	if sr, ok := r.(sessionRequester); ok && sr.ss != nil {
+		sr.ss.Log(context.Background(), &fwd)
+		return
+	}
+	for ss := range g.srv.Sessions() {
+		ss.Log(context.Background(), &fwd)
+	}
+}
+
+// logLevelMiddleware passes a downstream logging/setLevel on to the
+// upstream servers (after the go-sdk has recorded it for the session), so
+// that they send messages at that level.
+func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil && method == "logging/setLevel" {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+				g.h.SetLogLevel(ctx, p.Level)
+			}
+		}
+		return res, err
+	}
+}
+
+// instructionsMiddleware puts the current instructions into the answers to
+// initialize and server/discover: the gateway's own, then each connected
+// upstream's (sanitized and capped by the registry), by server.
+func (g *Gateway) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			r.Instructions = g.instructions(ctx)
+		case *mcp.DiscoverResult:
+			r.Instructions = g.instructions(ctx)
+		}
+		return res, err
+	}
+}
+
+func (g *Gateway) instructions(ctx context.Context) string {
+	var b strings.Builder
+	b.WriteString("mcphost gateway: the tools, prompts and resources of several MCP servers")
+	if prefixFree(g.naming, len(g.h.ActiveServers())) {
+		b.WriteString(", under their own names.")
+	} else {
+		b.WriteString(", named mcp__SERVER__NAME.")
+	}
+	for _, st := range g.h.Servers(ctx) {
+		if st.Instructions == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n\n## %s\n%s", st.Name, st.Instructions)
+	}
+	return b.String()
+}

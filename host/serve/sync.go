@@ -1,0 +1,269 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// qualifiedScheme prefixes a resource URI (or URI template) that more than
+// one server offers: each server's is served as mcphost://SERVER/ORIGINAL, so
+// that both stay distinguishable and a read goes to its owner. A URI only one
+// server offers is served unchanged.
+const qualifiedScheme = "mcphost://"
+
+// exposure is what the gateway serves, with what each exposed name or URI
+// stands for.
+type exposure struct {
+	tools     map[string]*registry.Tool
+	toolDefs  map[string]*mcp.Tool
+	prompts   map[string]*registry.Prompt
+	promptDef map[string]*mcp.Prompt
+	resources map[string]owned[*mcp.Resource]
+	templates map[string]owned[*mcp.ResourceTemplate]
+}
+
+// owned is a served resource or template: its server and its definition
+// there (def.URI or def.URITemplate is the original).
+type owned[T any] struct {
+	server string
+	def    T
+	served T // as served: the URI may be qualified
+}
+
+func newExposure() exposure {
+	return exposure{
+		tools: map[string]*registry.Tool{}, toolDefs: map[string]*mcp.Tool{},
+		prompts: map[string]*registry.Prompt{}, promptDef: map[string]*mcp.Prompt{},
+		resources: map[string]owned[*mcp.Resource]{}, templates: map[string]owned[*mcp.ResourceTemplate]{},
+	}
+}
+
+// Sync makes what is served equal to the registry's current tools, prompts,
+// resources and resource templates, named per Options.Naming, and returns the
+// registry's problems. Unchanged entries are left alone, so clients are
+// notified (list_changed) only of real changes.
+func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
+	active := g.h.ActiveServers()
+	bare := prefixFree(g.naming, len(active))
+	tools, problems := g.h.ToolsOf(ctx, active)
+	prompts, pp := g.h.Prompts(ctx)
+	resources, rp := g.h.Resources(ctx, "")
+	templates, tp := g.h.ResourceTemplates(ctx)
+	problems = append(append(append(problems, pp...), rp...), tp...)
+
+	wantTools, p1 := exposeNames(bare, "tool", tools,
+		func(t *registry.Tool) string { return t.Name },
+		func(t *registry.Tool) string { return t.Original },
+		func(t *registry.Tool) string { return t.Server })
+	wantPrompts, p2 := exposeNames(bare, "prompt", prompts,
+		func(p *registry.Prompt) string { return p.Name },
+		func(p *registry.Prompt) string { return p.Original },
+		func(p *registry.Prompt) string { return p.Server })
+	problems = append(append(problems, p1...), p2...)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	problems = append(problems, g.syncTools(wantTools)...)
+	problems = append(problems, g.syncPrompts(wantPrompts)...)
+	problems = append(problems, g.syncResources(resources)...)
+	problems = append(problems, g.syncTemplates(templates)...)
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Server < problems[j].Server })
+	return problems
+}
+
+func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
+	var problems []registry.Problem
+	var remove []string
+	for name := range g.exposed.tools {
+		if _, ok := want[name]; !ok {
+			remove = append(remove, name)
+			delete(g.exposed.tools, name)
+			delete(g.exposed.toolDefs, name)
+		}
+	}
+	if len(remove) > 0 {
+		g.srv.RemoveTools(remove...)
+	}
+	for name, t := range want {
+		mt := serverTool(name, t)
+		if old, ok := g.exposed.toolDefs[name]; ok && reflect.DeepEqual(old, mt) {
+			g.exposed.tools[name] = t
+			continue
+		}
+		if err := guard(func() { g.srv.AddTool(mt, g.toolHandler(name)) }); err != nil {
+			problems = append(problems, registry.Problem{Server: t.Server, Detail: fmt.Sprintf("tool %s is not served: %v", name, err)})
+			continue
+		}
+		g.exposed.tools[name], g.exposed.toolDefs[name] = t, mt
+	}
+	return problems
+}
+
+func (g *Gateway) syncPrompts(want map[string]*registry.Prompt) []registry.Problem {
+	var problems []registry.Problem
+	var remove []string
+	for name := range g.exposed.prompts {
+		if _, ok := want[name]; !ok {
+			remove = append(remove, name)
+			delete(g.exposed.prompts, name)
+			delete(g.exposed.promptDef, name)
+		}
+	}
+	if len(remove) > 0 {
+		g.srv.RemovePrompts(remove...)
+	}
+	for name, p := range want {
+		mp := &mcp.Prompt{Name: name, Description: p.Description, Arguments: p.Arguments}
+		if old, ok := g.exposed.promptDef[name]; ok && reflect.DeepEqual(old, mp) {
+			g.exposed.prompts[name] = p
+			continue
+		}
+		if err := guard(func() { g.srv.AddPrompt(mp, g.promptHandler(name)) }); err != nil {
+			problems = append(problems, registry.Problem{Server: p.Server, Detail: fmt.Sprintf("prompt %s is not served: %v", name, err)})
+			continue
+		}
+		g.exposed.prompts[name], g.exposed.promptDef[name] = p, mp
+	}
+	return problems
+}
+
+func (g *Gateway) syncResources(list []*registry.Resource) []registry.Problem {
+	count := map[string]int{}
+	for _, r := range list {
+		count[r.URI]++
+	}
+	want := map[string]owned[*mcp.Resource]{}
+	for _, r := range list {
+		served := *r.Resource
+		if count[r.URI] > 1 {
+			served.URI = qualifiedScheme + r.Server + "/" + r.URI
+		}
+		want[served.URI] = owned[*mcp.Resource]{server: r.Server, def: r.Resource, served: &served}
+	}
+	var problems []registry.Problem
+	var remove []string
+	for uri := range g.exposed.resources {
+		if _, ok := want[uri]; !ok {
+			remove = append(remove, uri)
+			delete(g.exposed.resources, uri)
+		}
+	}
+	if len(remove) > 0 {
+		g.srv.RemoveResources(remove...)
+	}
+	for uri, o := range want {
+		if old, ok := g.exposed.resources[uri]; ok && old.server == o.server && reflect.DeepEqual(old.served, o.served) {
+			continue
+		}
+		if err := guard(func() { g.srv.AddResource(o.served, g.resourceHandler(o.server, o.def.URI)) }); err != nil {
+			problems = append(problems, registry.Problem{Server: o.server, Detail: fmt.Sprintf("resource %s is not served: %v", uri, err)})
+			continue
+		}
+		g.exposed.resources[uri] = o
+	}
+	return problems
+}
+
+func (g *Gateway) syncTemplates(list []*registry.ResourceTemplate) []registry.Problem {
+	count := map[string]int{}
+	for _, t := range list {
+		count[t.URITemplate]++
+	}
+	want := map[string]owned[*mcp.ResourceTemplate]{}
+	for _, t := range list {
+		served := *t.ResourceTemplate
+		if count[t.URITemplate] > 1 {
+			served.URITemplate = qualifiedScheme + t.Server + "/" + t.URITemplate
+		}
+		want[served.URITemplate] = owned[*mcp.ResourceTemplate]{server: t.Server, def: t.ResourceTemplate, served: &served}
+	}
+	var problems []registry.Problem
+	var remove []string
+	for ut := range g.exposed.templates {
+		if _, ok := want[ut]; !ok {
+			remove = append(remove, ut)
+			delete(g.exposed.templates, ut)
+		}
+	}
+	if len(remove) > 0 {
+		g.srv.RemoveResourceTemplates(remove...)
+	}
+	for ut, o := range want {
+		if old, ok := g.exposed.templates[ut]; ok && old.server == o.server && reflect.DeepEqual(old.served, o.served) {
+			continue
+		}
+		prefix := ""
+		if ut != o.def.URITemplate {
+			prefix = qualifiedScheme + o.server + "/"
+		}
+		if err := guard(func() { g.srv.AddResourceTemplate(o.served, g.templateHandler(o.server, prefix)) }); err != nil {
+			problems = append(problems, registry.Problem{Server: o.server, Detail: fmt.Sprintf("resource template %s is not served: %v", ut, err)})
+			continue
+		}
+		g.exposed.templates[ut] = o
+	}
+	return problems
+}
+
+// guard runs an add of the go-sdk server, which panics on definitions it
+// rejects: an upstream server's bad definition must not take the gateway
+// down.
+func guard(add func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	add()
+	return nil
+}
+
+// serverTool turns a registry tool into the definition served downstream
+// under name.
+func serverTool(name string, t *registry.Tool) *mcp.Tool {
+	mt := &mcp.Tool{
+		Name:         name,
+		Description:  t.Description,
+		InputSchema:  ObjectSchema(t.InputSchema),
+		OutputSchema: t.OutputSchema,
+	}
+	if t.DisplayName != t.Original {
+		mt.Title = t.DisplayName
+	}
+	if t.Annotations != nil {
+		a := *t.Annotations
+		mt.Annotations = &a
+	}
+	if mt.OutputSchema != nil {
+		if m, ok := mt.OutputSchema.(map[string]any); !ok || m["type"] != "object" {
+			mt.OutputSchema = nil
+		}
+	}
+	return mt
+}
+
+// ObjectSchema returns schema if it is a JSON object schema of type "object",
+// and an empty object schema otherwise.
+func ObjectSchema(schema any) any {
+	if m, ok := schema.(map[string]any); ok && m["type"] == "object" {
+		return m
+	}
+	return map[string]any{"type": "object"}
+}
+
+// canonicalTool maps an exposed tool name to its registry name.
+func (g *Gateway) canonicalTool(exposed string) (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.exposed.tools[exposed]
+	if !ok {
+		return "", false
+	}
+	return t.Name, true
+}

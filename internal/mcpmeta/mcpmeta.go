@@ -1,0 +1,116 @@
+// Package mcpmeta is the one place that handles the protocol-reserved _meta
+// members ("io.modelcontextprotocol/…": protocol version, client info and
+// capabilities, server info, log level). They describe one hop — the
+// downstream client's session with the gateway, or the gateway's with a
+// server — so the gateway never passes them from one hop to the other, in
+// decoded messages (Strip) or raw ones (StripRaw, Reserved).
+package mcpmeta
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
+
+// Prefix starts every protocol-reserved _meta member name.
+const Prefix = "io.modelcontextprotocol/"
+
+var prefix = []byte(Prefix)
+
+// IsReserved reports whether a _meta member name is protocol-reserved.
+func IsReserved(name string) bool { return strings.HasPrefix(name, Prefix) }
+
+// Strip deletes the protocol-reserved members of m.
+func Strip(m mcp.Meta) {
+	for k := range m {
+		if IsReserved(k) {
+			delete(m, k)
+		}
+	}
+}
+
+// MayHave reports whether the raw JSON b may hold a reserved member (a
+// cheap test before StripRaw).
+func MayHave(b []byte) bool { return bytes.Contains(b, prefix) }
+
+// StripRaw removes the reserved members from the _meta of the JSON object
+// obj (and _meta itself if that empties it), keeping everything else byte
+// for byte. ok is false if obj or its _meta is not a JSON object.
+func StripRaw(obj []byte) (out []byte, ok bool) {
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Members(arr[:0], obj)
+	if err != nil {
+		return nil, false
+	}
+	meta, found := rawjson.Find(ms, "_meta")
+	if !found {
+		return obj, true
+	}
+	var marr [8]rawjson.Member
+	metas, err := rawjson.Members(marr[:0], meta.Value)
+	if err != nil {
+		return nil, false
+	}
+	kept := appendMembers(nil, metas, false)
+	out = make([]byte, 0, len(obj))
+	out = append(out, '{')
+	first := true
+	for _, m := range ms {
+		v := m.Value
+		if string(m.Key) == "_meta" {
+			if len(kept) == 0 {
+				continue
+			}
+			v = append(append([]byte{'{'}, kept...), '}')
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = appendMember(out, m.Key, v)
+	}
+	return append(out, '}'), true
+}
+
+// Reserved returns the reserved members of the _meta of the JSON object
+// params, as raw `"k":v,…` bytes (nil if none).
+func Reserved(params []byte) []byte {
+	ms, err := rawjson.Members(nil, params)
+	if err != nil {
+		return nil
+	}
+	meta, ok := rawjson.Find(ms, "_meta")
+	if !ok {
+		return nil
+	}
+	mms, err := rawjson.Members(nil, meta.Value)
+	if err != nil {
+		return nil
+	}
+	return appendMembers(nil, mms, true)
+}
+
+// appendMembers appends the members that are (reserved true) or are not
+// reserved, comma-separated.
+func appendMembers(dst []byte, ms []rawjson.Member, reserved bool) []byte {
+	for _, m := range ms {
+		if bytes.HasPrefix(m.Key, prefix) != reserved {
+			continue
+		}
+		if len(dst) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendMember(dst, m.Key, m.Value)
+	}
+	return dst
+}
+
+func appendMember(dst, key, value []byte) []byte {
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	dst = append(dst, '"', ':')
+	return append(dst, value...)
+}
