@@ -3,7 +3,6 @@ package conn
 import (
 	"errors"
 	"io"
-	"strings"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,19 +24,34 @@ type verifyError struct{ err error }
 
 func (e *verifyError) Error() string { return e.err.Error() }
 
+// errTransportClosed is what this package's own connections (plugin
+// connections, the stdio raw lane) report when the connection to a server is
+// lost. It reads as mcp.ErrConnectionClosed does but is another value, because
+// the two mean different things to Do: a session call that fails with
+// mcp.ErrConnectionClosed was refused before it was written (see neverSent),
+// while a call that fails with errTransportClosed may have gone out.
+var errTransportClosed = errors.New("connection closed")
+
 // neverSent reports whether err says the request was refused before it was
 // written, because the connection was already closing.
+//
+// The go-sdk refuses a call on a connection that is closing, or whose read or
+// write side has failed, before giving it to the transport (jsonrpc2's
+// ErrClientClosing or ErrServerClosing), and reports that, and only that, as
+// mcp.ErrConnectionClosed; those two errors themselves are internal to the
+// go-sdk and are flattened to text on the way out. A call that was written and
+// then lost its connection fails with the transport's own error instead, which
+// for this package's transports is errTransportClosed, never
+// mcp.ErrConnectionClosed. (A server that answers with jsonrpc2's "server is
+// closing" code is refused in the same words: it did not handle the call
+// either.)
 func neverSent(err error) bool {
-	return strings.Contains(err.Error(), "client is closing")
+	return errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, errTransportClosed)
 }
 
 // connectionGone reports whether err says the session's connection is closed.
 func connectionGone(err error) bool {
-	if errors.Is(err, mcp.ErrConnectionClosed) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "connection closed") || strings.Contains(msg, "client is closing")
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, errTransportClosed)
 }
 
 // IsTerminal reports whether err means the transport to a server is broken
@@ -46,12 +60,11 @@ func connectionGone(err error) bool {
 func IsTerminal(err error) bool {
 	for _, target := range []error{
 		syscall.ECONNRESET, syscall.ETIMEDOUT, syscall.EPIPE, syscall.EHOSTUNREACH,
-		syscall.ECONNREFUSED, io.ErrUnexpectedEOF, mcp.ErrConnectionClosed,
+		syscall.ECONNREFUSED, io.ErrUnexpectedEOF, mcp.ErrConnectionClosed, errTransportClosed,
 	} {
 		if errors.Is(err, target) {
 			return true
 		}
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "stream disconnected") || strings.Contains(msg, "connection closed")
+	return false
 }

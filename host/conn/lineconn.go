@@ -193,7 +193,9 @@ func (c *lineConn) Close() error {
 
 // CallRaw sends tools/call for tool with the given raw JSON arguments (nil
 // for none) and returns the server's raw response line. If ctx ends first,
-// the server is sent notifications/cancelled.
+// the server is sent notifications/cancelled. A connection lost before the
+// call is written fails it with mcp.ErrConnectionClosed; one lost after, with
+// errTransportClosed.
 func (c *lineConn) CallRaw(ctx context.Context, tool string, args []byte) ([]byte, error) {
 	id := strconv.Quote(rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10))
 	name, _ := json.Marshal(tool)
@@ -220,6 +222,7 @@ func (c *lineConn) CallRaw(ctx context.Context, tool string, args []byte) ([]byt
 	ch := make(chan []byte, 1)
 	c.mu.Lock()
 	if c.pending == nil {
+		// Nothing written: refused as the go-sdk refuses a session call.
 		err := c.readErr
 		c.mu.Unlock()
 		return nil, fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, err)
@@ -228,12 +231,12 @@ func (c *lineConn) CallRaw(ctx context.Context, tool string, args []byte) ([]byt
 	c.mu.Unlock()
 	if err := c.writeLine(msg); err != nil {
 		c.forget(id)
-		return nil, fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, err)
+		return nil, fmt.Errorf("%w: %v", errTransportClosed, err)
 	}
 	select {
 	case resp, ok := <-ch:
 		if !ok {
-			return nil, mcp.ErrConnectionClosed
+			return nil, errTransportClosed
 		}
 		return resp, nil
 	case <-ctx.Done():

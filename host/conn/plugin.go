@@ -111,12 +111,12 @@ func pluginError(plugin string, err error) error {
 	var te *sdk.TransportError
 	if errors.As(err, &te) {
 		if te.Code == sdk.CodeTerminal {
-			return fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, te)
+			return fmt.Errorf("%w: %v", errTransportClosed, te)
 		}
 		return te
 	}
 	if _, ok := status.FromError(err); ok {
-		return fmt.Errorf("%w: plugin %s did not respond; see its log (%v)", mcp.ErrConnectionClosed, plugin, err)
+		return fmt.Errorf("%w: plugin %s did not respond; see its log (%v)", errTransportClosed, plugin, err)
 	}
 	return err
 }
