@@ -22,7 +22,6 @@ import (
 // MaxMessageBytes caps one message from the downstream client.
 const MaxMessageBytes = 4 << 20
 
-
 // relayConn is the downstream stdio connection of the gateway. The go-sdk
 // server runs on it as on any mcp.Connection, except for tools/call requests
 // that can take the relay path: those never reach the go-sdk. Their name and
