@@ -72,15 +72,40 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]*registry.ResourceTempl
 
 // ReadResourceResult reads a resource from server and returns the server's
 // result as is (ReadResource decodes it and writes blobs to files).
-func (h *Host) ReadResourceResult(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+// p.URI is the server's own URI; the rest of p (a retry's input responses
+// and request state, _meta) is sent as is.
+func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
-		res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		res, err = cs.ReadResource(ctx, p)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading resource %s from %s: %w", uri, server, err)
+		return nil, fmt.Errorf("reading resource %s from %s: %w", p.URI, server, err)
+	}
+	return res, nil
+}
+
+// GetPromptResult gets the prompt with registry name name, sending p (its
+// arguments, a retry's input responses and request state) with the
+// server's own prompt name. An input-required result is returned as is.
+func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	pr, err := h.reg.LookupPrompt(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	up := *p
+	up.Name = pr.Original
+	up.Meta = nil
+	var res *mcp.GetPromptResult
+	err = h.conns.Do(ctx, pr.Server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.GetPrompt(ctx, &up)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("getting prompt %s: %w", name, err)
 	}
 	return res, nil
 }

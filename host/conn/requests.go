@@ -32,13 +32,24 @@ import (
 
 // Requester answers a server's requests on behalf of the caller of a call.
 // Implementations must be comparable (pointers or structs of comparable
-// fields): calls with equal Requesters belong to one client.
+// fields). Calls whose Requesters are equal, or whose Client values are
+// equal, belong to one client.
 type Requester interface {
 	// Capabilities is what the caller's client can answer; nil: nothing.
 	Capabilities() *mcp.ClientCapabilities
 	Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	CreateMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	ListRoots(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
+}
+
+// clientOf groups Requesters by client: one that has a Client method
+// belongs to the client it returns (e.g. a downstream session whose calls
+// each carry their own request context); any other is its own client.
+func clientOf(r Requester) any {
+	if c, ok := r.(interface{ Client() any }); ok {
+		return c.Client()
+	}
+	return r
 }
 
 // ErrAmbiguousRequest refuses a server's request that cannot be tied to one
@@ -223,18 +234,22 @@ func (cs *callers) add(r Requester) func() {
 	}
 }
 
-// only returns the one Requester with calls in flight; ok is false when
-// there are several, r is nil when there is none.
+// only returns a Requester of the one client with calls in flight; ok is
+// false when calls of several clients are in flight, r is nil when there is
+// none.
 func (cs *callers) only() (r Requester, ok bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if len(cs.n) > 1 {
-		return nil, false
+	var client any
+	for cr := range cs.n {
+		switch c := clientOf(cr); {
+		case r == nil:
+			r, client = cr, c
+		case c != client:
+			return nil, false
+		}
 	}
-	for r := range cs.n {
-		return r, true
-	}
-	return nil, true
+	return r, true
 }
 
 // metaCapabilities is a Requester's capabilities as the _meta

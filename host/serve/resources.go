@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 
@@ -25,7 +26,7 @@ func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", exposed)}
 		}
-		res, err := g.h.GetPrompt(ctx, p.Name, req.Params.Arguments)
+		res, err := g.h.GetPromptResult(ctx, p.Name, req.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +39,7 @@ func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
 // server's own URI, whatever URI it is served under).
 func (g *Gateway) resourceHandler(server, uri string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return g.read(ctx, server, uri)
+		return g.read(ctx, server, uri, req.Params)
 	}
 }
 
@@ -46,12 +47,15 @@ func (g *Gateway) resourceHandler(server, uri string) mcp.ResourceHandler {
 // qualification the template is served with ("" when none).
 func (g *Gateway) templateHandler(server, prefix string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return g.read(ctx, server, strings.TrimPrefix(req.Params.URI, prefix))
+		return g.read(ctx, server, strings.TrimPrefix(req.Params.URI, prefix), req.Params)
 	}
 }
 
-func (g *Gateway) read(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
-	res, err := g.h.ReadResourceResult(ctx, server, uri)
+// read reads uri from server, passing on a retry's input responses and
+// request state (input-required results pass through to the client).
+func (g *Gateway) read(ctx context.Context, server, uri string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	up := &mcp.ReadResourceParams{URI: uri, InputResponses: p.InputResponses, RequestState: p.RequestState, Meta: forwardMeta(p.Meta)}
+	res, err := g.h.ReadResourceResult(ctx, server, up)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +198,9 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 	}
 	stripProtocolMeta(fwd.Meta)
 	if sr, ok := r.(sessionRequester); ok && sr.ss != nil {
-		sr.ss.Log(context.Background(), &fwd)
+		ctx, done := sr.within(context.Background())
+		defer done()
+		sr.ss.Log(ctx, &fwd)
 		return
 	}
 	for ss := range g.srv.Sessions() {
@@ -210,6 +216,9 @@ func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(ctx, method, req)
 		if err == nil && method == "logging/setLevel" {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					g.levels.set(ss, p.Level, g.srv.Sessions)
+				}
 				g.h.SetLogLevel(ctx, p.Level)
 			}
 		}
@@ -217,6 +226,37 @@ func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// logLevels are the levels downstream sessions set with logging/setLevel.
+type logLevels struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]mcp.LoggingLevel
+}
+
+// set records a session's level and forgets those of sessions that ended
+// (live lists the open ones).
+func (l *logLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel, live func() iter.Seq[*mcp.ServerSession]) {
+	open := map[*mcp.ServerSession]bool{ss: true}
+	for s := range live() {
+		open[s] = true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[*mcp.ServerSession]mcp.LoggingLevel{}
+	}
+	for s := range l.m {
+		if !open[s] {
+			delete(l.m, s)
+		}
+	}
+	l.m[ss] = level
+}
+
+func (l *logLevels) of(ss *mcp.ServerSession) mcp.LoggingLevel {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[ss]
+}
 // instructionsMiddleware puts the current instructions into the answers to
 // initialize and server/discover: the gateway's own, then each connected
 // upstream's (sanitized and capped by the registry), by server.

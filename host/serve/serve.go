@@ -55,6 +55,7 @@ type Gateway struct {
 
 	logins pendingLogins // logins started through authenticate pseudo-tools
 	subs   subscriptions // upstream resource subscriptions (resources.go)
+	levels logLevels     // downstream sessions' log levels (resources.go)
 
 	// Graceful shutdown (drain.go).
 	drainTimeout time.Duration

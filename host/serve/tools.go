@@ -45,9 +45,9 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		newClient := req.ProtocolVersion() >= newProtocol
 		opts := &host.CallOptions{
 			CallerAsks:          true,
-			Requester:           sessionRequester{req.Session},
+			Requester:           sessionRequester{req.Session, ctx, req.ClientCapabilities()},
 			ReturnInputRequests: newClient,
-			Meta:                forwardMeta(p.Meta),
+			Meta:                g.upstreamMeta(req.Session, p.Meta),
 		}
 		if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
 			// The retry of an authenticate call whose login just finished:
@@ -88,7 +88,8 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		var (
 			te *host.ToolError
 			ar *host.ApprovalRequiredError
-			lr *host.LoginRequiredError
+			lr  *host.LoginRequiredError
+			rpc *jsonrpc.Error
 		)
 		switch {
 		case errors.As(err, &ar):
@@ -103,6 +104,8 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 			return res, nil // isError passes through as a result
 		case errors.Is(err, registry.ErrNotFound):
 			return nil, err
+		case errors.As(err, &rpc):
+			return nil, rpc // the server's protocol error, with its code
 		case err != nil:
 			g.log.Warn("tool call failed", "tool", name, "error", err)
 			return errorResult(err), nil
@@ -118,6 +121,25 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		stripProtocolMeta(res.Meta)
 		return res, nil
 	}
+}
+
+// upstreamMeta is the _meta of the upstream request for a downstream one:
+// forwardMeta, plus the downstream session's log level (set with
+// logging/setLevel) when the request does not carry one, so that a server of
+// 2026-07-28 (which has no logging/setLevel) logs at that level during the
+// call.
+func (g *Gateway) upstreamMeta(ss *mcp.ServerSession, m mcp.Meta) mcp.Meta {
+	out := forwardMeta(m)
+	if _, ok := out[mcp.MetaKeyLogLevel]; ok {
+		return out
+	}
+	if level := g.levels.of(ss); level != "" {
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[mcp.MetaKeyLogLevel] = level
+	}
+	return out
 }
 
 // forwardMeta is the part of a downstream request's _meta sent upstream:
