@@ -46,3 +46,5 @@ require (
 	golang.org/x/tools v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20231106174013-bbf56f31fb17 // indirect
 )
+
+tool github.com/modelcontextprotocol/go-sdk/conformance/everything-server

