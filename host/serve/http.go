@@ -85,8 +85,22 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
-	next := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
-		&mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdleTimeout, Stateless: o.Stateless})
+	getServer := func(*http.Request) *mcp.Server { return g.srv }
+	// One endpoint for both protocol eras: a 2026-07-28 request (its
+	// Mcp-Protocol-Version header, no session) is served statelessly, as
+	// that era's requests stand alone; anything else by the session-keeping
+	// handler (unless every request is to be stateless).
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true})
+	stateful := stateless
+	if !o.Stateless {
+		stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdleTimeout})
+	}
+	pick := func(r *http.Request) http.Handler {
+		if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= newProtocol {
+			return stateless
+		}
+		return stateful
+	}
 	want := []byte("Bearer " + o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) && !sameOrigin(r, origin) {
@@ -98,6 +112,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return
 		}
+		next := pick(r)
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
@@ -117,7 +132,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		defer g.calls.done()
 		// Any POST without a session id may open a session (however its
 		// method is spelled), so each one is admitted against the cap.
-		if r.Header.Get("Mcp-Session-Id") == "" && !o.Stateless {
+		if r.Header.Get("Mcp-Session-Id") == "" && next != stateless {
 			if !g.admitSession(o.MaxSessions) {
 				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
 					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
