@@ -1,0 +1,35 @@
+package mcpmeta
+
+import (
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestStripRaw(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"content":[]}`, `{"content":[]}`},
+		{`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x"}}}`, `{"content":[]}`},
+		{`{"_meta":{"a":1,"io.modelcontextprotocol/x":2,"b":"io.modelcontextprotocol/"},"isError":true}`, `{"_meta":{"a":1,"b":"io.modelcontextprotocol/"},"isError":true}`},
+	} {
+		got, ok := StripRaw([]byte(tc.in))
+		if !ok || string(got) != tc.want {
+			t.Errorf("StripRaw(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
+		}
+	}
+	if _, ok := StripRaw([]byte(`{"_meta":[1]}`)); ok {
+		t.Error("a _meta that is not an object was accepted")
+	}
+}
+
+func TestReservedAndStrip(t *testing.T) {
+	got := Reserved([]byte(`{"name":"t","_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`))
+	if want := `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`; string(got) != want {
+		t.Errorf("Reserved = %s, want %s", got, want)
+	}
+	m := mcp.Meta{"io.modelcontextprotocol/logLevel": "info", "trace": "x"}
+	Strip(m)
+	if len(m) != 1 || m["trace"] != "x" {
+		t.Errorf("Strip left %v", m)
+	}
+}
