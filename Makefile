@@ -30,7 +30,8 @@ test-deps:
 test: build test-deps vet
 	$(GO) test -count=1 -race -timeout 20m ./...
 
-# The official MCP conformance suite's client scenarios (Node 22 from npm).
+# The official MCP conformance suite: client scenarios against mcphost, server
+# scenarios through `mcphost serve --http` (see scripts/conformance.sh).
 conformance:
 	./scripts/conformance.sh
 
