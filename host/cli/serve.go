@@ -45,7 +45,7 @@ this off. Browser requests need their Origin allowed with --allow-origin.`,
 					return err
 				}
 			}
-			h, err := a.newHost()
+			h, err := a.startHost(false)
 			if err != nil {
 				return err
 			}
