@@ -111,8 +111,7 @@ this command only checks that a token can be obtained.`,
 }
 
 // presenter shows a login URL: printed to stderr, then opened with
-// $BROWSER (run directly with the URL as its one argument, never through a
-// shell) or the platform's opener, after the URL passed the safety check.
+// openBrowser, after the URL passed the safety check.
 func (a *app) presenter(server string, noBrowser bool) hauth.Presenter {
 	return func(_ context.Context, u string) error {
 		if err := hauth.CheckAuthorizationURL(u); err != nil {
@@ -122,15 +121,28 @@ func (a *app) presenter(server string, noBrowser bool) hauth.Presenter {
 		if noBrowser {
 			return nil
 		}
-		if b, ok := a.lookupEnv("BROWSER"); ok && b != "" {
-			if err := exec.Command(b, u).Start(); err != nil {
-				fmt.Fprintf(a.stderr, "Could not start $BROWSER: %v\n", err)
-			}
-			return nil
-		}
-		if err := hauth.OpenBrowser(u); err != nil {
+		if err := a.openBrowser(u); err != nil {
 			fmt.Fprintf(a.stderr, "Could not open a browser (%v); open the URL yourself.\n", err)
 		}
 		return nil
 	}
+}
+
+// openBrowser opens u, which the caller checked with
+// hauth.CheckAuthorizationURL: with a.openURL if set (tests), else with
+// $BROWSER (run directly with the URL as its one argument, never through a
+// shell), else with the platform's opener.
+func (a *app) openBrowser(u string) error {
+	if a.openURL != nil {
+		return a.openURL(u)
+	}
+	if a.lookupEnv != nil {
+		if b, ok := a.lookupEnv("BROWSER"); ok && b != "" {
+			if err := exec.Command(b, u).Start(); err != nil {
+				return fmt.Errorf("starting $BROWSER: %w", err)
+			}
+			return nil
+		}
+	}
+	return hauth.OpenBrowser(u)
 }

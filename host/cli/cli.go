@@ -70,10 +70,18 @@ type app struct {
 	workDir        string
 	sigs           *signals // nil unless run by Main
 
-	// Terminal asking: one reader over stdin, and the tools allowed "always".
+	// Terminal prompts (prompt.go): askMu guards promptTurn's creation;
+	// holding the turn guards the rest: one reader over stdin, the read a
+	// prompt that gave up left under way, and the tools allowed "always".
 	askMu         sync.Mutex
+	promptTurn    chan struct{}
 	stdinReader   *bufio.Reader
+	pendingRead   chan lineRead
 	alwaysAllowed map[string]bool
+
+	// openURL opens a URL in the user's browser. OPTIONAL: openBrowser's
+	// default ($BROWSER, else the platform's opener). Tests replace it.
+	openURL func(string) error
 }
 
 // Run executes the mcphost command line and returns its exit code.
@@ -194,8 +202,17 @@ func (a *app) printDiags(cfg *config.Config, diags hcl.Diagnostics) {
 	}
 }
 
-// newHost loads the configuration and starts a host on it.
-func (a *app) newHost(adjust ...func(*host.Options)) (*host.Host, error) {
+// newHost loads the configuration and starts a host on it, for a command
+// run at the user's terminal.
+func (a *app) newHost() (*host.Host, error) { return a.startHost(true) }
+
+// startHost loads the configuration and starts a host on it, adjusted by
+// adjust. interactive is false for serve: the gateway's requests come from
+// its MCP client, so the CLI's own answers to servers' elicitation and
+// sampling requests (the terminal form, the sampling refusal) are not
+// installed; the gateway passes those requests to the client that made the
+// call.
+func (a *app) startHost(interactive bool, adjust ...func(*host.Options)) (*host.Host, error) {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return nil, err
@@ -208,6 +225,21 @@ func (a *app) newHost(adjust ...func(*host.Options)) (*host.Host, error) {
 	opts.PresentAuthURL = a.presenter("the server", false)
 	if a.isTerminal(a.stdin) && a.isTerminal(a.stderr) {
 		opts.Ask = a.askOnTerminal
+		if interactive {
+			// Elicitation is offered to servers only when someone can
+			// answer it: without a terminal, OnElicit stays nil and servers
+			// see no elicitation capability.
+			opts.OnElicit = a.elicitOnTerminal
+		}
+	}
+	if interactive {
+		// Sampling is offered although the CLI has no LLM: a server that
+		// asks gets declineSampling's error, which says why and what to use
+		// instead, and the user sees a warning. Not offering it would leave
+		// a server that needs sampling to fail in its own words; the cost is
+		// that a server able to do without sampling now gets that error
+		// rather than taking its fallback (unless it falls back on errors too).
+		opts.OnCreateMessage = a.declineSampling
 	}
 	for _, f := range adjust {
 		f(opts)

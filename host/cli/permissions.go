@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"strings"
@@ -55,19 +54,23 @@ func (a *app) permissionsCmd() *cobra.Command {
 
 // askOnTerminal asks the person at the terminal about a call whose decision
 // is ask: yes, no, or always (for the rest of this process). It is only used
-// when stdin and stderr are terminals.
-func (a *app) askOnTerminal(_ context.Context, t *registry.Tool, d permissions.Decision) (bool, error) {
-	a.askMu.Lock()
-	defer a.askMu.Unlock()
+// when stdin and stderr are terminals. It takes its turn with the other
+// terminal prompts and gives up (false, ctx's error) when ctx ends.
+func (a *app) askOnTerminal(ctx context.Context, t *registry.Tool, d permissions.Decision) (bool, error) {
+	release, err := a.takeTurn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
 	if a.alwaysAllowed[t.Name] {
 		return true, nil
 	}
 	fmt.Fprintf(a.stderr, "%s (%s) wants to run.\n  %s\nAllow? [y]es / [N]o / [a]lways this session: ", t.Name, t.DisplayName, d.Explain())
-	if a.stdinReader == nil {
-		a.stdinReader = bufio.NewReader(a.stdin)
-	}
-	line, err := a.stdinReader.ReadString('\n')
-	if err != nil && line == "" {
+	line, err := a.readLine(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			a.abandoned(err)
+		}
 		return false, err
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {

@@ -60,7 +60,7 @@ addressed) or allowed with --allow-origin.`,
 			if stateless && httpAddr == "" {
 				return errors.New("--stateless applies to --http only")
 			}
-			h, err := a.newHost(func(o *host.Options) {
+			h, err := a.startHost(false, func(o *host.Options) {
 				// The gateway's clients answer what servers ask during calls:
 				// offer servers all of it; each request goes to the client
 				// that made the call, and is refused if that client cannot.

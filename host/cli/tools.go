@@ -116,7 +116,14 @@ func (a *app) callCmd() *cobra.Command {
 		Long: `Calls a tool by its registry name (mcp__SERVER__TOOL) with a JSON object of
 arguments ("-" reads them from standard input) and prints the result as text,
 or the whole result with --json. The exit status is 1 if the call fails or
-the tool reports an error (isError).`,
+the tool reports an error (isError).
+
+A server may ask for input during the call (elicitation). When stdin and
+stderr are terminals, its form is asked there field by field, or, for a web
+page, its URL is shown and opened only if you agree; at any prompt :decline
+refuses and :cancel or Ctrl-D dismisses. Otherwise servers are not offered
+elicitation. A server's request for an LLM completion (sampling) is declined:
+the CLI has no LLM.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var callArgs json.RawMessage
