@@ -257,6 +257,7 @@ func (l *logLevels) of(ss *mcp.ServerSession) mcp.LoggingLevel {
 	defer l.mu.Unlock()
 	return l.m[ss]
 }
+
 // instructionsMiddleware puts the current instructions into the answers to
 // initialize and server/discover: the gateway's own, then each connected
 // upstream's (sanitized and capped by the registry), by server.

@@ -86,8 +86,8 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		}
 		res, err := g.h.CallTool(ctx, name, args, opts)
 		var (
-			te *host.ToolError
-			ar *host.ApprovalRequiredError
+			te  *host.ToolError
+			ar  *host.ApprovalRequiredError
 			lr  *host.LoginRequiredError
 			rpc *jsonrpc.Error
 		)
