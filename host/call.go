@@ -320,20 +320,7 @@ func (h *Host) Prompts(ctx context.Context) ([]*registry.Prompt, []registry.Prob
 
 // GetPrompt retrieves a prompt by registry name with arguments.
 func (h *Host) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	p, err := h.reg.LookupPrompt(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	var res *mcp.GetPromptResult
-	err = h.conns.Do(ctx, p.Server, func(ctx context.Context, cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Original, Arguments: args})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("getting prompt %s: %w", name, err)
-	}
-	return res, nil
+	return h.GetPromptResult(ctx, name, &mcp.GetPromptParams{Arguments: args})
 }
 
 // Resources returns the resources of the active servers (or of one server).
@@ -370,14 +357,9 @@ func (h *Host) ReadResource(ctx context.Context, server, uri string) ([]Resource
 			return nil, fmt.Errorf("no server lists resource %q; name the server", uri)
 		}
 	}
-	var res *mcp.ReadResourceResult
-	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-		return err
-	})
+	res, err := h.ReadResourceResult(ctx, server, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, fmt.Errorf("reading resource %s from %s: %w", uri, server, err)
+		return nil, err
 	}
 	var out []ResourceContent
 	for _, c := range res.Contents {

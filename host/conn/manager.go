@@ -329,7 +329,7 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 			}
 		}
 		p := params
-		if o.Requester != nil && cs.InitializeResult().ProtocolVersion >= newProtocol {
+		if o.Requester != nil && cs.InitializeResult().ProtocolVersion >= NewProtocol {
 			// Offer the server only what this caller's client can answer.
 			cp := *params
 			cp.Meta = mcp.Meta{}
@@ -413,9 +413,10 @@ func (m *Manager) Current(server string) *mcp.ClientSession {
 	return c.session
 }
 
-// newProtocol is the first protocol version whose requests carry the
-// client's capabilities and whose servers ask for input in results.
-const newProtocol = "2026-07-28"
+// NewProtocol is the first protocol version whose requests stand alone
+// (carrying the client's capabilities in _meta) and whose servers ask for
+// input in results (SEP-2322) rather than by requests of their own.
+const NewProtocol = "2026-07-28"
 
 // Status reports every server's state in configuration order.
 func (m *Manager) Status() []Status {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -96,7 +97,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdleTimeout})
 	}
 	pick := func(r *http.Request) http.Handler {
-		if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= newProtocol {
+		if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= conn.NewProtocol {
 			return stateless
 		}
 		return stateful

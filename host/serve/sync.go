@@ -134,79 +134,78 @@ func (g *Gateway) syncPrompts(want map[string]*registry.Prompt) []registry.Probl
 }
 
 func (g *Gateway) syncResources(list []*registry.Resource) []registry.Problem {
-	count := map[string]int{}
-	for _, r := range list {
-		count[r.URI]++
+	servers := make([]string, len(list))
+	defs := make([]*mcp.Resource, len(list))
+	for i, r := range list {
+		servers[i], defs[i] = r.Server, r.Resource
 	}
-	want := map[string]owned[*mcp.Resource]{}
-	for _, r := range list {
-		served := *r.Resource
-		if count[r.URI] > 1 {
-			served.URI = qualifiedScheme + r.Server + "/" + r.URI
-		}
-		want[served.URI] = owned[*mcp.Resource]{server: r.Server, def: r.Resource, served: &served}
-	}
-	var problems []registry.Problem
-	var remove []string
-	for uri := range g.exposed.resources {
-		if _, ok := want[uri]; !ok {
-			remove = append(remove, uri)
-			delete(g.exposed.resources, uri)
-		}
-	}
-	if len(remove) > 0 {
-		g.srv.RemoveResources(remove...)
-	}
-	for uri, o := range want {
-		if old, ok := g.exposed.resources[uri]; ok && old.server == o.server && reflect.DeepEqual(old.served, o.served) {
-			continue
-		}
-		if err := guard(func() { g.srv.AddResource(o.served, g.resourceHandler(o.server, o.def.URI)) }); err != nil {
-			problems = append(problems, registry.Problem{Server: o.server, Detail: fmt.Sprintf("resource %s is not served: %v", uri, err)})
-			continue
-		}
-		g.exposed.resources[uri] = o
-	}
-	return problems
+	want := exposeOwned(servers, defs, func(r *mcp.Resource) string { return r.URI },
+		func(r *mcp.Resource, uri string) *mcp.Resource { c := *r; c.URI = uri; return &c })
+	return syncOwned("resource", g.exposed.resources, want, g.srv.RemoveResources, func(uri string, o owned[*mcp.Resource]) error {
+		return guard(func() { g.srv.AddResource(o.served, g.resourceHandler(o.server, o.def.URI)) })
+	})
 }
 
 func (g *Gateway) syncTemplates(list []*registry.ResourceTemplate) []registry.Problem {
-	count := map[string]int{}
-	for _, t := range list {
-		count[t.URITemplate]++
+	servers := make([]string, len(list))
+	defs := make([]*mcp.ResourceTemplate, len(list))
+	for i, t := range list {
+		servers[i], defs[i] = t.Server, t.ResourceTemplate
 	}
-	want := map[string]owned[*mcp.ResourceTemplate]{}
-	for _, t := range list {
-		served := *t.ResourceTemplate
-		if count[t.URITemplate] > 1 {
-			served.URITemplate = qualifiedScheme + t.Server + "/" + t.URITemplate
-		}
-		want[served.URITemplate] = owned[*mcp.ResourceTemplate]{server: t.Server, def: t.ResourceTemplate, served: &served}
-	}
-	var problems []registry.Problem
-	var remove []string
-	for ut := range g.exposed.templates {
-		if _, ok := want[ut]; !ok {
-			remove = append(remove, ut)
-			delete(g.exposed.templates, ut)
-		}
-	}
-	if len(remove) > 0 {
-		g.srv.RemoveResourceTemplates(remove...)
-	}
-	for ut, o := range want {
-		if old, ok := g.exposed.templates[ut]; ok && old.server == o.server && reflect.DeepEqual(old.served, o.served) {
-			continue
-		}
+	want := exposeOwned(servers, defs, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
+		func(t *mcp.ResourceTemplate, ut string) *mcp.ResourceTemplate { c := *t; c.URITemplate = ut; return &c })
+	return syncOwned("resource template", g.exposed.templates, want, g.srv.RemoveResourceTemplates, func(ut string, o owned[*mcp.ResourceTemplate]) error {
 		prefix := ""
 		if ut != o.def.URITemplate {
 			prefix = qualifiedScheme + o.server + "/"
 		}
-		if err := guard(func() { g.srv.AddResourceTemplate(o.served, g.templateHandler(o.server, prefix)) }); err != nil {
-			problems = append(problems, registry.Problem{Server: o.server, Detail: fmt.Sprintf("resource template %s is not served: %v", ut, err)})
+		return guard(func() { g.srv.AddResourceTemplate(o.served, g.templateHandler(o.server, prefix)) })
+	})
+}
+
+// exposeOwned keys each server's definition by the URI (or URI template)
+// it is served under: its own where only one server offers it, else
+// qualified (mcphost://SERVER/ORIGINAL, set with rekey).
+func exposeOwned[D any](servers []string, defs []D, key func(D) string, rekey func(D, string) D) map[string]owned[D] {
+	count := map[string]int{}
+	for _, d := range defs {
+		count[key(d)]++
+	}
+	want := make(map[string]owned[D], len(defs))
+	for i, d := range defs {
+		served := rekey(d, key(d)) // a copy: the registry's stays untouched
+		if count[key(d)] > 1 {
+			served = rekey(d, qualifiedScheme+servers[i]+"/"+key(d))
+		}
+		want[key(served)] = owned[D]{server: servers[i], def: d, served: served}
+	}
+	return want
+}
+
+// syncOwned makes have (what is served, by URI) equal to want: entries no
+// longer wanted are removed from the go-sdk server, new or changed ones
+// added; an add the go-sdk refuses is reported.
+func syncOwned[D any](what string, have, want map[string]owned[D], remove func(...string), add func(string, owned[D]) error) []registry.Problem {
+	var problems []registry.Problem
+	var gone []string
+	for k := range have {
+		if _, ok := want[k]; !ok {
+			gone = append(gone, k)
+			delete(have, k)
+		}
+	}
+	if len(gone) > 0 {
+		remove(gone...)
+	}
+	for k, o := range want {
+		if old, ok := have[k]; ok && old.server == o.server && reflect.DeepEqual(old.served, o.served) {
 			continue
 		}
-		g.exposed.templates[ut] = o
+		if err := add(k, o); err != nil {
+			problems = append(problems, registry.Problem{Server: o.server, Detail: fmt.Sprintf("%s %s is not served: %v", what, k, err)})
+			continue
+		}
+		have[k] = o
 	}
 	return problems
 }

@@ -10,13 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
-
-// newProtocol is the first protocol version whose clients retry calls with
-// answers themselves (input-required results, SEP-2322).
-const newProtocol = "2026-07-28"
 
 // toolHandler serves the tool exposed as exposed. Every call goes through
 // the host's call pipeline (host.CallTool: lookup, pin, permission, login,
@@ -42,7 +39,7 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		if len(p.Arguments) > 0 {
 			args = json.RawMessage(p.Arguments)
 		}
-		newClient := req.ProtocolVersion() >= newProtocol
+		newClient := req.ProtocolVersion() >= conn.NewProtocol
 		opts := &host.CallOptions{
 			CallerAsks:          true,
 			Requester:           sessionRequester{req.Session, ctx, req.ClientCapabilities()},
