@@ -174,6 +174,15 @@ func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificat
 	g.mu.Lock()
 	if r, ok := g.exposed.resources[qualifiedScheme+server+"/"+uri]; ok && r.server == server {
 		uri = r.served.URI
+	} else if r, ok := g.exposed.resources[uri]; !ok || r.server != server {
+		// A resource of one of the server's templates that is served
+		// qualified is subscribed to, and updated, qualified too.
+		for ut, t := range g.exposed.templates {
+			if t.server == server && ut != t.def.URITemplate && matchesTemplate(t.def.URITemplate, uri) {
+				uri = qualifiedScheme + server + "/" + uri
+				break
+			}
+		}
 	}
 	g.mu.Unlock()
 	fwd := *p
@@ -194,12 +203,57 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 	}
 	stripProtocolMeta(fwd.Meta)
 	if sr, ok := r.(sessionRequester); ok && sr.ss != nil {
-		sr.ss.Log(context.Background(), &fwd)
+		sr.ss.Log(g.inCall.context(sr.ss), &fwd)
 		return
 	}
 	for ss := range g.srv.Sessions() {
 		ss.Log(context.Background(), &fwd)
 	}
+}
+
+// callContexts are the contexts of the tool calls in flight, by downstream
+// session. A message an upstream logs during a call is sent with one: it
+// carries that request's log level (a 2026-07-28 request has it in its
+// _meta, not in the session) and its request id, which puts the message on
+// that request's response stream (the only stream a stateless request has).
+type callContexts struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession][]context.Context
+}
+
+func (c *callContexts) add(ss *mcp.ServerSession, ctx context.Context) (remove func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[*mcp.ServerSession][]context.Context{}
+	}
+	c.m[ss] = append(c.m[ss], ctx)
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		list := c.m[ss]
+		for i, x := range list {
+			if x == ctx {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(c.m, ss)
+		} else {
+			c.m[ss] = list
+		}
+	}
+}
+
+// context returns the context of a call of ss in flight, else Background.
+func (c *callContexts) context(ss *mcp.ServerSession) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if list := c.m[ss]; len(list) > 0 {
+		return list[len(list)-1]
+	}
+	return context.Background()
 }
 
 // logLevelMiddleware passes a downstream logging/setLevel on to the

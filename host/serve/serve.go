@@ -55,6 +55,7 @@ type Gateway struct {
 
 	logins pendingLogins // logins started through authenticate pseudo-tools
 	subs   subscriptions // upstream resource subscriptions (resources.go)
+	inCall callContexts  // contexts of the tool calls in flight (resources.go)
 
 	// Graceful shutdown (drain.go).
 	drainTimeout time.Duration

@@ -42,6 +42,7 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		if len(p.Arguments) > 0 {
 			args = json.RawMessage(p.Arguments)
 		}
+		defer g.inCall.add(req.Session, ctx)()
 		newClient := req.ProtocolVersion() >= newProtocol
 		opts := &host.CallOptions{
 			CallerAsks:          true,
