@@ -115,7 +115,7 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 	}
 	ctx, limit := limitCall(ctx, g.idle, g.most)
 	defer limit.stop()
-	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: o.Meta, InputResponses: o.InputResponses, RequestState: o.RequestState}
+	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: h.withLogLevel(o.Meta), InputResponses: o.InputResponses, RequestState: o.RequestState}
 	copts := &conn.CallOptions{
 		// Progress is always asked for: it is how a long call shows it is
 		// alive, restarting the idle timeout (never the cap).

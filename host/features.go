@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -180,6 +181,27 @@ func (h *Host) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) {
 			h.setLevel(ctx, st.Name, cs, level)
 		}
 	}
+}
+
+// withLogLevel returns a request's _meta with the level set by SetLogLevel
+// added, unless it names a level itself: a 2026-07-28 server takes the log
+// level of a request that carries its protocol version from its _meta alone
+// (logging/setLevel does not apply to it), so without it the server logs
+// nothing during the call. Servers of earlier versions ignore the key.
+func (h *Host) withLogLevel(m mcp.Meta) mcp.Meta {
+	h.notes.mu.Lock()
+	level := h.notes.level
+	h.notes.mu.Unlock()
+	if level == "" {
+		return m
+	}
+	if _, ok := m[mcp.MetaKeyLogLevel]; ok {
+		return m
+	}
+	out := make(mcp.Meta, len(m)+1)
+	maps.Copy(out, m)
+	out[mcp.MetaKeyLogLevel] = level
+	return out
 }
 
 func (h *Host) setLevel(ctx context.Context, server string, cs *mcp.ClientSession, level mcp.LoggingLevel) {

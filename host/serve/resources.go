@@ -178,6 +178,15 @@ func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificat
 	g.mu.Lock()
 	if r, ok := g.exposed.resources[qualifiedScheme+server+"/"+uri]; ok && r.server == server {
 		uri = r.served.URI
+	} else if r, ok := g.exposed.resources[uri]; !ok || r.server != server {
+		// A resource of one of the server's templates that is served
+		// qualified is subscribed to, and updated, qualified too.
+		for ut, t := range g.exposed.templates {
+			if t.server == server && ut != t.def.URITemplate && matchesTemplate(t.def.URITemplate, uri) {
+				uri = qualifiedScheme + server + "/" + uri
+				break
+			}
+		}
 	}
 	g.mu.Unlock()
 	fwd := *p

@@ -2,7 +2,12 @@
 // example configuration, the README's main job and the tests. It runs over
 // stdio, streamable HTTP or SSE and offers a few tools that exercise the host:
 // echo, add, slow (progress), large (oversized output), fail (isError),
-// add_tool (tools/list_changed), stats (call counts) and crash.
+// add_tool (tools/list_changed), stats (call counts) and crash. With
+// Options.Passthrough (-passthrough) it also offers what a gateway passes
+// through besides tools: a resource whose content names the server, a
+// resource template and prompt arguments with completions, resource
+// subscriptions (the touch tool), an elicitation during a call (ask) and log
+// messages (log).
 package demoserver
 
 import (
@@ -17,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +43,18 @@ type Options struct {
 	EchoDescription string
 	// ExtraTools are more echo tools, by name. OPTIONAL.
 	ExtraTools []string
+	// ExtraPrompts are more prompts, by name; each says its name and the
+	// server's. OPTIONAL.
+	ExtraPrompts []string
+	// ExtraResources are more text resources, by URI; each says its URI and
+	// the server's name. OPTIONAL.
+	ExtraResources []string
+	// ProtocolVersions narrows the protocol versions the server negotiates
+	// (to test a server of an older version). OPTIONAL: all the go-sdk's.
+	ProtocolVersions []string
+	// Passthrough adds the features a gateway passes through besides tools
+	// (see the package comment). OPTIONAL.
+	Passthrough bool
 }
 
 // Definitions is the JSON of the -definitions file: what a run of the server
@@ -44,6 +62,8 @@ type Options struct {
 type Definitions struct {
 	EchoDescription string   `json:"echo_description,omitempty"`
 	ExtraTools      []string `json:"extra_tools,omitempty"`
+	ExtraPrompts    []string `json:"extra_prompts,omitempty"`
+	ExtraResources  []string `json:"extra_resources,omitempty"`
 }
 
 type echoArgs struct {
@@ -72,6 +92,27 @@ type addToolArgs struct {
 type crashArgs struct {
 	Code int `json:"code,omitempty" jsonschema:"exit status"`
 }
+type touchArgs struct {
+	URI string `json:"uri" jsonschema:"the resource to report updated"`
+}
+type askArgs struct {
+	Question string `json:"question,omitempty" jsonschema:"what to ask the user"`
+}
+type logArgs struct {
+	Level   string `json:"level,omitempty" jsonschema:"the log level, default info"`
+	Logger  string `json:"logger,omitempty" jsonschema:"the logger name"`
+	Message string `json:"message" jsonschema:"the message to log"`
+	AfterMS int    `json:"after_ms,omitempty" jsonschema:"how long to keep the call open after logging, in milliseconds"`
+}
+
+// askKey names the ask tool's question among its input requests.
+const askKey = "answer"
+
+// Completion candidates: a template variable's and a prompt argument's.
+var (
+	itemCandidates = []string{"apple", "apricot", "banana"}
+	nameCandidates = []string{"Ada", "Alan", "Grace"}
+)
 
 // New returns the demo server.
 func New(opts *Options) *mcp.Server {
@@ -82,9 +123,13 @@ func New(opts *Options) *mcp.Server {
 	if o.Name == "" {
 		o.Name = "mcphost-demo"
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, &mcp.ServerOptions{
-		Instructions: "A demo server bundled with mcphost.",
-	})
+	sopts := &mcp.ServerOptions{Instructions: "A demo server bundled with mcphost.", SupportedProtocolVersions: o.ProtocolVersions}
+	if o.Passthrough {
+		sopts.CompletionHandler = completions(o.Name)
+		sopts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
+		sopts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, sopts)
 	var mu sync.Mutex
 	counts := map[string]int{}
 	count := func(name string) {
@@ -206,7 +251,122 @@ func New(opts *Options) *mcp.Server {
 		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hello to " + req.Params.Arguments["name"] + "."}}}}, nil
 		})
+	for _, name := range o.ExtraPrompts {
+		s.AddPrompt(&mcp.Prompt{Name: name, Description: "An extra prompt."},
+			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: name + " of " + o.Name}}}}, nil
+			})
+	}
+	for _, uri := range o.ExtraResources {
+		s.AddResource(&mcp.Resource{URI: uri, Name: uri, MIMEType: "text/plain", Description: "An extra resource."},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: uri + " of " + o.Name}}}, nil
+			})
+	}
+	if o.Passthrough {
+		addPassthrough(s, o.Name, count)
+	}
 	return s
+}
+
+// addPassthrough adds what a gateway passes through besides tools.
+func addPassthrough(s *mcp.Server, name string, count func(string)) {
+	s.AddResource(&mcp.Resource{URI: "demo://whoami", Name: "whoami", MIMEType: "text/plain", Description: "Names the server."},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "I am " + name + "."}}}, nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "demo://items/{item}", Name: "item", MIMEType: "text/plain", Description: "An item, by name (completable)."},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			item := strings.TrimPrefix(req.Params.URI, "demo://items/")
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + item + " of " + name}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "introduce", Description: "Introduces someone to this server (completable).", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Introduce " + req.Params.Arguments["who"] + " to " + name + "."}}}}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Reports a resource updated (notifications/resources/updated to its subscribers)."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a touchArgs) (*mcp.CallToolResult, any, error) {
+			count("touch")
+			if a.URI == "" {
+				return nil, nil, errors.New("uri is required")
+			}
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: a.URI}); err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "touched " + a.URI}}}, nil, nil
+		})
+	// ask is written in the multi-round-trip form (input requests, SEP-2322):
+	// a 2026-07-28 client gets them in the result and retries with the
+	// answer; for a client of an earlier version the go-sdk sends
+	// elicitation/create during the call and calls the handler again with
+	// the answer. (ServerSession.Elicit is refused on 2026-07-28 sessions.)
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the user a question (form elicitation) and returns the answer."},
+		func(_ context.Context, req *mcp.CallToolRequest, a askArgs) (*mcp.CallToolResult, any, error) {
+			if resp, ok := req.Params.InputResponses[askKey]; ok {
+				count("ask")
+				er, _ := resp.(*mcp.ElicitResult)
+				if er == nil || er.Action != "accept" {
+					action := "no answer"
+					if er != nil {
+						action = er.Action
+					}
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the user did not answer (" + action + ")"}}}, nil, nil
+				}
+				answer, _ := er.Content["answer"].(string)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answer: " + answer}}}, nil, nil
+			}
+			if a.Question == "" {
+				a.Question = "What is your answer?"
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{askKey: &mcp.ElicitParams{
+				Mode:    "form",
+				Message: a.Question,
+				RequestedSchema: map[string]any{
+					"type":       "object",
+					"properties": map[string]any{"answer": map[string]any{"type": "string"}},
+					"required":   []string{"answer"},
+				},
+			}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "Sends a log message (notifications/message) at the client's log level or above."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a logArgs) (*mcp.CallToolResult, any, error) {
+			count("log")
+			if a.Level == "" {
+				a.Level = "info"
+			}
+			err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(a.Level), Logger: a.Logger, Data: a.Message})
+			if err != nil {
+				return nil, nil, err
+			}
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-time.After(time.Duration(a.AfterMS) * time.Millisecond):
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, nil
+		})
+}
+
+// completions completes the item template's variable and the introduce
+// prompt's argument from fixed candidates; each value is suffixed with
+// "@" and the server's name, so that a test sees which server answered.
+func completions(server string) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	return func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		var candidates []string
+		switch ref := req.Params.Ref; {
+		case ref.Type == "ref/resource" && ref.URI == "demo://items/{item}" && req.Params.Argument.Name == "item":
+			candidates = itemCandidates
+		case ref.Type == "ref/prompt" && ref.Name == "introduce" && req.Params.Argument.Name == "who":
+			candidates = nameCandidates
+		}
+		values := []string{}
+		for _, c := range candidates {
+			if strings.HasPrefix(c, req.Params.Argument.Value) {
+				values = append(values, c+"@"+server)
+			}
+		}
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, nil
+	}
 }
 
 // pixelPNG is a 1x1 transparent PNG.
@@ -229,7 +389,9 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	wsAddr := fs.String("ws", "", "serve MCP over WebSocket on `ADDR` (path /mcp, subprotocol mcp)")
 	name := fs.String("name", "mcphost-demo", "implementation name to report")
 	echoDesc := fs.String("echo-description", "", "replace the echo tool's description")
-	defsFile := fs.String("definitions", "", "read the echo description and extra tools from this JSON `FILE` at start")
+	defsFile := fs.String("definitions", "", "read the echo description and extra tools, prompts and resources from this JSON `FILE` at start")
+	protocol := fs.String("protocol", "", "negotiate only this protocol `VERSION` (e.g. 2025-11-25)")
+	passthrough := fs.Bool("passthrough", false, "also offer a resource template, completions, subscriptions (touch), elicitation (ask) and logging (log)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -249,7 +411,16 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := New(&Options{Name: *name, Exit: exit, EchoDescription: *echoDesc, ExtraTools: defs.ExtraTools})
+	var versions []string
+	if *protocol != "" {
+		if !slices.Contains(mcp.SupportedProtocolVersions(), *protocol) {
+			fmt.Fprintf(stderr, "mcphost-demo: -protocol: unsupported version %q\n", *protocol)
+			return 2
+		}
+		versions = []string{*protocol}
+	}
+	srv := New(&Options{ProtocolVersions: versions, Name: *name, Exit: exit, EchoDescription: *echoDesc, ExtraTools: defs.ExtraTools,
+		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough})
 	logger := log.New(stderr, "mcphost-demo: ", 0)
 	var handler http.Handler
 	addr := *httpAddr
