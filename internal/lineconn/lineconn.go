@@ -109,32 +109,44 @@ func (c *Conn) Pass(line []byte) bool { return c.pass(line) == nil }
 // pass returns nil, a decoding error (without Invalid), or io.EOF if the
 // Conn was closed.
 func (c *Conn) pass(line []byte) error {
-	msgs, err := c.decode(line)
-	if err != nil {
-		if c.cfg.Invalid == nil {
-			return err
+	if c.cfg.Batches && line[0] == '[' {
+		msgs, err := decodeBatch(line)
+		if err != nil {
+			return c.invalid(line, err)
 		}
-		c.cfg.Invalid(line, err)
+		for _, m := range msgs {
+			if err := c.deliver(m); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	for _, m := range msgs {
-		select {
-		case c.incoming <- m:
-		case <-c.closed:
-			return io.EOF
-		}
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return c.invalid(line, err)
 	}
+	return c.deliver(m)
+}
+
+func (c *Conn) invalid(line []byte, err error) error {
+	if c.cfg.Invalid == nil {
+		return err
+	}
+	c.cfg.Invalid(line, err)
 	return nil
 }
 
-func (c *Conn) decode(line []byte) ([]jsonrpc.Message, error) {
-	if !c.cfg.Batches || line[0] != '[' {
-		m, err := jsonrpc.DecodeMessage(line)
-		if err != nil {
-			return nil, err
-		}
-		return []jsonrpc.Message{m}, nil
+func (c *Conn) deliver(m jsonrpc.Message) error {
+	select {
+	case c.incoming <- m:
+		return nil
+	case <-c.closed:
+		return io.EOF
 	}
+}
+
+// decodeBatch decodes a JSON array of messages, all or none.
+func decodeBatch(line []byte) ([]jsonrpc.Message, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil {
 		return nil, fmt.Errorf("invalid batch from server: %w", err)
