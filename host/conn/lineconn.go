@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/internal/lineconn"
 	"github.com/mcphost/mcphost/internal/lineio"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
@@ -31,20 +32,11 @@ var errLineTooLong = errors.New("message from the server exceeds the size limit"
 // sends a pre-encoded request on a raw lane and returns the server's response
 // bytes without decoding them, for the gateway's relay path.
 type lineConn struct {
-	r       io.ReadCloser
-	w       io.WriteCloser
-	maxLine int
-
-	out      *lineio.Writer
-	incoming chan jsonrpc.Message
-	done     chan struct{} // closed when the read loop ends
-	readErr  error         // why the read loop ended; valid after done
-	closed   chan struct{}
-	close1   sync.Once
-	closeErr error
+	lineconn.Conn
 
 	mu      sync.Mutex
-	pending map[string]chan []byte
+	pending map[string]chan []byte // nil once the read loop ended
+	readErr error                  // why it ended
 	nextID  atomic.Uint64
 
 	// meta holds the protocol-reserved _meta members ("io.modelcontextprotocol/…")
@@ -55,88 +47,51 @@ type lineConn struct {
 }
 
 func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int) *lineConn {
-	c := &lineConn{
-		r: r, w: w, maxLine: maxLine, out: lineio.NewWriter(w),
-		incoming: make(chan jsonrpc.Message),
-		done:     make(chan struct{}),
-		closed:   make(chan struct{}),
-		pending:  map[string]chan []byte{},
-	}
-	go c.readLoop() // ends when r is closed or the server closes its stdout
+	c := &lineConn{pending: map[string]chan []byte{}}
+	c.Start(r, w, lineconn.Config{ // the read loop ends when r is closed or the server closes its stdout
+		MaxLine: maxLine,
+		Line:    c.rawResponse,
+		Batches: true,
+		End:     c.fail,
+		Written: c.written,
+	})
 	return c
 }
 
-func (c *lineConn) SessionID() string { return "" }
-
-func (c *lineConn) readLoop() {
-	defer close(c.done)
-	err := lineio.ReadLines(c.r, c.maxLine, func(msg []byte) bool {
-		if err := c.dispatch(msg); err != nil {
-			c.fail(err)
-			return false
-		}
-		return true
-	})
-	if err != nil {
-		if errors.Is(err, lineio.ErrTooLong) {
-			err = errLineTooLong
-		}
-		c.fail(err)
-	}
-}
-
-// dispatch hands a raw-lane response to its waiter and everything else,
+// rawResponse hands a raw-lane response to its waiter; everything else goes,
 // decoded, to the go-sdk.
-func (c *lineConn) dispatch(line []byte) error {
-	if line[0] == '{' && bytes.Contains(line, []byte(rawIDPrefix)) {
-		var arr [8]rawjson.Member
-		if ms, err := rawjson.Members(arr[:0], line); err == nil {
-			if id, ok := rawjson.Find(ms, "id"); ok {
-				if _, isCall := rawjson.Find(ms, "method"); !isCall {
-					c.mu.Lock()
-					ch, ok := c.pending[string(id.Value)]
-					delete(c.pending, string(id.Value))
-					c.mu.Unlock()
-					if ok {
-						ch <- line // buffered: never blocks
-						return nil
-					}
-				}
-			}
-		}
+func (c *lineConn) rawResponse(line []byte) bool {
+	if line[0] != '{' || !bytes.Contains(line, []byte(rawIDPrefix)) {
+		return false
 	}
-	var msgs []jsonrpc.Message
-	if line[0] == '[' { // a batch (protocol versions before 2025-06-18)
-		var raws []json.RawMessage
-		if err := json.Unmarshal(line, &raws); err != nil {
-			return fmt.Errorf("invalid batch from server: %w", err)
-		}
-		for _, r := range raws {
-			m, err := jsonrpc.DecodeMessage(r)
-			if err != nil {
-				return err
-			}
-			msgs = append(msgs, m)
-		}
-	} else {
-		m, err := jsonrpc.DecodeMessage(line)
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, m)
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Members(arr[:0], line)
+	if err != nil {
+		return false
 	}
-	for _, m := range msgs {
-		select {
-		case c.incoming <- m:
-		case <-c.closed:
-			return io.EOF
-		}
+	id, ok := rawjson.Find(ms, "id")
+	if !ok {
+		return false
 	}
-	return nil
+	if _, isCall := rawjson.Find(ms, "method"); isCall {
+		return false
+	}
+	c.mu.Lock()
+	ch, ok := c.pending[string(id.Value)]
+	delete(c.pending, string(id.Value))
+	c.mu.Unlock()
+	if ok {
+		ch <- line // buffered: never blocks
+	}
+	return ok
 }
 
-// fail ends the read loop: pending raw calls get no response (their channels close).
-func (c *lineConn) fail(err error) {
+// fail ends the read loop: pending raw calls get no response (their channels
+// close). Read reports err.
+func (c *lineConn) fail(err error) error {
+	if errors.Is(err, lineio.ErrTooLong) {
+		err = errLineTooLong
+	}
 	c.mu.Lock()
 	c.readErr = err
 	for id, ch := range c.pending {
@@ -145,50 +100,17 @@ func (c *lineConn) fail(err error) {
 	}
 	c.pending = nil
 	c.mu.Unlock()
+	return err
 }
 
-func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case m := <-c.incoming:
-		return m, nil
-	case <-c.done:
-		c.mu.Lock()
-		err := c.readErr
-		c.mu.Unlock()
-		if err == nil {
-			err = io.EOF
-		}
-		return nil, err
-	case <-c.closed:
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return err
-	}
+// written captures the reserved _meta of the go-sdk's requests for CallRaw.
+func (c *lineConn) written(msg jsonrpc.Message) {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "initialize" {
 		c.metaOnce.Do(func() {
 			m := mcpmeta.Reserved(req.Params)
 			c.meta.Store(&m)
 		})
 	}
-	return c.writeLine(data)
-}
-
-func (c *lineConn) writeLine(data []byte) error { return c.out.WriteLine(data) }
-
-func (c *lineConn) Close() error {
-	c.close1.Do(func() {
-		close(c.closed)
-		c.out.Close()
-		c.closeErr = errors.Join(c.w.Close(), c.r.Close())
-	})
-	return c.closeErr
 }
 
 // CallRaw sends tools/call for tool with the given raw JSON arguments (nil
@@ -229,7 +151,7 @@ func (c *lineConn) CallRaw(ctx context.Context, tool string, args []byte) ([]byt
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
-	if err := c.writeLine(msg); err != nil {
+	if err := c.WriteLine(msg); err != nil {
 		c.forget(id)
 		return nil, fmt.Errorf("%w: %v", errTransportClosed, err)
 	}
@@ -241,7 +163,7 @@ func (c *lineConn) CallRaw(ctx context.Context, tool string, args []byte) ([]byt
 		return resp, nil
 	case <-ctx.Done():
 		c.forget(id)
-		c.writeLine([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"cancelled by the client"}}`))
+		c.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"cancelled by the client"}}`))
 		return nil, ctx.Err()
 	}
 }

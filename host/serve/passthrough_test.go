@@ -40,10 +40,10 @@ var protocols = []string{oldProtocol, newProtocol}
 
 // ptGateway is a gateway over servers served on a loopback HTTP server.
 type ptGateway struct {
-	g         *serve.Gateway
-	h         *host.Host
-	url       string             // serve --http: both eras
-	problems  []registry.Problem // of the first Sync
+	g        *serve.Gateway
+	h        *host.Host
+	url      string             // serve --http: both eras
+	problems []registry.Problem // of the first Sync
 }
 
 type ptOptions struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/internal/lineio"
+	"github.com/mcphost/mcphost/internal/lineconn"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -35,16 +35,8 @@ const MaxMessageBytes = 4 << 20
 // negotiated the same protocol version as this client. Everything else, and
 // every other method, goes through the go-sdk server unchanged.
 type relayConn struct {
+	lineconn.Conn
 	g *Gateway
-	r io.ReadCloser
-	w io.WriteCloser
-
-	out      *lineio.Writer
-	incoming chan jsonrpc.Message
-	done     chan struct{}
-	readErr  error
-	closed   chan struct{}
-	close1   sync.Once
 
 	ctx    context.Context // parent of relayed calls; cancelled by Close
 	cancel context.CancelFunc
@@ -61,29 +53,36 @@ type relayConn struct {
 
 func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 	c := &relayConn{
-		g: g, r: r, w: w, out: lineio.NewWriter(w),
-		incoming: make(chan jsonrpc.Message),
-		done:     make(chan struct{}),
-		closed:   make(chan struct{}),
-		pending:  map[string]context.CancelFunc{},
-		work:     make(chan func()),
+		g:       g,
+		pending: map[string]context.CancelFunc{},
+		work:    make(chan func()),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	go c.readLoop() // ends when r is closed or reaches EOF
+	c.Start(r, w, lineconn.Config{ // the read loop ends when r is closed or reaches EOF
+		MaxLine: MaxMessageBytes,
+		Line:    c.handleLine,
+		Invalid: c.invalid,
+		End:     endOfInput,
+		Written: c.written,
+		Closing: c.closing,
+	})
 	return c
 }
 
 // Connect implements mcp.Transport (it is used once).
 func (c *relayConn) Connect(context.Context) (mcp.Connection, error) { return c, nil }
 
-func (c *relayConn) SessionID() string { return "" }
-
-func (c *relayConn) readLoop() {
-	defer close(c.done)
-	c.readErr = lineio.ReadLines(c.r, MaxMessageBytes, c.handleLine)
+// endOfInput is what Read reports once the input has ended: the read error,
+// or io.EOF for the end of the stream however it is wrapped.
+func endOfInput(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.EOF
+	}
+	return err
 }
 
-// handleLine relays, answers or passes on one message; false means stop.
+// handleLine relays or answers one message (true), or leaves it to be passed
+// on to the go-sdk server (false).
 //
 // Every message is first held to rawjson.Message's rules (strict JSON: one
 // meaning for the envelope, params and _meta, nothing after the object), so
@@ -95,14 +94,14 @@ func (c *relayConn) handleLine(line []byte) bool {
 	var arr, parr [8]rawjson.Member
 	ms, ps, err := rawjson.Message(arr[:0], parr[:0], line)
 	if err != nil {
-		c.writeLine(strictError(err))
+		c.WriteLine(strictError(err))
 		return true
 	}
 	method, isRequest := rawjson.Find(ms, "method")
 	if id, ok := rawjson.Find(ms, "id"); ok && isRequest {
 		key, err := rawjson.IDKey(id.Value)
 		if err != nil {
-			c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}`))
+			c.WriteLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}`))
 			return true
 		}
 		c.mu.Lock()
@@ -112,7 +111,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 		}
 		c.mu.Unlock()
 		if dup {
-			c.writeLine(duplicateIDError(id.Value))
+			c.WriteLine(duplicateIDError(id.Value))
 			return true
 		}
 	}
@@ -132,7 +131,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 			c.mu.Unlock()
 		}
 	}
-	return c.pass(line)
+	return false
 }
 
 // strictError is the answer to a message that fails the strict scan.
@@ -182,30 +181,20 @@ func (c *relayConn) done1(id []byte) {
 	}
 }
 
-// pass decodes a message and hands it to the go-sdk server.
-func (c *relayConn) pass(line []byte) bool {
-	msg, err := jsonrpc.DecodeMessage(line)
-	if err != nil {
-		// Valid JSON that is not a JSON-RPC message ("jsonrpc":"1.0", a
-		// method that is not a string): its id, if any, is answered and
-		// freed, so it can neither be refused later nor grow the map.
-		var arr [8]rawjson.Member
-		ms, _ := rawjson.Members(arr[:0], line)
-		if id, ok := rawjson.Find(ms, "id"); ok {
-			if _, err := rawjson.IDKey(id.Value); err == nil {
-				c.writeError(bytes.Clone(id.Value), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: not a JSON-RPC 2.0 message"})
-				return true
-			}
+// invalid answers a message that passed the strict scan but does not decode
+// for the go-sdk server: valid JSON that is not a JSON-RPC message
+// ("jsonrpc":"1.0", a method that is not a string). Its id, if any, is
+// answered and freed, so it can neither be refused later nor grow the map.
+func (c *relayConn) invalid(line []byte, _ error) {
+	var arr [8]rawjson.Member
+	ms, _ := rawjson.Members(arr[:0], line)
+	if id, ok := rawjson.Find(ms, "id"); ok {
+		if _, err := rawjson.IDKey(id.Value); err == nil {
+			c.writeError(bytes.Clone(id.Value), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: not a JSON-RPC 2.0 message"})
+			return
 		}
-		c.writeLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON-RPC 2.0 message"}}`))
-		return true
 	}
-	select {
-	case c.incoming <- msg:
-		return true
-	case <-c.closed:
-		return false
-	}
+	c.WriteLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON-RPC 2.0 message"}}`))
 }
 
 // relay starts a relayed tools/call if the request qualifies.
@@ -287,7 +276,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 			c.writeError(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", c.g.drainTimeout)))
 		case !handled:
 			c.setCancel(key, nil) // the go-sdk handles it, and its cancellation
-			c.pass(line)
+			c.Pass(line)
 		case ctx.Err() != nil && c.ctx.Err() == nil && errors.Is(err, context.Canceled):
 			// Cancelled by the client (cancelRelayed freed the id): no
 			// response is sent.
@@ -297,7 +286,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		default:
 			if out, ok := rewriteResponse(resp, clientID); ok {
 				c.done1(clientID)
-				c.writeLine(out)
+				c.WriteLine(out)
 			} else {
 				c.writeResponse(clientID, errorResultJSON("invalid response from the server for "+name))
 			}
@@ -396,7 +385,7 @@ func (c *relayConn) writeError(id []byte, e *jsonrpc.Error) {
 	b = append(b, id...)
 	b = append(b, `,"error":`...)
 	b = append(b, msg...)
-	c.writeLine(append(b, '}'))
+	c.WriteLine(append(b, '}'))
 }
 
 func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {
@@ -407,7 +396,7 @@ func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {
 	b = append(b, `,"result":`...)
 	b = append(b, result...)
 	b = append(b, '}')
-	c.writeLine(b)
+	c.WriteLine(b)
 }
 
 // rewriteResponse puts the client's id into an upstream response and drops the
@@ -442,33 +431,8 @@ func rewriteResponse(resp, clientID []byte) ([]byte, bool) {
 	return append(out, '}'), true
 }
 
-func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case m := <-c.incoming:
-		return m, nil
-	case <-c.done:
-		// Messages handed over after the loop ended are still delivered.
-		select {
-		case m := <-c.incoming:
-			return m, nil
-		default:
-		}
-		if c.readErr != nil && !errors.Is(c.readErr, io.EOF) {
-			return nil, c.readErr
-		}
-		return nil, io.EOF
-	case <-c.closed:
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (c *relayConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return err
-	}
+// written notes a response of the go-sdk server: its id is answered.
+func (c *relayConn) written(msg jsonrpc.Message) {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		if c.version.Load() == nil {
 			c.noteInitialize(resp)
@@ -477,7 +441,6 @@ func (c *relayConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			c.done1(id)
 		}
 	}
-	return c.writeLine(data)
 }
 
 // noteInitialize records the protocol version from the response to the
@@ -501,17 +464,9 @@ func (c *relayConn) noteInitialize(resp *jsonrpc.Response) {
 	}
 }
 
-func (c *relayConn) writeLine(data []byte) error { return c.out.WriteLine(data) }
-
-// Close cancels relayed calls, waits for them, and closes the streams.
-func (c *relayConn) Close() error {
-	var err error
-	c.close1.Do(func() {
-		close(c.closed) // unblocks relayed calls handing messages to the go-sdk
-		c.out.Close()
-		c.cancel()
-		c.wg.Wait()
-		err = errors.Join(c.r.Close(), c.w.Close())
-	})
-	return err
+// closing runs in Close, once relayed calls can no longer hand messages to
+// the go-sdk or write: it cancels them and waits for them.
+func (c *relayConn) closing() {
+	c.cancel()
+	c.wg.Wait()
 }
