@@ -26,9 +26,11 @@ run: build
 test-deps:
 	cd test/interop && npm ci --no-audit --no-fund --loglevel=error
 
-# Every test, including interop with servers and clients nobody here wrote.
+# Every test, including interop with servers and clients nobody here wrote,
+# and the official conformance suite's client and server scenarios.
 test: build test-deps vet
 	$(GO) test -count=1 -race -timeout 20m ./...
+	CONFORMANCE_PARTS="client server" ./scripts/conformance.sh
 
 # The official MCP conformance suite: client scenarios against mcphost, server
 # scenarios through `mcphost serve --http` (see scripts/conformance.sh).
@@ -58,6 +60,7 @@ fuzz:
 	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzParseProtectedResourceMetadata -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzWWWAuthenticate -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSEEvents -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSERouter -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMessage -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzHandshakeLine -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzCheckAddr -fuzztime=$(FUZZTIME)

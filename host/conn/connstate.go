@@ -24,7 +24,8 @@ type Conn struct {
 
 	calls chan struct{} // semaphore: requests in flight
 
-	callers      callers            // Requesters of the calls in flight
+	inflight     inflight           // calls in flight
+	routes       routes             // of notifications read, not yet handled (notes.go)
 	elicitations elicitationWaiters // -32042 URL elicitations awaited
 
 	mu             sync.Mutex

@@ -109,7 +109,7 @@ type Manager struct {
 	log       hclog.Logger
 	semLocal  chan struct{}
 	semRemote chan struct{}
-	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
+	progress  sync.Map // progress token (string) -> *call
 	tokens    atomic.Uint64
 
 	ctx    context.Context // cancelled by Close; parents background reconnects
@@ -312,15 +312,20 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 	if opts != nil {
 		o = *opts
 	}
+	fc := newCall(o.Requester, o.OnProgress)
 	if o.OnProgress != nil {
 		token := fmt.Sprintf("mcphost-%d", m.tokens.Add(1))
 		params.SetProgressToken(token)
-		m.progress.Store(token, o.OnProgress)
+		m.progress.Store(token, fc)
 		defer m.progress.Delete(token)
 	}
 	if c := m.Get(server); c != nil {
-		defer c.callers.add(o.Requester)()
+		defer c.inflight.add(fc)()
 	}
+	// The notifications the server sent before its response reach the
+	// caller before the result does (see notes.go).
+	defer fc.drain(ctx)
+	ctx = context.WithValue(ctx, callKey{}, fc)
 	var res *mcp.CallToolResult
 	err := m.do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
 		if o.Verify != nil {

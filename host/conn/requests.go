@@ -208,50 +208,6 @@ func (w *elicitationWaiters) complete(id string) {
 	}
 }
 
-// callers tracks the Requesters of a connection's calls in flight, for the
-// server requests of protocol versions that do not name their call.
-type callers struct {
-	mu sync.Mutex
-	n  map[Requester]int
-}
-
-func (cs *callers) add(r Requester) func() {
-	if r == nil {
-		return func() {}
-	}
-	cs.mu.Lock()
-	if cs.n == nil {
-		cs.n = map[Requester]int{}
-	}
-	cs.n[r]++
-	cs.mu.Unlock()
-	return func() {
-		cs.mu.Lock()
-		if cs.n[r]--; cs.n[r] <= 0 {
-			delete(cs.n, r)
-		}
-		cs.mu.Unlock()
-	}
-}
-
-// only returns a Requester of the one client with calls in flight; ok is
-// false when calls of several clients are in flight, r is nil when there is
-// none.
-func (cs *callers) only() (r Requester, ok bool) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	var client any
-	for cr := range cs.n {
-		switch c := clientOf(cr); {
-		case r == nil:
-			r, client = cr, c
-		case c != client:
-			return nil, false
-		}
-	}
-	return r, true
-}
-
 // metaCapabilities is a Requester's capabilities as the _meta
 // "io.modelcontextprotocol/clientCapabilities" value of a 2026-07-28 request.
 func metaCapabilities(r Requester) map[string]any {

@@ -43,7 +43,11 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 		return nil, nil, err
 	}
 	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
-	cs, err := client.Connect(ctx, t, nil)
+	ct := t
+	if _, ok := t.(*mcp.StreamableClientTransport); !ok {
+		ct = routingTransport{t, c} // streamable HTTP routes in its HTTP client
+	}
+	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		pt, _ := t.(*pluginTransport)
 		if aerr := c.authFailure(err, pt != nil && pt.authFailed, authSeen != nil && authSeen.Load()); aerr != nil {
@@ -183,6 +187,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			}
 			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 		}
+		hc.Transport = &sseRouting{base: hc.Transport, c: c}
 		st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}
 		if pa != nil {
 			st.OAuthHandler = pa
@@ -253,8 +258,18 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			if f, ok := m.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
-				f.(func(*mcp.ProgressNotificationParams))(req.Params)
+			rt, routed := c.routes.take(req.Params.Meta)
+			if !routed {
+				if v, ok := m.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+					rt.call = v.(*call)
+					rt.call.pending.Add(1)
+				}
+			}
+			if rt.call != nil {
+				defer rt.call.done1()
+				if rt.call.progress != nil {
+					rt.call.progress(req.Params)
+				}
 			}
 		},
 		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
@@ -266,9 +281,19 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 			}
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			if m.opts.OnLog != nil {
-				r, _ := c.callers.only()
-				m.opts.OnLog(name, req.Params, r)
+			rt, _ := c.routes.take(req.Params.Meta)
+			if rt.call != nil {
+				defer rt.call.done1()
+			}
+			switch {
+			case m.opts.OnLog == nil:
+			case rt.ambiguous:
+				// Shown to no client rather than to one that did not cause it.
+				c.log.Debug("a log message of the server names no call, and calls of several clients are in flight: not passed on", "level", req.Params.Level)
+			case rt.call != nil:
+				m.opts.OnLog(name, req.Params, rt.call.r)
+			default:
+				m.opts.OnLog(name, req.Params, nil)
 			}
 		},
 	}
@@ -309,9 +334,12 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 // calls in flight, nil when there is none, an error when calls of several
 // are in flight.
 func (c *Conn) requester() (Requester, error) {
-	r, ok := c.callers.only()
+	fc, ok := c.inflight.only()
 	if !ok {
 		return nil, ErrAmbiguousRequest
 	}
-	return r, nil
+	if fc == nil {
+		return nil, nil
+	}
+	return fc.r, nil
 }

@@ -266,6 +266,38 @@ func TestServeWithInspectorCLI(t *testing.T) {
 	if !strings.Contains(call, `"sum": 42`) {
 		t.Errorf("tools/call add:\n%s", call)
 	}
+
+	// Resources and prompts of both servers pass through; reads and gets
+	// go to the server that owns them.
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"resources/list", []string{"--method", "resources/list"},
+			[]string{`"uri": "demo://resource/static/document/features.md"`, `"uri": "demo://readme"`}},
+		{"resources/templates/list", []string{"--method", "resources/templates/list"},
+			[]string{`"uriTemplate": "demo://resource/dynamic/text/{resourceId}"`}},
+		{"resources/read of server-everything", []string{"--method", "resources/read", "--uri", "demo://resource/static/document/features.md"},
+			[]string{"# Everything Server - Features"}},
+		{"resources/read of the demo server", []string{"--method", "resources/read", "--uri", "demo://readme"},
+			[]string{"This is the mcphost demo server."}},
+		{"resources/read through a template", []string{"--method", "resources/read", "--uri", "demo://resource/dynamic/text/7"},
+			[]string{"Resource 7: This is a plaintext resource"}},
+		{"prompts/list", []string{"--method", "prompts/list"},
+			[]string{`"name": "mcp__everything__args-prompt"`, `"name": "mcp__demo__greet"`}},
+		{"prompts/get of server-everything", []string{"--method", "prompts/get", "--prompt-name", "mcp__everything__args-prompt", "--prompt-args", "city=Paris"},
+			[]string{"What's weather in Paris?"}},
+		{"prompts/get of the demo server", []string{"--method", "prompts/get", "--prompt-name", "mcp__demo__greet", "--prompt-args", "name=Ada"},
+			[]string{"Say hello to Ada."}},
+	} {
+		got := inspect(tc.args...)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s through the gateway lacks %s:\n%s", tc.name, w, got)
+			}
+		}
+	}
 }
 
 // proc is one line of /proc/PID/stat, the fields these tests need.

@@ -1,0 +1,311 @@
+package conn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// The notifications a server sends during a call — notifications/message and
+// notifications/progress — belong to that call. The go-sdk client hands
+// incoming notifications to their handlers asynchronously, after the read
+// loop has moved on: a notification a server sends just before its response
+// is often handled after the call has returned. Asking "which calls are in
+// flight?" in the handler then gets the wrong answer (a caller's log message
+// went to every client; a call's last progress notification was lost).
+//
+// So the question is asked where the answer is still true: when the
+// notification is read. Each is routed there — to a call (by its progress
+// token; over streamable HTTP, by the call whose response stream carries it;
+// otherwise by the calls in flight when it arrived) — and the route rides
+// along in the notification's _meta under routeKey, which the handler takes
+// out again. A call waits, after its response, until the notifications routed
+// to it were handled (at most drainWait), so they reach its caller before
+// its result does.
+
+// routeKey is the _meta member that carries a notification's route from the
+// read loop to its handler. A server's own value is always removed.
+const routeKey = "dev.mcphost/route"
+
+// drainWait bounds how long a call waits for the notifications routed to it
+// (one whose handler never runs, e.g. params that do not decode, costs its
+// call this much).
+const drainWait = time.Second
+
+// maxRoutes bounds the routes awaiting their handler (notifications the
+// go-sdk drops never take theirs).
+const maxRoutes = 4096
+
+// call is a call in flight, for the notifications it causes.
+type call struct {
+	r        Requester                             // who answers for it; nil: the host's own callbacks
+	progress func(*mcp.ProgressNotificationParams) // nil: progress not asked for
+
+	pending atomic.Int64  // notifications routed to it, not yet handled
+	handled chan struct{} // a notification of it was handled (capacity 1)
+}
+
+func newCall(r Requester, progress func(*mcp.ProgressNotificationParams)) *call {
+	return &call{r: r, progress: progress, handled: make(chan struct{}, 1)}
+}
+
+// done1 records that a notification routed to the call was handled.
+func (c *call) done1() {
+	c.pending.Add(-1)
+	select {
+	case c.handled <- struct{}{}:
+	default:
+	}
+}
+
+// drain waits until the notifications routed to the call were handled, at
+// most drainWait or until ctx ends.
+func (c *call) drain(ctx context.Context) {
+	if c.pending.Load() <= 0 {
+		return
+	}
+	t := time.NewTimer(drainWait)
+	defer t.Stop()
+	for c.pending.Load() > 0 {
+		select {
+		case <-c.handled:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// callKey is the context key of the call a request is sent for (read by the
+// streamable HTTP response tagger).
+type callKey struct{}
+
+// route is where a notification goes.
+type route struct {
+	call      *call // the call it belongs to; nil: none
+	ambiguous bool  // calls of several clients were in flight (a log message)
+}
+
+// routes are the routes of the notifications read and not yet handled, by
+// the tag their _meta carries.
+type routes struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]route
+}
+
+func (rs *routes) add(rt route) uint64 {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.m == nil {
+		rs.m = map[uint64]route{}
+	}
+	rs.next++
+	rs.m[rs.next] = rt
+	if len(rs.m) > maxRoutes {
+		for tag := range rs.m {
+			if tag <= rs.next-maxRoutes {
+				delete(rs.m, tag)
+			}
+		}
+	}
+	return rs.next
+}
+
+// take removes the route's tag from meta and returns the route; ok is false
+// for a notification that carries none (routed nowhere).
+func (rs *routes) take(meta mcp.Meta) (rt route, ok bool) {
+	v, found := meta[routeKey]
+	if !found {
+		return route{}, false
+	}
+	delete(meta, routeKey)
+	s, _ := v.(string)
+	tag, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return route{}, false
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rt, ok = rs.m[tag]
+	delete(rs.m, tag)
+	return rt, ok
+}
+
+// inflight are a connection's calls in flight.
+type inflight struct {
+	mu    sync.Mutex
+	calls map[*call]struct{}
+}
+
+func (f *inflight) add(c *call) (remove func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.calls == nil {
+		f.calls = map[*call]struct{}{}
+	}
+	f.calls[c] = struct{}{}
+	return func() {
+		f.mu.Lock()
+		delete(f.calls, c)
+		f.mu.Unlock()
+	}
+}
+
+// only returns a call of the one client with calls in flight (calls with a
+// Requester); ok is false when calls of several clients are in flight, c is
+// nil when there is none.
+func (f *inflight) only() (c *call, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var client any
+	for fc := range f.calls {
+		if fc.r == nil {
+			continue
+		}
+		switch cl := clientOf(fc.r); {
+		case c == nil:
+			c, client = fc, cl
+		case cl != client:
+			return nil, false
+		}
+	}
+	return c, true
+}
+
+// routeNote routes a notification read from the server: a log message to
+// the call it belongs to (on, when the transport knows it, else the calls in
+// flight), a progress notification to the call of its token. It returns
+// the message with its route in _meta, and any route a server put there
+// removed (changed: a new message). Other messages are returned as they are.
+func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, changed bool) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.IsCall() {
+		return msg, false
+	}
+	var rt route
+	switch req.Method {
+	case "notifications/message":
+		rt.call = on
+		if on == nil && c.cfg.Transport != config.TransportHTTP {
+			var only bool
+			rt.call, only = c.inflight.only()
+			rt.ambiguous = !only
+		}
+	case "notifications/progress":
+		var p struct {
+			Token any `json:"progressToken"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.Token != nil {
+			if v, ok := c.m.progress.Load(fmt.Sprint(p.Token)); ok {
+				rt.call = v.(*call)
+			}
+		}
+	default:
+		return msg, false
+	}
+	var tag uint64
+	if rt.call != nil || rt.ambiguous {
+		tag = c.routes.add(rt)
+		if rt.call != nil {
+			rt.call.pending.Add(1)
+		}
+	}
+	params, ok := withRoute(req.Params, tag)
+	if !ok {
+		if tag != 0 {
+			c.routes.take(mcp.Meta{routeKey: strconv.FormatUint(tag, 10)})
+			if rt.call != nil {
+				rt.call.done1()
+			}
+		}
+		return msg, false
+	}
+	if tag == 0 && len(params) == len(req.Params) && string(params) == string(req.Params) {
+		return msg, false
+	}
+	cp := *req
+	cp.Params = params
+	return &cp, true
+}
+
+// withRoute returns params with _meta[routeKey] set to tag (removed when tag
+// is 0). ok is false if params is not a JSON object (the go-sdk rejects the
+// notification then).
+func withRoute(params json.RawMessage, tag uint64) (json.RawMessage, bool) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(params, &obj); err != nil || obj == nil {
+		return nil, false
+	}
+	var meta map[string]json.RawMessage
+	if raw, found := obj["_meta"]; found {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, false
+		}
+	}
+	if _, found := meta[routeKey]; !found && tag == 0 {
+		return params, true
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	delete(meta, routeKey)
+	if tag != 0 {
+		meta[routeKey] = json.RawMessage(`"` + strconv.FormatUint(tag, 10) + `"`)
+	}
+	if len(meta) == 0 {
+		delete(obj, "_meta")
+	} else {
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return nil, false
+		}
+		obj["_meta"] = b
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// routingTransport routes the notifications read from its connections (see
+// routeNote): every transport but streamable HTTP, which routes in its HTTP
+// client instead (sseRouter), its connection's optional interfaces being
+// the go-sdk's own.
+type routingTransport struct {
+	mcp.Transport
+	c *Conn
+}
+
+func (t routingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &routingConn{Connection: conn, c: t.c}, nil
+}
+
+type routingConn struct {
+	mcp.Connection
+	c *Conn
+}
+
+func (r *routingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := r.Connection.Read(ctx)
+	if err != nil {
+		return msg, err
+	}
+	msg, _ = r.c.routeNote(msg, nil)
+	return msg, nil
+}

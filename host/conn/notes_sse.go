@@ -1,0 +1,168 @@
+package conn
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Over streamable HTTP the go-sdk's connection cannot be wrapped (its
+// session hooks are unexported), so notifications are routed (notes.go) in
+// the HTTP client instead: every text/event-stream response body is read
+// through an sseRouter. A POST's stream carries the messages of the one
+// request it was sent for, whose call the request's context names; the
+// standalone stream's messages belong to no call.
+
+// sseRouting is the http.RoundTripper that routes the notifications of
+// event streams.
+type sseRouting struct {
+	base http.RoundTripper
+	c    *Conn
+}
+
+func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		return resp, nil
+	}
+	on, _ := req.Context().Value(callKey{}).(*call)
+	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, func(data []byte) []byte {
+		if !bytes.Contains(data, []byte(`notifications/`)) {
+			return nil
+		}
+		msg, err := jsonrpc.DecodeMessage(data)
+		if err != nil {
+			return nil // the go-sdk reports it
+		}
+		out, changed := t.c.routeNote(msg, on)
+		if !changed {
+			return nil
+		}
+		b, err := jsonrpc.EncodeMessage(out)
+		if err != nil {
+			return nil
+		}
+		return b
+	})
+	return resp, nil
+}
+
+// sseRouter passes an event stream on, replacing the data of the events for
+// which route returns new data (route returns nil to keep an event as it
+// is). Every other byte is passed on as it was read; an event larger than
+// max is passed on unread (the go-sdk refuses it).
+type sseRouter struct {
+	src   *bufio.Reader
+	body  io.Closer
+	route func(data []byte) []byte
+	max   int
+
+	event  []byte // the raw bytes of the event being read
+	fields []byte // its lines other than data
+	data   []byte // its data lines' values, joined by newlines
+	nData  int    // how many data lines
+	pass   bool   // the event is too large: passed on until its end
+	out    []byte // read, to be returned
+	err    error  // of the source, returned once out is empty
+}
+
+func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
+	if max <= 0 {
+		max = defaultMaxMessageBytes
+	}
+	return &sseRouter{src: bufio.NewReaderSize(body, 64<<10), body: body, route: route, max: max}
+}
+
+// defaultMaxMessageBytes bounds a routed event when no limit is configured.
+const defaultMaxMessageBytes = 4 << 20
+
+func (r *sseRouter) Read(p []byte) (int, error) {
+	for len(r.out) == 0 && r.err == nil {
+		r.step()
+	}
+	if len(r.out) > 0 {
+		n := copy(p, r.out)
+		r.out = r.out[n:]
+		return n, nil
+	}
+	return 0, r.err
+}
+
+func (r *sseRouter) Close() error { return r.body.Close() }
+
+// step reads one line (or a buffer's worth of one) and moves what is
+// decided to out.
+func (r *sseRouter) step() {
+	line, err := r.src.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		// A line longer than the buffer: the event is passed on as it is.
+		r.out = append(append(r.out, r.event...), line...)
+		r.reset()
+		r.pass = true
+		return
+	}
+	if err != nil {
+		// The end of the stream (or a failure): what is held goes on as it
+		// is, then the error.
+		r.out = append(append(r.out, r.event...), line...)
+		r.reset()
+		r.err = err
+		return
+	}
+	blank := len(bytes.TrimRight(line, "\r\n")) == 0
+	if r.pass {
+		r.out = append(r.out, line...)
+		r.pass = !blank
+		return
+	}
+	if blank {
+		r.finish(line)
+		return
+	}
+	r.event = append(r.event, line...)
+	if len(r.event) > r.max {
+		r.out = append(r.out, r.event...)
+		r.reset()
+		r.pass = true
+		return
+	}
+	if name, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte{':'}); string(name) == "data" {
+		if r.nData > 0 {
+			r.data = append(r.data, '\n')
+		}
+		r.data = append(r.data, bytes.TrimSpace(value)...)
+		r.nData++
+	} else {
+		r.fields = append(r.fields, line...)
+	}
+}
+
+// finish ends the event at its blank line end.
+func (r *sseRouter) finish(end []byte) {
+	var data []byte
+	if r.nData > 0 {
+		data = r.route(r.data)
+	}
+	if data == nil {
+		r.out = append(append(r.out, r.event...), end...)
+	} else {
+		r.out = append(r.out, r.fields...)
+		r.out = append(r.out, "data: "...)
+		r.out = append(r.out, data...)
+		r.out = append(r.out, '\n')
+		r.out = append(r.out, end...)
+	}
+	r.reset()
+}
+
+func (r *sseRouter) reset() {
+	r.event, r.fields, r.data, r.nData = r.event[:0], r.fields[:0], r.data[:0], 0
+}

@@ -1,0 +1,289 @@
+package conn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// namedRequester is a caller of its own (the identity the routing keys on);
+// it answers nothing.
+type namedRequester struct{ name string }
+
+func (namedRequester) Capabilities() *mcp.ClientCapabilities { return nil }
+func (namedRequester) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return nil, errors.New("no")
+}
+func (namedRequester) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return nil, errors.New("no")
+}
+func (namedRequester) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return nil, errors.New("no")
+}
+
+// notesServer is a real go-sdk server whose tools send notifications and
+// return at once: "log" logs its message, "steps" sends n progress
+// notifications.
+func notesServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "notes"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, a struct {
+		Message string `json:"message"`
+	}) (*mcp.CallToolResult, any, error) {
+		err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: a.Message})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, err
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *mcp.CallToolRequest, a struct {
+		N int `json:"n"`
+	}) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= a.N; i++ {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: float64(a.N)})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	return srv
+}
+
+// notesServers are the transports the routing is tested over: a real
+// server process on stdio (the demo server's tools), and a go-sdk server
+// over streamable HTTP and over SSE on loopback.
+func notesServers(t *testing.T) []struct {
+	name      string
+	cfg       *config.Server
+	log, prog func(string) *mcp.CallToolParams
+} {
+	streamable := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return notesServer() }, nil))
+	sse := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return notesServer() }, nil))
+	t.Cleanup(func() {
+		for _, s := range []*httptest.Server{streamable, sse} {
+			s.CloseClientConnections()
+			s.Close()
+		}
+	})
+	level := mcp.Meta{mcp.MetaKeyLogLevel: "debug"} // 2026-07-28: the request's level
+	goLog := func(m string) *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "log", Meta: level, Arguments: map[string]any{"message": m}}
+	}
+	goSteps := func(string) *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{"n": 5}}
+	}
+	return []struct {
+		name      string
+		cfg       *config.Server
+		log, prog func(string) *mcp.CallToolParams
+	}{
+		{"stdio", demo("d", "-passthrough"),
+			func(m string) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "log", Meta: level, Arguments: map[string]any{"message": m}}
+			},
+			func(string) *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"milliseconds": 5, "steps": 5}}
+			}},
+		{"streamable HTTP", &config.Server{Name: "h", Transport: config.TransportHTTP, URL: streamable.URL, Approved: true, ConnectTimeout: 5 * time.Second}, goLog, goSteps},
+		{"SSE", &config.Server{Name: "s", Transport: config.TransportSSE, URL: sse.URL, Approved: true, ConnectTimeout: 5 * time.Second}, goLog, goSteps},
+	}
+}
+
+// TestNotificationsReachTheirCall: a server that sends notifications and
+// returns at once. Every progress notification reaches the call's
+// OnProgress before Call returns (the last one used to be lost), and each
+// caller's log message reaches that caller — never nobody (which sent it to
+// every client), never another — also with two callers' calls in flight in
+// turn.
+func TestNotificationsReachTheirCall(t *testing.T) {
+	t.Parallel()
+	const rounds = 30
+	for _, tc := range notesServers(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			type logged struct {
+				r    Requester
+				data string
+			}
+			logs := make(chan logged, 2*rounds)
+			m := NewManager([]*config.Server{tc.cfg}, &Options{OnLog: func(_ string, p *mcp.LoggingMessageParams, r Requester) {
+				logs <- logged{r, fmt.Sprint(p.Data)}
+			}})
+			t.Cleanup(func() { m.Close() })
+			ctx := context.Background()
+			for i := range rounds {
+				var n int
+				_, err := m.Call(ctx, tc.cfg.Name, tc.prog(""), &CallOptions{OnProgress: func(*mcp.ProgressNotificationParams) { n++ }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n != 5 {
+					t.Fatalf("round %d: %d of 5 progress notifications arrived before the result", i, n)
+				}
+			}
+			// Sessions before 2026-07-28 log at the session's level.
+			if err := m.Do(ctx, tc.cfg.Name, func(ctx context.Context, cs *mcp.ClientSession) error {
+				if cs.InitializeResult().ProtocolVersion >= NewProtocol {
+					return nil
+				}
+				return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			alice, bob := namedRequester{"alice"}, namedRequester{"bob"}
+			for i := range rounds {
+				r := Requester(alice)
+				if i%2 == 1 {
+					r = bob
+				}
+				msg := fmt.Sprintf("%s %d", r.(namedRequester).name, i)
+				if _, err := m.Call(ctx, tc.cfg.Name, tc.log(msg), &CallOptions{Requester: r}); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case got := <-logs:
+					if got.data != msg || got.r != r {
+						t.Fatalf("round %d: message %q went to %v; want %q to %v", i, got.data, got.r, msg, r)
+					}
+				default:
+					select {
+					case got := <-logs:
+						t.Fatalf("round %d: the call returned before its log message was handled (later: %+v)", i, got)
+					case <-time.After(2 * time.Second):
+						t.Fatalf("round %d: no log", i)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRouteForgedByServer: a route a server writes into a notification's
+// _meta is removed, never looked up.
+func TestRouteForgedByServer(t *testing.T) {
+	for _, tc := range []struct {
+		name, params string
+		tag          uint64
+		want         string // "": unchanged
+		ok           bool
+	}{
+		{"no _meta, no route", `{"level":"info","data":"x"}`, 0, "", true},
+		{"route added", `{"level":"info","data":"x"}`, 7, `{"_meta":{"dev.mcphost/route":"7"},"data":"x","level":"info"}`, true},
+		{"forged route removed", `{"_meta":{"dev.mcphost/route":"1"},"data":"x"}`, 0, `{"data":"x"}`, true},
+		{"forged route replaced, other members kept", `{"_meta":{"dev.mcphost/route":"1","k":2},"data":"x"}`, 9, `{"_meta":{"dev.mcphost/route":"9","k":2},"data":"x"}`, true},
+		{"duplicate _meta: one, without the route", `{"_meta":{"dev.mcphost/route":"1"},"_meta":{"dev.mcphost/route":"2"}}`, 0, `{}`, true},
+		{"not an object", `[1]`, 3, "", false},
+		{"_meta not an object", `{"_meta":1}`, 3, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := withRoute(json.RawMessage(tc.params), tc.tag)
+			if ok != tc.ok {
+				t.Fatalf("ok = %v", ok)
+			}
+			want := tc.want
+			if want == "" && ok {
+				want = tc.params
+			}
+			if ok && string(got) != want {
+				t.Errorf("got %s, want %s", got, want)
+			}
+		})
+	}
+	var rs routes
+	fc := newCall(nil, nil)
+	tag := rs.add(route{call: fc})
+	if _, ok := rs.take(mcp.Meta{routeKey: fmt.Sprint(tag + 1)}); ok {
+		t.Error("an unknown tag was routed")
+	}
+	if _, ok := rs.take(mcp.Meta{routeKey: float64(tag)}); ok {
+		t.Error("a tag that is not a string was routed")
+	}
+	meta := mcp.Meta{routeKey: fmt.Sprint(tag), "k": 1}
+	if rt, ok := rs.take(meta); !ok || rt.call != fc {
+		t.Errorf("take = %+v %v", rt, ok)
+	}
+	if _, ok := meta[routeKey]; ok || meta["k"] != 1 {
+		t.Errorf("meta after take: %v", meta)
+	}
+	if _, ok := rs.take(mcp.Meta{routeKey: fmt.Sprint(tag)}); ok {
+		t.Error("a route was taken twice")
+	}
+}
+
+// TestSSERouter: events pass byte for byte unless route rewrites their data;
+// a rewritten event keeps its other fields.
+func TestSSERouter(t *testing.T) {
+	upper := func(data []byte) []byte {
+		if bytes.HasPrefix(data, []byte("x")) {
+			return bytes.ToUpper(data)
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name, in, want string
+		max            int
+	}{
+		{"kept", "event: message\ndata: {\"a\":1}\n\n", "", 0},
+		{"rewritten", "id: 1\nevent: message\ndata: xy\n\n", "id: 1\nevent: message\ndata: XY\n\n", 0},
+		{"CRLF kept", "id: 1\r\ndata: ab\r\n\r\n", "", 0},
+		{"CRLF rewritten", "id: 1\r\ndata: xy\r\n\r\n", "id: 1\r\ndata: XY\n\r\n", 0},
+		{"multi-line data joined", "data: x1\ndata: 2\n\n", "data: X1\n2\n\n", 0},
+		{"several events", "data: a\n\ndata: xb\n\n: comment\n\ndata: c\n\n", "data: a\n\ndata: XB\n\n: comment\n\ndata: c\n\n", 0},
+		{"priming event without data", "id: 0\n\n", "", 0},
+		{"end inside an event", "data: a\ndata: b", "", 0},
+		{"end inside a routed event", "data: xy\n", "", 0},
+		{"too large: passed as it is", "data: x" + strings.Repeat("z", 100) + "\n\ndata: xq\n\n", "data: x" + strings.Repeat("z", 100) + "\n\ndata: XQ\n\n", 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			if want == "" {
+				want = tc.in
+			}
+			r := newSSERouter(io.NopCloser(iotestOneByte(strings.NewReader(tc.in))), tc.max, upper)
+			got, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// iotestOneByte reads one byte at a time (the router must not depend on
+// how the body arrives).
+func iotestOneByte(r io.Reader) io.Reader { return &oneByte{r} }
+
+type oneByte struct{ r io.Reader }
+
+func (o *oneByte) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return o.r.Read(p[:1])
+}
+
+// FuzzSSERouter: a stream no event of which is rewritten comes out as it
+// went in, whatever its bytes.
+func FuzzSSERouter(f *testing.F) {
+	for _, s := range []string{"data: a\n\n", "id: 1\r\ndata: b\r\n\r\n", "data: a\ndata: b", ":c\n\nevent: x\n", strings.Repeat("d", 70000) + "\n\n"} {
+		f.Add([]byte(s), 16)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, max int) {
+		r := newSSERouter(io.NopCloser(bytes.NewReader(in)), max%1024, func([]byte) []byte { return nil })
+		got, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, in) {
+			t.Fatalf("got %q, want %q", got, in)
+		}
+	})
+}
