@@ -232,3 +232,14 @@ func (h *Host) sessionStarted(ctx context.Context, server string, cs *mcp.Client
 		}
 	}
 }
+
+// ProtocolVersion is the protocol version of server's live session ("" when
+// it has none): it tells, for example, whether the server asks by requests
+// of its own during a call (before 2026-07-28) or by input-required results.
+func (h *Host) ProtocolVersion(server string) string {
+	cs := h.conns.Current(server)
+	if cs == nil || cs.InitializeResult() == nil {
+		return ""
+	}
+	return cs.InitializeResult().ProtocolVersion
+}

@@ -39,6 +39,7 @@ const (
 	stateAsk      stateKind = 1 // the gateway's permission question
 	stateLogin    stateKind = 2 // a login through the authenticate pseudo-tool
 	stateUpstream stateKind = 3 // the upstream server's input requests
+	stateHeld     stateKind = 4 // a held call's question (held.go)
 )
 
 const nonceLen = 16

@@ -140,11 +140,12 @@ func (g *Gateway) Drain(ctx context.Context) {
 }
 
 // CloseSessions ends every session of the gateway's server (their standalone
-// streams included).
+// streams included), and the calls held for clients' retries.
 func (g *Gateway) CloseSessions() {
 	for ss := range g.srv.Sessions() {
 		ss.Close()
 	}
+	g.held.close()
 }
 
 // InFlight reports how many requests the gateway is serving.

@@ -772,14 +772,6 @@ func TestPassthroughElicitationOlderUpstream(t *testing.T) {
 	close(now)
 	for _, version := range protocols {
 		t.Run("one client "+version, func(t *testing.T) {
-			if version == newProtocol && os.Getenv("MCPHOST_TEST_KNOWN_BUGS") == "" {
-				// KNOWN BUG: the gateway answers the upstream's
-				// elicitation/create with ServerSession.Elicit on the
-				// client's session, which the go-sdk refuses on a 2026-07-28
-				// session (only an input-required result can ask such a
-				// client, and the upstream's call cannot wait for a retry).
-				t.Skip("an upstream before 2026-07-28 cannot ask a 2026-07-28 client (set MCPHOST_TEST_KNOWN_BUGS=1 to run)")
-			}
 			cs := p.dial(t, version, answering("carol", now))
 			if got, err := ask(cs, "carol"); err != nil || got != "answer: carol" {
 				t.Errorf("%q %v", got, err)

@@ -212,6 +212,14 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 		sr.ss.Log(ctx, &fwd)
 		return
 	}
+	if hr, ok := r.(*heldRequester); ok {
+		// A held call's: to its client's request in progress (between
+		// rounds no stream is open to it).
+		if ss, ctx, _ := hr.hc.current(); ss != nil {
+			ss.Log(ctx, &fwd)
+		}
+		return
+	}
 	for ss := range g.srv.Sessions() {
 		ss.Log(context.Background(), &fwd)
 	}

@@ -56,6 +56,7 @@ type Gateway struct {
 	logins pendingLogins // logins started through authenticate pseudo-tools
 	subs   subscriptions // upstream resource subscriptions (resources.go)
 	levels logLevels     // downstream sessions' log levels (resources.go)
+	held   *heldCalls    // calls held across a client's retries (held.go)
 
 	// Graceful shutdown (drain.go).
 	drainTimeout time.Duration
@@ -88,7 +89,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		o.Naming = h.Config().Settings.Naming
 	}
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
-		drainTimeout: o.DrainTimeout, calls: newInflight()}
+		drainTimeout: o.DrainTimeout, calls: newInflight(), held: newHeldCalls()}
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	rand.Read(g.askSecret)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{

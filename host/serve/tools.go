@@ -64,6 +64,21 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 			}
 			opts.Approved = true
 		case p.RequestState != "":
+			if id, ok := g.openState(p.RequestState, stateHeld, name, p.Arguments); ok {
+				// The client's answer to a held call's question.
+				hc := g.held.get(string(id))
+				if hc == nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: the call it belongs to has ended (it waits " + g.held.limit.String() + " for an answer)"}
+				}
+				if err := hc.answer(p.InputResponses[heldKey]); err != nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: " + err.Error()}
+				}
+				res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(name, p.Arguments))
+				if asked {
+					return res, nil
+				}
+				return g.callResult(ctx, req, name, res, err)
+			}
 			// The retry of an upstream's input-required result: its state
 			// was sealed to this call, and this call had passed the gate
 			// (an ask included) when it was issued.
@@ -81,7 +96,28 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 				req.Session.NotifyProgress(ctx, &fwd)
 			}
 		}
+		if newClient && g.holds(name) {
+			hc := g.held.start(req, func(hctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
+				o := *opts
+				o.Requester = r
+				o.OnProgress = r.hc.progress
+				return g.h.CallTool(hctx, name, args, &o)
+			})
+			res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(name, p.Arguments))
+			if asked {
+				return res, nil
+			}
+			return g.callResult(ctx, req, name, res, err)
+		}
 		res, err := g.h.CallTool(ctx, name, args, opts)
+		return g.callResult(ctx, req, name, res, err)
+	}
+}
+
+// callResult is the downstream answer to a call's outcome.
+func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name string, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	{
+		p := req.Params
 		var (
 			te  *host.ToolError
 			ar  *host.ApprovalRequiredError
@@ -118,6 +154,19 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		stripProtocolMeta(res.Meta)
 		return res, nil
 	}
+}
+
+// holds reports whether a 2026-07-28 client's call of name is held
+// (held.go): when the tool's server may ask by requests of its own during
+// the call (a session before 2026-07-28, or none yet).
+func (g *Gateway) holds(name string) bool {
+	server, _, ok := registry.ParseName(name)
+	return ok && g.h.ProtocolVersion(server) < conn.NewProtocol
+}
+
+// heldSeal seals a held call's id into the request state of its question.
+func (g *Gateway) heldSeal(name string, args []byte) func(id string) string {
+	return func(id string) string { return g.sealState(stateHeld, name, args, []byte(id)) }
 }
 
 // upstreamMeta is the _meta of the upstream request for a downstream one:

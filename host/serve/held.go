@@ -1,0 +1,241 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A server of a protocol version before 2026-07-28 asks during a call by a
+// request of its own (elicitation/create, sampling/createMessage,
+// roots/list) and waits for the answer inside the call. A 2026-07-28 client
+// cannot be sent a request: it is asked by an input-required result, and
+// answers by calling again. So, for a 2026-07-28 client's call to such a
+// server, the gateway holds the upstream call: it runs on in the gateway,
+// the server's question goes to the client as an input-required result
+// whose request state (sealed to the call, ask.go) names the held call, and
+// the retry's answer goes to the server's waiting request. The call ends
+// when the server answers it, when the client does not come back within
+// heldWait, or when the gateway stops.
+//
+// Held calls live in this gateway's memory: behind several gateways
+// (scale-out), a retry must reach the same one.
+
+// heldWait is how long a held call waits for the client's retry.
+const heldWait = 5 * time.Minute
+
+// heldKey is the key of a held call's question in its input requests.
+const heldKey = "mcphost_upstream"
+
+type heldCalls struct {
+	mu    sync.Mutex
+	m     map[string]*heldCall
+	ctx   context.Context // ends every held call
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	limit time.Duration
+}
+
+func newHeldCalls() *heldCalls {
+	h := &heldCalls{m: map[string]*heldCall{}, limit: heldWait}
+	h.ctx, h.stop = context.WithCancel(context.Background())
+	return h
+}
+
+// close ends every held call and waits for them.
+func (h *heldCalls) close() {
+	h.stop()
+	h.wg.Wait()
+}
+
+// heldCall is an upstream call held across a client's retries.
+type heldCall struct {
+	id     string
+	caps   *mcp.ClientCapabilities
+	cancel context.CancelFunc
+	asks   chan *heldAsk    // the server's questions, for the client
+	done   chan heldOutcome // the call's outcome (capacity 1)
+	expiry *time.Timer      // ends the call when no retry comes in time
+
+	mu      sync.Mutex
+	waiting *heldAsk           // out with the client, awaiting its retry
+	ss      *mcp.ServerSession // the session of the current round ...
+	ctx     context.Context    // ... and its request's context
+	token   any                // the current round's progress token
+}
+
+type heldAsk struct {
+	req    mcp.InputRequest
+	answer chan mcp.InputResponse // capacity 1
+}
+
+type heldOutcome struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+// start runs call in a held call answering for req's client.
+func (h *heldCalls) start(req *mcp.CallToolRequest, call func(ctx context.Context, r *heldRequester) (*mcp.CallToolResult, error)) *heldCall {
+	var id [16]byte
+	rand.Read(id[:])
+	ctx, cancel := context.WithCancel(h.ctx)
+	hc := &heldCall{id: hex.EncodeToString(id[:]), caps: req.ClientCapabilities(), cancel: cancel,
+		asks: make(chan *heldAsk), done: make(chan heldOutcome, 1)}
+	hc.expiry = time.AfterFunc(h.limit, cancel)
+	hc.expiry.Stop()
+	h.mu.Lock()
+	h.m[hc.id] = hc
+	h.mu.Unlock()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		defer cancel()
+		res, err := call(ctx, &heldRequester{hc})
+		h.forget(hc) // a later retry finds it ended
+		hc.done <- heldOutcome{res, err}
+	}()
+	return hc
+}
+
+// get returns the held call id names.
+func (h *heldCalls) get(id string) *heldCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m[id]
+}
+
+func (h *heldCalls) forget(hc *heldCall) {
+	h.mu.Lock()
+	delete(h.m, hc.id)
+	h.mu.Unlock()
+	hc.expiry.Stop()
+}
+
+// round serves one request of the client: until the call ends (its result),
+// the server asks something (an input-required result that seal turns the
+// held call's id into the request state of), or the request ends (the call
+// is cancelled).
+func (h *heldCalls) round(ctx context.Context, req *mcp.CallToolRequest, hc *heldCall, seal func(id string) string) (res *mcp.CallToolResult, asked bool, err error) {
+	hc.mu.Lock()
+	hc.ss, hc.ctx, hc.token = req.Session, ctx, req.Params.GetProgressToken()
+	hc.mu.Unlock()
+	select {
+	case out := <-hc.done:
+		h.forget(hc)
+		return out.res, false, out.err
+	case a := <-hc.asks:
+		hc.mu.Lock()
+		hc.waiting = a
+		hc.ss, hc.ctx, hc.token = nil, nil, nil
+		hc.mu.Unlock()
+		hc.expiry.Reset(h.limit)
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{heldKey: a.req}, RequestState: seal(hc.id)}, true, nil
+	case <-ctx.Done():
+		hc.cancel()
+		h.forget(hc)
+		return nil, false, ctx.Err()
+	}
+}
+
+// progress passes the server's progress on to the current round's client,
+// under that request's progress token.
+func (hc *heldCall) progress(pn *mcp.ProgressNotificationParams) {
+	ss, ctx, token := hc.current()
+	if ss == nil || token == nil {
+		return
+	}
+	fwd := *pn
+	fwd.ProgressToken = token
+	ss.NotifyProgress(ctx, &fwd)
+}
+
+// answer passes the client's answer, from its retry, to the question out.
+func (hc *heldCall) answer(resp mcp.InputResponse) error {
+	hc.mu.Lock()
+	a := hc.waiting
+	hc.waiting = nil
+	hc.mu.Unlock()
+	if a == nil {
+		return errors.New("the call is not waiting for an answer")
+	}
+	hc.expiry.Stop()
+	a.answer <- resp
+	return nil
+}
+
+// current is the session and request context of the round in progress
+// (nil between rounds).
+func (hc *heldCall) current() (*mcp.ServerSession, context.Context, any) {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	return hc.ss, hc.ctx, hc.token
+}
+
+// heldRequester answers a held call's server requests by asking the client
+// through the next round.
+type heldRequester struct{ hc *heldCall }
+
+// Client: every round of a held call is one client's (a stateless client's
+// requests each have a session of their own).
+func (r *heldRequester) Client() any { return r.hc }
+
+func (r *heldRequester) Capabilities() *mcp.ClientCapabilities { return r.hc.caps }
+
+func (r *heldRequester) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputResponse, error) {
+	a := &heldAsk{req: req, answer: make(chan mcp.InputResponse, 1)}
+	select {
+	case r.hc.asks <- a:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case resp := <-a.answer:
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (r *heldRequester) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if c := r.hc.caps; c == nil || c.Elicitation == nil || (p.Mode == "url" && c.Elicitation.URL == nil) {
+		return nil, unsupported("elicitation")
+	}
+	return answerAs[*mcp.ElicitResult](r.ask(ctx, p))
+}
+
+func (r *heldRequester) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if c := r.hc.caps; c == nil || c.Sampling == nil {
+		return nil, unsupported("sampling")
+	}
+	return answerAs[*mcp.CreateMessageResult](r.ask(ctx, p))
+}
+
+func (r *heldRequester) ListRoots(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	if c := r.hc.caps; c == nil || (c.RootsV2 == nil && !c.Roots.ListChanged) {
+		return nil, unsupported("roots")
+	}
+	return answerAs[*mcp.ListRootsResult](r.ask(ctx, p))
+}
+
+func answerAs[T mcp.InputResponse](resp mcp.InputResponse, err error) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	t, ok := resp.(T)
+	if !ok {
+		return zero, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the client answered with %T, not %T", resp, zero)}
+	}
+	return t, nil
+}
+
+func unsupported(what string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "the client does not support " + what}
+}
