@@ -806,3 +806,36 @@ func TestPassthroughElicitationOlderUpstream(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// TestPassthroughUnaskedInputResponses: a 2026-07-28 client may send input
+// responses without a request state (to a server whose input requests came
+// without one, or ahead of the question); they reach the server, extra keys
+// included, and the call completes.
+func TestPassthroughUnaskedInputResponses(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mrtr"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "name", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if er, ok := req.Params.InputResponses["user_name"].(*mcp.ElicitResult); ok && er.Action == "accept" {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("hello %v (%d responses)", er.Content["name"], len(req.Params.InputResponses))}}}, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"user_name": &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}}}}, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(hs.Close)
+	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "m", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
+	if v := p.h.ProtocolVersion("m"); v != newProtocol {
+		t.Fatalf("upstream session at %q, want %s", v, newProtocol)
+	}
+	cs := p.dial(t, newProtocol, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__m__name", InputResponses: mcp.InputResponseMap{
+		"user_name":     &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Alice"}},
+		"unknown_key":   &mcp.ElicitResult{Action: "accept", Content: map[string]any{"foo": "bar"}},
+		"mcphost-login": &mcp.ElicitResult{Action: "accept"}, // the gateway's own: not the server's
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(res); got != "hello Alice (2 responses)" {
+		t.Errorf("result %q (input requests %v)", got, res.InputRequests)
+	}
+}

@@ -88,6 +88,12 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 			}
 			opts.Approved = true
 			opts.RequestState, opts.InputResponses = string(upstream), p.InputResponses
+		case len(p.InputResponses) > 0:
+			// Answers the client sends unasked, or to a server whose input
+			// requests came without a request state: they go upstream, for
+			// the server to use or ignore; the call passes the gate as any
+			// other. The gateway's own keys are not the server's.
+			opts.InputResponses = serverResponses(p.InputResponses)
 		}
 		if token := p.GetProgressToken(); token != nil {
 			opts.OnProgress = func(pn *mcp.ProgressNotificationParams) {
@@ -154,6 +160,22 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 		stripProtocolMeta(res.Meta)
 		return res, nil
 	}
+}
+
+// serverResponses is a retry's input responses without the gateway's own
+// keys (nil if none remain).
+func serverResponses(in mcp.InputResponseMap) mcp.InputResponseMap {
+	var out mcp.InputResponseMap
+	for k, v := range in {
+		if k == askKey || k == loginKey || k == heldKey {
+			continue
+		}
+		if out == nil {
+			out = mcp.InputResponseMap{}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // holds reports whether a 2026-07-28 client's call of name is held
