@@ -325,7 +325,6 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 	// The notifications the server sent before its response reach the
 	// caller before the result does (see notes.go).
 	defer fc.drain(ctx)
-	ctx = context.WithValue(ctx, callKey{}, fc)
 	var res *mcp.CallToolResult
 	err := m.do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
 		if o.Verify != nil {
@@ -345,7 +344,10 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 			p = &cp
 		}
 		var err error
-		res, err = cs.CallTool(ctx, p)
+		// The call's own context names it for the routing of its
+		// notifications (never a connect's, whose values the connection
+		// would keep).
+		res, err = cs.CallTool(context.WithValue(ctx, callKey{}, fc), p)
 		return err
 	})
 	if ve := (*verifyError)(nil); errors.As(err, &ve) {

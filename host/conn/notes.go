@@ -253,8 +253,8 @@ func withRoute(params json.RawMessage, tag uint64) (json.RawMessage, bool) {
 			return nil, false
 		}
 	}
-	if _, found := meta[routeKey]; !found && tag == 0 {
-		return params, true
+	if _, found := obj["_meta"]; !found && tag == 0 {
+		return params, true // (re-encoded whenever _meta is present: a duplicate _meta member is dropped with any route it holds)
 	}
 	if meta == nil {
 		meta = map[string]json.RawMessage{}

@@ -33,7 +33,10 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		return resp, nil
 	}
-	on, _ := req.Context().Value(callKey{}).(*call)
+	var on *call
+	if req.Method == http.MethodPost { // a request's own stream
+		on, _ = req.Context().Value(callKey{}).(*call)
+	}
 	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, func(data []byte) []byte {
 		if !bytes.Contains(data, []byte(`notifications/`)) {
 			return nil
@@ -65,13 +68,14 @@ type sseRouter struct {
 	route func(data []byte) []byte
 	max   int
 
-	event  []byte // the raw bytes of the event being read
-	fields []byte // its lines other than data
-	data   []byte // its data lines' values, joined by newlines
-	nData  int    // how many data lines
-	pass   bool   // the event is too large: passed on until its end
-	out    []byte // read, to be returned
-	err    error  // of the source, returned once out is empty
+	event   []byte // the raw bytes of the event being read
+	fields  []byte // its lines other than data
+	data    []byte // its data lines' values, joined by newlines
+	nData   int    // how many data lines
+	pass    bool   // the event is too large: passed on until its end
+	partial []byte // a line longer than the read buffer, so far
+	out     []byte // read, to be returned
+	err     error  // of the source, returned once out is empty
 }
 
 func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
@@ -102,12 +106,23 @@ func (r *sseRouter) Close() error { return r.body.Close() }
 // decided to out.
 func (r *sseRouter) step() {
 	line, err := r.src.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		// A line longer than the buffer: the event is passed on as it is.
-		r.out = append(append(r.out, r.event...), line...)
-		r.reset()
-		r.pass = true
+	if errors.Is(err, bufio.ErrBufferFull) && !r.pass {
+		// A line longer than the buffer: collected, up to the event limit.
+		r.partial = append(r.partial, line...)
+		if len(r.partial)+len(r.event) > r.max {
+			r.out = append(append(r.out, r.event...), r.partial...)
+			r.reset()
+			r.pass = true
+		}
 		return
+	}
+	if errors.Is(err, bufio.ErrBufferFull) {
+		r.out = append(r.out, line...)
+		return
+	}
+	if len(r.partial) > 0 {
+		line = append(r.partial, line...)
+		r.partial = r.partial[:0]
 	}
 	if err != nil {
 		// The end of the stream (or a failure): what is held goes on as it
@@ -164,5 +179,5 @@ func (r *sseRouter) finish(end []byte) {
 }
 
 func (r *sseRouter) reset() {
-	r.event, r.fields, r.data, r.nData = r.event[:0], r.fields[:0], r.data[:0], 0
+	r.event, r.fields, r.data, r.nData, r.partial = r.event[:0], r.fields[:0], r.data[:0], 0, r.partial[:0]
 }

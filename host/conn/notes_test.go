@@ -178,6 +178,7 @@ func TestRouteForgedByServer(t *testing.T) {
 		{"forged route removed", `{"_meta":{"dev.mcphost/route":"1"},"data":"x"}`, 0, `{"data":"x"}`, true},
 		{"forged route replaced, other members kept", `{"_meta":{"dev.mcphost/route":"1","k":2},"data":"x"}`, 9, `{"_meta":{"dev.mcphost/route":"9","k":2},"data":"x"}`, true},
 		{"duplicate _meta: one, without the route", `{"_meta":{"dev.mcphost/route":"1"},"_meta":{"dev.mcphost/route":"2"}}`, 0, `{}`, true},
+		{"forged route in a first, duplicate _meta", `{"_meta":{"dev.mcphost/route":"1"},"_meta":{}}`, 0, `{}`, true},
 		{"not an object", `[1]`, 3, "", false},
 		{"_meta not an object", `{"_meta":1}`, 3, "", false},
 	} {
@@ -238,6 +239,7 @@ func TestSSERouter(t *testing.T) {
 		{"priming event without data", "id: 0\n\n", "", 0},
 		{"end inside an event", "data: a\ndata: b", "", 0},
 		{"end inside a routed event", "data: xy\n", "", 0},
+		{"a line longer than the read buffer is routed", "data: x" + strings.Repeat("z", 100<<10) + "\n\n", "data: X" + strings.Repeat("Z", 100<<10) + "\n\n", 0},
 		{"too large: passed as it is", "data: x" + strings.Repeat("z", 100) + "\n\ndata: xq\n\n", "data: x" + strings.Repeat("z", 100) + "\n\ndata: XQ\n\n", 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,12 +37,13 @@ const heldWait = 5 * time.Minute
 const heldKey = "mcphost_upstream"
 
 type heldCalls struct {
-	mu    sync.Mutex
-	m     map[string]*heldCall
-	ctx   context.Context // ends every held call
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
-	limit time.Duration
+	mu      sync.Mutex
+	stopped bool // close was called: no new held calls
+	m       map[string]*heldCall
+	ctx     context.Context // ends every held call
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	limit   time.Duration
 }
 
 func newHeldCalls() *heldCalls {
@@ -51,6 +54,9 @@ func newHeldCalls() *heldCalls {
 
 // close ends every held call and waits for them.
 func (h *heldCalls) close() {
+	h.mu.Lock()
+	h.stopped = true
+	h.mu.Unlock()
 	h.stop()
 	h.wg.Wait()
 }
@@ -58,6 +64,7 @@ func (h *heldCalls) close() {
 // heldCall is an upstream call held across a client's retries.
 type heldCall struct {
 	id     string
+	ctx    context.Context // the held call's: ends with it
 	caps   *mcp.ClientCapabilities
 	cancel context.CancelFunc
 	asks   chan *heldAsk    // the server's questions, for the client
@@ -66,8 +73,9 @@ type heldCall struct {
 
 	mu      sync.Mutex
 	waiting *heldAsk           // out with the client, awaiting its retry
+	seq     uint64             // numbers the questions: a state answers only its own
 	ss      *mcp.ServerSession // the session of the current round ...
-	ctx     context.Context    // ... and its request's context
+	rctx    context.Context    // ... and its request's context
 	token   any                // the current round's progress token
 }
 
@@ -86,14 +94,20 @@ func (h *heldCalls) start(req *mcp.CallToolRequest, call func(ctx context.Contex
 	var id [16]byte
 	rand.Read(id[:])
 	ctx, cancel := context.WithCancel(h.ctx)
-	hc := &heldCall{id: hex.EncodeToString(id[:]), caps: req.ClientCapabilities(), cancel: cancel,
+	hc := &heldCall{id: hex.EncodeToString(id[:]), ctx: ctx, caps: req.ClientCapabilities(), cancel: cancel,
 		asks: make(chan *heldAsk), done: make(chan heldOutcome, 1)}
 	hc.expiry = time.AfterFunc(h.limit, cancel)
 	hc.expiry.Stop()
 	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		cancel()
+		hc.done <- heldOutcome{nil, errShuttingDown("mcphost is shutting down")}
+		return hc
+	}
 	h.m[hc.id] = hc
-	h.mu.Unlock()
 	h.wg.Add(1)
+	h.mu.Unlock()
 	go func() {
 		defer h.wg.Done()
 		defer cancel()
@@ -104,11 +118,17 @@ func (h *heldCalls) start(req *mcp.CallToolRequest, call func(ctx context.Contex
 	return hc
 }
 
-// get returns the held call id names.
-func (h *heldCalls) get(id string) *heldCall {
+// get returns the held call a question's key names, and the question's
+// number.
+func (h *heldCalls) get(key string) (*heldCall, uint64) {
+	id, n, _ := strings.Cut(key, "/")
+	seq, err := strconv.ParseUint(n, 10, 64)
+	if err != nil {
+		return nil, 0
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.m[id]
+	return h.m[id], seq
 }
 
 func (h *heldCalls) forget(hc *heldCall) {
@@ -120,11 +140,11 @@ func (h *heldCalls) forget(hc *heldCall) {
 
 // round serves one request of the client: until the call ends (its result),
 // the server asks something (an input-required result that seal turns the
-// held call's id into the request state of), or the request ends (the call
-// is cancelled).
-func (h *heldCalls) round(ctx context.Context, req *mcp.CallToolRequest, hc *heldCall, seal func(id string) string) (res *mcp.CallToolResult, asked bool, err error) {
+// question's key — the held call's id and the question's number — into the
+// request state of), or the request ends (the call is cancelled).
+func (h *heldCalls) round(ctx context.Context, req *mcp.CallToolRequest, hc *heldCall, seal func(key string) string) (res *mcp.CallToolResult, asked bool, err error) {
 	hc.mu.Lock()
-	hc.ss, hc.ctx, hc.token = req.Session, ctx, req.Params.GetProgressToken()
+	hc.ss, hc.rctx, hc.token = req.Session, ctx, req.Params.GetProgressToken()
 	hc.mu.Unlock()
 	select {
 	case out := <-hc.done:
@@ -133,10 +153,12 @@ func (h *heldCalls) round(ctx context.Context, req *mcp.CallToolRequest, hc *hel
 	case a := <-hc.asks:
 		hc.mu.Lock()
 		hc.waiting = a
-		hc.ss, hc.ctx, hc.token = nil, nil, nil
+		hc.seq++
+		key := hc.id + "/" + strconv.FormatUint(hc.seq, 10)
+		hc.ss, hc.rctx, hc.token = nil, nil, nil
 		hc.mu.Unlock()
 		hc.expiry.Reset(h.limit)
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{heldKey: a.req}, RequestState: seal(hc.id)}, true, nil
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{heldKey: a.req}, RequestState: seal(key)}, true, nil
 	case <-ctx.Done():
 		hc.cancel()
 		h.forget(hc)
@@ -156,15 +178,22 @@ func (hc *heldCall) progress(pn *mcp.ProgressNotificationParams) {
 	ss.NotifyProgress(ctx, &fwd)
 }
 
-// answer passes the client's answer, from its retry, to the question out.
-func (hc *heldCall) answer(resp mcp.InputResponse) error {
+// answer passes the client's answer, from its retry, to question seq, the
+// one out. The retry's request becomes the current round at once (what the
+// server sends before round runs reaches it).
+func (hc *heldCall) answer(ctx context.Context, req *mcp.CallToolRequest, seq uint64, resp mcp.InputResponse) error {
+	if resp == nil {
+		return errors.New("the retry carries no answer to the question")
+	}
 	hc.mu.Lock()
 	a := hc.waiting
-	hc.waiting = nil
-	hc.mu.Unlock()
-	if a == nil {
-		return errors.New("the call is not waiting for an answer")
+	if a == nil || seq != hc.seq {
+		hc.mu.Unlock()
+		return errors.New("the call is not waiting for an answer to this question")
 	}
+	hc.waiting = nil
+	hc.ss, hc.rctx, hc.token = req.Session, ctx, req.Params.GetProgressToken()
+	hc.mu.Unlock()
 	hc.expiry.Stop()
 	a.answer <- resp
 	return nil
@@ -175,7 +204,7 @@ func (hc *heldCall) answer(resp mcp.InputResponse) error {
 func (hc *heldCall) current() (*mcp.ServerSession, context.Context, any) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	return hc.ss, hc.ctx, hc.token
+	return hc.ss, hc.rctx, hc.token
 }
 
 // heldRequester answers a held call's server requests by asking the client
@@ -194,12 +223,16 @@ func (r *heldRequester) ask(ctx context.Context, req mcp.InputRequest) (mcp.Inpu
 	case r.hc.asks <- a:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-r.hc.ctx.Done():
+		return nil, r.hc.ctx.Err()
 	}
 	select {
 	case resp := <-a.answer:
 		return resp, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-r.hc.ctx.Done():
+		return nil, r.hc.ctx.Err()
 	}
 }
 

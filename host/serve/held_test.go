@@ -41,20 +41,34 @@ func TestHeldCallRounds(t *testing.T) {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(got)}}}, nil
 		})
-		seal := func(id string) string { return "state:" + id }
+		seal := func(key string) string { return key }
 		ctx := context.Background()
-		for _, q := range []string{"first?", "second?"} {
+		var keys []string
+		for i, q := range []string{"first?", "second?"} {
 			res, asked, err := h.round(ctx, heldReq(), hc, seal)
 			if err != nil || !asked {
 				t.Fatalf("round for %s: asked %v, %v", q, asked, err)
 			}
-			if p, ok := res.InputRequests[heldKey].(*mcp.ElicitParams); !ok || p.Message != q || res.RequestState != "state:"+hc.id {
+			if p, ok := res.InputRequests[heldKey].(*mcp.ElicitParams); !ok || p.Message != q || res.RequestState != fmt.Sprintf("%s/%d", hc.id, i+1) {
 				t.Fatalf("round for %s: %+v", q, res)
 			}
-			if h.get(hc.id) != hc {
-				t.Fatal("the held call is not found by its id")
+			keys = append(keys, res.RequestState)
+			got, seq := h.get(res.RequestState)
+			if got != hc {
+				t.Fatal("the held call is not found by its question's key")
 			}
-			if err := hc.answer(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"a": q[:1]}}); err != nil {
+			if i > 0 {
+				// A replay of the first round's state does not answer
+				// the second question.
+				_, old := h.get(keys[0])
+				if err := hc.answer(ctx, heldReq(), old, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"a": "replayed"}}); err == nil {
+					t.Fatal("a replayed state answered a later question")
+				}
+			}
+			if err := hc.answer(ctx, heldReq(), seq, nil); err == nil {
+				t.Fatal("a retry without an answer was taken")
+			}
+			if err := hc.answer(ctx, heldReq(), seq, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"a": q[:1]}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -62,10 +76,10 @@ func TestHeldCallRounds(t *testing.T) {
 		if err != nil || asked || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "[f s]" {
 			t.Fatalf("last round: %+v %v %v", res, asked, err)
 		}
-		if h.get(hc.id) != nil {
+		if got, _ := h.get(keys[1]); got != nil {
 			t.Error("an ended call is still found")
 		}
-		if err := hc.answer(&mcp.ElicitResult{Action: "accept"}); err == nil {
+		if err := hc.answer(ctx, heldReq(), 2, &mcp.ElicitResult{Action: "accept"}); err == nil {
 			t.Error("an answer to an ended call was taken")
 		}
 	})
@@ -83,12 +97,13 @@ func TestHeldCallExpires(t *testing.T) {
 			ended <- err
 			return nil, err
 		})
-		if _, asked, err := h.round(context.Background(), heldReq(), hc, func(id string) string { return id }); !asked || err != nil {
+		res, asked, err := h.round(context.Background(), heldReq(), hc, func(key string) string { return key })
+		if !asked || err != nil {
 			t.Fatalf("asked %v, %v", asked, err)
 		}
 		time.Sleep(h.limit - time.Second)
 		synctest.Wait()
-		if h.get(hc.id) == nil {
+		if got, _ := h.get(res.RequestState); got == nil {
 			t.Fatal("the call ended before the limit")
 		}
 		time.Sleep(2 * time.Second)
@@ -96,7 +111,7 @@ func TestHeldCallExpires(t *testing.T) {
 		if err := <-ended; !errors.Is(err, context.Canceled) {
 			t.Errorf("the server's request ended with %v", err)
 		}
-		if h.get(hc.id) != nil {
+		if got, _ := h.get(res.RequestState); got != nil {
 			t.Error("an expired call is still found")
 		}
 	})
@@ -119,7 +134,7 @@ func TestHeldCallCancelledWithItsRequest(t *testing.T) {
 			time.Sleep(time.Second)
 			cancel()
 		}()
-		if _, _, err := h.round(ctx, heldReq(), hc, func(id string) string { return id }); !errors.Is(err, context.Canceled) {
+		if _, _, err := h.round(ctx, heldReq(), hc, func(key string) string { return key }); !errors.Is(err, context.Canceled) {
 			t.Errorf("round: %v", err)
 		}
 		if err := <-ended; !errors.Is(err, context.Canceled) {
@@ -131,7 +146,7 @@ func TestHeldCallCancelledWithItsRequest(t *testing.T) {
 // TestHeldRequesterCapabilities: what the client did not declare is refused
 // at once, never sent to it.
 func TestHeldRequesterCapabilities(t *testing.T) {
-	r := &heldRequester{&heldCall{caps: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}}}
+	r := &heldRequester{&heldCall{ctx: context.Background(), caps: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}}}
 	ctx := context.Background()
 	if _, err := r.Elicit(ctx, &mcp.ElicitParams{Mode: "url", URL: "https://x.example"}); err == nil {
 		t.Error("URL elicitation of a client without it")

@@ -66,11 +66,11 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		case p.RequestState != "":
 			if id, ok := g.openState(p.RequestState, stateHeld, name, p.Arguments); ok {
 				// The client's answer to a held call's question.
-				hc := g.held.get(string(id))
+				hc, seq := g.held.get(string(id))
 				if hc == nil {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: the call it belongs to has ended (it waits " + g.held.limit.String() + " for an answer)"}
 				}
-				if err := hc.answer(p.InputResponses[heldKey]); err != nil {
+				if err := hc.answer(ctx, req, seq, p.InputResponses[heldKey]); err != nil {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: " + err.Error()}
 				}
 				res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(name, p.Arguments))
@@ -186,9 +186,10 @@ func (g *Gateway) holds(name string) bool {
 	return ok && g.h.ProtocolVersion(server) < conn.NewProtocol
 }
 
-// heldSeal seals a held call's id into the request state of its question.
-func (g *Gateway) heldSeal(name string, args []byte) func(id string) string {
-	return func(id string) string { return g.sealState(stateHeld, name, args, []byte(id)) }
+// heldSeal seals a held call's question key into the request state of the
+// question.
+func (g *Gateway) heldSeal(name string, args []byte) func(key string) string {
+	return func(key string) string { return g.sealState(stateHeld, name, args, []byte(key)) }
 }
 
 // upstreamMeta is the _meta of the upstream request for a downstream one:
