@@ -80,13 +80,10 @@ type sseRouter struct {
 
 func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
 	if max <= 0 {
-		max = defaultMaxMessageBytes
+		max = DefaultMaxMessageBytes
 	}
 	return &sseRouter{src: bufio.NewReaderSize(body, 64<<10), body: body, route: route, max: max}
 }
-
-// defaultMaxMessageBytes bounds a routed event when no limit is configured.
-const defaultMaxMessageBytes = 4 << 20
 
 func (r *sseRouter) Read(p []byte) (int, error) {
 	for len(r.out) == 0 && r.err == nil {
