@@ -61,6 +61,12 @@ type CallOptions struct {
 	// input-required result. OPTIONAL.
 	InputResponses mcp.InputResponseMap
 	RequestState   string
+	// ClientVersion is the protocol version of the client the call is
+	// made for (a gateway's downstream client): a client before 2026-07-28
+	// calling a server of 2026-07-28 is served by a second session of the
+	// server at 2025-11-25, where the server may ask by requests of its
+	// own (see conn.LegacyProtocol). OPTIONAL: "" is this host's own.
+	ClientVersion string
 }
 
 // ErrDenied is returned for a call the permission rules do not allow.
@@ -131,7 +137,8 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 			}
 			return h.recheck(ctx, cs, t)
 		},
-		Requester: req,
+		Requester:     req,
+		ClientVersion: o.ClientVersion,
 	}
 	for rounds, urls := 0, 0; ; {
 		res, err := h.conns.Call(ctx, t.Server, params, copts)

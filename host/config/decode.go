@@ -54,6 +54,7 @@ var (
 			{Name: "tls_insecure_skip_verify"},
 			{Name: "proxy_url"},
 			{Name: "transport_options"},
+			{Name: "legacy_session"},
 		},
 		Blocks: []hcl.BlockHeaderSchema{{Type: "auth", LabelNames: []string{"scheme"}}, {Type: "oauth"}},
 	}
@@ -373,6 +374,11 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 		}
 	}
 	decode("disabled", &s.Disabled)
+	if _, ok := attrs["legacy_session"]; ok {
+		var on bool
+		decode("legacy_session", &on)
+		s.LegacySession = &on
+	}
 	decode("tls_server_name", &s.TLSServerName)
 	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)
 	decode("proxy_url", &s.ProxyURL)

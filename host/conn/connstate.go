@@ -22,6 +22,12 @@ type Conn struct {
 	cfg *config.Server
 	log hclog.Logger
 
+	// version is the protocol version asked for at connect ("" the
+	// latest); primary, for the second session of a server (legacy.go), is
+	// the server's own connection.
+	version string
+	primary *Conn
+
 	calls chan struct{} // semaphore: requests in flight
 
 	inflight     inflight           // calls in flight
@@ -45,6 +51,8 @@ type Conn struct {
 	connectedAt    time.Time
 	earlyEnds      int            // consecutive sessions that ended soon after they began
 	oauth          *hauth.Handler // built-in OAuth client, made on first use
+
+	legacy legacy // the second session for clients of earlier versions (legacy.go)
 }
 
 // acquire takes a slot of the server's concurrency cap, waiting for one if needed.
@@ -142,7 +150,7 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 		c.mu.Unlock()
 
 		cs, raw, err := c.connect(ctx)
-		if err == nil && reconnect && c.m.opts.OnListChanged != nil {
+		if err == nil && reconnect && c.m.opts.OnListChanged != nil && c.primary == nil {
 			// A restarted server may offer other tools, prompts and
 			// resources without saying so: whatever was listed before is
 			// stale. Told before the session is published, so no one
@@ -168,7 +176,7 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 		c.mu.Unlock()
 		c.m.wg.Add(1)
 		go c.watch(cs)
-		if c.m.opts.OnSession != nil {
+		if c.m.opts.OnSession != nil && c.primary == nil {
 			c.m.wg.Add(1)
 			go func() {
 				defer c.m.wg.Done()
@@ -218,7 +226,8 @@ func (c *Conn) watch(cs *mcp.ClientSession) {
 	}
 	c.endedLocked(c.describeLocked(fmt.Errorf("%s disconnected: %w", c.cfg.Name, werr)))
 	c.log.Warn("disconnected", "error", werr)
-	remote := c.cfg.IsRemote()
+	// A second session (legacy.go) is opened again when next needed.
+	remote := c.cfg.IsRemote() && c.primary == nil
 	if remote && !c.reconnecting && !c.m.isClosed() {
 		c.reconnecting = true
 		c.m.wg.Add(1)
@@ -316,6 +325,9 @@ func (c *Conn) Reset() {
 	if cs != nil {
 		cs.Close()
 	}
+	if lc := c.legacy.conn(); lc != nil {
+		lc.Reset()
+	}
 }
 
 func (c *Conn) close() {
@@ -328,5 +340,8 @@ func (c *Conn) close() {
 	c.mu.Unlock()
 	if cs != nil {
 		cs.Close()
+	}
+	if lc := c.legacy.conn(); lc != nil {
+		lc.close()
 	}
 }

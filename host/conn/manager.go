@@ -225,6 +225,12 @@ func (m *Manager) do(ctx context.Context, name string, fn func(context.Context, 
 	if c == nil {
 		return fmt.Errorf("%w %q", ErrUnknown, name)
 	}
+	return m.doOn(ctx, c, fn)
+}
+
+// doOn is do on connection c (a server's own, or its second session).
+func (m *Manager) doOn(ctx context.Context, c *Conn, fn func(context.Context, *mcp.ClientSession, uint64) error) error {
+	name := c.cfg.Name
 	release, err := c.acquire(ctx)
 	if err != nil {
 		return err
@@ -304,6 +310,11 @@ type CallOptions struct {
 	Verify func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error
 	// Requester answers what the server asks during the call. OPTIONAL.
 	Requester Requester
+	// ClientVersion is the protocol version of the client the call is
+	// made for: a call of a client before NewProtocol to a server of
+	// NewProtocol goes to the server's second session, of LegacyProtocol
+	// (see legacy.go). OPTIONAL: "" is this host's own (the latest).
+	ClientVersion string
 }
 
 // Call calls a tool on the named server, as configured by opts.
@@ -319,14 +330,21 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 		m.progress.Store(token, fc)
 		defer m.progress.Delete(token)
 	}
-	if c := m.Get(server); c != nil {
-		defer c.inflight.add(fc)()
+	c := m.Get(server)
+	if c == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknown, server)
 	}
+	c, left := c.forVersion(ctx, o.ClientVersion).enter(fc)
+	defer left()
 	// The notifications the server sent before its response reach the
 	// caller before the result does (see notes.go).
 	defer fc.drain(ctx)
 	var res *mcp.CallToolResult
-	err := m.do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
+	err := m.doOn(ctx, c, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
+		if c.primary != nil {
+			// The registry lists the first session's tools.
+			gen = c.listedAs(ctx, cs, gen)
+		}
 		if o.Verify != nil {
 			if err := o.Verify(ctx, cs, gen); err != nil {
 				return &verifyError{err}

@@ -155,11 +155,35 @@ func (f *inflight) add(c *call) (remove func()) {
 		f.calls = map[*call]struct{}{}
 	}
 	f.calls[c] = struct{}{}
+	return f.remover(c)
+}
+
+func (f *inflight) remover(c *call) func() {
 	return func() {
 		f.mu.Lock()
 		delete(f.calls, c)
 		f.mu.Unlock()
 	}
+}
+
+// addAlone adds c if every call in flight with a Requester belongs to c's
+// client (ok), in one step with the check.
+func (f *inflight) addAlone(c *call) (remove func(), ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.r != nil {
+		client := clientOf(c.r)
+		for fc := range f.calls {
+			if fc.r != nil && clientOf(fc.r) != client {
+				return nil, false
+			}
+		}
+	}
+	if f.calls == nil {
+		f.calls = map[*call]struct{}{}
+	}
+	f.calls[c] = struct{}{}
+	return f.remover(c), true
 }
 
 // only returns a call of the one client with calls in flight (calls with a
@@ -187,9 +211,13 @@ func (f *inflight) only() (c *call, ok bool) {
 // the call it belongs to (on, when the transport knows it, else the calls in
 // flight), a progress notification to the call of its token. It returns
 // the message with its route in _meta, and any route a server put there
-// removed (changed: a new message). Other messages are returned as they are.
+// removed (changed: a new message). An elicitation/create has its schema
+// moved (see schema.go); other messages are returned as they are.
 func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, changed bool) {
 	req, ok := msg.(*jsonrpc.Request)
+	if ok && req.IsCall() && req.Method == "elicitation/create" {
+		return hideSchema(req) // (schema.go)
+	}
 	if !ok || req.IsCall() {
 		return msg, false
 	}

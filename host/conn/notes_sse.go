@@ -38,7 +38,7 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 		on, _ = req.Context().Value(callKey{}).(*call)
 	}
 	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, func(data []byte) []byte {
-		if !bytes.Contains(data, []byte(`notifications/`)) {
+		if !bytes.Contains(data, []byte(`notifications/`)) && !bytes.Contains(data, []byte(`elicitation/create`)) {
 			return nil
 		}
 		msg, err := jsonrpc.DecodeMessage(data)

@@ -22,6 +22,9 @@ func (c *Conn) OAuth() (*hauth.Handler, error) {
 	if c.cfg.OAuth == nil {
 		return nil, fmt.Errorf("%s: %w", c.cfg.Name, ErrNoOAuth)
 	}
+	if c.primary != nil {
+		return c.primary.OAuth() // one login for both sessions (legacy.go)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.oauth != nil {

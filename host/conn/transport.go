@@ -47,7 +47,11 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 	if _, ok := t.(*mcp.StreamableClientTransport); !ok {
 		ct = routingTransport{t, c} // streamable HTTP routes in its HTTP client
 	}
-	cs, err := client.Connect(ctx, ct, nil)
+	var so *mcp.ClientSessionOptions
+	if c.version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: c.version}
+	}
+	cs, err := client.Connect(ctx, ct, so)
 	if err != nil {
 		pt, _ := t.(*pluginTransport)
 		if aerr := c.authFailure(err, pt != nil && pt.authFailed, authSeen != nil && authSeen.Load()); aerr != nil {
@@ -61,7 +65,11 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 		}
 		return nil, nil, c.describe(fmt.Errorf("connecting to %s: %w", c.cfg.Name, err))
 	}
-	c.log.Info("connected", "transport", c.cfg.Transport)
+	if c.primary != nil && !c.legacyConnected(ctx, cs) {
+		cs.Close()
+		return nil, nil, errNoLegacy
+	}
+	c.log.Info("connected", "transport", c.cfg.Transport, "protocol", cs.InitializeResult().ProtocolVersion)
 	var raw *lineConn
 	if st, ok := t.(*stdioTransport); ok {
 		raw = st.conn
@@ -243,19 +251,15 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 		// would ask this client's handlers, which know no call.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			if m.opts.OnListChanged != nil {
-				m.opts.OnListChanged(name, ToolsChanged)
-			}
+			// Either session's tools may now differ from the other's.
+			c.root().legacy.forget()
+			c.listChanged(ToolsChanged)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			if m.opts.OnListChanged != nil {
-				m.opts.OnListChanged(name, ResourcesChanged)
-			}
+			c.listChanged(ResourcesChanged)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			if m.opts.OnListChanged != nil {
-				m.opts.OnListChanged(name, PromptsChanged)
-			}
+			c.listChanged(PromptsChanged)
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			rt, routed := c.routes.take(req.Params.Meta)
@@ -273,10 +277,11 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 			}
 		},
 		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
-			c.elicitations.complete(req.Params.ElicitationID)
+			c.root().elicitations.complete(req.Params.ElicitationID)
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if m.opts.OnResourceUpdated != nil {
+			// Subscriptions are the first session's (see legacy.go).
+			if m.opts.OnResourceUpdated != nil && c.primary == nil {
 				m.opts.OnResourceUpdated(name, req.Params)
 			}
 		},
@@ -301,16 +306,26 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 	// the Requester of the calls in flight (see Requester).
 	if m.opts.OnElicit != nil || caps.Elicitation != nil {
 		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			restoreSchema(req.Params) // (schema.go)
 			r, err := c.requester()
+			var res *mcp.ElicitResult
 			switch {
 			case err != nil:
 				return nil, err
 			case r != nil:
-				return r.Elicit(ctx, req.Params)
+				res, err = r.Elicit(ctx, req.Params)
 			case m.opts.OnElicit != nil:
-				return m.opts.OnElicit(ctx, name, req)
+				res, err = m.opts.OnElicit(ctx, name, req)
+			default:
+				return nil, errUnsupported("elicitation")
 			}
-			return nil, errUnsupported("elicitation")
+			if err != nil {
+				return nil, err
+			}
+			if err := checkContent(req.Params, res); err != nil {
+				return nil, err
+			}
+			return res, nil
 		}
 	}
 	if m.opts.OnCreateMessage != nil || caps.Sampling != nil {
@@ -328,6 +343,14 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 		}
 	}
 	return o
+}
+
+// listChanged passes on a server's list_changed: the registry lists what
+// the first session offers (see legacy.go).
+func (c *Conn) listChanged(kind ChangeKind) {
+	if c.m.opts.OnListChanged != nil && c.primary == nil {
+		c.m.opts.OnListChanged(c.cfg.Name, kind)
+	}
 }
 
 // requester is the Requester a server's own request goes to: that of the

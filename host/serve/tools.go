@@ -45,6 +45,7 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 			Requester:           sessionRequester{req.Session, ctx, req.ClientCapabilities()},
 			ReturnInputRequests: newClient,
 			Meta:                g.upstreamMeta(req.Session, p.Meta),
+			ClientVersion:       req.ProtocolVersion(),
 		}
 		if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
 			// The retry of an authenticate call whose login just finished:

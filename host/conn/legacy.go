@@ -1,0 +1,207 @@
+package conn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A server's session runs at the newest protocol version both sides speak.
+// A server of NewProtocol asks for input during a call only by input-required
+// results: it refuses to send elicitation/create or sampling/createMessage of
+// its own, so a tool written for earlier versions (one that elicits by a
+// request) fails on such a session. A client of an earlier version, calling
+// that server directly, gets a session of its own version, where the tool
+// works. So the calls of such clients go to a second session of the server,
+// opened at LegacyProtocol when first needed: the server's requests there
+// reach the calling client as they would directly (see Requester).
+//
+// A call goes there only while no call of another client is in flight on it
+// (enter): the server's requests there name no call, so they could not be
+// told apart; the call goes to the first session then, where a server of
+// NewProtocol that asks by input-required results is tied to its call.
+//
+// The second session is only for calls: the registry lists what the first
+// session offers, subscriptions and list_changed are the first session's.
+// Its tools are compared with the first session's once per generation of
+// either (and again after a list_changed): while they are the same, a call
+// checked against the registry is checked for the second session too; when
+// they differ, the caller's Verify checks each call on the second session.
+// For a stdio server the second session is a second process, which does not
+// share the first one's memory: a tool call there changes nothing the first
+// session lists, reads or is subscribed to. So stdio servers get one only
+// when configured to (legacy_session = true, config.Server.UsesLegacySession);
+// remote servers, whose state is behind their endpoint, get one by default.
+
+// LegacyProtocol is the protocol version of the second session.
+const LegacyProtocol = "2025-11-25"
+
+// legacy is a connection's second session, for callers of protocol
+// versions before NewProtocol.
+type legacy struct {
+	mu   sync.Mutex
+	c    *Conn // nil until first needed
+	none bool  // the server speaks no version before NewProtocol: use the first session
+
+	// What the last comparison of tool lists found: the second session
+	// (of generation seen) lists the same tools as the first session of
+	// generation same.
+	seen, same uint64
+}
+
+// conn returns the second session's connection, or nil.
+func (l *legacy) conn() *Conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c
+}
+
+// forget drops the result of the last comparison (a list changed).
+func (l *legacy) forget() {
+	l.mu.Lock()
+	l.seen, l.same = 0, 0
+	l.mu.Unlock()
+}
+
+// root is the server's own connection: c, or the connection c is the second
+// session of.
+func (c *Conn) root() *Conn {
+	if c.primary != nil {
+		return c.primary
+	}
+	return c
+}
+
+// forVersion returns the connection a call of a client of protocol version
+// version may go on: the server's second session when version is before
+// NewProtocol, the server's session is of NewProtocol or later and the
+// server's configuration allows a second session (legacy_session), else c.
+// It connects c first if needed (to learn its version); an error there is
+// left for the call to meet. See also enter.
+func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
+	if version == "" || version >= NewProtocol || !c.cfg.UsesLegacySession() {
+		return c
+	}
+	cs, _, err := c.sessionGen(ctx)
+	if err != nil || cs.InitializeResult().ProtocolVersion < NewProtocol {
+		return c
+	}
+	c.legacy.mu.Lock()
+	if c.legacy.none {
+		c.legacy.mu.Unlock()
+		return c
+	}
+	lc := c.legacy.c
+	if lc == nil {
+		lc = &Conn{
+			m: c.m, cfg: c.cfg, log: c.log.Named(LegacyProtocol),
+			version: LegacyProtocol, primary: c,
+			calls: c.calls, // one cap for all requests to the server
+		}
+		c.legacy.c = lc
+		c.log.Info("opening a second session for clients of earlier protocol versions", "protocol", LegacyProtocol)
+	}
+	c.legacy.mu.Unlock()
+	if _, _, err := lc.sessionGen(ctx); errors.Is(err, errNoLegacy) {
+		return c
+	}
+	return lc
+}
+
+// errNoLegacy ends the connect of a second session to a server that speaks
+// no protocol version before NewProtocol.
+var errNoLegacy = errors.New("the server speaks no protocol version before " + NewProtocol)
+
+// enter records fc as in flight on c, or, when c is a second session on
+// which a call of another client is in flight, on the server's first
+// session: the server's own requests there could not be told apart, while
+// on the first session (NewProtocol) a server asks by its call's result.
+// It returns the connection the call goes on.
+func (c *Conn) enter(fc *call) (*Conn, func()) {
+	if c.primary != nil {
+		if remove, ok := c.inflight.addAlone(fc); ok {
+			return c, remove
+		}
+		c = c.primary
+	}
+	return c, c.inflight.add(fc)
+}
+
+// legacyConnected checks a new second session: a server that answered with
+// NewProtocol or later offers nothing the first session does not, and the
+// session is closed (false); the server's calls then all go to the first
+// session. A server that logs is asked for every level: which of its
+// messages a caller sees is for the caller's own level to decide (the
+// gateway's downstream sessions filter by theirs).
+func (c *Conn) legacyConnected(ctx context.Context, cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	if ir.ProtocolVersion >= NewProtocol {
+		c.log.Info("the server speaks no earlier protocol version; its first session serves every client", "protocol", ir.ProtocolVersion)
+		p := c.primary
+		p.legacy.mu.Lock()
+		p.legacy.none = true
+		p.legacy.mu.Unlock()
+		return false
+	}
+	if ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			c.log.Debug("setting the log level failed", "error", err)
+		}
+	}
+	return true
+}
+
+// listedAs returns the generation of the server's first session whose tools
+// the second session cs (of generation gen) lists as well, or 0 if they
+// differ or cannot be compared: a call verified against the registry's
+// listing of that generation is then verified for cs too.
+func (c *Conn) listedAs(ctx context.Context, cs *mcp.ClientSession, gen uint64) uint64 {
+	p := c.primary
+	p.mu.Lock()
+	pcs, pgen := p.session, p.gen
+	p.mu.Unlock()
+	if pcs == nil {
+		return 0
+	}
+	l := &p.legacy
+	l.mu.Lock()
+	if l.seen == gen && l.same == pgen {
+		l.mu.Unlock()
+		return pgen
+	}
+	l.mu.Unlock()
+	a, err := toolsJSON(ctx, pcs)
+	if err != nil {
+		return 0
+	}
+	b, err := toolsJSON(ctx, cs)
+	if err != nil || !bytes.Equal(a, b) {
+		c.log.Warn("the second session lists other tools than the first: each call is checked on it", "error", err)
+		return 0
+	}
+	l.mu.Lock()
+	l.seen, l.same = gen, pgen
+	l.mu.Unlock()
+	return pgen
+}
+
+// toolsJSON is a session's tool list, by name, as JSON.
+func toolsJSON(ctx context.Context, cs *mcp.ClientSession) ([]byte, error) {
+	var tools []*mcp.Tool
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return nil, err
+			}
+			tools = append(tools, t)
+		}
+	}
+	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return json.Marshal(tools)
+}

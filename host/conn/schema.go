@@ -1,0 +1,120 @@
+package conn
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A server's elicitation/create names the form it asks for in
+// requestedSchema. The go-sdk client checks that schema against its own
+// reading of the spec before any handler runs, and refuses what it reads
+// otherwise — e.g. a titled multi-select whose items say "type": "string"
+// next to their anyOf, as go-sdk's own reference server sends. A gateway
+// that refused such a request would hide it from a client that can answer
+// it (as that client does when it talks to the server directly). So the
+// schema is moved out of the go-sdk's sight when the request is read, into
+// _meta under schemaKey, and put back in the handler (restoreSchema); the
+// answer is then checked against it here, as the go-sdk would have
+// (checkContent). The client that fills the form is the judge of the
+// schema itself.
+
+// schemaKey is the _meta member that carries an elicitation's schema from
+// the read loop to the handler. A server's own value is always removed.
+const schemaKey = "dev.mcphost/requestedSchema"
+
+// hideSchema returns an elicitation/create request with its requestedSchema
+// moved into _meta[schemaKey] (changed: a new message). ok is false for
+// params that are not a JSON object (left for the go-sdk to refuse).
+func hideSchema(req *jsonrpc.Request) (out *jsonrpc.Request, changed bool) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(req.Params, &obj); err != nil || obj == nil {
+		return req, false
+	}
+	schema, hasSchema := obj["requestedSchema"]
+	rawMeta, hasMeta := obj["_meta"]
+	if !hasSchema && !hasMeta {
+		return req, false
+	}
+	var meta map[string]json.RawMessage
+	if hasMeta {
+		if err := json.Unmarshal(rawMeta, &meta); err != nil {
+			return req, false
+		}
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	delete(meta, schemaKey)
+	var mode string
+	if raw, ok := obj["mode"]; ok && json.Unmarshal(raw, &mode) != nil {
+		return req, false
+	}
+	// Only a form's schema is moved: the go-sdk refuses a URL elicitation
+	// that has one, as it should.
+	if hasSchema && (mode == "" || mode == "form") {
+		delete(obj, "requestedSchema")
+		if string(schema) != "null" {
+			meta[schemaKey] = schema
+		}
+	}
+	if len(meta) == 0 {
+		delete(obj, "_meta")
+	} else {
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return req, false
+		}
+		obj["_meta"] = b
+	}
+	params, err := json.Marshal(obj)
+	if err != nil {
+		return req, false
+	}
+	cp := *req
+	cp.Params = params
+	return &cp, true
+}
+
+// restoreSchema puts a schema hideSchema moved back into p.
+func restoreSchema(p *mcp.ElicitParams) {
+	v, ok := p.Meta[schemaKey]
+	if !ok {
+		return
+	}
+	delete(p.Meta, schemaKey)
+	if len(p.Meta) == 0 {
+		p.Meta = nil
+	}
+	p.RequestedSchema = v
+}
+
+// checkContent checks an accepted answer against the schema it was asked
+// with and fills in the schema's defaults, as the go-sdk client does.
+func checkContent(p *mcp.ElicitParams, res *mcp.ElicitResult) error {
+	if res == nil || res.Action != "accept" || res.Content == nil || p.RequestedSchema == nil {
+		return nil
+	}
+	b, err := json.Marshal(p.RequestedSchema)
+	if err != nil {
+		return nil
+	}
+	var s jsonschema.Schema
+	if json.Unmarshal(b, &s) != nil {
+		return nil // not a schema this client can read: the answer goes as it is
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil
+	}
+	if err := resolved.Validate(res.Content); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("elicitation result content does not match requested schema: %v", err)}
+	}
+	if err := resolved.ApplyDefaults(&res.Content); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("failed to apply schema defaults to elicitation result: %v", err)}
+	}
+	return nil
+}
