@@ -112,7 +112,7 @@ server "everything" {
   command = "$out/everything-server"
   # Its 2025-11-25 tools ask by requests of their own, which it refuses on
   # the 2026-07-28 session: 2025-11-25 clients' calls go to a second
-  # process at 2025-11-25 (the default for remote servers only).
+  # process at 2025-11-25.
   legacy_session = true
 }
 

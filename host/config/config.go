@@ -123,12 +123,14 @@ type Server struct {
 	TransportOptions json.RawMessage `json:"transport_options,omitempty"`
 
 	Disabled bool `json:"disabled,omitempty"`
-	// LegacySession says whether calls of clients of protocol versions
-	// before 2026-07-28 to this server, when it speaks 2026-07-28, go to a
-	// second session of the server at 2025-11-25, where it may ask for
-	// input by requests of its own (legacy_session; nil: the default, see
-	// UsesLegacySession).
-	LegacySession  *bool         `json:"legacy_session,omitempty"`
+	// LegacySession (legacy_session) sends the calls of clients of protocol
+	// versions before 2026-07-28 to a second session of the server at
+	// 2025-11-25 when the server speaks 2026-07-28: there it may ask for
+	// input by requests of its own, as tools written for 2025-11-25 do. Off
+	// by default: the second session shares no session state with the
+	// first, which lists, reads and subscribes (for a stdio server it is a
+	// second process).
+	LegacySession  bool          `json:"legacy_session,omitempty"`
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
 	// ToolTimeout is how long a call may go without a result or a progress
 	// notification (0: the settings' value, else DefaultToolTimeout).
@@ -166,19 +168,6 @@ func (s *Server) Written() *Server {
 
 // IsRemote reports whether the server is reached over the network (not stdio).
 func (s *Server) IsRemote() bool { return s.Transport != TransportStdio }
-
-// UsesLegacySession reports whether the server gets a second session for
-// clients of protocol versions before 2026-07-28 (see LegacySession). By
-// default a remote server does, and a stdio server does not: its second
-// session is a second process, which shares no state with the first (a
-// tool call there would change what the first, which lists, subscribes and
-// reads, never sees).
-func (s *Server) UsesLegacySession() bool {
-	if s.LegacySession != nil {
-		return *s.LegacySession
-	}
-	return s.IsRemote()
-}
 
 // Signature identifies what a server actually runs or reaches, for deduplication:
 // the URL for a remote server, command and arguments for a stdio server.

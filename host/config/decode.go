@@ -374,11 +374,7 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 		}
 	}
 	decode("disabled", &s.Disabled)
-	if _, ok := attrs["legacy_session"]; ok {
-		var on bool
-		decode("legacy_session", &on)
-		s.LegacySession = &on
-	}
+	decode("legacy_session", &s.LegacySession)
 	decode("tls_server_name", &s.TLSServerName)
 	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)
 	decode("proxy_url", &s.ProxyURL)

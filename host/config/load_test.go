@@ -1013,3 +1013,40 @@ func TestSettingsNaming(t *testing.T) {
 		})
 	}
 }
+
+func TestLegacySession(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		hcl  string
+		want bool
+		err  string
+	}{
+		{`server "a" { command = "a" }`, false, ""},
+		{`server "a" {
+  command = "a"
+  legacy_session = true
+}`, true, ""},
+		{`server "a" {
+  command = "a"
+  legacy_session = "sometimes"
+}`, false, "config.hcl:3,"},
+	} {
+		t.Run(tc.hcl, func(t *testing.T) {
+			tr := newTree(t)
+			tr.user(tc.hcl)
+			cfg, diags := tr.load()
+			if tc.err != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.err) || !strings.Contains(diags.Error(), "bool") {
+					t.Fatalf("diags = %v, want an error at %s naming the type", diags, tc.err)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if got := cfg.Server("a").LegacySession; got != tc.want {
+				t.Errorf("LegacySession = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

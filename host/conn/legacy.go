@@ -33,11 +33,11 @@ import (
 // either (and again after a list_changed): while they are the same, a call
 // checked against the registry is checked for the second session too; when
 // they differ, the caller's Verify checks each call on the second session.
-// For a stdio server the second session is a second process, which does not
-// share the first one's memory: a tool call there changes nothing the first
-// session lists, reads or is subscribed to. So stdio servers get one only
-// when configured to (legacy_session = true, config.Server.UsesLegacySession);
-// remote servers, whose state is behind their endpoint, get one by default.
+// A server gets a second session only when configured to (legacy_session =
+// true): the second session shares no session state with the first, and
+// for a stdio server it is a second process, which shares no memory either
+// — a tool call there changes nothing the first session lists, reads or is
+// subscribed to.
 
 // LegacyProtocol is the protocol version of the second session.
 const LegacyProtocol = "2025-11-25"
@@ -85,7 +85,7 @@ func (c *Conn) root() *Conn {
 // It connects c first if needed (to learn its version); an error there is
 // left for the call to meet. See also enter.
 func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
-	if version == "" || version >= NewProtocol || !c.cfg.UsesLegacySession() {
+	if version == "" || version >= NewProtocol || !c.cfg.LegacySession {
 		return c
 	}
 	cs, _, err := c.sessionGen(ctx)

@@ -839,3 +839,37 @@ func TestPassthroughUnaskedInputResponses(t *testing.T) {
 		t.Errorf("result %q (input requests %v)", got, res.InputRequests)
 	}
 }
+
+// TestPassthroughLegacySession: a server of 2026-07-28 whose tool asks by a
+// request of its own (ask_old, as tools written for 2025-11-25 do), behind
+// the gateway with legacy_session. A 2025-11-25 client is asked and gets
+// its answer (its calls go to a second upstream process at that version),
+// as it would calling the server directly; a 2026-07-28 client gets the
+// server's refusal, as it would directly too. Without legacy_session the
+// 2025-11-25 client gets the refusal.
+func TestPassthroughLegacySession(t *testing.T) {
+	t.Parallel()
+	for _, legacy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("legacy_session=%v", legacy), func(t *testing.T) {
+			t.Parallel()
+			s := demo("n", "-passthrough")
+			s.LegacySession = legacy
+			p := ptServe(t, ptOptions{servers: []*config.Server{s}})
+			if len(p.problems) > 0 {
+				t.Fatal(p.problems)
+			}
+			for _, version := range protocols {
+				asked := 0
+				cs := p.dial(t, version, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked++
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "dave"}}, nil
+				}})
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__n__ask_old", Arguments: map[string]any{"question": "name?"}})
+				answered := err == nil && !res.IsError && textOf(res) == "answer: dave (mood: calm)" && asked == 1
+				if want := legacy && version == oldProtocol; answered != want {
+					t.Errorf("%s client: result %v, error %v, asked %d times; want answered: %v", version, res, err, asked, want)
+				}
+			}
+		})
+	}
+}

@@ -6,7 +6,8 @@
 // Options.Passthrough (-passthrough) it also offers what a gateway passes
 // through besides tools: a resource whose content names the server, a
 // resource template and prompt arguments with completions, resource
-// subscriptions (the touch tool), an elicitation during a call (ask) and log
+// subscriptions (the touch tool), an elicitation during a call (ask, and
+// ask_old as tools of protocol versions before 2026-07-28 ask) and log
 // messages (log).
 package demoserver
 
@@ -327,6 +328,36 @@ func addPassthrough(s *mcp.Server, name string, count func(string)) {
 					"required":   []string{"answer"},
 				},
 			}}}, nil, nil
+		})
+	// ask_old is ask as tools written for protocol versions before
+	// 2026-07-28 are: it sends elicitation/create of its own during the call
+	// (ServerSession.Elicit), which the go-sdk refuses on 2026-07-28
+	// sessions. The form has an optional field with a default.
+	mcp.AddTool(s, &mcp.Tool{Name: "ask_old", Description: "Asks the user a question by an elicitation/create request of its own (protocol versions before 2026-07-28) and returns the answer."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a askArgs) (*mcp.CallToolResult, any, error) {
+			count("ask_old")
+			if a.Question == "" {
+				a.Question = "What is your answer?"
+			}
+			er, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+				Mode:    "form",
+				Message: a.Question,
+				RequestedSchema: map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"answer": map[string]any{"type": "string"},
+						"mood":   map[string]any{"type": "string", "default": "calm"},
+					},
+					"required": []string{"answer"},
+				},
+			})
+			if err != nil {
+				return nil, nil, fmt.Errorf("asking: %w", err)
+			}
+			if er.Action != "accept" {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the user did not answer (" + er.Action + ")"}}}, nil, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("answer: %v (mood: %v)", er.Content["answer"], er.Content["mood"])}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "Sends a log message (notifications/message) at the client's log level or above."},
 		func(ctx context.Context, req *mcp.CallToolRequest, a logArgs) (*mcp.CallToolResult, any, error) {

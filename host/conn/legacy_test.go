@@ -1,0 +1,367 @@
+package conn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/demoserver"
+)
+
+// answerer is a caller whose client answers elicitations (accepting with
+// answer) and records what it was asked. With hold set, it waits for hold
+// to close first, after telling asked.
+type answerer struct {
+	name   string
+	answer string
+	hold   chan struct{}
+	asked  chan *mcp.ElicitParams
+}
+
+func newAnswerer(name, answer string) *answerer {
+	return &answerer{name: name, answer: answer, asked: make(chan *mcp.ElicitParams, 10)}
+}
+
+func (a *answerer) Capabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
+}
+func (a *answerer) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	a.asked <- p
+	if a.hold != nil {
+		select {
+		case <-a.hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if a.answer == "" {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": a.answer}}, nil
+}
+func (a *answerer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return nil, errUnsupported("sampling")
+}
+func (a *answerer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return nil, errUnsupported("roots")
+}
+
+// gatewayCaps are the client capabilities a gateway offers servers of
+// versions before 2026-07-28 (what its clients may answer).
+var gatewayCaps = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
+
+// httpDemo is the demo server (with -passthrough) over streamable HTTP on
+// loopback, as a server of both protocol eras would serve it on one
+// endpoint: 2026-07-28 requests statelessly (the go-sdk serves that version
+// over HTTP only so), earlier versions with sessions, where the server may
+// send requests of its own. (The go-sdk has no one handler for both.)
+func httpDemo(t *testing.T, name string) *config.Server {
+	srv := demoserver.New(&demoserver.Options{Name: name, Passthrough: true})
+	stateful := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= NewProtocol {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return &config.Server{Name: name, Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestLegacySession: the demo server's ask_old elicits by a request of its
+// own, which the go-sdk refuses on the 2026-07-28 session mcphost opens.
+// With legacy_session, a caller of 2025-11-25 gets its answer asked through
+// a second session of that version (for a stdio server, a second process,
+// which ends with the Manager); without it, nothing else is started.
+func TestLegacySession(t *testing.T) {
+	t.Parallel()
+	withLegacy := func(s *config.Server) *config.Server { s.LegacySession = true; return s }
+	for _, tc := range []struct {
+		name      string
+		cfg       *config.Server
+		works     bool // a 2025-11-25 caller's ask_old is answered
+		processes int  // stdio processes started (-1: remote)
+	}{
+		{"remote", httpDemo(t, "h"), false, -1},
+		{"remote with legacy_session", withLegacy(httpDemo(t, "h")), true, -1},
+		{"stdio", demo("d", "-passthrough"), false, 1},
+		{"stdio with legacy_session", withLegacy(demo("d", "-passthrough")), true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var pids []int
+			m := NewManager([]*config.Server{tc.cfg}, &Options{Capabilities: gatewayCaps, OnProcessStart: func(_ string, pid int) {
+				mu.Lock()
+				pids = append(pids, pid)
+				mu.Unlock()
+			}})
+			t.Cleanup(func() { m.Close() })
+			ctx := context.Background()
+			ask := func(version string, r Requester) (*mcp.CallToolResult, error) {
+				return m.Call(ctx, tc.cfg.Name, &mcp.CallToolParams{Name: "ask_old", Arguments: map[string]any{"question": "name?"}},
+					&CallOptions{Requester: r, ClientVersion: version})
+			}
+			// This host's own calls use the server's session (2026-07-28),
+			// where ask_old cannot ask.
+			if res, err := ask("", newAnswerer("host", "x")); err == nil && !res.IsError {
+				t.Fatalf("ask_old answered on the 2026-07-28 session: %s", text(res))
+			}
+			for range 2 {
+				alice := newAnswerer("alice", "yes")
+				res, err := ask("2025-11-25", alice)
+				worked := err == nil && !res.IsError && text(res) == "answer: yes (mood: calm)"
+				if worked != tc.works {
+					t.Fatalf("2025-11-25 caller: result %q, error %v; want answered: %v", resultText(res), err, tc.works)
+				}
+			}
+			mu.Lock()
+			n := len(pids)
+			started := append([]int(nil), pids...)
+			mu.Unlock()
+			if tc.processes >= 0 && n != tc.processes {
+				t.Fatalf("%d processes started, want %d", n, tc.processes)
+			}
+			m.Close()
+			for _, pid := range started {
+				waitDead(t, pid, 5*time.Second)
+			}
+		})
+	}
+}
+
+// TestLegacySessionOneClientAtATime: on the second session a server's
+// request names no call, so a call goes there only while no other client's
+// call is in flight on it; otherwise it goes to the first session, where
+// the server asks by the call's result (which the caller answers itself).
+func TestLegacySessionOneClientAtATime(t *testing.T) {
+	t.Parallel()
+	cfg := demo("d", "-passthrough")
+	cfg.LegacySession = true
+	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
+	t.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	call := func(tool string, r Requester) (*mcp.CallToolResult, error) {
+		return m.Call(ctx, cfg.Name, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}, &CallOptions{Requester: r, ClientVersion: "2025-11-25"})
+	}
+
+	alice := newAnswerer("alice", "from alice")
+	alice.hold = make(chan struct{})
+	done := make(chan string, 1)
+	go func() {
+		res, err := call("ask_old", alice)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- text(res)
+	}()
+	select {
+	case <-alice.asked: // alice's call waits for her answer on the second session
+	case <-time.After(10 * time.Second):
+		t.Fatal("alice was not asked")
+	}
+
+	bob := newAnswerer("bob", "from bob")
+	res, err := call("ask", bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InputRequests == nil {
+		t.Fatalf("bob's call, while alice's is in flight on the second session: %s; want the first session's input-required result", text(res))
+	}
+	if len(bob.asked) != 0 {
+		t.Fatal("bob was asked by a request on the second session while alice's call was in flight there")
+	}
+
+	close(alice.hold)
+	if got := <-done; got != "answer: from alice (mood: calm)" {
+		t.Fatalf("alice's call: %q", got)
+	}
+	// Alone on the second session, bob is asked there by the server's request.
+	res, err = call("ask", bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InputRequests != nil || text(res) != "answer: from bob" || len(bob.asked) != 1 {
+		t.Fatalf("bob's call alone: %q (input requests %v, asked %d times)", text(res), res.InputRequests != nil, len(bob.asked))
+	}
+}
+
+// enumsServer elicits the form of the official suite's SEP-1330 scenario,
+// as go-sdk's reference server sends it: a titled multi-select whose items
+// carry "type": "string" next to anyOf, which the go-sdk client refuses.
+func enumsServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "enums"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "pick"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		er, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "pick", RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"titledMulti": map[string]any{
+					"type": "array",
+					"items": map[string]any{
+						"type":  "string",
+						"anyOf": []map[string]any{{"const": "v1", "title": "One"}, {"const": "v2", "title": "Two"}},
+					},
+				},
+			},
+		}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "action " + er.Action}}}, nil, nil
+	})
+	return srv
+}
+
+// TestElicitationSchemaReachesTheCaller: an elicitation whose schema the
+// go-sdk client would refuse reaches the caller's client unchanged (it is
+// the client's to judge; the official suite's elicitation-sep1330-enums
+// failed through the gateway), over streamable HTTP and SSE.
+func TestElicitationSchemaReachesTheCaller(t *testing.T) {
+	t.Parallel()
+	streamable := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return enumsServer() }, nil))
+	sse := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return enumsServer() }, nil))
+	t.Cleanup(func() {
+		for _, s := range []*httptest.Server{streamable, sse} {
+			s.CloseClientConnections()
+			s.Close()
+		}
+	})
+	for _, cfg := range []*config.Server{
+		{Name: "h", Transport: config.TransportHTTP, URL: streamable.URL, Approved: true, ConnectTimeout: 5 * time.Second},
+		{Name: "s", Transport: config.TransportSSE, URL: sse.URL, Approved: true, ConnectTimeout: 5 * time.Second},
+	} {
+		t.Run(cfg.Transport, func(t *testing.T) {
+			t.Parallel()
+			m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
+			t.Cleanup(func() { m.Close() })
+			carol := newAnswerer("carol", "") // declines
+			res, err := m.Call(context.Background(), cfg.Name, &mcp.CallToolParams{Name: "pick", Arguments: map[string]any{}},
+				&CallOptions{Requester: carol, ClientVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text(res) != "action decline" {
+				t.Fatalf("result %q; want the caller's decline", text(res))
+			}
+			p := <-carol.asked
+			b, _ := json.Marshal(p.RequestedSchema)
+			if !strings.Contains(string(b), `"anyOf":[{"const":"v1","title":"One"}`) {
+				t.Fatalf("the caller was asked with schema %s", b)
+			}
+			if _, found := p.Meta[schemaKey]; found {
+				t.Fatalf("the caller sees mcphost's %s", schemaKey)
+			}
+		})
+	}
+}
+
+// TestCheckContent: an accepted answer is checked against its schema, and
+// gets the schema's defaults, as the go-sdk client would do.
+func TestCheckContent(t *testing.T) {
+	t.Parallel()
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"answer": map[string]any{"type": "string"},
+			"mood":   map[string]any{"type": "string", "default": "calm"},
+		},
+		"required": []any{"answer"},
+	}
+	for _, tc := range []struct {
+		name    string
+		schema  any
+		res     *mcp.ElicitResult
+		invalid bool
+		want    map[string]any
+	}{
+		{"defaults filled", schema, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "a"}}, false, map[string]any{"answer": "a", "mood": "calm"}},
+		{"given value kept", schema, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "a", "mood": "sad"}}, false, map[string]any{"answer": "a", "mood": "sad"}},
+		{"required missing", schema, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"mood": "sad"}}, true, nil},
+		{"wrong type", schema, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": 3.0}}, true, nil},
+		{"declined: not checked", schema, &mcp.ElicitResult{Action: "decline"}, false, nil},
+		{"no schema", nil, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"x": 1.0}}, false, map[string]any{"x": 1.0}},
+		{"unreadable schema: passed as is", "not a schema", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"x": 1.0}}, false, map[string]any{"x": 1.0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkContent(&mcp.ElicitParams{RequestedSchema: tc.schema}, tc.res)
+			var rpc *jsonrpc.Error
+			if tc.invalid != (err != nil) || (err != nil && (!errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams)) {
+				t.Fatalf("error %v; want invalid params: %v", err, tc.invalid)
+			}
+			if tc.want != nil {
+				got, _ := json.Marshal(tc.res.Content)
+				want, _ := json.Marshal(tc.want)
+				if string(got) != string(want) {
+					t.Fatalf("content %s, want %s", got, want)
+				}
+			}
+		})
+	}
+}
+
+// FuzzHideSchema: whatever an elicitation/create's params, hiding its schema
+// and putting it back (as the handler does) gives the schema it was sent
+// with, and a value a server put under schemaKey never becomes the schema.
+func FuzzHideSchema(f *testing.F) {
+	f.Add(`{"message":"m","requestedSchema":{"type":"object"}}`)
+	f.Add(`{"message":"m","requestedSchema":{"type":"object"},"_meta":{"a":1}}`)
+	f.Add(`{"message":"m","_meta":{"dev.mcphost/requestedSchema":{"forged":true}}}`)
+	f.Add(`{"mode":"url","url":"https://x","elicitationId":"1","requestedSchema":{}}`)
+	f.Add(`{"requestedSchema":null,"_meta":null}`)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, params string) {
+		var before mcp.ElicitParams
+		if json.Unmarshal([]byte(params), &before) != nil {
+			return
+		}
+		id, _ := jsonrpc.MakeID(float64(1))
+		req := &jsonrpc.Request{ID: id, Method: "elicitation/create", Params: json.RawMessage(params)}
+		out, _ := hideSchema(req)
+		var after mcp.ElicitParams
+		if err := json.Unmarshal(out.Params, &after); err != nil {
+			t.Fatalf("hidden params do not decode: %v (%s)", err, out.Params)
+		}
+		restoreSchema(&after)
+		if _, found := after.Meta[schemaKey]; found {
+			t.Fatalf("%s left in _meta: %s", schemaKey, out.Params)
+		}
+		if before.Mode == "" || before.Mode == "form" {
+			want, _ := json.Marshal(before.RequestedSchema)
+			got, _ := json.Marshal(after.RequestedSchema)
+			if string(got) != string(want) {
+				t.Fatalf("schema %s after restore, want %s (params %s)", got, want, params)
+			}
+		}
+	})
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return "<none>"
+	}
+	return text(res)
+}
