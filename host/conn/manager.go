@@ -323,7 +323,7 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 	if opts != nil {
 		o = *opts
 	}
-	fc := newCall(o.Requester, o.OnProgress)
+	fc := newCall(server, o.Requester, o.OnProgress)
 	if o.OnProgress != nil {
 		token := fmt.Sprintf("mcphost-%d", m.tokens.Add(1))
 		params.SetProgressToken(token)

@@ -47,6 +47,7 @@ const maxRoutes = 4096
 
 // call is a call in flight, for the notifications it causes.
 type call struct {
+	server   string                                // the server it was sent to
 	r        Requester                             // who answers for it; nil: the host's own callbacks
 	progress func(*mcp.ProgressNotificationParams) // nil: progress not asked for
 
@@ -54,8 +55,23 @@ type call struct {
 	handled chan struct{} // a notification of it was handled (capacity 1)
 }
 
-func newCall(r Requester, progress func(*mcp.ProgressNotificationParams)) *call {
-	return &call{r: r, progress: progress, handled: make(chan struct{}, 1)}
+func newCall(server string, r Requester, progress func(*mcp.ProgressNotificationParams)) *call {
+	return &call{server: server, r: r, progress: progress, handled: make(chan struct{}, 1)}
+}
+
+// progressCall returns the call of a progress token, if it is one of the
+// calls this connection's server was sent: a token names a call of the
+// Manager, and a server must not report progress on another server's call.
+func (c *Conn) progressCall(token any) *call {
+	v, ok := c.m.progress.Load(fmt.Sprint(token))
+	if !ok {
+		return nil
+	}
+	if fc := v.(*call); fc.server == c.cfg.Name {
+		return fc
+	}
+	c.log.Debug("a progress notification names a call of another server: dropped")
+	return nil
 }
 
 // done1 records that a notification routed to the call was handled.
@@ -235,9 +251,7 @@ func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, ch
 			Token any `json:"progressToken"`
 		}
 		if json.Unmarshal(req.Params, &p) == nil && p.Token != nil {
-			if v, ok := c.m.progress.Load(fmt.Sprint(p.Token)); ok {
-				rt.call = v.(*call)
-			}
+			rt.call = c.progressCall(p.Token)
 		}
 	default:
 		return msg, false

@@ -197,7 +197,7 @@ func TestRouteForgedByServer(t *testing.T) {
 		})
 	}
 	var rs routes
-	fc := newCall(nil, nil)
+	fc := newCall("s", nil, nil)
 	tag := rs.add(route{call: fc})
 	if _, ok := rs.take(mcp.Meta{routeKey: fmt.Sprint(tag + 1)}); ok {
 		t.Error("an unknown tag was routed")
@@ -288,4 +288,59 @@ func FuzzSSERouter(f *testing.F) {
 			t.Fatalf("got %q, want %q", got, in)
 		}
 	})
+}
+
+// TestProgressOfAnotherServersCall: progress tokens name the Manager's
+// calls; a server that reports progress with the token of a call to
+// another server (they are easy to guess) does not reach that call.
+func TestProgressOfAnotherServersCall(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	tokens := make(chan any, 1)
+	victim := mcp.NewServer(&mcp.Implementation{Name: "victim"}, nil)
+	mcp.AddTool(victim, &mcp.Tool{Name: "wait"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		tokens <- req.Params.GetProgressToken()
+		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "own"})
+		<-release
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	spoofer := mcp.NewServer(&mcp.Implementation{Name: "spoofer"}, nil)
+	mcp.AddTool(spoofer, &mcp.Tool{Name: "spoof"}, func(ctx context.Context, req *mcp.CallToolRequest, a struct {
+		Token string `json:"token"`
+	}) (*mcp.CallToolResult, any, error) {
+		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: a.Token, Progress: 99, Message: "forged"})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sent"}}}, nil, err
+	})
+	var servers []*config.Server
+	for name, srv := range map[string]*mcp.Server{"v": victim, "s": spoofer} {
+		hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+		servers = append(servers, &config.Server{Name: name, Transport: config.TransportSSE, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second})
+	}
+	m := NewManager(servers, nil)
+	t.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	got := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Call(ctx, "v", &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}}, &CallOptions{OnProgress: func(p *mcp.ProgressNotificationParams) {
+			got <- p.Message
+		}})
+		done <- err
+	}()
+	token := fmt.Sprint(<-tokens)
+	if msg := <-got; msg != "own" {
+		t.Fatalf("first progress %q", msg)
+	}
+	if _, err := m.Call(ctx, "s", &mcp.CallToolParams{Name: "spoof", Arguments: map[string]any{"token": token}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	close(got)
+	for msg := range got {
+		t.Errorf("the call got progress %q from another server", msg)
+	}
 }

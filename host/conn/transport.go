@@ -264,8 +264,7 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			rt, routed := c.routes.take(req.Params.Meta)
 			if !routed {
-				if v, ok := m.progress.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
-					rt.call = v.(*call)
+				if rt.call = c.progressCall(req.Params.ProgressToken); rt.call != nil {
 					rt.call.pending.Add(1)
 				}
 			}
