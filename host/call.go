@@ -63,9 +63,10 @@ type CallOptions struct {
 	RequestState   string
 	// ClientVersion is the protocol version of the client the call is
 	// made for (a gateway's downstream client): a client before 2026-07-28
-	// calling a server of 2026-07-28 is served by a second session of the
-	// server at 2025-11-25, where the server may ask by requests of its
-	// own (see conn.LegacyProtocol). OPTIONAL: "" is this host's own.
+	// calling a server of 2026-07-28 whose block has legacy_session may be
+	// served by a second session of the server at 2025-11-25, where the
+	// server may ask by requests of its own (see conn.CallOptions).
+	// OPTIONAL: "" is this host's own.
 	ClientVersion string
 }
 

@@ -327,6 +327,13 @@ func (c *Conn) Reset() {
 	}
 	if lc := c.legacy.conn(); lc != nil {
 		lc.Reset()
+		// What kept the second session from connecting (a needed login,
+		// a backoff) was the server's: it is tried again with the first.
+		lc.mu.Lock()
+		if lc.session == nil {
+			lc.state, lc.needsAuthUntil, lc.retryAt = StatePending, time.Time{}, time.Time{}
+		}
+		lc.mu.Unlock()
 	}
 }
 

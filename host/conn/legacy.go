@@ -29,15 +29,16 @@ import (
 //
 // The second session is only for calls: the registry lists what the first
 // session offers, subscriptions and list_changed are the first session's.
-// Its tools are compared with the first session's once per generation of
-// either (and again after a list_changed): while they are the same, a call
-// checked against the registry is checked for the second session too; when
-// they differ, the caller's Verify checks each call on the second session.
+// Its tools are compared with the first session's (once per generation of
+// either while they match, and again after a list_changed): while they are
+// the same, a call checked against the registry is checked for the second
+// session too; otherwise the caller's Verify checks each call on the second
+// session.
 // A server gets a second session only when configured to (legacy_session =
 // true): the second session shares no session state with the first, and
 // for a stdio server it is a second process, which shares no memory either
-// — a tool call there changes nothing the first session lists, reads or is
-// subscribed to.
+// — what a tool call there changes, the first session, which lists, reads
+// and subscribes, may not see.
 
 // LegacyProtocol is the protocol version of the second session.
 const LegacyProtocol = "2025-11-25"
@@ -108,7 +109,11 @@ func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
 		c.log.Info("opening a second session for clients of earlier protocol versions", "protocol", LegacyProtocol)
 	}
 	c.legacy.mu.Unlock()
-	if _, _, err := lc.sessionGen(ctx); errors.Is(err, errNoLegacy) {
+	if _, _, err := lc.sessionGen(ctx); err != nil && !errors.Is(err, ErrClosed) {
+		// The first session serves the call rather than none.
+		if !errors.Is(err, errNoLegacy) {
+			c.log.Warn("the second session is not available; the first serves the call", "error", err)
+		}
 		return c
 	}
 	return lc

@@ -169,6 +169,8 @@ func TestLegacySessionOneClientAtATime(t *testing.T) {
 
 	alice := newAnswerer("alice", "from alice")
 	alice.hold = make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(alice.hold) }) }) // a failed check must not leave alice's call waiting
 	done := make(chan string, 1)
 	go func() {
 		res, err := call("ask_old", alice)
@@ -196,7 +198,7 @@ func TestLegacySessionOneClientAtATime(t *testing.T) {
 		t.Fatal("bob was asked by a request on the second session while alice's call was in flight there")
 	}
 
-	close(alice.hold)
+	release.Do(func() { close(alice.hold) })
 	if got := <-done; got != "answer: from alice (mood: calm)" {
 		t.Fatalf("alice's call: %q", got)
 	}

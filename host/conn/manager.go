@@ -312,8 +312,10 @@ type CallOptions struct {
 	Requester Requester
 	// ClientVersion is the protocol version of the client the call is
 	// made for: a call of a client before NewProtocol to a server of
-	// NewProtocol goes to the server's second session, of LegacyProtocol
-	// (see legacy.go). OPTIONAL: "" is this host's own (the latest).
+	// NewProtocol may go to the server's second session, of
+	// LegacyProtocol, when the server's configuration has legacy_session
+	// and no other client's call is in flight there (see legacy.go).
+	// OPTIONAL: "" is this host's own (the latest).
 	ClientVersion string
 }
 
@@ -334,7 +336,13 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 	if c == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknown, server)
 	}
-	c, left := c.forVersion(ctx, o.ClientVersion).enter(fc)
+	if len(params.InputResponses) == 0 && params.RequestState == "" {
+		// (A retry with answers goes where its request state came from:
+		// the first session; a second one, of an earlier version, asks by
+		// requests instead.)
+		c = c.forVersion(ctx, o.ClientVersion)
+	}
+	c, left := c.enter(fc)
 	defer left()
 	// The notifications the server sent before its response reach the
 	// caller before the result does (see notes.go).

@@ -19,16 +19,17 @@ import (
 // schema is moved out of the go-sdk's sight when the request is read, into
 // _meta under schemaKey, and put back in the handler (restoreSchema); the
 // answer is then checked against it here, as the go-sdk would have
-// (checkContent). The client that fills the form is the judge of the
-// schema itself.
+// (checkContent; a schema that cannot be read or resolved, which the go-sdk
+// would have refused, lets the answer pass unchecked). The client that
+// fills the form is the judge of the schema itself.
 
 // schemaKey is the _meta member that carries an elicitation's schema from
 // the read loop to the handler. A server's own value is always removed.
 const schemaKey = "dev.mcphost/requestedSchema"
 
 // hideSchema returns an elicitation/create request with its requestedSchema
-// moved into _meta[schemaKey] (changed: a new message). ok is false for
-// params that are not a JSON object (left for the go-sdk to refuse).
+// moved into _meta[schemaKey] (changed: a new message). Params that are not
+// a JSON object are returned as they are (for the go-sdk to refuse).
 func hideSchema(req *jsonrpc.Request) (out *jsonrpc.Request, changed bool) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(req.Params, &obj); err != nil || obj == nil {
@@ -79,7 +80,7 @@ func hideSchema(req *jsonrpc.Request) (out *jsonrpc.Request, changed bool) {
 	return &cp, true
 }
 
-// restoreSchema puts a schema hideSchema moved back into p.
+// restoreSchema puts a schema hideSchema moved back into p (a form's only).
 func restoreSchema(p *mcp.ElicitParams) {
 	v, ok := p.Meta[schemaKey]
 	if !ok {
@@ -89,7 +90,9 @@ func restoreSchema(p *mcp.ElicitParams) {
 	if len(p.Meta) == 0 {
 		p.Meta = nil
 	}
-	p.RequestedSchema = v
+	if p.Mode == "" || p.Mode == "form" {
+		p.RequestedSchema = v
+	}
 }
 
 // checkContent checks an accepted answer against the schema it was asked
