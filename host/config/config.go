@@ -183,7 +183,8 @@ func (s *Server) Signature() string {
 // everything that decides what runs (command, args, env, inherit_env, cwd for
 // stdio) or what is sent and where (for remote servers: transport, URL,
 // headers, headers helper, the oauth block or auth block and its settings,
-// TLS and proxy settings, transport options). Any change to these requires
+// TLS and proxy settings, transport options), and legacy_session (a second
+// process or session of the server). Any change to these requires
 // approval again.
 //
 // For a server loaded from a project file, the hash is of the block as
@@ -214,8 +215,9 @@ func (s *Server) approvalHash() string {
 			TLSSkipVerify    bool
 			ProxyURL         string
 			TransportOptions json.RawMessage
+			LegacySession    bool `json:",omitempty"` // a second session (omitted when off: earlier approvals stay valid)
 		}{s.Transport, s.URL, s.Headers, s.HeadersHelper, s.AuthScheme, s.AuthConfig, s.OAuth,
-			s.CAFile, s.ClientCertFile, s.ClientKeyFile, s.TLSServerName, s.TLSInsecureSkipVerify, s.ProxyURL, s.TransportOptions}
+			s.CAFile, s.ClientCertFile, s.ClientKeyFile, s.TLSServerName, s.TLSInsecureSkipVerify, s.ProxyURL, s.TransportOptions, s.LegacySession}
 	} else {
 		v = struct {
 			Command string
@@ -223,7 +225,8 @@ func (s *Server) approvalHash() string {
 			Env     map[string]string // json sorts map keys
 			Inherit []string
 			Cwd     string
-		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd}
+			Legacy  bool `json:",omitempty"` // a second process (omitted when off: earlier approvals stay valid)
+		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.LegacySession}
 	}
 	return "sha256:" + hashJSON(v)
 }

@@ -317,11 +317,22 @@ func TestApprovalHashCoversWhatRunsAndWhatIsSent(t *testing.T) {
 	t.Parallel()
 	base := Server{Name: "s", Transport: TransportStdio, Command: "c", Env: map[string]string{"A": "1"}, Cwd: "/x"}
 	h := base.ApprovalHash()
+	// Approvals given before legacy_session existed stay valid.
+	if want := "sha256:" + hashJSON(struct {
+		Command string
+		Args    []string
+		Env     map[string]string
+		Inherit []string
+		Cwd     string
+	}{"c", nil, map[string]string{"A": "1"}, nil, "/x"}); h != want {
+		t.Fatalf("approval hash of a stdio server without legacy_session changed: %s, want %s", h, want)
+	}
 	for name, mut := range map[string]func(*Server){
 		"env":     func(s *Server) { s.Env = map[string]string{"A": "2"} },
 		"cwd":     func(s *Server) { s.Cwd = "/y" },
 		"command": func(s *Server) { s.Command = "d" },
 		"inherit": func(s *Server) { s.InheritEnv = []string{"SECRET"} },
+		"legacy":  func(s *Server) { s.LegacySession = true }, // a second process
 	} {
 		s := base
 		mut(&s)
@@ -346,6 +357,7 @@ func TestApprovalHashCoversWhatRunsAndWhatIsSent(t *testing.T) {
 		"skip verify":    func(s *Server) { s.TLSInsecureSkipVerify = true },
 		"proxy":          func(s *Server) { s.ProxyURL = "http://evil:8080" },
 		"options":        func(s *Server) { s.TransportOptions = []byte(`{"ping_interval":"1s"}`) },
+		"legacy_session": func(s *Server) { s.LegacySession = true },
 	} {
 		s := r1
 		mut(&s)

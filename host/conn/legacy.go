@@ -50,10 +50,18 @@ type legacy struct {
 	c    *Conn // nil until first needed
 	none bool  // the server speaks no version before NewProtocol: use the first session
 
-	// What the last comparison of tool lists found: the second session
-	// (of generation seen) lists the same tools as the first session of
-	// generation same.
-	seen, same uint64
+	// epoch counts list changes (forget): a comparison that began before
+	// one is not recorded.
+	epoch uint64
+	// What the last comparison of tool lists since then found; nil: none.
+	cmp *comparison
+}
+
+// comparison is what comparing the tool lists of the second session (of
+// generation seen) and the first (of generation primary) found.
+type comparison struct {
+	seen, primary uint64
+	same          bool
 }
 
 // conn returns the second session's connection, or nil.
@@ -66,7 +74,8 @@ func (l *legacy) conn() *Conn {
 // forget drops the result of the last comparison (a list changed).
 func (l *legacy) forget() {
 	l.mu.Lock()
-	l.seen, l.same = 0, 0
+	l.epoch++
+	l.cmp = nil
 	l.mu.Unlock()
 }
 
@@ -165,7 +174,9 @@ func (c *Conn) legacyConnected(ctx context.Context, cs *mcp.ClientSession) bool 
 // listedAs returns the generation of the server's first session whose tools
 // the second session cs (of generation gen) lists as well, or 0 if they
 // differ or cannot be compared: a call verified against the registry's
-// listing of that generation is then verified for cs too.
+// listing of that generation is then verified for cs too. What a
+// comparison finds holds until either session reconnects or a list changes;
+// a list change during a comparison discards its result (0).
 func (c *Conn) listedAs(ctx context.Context, cs *mcp.ClientSession, gen uint64) uint64 {
 	p := c.primary
 	p.mu.Lock()
@@ -176,23 +187,37 @@ func (c *Conn) listedAs(ctx context.Context, cs *mcp.ClientSession, gen uint64) 
 	}
 	l := &p.legacy
 	l.mu.Lock()
-	if l.seen == gen && l.same == pgen {
+	if k := l.cmp; k != nil && k.seen == gen && k.primary == pgen {
 		l.mu.Unlock()
-		return pgen
+		if k.same {
+			return pgen
+		}
+		return 0
 	}
+	epoch := l.epoch
 	l.mu.Unlock()
 	a, err := toolsJSON(ctx, pcs)
 	if err != nil {
 		return 0
 	}
 	b, err := toolsJSON(ctx, cs)
-	if err != nil || !bytes.Equal(a, b) {
-		c.log.Warn("the second session lists other tools than the first: each call is checked on it", "error", err)
+	if err != nil {
+		return 0 // not recorded: the next call compares again
+	}
+	same := bytes.Equal(a, b)
+	l.mu.Lock()
+	recorded := l.epoch == epoch
+	if recorded {
+		l.cmp = &comparison{seen: gen, primary: pgen, same: same}
+	}
+	l.mu.Unlock()
+	switch {
+	case !recorded:
+		return 0 // a list changed meanwhile: what was compared may be gone
+	case !same:
+		c.log.Warn("the second session lists other tools than the first: each call is checked on it")
 		return 0
 	}
-	l.mu.Lock()
-	l.seen, l.same = gen, pgen
-	l.mu.Unlock()
 	return pgen
 }
 

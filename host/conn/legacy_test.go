@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -366,4 +367,128 @@ func resultText(res *mcp.CallToolResult) string {
 		return "<none>"
 	}
 	return text(res)
+}
+
+// rooted is a caller whose client has roots.
+type rooted struct {
+	*answerer
+	roots []string
+	none  bool // the client has no roots capability
+}
+
+func (r *rooted) Capabilities() *mcp.ClientCapabilities {
+	if r.none {
+		return &mcp.ClientCapabilities{}
+	}
+	return &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}
+}
+
+func (r *rooted) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	res := &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+	for _, u := range r.roots {
+		res.Roots = append(res.Roots, &mcp.Root{URI: u})
+	}
+	return res, nil
+}
+
+// TestRootsReachTheCaller: a server's roots/list of its own (protocol
+// versions before 2026-07-28; here on legacy_session's second session) is
+// answered by the caller's client, not by the host's go-sdk client (which
+// has no roots); a caller whose client has no roots gets the refusal.
+func TestRootsReachTheCaller(t *testing.T) {
+	t.Parallel()
+	cfg := demo("d", "-passthrough")
+	cfg.LegacySession = true
+	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}})
+	t.Cleanup(func() { m.Close() })
+	for _, tc := range []struct {
+		name   string
+		caller *rooted
+		want   string // the result's text; "": an error result
+	}{
+		{"two roots", &rooted{answerer: newAnswerer("alice", ""), roots: []string{"file:///alice", "file:///shared"}}, "roots: file:///alice file:///shared"},
+		{"no roots", &rooted{answerer: newAnswerer("bob", "")}, "roots: "},
+		{"no roots capability", &rooted{answerer: newAnswerer("carol", ""), none: true}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := m.Call(context.Background(), cfg.Name, &mcp.CallToolParams{Name: "roots_old", Arguments: map[string]any{}},
+				&CallOptions{Requester: tc.caller, ClientVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := text(res)
+			if tc.want == "" {
+				if !res.IsError || !strings.Contains(got, "roots/list") {
+					t.Fatalf("result %q (error: %v); want the refusal", got, res.IsError)
+				}
+				return
+			}
+			if res.IsError || got != tc.want {
+				t.Fatalf("result %q (error: %v); want %q", got, res.IsError, tc.want)
+			}
+		})
+	}
+}
+
+// TestLegacySessionToolsCompared: while the second session lists the same
+// tools as the first, a call there is verified against the first session's
+// generation (the registry's listing); once they differ (here a tool added
+// on the second session only, whose list_changed discards the comparison),
+// Verify is told generation 0 and checks the call itself.
+func TestLegacySessionToolsCompared(t *testing.T) {
+	t.Parallel()
+	cfg := demo("d", "-passthrough")
+	cfg.LegacySession = true
+	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
+	t.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	call := func(tool string, args map[string]any) uint64 {
+		t.Helper()
+		var seen uint64
+		verified := false
+		res, err := m.Call(ctx, cfg.Name, &mcp.CallToolParams{Name: tool, Arguments: args}, &CallOptions{
+			ClientVersion: LegacyProtocol,
+			Requester:     newAnswerer("alice", ""),
+			Verify: func(_ context.Context, cs *mcp.ClientSession, gen uint64) error {
+				if v := cs.InitializeResult().ProtocolVersion; v != LegacyProtocol {
+					return fmt.Errorf("call sent on a session of %s", v)
+				}
+				seen, verified = gen, true
+				return nil
+			}})
+		if err != nil || res.IsError || !verified {
+			t.Fatalf("%s: result %q, error %v, verified %v", tool, resultText(res), err, verified)
+		}
+		return seen
+	}
+	got := call("echo", map[string]any{"message": "hi"})
+	if first := m.Generation(cfg.Name); got != first || first == 0 {
+		t.Fatalf("same tools: verified as generation %d, want the first session's %d", got, m.Generation(cfg.Name))
+	}
+	call("add_tool", map[string]any{"name": "only_there"})
+	l := &m.Get(cfg.Name).legacy
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		forgotten := l.cmp == nil
+		l.mu.Unlock()
+		if forgotten {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second session's list_changed did not discard the comparison")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for range 2 { // the second time from the recorded comparison
+		if got := call("echo", map[string]any{"message": "hi"}); got != 0 {
+			t.Fatalf("different tools: verified as generation %d, want 0", got)
+		}
+	}
+	l.mu.Lock()
+	k := l.cmp
+	l.mu.Unlock()
+	if k == nil || k.same {
+		t.Fatalf("comparison recorded: %+v, want a mismatch", k)
+	}
 }

@@ -43,6 +43,7 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 		return nil, nil, err
 	}
 	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
+	client.AddReceivingMiddleware(c.rootsMiddleware)
 	ct := t
 	if _, ok := t.(*mcp.StreamableClientTransport); !ok {
 		ct = routingTransport{t, c} // streamable HTTP routes in its HTTP client
@@ -342,6 +343,38 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 		}
 	}
 	return o
+}
+
+// rootsMiddleware routes a server's roots/list (protocol versions before
+// 2026-07-28) to the Requester of the calls in flight, as the elicitation
+// and sampling handlers do; the go-sdk client would answer it with its own
+// roots, which this host has none of. With no call in flight it does.
+func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "roots/list" {
+			return next(ctx, method, req)
+		}
+		r, err := c.requester()
+		switch {
+		case err != nil:
+			return nil, err
+		case r == nil:
+			return next(ctx, method, req)
+		}
+		p, _ := req.GetParams().(*mcp.ListRootsParams)
+		if p == nil {
+			p = &mcp.ListRootsParams{}
+		}
+		res, err := fulfilOne(ctx, r, p)
+		if err != nil {
+			return nil, err
+		}
+		lr, _ := res.(*mcp.ListRootsResult)
+		if lr == nil {
+			return nil, errors.New("the client answered roots/list with no result")
+		}
+		return lr, nil
+	}
 }
 
 // listChanged passes on a server's list_changed: the registry lists what

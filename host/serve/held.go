@@ -25,7 +25,8 @@ import (
 // whose request state (sealed to the call, ask.go) names the held call, and
 // the retry's answer goes to the server's waiting request. The call ends
 // when the server answers it, when the client does not come back within
-// heldWait, or when the gateway stops.
+// heldWait, or when the gateway stops. A call that ends while its question
+// is out (the server gave up waiting) keeps its outcome for the retry.
 //
 // Held calls live in this gateway's memory: behind several gateways
 // (scale-out), a retry must reach the same one.
@@ -72,6 +73,7 @@ type heldCall struct {
 	expiry *time.Timer      // ends the call when no retry comes in time
 
 	mu      sync.Mutex
+	ended   bool               // the call's outcome is in done
 	waiting *heldAsk           // out with the client, awaiting its retry
 	seq     uint64             // numbers the questions: a state answers only its own
 	ss      *mcp.ServerSession // the session of the current round ...
@@ -96,7 +98,10 @@ func (h *heldCalls) start(req *mcp.CallToolRequest, call func(ctx context.Contex
 	ctx, cancel := context.WithCancel(h.ctx)
 	hc := &heldCall{id: hex.EncodeToString(id[:]), ctx: ctx, caps: req.ClientCapabilities(), cancel: cancel,
 		asks: make(chan *heldAsk), done: make(chan heldOutcome, 1)}
-	hc.expiry = time.AfterFunc(h.limit, cancel)
+	hc.expiry = time.AfterFunc(h.limit, func() {
+		cancel()
+		h.forget(hc)
+	})
 	hc.expiry.Stop()
 	h.mu.Lock()
 	if h.stopped {
@@ -112,8 +117,16 @@ func (h *heldCalls) start(req *mcp.CallToolRequest, call func(ctx context.Contex
 		defer h.wg.Done()
 		defer cancel()
 		res, err := call(ctx, &heldRequester{hc})
-		h.forget(hc) // a later retry finds it ended
 		hc.done <- heldOutcome{res, err}
+		hc.mu.Lock()
+		hc.ended = true
+		out := hc.waiting != nil
+		hc.mu.Unlock()
+		if !out {
+			h.forget(hc) // a later retry finds it ended
+		}
+		// Else a question is out: its retry collects the outcome, or the
+		// expiry forgets the call.
 	}()
 	return hc
 }
@@ -152,6 +165,13 @@ func (h *heldCalls) round(ctx context.Context, req *mcp.CallToolRequest, hc *hel
 		return out.res, false, out.err
 	case a := <-hc.asks:
 		hc.mu.Lock()
+		if hc.ended {
+			// The call ended as it asked: its outcome, not the question.
+			hc.mu.Unlock()
+			out := <-hc.done
+			h.forget(hc)
+			return out.res, false, out.err
+		}
 		hc.waiting = a
 		hc.seq++
 		key := hc.id + "/" + strconv.FormatUint(hc.seq, 10)

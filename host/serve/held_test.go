@@ -158,3 +158,59 @@ func TestHeldRequesterCapabilities(t *testing.T) {
 		t.Error("roots of a client without them")
 	}
 }
+
+// TestHeldCallEndsWhileAsking: a server that stops waiting for its answer
+// ends the call while the question is out with the client; the client's
+// retry gets the call's outcome (not "ended"). Unanswered, the outcome is
+// dropped with the call at the limit.
+func TestHeldCallEndsWhileAsking(t *testing.T) {
+	for _, retry := range []bool{true, false} {
+		t.Run(fmt.Sprintf("retry=%v", retry), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHeldCalls()
+				defer h.close()
+				hc := h.start(heldReq(), func(ctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
+					ctx, cancel := context.WithTimeout(ctx, time.Second) // the server's own patience
+					defer cancel()
+					_, err := withElicitation(r).Elicit(ctx, &mcp.ElicitParams{Message: "quick?"})
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint("gave up: ", err)}}}, nil
+				})
+				ctx := context.Background()
+				seal := func(key string) string { return key }
+				res, asked, err := h.round(ctx, heldReq(), hc, seal)
+				if !asked || err != nil {
+					t.Fatalf("asked %v, %v", asked, err)
+				}
+				key := res.RequestState
+				time.Sleep(2 * time.Second) // the call ends meanwhile
+				synctest.Wait()
+				got, seq := h.get(key)
+				if !retry {
+					if got == nil {
+						t.Fatal("the outcome was dropped before the limit")
+					}
+					time.Sleep(h.limit)
+					synctest.Wait()
+					if got, _ := h.get(key); got != nil {
+						t.Fatal("an ended call whose question was never answered is still held after the limit")
+					}
+					return
+				}
+				if got != hc {
+					t.Fatal("the call that ended while asking is not found by its question's key: its outcome is lost")
+				}
+				if err := hc.answer(ctx, heldReq(), seq, &mcp.ElicitResult{Action: "accept"}); err != nil {
+					t.Fatal(err)
+				}
+				res, asked, err = h.round(ctx, heldReq(), hc, seal)
+				want := "gave up: context deadline exceeded"
+				if err != nil || asked || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != want {
+					t.Fatalf("the retry: %+v, asked %v, %v; want %q", res, asked, err, want)
+				}
+				if got, _ := h.get(key); got != nil {
+					t.Error("the call is still held after its outcome was collected")
+				}
+			})
+		})
+	}
+}

@@ -873,3 +873,30 @@ func TestPassthroughLegacySession(t *testing.T) {
 		})
 	}
 }
+
+// TestPassthroughRoots: a server's roots/list of its own during a
+// 2025-11-25 client's call (legacy_session) is answered by that client's
+// roots, through the gateway.
+func TestPassthroughRoots(t *testing.T) {
+	t.Parallel()
+	s := demo("n", "-passthrough")
+	s.LegacySession = true
+	p := ptServe(t, ptOptions{servers: []*config.Server{s}})
+	if len(p.problems) > 0 {
+		t.Fatal(p.problems)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file:///home/dave/project"})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: p.url}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__n__roots_old", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(res); res.IsError || got != "roots: file:///home/dave/project" {
+		t.Fatalf("result %q (error: %v); want the client's root", got, res.IsError)
+	}
+}

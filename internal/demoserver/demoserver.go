@@ -7,8 +7,8 @@
 // through besides tools: a resource whose content names the server, a
 // resource template and prompt arguments with completions, resource
 // subscriptions (the touch tool), an elicitation during a call (ask, and
-// ask_old as tools of protocol versions before 2026-07-28 ask) and log
-// messages (log).
+// ask_old as tools of protocol versions before 2026-07-28 ask), a roots/list
+// request (roots_old) and log messages (log).
 package demoserver
 
 import (
@@ -358,6 +358,21 @@ func addPassthrough(s *mcp.Server, name string, count func(string)) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the user did not answer (" + er.Action + ")"}}}, nil, nil
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("answer: %v (mood: %v)", er.Content["answer"], er.Content["mood"])}}}, nil, nil
+		})
+	// roots_old asks the client for its roots by a roots/list request of its
+	// own, as tools written for protocol versions before 2026-07-28 do.
+	mcp.AddTool(s, &mcp.Tool{Name: "roots_old", Description: "Lists the client's roots by a roots/list request of its own (protocol versions before 2026-07-28)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			count("roots_old")
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, nil, fmt.Errorf("listing roots: %w", err)
+			}
+			uris := make([]string, 0, len(res.Roots))
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "roots: " + strings.Join(uris, " ")}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "Sends a log message (notifications/message) at the client's log level or above."},
 		func(ctx context.Context, req *mcp.CallToolRequest, a logArgs) (*mcp.CallToolResult, any, error) {
