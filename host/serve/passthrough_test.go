@@ -900,3 +900,73 @@ func TestPassthroughRoots(t *testing.T) {
 		t.Fatalf("result %q (error: %v); want the client's root", got, res.IsError)
 	}
 }
+
+// TestPassthroughSubscriptionsEnd: the gateway holds an upstream
+// subscription while a downstream session is subscribed: a session that
+// subscribes twice and unsubscribes once is no longer subscribed (as the
+// go-sdk server keeps it), and a session that ends without unsubscribing
+// ends its subscriptions, upstream too.
+func TestPassthroughSubscriptionsEnd(t *testing.T) {
+	t.Parallel()
+	p := twoServers(t)
+	ctx := context.Background()
+	const uri = "mcphost://a/demo://whoami"
+	observer := p.dial(t, oldProtocol, nil)
+	// waitUpstream waits for the upstream's count of unsubscribe requests.
+	waitUpstream := func(want int) {
+		t.Helper()
+		var got any
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			res, err := observer.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__stats", Arguments: map[string]any{}})
+			if err != nil || res.IsError {
+				t.Fatalf("stats: %v %v", err, res)
+			}
+			got = res.StructuredContent.(map[string]any)["resources/unsubscribe"]
+			if n, _ := got.(float64); int(n) == want {
+				return
+			}
+		}
+		t.Fatalf("the upstream was unsubscribed %v times, want %d", got, want)
+	}
+	twice := p.dial(t, oldProtocol, nil)
+	for range 2 {
+		if err := twice.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := twice.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	waitUpstream(1)
+
+	gone := p.dial(t, oldProtocol, nil)
+	if err := gone.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	gone.Close()
+	waitUpstream(2)
+
+	// A 2026-07-28 client's subscription is a subscriptions/listen request;
+	// its end (the request's context done) still unsubscribes upstream.
+	listener := p.dial(t, newProtocol, nil)
+	if err := listener.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	waitStat := func(key string, want int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			res, err := observer.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__stats", Arguments: map[string]any{}})
+			if err == nil && !res.IsError {
+				if n, _ := res.StructuredContent.(map[string]any)[key].(float64); int(n) == want {
+					return
+				}
+			}
+		}
+		t.Fatalf("%s: not %d", key, want)
+	}
+	waitStat("resources/subscribe", 3)
+	if err := listener.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	waitUpstream(3)
+}

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,13 +99,16 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	return res, nil
 }
 
-// subscriptions counts the downstream subscriptions of each upstream
-// resource: the upstream is subscribed at the first and unsubscribed at the
-// last. The go-sdk server keeps which session subscribed to what and
-// delivers notifications/resources/updated to those sessions only.
+// subscriptions keeps which downstream sessions subscribe to each upstream
+// resource: the upstream is subscribed while at least one does — from the
+// first subscription to the last unsubscribe, or to the end of the last
+// subscribed session (a client may go away without unsubscribing). The
+// go-sdk server keeps the same per session and delivers
+// notifications/resources/updated to those sessions only.
 type subscriptions struct {
-	mu sync.Mutex
-	n  map[subKey]int
+	mu      sync.Mutex
+	by      map[subKey]map[*mcp.ServerSession]bool
+	watched map[*mcp.ServerSession]bool // sessions whose end is watched
 }
 
 type subKey struct{ server, uri string }
@@ -135,6 +139,10 @@ func (g *Gateway) owner(uri string) (subKey, bool) {
 	return subKey{}, false
 }
 
+// upstreamUnsubscribeTimeout bounds an upstream unsubscribe made when the
+// downstream request (or session) that caused it has already ended.
+const upstreamUnsubscribeTimeout = 10 * time.Second
+
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	k, ok := g.owner(req.Params.URI)
 	if !ok {
@@ -142,15 +150,27 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	}
 	g.subs.mu.Lock()
 	defer g.subs.mu.Unlock()
-	if g.subs.n[k] == 0 {
+	if len(g.subs.by[k]) == 0 {
 		if err := g.h.Subscribe(ctx, k.server, k.uri); err != nil {
 			return err
 		}
 	}
-	if g.subs.n == nil {
-		g.subs.n = map[subKey]int{}
+	if g.subs.by == nil {
+		g.subs.by = map[subKey]map[*mcp.ServerSession]bool{}
+		g.subs.watched = map[*mcp.ServerSession]bool{}
 	}
-	g.subs.n[k]++
+	if g.subs.by[k] == nil {
+		g.subs.by[k] = map[*mcp.ServerSession]bool{}
+	}
+	g.subs.by[k][req.Session] = true
+	if ss := req.Session; ss != nil && !g.subs.watched[ss] {
+		g.subs.watched[ss] = true
+		// Ends with the session (the gateway's Close ends every session).
+		go func() {
+			ss.Wait()
+			g.sessionEnded(ss)
+		}()
+	}
 	return nil
 }
 
@@ -161,14 +181,40 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	}
 	g.subs.mu.Lock()
 	defer g.subs.mu.Unlock()
-	if g.subs.n[k] == 0 {
+	return g.leave(ctx, k, req.Session)
+}
+
+// leave removes ss from k's subscribers, unsubscribing upstream after the
+// last. The caller holds g.subs.mu.
+func (g *Gateway) leave(ctx context.Context, k subKey, ss *mcp.ServerSession) error {
+	subs := g.subs.by[k]
+	if !subs[ss] {
 		return nil
 	}
-	if g.subs.n[k]--; g.subs.n[k] == 0 {
-		delete(g.subs.n, k)
-		return g.h.Unsubscribe(ctx, k.server, k.uri)
+	delete(subs, ss)
+	if len(subs) > 0 {
+		return nil
 	}
-	return nil
+	delete(g.subs.by, k)
+	// The request may have ended already (a 2026-07-28 client's
+	// subscriptions/listen unsubscribes as it ends).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamUnsubscribeTimeout)
+	defer cancel()
+	return g.h.Unsubscribe(ctx, k.server, k.uri)
+}
+
+// sessionEnded drops the subscriptions of a session that ended.
+func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	delete(g.subs.watched, ss)
+	for k, subs := range g.subs.by {
+		if subs[ss] {
+			if err := g.leave(context.Background(), k, ss); err != nil {
+				g.log.Debug("unsubscribing upstream after its last subscriber ended", "server", k.server, "error", err)
+			}
+		}
+	}
 }
 
 // resourceUpdated delivers an upstream's notifications/resources/updated to

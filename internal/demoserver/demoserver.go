@@ -124,20 +124,20 @@ func New(opts *Options) *mcp.Server {
 	if o.Name == "" {
 		o.Name = "mcphost-demo"
 	}
-	sopts := &mcp.ServerOptions{Instructions: "A demo server bundled with mcphost.", SupportedProtocolVersions: o.ProtocolVersions}
-	if o.Passthrough {
-		sopts.CompletionHandler = completions(o.Name)
-		sopts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
-		sopts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, sopts)
 	var mu sync.Mutex
-	counts := map[string]int{}
+	counts := map[string]int{} // tool calls, and (un)subscribe requests as "resources/(un)subscribe"
 	count := func(name string) {
 		mu.Lock()
 		counts[name]++
 		mu.Unlock()
 	}
+	sopts := &mcp.ServerOptions{Instructions: "A demo server bundled with mcphost.", SupportedProtocolVersions: o.ProtocolVersions}
+	if o.Passthrough {
+		sopts.CompletionHandler = completions(o.Name)
+		sopts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { count("resources/subscribe"); return nil }
+		sopts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { count("resources/unsubscribe"); return nil }
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, sopts)
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Echo"}
 	echoDesc := "Echoes the message back."
 	if o.EchoDescription != "" {
@@ -222,7 +222,7 @@ func New(opts *Options) *mcp.Server {
 				})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + name}}}, nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "stats", Description: "Reports how often each tool was called.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	mcp.AddTool(s, &mcp.Tool{Name: "stats", Description: "Reports how often each tool was called (and, with -passthrough, how often resources were subscribed to and unsubscribed from).", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, map[string]int, error) {
 			mu.Lock()
 			defer mu.Unlock()
