@@ -492,3 +492,67 @@ func TestLegacySessionToolsCompared(t *testing.T) {
 		t.Fatalf("comparison recorded: %+v, want a mismatch", k)
 	}
 }
+
+// TestLegacySessionRefused: a server that speaks no version before
+// 2026-07-28 answers the second session's initialize with its own version
+// (go-sdk servers answer any initialize with an earlier version, so this one
+// answers initialize itself); that session is closed, the call and every
+// later one of an older client go to the first session, and no second
+// session is opened again.
+func TestLegacySessionRefused(t *testing.T) {
+	t.Parallel()
+	srv := demoserver.New(&demoserver.Options{Name: "new-only", Passthrough: true})
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	var mu sync.Mutex
+	initializes := 0
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") < NewProtocol {
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Method != "initialize" {
+				http.Error(w, "only initialize is served to earlier versions", http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			initializes++
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"new-only","version":"1"}}}`, req.ID, NewProtocol)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		stateless.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	cfg := &config.Server{Name: "n", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second, LegacySession: true}
+	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
+	t.Cleanup(func() { m.Close() })
+	for i := range 3 {
+		var version string
+		res, err := m.Call(context.Background(), cfg.Name, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}, &CallOptions{
+			ClientVersion: LegacyProtocol, Requester: newAnswerer("alice", ""),
+			Verify: func(_ context.Context, cs *mcp.ClientSession, _ uint64) error {
+				version = cs.InitializeResult().ProtocolVersion
+				return nil
+			}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: result %q, error %v", i, resultText(res), err)
+		}
+		if version != NewProtocol {
+			t.Fatalf("call %d went to a session of %s", i, version)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if initializes != 1 {
+		t.Fatalf("the second session was initialized %d times, want once (then never again)", initializes)
+	}
+	if lc := m.Get(cfg.Name).legacy.conn(); lc == nil || !m.Get(cfg.Name).legacy.none {
+		t.Fatal("the refusal was not recorded")
+	}
+}

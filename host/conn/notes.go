@@ -167,14 +167,15 @@ type inflight struct {
 func (f *inflight) add(c *call) (remove func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.insert(c)
+}
+
+// insert adds c; the caller holds f.mu.
+func (f *inflight) insert(c *call) (remove func()) {
 	if f.calls == nil {
 		f.calls = map[*call]struct{}{}
 	}
 	f.calls[c] = struct{}{}
-	return f.remover(c)
-}
-
-func (f *inflight) remover(c *call) func() {
 	return func() {
 		f.mu.Lock()
 		delete(f.calls, c)
@@ -195,11 +196,7 @@ func (f *inflight) addAlone(c *call) (remove func(), ok bool) {
 			}
 		}
 	}
-	if f.calls == nil {
-		f.calls = map[*call]struct{}{}
-	}
-	f.calls[c] = struct{}{}
-	return f.remover(c), true
+	return f.insert(c), true
 }
 
 // only returns a call of the one client with calls in flight (calls with a
@@ -285,40 +282,18 @@ func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, ch
 // is 0). ok is false if params is not a JSON object (the go-sdk rejects the
 // notification then).
 func withRoute(params json.RawMessage, tag uint64) (json.RawMessage, bool) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(params, &obj); err != nil || obj == nil {
-		return nil, false
-	}
-	var meta map[string]json.RawMessage
-	if raw, found := obj["_meta"]; found {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, false
+	return editParams(params, func(obj, meta map[string]json.RawMessage) (changed, ok bool) {
+		if _, found := obj["_meta"]; !found && tag == 0 {
+			return false, true
 		}
-	}
-	if _, found := obj["_meta"]; !found && tag == 0 {
-		return params, true // (re-encoded whenever _meta is present: a duplicate _meta member is dropped with any route it holds)
-	}
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	delete(meta, routeKey)
-	if tag != 0 {
-		meta[routeKey] = json.RawMessage(`"` + strconv.FormatUint(tag, 10) + `"`)
-	}
-	if len(meta) == 0 {
-		delete(obj, "_meta")
-	} else {
-		b, err := json.Marshal(meta)
-		if err != nil {
-			return nil, false
+		// (Re-encoded whenever _meta is present: a duplicate _meta member
+		// is dropped with any route it holds.)
+		delete(meta, routeKey)
+		if tag != 0 {
+			meta[routeKey] = json.RawMessage(`"` + strconv.FormatUint(tag, 10) + `"`)
 		}
-		obj["_meta"] = b
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, false
-	}
-	return b, true
+		return true, true
+	})
 }
 
 // routingTransport routes the notifications read from its connections (see

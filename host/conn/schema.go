@@ -31,48 +31,27 @@ const schemaKey = "dev.mcphost/requestedSchema"
 // moved into _meta[schemaKey] (changed: a new message). Params that are not
 // a JSON object are returned as they are (for the go-sdk to refuse).
 func hideSchema(req *jsonrpc.Request) (out *jsonrpc.Request, changed bool) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(req.Params, &obj); err != nil || obj == nil {
-		return req, false
-	}
-	schema, hasSchema := obj["requestedSchema"]
-	rawMeta, hasMeta := obj["_meta"]
-	if !hasSchema && !hasMeta {
-		return req, false
-	}
-	var meta map[string]json.RawMessage
-	if hasMeta {
-		if err := json.Unmarshal(rawMeta, &meta); err != nil {
-			return req, false
+	params, ok := editParams(req.Params, func(obj, meta map[string]json.RawMessage) (changed, ok bool) {
+		schema, hasSchema := obj["requestedSchema"]
+		if _, hasMeta := obj["_meta"]; !hasSchema && !hasMeta {
+			return false, true
 		}
-	}
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	delete(meta, schemaKey)
-	var mode string
-	if raw, ok := obj["mode"]; ok && json.Unmarshal(raw, &mode) != nil {
-		return req, false
-	}
-	// Only a form's schema is moved: the go-sdk refuses a URL elicitation
-	// that has one, as it should.
-	if hasSchema && (mode == "" || mode == "form") {
-		delete(obj, "requestedSchema")
-		if string(schema) != "null" {
-			meta[schemaKey] = schema
+		var mode string
+		if raw, found := obj["mode"]; found && json.Unmarshal(raw, &mode) != nil {
+			return false, false
 		}
-	}
-	if len(meta) == 0 {
-		delete(obj, "_meta")
-	} else {
-		b, err := json.Marshal(meta)
-		if err != nil {
-			return req, false
+		delete(meta, schemaKey)
+		// Only a form's schema is moved: the go-sdk refuses a URL
+		// elicitation that has one, as it should.
+		if hasSchema && (mode == "" || mode == "form") {
+			delete(obj, "requestedSchema")
+			if string(schema) != "null" {
+				meta[schemaKey] = schema
+			}
 		}
-		obj["_meta"] = b
-	}
-	params, err := json.Marshal(obj)
-	if err != nil {
+		return true, true
+	})
+	if !ok || len(params) == len(req.Params) && string(params) == string(req.Params) {
 		return req, false
 	}
 	cp := *req
