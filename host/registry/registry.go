@@ -1,7 +1,9 @@
 // Package registry merges the tools, prompts and resources of many MCP servers
 // into one registry with stable names (mcp__SERVER__TOOL), sanitized text,
-// annotation-derived properties and collision detection. Per-server lists are
-// cached in LRUs and refreshed when a server reports a list change.
+// annotation-derived properties and collision detection. Every server's
+// current lists are held (fetched on first use, dropped when the server
+// reconnects or reports a list change, and fetched again on next use), so
+// routing a call never lists again however many servers there are.
 package registry
 
 import (
@@ -12,18 +14,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcphost/mcphost/host/redact"
 )
-
-// CacheSize is the number of servers whose lists each cache keeps.
-const CacheSize = 20
 
 // ErrNotFound is returned by Lookup for a name the registry does not hold.
 var ErrNotFound = errors.New("no such tool")
@@ -445,41 +444,41 @@ func buildPrompts(server string, prompts []*mcp.Prompt) promptSet {
 	return ps
 }
 
-// listCache caches one kind of per-server list in an LRU. Concurrent misses for
-// a server share one fetch; an invalidation during a fetch keeps its (possibly
-// stale) result out of the cache.
+// listCache holds one kind of per-server list for every server it was asked
+// for: what routing needs is never evicted (a fetch cache of limited size
+// made a gateway of many servers list again before calls). Its size is
+// bounded by the servers that answered a list, which are configured ones.
+// Concurrent misses for a server share one fetch; an invalidation during a
+// fetch keeps its (possibly stale) result out.
 type listCache[T any] struct {
 	fetch func(context.Context, string) (T, error)
-	cache *lru.Cache[string, T]
 	group singleflight.Group
 
-	mu  sync.Mutex
-	gen map[string]uint64
+	mu   sync.RWMutex
+	held map[string]T
+	gen  map[string]uint64
 }
 
 func newListCache[T any](fetch func(context.Context, string) (T, error)) *listCache[T] {
-	c, err := lru.New[string, T](CacheSize)
-	if err != nil {
-		panic(err) // only for a non-positive size
-	}
-	return &listCache[T]{fetch: fetch, cache: c, gen: map[string]uint64{}}
+	return &listCache[T]{fetch: fetch, held: map[string]T{}, gen: map[string]uint64{}}
 }
 
 func (c *listCache[T]) get(ctx context.Context, server string) (T, error) {
-	if v, ok := c.cache.Get(server); ok {
+	c.mu.RLock()
+	v, ok := c.held[server]
+	gen := c.gen[server]
+	c.mu.RUnlock()
+	if ok {
 		return v, nil
 	}
-	c.mu.Lock()
-	gen := c.gen[server]
-	c.mu.Unlock()
-	v, err, _ := c.group.Do(fmt.Sprintf("%s\x00%d", server, gen), func() (any, error) {
+	r, err, _ := c.group.Do(server+"\x00"+strconv.FormatUint(gen, 10), func() (any, error) {
 		v, err := c.fetch(ctx, server)
 		if err != nil {
 			return v, err
 		}
 		c.mu.Lock()
 		if c.gen[server] == gen {
-			c.cache.Add(server, v)
+			c.held[server] = v
 		}
 		c.mu.Unlock()
 		return v, nil
@@ -488,12 +487,19 @@ func (c *listCache[T]) get(ctx context.Context, server string) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return v.(T), nil
+	return r.(T), nil
+}
+
+// len is the number of servers whose list is held.
+func (c *listCache[T]) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.held)
 }
 
 func (c *listCache[T]) invalidate(server string) {
 	c.mu.Lock()
 	c.gen[server]++
-	c.cache.Remove(server)
+	delete(c.held, server)
 	c.mu.Unlock()
 }

@@ -92,11 +92,14 @@ func TestToolsMergedCachedAndRefreshed(t *testing.T) {
 	}
 }
 
-func TestLRUEvictsAndRefetches(t *testing.T) {
+// TestManyServersNeverRelist: with many servers (more than the 20 a
+// fetch cache of limited size held), each server is listed once, and
+// lookups of every server's tools, over and over, list nothing again.
+func TestManyServersNeverRelist(t *testing.T) {
 	t.Parallel()
 	src := &listSource{tools: map[string][]*mcp.Tool{}, fetches: map[string]int{}}
 	var servers []string
-	for i := 0; i < CacheSize+5; i++ {
+	for i := 0; i < 50; i++ {
 		s := fmt.Sprintf("s%d", i)
 		servers = append(servers, s)
 		src.tools[s] = []*mcp.Tool{{Name: "t"}}
@@ -107,13 +110,21 @@ func TestLRUEvictsAndRefetches(t *testing.T) {
 	if len(tools) != len(servers) {
 		t.Fatalf("%d tools, want %d", len(tools), len(servers))
 	}
-	if r.tools.cache.Len() != CacheSize {
-		t.Errorf("cache holds %d servers, want %d", r.tools.cache.Len(), CacheSize)
+	if n := r.tools.len(); n != len(servers) {
+		t.Errorf("lists of %d servers held, want %d", n, len(servers))
 	}
-	// Every lookup still works: an evicted server is fetched again.
+	for range 3 {
+		for _, s := range servers {
+			if _, err := r.Lookup(ctx, "mcp__"+s+"__t"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	src.mu.Lock()
+	defer src.mu.Unlock()
 	for _, s := range servers {
-		if _, err := r.Lookup(ctx, "mcp__"+s+"__t"); err != nil {
-			t.Fatal(err)
+		if n := src.fetches[s]; n != 1 {
+			t.Errorf("%s listed %d times, want once", s, n)
 		}
 	}
 }
