@@ -403,6 +403,16 @@ func (m *Manager) Generation(server string) uint64 {
 // path; the caller then uses CallTool. It is also false when the session is
 // not of generation gen (the server was reconnected since the caller checked
 // the tool). Connection failures are handled as in Do.
+//
+// A client of a version before NewProtocol is relayed to a session of
+// NewProtocol or later too (unless the server has legacy_session, whose
+// second session serves such clients' calls): a tools/call and its complete
+// result differ between the eras only by the result's resultType, which is
+// removed (see olderResult). A result that needs input (input_required) is
+// one such a client cannot read: handled is then false, though the call was
+// sent — it was the first round of a multi-round-trip call, which a server
+// expects to see again with the answers, and CallTool sends it again and
+// has the client asked as its version allows.
 func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte, protocolVersion string, gen uint64) (resp []byte, handled bool, err error) {
 	c := m.Get(server)
 	if c == nil {
@@ -421,8 +431,14 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 	raw := c.raw
 	live := c.session == cs
 	c.mu.Unlock()
-	if raw == nil || !live || csGen != gen || cs.InitializeResult().ProtocolVersion != protocolVersion {
+	if raw == nil || !live || csGen != gen {
 		return nil, false, nil
+	}
+	older := false
+	if v := cs.InitializeResult().ProtocolVersion; v != protocolVersion {
+		if older = protocolVersion < NewProtocol && v >= NewProtocol && !c.cfg.LegacySession; !older {
+			return nil, false, nil
+		}
 	}
 	resp, err = raw.CallRaw(ctx, tool, args)
 	if err != nil {
@@ -432,6 +448,11 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 		return nil, true, err
 	}
 	c.noteSuccess()
+	if older {
+		if resp, handled = olderResult(resp); !handled {
+			return nil, false, nil
+		}
+	}
 	return resp, true, nil
 }
 

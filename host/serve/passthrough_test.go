@@ -912,21 +912,24 @@ func TestPassthroughSubscriptionsEnd(t *testing.T) {
 	ctx := context.Background()
 	const uri = "mcphost://a/demo://whoami"
 	observer := p.dial(t, oldProtocol, nil)
-	// waitUpstream waits for the upstream's count of unsubscribe requests.
-	waitUpstream := func(want int) {
+	// waitUpstream waits for the upstream's count of (un)subscribe requests.
+	// (The gateway's session with the server is of 2026-07-28, where a
+	// subscription is a subscriptions/listen stream the client does not
+	// wait for: the server may see it after Subscribe returned.)
+	waitUpstream := func(what string, want int) {
 		t.Helper()
 		var got any
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			res, err := observer.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__stats", Arguments: map[string]any{}})
 			if err != nil || res.IsError {
 				t.Fatalf("stats: %v %v", err, res)
 			}
-			got = res.StructuredContent.(map[string]any)["resources/unsubscribe"]
+			got = res.StructuredContent.(map[string]any)["resources/"+what]
 			if n, _ := got.(float64); int(n) == want {
 				return
 			}
 		}
-		t.Fatalf("the upstream was unsubscribed %v times, want %d", got, want)
+		t.Fatalf("the upstream saw %v %s requests, want %d", got, what, want)
 	}
 	twice := p.dial(t, oldProtocol, nil)
 	for range 2 {
@@ -934,17 +937,19 @@ func TestPassthroughSubscriptionsEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	waitUpstream("subscribe", 1)
 	if err := twice.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
-	waitUpstream(1)
+	waitUpstream("unsubscribe", 1)
 
 	gone := p.dial(t, oldProtocol, nil)
 	if err := gone.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
+	waitUpstream("subscribe", 2)
 	gone.Close()
-	waitUpstream(2)
+	waitUpstream("unsubscribe", 2)
 
 	// A 2026-07-28 client's subscription is a subscriptions/listen request;
 	// its end (the request's context done) still unsubscribes upstream.
@@ -952,21 +957,9 @@ func TestPassthroughSubscriptionsEnd(t *testing.T) {
 	if err := listener.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
-	waitStat := func(key string, want int) {
-		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			res, err := observer.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__stats", Arguments: map[string]any{}})
-			if err == nil && !res.IsError {
-				if n, _ := res.StructuredContent.(map[string]any)[key].(float64); int(n) == want {
-					return
-				}
-			}
-		}
-		t.Fatalf("%s: not %d", key, want)
-	}
-	waitStat("resources/subscribe", 3)
+	waitUpstream("subscribe", 3)
 	if err := listener.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
-	waitUpstream(3)
+	waitUpstream("unsubscribe", 3)
 }

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -22,8 +23,16 @@ import (
 // as `mcphost serve` does on its stdin/stdout, and returns the client's ends.
 func stdioGateway(t *testing.T, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
+	return stdioGatewayOf(t, []*config.Server{demo("a"), demo("b")}, rules...)
+}
+
+// stdioGatewayOf is stdioGateway over the given servers.
+func stdioGatewayOf(t *testing.T, servers []*config.Server, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}, Permissions: rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
+	h, err := host.New(&config.Config{Servers: servers, Permissions: rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(),
+		// As `mcphost serve` offers servers of versions before 2026-07-28.
+		ClientCapabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,5 +220,45 @@ func TestDeniedCallsNeverReachTheServer(t *testing.T) {
 	}
 	if m, _ := res.StructuredContent.(map[string]any); m["echo"] != nil || m["add"] != nil {
 		t.Errorf("the upstream saw a call that was not allowed: %v", m)
+	}
+}
+
+// TestRelayOlderClients: a 2025-11-25 client's tools/call to a server whose
+// session is 2026-07-28 takes the relay path too; its result is as that
+// client reads it (no resultType), byte for byte otherwise. A call whose
+// first round needs input (input_required, which such a client cannot read)
+// is made again on the go-sdk path, where the client is asked by a request
+// and the call completes.
+func TestRelayOlderClients(t *testing.T) {
+	t.Parallel()
+	g, w, r := stdioGatewayOf(t, []*config.Server{demo("p", "-passthrough")})
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "older"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "relayed " + req.Params.Message}}, nil
+		}}).Connect(ctx, &mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("negotiated %s", v)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__p__echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil || res.IsError || host.TextOf(res.Content) != "hi" {
+		t.Fatalf("echo: %v %+v", err, res)
+	}
+	if b, _ := json.Marshal(res); strings.Contains(string(b), "resultType") {
+		t.Errorf("a 2026-07-28 resultType reached a 2025-11-25 client: %s", b)
+	}
+	if got := g.RelayedCalls(); got != 1 {
+		t.Fatalf("%d calls relayed, want 1", got)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__p__ask", Arguments: map[string]any{"question": "q?"}})
+	if err != nil || res.IsError || host.TextOf(res.Content) != "answer: relayed q?" {
+		t.Fatalf("ask: %v %+v", err, res)
+	}
+	if got := g.RelayedCalls(); got != 1 {
+		t.Errorf("%d calls relayed, want 1 (ask needs the go-sdk path)", got)
 	}
 }
