@@ -10,7 +10,7 @@ trap 'rm -f "$out"' EXIT
 go test -c -o "$out.test" ./test/bench
 trap 'rm -f "$out" "$out.test"' EXIT
 for i in $(seq "${COUNT:-7}"); do
-  (cd test/bench && "$out.test" -test.run='^$' -test.bench='Call|Serve|WS' -test.benchtime="${BENCHTIME:-3000x}") | tee -a "$out"
+  (cd test/bench && "$out.test" -test.run='^$' -test.bench='Call|Serve|Spread|HTTP|WS' -test.benchtime="${BENCHTIME:-3000x}") | tee -a "$out"
   # Starting a plugin takes tens of milliseconds: fewer rounds.
   (cd test/bench && "$out.test" -test.run='^$' -test.bench='PluginStart' -test.benchtime=20x) | tee -a "$out"
 done

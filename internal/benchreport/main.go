@@ -28,16 +28,43 @@ type goal struct {
 	metric string
 	// lowerIsBetter: ratio = path/base must be ≤ limit; else ≥ limit.
 	lowerIsBetter bool
-	limit         float64
+	limit         float64 // 0: no goal (a reference)
+	// baseMetric, when set, is the baseline's metric (else metric).
+	baseMetric string
 }
+
+// The CPU metrics of test/bench: the process in the middle and the
+// upstream server, per call.
+const (
+	midCPU = "mid-cpu-µs/call"
+	srvCPU = "srv-cpu-µs/call"
+)
 
 var pairs = []pair{
 	{"(a) `mcphost call` path (host.CallTool through the registry) vs a direct go-sdk client, stdio demo server, sequential",
-		"CallHost", "CallDirect", []goal{{"ns/op", true, 0}}},
-	{"(b) client → `mcphost serve` (stdio) → stdio server vs client → server, 8 concurrent callers",
-		"ServeGateway8", "ServeDirect8", []goal{{"p50-µs", true, 1.25}, {"calls/s", false, 0.85}}},
+		"CallHost", "CallDirect", []goal{{"ns/op", true, 0, ""}}},
+	{"(b) client (2026-07-28) → `mcphost serve` (stdio) → stdio server vs client → server, 8 concurrent callers",
+		"ServeGateway8", "ServeDirect8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0, ""}, {srvCPU, true, 0, ""}}},
+	{"(b1) the same, `mcphost serve` vs the byte-copy floor (a process in the middle that only copies bytes)",
+		"ServeGateway8", "ServeFloor8", []goal{{"p50-µs", true, 1.10, ""}, {"calls/s", false, 0.95, ""}, {midCPU, true, 1.5, ""}}},
+	{"(b2) client (2025-11-25) → `mcphost serve` (stdio) → stdio server vs client → server",
+		"ServeGatewayOld8", "ServeDirectOld8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0, ""}}},
+	{"(b3) the same (2025-11-25), `mcphost serve` vs the byte-copy floor",
+		"ServeGatewayOld8", "ServeFloorOld8", []goal{{"p50-µs", true, 1.10, ""}, {"calls/s", false, 0.95, ""}, {midCPU, true, 1.5, ""}}},
+	{"(b4) references (2026-07-28 client): the byte-copy floor vs direct",
+		"ServeFloor8", "ServeDirect8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0, ""}}},
+	{"(b5) references (2026-07-28 client): a naive go-sdk proxy vs direct",
+		"ServeNaive8", "ServeDirect8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0, ""}, {midCPU, true, 0, ""}}},
+	{"(b6) `mcphost serve` vs a naive go-sdk proxy (2026-07-28 client), CPU of the process in the middle per call",
+		"ServeGateway8", "ServeNaive8", []goal{{midCPU, true, 0, ""}}},
+	{"(f) client (2025-11-25, streamable HTTP) → `mcphost serve --http` → stdio server vs client → server over streamable HTTP, 8 concurrent callers",
+		"HTTPGateway8", "HTTPDirect8", []goal{{"p50-µs", true, 1.35, ""}, {"calls/s", false, 0.94, ""}}},
+	{"(f1) `mcphost serve --http`: the gateway's CPU per call vs its upstream server's own (goal: below)",
+		"HTTPGateway8", "HTTPGateway8", []goal{{midCPU, true, 1.0, srvCPU}}},
+	{"(g) one client → `mcphost serve` (stdio) → 50 stdio servers vs one client → the 50 servers directly (a session each), calls spread over them, 8 concurrent callers",
+		"SpreadGateway8", "SpreadDirect8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0.85, ""}}},
 	{"(c) go-sdk client over the transport-ws plugin vs over an in-process WebSocket connection, same server, 8 concurrent callers",
-		"WSPlugin8", "WSDirect8", []goal{{"p50-µs", true, 1.5}, {"calls/s", false, 0.85}}},
+		"WSPlugin8", "WSDirect8", []goal{{"p50-µs", true, 1.5, ""}, {"calls/s", false, 0.85, ""}}},
 }
 
 var lineRE = regexp.MustCompile(`^Benchmark(\S+?)(-\d+)?\s+(\d+)\s+(.*)$`)
@@ -87,13 +114,20 @@ func run(in io.Reader, out io.Writer) error {
 	fmt.Fprintf(w, "# Benchmarks\n\nWritten by `make bench` on %s (%s, %d cores, %s). ", time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), cpu)
 	fmt.Fprintf(w, "The rounds are interleaved: every benchmark runs once per round. Each figure is the median over the rounds, and each ratio is the median of the per-round ratios, so a slow spell of the shared machine hits both sides alike. Source: `test/bench/bench_test.go`.\n\n")
 	for _, p := range pairs {
-		fmt.Fprintf(w, "## %s\n\n| metric | direct | mcphost | ratio | goal |\n|---|---|---|---|---|\n", p.title)
+		if len(samples[p.path]) == 0 || len(samples[p.base]) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "## %s\n\n| metric | %s | %s | ratio | goal |\n|---|---|---|---|---|\n", p.title, p.base, p.path)
 		for _, g := range p.metrics {
-			base, path := median(samples[p.base][g.metric]), median(samples[p.path][g.metric])
+			bm := g.metric
+			if g.baseMetric != "" {
+				bm = g.baseMetric
+			}
+			base, path := median(samples[p.base][bm]), median(samples[p.path][g.metric])
 			ratio := "n/a"
 			verdict := "-"
 			if base > 0 && path > 0 {
-				r := pairedRatio(samples[p.path][g.metric], samples[p.base][g.metric])
+				r := pairedRatio(samples[p.path][g.metric], samples[p.base][bm])
 				ratio = fmt.Sprintf("×%.2f", r)
 				if g.limit > 0 {
 					ok := r <= g.limit
@@ -104,9 +138,13 @@ func run(in io.Reader, out io.Writer) error {
 					verdict = fmt.Sprintf("%s ×%.2f: %s", op, g.limit, map[bool]string{true: "met", false: "**missed**"}[ok])
 				}
 			}
-			fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %s |\n", g.metric, base, path, ratio, verdict)
+			label := g.metric
+			if g.baseMetric != "" {
+				label = g.metric + " vs " + g.baseMetric
+			}
+			fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %s |\n", label, base, path, ratio, verdict)
 		}
-		if b, m := median(samples[p.base]["p50-µs"]), median(samples[p.path]["p50-µs"]); b > 0 && m > 0 {
+		if b, m := median(samples[p.base]["p50-µs"]), median(samples[p.path]["p50-µs"]); b > 0 && m > 0 && p.base != p.path {
 			fmt.Fprintf(w, "\nAdded per call at p50: %.0f µs.\n", m-b)
 		}
 		fmt.Fprintln(w)

@@ -19,14 +19,15 @@ func Root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// Build builds ./cmd/... into dir, and ./plugins/... with the test-only
+// Build builds ./cmd/... and the benchmarks' reference proxy
+// (./internal/benchproxy) into dir, and ./plugins/... with the test-only
 // plugins of ./internal/testplugins/... into dir/plugins.
 func Build(dir string) error {
 	for _, b := range []struct {
 		out  string
 		args []string
 	}{
-		{dir, []string{"./cmd/..."}},
+		{dir, []string{"./cmd/...", "./internal/benchproxy"}},
 		// As `make build` builds them: plugins are hashed before every start,
 		// so smaller binaries start faster.
 		{filepath.Join(dir, "plugins"), []string{"-trimpath", "-ldflags=-s -w", "./plugins/...", "./internal/testplugins/..."}},

@@ -44,29 +44,6 @@ func connectDirect(b *testing.B) *mcp.ClientSession {
 	return cs
 }
 
-// connectGateway starts `mcphost serve` (stdio) over the demo server and
-// connects a go-sdk client to it.
-func connectGateway(b *testing.B) *mcp.ClientSession {
-	b.Helper()
-	dir := b.TempDir()
-	cfg := filepath.Join(dir, "cfg.hcl")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("server \"demo\" {\n  command = %q\n}\npermissions {\n  allow = [\"mcp__demo\"]\n}\n", demoPath())), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfg, "serve")
-	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "none.hcl"))
-	if p := os.Getenv("BENCH_GATEWAY_CPUPROFILE"); p != "" {
-		cmd.Env = append(cmd.Env, "MCPHOST_CPUPROFILE="+p)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-		&mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 func call(b *testing.B, cs *mcp.ClientSession, name string) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: echoArgs})
 	if err != nil || res.IsError {
@@ -113,10 +90,30 @@ func BenchmarkCallHost(b *testing.B) {
 // concurrent runs b.N calls from `callers` goroutines and reports p50/p99
 // latency and calls per second.
 func concurrent(b *testing.B, cs *mcp.ClientSession, name string, callers int) {
-	call(b, cs, name)
+	concurrentOn(b, []target{{cs, name}}, callers, nil)
+}
+
+// target is a tool on a session.
+type target struct {
+	cs   *mcp.ClientSession
+	name string
+}
+
+// concurrentOn runs b.N calls from `callers` goroutines, call n going to
+// targets[n % len(targets)], and reports p50/p99 latency and calls per
+// second; and, for each process in cpu (by metric name), its CPU time per
+// call (user + system, from /proc).
+func concurrentOn(b *testing.B, targets []target, callers int, cpu map[string]int) {
+	for _, t := range targets {
+		call(b, t.cs, t.name)
+	}
 	lat := make([]time.Duration, b.N)
 	var next sync.Mutex
 	i := 0
+	before := map[string]time.Duration{}
+	for m, pid := range cpu {
+		before[m] = cpuTime(b, pid)
+	}
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -132,8 +129,9 @@ func concurrent(b *testing.B, cs *mcp.ClientSession, name string, callers int) {
 				if n >= b.N {
 					return
 				}
+				t := targets[n%len(targets)]
 				t0 := time.Now()
-				call(b, cs, name)
+				call(b, t.cs, t.name)
 				lat[n] = time.Since(t0)
 			}
 		}()
@@ -141,19 +139,308 @@ func concurrent(b *testing.B, cs *mcp.ClientSession, name string, callers int) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	for m, pid := range cpu {
+		b.ReportMetric(float64((cpuTime(b, pid)-before[m]).Microseconds())/float64(b.N), m)
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
 }
 
-// BenchmarkServeDirect8 is 8 concurrent callers on one client session to the
-// stdio demo server: the baseline for BenchmarkServeGateway8.
-func BenchmarkServeDirect8(b *testing.B) { concurrent(b, connectDirect(b), "echo", 8) }
+// The CPU metrics: of the process in the middle (gateway, byte copier or
+// naive proxy) and of the upstream server, per call.
+const (
+	midCPU = "mid-cpu-µs/call"
+	srvCPU = "srv-cpu-µs/call"
+)
 
-// BenchmarkServeGateway8 is the same load through `mcphost serve` (stdio) in
-// front of the same server.
-func BenchmarkServeGateway8(b *testing.B) { concurrent(b, connectGateway(b), "mcp__demo__echo", 8) }
+// clockTick is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on
+// Linux).
+const clockTick = 10 * time.Millisecond
+
+// cpuTime is the CPU time (user + system, all threads) a process used so far.
+func cpuTime(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("reading the CPU time of %d: %v", pid, err)
+	}
+	// The fields after the command (which may hold spaces) start after the
+	// last ')'; utime and stime are fields 14 and 15 of the line.
+	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * clockTick
+}
+
+// children are the pids of a process's children.
+func children(b *testing.B, pid int) []int {
+	b.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []int
+	for _, t := range tasks {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(raw)) {
+			var c int
+			fmt.Sscan(f, &c)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// demoServers are the demo server processes among pid's descendants (the
+// host may start a server under a supervisor process of its own).
+func demoServers(b *testing.B, pid int) []int {
+	b.Helper()
+	var out []int
+	for _, c := range children(b, pid) {
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", c)); err == nil && strings.TrimSpace(string(comm)) == "mcphost-demo" {
+			out = append(out, c)
+			continue
+		}
+		out = append(out, demoServers(b, c)...)
+	}
+	return out
+}
+
+// stdioPath starts argv (a server, or a process in front of one) and
+// connects a go-sdk client speaking version to it. It returns the session
+// and the metrics' processes: the server's, and that of the process in the
+// middle when argv is one (server: true when argv is the server itself).
+func stdioPath(b *testing.B, version string, server bool, argv ...string) (*mcp.ClientSession, map[string]int) {
+	b.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = os.Environ()
+	if !server {
+		dir := b.TempDir()
+		cmd.Env = append(cmd.Env, "HOME="+dir, "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "none.hcl"))
+		if p := os.Getenv("BENCH_GATEWAY_CPUPROFILE"); p != "" {
+			cmd.Env = append(cmd.Env, "MCPHOST_CPUPROFILE="+p)
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+		&mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != version {
+		b.Fatalf("negotiated %s, want %s", v, version)
+	}
+	if server {
+		return cs, map[string]int{srvCPU: cmd.Process.Pid}
+	}
+	call(b, cs, echoTool(b, cs)) // the middle has started its server(s)
+	servers := demoServers(b, cmd.Process.Pid)
+	if len(servers) != 1 {
+		return cs, map[string]int{midCPU: cmd.Process.Pid}
+	}
+	return cs, map[string]int{midCPU: cmd.Process.Pid, srvCPU: servers[0]}
+}
+
+// echoTool is the name of a session's (first) echo tool.
+func echoTool(b *testing.B, cs *mcp.ClientSession) string {
+	b.Helper()
+	for t, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.HasSuffix(t.Name, "echo") {
+			return t.Name
+		}
+	}
+	b.Fatal("no echo tool")
+	return ""
+}
+
+// gatewayConfig writes a configuration of n demo servers (demo, or s0 …
+// sN-1 when n > 1) and returns its path.
+func gatewayConfig(b *testing.B, n int) string {
+	b.Helper()
+	var cfg strings.Builder
+	var allow []string
+	for i := range n {
+		name := "demo"
+		if n > 1 {
+			name = fmt.Sprintf("s%d", i)
+		}
+		// (Distinct args: the host drops a server of the same command
+		// and args as another.)
+		fmt.Fprintf(&cfg, "server %q {\n  command = %q\n  args = [\"-name\", %q]\n}\n", name, demoPath(), name)
+		allow = append(allow, fmt.Sprintf("%q", "mcp__"+name))
+	}
+	fmt.Fprintf(&cfg, "permissions {\n  allow = [%s]\n}\n", strings.Join(allow, ", "))
+	path := filepath.Join(b.TempDir(), "cfg.hcl")
+	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func mcphostPath() string    { return filepath.Join(binDir, "mcphost") }
+func benchproxyPath() string { return filepath.Join(binDir, "benchproxy") }
+
+const (
+	oldVersion = "2025-11-25"
+	newVersion = "2026-07-28"
+)
+
+// The stdio front, 8 concurrent callers on one session, for clients of
+// both protocol eras: the server directly; through the byte-copy floor (a
+// process that only copies bytes); through `mcphost serve`; and through a
+// naive go-sdk proxy, for scale.
+
+// BenchmarkServeDirect8 is the baseline for BenchmarkServeGateway8.
+func BenchmarkServeDirect8(b *testing.B) {
+	cs, cpu := stdioPath(b, newVersion, true, demoPath())
+	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
+}
+
+// BenchmarkServeFloor8 is the byte-copy floor (2026-07-28 client).
+func BenchmarkServeFloor8(b *testing.B) {
+	cs, cpu := stdioPath(b, newVersion, false, benchproxyPath(), "copy", demoPath())
+	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
+}
+
+// BenchmarkServeGateway8 is `mcphost serve` (stdio), 2026-07-28 client.
+func BenchmarkServeGateway8(b *testing.B) {
+	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", gatewayConfig(b, 1), "serve")
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, cpu)
+}
+
+// BenchmarkServeNaive8 is a naive go-sdk proxy, 2026-07-28 client.
+func BenchmarkServeNaive8(b *testing.B) {
+	cs, cpu := stdioPath(b, newVersion, false, benchproxyPath(), "naive", demoPath())
+	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
+}
+
+// BenchmarkServeDirectOld8 is BenchmarkServeDirect8 for a 2025-11-25 client.
+func BenchmarkServeDirectOld8(b *testing.B) {
+	cs, cpu := stdioPath(b, oldVersion, true, demoPath())
+	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
+}
+
+// BenchmarkServeFloorOld8 is BenchmarkServeFloor8 for a 2025-11-25 client.
+func BenchmarkServeFloorOld8(b *testing.B) {
+	cs, cpu := stdioPath(b, oldVersion, false, benchproxyPath(), "copy", demoPath())
+	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
+}
+
+// BenchmarkServeGatewayOld8 is BenchmarkServeGateway8 for a 2025-11-25
+// client.
+func BenchmarkServeGatewayOld8(b *testing.B) {
+	cs, cpu := stdioPath(b, oldVersion, false, mcphostPath(), "--config", gatewayConfig(b, 1), "serve")
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, cpu)
+}
+
+// spread is the number of servers the Spread benchmarks call.
+const spread = 50
+
+// BenchmarkSpreadDirect8 is a client calling 50 stdio servers directly (a
+// session each), calls spread over them, 8 concurrent callers: the
+// baseline for BenchmarkSpreadGateway8.
+func BenchmarkSpreadDirect8(b *testing.B) {
+	var targets []target
+	for range spread {
+		cs, _ := stdioPath(b, newVersion, true, demoPath())
+		targets = append(targets, target{cs, "echo"})
+	}
+	concurrentOn(b, targets, 8, nil)
+}
+
+// BenchmarkSpreadGateway8 is one session to `mcphost serve` in front of the
+// same 50 servers, calls spread over them.
+func BenchmarkSpreadGateway8(b *testing.B) {
+	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", gatewayConfig(b, spread), "serve")
+	var targets []target
+	for i := range spread {
+		targets = append(targets, target{cs, fmt.Sprintf("mcp__s%d__echo", i)})
+	}
+	// The servers connect concurrently: wait until every one's tools are served.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		n := 0
+		for t, err := range cs.Tools(context.Background(), nil) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if strings.HasSuffix(t.Name, "__echo") {
+				n++
+			}
+		}
+		if n == spread {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d servers' tools served after a minute", n, spread)
+		}
+	}
+	concurrentOn(b, targets, 8, map[string]int{midCPU: cpu[midCPU]})
+}
+
+// The HTTP front: a go-sdk client over streamable HTTP (2025-11-25, with a
+// session), 8 concurrent callers on one session.
+
+// httpSession connects a go-sdk client to url.
+func httpSession(b *testing.B, url string) *mcp.ClientSession {
+	b.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: oldVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// listen starts argv, which listens on 127.0.0.1:port, and waits for it.
+func listen(b *testing.B, port int, env []string, argv ...string) int {
+	b.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	testbin.WaitListening(b, port)
+	return cmd.Process.Pid
+}
+
+// BenchmarkHTTPDirect8 is the demo server over streamable HTTP: the
+// baseline for BenchmarkHTTPGateway8.
+func BenchmarkHTTPDirect8(b *testing.B) {
+	port := testbin.FreePort(b)
+	pid := listen(b, port, nil, demoPath(), "-http", fmt.Sprintf("127.0.0.1:%d", port))
+	cs := httpSession(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
+	concurrentOn(b, []target{{cs, "echo"}}, 8, map[string]int{srvCPU: pid})
+}
+
+// BenchmarkHTTPGateway8 is `mcphost serve --http` in front of the demo
+// server on stdio.
+func BenchmarkHTTPGateway8(b *testing.B) {
+	port := testbin.FreePort(b)
+	dir := b.TempDir()
+	pid := listen(b, port, []string{"HOME=" + dir, "MCPHOST_MANAGED_CONFIG=" + filepath.Join(dir, "none.hcl")},
+		mcphostPath(), "--config", gatewayConfig(b, 1), "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
+	cs := httpSession(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
+	call(b, cs, "mcp__demo__echo")
+	servers := demoServers(b, pid)
+	if len(servers) != 1 {
+		b.Fatalf("the gateway runs %d demo servers, want 1", len(servers))
+	}
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, map[string]int{midCPU: pid, srvCPU: servers[0]})
+}
 
 // wsDemo starts the demo server on WebSocket and returns its URL.
 func wsDemo(b *testing.B) string {
