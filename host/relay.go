@@ -17,9 +17,14 @@ import (
 // enough that its text could exceed MaxResultChars is decoded and processed as
 // in CallTool, then re-encoded.
 //
-// handled is false when the call cannot take this path (nothing was sent); the
-// caller then uses CallTool. With handled true, either resp or err is set.
-func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, protocolVersion string) (resp []byte, handled bool, err error) {
+// caps are the capabilities of the client the call is made for (the JSON
+// object of a 2026-07-28 request's _meta "io.modelcontextprotocol/clientCapabilities"):
+// the server is offered only those. nil offers this host's.
+//
+// handled is false when the call cannot take this path; the caller then
+// uses CallTool (see conn.Manager.CallRaw for the one case where the call
+// was sent). With handled true, either resp or err is set.
+func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, protocolVersion string, caps []byte) (resp []byte, handled bool, err error) {
 	g, err := h.gate(ctx, name, false, 0, gateNoPerson)
 	if err != nil {
 		return nil, false, nil // CallTool reports it, asks, refuses or logs in
@@ -31,7 +36,7 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errIdle)
 	defer cancel()
 	gen := g.gen
-	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion, gen) // on another session, CallTool checks t again
+	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion, gen, caps) // on another session, CallTool checks t again
 	if !handled {
 		return nil, false, nil
 	}

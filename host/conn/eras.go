@@ -2,14 +2,16 @@ package conn
 
 import "github.com/mcphost/mcphost/internal/rawjson"
 
-// olderResult turns a raw tools/call response of a session of NewProtocol
-// or later into what a client of an earlier version reads: a complete
-// result loses its resultType member (which such a client does not know);
-// an error response is as it is. ok is false for a result that needs input
-// (resultType "input_required", or anything else but "complete"), which no
-// client of an earlier version can read, and for a response that does not
-// scan.
-func olderResult(resp []byte) (out []byte, ok bool) {
+// completeResult checks a raw tools/call response of a session of
+// NewProtocol or later: ok for a complete result (or an error response),
+// false for a result that needs input (resultType "input_required", or
+// anything else but "complete") and for a response that does not scan. A
+// result that needs input is the first round of a multi-round-trip call:
+// the gateway binds its request state to the call and answers through the
+// caller (CallTool), so it is never passed on raw. With older, a complete
+// result loses its resultType member, which a client of an earlier version
+// does not know.
+func completeResult(resp []byte, older bool) (out []byte, ok bool) {
 	var arr [8]rawjson.Member
 	ms, err := rawjson.Members(arr[:0], resp)
 	if err != nil {
@@ -30,6 +32,9 @@ func olderResult(resp []byte) (out []byte, ok bool) {
 	}
 	if string(rt.Value) != `"complete"` {
 		return nil, false
+	}
+	if !older {
+		return resp, true
 	}
 	out = make([]byte, 0, len(resp))
 	out = append(out, resp[:result.Start]...)

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestOlderResult(t *testing.T) {
+func TestCompleteResult(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, in, want string // want "": refused
@@ -25,7 +25,7 @@ func TestOlderResult(t *testing.T) {
 		{"not JSON", `{"jsonrpc":`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, ok := olderResult([]byte(tc.in))
+			out, ok := completeResult([]byte(tc.in), true)
 			if tc.want == "" {
 				if ok {
 					t.Fatalf("taken: %s", out)
@@ -35,18 +35,22 @@ func TestOlderResult(t *testing.T) {
 			if !ok || string(out) != tc.want {
 				t.Fatalf("got %s (%v), want %s", out, ok, tc.want)
 			}
+			// For a client of NewProtocol: the same verdict, nothing removed.
+			if out, ok := completeResult([]byte(tc.in), false); !ok || string(out) != tc.in {
+				t.Fatalf("for a current client: got %s (%v), want it as it is", out, ok)
+			}
 		})
 	}
 }
 
-// FuzzOlderResult: what olderResult takes is the response without the
-// result's resultType, and nothing else changed.
-func FuzzOlderResult(f *testing.F) {
+// FuzzCompleteResult: what completeResult takes for an older client is the
+// response without the result's resultType, nothing else changed.
+func FuzzCompleteResult(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"r1","result":{"content":[],"resultType":"complete"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, ok := olderResult(in)
+		out, ok := completeResult(in, true)
 		if !ok {
 			return
 		}

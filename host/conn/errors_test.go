@@ -109,7 +109,7 @@ func TestErrorClassifiers(t *testing.T) {
 			name: "raw lane call in flight when the server closes its output",
 			err: func(t *testing.T) error {
 				lc := rawLane(t)
-				_, err := lc.CallRaw(context.Background(), "echo", nil)
+				_, err := lc.CallRaw(context.Background(), "echo", nil, nil)
 				return err
 			},
 			gone: true, terminal: true,
@@ -118,8 +118,8 @@ func TestErrorClassifiers(t *testing.T) {
 			name: "raw lane call after the server closed its output",
 			err: func(t *testing.T) error {
 				lc := rawLane(t)
-				lc.CallRaw(context.Background(), "echo", nil)
-				_, err := lc.CallRaw(context.Background(), "echo", nil)
+				lc.CallRaw(context.Background(), "echo", nil, nil)
+				_, err := lc.CallRaw(context.Background(), "echo", nil, nil)
 				return err
 			},
 			neverSent: true, gone: true, terminal: true,

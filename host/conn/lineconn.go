@@ -44,6 +44,7 @@ type lineConn struct {
 	// request that carries them, so that raw requests carry the same.
 	metaOnce sync.Once
 	meta     atomic.Pointer[[]byte]
+	noCaps   atomic.Pointer[[]byte] // meta without the client capabilities
 }
 
 func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int) *lineConn {
@@ -108,22 +109,38 @@ func (c *lineConn) written(msg jsonrpc.Message) {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "initialize" {
 		c.metaOnce.Do(func() {
 			m := mcpmeta.Reserved(req.Params)
+			nc := mcpmeta.Without(m, mcp.MetaKeyClientCapabilities)
+			c.noCaps.Store(&nc)
 			c.meta.Store(&m)
 		})
 	}
 }
 
 // CallRaw sends tools/call for tool with the given raw JSON arguments (nil
-// for none) and returns the server's raw response line. If ctx ends first,
+// for none) and returns the server's raw response line. caps, if set, are
+// the capabilities of the client the call is made for, as the JSON object
+// the request's _meta carries (NewProtocol; else the go-sdk client's own go
+// in the _meta as captured). If ctx ends first,
 // the server is sent notifications/cancelled. A connection lost before the
 // call is written fails it with mcp.ErrConnectionClosed; one lost after, with
 // errTransportClosed.
-func (c *lineConn) CallRaw(ctx context.Context, tool string, args []byte) ([]byte, error) {
+func (c *lineConn) CallRaw(ctx context.Context, tool string, args, caps []byte) ([]byte, error) {
 	id := strconv.Quote(rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10))
 	name, _ := json.Marshal(tool)
 	var meta []byte
 	if m := c.meta.Load(); m != nil {
 		meta = *m
+	}
+	if caps != nil {
+		if m := c.noCaps.Load(); m != nil {
+			meta = *m
+		}
+		withCaps := make([]byte, 0, len(meta)+len(caps)+48)
+		if len(meta) > 0 {
+			withCaps = append(append(withCaps, meta...), ',')
+		}
+		withCaps = append(withCaps, `"`+mcp.MetaKeyClientCapabilities+`":`...)
+		meta = append(withCaps, caps...)
 	}
 	msg := make([]byte, 0, 96+len(name)+len(args)+len(meta))
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)

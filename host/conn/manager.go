@@ -397,7 +397,9 @@ func (m *Manager) Generation(server string) uint64 {
 }
 
 // CallRaw is the relay path of a tools/call: for a stdio server whose session
-// negotiated protocolVersion, it sends the call with the raw JSON arguments
+// negotiated protocolVersion (NewProtocol or later: on earlier versions a
+// server asks during a call by requests of its own, which only CallTool
+// ties to the caller), it sends the call with the raw JSON arguments
 // and returns the server's raw JSON-RPC response line, decoding nothing.
 // handled is false (and nothing was sent) when the server cannot take the raw
 // path; the caller then uses CallTool. It is also false when the session is
@@ -408,12 +410,18 @@ func (m *Manager) Generation(server string) uint64 {
 // NewProtocol or later too (unless the server has legacy_session, whose
 // second session serves such clients' calls): a tools/call and its complete
 // result differ between the eras only by the result's resultType, which is
-// removed (see olderResult). A result that needs input (input_required) is
-// one such a client cannot read: handled is then false, though the call was
-// sent — it was the first round of a multi-round-trip call, which a server
-// expects to see again with the answers, and CallTool sends it again and
+// removed (see completeResult).
+//
+// A result that needs input (input_required) is never returned: handled is
+// then false, though the call was sent — it was the first round of a
+// multi-round-trip call, which a server expects to see again with the
+// answers; CallTool sends it again, binds the request state to the call and
 // has the client asked as its version allows.
-func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte, protocolVersion string, gen uint64) (resp []byte, handled bool, err error) {
+//
+// caps are the capabilities of the client the call is made for, as the JSON
+// object a request of NewProtocol carries in its _meta: the server is told
+// those, not this host's (nil: this host's).
+func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte, protocolVersion string, gen uint64, caps []byte) (resp []byte, handled bool, err error) {
 	c := m.Get(server)
 	if c == nil {
 		return nil, false, nil
@@ -434,13 +442,19 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 	if raw == nil || !live || csGen != gen {
 		return nil, false, nil
 	}
+	v := cs.InitializeResult().ProtocolVersion
+	if v < NewProtocol {
+		// The server's own requests during the call (elicitation, sampling,
+		// roots) name no call: only CallTool ties them to the caller.
+		return nil, false, nil
+	}
 	older := false
-	if v := cs.InitializeResult().ProtocolVersion; v != protocolVersion {
-		if older = protocolVersion < NewProtocol && v >= NewProtocol && !c.cfg.LegacySession; !older {
+	if v != protocolVersion {
+		if older = protocolVersion < NewProtocol && !c.cfg.LegacySession; !older {
 			return nil, false, nil
 		}
 	}
-	resp, err = raw.CallRaw(ctx, tool, args)
+	resp, err = raw.CallRaw(ctx, tool, args, caps)
 	if err != nil {
 		if connectionGone(err) {
 			c.drop(cs, err)
@@ -448,10 +462,8 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 		return nil, true, err
 	}
 	c.noteSuccess()
-	if older {
-		if resp, handled = olderResult(resp); !handled {
-			return nil, false, nil
-		}
+	if resp, handled = completeResult(resp, older); !handled {
+		return nil, false, nil // (see above)
 	}
 	return resp, true, nil
 }

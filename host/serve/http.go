@@ -102,6 +102,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		return stateful
 	}
+	act := newActivity(o.SessionIdleTimeout, o.MaxSessions)
 	want := []byte("Bearer " + o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) && !sameOrigin(r, origin) {
@@ -114,7 +115,18 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return
 		}
 		next := pick(r)
+		session := r.Header.Get("Mcp-Session-Id")
+		if next == stateless {
+			session = ""
+		}
 		if r.Method != http.MethodPost {
+			if session != "" {
+				if r.Method == http.MethodDelete {
+					act.forget(session)
+				} else {
+					act.saw(session, time.Now())
+				}
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -131,6 +143,12 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		// its responses are written, so a drain waits for those writes.
 		g.calls.add()
 		defer g.calls.done()
+		if (session != "" || next == stateless || o.Stateless) && g.relayHTTP(w, r, body, session, act) {
+			return // (httprelay.go)
+		}
+		if session != "" {
+			act.saw(session, time.Now())
+		}
 		// Any POST without a session id may open a session (however its
 		// method is spelled), so each one is admitted against the cap.
 		if r.Header.Get("Mcp-Session-Id") == "" && next != stateless {

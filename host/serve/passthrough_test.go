@@ -50,6 +50,7 @@ type ptOptions struct {
 	servers []*config.Server
 	naming  string
 	rules   []config.PermissionRule
+	http    *serve.HTTPOptions
 }
 
 func ptServe(t *testing.T, o ptOptions) *ptGateway {
@@ -69,7 +70,7 @@ func ptServe(t *testing.T, o ptOptions) *ptGateway {
 	g := serve.New(h, &serve.Options{Naming: o.naming})
 	problems := g.Sync(ctx)
 	go g.Run(ctx)
-	srv := httptest.NewServer(g.Handler(nil))
+	srv := httptest.NewServer(g.Handler(o.http))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

@@ -49,6 +49,7 @@ type relayConn struct {
 	pending map[string]context.CancelFunc
 	initID  []byte                 // id of the client's initialize request
 	version atomic.Pointer[string] // protocol version negotiated with the client
+	caps    atomic.Pointer[[]byte] // the client's capabilities, from its initialize
 }
 
 func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
@@ -130,6 +131,10 @@ func (c *relayConn) handleLine(line []byte) bool {
 			c.initID = bytes.Clone(id.Value)
 			c.mu.Unlock()
 		}
+		if caps, ok := rawjson.Find(ps, "capabilities"); ok && caps.Value[0] == '{' {
+			b := bytes.Clone(caps.Value)
+			c.caps.Store(&b)
+		}
 	}
 	return false
 }
@@ -199,56 +204,18 @@ func (c *relayConn) invalid(line []byte, _ error) {
 
 // relay starts a relayed tools/call if the request qualifies.
 func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
-	id, ok := rawjson.Find(ms, "id")
-	if !ok || len(id.Value) == 0 || !(id.Value[0] == '"' || id.Value[0] == '-' || id.Value[0] >= '0' && id.Value[0] <= '9') {
-		return false
-	}
-	if params, ok := rawjson.Find(ms, "params"); !ok || params.Value[0] != '{' {
-		return false
-	}
-	var name string
-	var args []byte
-	version := c.version.Load()
 	var ver string
-	if version != nil {
-		ver = *version
+	if v := c.version.Load(); v != nil {
+		ver = *v
 	}
-	for _, p := range ps {
-		switch string(p.Key) {
-		case "name":
-			if name, ok = rawjson.String(p.Value); !ok {
-				return false
-			}
-		case "arguments":
-			if p.Value[0] != '{' {
-				return false
-			}
-			args = p.Value
-		case "_meta":
-			var marr [4]rawjson.Member
-			metas, err := rawjson.Members(marr[:0], p.Value)
-			if err != nil {
-				return false
-			}
-			for _, m := range metas {
-				if !mcpmeta.IsReserved(string(m.Key)) {
-					return false // a progress token or other metadata: the go-sdk path handles it
-				}
-				if string(m.Key) == mcp.MetaKeyProtocolVersion {
-					if ver, ok = rawjson.String(m.Value); !ok {
-						return false
-					}
-				}
-			}
-		default:
-			return false
-		}
+	id, name, args, ver, caps, ok := c.g.relayable(ms, ps, ver)
+	if p := c.caps.Load(); caps == nil && p != nil {
+		caps = *p // the client's initialize's
 	}
-	if name == "" || ver == "" {
+	if !ok || caps == nil || c.g.levels.any() {
+		// (A session with a log level gets the server's messages during
+		// the call from the go-sdk path, before the result.)
 		return false
-	}
-	if name, ok = c.g.canonicalTool(name); !ok {
-		return false // the go-sdk answers: unknown tool
 	}
 	key, err := rawjson.IDKey(id.Value)
 	if err != nil {
@@ -267,7 +234,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 			cancel()
 			end()
 		}()
-		resp, handled, err := c.g.h.RelayCall(ctx, name, args, ver)
+		resp, handled, err := c.g.h.RelayCall(ctx, name, args, ver, caps)
 		if handled {
 			c.g.relayed.Add(1)
 		}
@@ -293,6 +260,71 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		}
 	})
 	return true
+}
+
+// relayable reports whether a tools/call request may take the relay path:
+// nothing about it needs the go-sdk (params hold just name, arguments and
+// protocol-reserved _meta: no progress token, no log level, no
+// multi-round-trip state),
+// its id is a string or a number, and its tool is served. It returns the
+// id, the tool's canonical name, the raw arguments, the client's protocol
+// version (ver, unless the request's _meta names one) and capabilities (as
+// the request's _meta names them; nil if it does not).
+func (g *Gateway) relayable(ms, ps []rawjson.Member, ver string) (id rawjson.Member, name string, args []byte, version string, caps []byte, ok bool) {
+	id, ok = rawjson.Find(ms, "id")
+	if !ok || len(id.Value) == 0 || !(id.Value[0] == '"' || id.Value[0] == '-' || id.Value[0] >= '0' && id.Value[0] <= '9') {
+		return id, "", nil, "", nil, false
+	}
+	if params, ok := rawjson.Find(ms, "params"); !ok || params.Value[0] != '{' {
+		return id, "", nil, "", nil, false
+	}
+	for _, p := range ps {
+		switch string(p.Key) {
+		case "name":
+			if name, ok = rawjson.String(p.Value); !ok {
+				return id, "", nil, "", nil, false
+			}
+		case "arguments":
+			if p.Value[0] != '{' {
+				return id, "", nil, "", nil, false
+			}
+			args = p.Value
+		case "_meta":
+			var marr [4]rawjson.Member
+			metas, err := rawjson.Members(marr[:0], p.Value)
+			if err != nil {
+				return id, "", nil, "", nil, false
+			}
+			for _, m := range metas {
+				if !mcpmeta.IsReserved(string(m.Key)) || string(m.Key) == mcp.MetaKeyLogLevel {
+					// A progress token, a log level (the server's messages
+					// during the call go to the call's stream) or other
+					// metadata: the go-sdk path handles it.
+					return id, "", nil, "", nil, false
+				}
+				switch string(m.Key) {
+				case mcp.MetaKeyProtocolVersion:
+					if ver, ok = rawjson.String(m.Value); !ok {
+						return id, "", nil, "", nil, false
+					}
+				case mcp.MetaKeyClientCapabilities:
+					if m.Value[0] != '{' {
+						return id, "", nil, "", nil, false
+					}
+					caps = m.Value
+				}
+			}
+		default:
+			return id, "", nil, "", nil, false
+		}
+	}
+	if name == "" || ver == "" {
+		return id, "", nil, "", nil, false
+	}
+	if name, ok = g.canonicalTool(name); !ok {
+		return id, "", nil, "", nil, false // the go-sdk answers: unknown tool
+	}
+	return id, name, args, ver, caps, true
 }
 
 // errorResultJSON encodes a tools/call result with isError set and msg as
@@ -376,6 +408,16 @@ func (c *relayConn) setCancel(key string, cancel context.CancelFunc) {
 // writeError answers a request with a JSON-RPC error.
 func (c *relayConn) writeError(id []byte, e *jsonrpc.Error) {
 	c.done1(id)
+	c.WriteLine(errorJSON(id, e))
+}
+
+func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {
+	c.done1(id)
+	c.WriteLine(resultJSON(id, result))
+}
+
+// errorJSON is the JSON-RPC error response to request id.
+func errorJSON(id []byte, e *jsonrpc.Error) []byte {
 	msg, _ := json.Marshal(struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
@@ -385,18 +427,17 @@ func (c *relayConn) writeError(id []byte, e *jsonrpc.Error) {
 	b = append(b, id...)
 	b = append(b, `,"error":`...)
 	b = append(b, msg...)
-	c.WriteLine(append(b, '}'))
+	return append(b, '}')
 }
 
-func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {
-	c.done1(id)
+// resultJSON is the JSON-RPC response to request id with result.
+func resultJSON(id []byte, result json.RawMessage) []byte {
 	b := make([]byte, 0, 40+len(id)+len(result))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
 	b = append(b, result...)
-	b = append(b, '}')
-	c.WriteLine(b)
+	return append(b, '}')
 }
 
 // rewriteResponse puts the client's id into an upstream response and drops the

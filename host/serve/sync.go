@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -20,8 +22,12 @@ const qualifiedScheme = "mcphost://"
 // exposure is what the gateway serves, with what each exposed name or URI
 // stands for.
 type exposure struct {
-	tools     map[string]*registry.Tool
-	toolDefs  map[string]*mcp.Tool
+	tools    map[string]*registry.Tool
+	toolDefs map[string]*mcp.Tool
+	// headered are the tools whose input schema names parameters sent as
+	// HTTP headers too (x-mcp-header, SEP-2243): the go-sdk handler checks
+	// those headers, so their calls over HTTP are not relayed.
+	headered  map[string]bool
 	prompts   map[string]*registry.Prompt
 	promptDef map[string]*mcp.Prompt
 	resources map[string]owned[*mcp.Resource]
@@ -38,7 +44,7 @@ type owned[T any] struct {
 
 func newExposure() exposure {
 	return exposure{
-		tools: map[string]*registry.Tool{}, toolDefs: map[string]*mcp.Tool{},
+		tools: map[string]*registry.Tool{}, toolDefs: map[string]*mcp.Tool{}, headered: map[string]bool{},
 		prompts: map[string]*registry.Prompt{}, promptDef: map[string]*mcp.Prompt{},
 		resources: map[string]owned[*mcp.Resource]{}, templates: map[string]owned[*mcp.ResourceTemplate]{},
 	}
@@ -85,6 +91,7 @@ func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
 			remove = append(remove, name)
 			delete(g.exposed.tools, name)
 			delete(g.exposed.toolDefs, name)
+			delete(g.exposed.headered, name)
 		}
 	}
 	if len(remove) > 0 {
@@ -101,6 +108,8 @@ func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
 			continue
 		}
 		g.exposed.tools[name], g.exposed.toolDefs[name] = t, mt
+		b, _ := json.Marshal(mt.InputSchema)
+		g.exposed.headered[name] = bytes.Contains(b, []byte(`"x-mcp-header"`))
 	}
 	return problems
 }
@@ -257,6 +266,14 @@ func ObjectSchema(schema any) any {
 }
 
 // canonicalTool maps an exposed tool name to its registry name.
+// headerBound reports whether the served tool's parameters are sent as
+// HTTP headers too (see exposure.headered).
+func (g *Gateway) headerBound(exposed string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.exposed.headered[exposed]
+}
+
 func (g *Gateway) canonicalTool(exposed string) (string, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -93,6 +93,28 @@ func Reserved(params []byte) []byte {
 	return appendMembers(nil, mms, true)
 }
 
+// Without returns raw `"k":v,…` members (as Reserved returns them) without
+// the member named key.
+func Without(members []byte, key string) []byte {
+	obj := make([]byte, 0, len(members)+2)
+	obj = append(append(append(obj, '{'), members...), '}')
+	ms, err := rawjson.Members(nil, obj)
+	if err != nil {
+		return members
+	}
+	var out []byte
+	for _, m := range ms {
+		if string(m.Key) == key {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, ',')
+		}
+		out = appendMember(out, m.Key, m.Value)
+	}
+	return out
+}
+
 // appendMembers appends the members that are (reserved true) or are not
 // reserved, comma-separated.
 func appendMembers(dst []byte, ms []rawjson.Member, reserved bool) []byte {

@@ -33,3 +33,16 @@ func TestReservedAndStrip(t *testing.T) {
 		t.Errorf("Strip left %v", m)
 	}
 }
+
+func TestWithout(t *testing.T) {
+	for _, tc := range []struct{ in, key, want string }{
+		{`"a":1,"b":{"c":2},"d":"x"`, "b", `"a":1,"d":"x"`},
+		{`"a":1`, "a", ``},
+		{`"a":1`, "z", `"a":1`},
+		{``, "a", ``},
+	} {
+		if got := string(Without([]byte(tc.in), tc.key)); got != tc.want {
+			t.Errorf("Without(%s, %s) = %s, want %s", tc.in, tc.key, got, tc.want)
+		}
+	}
+}
