@@ -62,6 +62,7 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSEEvents -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzHideSchema -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzCompleteResult -fuzztime=$(FUZZTIME)
+	$(GO) test ./internal/jsonrpcmsg -run=^$$ -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSERouter -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMessage -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzHandshakeLine -fuzztime=$(FUZZTIME)

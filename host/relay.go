@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
 
 // RelayCall is the gateway's fast path for tools/call. It resolves name like
@@ -50,7 +52,7 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 		return resp, true, nil // its text cannot exceed the limit
 	}
 	// Large: decode, process as CallTool does, and encode again.
-	msg, err := jsonrpc.DecodeMessage(resp)
+	msg, err := jsonrpcmsg.Decode(resp)
 	if err != nil {
 		return nil, true, fmt.Errorf("calling %s: invalid response: %w", name, err)
 	}

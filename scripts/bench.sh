@@ -14,6 +14,8 @@ for i in $(seq "${COUNT:-7}"); do
   # Starting a plugin takes tens of milliseconds: fewer rounds.
   (cd test/bench && "$out.test" -test.run='^$' -test.bench='PluginStart' -test.benchtime=20x) | tee -a "$out"
 done
+# Decoding one JSON-RPC message: the go-sdk's decoder vs internal/jsonrpcmsg.
+go test -run='^$' -bench=Decode -benchmem -count="${COUNT:-7}" ./internal/jsonrpcmsg | tee -a "$out"
 # Permission decisions: 10,000 rules against 10,000 tool names.
 go test -run='^$' -bench=Decide -benchtime=1000000x -count="${COUNT:-7}" ./host/permissions | tee -a "$out"
 { go run ./internal/benchreport < "$out"; echo; cat test/bench/NOTES.md; } > BENCHMARKS.md

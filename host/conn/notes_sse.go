@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
 
 // Over streamable HTTP the go-sdk's connection cannot be wrapped (its
@@ -41,7 +43,7 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !bytes.Contains(data, []byte(`notifications/`)) && !bytes.Contains(data, []byte(`elicitation/create`)) {
 			return nil
 		}
-		msg, err := jsonrpc.DecodeMessage(data)
+		msg, err := jsonrpcmsg.Decode(data)
 		if err != nil {
 			return nil // the go-sdk reports it
 		}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 	"github.com/mcphost/mcphost/sdk"
 )
 
@@ -135,7 +136,7 @@ func (p *pluginConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return nil, pluginError(p.plugin, err)
 	}
-	return jsonrpc.DecodeMessage(b)
+	return jsonrpcmsg.Decode(b)
 }
 
 func (p *pluginConn) Write(ctx context.Context, msg jsonrpc.Message) error {

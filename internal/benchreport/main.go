@@ -154,6 +154,14 @@ func run(in io.Reader, out io.Writer) error {
 			ns, map[bool]string{true: "met", false: "**missed**"}[ns <= 1000], median(samples["Decide"]["allocs/op"]),
 			map[bool]string{true: "met", false: "**missed**"}[median(samples["Decide"]["allocs/op"]) == 0])
 	}
+	if sdk, ours := samples["Decode/go-sdk"], samples["Decode/jsonrpcmsg"]; len(sdk) > 0 && len(ours) > 0 {
+		fmt.Fprintf(w, "## (h) decoding one JSON-RPC message (a 230-byte tools/call)\n\n| decoder | ns/op | B/op | allocs/op |\n|---|---|---|---|\n")
+		for _, d := range []struct{ name, bench string }{{"go-sdk `jsonrpc.DecodeMessage`", "Decode/go-sdk"}, {"`internal/jsonrpcmsg.Decode` (mcphost)", "Decode/jsonrpcmsg"}} {
+			m := samples[d.bench]
+			fmt.Fprintf(w, "| %s | %.0f | %.0f | %.0f |\n", d.name, median(m["ns/op"]), median(m["B/op"]), median(m["allocs/op"]))
+		}
+		fmt.Fprintln(w)
+	}
 	if st := median(samples["PluginStart"]["ns/op"]); st > 0 {
 		fmt.Fprintf(w, "## (d) plugin start to first RPC\n\n`BenchmarkPluginStart`: a new runtime copies the transport-ws binary into its private directory, go-plugin verifies the copy (SecureConfig), execs it, completes the AutoMTLS handshake, and GetInfo answers: **%.1f ms** (goal ≤ 6 ms: %s). Plugin RSS under the (c) load: %.0f KiB. See the notes below for the breakdown.\n\n",
 			st/1e6, map[bool]string{true: "met", false: "**missed**"}[st <= 6e6], median(samples["WSPlugin8"]["plugin-RSS-KiB"]))

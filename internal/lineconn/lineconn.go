@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 	"github.com/mcphost/mcphost/internal/lineio"
 )
 
@@ -121,7 +122,7 @@ func (c *Conn) pass(line []byte) error {
 		}
 		return nil
 	}
-	m, err := jsonrpc.DecodeMessage(line)
+	m, err := jsonrpcmsg.Decode(line)
 	if err != nil {
 		return c.invalid(line, err)
 	}
@@ -153,7 +154,7 @@ func decodeBatch(line []byte) ([]jsonrpc.Message, error) {
 	}
 	msgs := make([]jsonrpc.Message, 0, len(raws))
 	for _, r := range raws {
-		m, err := jsonrpc.DecodeMessage(r)
+		m, err := jsonrpcmsg.Decode(r)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
 
 // Subprotocol is the WebSocket subprotocol of MCP.
@@ -74,7 +76,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		if typ == websocket.MessageText {
-			return jsonrpc.DecodeMessage(b)
+			return jsonrpcmsg.Decode(b)
 		}
 	}
 }
