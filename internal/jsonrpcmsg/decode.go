@@ -39,7 +39,7 @@ func Decode(data []byte) (jsonrpc.Message, error) {
 	}
 	var (
 		version, method, id, params, result, errv []byte
-		hasMethod                                  bool
+		hasMethod                                 bool
 	)
 	for _, m := range ms {
 		switch string(m.Key) {
