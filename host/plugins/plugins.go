@@ -1,13 +1,16 @@
 // Package plugins runs mcphost's out-of-process plugins with
-// hashicorp/go-plugin: each binary is verified against its pinned sha256
-// (SecureConfig) before every start, including restarts, and runs from a
-// private copy so that it cannot be swapped between check and exec. Plugins
+// hashicorp/go-plugin: each binary runs from a private, read-only copy in the
+// host's run directory, which is hashed while it is copied and must match the
+// pinned sha256; a restart runs the same copy after checking it is the same
+// file, unchanged (else it is copied and hashed again). So the binary cannot
+// be swapped between check and exec. Plugins
 // speak gRPC only, with AutoMTLS; their logs go into the host's log under
 // their name. One process serves every server that uses a plugin; a plugin
 // that dies is restarted on next use, after a backoff.
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -111,7 +114,8 @@ type proc struct {
 	p *config.Plugin
 
 	mu        sync.Mutex
-	exe       string // the private, verified copy of the binary (kept for restarts)
+	exe       string      // the private, verified copy of the binary (kept for restarts)
+	exeInfo   os.FileInfo // the copy as verified: a restart runs it only unchanged
 	sockDir   string // the socket directory of the running process
 	client    *goplugin.Client
 	rpc       goplugin.ClientProtocol
@@ -311,26 +315,23 @@ func (r *Runtime) start(pr *proc) (*goplugin.Client, goplugin.ClientProtocol, in
 		return nil, nil, 0, fmt.Errorf("plugin %s: invalid sha256 %q", p.Name, pin)
 	}
 	// Run a private copy, made once and kept for restarts: the checksum is
-	// verified (at every start) on exactly the file that is executed, which
-	// nobody else can write.
+	// verified on exactly the bytes written to the file that is executed,
+	// which nobody else can write (0500 in the host's 0700 run directory);
+	// a restart checks that the copy is still that file, unchanged.
+	if pr.exe != "" && !unchanged(pr.exe, pr.exeInfo) {
+		r.log.Warn("the private copy of the plugin changed since it was verified: copying it again", "plugin", p.Name)
+		os.Remove(pr.exe)
+		pr.exe, pr.exeInfo = "", nil
+	}
 	if pr.exe == "" {
 		if err := CheckLocation(p.Path); err != nil {
 			return nil, nil, 0, err
 		}
-		exe, err := r.copyBinary(p)
+		exe, info, err := r.copyBinary(p, sum)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		pr.exe = exe
-	}
-	// go-plugin's own check (SecureConfig), run here because the process is
-	// started by pluginRunner, not from a Cmd.
-	ok, err := (&goplugin.SecureConfig{Checksum: sum, Hash: sha256.New()}).Check(pr.exe)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("plugin %s: verifying its checksum: %w", p.Name, err)
-	}
-	if !ok {
-		return nil, nil, 0, fmt.Errorf("plugin %s refused: %s does not match its pinned sha256 %s (run `mcphost plugins lock` if you updated it on purpose): %w", p.Name, p.Path, pin, goplugin.ErrChecksumsDoNotMatch)
+		pr.exe, pr.exeInfo = exe, info
 	}
 	var run *pluginRunner
 	client := goplugin.NewClient(&goplugin.ClientConfig{
@@ -433,28 +434,53 @@ func checkOwners(path string) error {
 	return nil
 }
 
-// copyBinary copies a plugin into the run directory. It does not hash the
-// copy: SecureConfig does, before every start, on exactly this file.
-func (r *Runtime) copyBinary(p *config.Plugin) (string, error) {
+// copyBinary copies a plugin into the run directory, hashing what it
+// writes, and keeps the copy only if that matches sum (the pinned sha256).
+// It returns the copy's path and what it is as verified.
+func (r *Runtime) copyBinary(p *config.Plugin, sum []byte) (string, os.FileInfo, error) {
 	src, err := os.Open(p.Path)
 	if err != nil {
-		return "", fmt.Errorf("plugin %s: %w", p.Name, err)
+		return "", nil, fmt.Errorf("plugin %s: %w", p.Name, err)
 	}
 	defer src.Close()
 	dst, err := os.CreateTemp(r.runDir.Path, p.Name+"-*")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if _, err := io.Copy(dst, src); err != nil {
+	fail := func(err error) (string, os.FileInfo, error) {
 		dst.Close()
 		os.Remove(dst.Name())
-		return "", fmt.Errorf("copying plugin %s: %w", p.Name, err)
+		return "", nil, err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(dst, h), src); err != nil {
+		return fail(fmt.Errorf("copying plugin %s: %w", p.Name, err))
+	}
+	if got := h.Sum(nil); !bytes.Equal(got, sum) {
+		return fail(fmt.Errorf("plugin %s refused: %s does not match its pinned sha256 %x (run `mcphost plugins lock` if you updated it on purpose): %w", p.Name, p.Path, sum, goplugin.ErrChecksumsDoNotMatch))
 	}
 	if err := dst.Chmod(0o500); err != nil {
-		dst.Close()
-		return "", err
+		return fail(err)
 	}
-	return dst.Name(), dst.Close()
+	if err := dst.Close(); err != nil {
+		os.Remove(dst.Name())
+		return "", nil, err
+	}
+	info, err := os.Stat(dst.Name())
+	if err != nil {
+		os.Remove(dst.Name())
+		return "", nil, err
+	}
+	return dst.Name(), info, nil
+}
+
+// unchanged reports whether the file at path is still the verified copy
+// was: the same file (device and inode), of the same size, modification
+// time and mode.
+func unchanged(path string, was os.FileInfo) bool {
+	now, err := os.Stat(path)
+	return err == nil && was != nil && os.SameFile(now, was) && now.Size() == was.Size() &&
+		now.ModTime().Equal(was.ModTime()) && now.Mode() == was.Mode()
 }
 
 // FileSHA256 returns the hex sha256 of a file.
