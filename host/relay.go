@@ -9,8 +9,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
+
+// RelayOptions says for whom RelayCall makes a call.
+type RelayOptions struct {
+	// ProtocolVersion is the client's.
+	ProtocolVersion string
+	// Caps are the client's capabilities (the JSON object of a 2026-07-28
+	// request's _meta "io.modelcontextprotocol/clientCapabilities"): the
+	// server is offered only those. nil offers this host's.
+	Caps []byte
+	// Requester gets what the server sends during the call; Asks: it can
+	// put the server's own requests to the client (see conn.RawCall).
+	Requester conn.Requester
+	Asks      bool
+}
 
 // RelayCall is the gateway's fast path for tools/call. It resolves name like
 // CallTool, and if the tool's server is a stdio server whose session speaks
@@ -19,14 +34,12 @@ import (
 // enough that its text could exceed MaxResultChars is decoded and processed as
 // in CallTool, then re-encoded.
 //
-// caps are the capabilities of the client the call is made for (the JSON
-// object of a 2026-07-28 request's _meta "io.modelcontextprotocol/clientCapabilities"):
-// the server is offered only those. nil offers this host's.
+// o says for whom the call is made (see RelayOptions).
 //
 // handled is false when the call cannot take this path; the caller then
 // uses CallTool (see conn.Manager.CallRaw for the one case where the call
 // was sent). With handled true, either resp or err is set.
-func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, protocolVersion string, caps []byte) (resp []byte, handled bool, err error) {
+func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, o RelayOptions) (resp []byte, handled bool, err error) {
 	g, err := h.gate(ctx, name, false, 0, gateNoPerson)
 	if err != nil {
 		return nil, false, nil // CallTool reports it, asks, refuses or logs in
@@ -38,7 +51,8 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errIdle)
 	defer cancel()
 	gen := g.gen
-	resp, handled, err = h.conns.CallRaw(ctx, t.Server, t.Original, args, protocolVersion, gen, caps) // on another session, CallTool checks t again
+	resp, handled, err = h.conns.CallRaw(ctx, t.Server, conn.RawCall{ // on another session, CallTool checks t again
+		Tool: t.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: gen, Caps: o.Caps, Requester: o.Requester, Asks: o.Asks})
 	if !handled {
 		return nil, false, nil
 	}
@@ -56,21 +70,21 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	if err != nil {
 		return nil, true, fmt.Errorf("calling %s: invalid response: %w", name, err)
 	}
-	r, ok := msg.(*jsonrpc.Response)
-	if !ok || r.Error != nil {
+	jr, ok := msg.(*jsonrpc.Response)
+	if !ok || jr.Error != nil {
 		return resp, true, nil
 	}
 	var res mcp.CallToolResult
-	if err := json.Unmarshal(r.Result, &res); err != nil {
+	if err := json.Unmarshal(jr.Result, &res); err != nil {
 		return nil, true, fmt.Errorf("calling %s: invalid result: %w", name, err)
 	}
 	out, err := h.processResult(t, &res)
 	if err != nil {
 		return nil, true, err
 	}
-	if r.Result, err = json.Marshal(out); err != nil {
+	if jr.Result, err = json.Marshal(out); err != nil {
 		return nil, true, err
 	}
-	b, err := jsonrpc.EncodeMessage(r)
+	b, err := jsonrpc.EncodeMessage(jr)
 	return b, true, err
 }

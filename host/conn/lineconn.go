@@ -47,7 +47,11 @@ type lineConn struct {
 	noCaps   atomic.Pointer[[]byte] // meta without the client capabilities
 }
 
-func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int) *lineConn {
+// newLineConn starts a connection on r and w; route, if set, sees each
+// message the go-sdk is handed, on the read loop (see routeNote): so a
+// notification is routed to its call before the call's raw response, read
+// after it, is returned.
+func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int, route func(jsonrpc.Message) jsonrpc.Message) *lineConn {
 	c := &lineConn{pending: map[string]chan []byte{}}
 	c.Start(r, w, lineconn.Config{ // the read loop ends when r is closed or the server closes its stdout
 		MaxLine: maxLine,
@@ -55,6 +59,7 @@ func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int) *lineConn {
 		Batches: true,
 		End:     c.fail,
 		Written: c.written,
+		Decoded: route,
 	})
 	return c
 }
@@ -106,7 +111,10 @@ func (c *lineConn) fail(err error) error {
 
 // written captures the reserved _meta of the go-sdk's requests for CallRaw.
 func (c *lineConn) written(msg jsonrpc.Message) {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "initialize" {
+	// (Not from initialize or server/discover: they precede the version's
+	// choice, and the go-sdk client tries server/discover, at its newest
+	// version, with a server it then initializes at an earlier one.)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "initialize" && req.Method != "server/discover" {
 		c.metaOnce.Do(func() {
 			m := mcpmeta.Reserved(req.Params)
 			nc := mcpmeta.Without(m, mcp.MetaKeyClientCapabilities)

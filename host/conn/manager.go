@@ -396,15 +396,43 @@ func (m *Manager) Generation(server string) uint64 {
 	return c.gen
 }
 
-// CallRaw is the relay path of a tools/call: for a stdio server whose session
-// negotiated protocolVersion (NewProtocol or later: on earlier versions a
-// server asks during a call by requests of its own, which only CallTool
-// ties to the caller), it sends the call with the raw JSON arguments
-// and returns the server's raw JSON-RPC response line, decoding nothing.
-// handled is false (and nothing was sent) when the server cannot take the raw
-// path; the caller then uses CallTool. It is also false when the session is
-// not of generation gen (the server was reconnected since the caller checked
-// the tool). Connection failures are handled as in Do.
+// RawCall is a tools/call for Manager.CallRaw.
+type RawCall struct {
+	Tool string
+	// Args is the raw JSON object of the arguments (nil: none).
+	Args []byte
+	// ProtocolVersion is that of the client the call is made for.
+	ProtocolVersion string
+	// Gen is the generation of the session the caller checked the tool on.
+	Gen uint64
+	// Caps are the capabilities of the client the call is made for, as the
+	// JSON object a request of NewProtocol carries in its _meta: a server of
+	// NewProtocol is told those, not this host's (nil: this host's).
+	Caps []byte
+	// Requester answers what the server asks during the call and gets the
+	// log messages it sends then (as CallOptions.Requester). OPTIONAL.
+	Requester Requester
+	// Asks is set when Requester can put the server's own requests
+	// (elicitation, sampling, roots) to the client during the call. A server
+	// of a version before NewProtocol asks by such requests, which only the
+	// calls in flight tie to a caller: without Asks, its calls are not
+	// relayed.
+	Asks bool
+}
+
+// CallRaw is the relay path of a tools/call: for a stdio server, it sends
+// the call with the raw JSON arguments and returns the server's raw JSON-RPC
+// response line, decoding nothing. The call is in flight on the connection
+// as one of Call's is (the server's requests and log messages during it go
+// to rc.Requester), and the notifications the server sent before its
+// response are handled before CallRaw returns.
+//
+// handled is false (and nothing was sent) when the server cannot take the
+// raw path; the caller then uses CallTool. That is so when the session is
+// not of generation rc.Gen (the server was reconnected since the caller
+// checked the tool), when its protocol version is not the client's, except
+// as below, and for a session before NewProtocol unless rc.Asks.
+// Connection failures are handled as in Do.
 //
 // A client of a version before NewProtocol is relayed to a session of
 // NewProtocol or later too (unless the server has legacy_session, whose
@@ -417,11 +445,7 @@ func (m *Manager) Generation(server string) uint64 {
 // multi-round-trip call, which a server expects to see again with the
 // answers; CallTool sends it again, binds the request state to the call and
 // has the client asked as its version allows.
-//
-// caps are the capabilities of the client the call is made for, as the JSON
-// object a request of NewProtocol carries in its _meta: the server is told
-// those, not this host's (nil: this host's).
-func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte, protocolVersion string, gen uint64, caps []byte) (resp []byte, handled bool, err error) {
+func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp []byte, handled bool, err error) {
 	c := m.Get(server)
 	if c == nil {
 		return nil, false, nil
@@ -439,22 +463,29 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 	raw := c.raw
 	live := c.session == cs
 	c.mu.Unlock()
-	if raw == nil || !live || csGen != gen {
+	if raw == nil || !live || csGen != rc.Gen {
 		return nil, false, nil
 	}
 	v := cs.InitializeResult().ProtocolVersion
-	if v < NewProtocol {
-		// The server's own requests during the call (elicitation, sampling,
-		// roots) name no call: only CallTool ties them to the caller.
-		return nil, false, nil
-	}
 	older := false
-	if v != protocolVersion {
-		if older = protocolVersion < NewProtocol && !c.cfg.LegacySession; !older {
+	switch {
+	case v == rc.ProtocolVersion:
+		if v < NewProtocol && (rc.Requester == nil || !rc.Asks) {
 			return nil, false, nil
 		}
+	case v >= NewProtocol && rc.ProtocolVersion < NewProtocol && !c.cfg.LegacySession:
+		older = true
+	default:
+		return nil, false, nil
 	}
-	resp, err = raw.CallRaw(ctx, tool, args, caps)
+	caps := rc.Caps
+	if v < NewProtocol {
+		caps = nil // (such a server was told the client's at initialize)
+	}
+	fc := newCall(server, rc.Requester, nil)
+	left := c.inflight.add(fc)
+	defer left()
+	resp, err = raw.CallRaw(ctx, rc.Tool, rc.Args, caps)
 	if err != nil {
 		if connectionGone(err) {
 			c.drop(cs, err)
@@ -462,6 +493,12 @@ func (m *Manager) CallRaw(ctx context.Context, server, tool string, args []byte,
 		return nil, true, err
 	}
 	c.noteSuccess()
+	// The notifications the server sent before its response reach the
+	// caller before the result does (see notes.go).
+	fc.drain(ctx)
+	if v < NewProtocol {
+		return resp, true, nil
+	}
 	if resp, handled = completeResult(resp, older); !handled {
 		return nil, false, nil // (see above)
 	}

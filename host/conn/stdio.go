@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/supervisor"
@@ -77,6 +78,8 @@ type stdioTransport struct {
 	proc *process
 	// conn is the connection Connect returned.
 	conn *lineConn
+	// route routes the notifications read (Conn.routeNote).
+	route func(jsonrpc.Message) jsonrpc.Message
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -88,7 +91,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if t.onStart != nil {
 		t.onStart(p.pid)
 	}
-	t.conn = newLineConn(p.stdout, p, t.maxMsg)
+	t.conn = newLineConn(p.stdout, p, t.maxMsg, t.route)
 	return t.conn, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
@@ -45,8 +46,11 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
 	client.AddReceivingMiddleware(c.rootsMiddleware)
 	ct := t
-	if _, ok := t.(*mcp.StreamableClientTransport); !ok {
-		ct = routingTransport{t, c} // streamable HTTP routes in its HTTP client
+	switch t.(type) {
+	case *mcp.StreamableClientTransport: // routes in its HTTP client (sseRouter)
+	case *stdioTransport: // routes on its read loop
+	default:
+		ct = routingTransport{t, c}
 	}
 	var so *mcp.ClientSessionOptions
 	if c.version != "" {
@@ -146,6 +150,10 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 		c.stderr = buf
 		c.mu.Unlock()
 		return &stdioTransport{
+			route: func(msg jsonrpc.Message) jsonrpc.Message {
+				msg, _ = c.routeNote(msg, nil)
+				return msg
+			},
 			command: s.Command,
 			args:    s.Args,
 			env:     childEnv(c.m.opts.LookupEnv, s.InheritEnv, s.Env),

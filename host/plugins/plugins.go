@@ -116,7 +116,7 @@ type proc struct {
 	mu        sync.Mutex
 	exe       string      // the private, verified copy of the binary (kept for restarts)
 	exeInfo   os.FileInfo // the copy as verified: a restart runs it only unchanged
-	sockDir   string // the socket directory of the running process
+	sockDir   string      // the socket directory of the running process
 	client    *goplugin.Client
 	rpc       goplugin.ClientProtocol
 	pid       int

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -218,7 +219,9 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		return true
 	}
 	defer end()
-	resp, handled, err := g.h.RelayCall(ctx, name, args, ver, caps)
+	// The call's own: what the server sends during it reaches no other
+	// client (its log messages are dropped: this client set no log level).
+	resp, handled, err := g.h.RelayCall(ctx, name, args, host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}})
 	if !handled {
 		return false
 	}
@@ -265,6 +268,24 @@ func headersMatch(r *http.Request, ps []rawjson.Member, headerBound func(string)
 		}
 	}
 	return true
+}
+
+// quietRequester is the Requester of a call relayed over HTTP, answered
+// with a JSON response: there is no stream to ask its client on, or to
+// send it log messages (its client set no log level, or the call would not
+// be relayed). It ties what the server sends during the call to the call,
+// so that nothing reaches another client. Each call has its own.
+type quietRequester struct{ _ int }
+
+func (*quietRequester) Capabilities() *mcp.ClientCapabilities { return nil }
+func (*quietRequester) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return nil, unsupported("elicitation")
+}
+func (*quietRequester) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return nil, unsupported("sampling")
+}
+func (*quietRequester) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return nil, unsupported("roots")
 }
 
 func writeRelayed(w http.ResponseWriter, status int, msg []byte) {

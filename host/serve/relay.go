@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/lineconn"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
@@ -47,9 +48,10 @@ type relayConn struct {
 	// pending holds the IDKey of every client request not yet answered,
 	// with the cancel function of a relayed call (nil on the go-sdk path).
 	pending map[string]context.CancelFunc
-	initID  []byte                 // id of the client's initialize request
-	version atomic.Pointer[string] // protocol version negotiated with the client
-	caps    atomic.Pointer[[]byte] // the client's capabilities, from its initialize
+	initID  []byte                            // id of the client's initialize request
+	version atomic.Pointer[string]            // protocol version negotiated with the client
+	caps    atomic.Pointer[[]byte]            // the client's capabilities, from its initialize
+	ss      atomic.Pointer[mcp.ServerSession] // the go-sdk's session with the client, once connected
 }
 
 func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
@@ -212,11 +214,13 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	if p := c.caps.Load(); caps == nil && p != nil {
 		caps = *p // the client's initialize's
 	}
-	if !ok || caps == nil || c.g.levels.any() {
-		// (A session with a log level gets the server's messages during
-		// the call from the go-sdk path, before the result.)
+	ss := c.ss.Load()
+	if !ok || caps == nil || ss == nil {
 		return false
 	}
+	// The server's requests and log messages during the call go to this
+	// client, before the result (conn.RawCall).
+	r := sessionRequester{ss: ss}
 	key, err := rawjson.IDKey(id.Value)
 	if err != nil {
 		return false
@@ -234,7 +238,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 			cancel()
 			end()
 		}()
-		resp, handled, err := c.g.h.RelayCall(ctx, name, args, ver, caps)
+		resp, handled, err := c.g.h.RelayCall(ctx, name, args, host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true})
 		if handled {
 			c.g.relayed.Add(1)
 		}

@@ -262,3 +262,49 @@ func TestRelayOlderClients(t *testing.T) {
 		t.Errorf("%d calls relayed, want 1 (ask needs the go-sdk path)", got)
 	}
 }
+
+// TestRelayOlderUpstream: on stdio, a call to a server of 2025-11-25 is
+// relayed too: the server's own requests during it (elicitation) reach the
+// client, and its log messages arrive before the result.
+func TestRelayOlderUpstream(t *testing.T) {
+	t.Parallel()
+	g, w, r := stdioGatewayOf(t, []*config.Server{demo("o", "-passthrough", "-protocol", "2025-11-25")})
+	ctx := context.Background()
+	logs := make(chan string, 10)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "older"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "to " + req.Params.Message}}, nil
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			logs <- fmt.Sprint(req.Params.Data)
+		}}).Connect(ctx, &mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__o__ask", Arguments: map[string]any{"question": "q?"}})
+	if err != nil || res.IsError || host.TextOf(res.Content) != "answer: to q?" {
+		t.Fatalf("ask: %v %+v", err, res)
+	}
+	if got := g.RelayedCalls(); got != 1 {
+		t.Fatalf("%d calls relayed, want 1", got)
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__o__log", Arguments: map[string]any{"message": "before the result"}})
+	if err != nil || res.IsError {
+		t.Fatalf("log: %v %+v", err, res)
+	}
+	select {
+	case got := <-logs:
+		if got != "before the result" {
+			t.Errorf("log message %q", got)
+		}
+	default:
+		t.Error("the log message did not arrive before the result")
+	}
+	if got := g.RelayedCalls(); got != 2 {
+		t.Errorf("%d calls relayed, want 2", got)
+	}
+}

@@ -258,6 +258,9 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 		sr.ss.Log(ctx, &fwd)
 		return
 	}
+	if _, ok := r.(*quietRequester); ok {
+		return // a relayed call whose client wants no log messages
+	}
 	if hr, ok := r.(*heldRequester); ok {
 		// A held call's: to its client's request in progress (between
 		// rounds no stream is open to it).
@@ -313,13 +316,6 @@ func (l *logLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel, live func
 		}
 	}
 	l.m[ss] = level
-}
-
-// any reports whether a session set a level.
-func (l *logLevels) any() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.m) > 0
 }
 
 // byID reports whether the session with this id set a level.

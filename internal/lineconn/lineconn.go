@@ -49,6 +49,12 @@ type Config struct {
 	// Written sees each message Write encoded, just before it is written.
 	Written func(msg jsonrpc.Message)
 
+	// Decoded sees each message passed on, before Read can return it, and
+	// may replace it. It runs where the line was passed (on the read loop
+	// for lines Line did not consume), so it sees the messages in the order
+	// they arrived, before any line read after them.
+	Decoded func(msg jsonrpc.Message) jsonrpc.Message
+
 	// Closing runs in Close, once no line can be written any more and before
 	// the streams are closed.
 	Closing func()
@@ -138,6 +144,9 @@ func (c *Conn) invalid(line []byte, err error) error {
 }
 
 func (c *Conn) deliver(m jsonrpc.Message) error {
+	if c.cfg.Decoded != nil {
+		m = c.cfg.Decoded(m)
+	}
 	select {
 	case c.incoming <- m:
 		return nil

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
@@ -22,6 +24,7 @@ import (
 	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/mcphost/mcphost/internal/wsmcp"
+	"github.com/mcphost/mcphost/sdk"
 )
 
 var binDir string
@@ -538,6 +541,62 @@ func BenchmarkPluginStart(b *testing.B) {
 		}
 		b.StopTimer()
 		rt.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkPluginStartStatic is BenchmarkPluginStart for the auth-static
+// test plugin (a plugin that only answers): the same binary as
+// BenchmarkPluginFloor, through mcphost's runtime.
+func BenchmarkPluginStartStatic(b *testing.B) {
+	path := filepath.Join(binDir, "plugins", "auth-static")
+	sum, err := plugins.FileSHA256(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := &config.Config{Plugins: []*config.Plugin{{Name: "auth-static", Path: path, SHA256: sum}}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rt, err := plugins.New(cfg, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rt.Info(context.Background(), "auth-static"); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		rt.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkPluginFloor is the floor of starting a plugin: go-plugin's own
+// client (gRPC, AutoMTLS) execs the auth-static test plugin where it lies
+// (no private copy, no checksum, no supervisor) until its first RPC answers.
+func BenchmarkPluginFloor(b *testing.B) {
+	path := filepath.Join(binDir, "plugins", "auth-static")
+	for i := 0; i < b.N; i++ {
+		client := goplugin.NewClient(&goplugin.ClientConfig{
+			HandshakeConfig:  sdk.Handshake,
+			VersionedPlugins: sdk.ClientPlugins(),
+			Cmd:              exec.Command(path),
+			AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+			AutoMTLS:         true,
+			Logger:           hclog.NewNullLogger(),
+		})
+		rpc, err := client.Client()
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := rpc.Dispense(sdk.KindInfo)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := raw.(sdk.InfoClient).GetInfo(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		client.Kill()
 		b.StartTimer()
 	}
 }
