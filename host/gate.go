@@ -74,6 +74,10 @@ const (
 	// a login or a refusal message (the relay, which then leaves the call to
 	// the full path).
 	gateNoPerson
+	// gateNoWait is gateNoPerson that never waits: a tool whose server's
+	// list is not held (the lookup would list it) is refused too (the
+	// relay's start on a read loop).
+	gateNoWait
 )
 
 // errNotRelayable is the relay's signal that the full path must take the call.
@@ -84,9 +88,18 @@ var errNotRelayable = fmt.Errorf("the call needs the full path")
 // call and the answer was allow; it satisfies an ask, never a deny.
 func (h *Host) gate(ctx context.Context, name string, approved bool, timeout time.Duration, mode gateMode) (*gated, error) {
 	gen := h.listedGeneration(name)
-	t, err := h.reg.Lookup(ctx, name)
-	if err != nil {
-		return nil, err
+	var t *registry.Tool
+	if mode == gateNoWait {
+		held, ok := h.reg.LookupHeld(name)
+		if !ok {
+			return nil, errNotRelayable
+		}
+		t, mode = held, gateNoPerson
+	} else {
+		var err error
+		if t, err = h.reg.Lookup(ctx, name); err != nil {
+			return nil, err
+		}
 	}
 	if err := h.pins.check(t); err != nil {
 		if mode == gateNoPerson {

@@ -44,21 +44,61 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	if err != nil {
 		return nil, false, nil // CallTool reports it, asks, refuses or logs in
 	}
-	t := g.tool
 	// The relay asks for no progress, so tool_timeout bounds the whole call
 	// (max_tool_duration is never shorter).
-	timeout := g.idle
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errIdle)
+	ctx, cancel := context.WithTimeoutCause(ctx, g.idle, errIdle)
 	defer cancel()
-	gen := g.gen
-	resp, handled, err = h.conns.CallRaw(ctx, t.Server, conn.RawCall{ // on another session, CallTool checks t again
-		Tool: t.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: gen, Caps: o.Caps, Requester: o.Requester, Asks: o.Asks})
+	resp, handled, err = h.conns.CallRaw(ctx, g.tool.Server, rawCall(g, args, o)) // on another session, CallTool checks the tool again
+	return h.relayed(ctx, g, name, resp, handled, err)
+}
+
+// RelayStart is RelayCall for a caller that must not block (the gateway's
+// stdio read loop): it starts the call only if it can at once — the tool's
+// server's list is held (no listing), the gate passes, and
+// conn.Manager.StartRaw takes the call — and reports whether it did (false:
+// nothing was sent; the caller then uses RelayCall or CallTool). A started
+// call ends with one call of done, with what RelayCall would return, on the
+// server connection's read loop or another goroutine: done must not block
+// on the server's connection.
+func (h *Host) RelayStart(ctx context.Context, name string, args json.RawMessage, o RelayOptions, done func(resp []byte, handled bool, err error)) bool {
+	g, err := h.gate(ctx, name, false, 0, gateNoWait)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, g.idle, errIdle)
+	started := h.conns.StartRaw(ctx, g.tool.Server, rawCall(g, args, o), func(resp []byte, handled bool, err error) {
+		if len(resp) > MaxResultChars && err == nil && handled {
+			// Processing a large result may write a file: not here.
+			go func() { // ends with the call
+				defer cancel()
+				done(h.relayed(ctx, g, name, resp, handled, err))
+			}()
+			return
+		}
+		resp, handled, err = h.relayed(ctx, g, name, resp, handled, err)
+		cancel()
+		done(resp, handled, err)
+	})
+	if !started {
+		cancel()
+	}
+	return started
+}
+
+func rawCall(g *gated, args json.RawMessage, o RelayOptions) conn.RawCall {
+	return conn.RawCall{Tool: g.tool.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: g.gen,
+		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks}
+}
+
+// relayed turns what conn.Manager.CallRaw returned into RelayCall's answer.
+func (h *Host) relayed(ctx context.Context, g *gated, name string, resp []byte, handled bool, err error) ([]byte, bool, error) {
+	t := g.tool
 	if !handled {
 		return nil, false, nil
 	}
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errIdle) {
-			return nil, true, &TimeoutError{Tool: name, Limit: timeout} // notifications/cancelled was sent
+			return nil, true, &TimeoutError{Tool: name, Limit: g.idle} // notifications/cancelled was sent
 		}
 		return nil, true, fmt.Errorf("calling %s: %w", name, err)
 	}

@@ -35,8 +35,8 @@ type lineConn struct {
 	lineconn.Conn
 
 	mu      sync.Mutex
-	pending map[string]chan []byte // nil once the read loop ended
-	readErr error                  // why it ended
+	pending map[string]*rawWaiter // nil once the read loop ended
+	readErr error                 // why it ended
 	nextID  atomic.Uint64
 
 	// meta holds the protocol-reserved _meta members ("io.modelcontextprotocol/…")
@@ -52,7 +52,7 @@ type lineConn struct {
 // notification is routed to its call before the call's raw response, read
 // after it, is returned.
 func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int, route func(jsonrpc.Message) jsonrpc.Message) *lineConn {
-	c := &lineConn{pending: map[string]chan []byte{}}
+	c := &lineConn{pending: map[string]*rawWaiter{}}
 	c.Start(r, w, lineconn.Config{ // the read loop ends when r is closed or the server closes its stdout
 		MaxLine: maxLine,
 		Line:    c.rawResponse,
@@ -82,14 +82,35 @@ func (c *lineConn) rawResponse(line []byte) bool {
 	if _, isCall := rawjson.Find(ms, "method"); isCall {
 		return false
 	}
-	c.mu.Lock()
-	ch, ok := c.pending[string(id.Value)]
-	delete(c.pending, string(id.Value))
-	c.mu.Unlock()
-	if ok {
-		ch <- line // buffered: never blocks
+	w := c.take(string(id.Value))
+	if w == nil {
+		return false
 	}
-	return ok
+	w.finish(line, nil)
+	return true
+}
+
+// rawWaiter is a raw call waiting for its response.
+type rawWaiter struct {
+	done func(resp []byte, err error)
+	stop func() bool // stops the call's cancellation watch; set once it runs
+}
+
+func (w *rawWaiter) finish(resp []byte, err error) {
+	if w.stop != nil {
+		w.stop()
+	}
+	w.done(resp, err)
+}
+
+// take removes and returns the waiter of id (nil: none, or already taken:
+// a call ends once).
+func (c *lineConn) take(id string) *rawWaiter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.pending[id]
+	delete(c.pending, id)
+	return w
 }
 
 // fail ends the read loop: pending raw calls get no response (their channels
@@ -100,12 +121,21 @@ func (c *lineConn) fail(err error) error {
 	}
 	c.mu.Lock()
 	c.readErr = err
-	for id, ch := range c.pending {
-		close(ch)
-		delete(c.pending, id)
+	ws := make([]*rawWaiter, 0, len(c.pending))
+	for _, w := range c.pending {
+		ws = append(ws, w)
 	}
 	c.pending = nil
 	c.mu.Unlock()
+	if len(ws) > 0 {
+		// Not on the read loop: a waiter may close the session, which
+		// waits for the read loop to end. Ends once every waiter is told.
+		go func() {
+			for _, w := range ws {
+				w.finish(nil, errTransportClosed)
+			}
+		}()
+	}
 	return err
 }
 
@@ -125,14 +155,32 @@ func (c *lineConn) written(msg jsonrpc.Message) {
 }
 
 // CallRaw sends tools/call for tool with the given raw JSON arguments (nil
-// for none) and returns the server's raw response line. caps, if set, are
-// the capabilities of the client the call is made for, as the JSON object
-// the request's _meta carries (NewProtocol; else the go-sdk client's own go
-// in the _meta as captured). If ctx ends first,
-// the server is sent notifications/cancelled. A connection lost before the
-// call is written fails it with mcp.ErrConnectionClosed; one lost after, with
-// errTransportClosed.
+// for none) and returns the server's raw response line, as StartRaw does
+// (and with its errors), waiting for it.
 func (c *lineConn) CallRaw(ctx context.Context, tool string, args, caps []byte) ([]byte, error) {
+	type result struct {
+		resp []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	if err := c.StartRaw(ctx, tool, args, caps, func(resp []byte, err error) { ch <- result{resp, err} }); err != nil {
+		return nil, err
+	}
+	r := <-ch
+	return r.resp, r.err
+}
+
+// StartRaw sends tools/call for tool with the given raw JSON arguments (nil
+// for none) and calls done once, with the server's raw response line (on
+// the read loop: done must not block on this connection), or with the error
+// that ended the call: ctx's, when it ends first (the server is then sent
+// notifications/cancelled), or errTransportClosed when the connection is
+// lost. caps, if set, are the capabilities of the client the call is made
+// for, as the JSON object the request's _meta carries (NewProtocol; else
+// the go-sdk client's own go in the _meta as captured). StartRaw returns an
+// error, and done is never called, when nothing was sent:
+// mcp.ErrConnectionClosed if the connection was lost before.
+func (c *lineConn) StartRaw(ctx context.Context, tool string, args, caps []byte, done func(resp []byte, err error)) error {
 	id := strconv.Quote(rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10))
 	name, _ := json.Marshal(tool)
 	var meta []byte
@@ -166,35 +214,32 @@ func (c *lineConn) CallRaw(ctx context.Context, tool string, args, caps []byte) 
 	}
 	msg = append(msg, "}}"...)
 
-	ch := make(chan []byte, 1)
+	w := &rawWaiter{done: done}
 	c.mu.Lock()
 	if c.pending == nil {
 		// Nothing written: refused as the go-sdk refuses a session call.
 		err := c.readErr
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, err)
+		return fmt.Errorf("%w: %v", mcp.ErrConnectionClosed, err)
 	}
-	c.pending[id] = ch
+	c.pending[id] = w
 	c.mu.Unlock()
 	if err := c.WriteLine(msg); err != nil {
-		c.forget(id)
-		return nil, fmt.Errorf("%w: %v", errTransportClosed, err)
-	}
-	select {
-	case resp, ok := <-ch:
-		if !ok {
-			return nil, errTransportClosed
+		if c.take(id) != nil {
+			return fmt.Errorf("%w: %v", errTransportClosed, err)
 		}
-		return resp, nil
-	case <-ctx.Done():
-		c.forget(id)
-		c.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"cancelled by the client"}}`))
-		return nil, ctx.Err()
+		return nil // the loss of the connection ended it (done was called)
 	}
-}
-
-func (c *lineConn) forget(id string) {
+	stop := context.AfterFunc(ctx, func() {
+		if w := c.take(id); w != nil {
+			c.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"cancelled by the client"}}`))
+			w.done(nil, ctx.Err())
+		}
+	})
 	c.mu.Lock()
-	delete(c.pending, id)
+	if c.pending[id] == w {
+		w.stop = stop
+	}
 	c.mu.Unlock()
+	return nil
 }

@@ -466,43 +466,126 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if raw == nil || !live || csGen != rc.Gen {
 		return nil, false, nil
 	}
-	v := cs.InitializeResult().ProtocolVersion
-	older := false
-	switch {
-	case v == rc.ProtocolVersion:
-		if v < NewProtocol && (rc.Requester == nil || !rc.Asks) {
-			return nil, false, nil
-		}
-	case v >= NewProtocol && rc.ProtocolVersion < NewProtocol && !c.cfg.LegacySession:
-		older = true
-	default:
+	v, older, ok := rawVersions(cs, rc, c.cfg.LegacySession)
+	if !ok {
 		return nil, false, nil
 	}
-	caps := rc.Caps
-	if v < NewProtocol {
-		caps = nil // (such a server was told the client's at initialize)
+	type result struct {
+		resp    []byte
+		handled bool
+		err     error
 	}
-	fc := newCall(server, rc.Requester, nil)
-	left := c.inflight.add(fc)
-	defer left()
-	resp, err = raw.CallRaw(ctx, rc.Tool, rc.Args, caps)
-	if err != nil {
+	ch := make(chan result, 1)
+	if err := c.startRaw(ctx, cs, raw, v, older, rc, func() {}, func(resp []byte, handled bool, err error) {
+		ch <- result{resp, handled, err}
+	}); err != nil {
 		if connectionGone(err) {
 			c.drop(cs, err)
 		}
 		return nil, true, err
 	}
-	c.noteSuccess()
-	// The notifications the server sent before its response reach the
-	// caller before the result does (see notes.go).
-	fc.drain(ctx)
+	r := <-ch
+	return r.resp, r.handled, r.err
+}
+
+// StartRaw is CallRaw without the wait, for a caller that must not block:
+// it starts the call only if it can at once — the server's session is live
+// (no connect), of generation rc.Gen, under its concurrency cap, and takes
+// the call as CallRaw would — and reports whether it did. Nothing was sent
+// when it did not; the caller then uses CallRaw or CallTool. A started call
+// ends with one call of done, with what CallRaw would return, on the
+// connection's read loop (done must not block on the connection) or on
+// another goroutine.
+func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done func(resp []byte, handled bool, err error)) bool {
+	c := m.Get(server)
+	if c == nil {
+		return false
+	}
+	select {
+	case c.calls <- struct{}{}:
+	default:
+		return false
+	}
+	release := func() { <-c.calls }
+	c.mu.Lock()
+	cs, raw, gen := c.session, c.raw, c.gen
+	c.mu.Unlock()
+	if cs == nil || raw == nil || gen != rc.Gen {
+		release()
+		return false
+	}
+	v, older, ok := rawVersions(cs, rc, c.cfg.LegacySession)
+	if !ok {
+		release()
+		return false
+	}
+	if err := c.startRaw(ctx, cs, raw, v, older, rc, release, done); err != nil {
+		release()
+		return false // (CallRaw meets the lost connection)
+	}
+	return true
+}
+
+// rawVersions decides whether a raw call may go on session cs (see
+// CallRaw): v is the session's protocol version, older that the client's
+// is earlier than NewProtocol while the session's is not.
+func rawVersions(cs *mcp.ClientSession, rc RawCall, legacySession bool) (v string, older, ok bool) {
+	v = cs.InitializeResult().ProtocolVersion
+	switch {
+	case v == rc.ProtocolVersion:
+		return v, false, v >= NewProtocol || (rc.Requester != nil && rc.Asks)
+	case v >= NewProtocol && rc.ProtocolVersion < NewProtocol && !legacySession:
+		return v, true, true
+	}
+	return v, false, false
+}
+
+// startRaw sends a raw call on cs (of protocol version v) and ends it with
+// one call of done; release runs first. It returns the error of a call that
+// could not be sent.
+func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw *lineConn, v string, older bool, rc RawCall, release func(), done func([]byte, bool, error)) error {
+	caps := rc.Caps
 	if v < NewProtocol {
-		return resp, true, nil
+		caps = nil // (such a server was told the client's at initialize)
 	}
-	if resp, handled = completeResult(resp, older); !handled {
-		return nil, false, nil // (see above)
+	fc := newCall(c.cfg.Name, rc.Requester, nil)
+	left := c.inflight.add(fc)
+	err := raw.StartRaw(ctx, rc.Tool, rc.Args, caps, func(resp []byte, err error) {
+		left()
+		release()
+		if err != nil {
+			if connectionGone(err) {
+				c.drop(cs, err)
+			}
+			done(nil, true, err)
+			return
+		}
+		c.noteSuccess()
+		finish := func() {
+			// The notifications the server sent before its response
+			// reach the caller before the result does (see notes.go).
+			fc.drain(ctx)
+			if v < NewProtocol {
+				done(resp, true, nil)
+				return
+			}
+			out, ok := completeResult(resp, older)
+			if !ok {
+				done(nil, false, nil) // (see CallRaw)
+				return
+			}
+			done(out, true, nil)
+		}
+		if fc.pending.Load() > 0 {
+			go finish() // not on the read loop; ends within drainWait
+			return
+		}
+		finish()
+	})
+	if err != nil {
+		left()
 	}
-	return resp, true, nil
+	return err
 }
 
 // Current returns the server's live session, or nil: it never connects.

@@ -235,6 +235,22 @@ func (r *Registry) Lookup(ctx context.Context, name string) (*Tool, error) {
 	return nil, fmt.Errorf("%w %q on server %q", ErrNotFound, name, server)
 }
 
+// LookupHeld is Lookup without fetching: ok is false when the server's
+// list is not held at the moment (Lookup would list the server first), or
+// holds no such tool.
+func (r *Registry) LookupHeld(name string) (t *Tool, ok bool) {
+	server, _, ok := ParseName(name)
+	if !ok {
+		return nil, false
+	}
+	ts, ok := r.tools.held1(server)
+	if !ok {
+		return nil, false
+	}
+	t, ok = ts.byName[name]
+	return t, ok
+}
+
 // Prompts returns the prompts of the given servers, sorted by name.
 func (r *Registry) Prompts(ctx context.Context, servers []string) ([]*Prompt, []Problem) {
 	var out []*Prompt
@@ -488,6 +504,14 @@ func (c *listCache[T]) get(ctx context.Context, server string) (T, error) {
 		return zero, err
 	}
 	return r.(T), nil
+}
+
+// held1 returns a server's list if it is held.
+func (c *listCache[T]) held1(server string) (T, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.held[server]
+	return v, ok
 }
 
 // len is the number of servers whose list is held.

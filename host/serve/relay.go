@@ -233,12 +233,14 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	}
 	ctx, cancel := context.WithCancel(dctx)
 	c.setCancel(key, cancel)
-	c.run(func() {
+	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true}
+	// What the call's end writes; on the upstream connection's read loop
+	// when the call started there at once.
+	finish := func(resp []byte, handled bool, err error) {
 		defer func() {
 			cancel()
 			end()
 		}()
-		resp, handled, err := c.g.h.RelayCall(ctx, name, args, host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true})
 		if handled {
 			c.g.relayed.Add(1)
 		}
@@ -262,6 +264,22 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 				c.writeResponse(clientID, errorResultJSON("invalid response from the server for "+name))
 			}
 		}
+	}
+	// At once from this read loop when nothing has to wait (no hand-over
+	// to a worker, and the response written by the upstream's read loop),
+	// else on a worker.
+	if c.g.h.RelayStart(ctx, name, args, o, func(resp []byte, handled bool, err error) {
+		if !handled {
+			// Passing it to the go-sdk must not wait on this read loop.
+			c.run(func() { finish(resp, handled, err) })
+			return
+		}
+		finish(resp, handled, err)
+	}) {
+		return true
+	}
+	c.run(func() {
+		finish(c.g.h.RelayCall(ctx, name, args, o))
 	})
 	return true
 }

@@ -117,6 +117,11 @@ func concurrentOn(b *testing.B, targets []target, callers int, cpu map[string]in
 	for m, pid := range cpu {
 		before[m] = cpuTime(b, pid)
 	}
+	mid, hasMid := cpu[midCPU]
+	var sys0, csw0 int64
+	if hasMid {
+		sys0, csw0 = rwSyscalls(b, mid), ctxSwitches(b, mid)
+	}
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -145,6 +150,10 @@ func concurrentOn(b *testing.B, targets []target, callers int, cpu map[string]in
 	for m, pid := range cpu {
 		b.ReportMetric(float64((cpuTime(b, pid)-before[m]).Microseconds())/float64(b.N), m)
 	}
+	if hasMid {
+		b.ReportMetric(float64(rwSyscalls(b, mid)-sys0)/float64(b.N), midSyscalls)
+		b.ReportMetric(float64(ctxSwitches(b, mid)-csw0)/float64(b.N), midSwitches)
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
@@ -157,6 +166,57 @@ const (
 	midCPU = "mid-cpu-µs/call"
 	srvCPU = "srv-cpu-µs/call"
 )
+
+// The wake-up metrics of the process in the middle, per call: its read and
+// write system calls (syscr + syscw of /proc/PID/io), and its threads'
+// context switches (voluntary and not: each is a thread going to sleep or
+// being woken, e.g. by a futex or a pipe).
+const (
+	midSyscalls = "mid-rw-syscalls/call"
+	midSwitches = "mid-ctxsw/call"
+)
+
+// rwSyscalls is the number of read and write system calls a process made.
+func rwSyscalls(b *testing.B, pid int) int64 {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && (k == "syscr" || k == "syscw") {
+			var c int64
+			fmt.Sscan(strings.TrimSpace(v), &c)
+			n += c
+		}
+	}
+	return n
+}
+
+// ctxSwitches is the number of context switches of a process's threads.
+func ctxSwitches(b *testing.B, pid int) int64 {
+	b.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				var c int64
+				fmt.Sscan(strings.TrimSpace(v), &c)
+				n += c
+			}
+		}
+	}
+	return n
+}
 
 // clockTick is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on
 // Linux).
