@@ -318,6 +318,13 @@ func (r *Runtime) start(pr *proc) (*goplugin.Client, goplugin.ClientProtocol, in
 	// verified on exactly the bytes written to the file that is executed,
 	// which nobody else can write (0500 in the host's 0700 run directory);
 	// a restart checks that the copy is still that file, unchanged.
+	// The supervisor (an exec of this host's binary) starts while the
+	// binary is verified.
+	early, err := launchEarly(p.Name)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer early.abort() // unless a runner ran it
 	if pr.exe != "" && !unchanged(pr.exe, pr.exeInfo) {
 		r.log.Warn("the private copy of the plugin changed since it was verified: copying it again", "plugin", p.Name)
 		os.Remove(pr.exe)
@@ -346,6 +353,7 @@ func (r *Runtime) start(pr *proc) (*goplugin.Client, goplugin.ClientProtocol, in
 			run = &pluginRunner{
 				name:    p.Name,
 				sockDir: sockDir,
+				early:   early,
 				spec: supervisor.Spec{
 					Path: pr.exe,
 					Args: []string{pr.exe},

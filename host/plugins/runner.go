@@ -38,11 +38,69 @@ type pluginRunner struct {
 
 	stdout, stderr *os.File // read ends, for go-plugin
 	proc           *supervisor.Process
+
+	// early, when set, is the plugin's supervisor, launched while the
+	// binary was verified, with the write ends of stdout and stderr.
+	early *launch
+}
+
+// launch is a supervisor launched ahead of its plugin, with the plugin's
+// output pipes. Exactly one of run (by Start) and abort must happen.
+type launch struct {
+	l          *supervisor.Launcher
+	outR, errR *os.File
+	used       bool
+}
+
+// launchEarly launches a plugin's supervisor and output pipes, so that its
+// start overlaps the verification of the binary.
+func launchEarly(name string) (*launch, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	l, err := supervisor.Launch(nil, outW, errW)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	return &launch{l: l, outR: outR, errR: errR}, nil
+}
+
+// abort ends an early launch that ran no plugin.
+func (e *launch) abort() {
+	if e == nil || e.used {
+		return
+	}
+	e.used = true
+	e.l.Abort()
+	e.outR.Close()
+	e.errR.Close()
 }
 
 var _ runner.Runner = (*pluginRunner)(nil)
 
 func (r *pluginRunner) Start(context.Context) error {
+	if e := r.early; e != nil && !e.used {
+		e.used = true
+		p, err := e.l.Start(&r.spec)
+		if err != nil {
+			e.outR.Close()
+			e.errR.Close()
+			return fmt.Errorf("plugin %s: %w", r.name, err)
+		}
+		r.proc, r.stdout, r.stderr = p, e.outR, e.errR
+		return nil
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w", r.name, err)

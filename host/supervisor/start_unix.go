@@ -37,6 +37,27 @@ func (s *sysProcess) kill(pid int) {
 // as its standard files (nil: /dev/null), and returns once the program has
 // been started, or failed to start. The caller keeps its copies of the files.
 func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
+	l, err := Launch(stdin, stdout, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return l.Start(spec)
+}
+
+// Launcher is a supervisor started ahead of the program it is to run, so
+// that its start (an exec of the host's binary) overlaps the caller's other
+// work, such as verifying that program. Exactly one of Start and Abort must
+// be called.
+type Launcher struct {
+	cmd *exec.Cmd
+	ctl *os.File // write end of the control pipe
+	st  *os.File // read end of the status pipe
+}
+
+// Launch starts a supervisor, with stdin, stdout and stderr as the standard
+// files of the program it will run (nil: /dev/null). The caller keeps its
+// copies of the files.
+func Launch(stdin, stdout, stderr *os.File) (*Launcher, error) {
 	exe, err := self()
 	if err != nil {
 		return nil, fmt.Errorf("finding the host's binary to run the supervisor: %w", err)
@@ -53,8 +74,8 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 	}
 	cmd := &exec.Cmd{
 		Path: exe,
-		// argv[0] names it in ps; the program's own path follows.
-		Args: []string{"mcphost-supervisor", spec.Path},
+		// argv[0] names it in ps.
+		Args: []string{"mcphost-supervisor"},
 		// One P is plenty; a race-enabled binary (tests) must not sleep a
 		// second at exit (the race runtime's default atexit_sleep_ms).
 		Env:        []string{reexec.EnvMarker + "=" + reexec.Version, "GOMAXPROCS=1", "GORACE=atexit_sleep_ms=0"},
@@ -81,8 +102,23 @@ func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
 	if err != nil {
 		ctlW.Close()
 		stR.Close()
-		return nil, fmt.Errorf("starting the supervisor for %s: %w", spec.Path, err)
+		return nil, fmt.Errorf("starting the supervisor: %w", err)
 	}
+	return &Launcher{cmd: cmd, ctl: ctlW, st: stR}, nil
+}
+
+// Abort ends a supervisor that will run nothing.
+func (l *Launcher) Abort() {
+	l.ctl.Close() // it exits when its control pipe ends
+	l.cmd.Process.Kill()
+	l.cmd.Wait()
+	l.st.Close()
+}
+
+// Start runs spec's program under the supervisor, and returns once the
+// program has been started, or failed to start.
+func (l *Launcher) Start(spec *Spec) (*Process, error) {
+	cmd, ctlW, stR := l.cmd, l.ctl, l.st
 	p := &Process{sys: sysProcess{cmd: cmd, ctl: ctlW}, exited: make(chan struct{}), done: make(chan struct{})}
 	fail := func(err error) (*Process, error) {
 		ctlW.Close()

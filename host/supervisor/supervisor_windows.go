@@ -34,6 +34,23 @@ func (s *sysProcess) stop() {
 
 func (s *sysProcess) kill(int) { s.cmd.Process.Kill() }
 
+// Launcher holds the standard files of a program to be started (on
+// Windows there is no supervisor to start ahead). Exactly one of Start and
+// Abort must be called.
+type Launcher struct{ stdin, stdout, stderr *os.File }
+
+// Launch prepares to run a program with stdin, stdout and stderr as its
+// standard files (nil: the null device).
+func Launch(stdin, stdout, stderr *os.File) (*Launcher, error) {
+	return &Launcher{stdin, stdout, stderr}, nil
+}
+
+// Start runs spec's program.
+func (l *Launcher) Start(spec *Spec) (*Process, error) { return Start(spec, l.stdin, l.stdout, l.stderr) }
+
+// Abort gives up the launch.
+func (l *Launcher) Abort() {}
+
 // Start runs spec's program with stdin, stdout and stderr as its standard
 // files (nil: the null device).
 func Start(spec *Spec, stdin, stdout, stderr *os.File) (*Process, error) {
