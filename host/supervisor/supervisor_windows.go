@@ -46,7 +46,9 @@ func Launch(stdin, stdout, stderr *os.File) (*Launcher, error) {
 }
 
 // Start runs spec's program.
-func (l *Launcher) Start(spec *Spec) (*Process, error) { return Start(spec, l.stdin, l.stdout, l.stderr) }
+func (l *Launcher) Start(spec *Spec) (*Process, error) {
+	return Start(spec, l.stdin, l.stdout, l.stderr)
+}
 
 // Abort gives up the launch.
 func (l *Launcher) Abort() {}
