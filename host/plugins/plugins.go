@@ -65,6 +65,10 @@ type Options struct {
 	// DisableDataSocket keeps transport messages on the gRPC stream instead
 	// of a plugin's data socket. OPTIONAL.
 	DisableDataSocket bool
+	// CacheDir keeps the verified copies of plugin binaries across runs
+	// (see cache.go). OPTIONAL: mcphost/plugins in the user's cache
+	// directory; "-": none (every runtime copies and hashes).
+	CacheDir string
 }
 
 // Runtime starts and keeps plugin processes. Its methods are safe for concurrent use.
@@ -334,7 +338,7 @@ func (r *Runtime) start(pr *proc) (*goplugin.Client, goplugin.ClientProtocol, in
 		if err := CheckLocation(p.Path); err != nil {
 			return nil, nil, 0, err
 		}
-		exe, info, err := r.copyBinary(p, sum)
+		exe, info, err := r.privateCopy(p, sum)
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -446,12 +450,19 @@ func checkOwners(path string) error {
 // writes, and keeps the copy only if that matches sum (the pinned sha256).
 // It returns the copy's path and what it is as verified.
 func (r *Runtime) copyBinary(p *config.Plugin, sum []byte) (string, os.FileInfo, error) {
+	return copyVerified(p, sum, r.runDir.Path, p.Name+"-*")
+}
+
+// copyVerified copies plugin p into a new file in dir (named by pattern, as
+// os.CreateTemp names), hashing what it writes, and keeps the copy (0500)
+// only if that matches sum.
+func copyVerified(p *config.Plugin, sum []byte, dir, pattern string) (string, os.FileInfo, error) {
 	src, err := os.Open(p.Path)
 	if err != nil {
 		return "", nil, fmt.Errorf("plugin %s: %w", p.Name, err)
 	}
 	defer src.Close()
-	dst, err := os.CreateTemp(r.runDir.Path, p.Name+"-*")
+	dst, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", nil, err
 	}
@@ -480,6 +491,28 @@ func (r *Runtime) copyBinary(p *config.Plugin, sum []byte) (string, os.FileInfo,
 		return "", nil, err
 	}
 	return dst.Name(), info, nil
+}
+
+// privateCopy returns a verified private copy of plugin p pinned at sum:
+// the cached one if it is as it was hashed, else a new one (cached when the
+// cache can be used).
+func (r *Runtime) privateCopy(p *config.Plugin, sum []byte) (string, os.FileInfo, error) {
+	dir := r.cacheDir()
+	if dir == "" {
+		return r.copyBinary(p, sum)
+	}
+	if exe, info, ok := r.cached(dir, p, sum); ok {
+		return exe, info, nil
+	}
+	src, err := os.Stat(p.Path)
+	if err != nil {
+		return "", nil, fmt.Errorf("plugin %s: %w", p.Name, err)
+	}
+	exe, _, err := copyVerified(p, sum, dir, ".copy-"+p.Name+"-*")
+	if err != nil {
+		return "", nil, err
+	}
+	return r.cache(dir, p, sum, exe, src)
 }
 
 // unchanged reports whether the file at path is still the verified copy
