@@ -48,8 +48,9 @@ func Build(dir string) error {
 }
 
 // Run builds the binaries into a fresh directory (mode 0755, as plugin
-// checks require), tells set where, runs the tests and removes the
-// directory. It returns the exit code for os.Exit:
+// checks require), gives the tests a cache directory of their own
+// (XDG_CACHE_HOME), tells set where the binaries are, runs the tests and
+// removes the directory. It returns the exit code for os.Exit:
 //
 //	func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir = dir })) }
 func Run(m interface{ Run() int }, set func(dir string)) int {
@@ -67,9 +68,22 @@ func Run(m interface{ Run() int }, set func(dir string)) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// The user's cache directory (where hosts keep verified plugin copies)
+	// is this run's own: the tests neither share it with other runs nor
+	// leave anything in the user's.
+	cache := filepath.Join(dir, "cache")
+	if err := os.Mkdir(cache, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	set(dir)
 	return m.Run()
 }
+
+// PluginCache is where a host run by the tests keeps verified plugin copies
+// (see Run), when the host's environment does not say otherwise.
+func PluginCache() string { return filepath.Join(os.Getenv("XDG_CACHE_HOME"), "mcphost", "plugins") }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort(t testing.TB) int {

@@ -246,10 +246,15 @@ func TestNothingOutlivesAKilledHost(t *testing.T) {
 			if len(procs) < 7 {
 				t.Fatalf("the host runs %d processes, want at least 7", len(procs))
 			}
+			// The plugin's socket directory (go-plugin's, in its
+			// environment) is in the host's run directory.
 			var runDir string
 			for pid := range procs {
-				if exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); strings.Contains(exe, plugins.RunDirPrefix+"-") {
-					runDir = filepath.Dir(exe)
+				env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+				for _, kv := range strings.Split(string(env), "\x00") {
+					if v, ok := strings.CutPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR="); ok && strings.Contains(v, plugins.RunDirPrefix+"-") {
+						runDir = filepath.Dir(v)
+					}
 				}
 			}
 			if runDir == "" {

@@ -140,7 +140,9 @@ func pluginProcesses(t *testing.T, name string) []int {
 		if err != nil {
 			continue
 		}
-		if strings.HasPrefix(filepath.Base(exe), name+"-") && strings.Contains(exe, "mcphost-plugins-") {
+		// A private copy runs from a host's run directory, or from the
+		// plugin cache (this test run's own: testbin.Run).
+		if strings.HasPrefix(filepath.Base(exe), name+"-") && (strings.Contains(exe, "mcphost-plugins-") || filepath.Dir(exe) == testbin.PluginCache()) {
 			var pid int
 			fmt.Sscan(e.Name(), &pid)
 			pids = append(pids, pid)
