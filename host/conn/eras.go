@@ -3,19 +3,19 @@ package conn
 import "github.com/mcphost/mcphost/internal/rawjson"
 
 // completeResult checks a raw tools/call response of a session of
-// NewProtocol or later: ok for a complete result (or an error response),
-// false for a result that needs input (resultType "input_required", or
-// anything else but "complete") and for a response that does not scan. A
-// result that needs input is the first round of a multi-round-trip call:
-// the gateway binds its request state to the call and answers through the
-// caller (CallTool), so it is never passed on raw. With older, a complete
-// result loses its resultType member, which a client of an earlier version
-// does not know.
+// NewProtocol or later: ok is false only for a result that needs input
+// (resultType "input_required"), the first round of a multi-round-trip
+// call: the gateway binds its request state to the call and answers through
+// the caller (CallTool), so it is never passed on raw. Anything else is
+// passed on (the call has run: it must not be sent again): with older, a
+// complete result loses its resultType member, which a client of an
+// earlier version does not know; a response that does not scan, or a
+// result of another type, is left as it is.
 func completeResult(resp []byte, older bool) (out []byte, ok bool) {
 	var arr [8]rawjson.Member
 	ms, err := rawjson.Members(arr[:0], resp)
 	if err != nil {
-		return nil, false
+		return resp, true
 	}
 	result, found := rawjson.Find(ms, "result")
 	if !found {
@@ -24,16 +24,16 @@ func completeResult(resp []byte, older bool) (out []byte, ok bool) {
 	var rarr [8]rawjson.Member
 	rs, err := rawjson.Members(rarr[:0], result.Value)
 	if err != nil {
-		return nil, false
+		return resp, true
 	}
 	rt, found := rawjson.Find(rs, "resultType")
 	if !found {
 		return resp, true
 	}
-	if string(rt.Value) != `"complete"` {
+	switch typ, _ := rawjson.String(rt.Value); {
+	case typ == "input_required":
 		return nil, false
-	}
-	if !older {
+	case !older || typ != "complete":
 		return resp, true
 	}
 	out = make([]byte, 0, len(resp))

@@ -210,8 +210,16 @@ func (w *elicitationWaiters) complete(id string) {
 
 // metaCapabilities is a Requester's capabilities as the _meta
 // "io.modelcontextprotocol/clientCapabilities" value of a 2026-07-28 request.
-func metaCapabilities(r Requester) map[string]any {
-	caps := r.Capabilities()
+func metaCapabilities(r Requester) map[string]any { return capabilitiesMeta(r.Capabilities()) }
+
+// CapabilitiesJSON is a client's capabilities as the JSON object a request
+// of NewProtocol carries in its _meta (roots only when the client has them).
+func CapabilitiesJSON(caps *mcp.ClientCapabilities) []byte {
+	b, _ := json.Marshal(capabilitiesMeta(caps))
+	return b
+}
+
+func capabilitiesMeta(caps *mcp.ClientCapabilities) map[string]any {
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}

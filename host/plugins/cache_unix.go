@@ -8,13 +8,15 @@ import (
 	"syscall"
 )
 
-// identity is a file's device, inode, size, modification time and mode.
+// identity is a file's device, inode, size, modification time, mode and
+// change time (which no one but root can set: any write, chmod or rename
+// since shows).
 func identity(fi os.FileInfo) (string, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("%d %d %d %d %o", st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano(), fi.Mode()), true
+	return fmt.Sprintf("%d %d %d %d %o %d", st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano(), fi.Mode(), ctime(st)), true
 }
 
 // privateDir checks that dir is a directory (not a symlink) of this user's

@@ -517,11 +517,17 @@ func (r *Runtime) privateCopy(p *config.Plugin, sum []byte) (string, os.FileInfo
 
 // unchanged reports whether the file at path is still the verified copy
 // was: the same file (device and inode), of the same size, modification
-// time and mode.
+// time and mode, and, where files have one, change time.
 func unchanged(path string, was os.FileInfo) bool {
 	now, err := os.Stat(path)
-	return err == nil && was != nil && os.SameFile(now, was) && now.Size() == was.Size() &&
-		now.ModTime().Equal(was.ModTime()) && now.Mode() == was.Mode()
+	if err != nil || was == nil {
+		return false
+	}
+	if a, ok := identity(now); ok {
+		b, _ := identity(was)
+		return a == b
+	}
+	return os.SameFile(now, was) && now.Size() == was.Size() && now.ModTime().Equal(was.ModTime()) && now.Mode() == was.Mode()
 }
 
 // FileSHA256 returns the hex sha256 of a file.

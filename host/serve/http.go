@@ -94,7 +94,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true})
 	stateful := stateless
 	if !o.Stateless {
-		stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionIdleTimeout})
+		// Sessions time out by the gateway's own timer (httprelay.go),
+		// which counts the relayed requests too.
+		stateful = mcp.NewStreamableHTTPHandler(getServer, nil)
 	}
 	pick := func(r *http.Request) http.Handler {
 		if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= conn.NewProtocol {
@@ -102,9 +104,15 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		return stateful
 	}
-	act := newActivity(o.SessionIdleTimeout, o.MaxSessions)
+	sessions := newHTTPSessions(o.SessionIdleTimeout)
 	want := []byte("Bearer " + o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rebinding(r) {
+			// (As the go-sdk handler answers: checked here first, for the
+			// relay answers before it.)
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) && !sameOrigin(r, origin) {
 			http.Error(w, "origin not allowed", http.StatusForbidden)
 			return
@@ -115,18 +123,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return
 		}
 		next := pick(r)
-		session := r.Header.Get("Mcp-Session-Id")
-		if next == stateless {
-			session = ""
-		}
 		if r.Method != http.MethodPost {
-			if session != "" {
-				if r.Method == http.MethodDelete {
-					act.forget(session)
-				} else {
-					act.saw(session, time.Now())
-				}
-			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -143,11 +140,17 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		// its responses are written, so a drain waits for those writes.
 		g.calls.add()
 		defer g.calls.done()
-		if (session != "" || next == stateless || o.Stateless) && g.relayHTTP(w, r, body, session, act) {
-			return // (httprelay.go)
+		var hs *httpSession
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" && next != stateless {
+			var endPost func()
+			hs, endPost = sessions.begin(id)
+			defer endPost()
+			if hs != nil {
+				sessions.cancel(hs, body) // a relayed call's cancellation
+			}
 		}
-		if session != "" {
-			act.saw(session, time.Now())
+		if (hs != nil || next == stateless) && g.relayHTTP(w, r, body, hs, sessions) {
+			return // (httprelay.go)
 		}
 		// Any POST without a session id may open a session (however its
 		// method is spelled), so each one is admitted against the cap.
@@ -159,6 +162,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 			defer g.sessionOpened()
+			next.ServeHTTP(w, r)
+			sessions.opened(g, w.Header().Get("Mcp-Session-Id"))
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

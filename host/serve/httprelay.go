@@ -3,10 +3,13 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
+	"net"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,104 +22,172 @@ import (
 )
 
 // The relay path over HTTP: a POSTed tools/call that qualifies (see
-// relayable) is answered by the gateway itself with a JSON response
-// (Content-Type application/json, which a streamable HTTP client accepts
-// for any request), the upstream's raw response with the client's id in it,
-// never decoded by the go-sdk server. Everything else goes to the go-sdk
-// handler.
+// relayable, relayHTTP) is answered by the gateway itself with a JSON
+// response (Content-Type application/json, which a streamable HTTP client
+// accepts for any request), the upstream's raw response with the client's
+// id in it, never decoded by the go-sdk server. Everything else goes to the
+// go-sdk handler, which also answers whatever a relayed request would be
+// refused for (the relay takes only requests that pass its checks).
 //
-// A session's idle timer is the go-sdk handler's, which sees only the
-// requests it serves. So a session's tools/call is relayed only while the
-// go-sdk handler saw a request of that session within half the idle
-// timeout; otherwise it is served by the go-sdk handler, which restarts the
-// timer (one call in every half timeout of a busy session). A session
-// ended by the client (DELETE) is forgotten at once.
+// Sessions (clients of versions before 2026-07-28) are the gateway's to
+// time out, not the go-sdk handler's, whose idle timer sees only the
+// requests it serves: httpSessions knows every session the go-sdk handler
+// opened (from the answer to its initialize), closes one after the idle
+// timeout with no POST in progress (relayed or not, as the go-sdk handler
+// counts POSTs), and forgets it when it ends however it ends. A call on a
+// session the gateway does not know is never relayed.
 
-// activity is when the go-sdk handler last saw a request of each session,
-// and the session's client capabilities once a call needed them.
-type activity struct {
-	mu     sync.Mutex
-	last   map[string]*seen
-	window time.Duration // how long after that a session's calls may be relayed
-	max    int           // sessions remembered before the old ones are dropped
+// httpSessions are the open sessions of one HTTP handler.
+type httpSessions struct {
+	mu   sync.Mutex
+	byID map[string]*httpSession
+	idle time.Duration
 }
 
-type seen struct {
-	at   time.Time
-	caps []byte // the client's capabilities (from its initialize), as JSON
+type httpSession struct {
+	ss    *mcp.ServerSession
+	caps  []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them
+	posts int         // POSTs in progress
+	timer *time.Timer // closes the session once idle; stopped while a POST is in progress
+	// calls are the relayed calls in progress, by request id (their
+	// cancellation).
+	calls map[string]context.CancelFunc
 }
 
-func newActivity(idle time.Duration, maxSessions int) *activity {
-	return &activity{last: map[string]*seen{}, window: idle / 2, max: 2 * maxSessions}
+func newHTTPSessions(idle time.Duration) *httpSessions {
+	return &httpSessions{byID: map[string]*httpSession{}, idle: idle}
 }
 
-// saw notes that the go-sdk handler serves a request of session id now.
-func (a *activity) saw(id string, now time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s, ok := a.last[id]; ok {
-		s.at = now
+// opened registers the session the go-sdk handler opened with id, if there
+// is one (an initialize answered): its idle timer starts, and it is
+// forgotten when it ends.
+func (s *httpSessions) opened(g *Gateway, id string) {
+	if id == "" {
 		return
 	}
-	a.last[id] = &seen{at: now}
-	if len(a.last) > a.max {
-		for k, s := range a.last {
-			if now.Sub(s.at) > 2*a.window {
-				delete(a.last, k)
-			}
+	s.mu.Lock()
+	_, known := s.byID[id]
+	s.mu.Unlock()
+	if known {
+		return
+	}
+	var ss *mcp.ServerSession
+	for x := range g.srv.Sessions() {
+		if x.ID() == id {
+			ss = x
+			break
+		}
+	}
+	if ss == nil {
+		return
+	}
+	var caps *mcp.ClientCapabilities
+	if ip := ss.InitializeParams(); ip != nil {
+		caps = ip.Capabilities
+	}
+	hs := &httpSession{ss: ss, caps: conn.CapabilitiesJSON(caps), calls: map[string]context.CancelFunc{}}
+	hs.timer = time.AfterFunc(s.idle, func() { ss.Close() })
+	s.mu.Lock()
+	if _, known := s.byID[id]; known {
+		s.mu.Unlock()
+		hs.timer.Stop()
+		return
+	}
+	s.byID[id] = hs
+	s.mu.Unlock()
+	go func() { // ends with the session
+		ss.Wait()
+		s.mu.Lock()
+		if s.byID[id] == hs {
+			delete(s.byID, id)
+		}
+		s.mu.Unlock()
+		hs.timer.Stop()
+	}()
+}
+
+// begin counts a POST of session id in progress (its idle timer stops) and
+// returns the session (nil: not one the gateway knows) and the end of the
+// POST, which restarts the timer after the last one.
+func (s *httpSessions) begin(id string) (*httpSession, func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hs := s.byID[id]
+	if hs == nil {
+		return nil, func() {}
+	}
+	if hs.posts++; hs.posts == 1 {
+		hs.timer.Stop()
+	}
+	return hs, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if hs.posts--; hs.posts == 0 && s.byID[id] == hs {
+			hs.timer.Reset(s.idle)
 		}
 	}
 }
 
-// recent reports whether session id's calls may be relayed now, and the
-// session's client capabilities if known.
-func (a *activity) recent(id string, now time.Time) (ok bool, caps []byte) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s, found := a.last[id]
-	if !found || now.Sub(s.at) >= a.window {
-		return false, nil
-	}
-	return true, s.caps
-}
-
-// setCaps records session id's client capabilities.
-func (a *activity) setCaps(id string, caps []byte) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s, ok := a.last[id]; ok {
-		s.caps = caps
+// track records a relayed call of hs with the request id key; the returned
+// function forgets it.
+func (s *httpSessions) track(hs *httpSession, key string, cancel context.CancelFunc) func() {
+	s.mu.Lock()
+	hs.calls[key] = cancel
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(hs.calls, key)
+		s.mu.Unlock()
 	}
 }
 
-func (a *activity) forget(id string) {
-	a.mu.Lock()
-	delete(a.last, id)
-	a.mu.Unlock()
+// cancel cancels the relayed call of hs that a notifications/cancelled
+// names, if there is one.
+func (s *httpSessions) cancel(hs *httpSession, body []byte) {
+	var arr, parr [8]rawjson.Member
+	ms, ps, err := rawjson.Message(arr[:0], parr[:0], body)
+	if err != nil {
+		return
+	}
+	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"notifications/cancelled"` {
+		return
+	}
+	rid, ok := rawjson.Find(ps, "requestId")
+	if !ok {
+		return
+	}
+	key, err := rawjson.IDKey(rid.Value)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	cancel := hs.calls[key]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
-// sessionCaps is the client capabilities of the gateway's session id, as
-// JSON (nil if there is no such session).
-func (g *Gateway) sessionCaps(id string) []byte {
-	for ss := range g.srv.Sessions() {
-		if ss.ID() != id {
-			continue
-		}
-		ip := ss.InitializeParams()
-		if ip == nil {
-			return nil
-		}
-		caps := ip.Capabilities
-		if caps == nil {
-			caps = &mcp.ClientCapabilities{}
-		}
-		b, err := json.Marshal(caps)
-		if err != nil {
-			return nil
-		}
-		return b
+// isLoopback reports whether addr (host, or host:port) is localhost or a
+// loopback IP literal, as the go-sdk handler judges Host headers.
+func isLoopback(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		h = strings.Trim(addr, "[]")
 	}
-	return nil
+	if h == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
+}
+
+// rebinding reports whether a request reached a loopback listener under a
+// Host that is not localhost (DNS rebinding), which the go-sdk handler
+// refuses (403); checked before any request is served, relayed or not.
+func rebinding(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host)
 }
 
 // acceptsBoth reports whether the request accepts both a JSON response and
@@ -128,13 +199,9 @@ func acceptsBoth(r *http.Request) bool {
 		for _, part := range strings.Split(v, ",") {
 			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
 			switch strings.TrimSpace(mt) {
-			case "application/json":
+			case "application/json", "application/*":
 				jsonOK = true
-			case "text/event-stream":
-				streamOK = true
-			case "application/*":
-				jsonOK = true
-			case "text/*":
+			case "text/event-stream", "text/*":
 				streamOK = true
 			case "*/*":
 				jsonOK, streamOK = true, true
@@ -175,11 +242,21 @@ func errorStatus(resp []byte) int {
 
 // relayHTTP answers a POSTed tools/call by the relay path and reports true,
 // or leaves the request, unanswered, to the go-sdk handler (false). body
-// passed the strict scan. session is the request's session, "" for a
-// request that stands alone.
-func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte, session string, act *activity) bool {
-	if len(bytes.TrimSpace(body)) == 0 || bytes.TrimSpace(body)[0] != '{' || !acceptsBoth(r) {
+// passed the strict scan. hs is the request's session (nil for a request
+// that stands alone).
+func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte, hs *httpSession, sessions *httpSessions) bool {
+	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' || !acceptsBoth(r) {
 		return false // batches, and what the go-sdk handler refuses
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	header := r.Header.Get("Mcp-Protocol-Version")
+	switch {
+	case hs != nil && (header >= conn.NewProtocol || !slices.Contains(mcp.SupportedProtocolVersions(), header)):
+		return false // (the go-sdk handler refuses it)
+	case hs == nil && header < conn.NewProtocol:
+		return false // a session's request without one: the go-sdk handler answers
 	}
 	var arr, parr [8]rawjson.Member
 	ms, ps, err := rawjson.Message(arr[:0], parr[:0], body)
@@ -189,28 +266,28 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"tools/call"` {
 		return false
 	}
-	var sessionCaps []byte
-	if session != "" {
-		recent, caps := act.recent(session, time.Now())
-		if !recent || g.levels.byID(session) {
-			return false // (a session with a log level: as in relayConn.relay)
-		}
-		if sessionCaps = caps; caps == nil {
-			if sessionCaps = g.sessionCaps(session); sessionCaps == nil {
-				return false
-			}
-			act.setCaps(session, sessionCaps)
-		}
+	if hs != nil && g.levels.of(hs.ss) != "" {
+		return false // (its log messages go on the call's stream: the go-sdk path)
 	}
-	header := r.Header.Get("Mcp-Protocol-Version")
-	id, name, args, ver, caps, ok := g.relayable(ms, ps, header)
-	if !ok || ver != header || (ver >= conn.NewProtocol && !headersMatch(r, ps, g.headerBound)) {
-		return false // the go-sdk handler checks the headers, and refuses what does not match
+	id, name, args, ver, caps, ok := g.relayable(ms, ps, "")
+	switch {
+	case hs == nil && (!ok || ver != header || !headersMatch(r, ps, g.headerBound)):
+		// A request that stands alone names its version in _meta too, and
+		// its routing headers must match: the go-sdk handler checks them
+		// and refuses what does not.
+		return false
+	case hs != nil:
+		if id, name, args, ver, _, ok = g.relayable(ms, ps, header); !ok || ver != header {
+			return false
+		}
+		caps = hs.caps
 	}
 	if caps == nil {
-		if caps = sessionCaps; caps == nil {
-			return false // a request that stands alone but names no capabilities
-		}
+		return false
+	}
+	key, err := rawjson.IDKey(id.Value)
+	if err != nil {
+		return false
 	}
 	clientID := bytes.Clone(id.Value)
 	ctx, end, ok := g.begin(r.Context())
@@ -219,6 +296,12 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		return true
 	}
 	defer end()
+	if hs != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer sessions.track(hs, key, cancel)()
+	}
 	// The call's own: what the server sends during it reaches no other
 	// client (its log messages are dropped: this client set no log level).
 	resp, handled, err := g.h.RelayCall(ctx, name, args, host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}})
@@ -229,8 +312,9 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	switch {
 	case g.aborted(r.Context()):
 		writeRelayed(w, http.StatusOK, errorJSON(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.drainTimeout))))
-	case r.Context().Err() != nil && errors.Is(err, context.Canceled):
-		// The client went away: nothing to answer.
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// The client went away, or cancelled the call: nothing to answer.
+		w.WriteHeader(http.StatusAccepted)
 	case err != nil:
 		g.log.Warn("tool call failed", "tool", name, "error", err)
 		writeRelayed(w, http.StatusOK, resultJSON(clientID, errorResultJSON(err.Error())))

@@ -49,23 +49,26 @@ func TestHTTPRelay(t *testing.T) {
 	}
 }
 
-// TestHTTPRelayKeepsSessions: the go-sdk handler's idle timer sees only
-// what it serves, so a session whose calls are relayed still has one served
-// by it in every half of the idle timeout: a busy session is never closed
-// as idle. A session the client ended is not served by the relay.
+// TestHTTPRelayKeepsSessions: a session's idle timer counts the relayed
+// requests too, so a busy session whose calls are all relayed is never
+// closed as idle; an idle one is closed, and a call on a session that ended
+// (idle, or ended by the client) is not relayed: the go-sdk handler answers
+// 404.
 func TestHTTPRelayKeepsSessions(t *testing.T) {
 	t.Parallel()
 	const idle = 400 * time.Millisecond
 	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, http: &serve.HTTPOptions{SessionIdleTimeout: idle}})
 	ctx := context.Background()
-	// Without the standalone event stream, during which the go-sdk
-	// handler does not count a session as idle.
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "busy"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: p.url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
-	if err != nil {
-		t.Fatal(err)
+	connect := func() *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "busy"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: p.url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
 	}
-	sid := cs.ID()
+	cs := connect()
 	for end := time.Now().Add(3 * idle); time.Now().Before(end); time.Sleep(idle / 10) {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "busy"}})
 		if err != nil || res.IsError {
@@ -79,18 +82,102 @@ func TestHTTPRelayKeepsSessions(t *testing.T) {
 	if err := cs.Ping(ctx, nil); err != nil {
 		t.Fatalf("the busy session was closed as idle: %v", err)
 	}
+	call := func(sid string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"x"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", oldProtocol)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	sid := cs.ID()
 	cs.Close() // DELETE
-	req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"x"}}}`))
+	if got := call(sid); got != http.StatusNotFound {
+		t.Errorf("a call on a session the client ended: HTTP %d, want 404", got)
+	}
+	idler := connect()
+	time.Sleep(3 * idle)
+	if got := call(idler.ID()); got != http.StatusNotFound {
+		t.Errorf("a call on a session closed as idle: HTTP %d, want 404", got)
+	}
+}
+
+// TestHTTPRelayDNSRebinding: a relayable call that reaches the loopback
+// listener under another site's Host (DNS rebinding) is refused, as the
+// go-sdk handler refuses any request so addressed, before it runs.
+func TestHTTPRelayDNSRebinding(t *testing.T) {
+	t.Parallel()
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(body))
+	req.Host = "evil.example:80"
+	req.Header.Set("Origin", "http://evil.example:80")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", oldProtocol)
+	req.Header.Set("Mcp-Protocol-Version", newProtocol)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "mcp__a__echo")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("a call on an ended session: HTTP %d, want 404", resp.StatusCode)
+	if resp.StatusCode != http.StatusForbidden || p.g.RelayedCalls() != 0 {
+		t.Fatalf("HTTP %d, %d calls relayed; want 403 and none", resp.StatusCode, p.g.RelayedCalls())
+	}
+}
+
+// TestHTTPRelayCancel: a client of a session that cancels a relayed call
+// by notifications/cancelled (a request of its own, the call's request left
+// open) cancels it upstream.
+func TestHTTPRelayCancel(t *testing.T) {
+	t.Parallel()
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}})
+	cs := p.dial(t, oldProtocol, nil)
+	post := func(body string) int {
+		req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", oldProtocol)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	done := make(chan int, 1)
+	go func() {
+		done <- post(`{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"mcp__a__slow","arguments":{"milliseconds":20000}}}`)
+	}()
+	time.Sleep(300 * time.Millisecond) // (the call is under way)
+	post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1"}}`)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call's request did not end")
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__stats", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("stats: %v %+v", err, res)
+		}
+		if n, _ := res.StructuredContent.(map[string]any)["slow_cancelled"].(float64); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstream call was not cancelled (%v)", res.StructuredContent)
+		}
+	}
+	if p.g.RelayedCalls() == 0 {
+		t.Error("the slow call was not relayed")
 	}
 }

@@ -215,7 +215,9 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		caps = *p // the client's initialize's
 	}
 	ss := c.ss.Load()
-	if !ok || caps == nil || ss == nil {
+	if !ok || caps == nil || ss == nil || c.g.levels.of(ss) != "" {
+		// (A client that set a log level: the go-sdk path asks a server of
+		// 2026-07-28 for its messages at that level, call by call.)
 		return false
 	}
 	// The server's requests and log messages during the call go to this

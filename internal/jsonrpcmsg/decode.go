@@ -85,9 +85,10 @@ func Decode(data []byte) (jsonrpc.Message, error) {
 	return resp, nil
 }
 
-// raw is a member's value as the go-sdk keeps it: absent and null are nil.
+// raw is a member's value as the go-sdk keeps it: absent is nil, null is
+// "null" (a result of null is a result: it unmarshals into a zero value).
 func raw(v []byte) json.RawMessage {
-	if len(v) == 0 || string(v) == "null" {
+	if len(v) == 0 {
 		return nil
 	}
 	return json.RawMessage(v)
@@ -123,11 +124,11 @@ func decodeError(v []byte) (*jsonrpc.Error, error) {
 	for _, m := range ms {
 		switch string(m.Key) {
 		case "code":
-			f, err := strconv.ParseFloat(string(m.Value), 64)
+			c, err := strconv.ParseInt(string(m.Value), 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%w: the error code is not a number", ErrInvalid)
+				return nil, fmt.Errorf("%w: the error code is not an integer", ErrInvalid)
 			}
-			e.Code = int64(f)
+			e.Code = c
 		case "message":
 			s, ok := rawjson.String(m.Value)
 			if !ok {
