@@ -12,7 +12,7 @@ trap 'rm -f "$out" "$out.test"' EXIT
 for i in $(seq "${COUNT:-7}"); do
   (cd test/bench && "$out.test" -test.run='^$' -test.bench='Call|Serve|Spread|HTTP|WS' -test.benchtime="${BENCHTIME:-3000x}") | tee -a "$out"
   # Starting a plugin takes tens of milliseconds: fewer rounds.
-  (cd test/bench && "$out.test" -test.run='^$' -test.bench='PluginStart' -test.benchtime=20x) | tee -a "$out"
+  (cd test/bench && "$out.test" -test.run='^$' -test.bench='Plugin(Start|Floor)' -test.benchtime=20x) | tee -a "$out"
 done
 # Decoding one JSON-RPC message: the go-sdk's decoder vs internal/jsonrpcmsg.
 go test -run='^$' -bench=Decode -benchmem -count="${COUNT:-7}" ./internal/jsonrpcmsg | tee -a "$out"
