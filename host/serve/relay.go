@@ -269,7 +269,10 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	}
 	// At once from this read loop when nothing has to wait (no hand-over
 	// to a worker, and the response written by the upstream's read loop),
-	// else on a worker.
+	// else on a worker. (So a client that sends calls without ever reading
+	// their answers stalls, once the pipes are full, its own calls to that
+	// server and that server's other traffic to it: on stdio the gateway
+	// has one client.)
 	if c.g.h.RelayStart(ctx, name, args, o, func(resp []byte, handled bool, err error) {
 		if !handled {
 			// Passing it to the go-sdk must not wait on this read loop.
