@@ -149,7 +149,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				sessions.cancel(hs, body) // a relayed call's cancellation
 			}
 		}
-		if (hs != nil || next == stateless) && g.relayHTTP(w, r, body, hs, sessions) {
+		if (hs != nil || next == stateless) && g.relayHTTP(w, r, body, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
 		}
 		// Any POST without a session id may open a session (however its

@@ -243,8 +243,9 @@ func errorStatus(resp []byte) int {
 // relayHTTP answers a POSTed tools/call by the relay path and reports true,
 // or leaves the request, unanswered, to the go-sdk handler (false). body
 // passed the strict scan. hs is the request's session (nil for a request
-// that stands alone).
-func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte, hs *httpSession, sessions *httpSessions) bool {
+// that stands alone); stateless says that every request stands alone (serve
+// --http --stateless), those of clients before 2026-07-28 too.
+func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte, hs *httpSession, sessions *httpSessions, stateless bool) bool {
 	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' || !acceptsBoth(r) {
 		return false // batches, and what the go-sdk handler refuses
 	}
@@ -252,10 +253,13 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		return false
 	}
 	header := r.Header.Get("Mcp-Protocol-Version")
+	older := header < conn.NewProtocol
 	switch {
-	case hs != nil && (header >= conn.NewProtocol || !slices.Contains(mcp.SupportedProtocolVersions(), header)):
+	case older && !slices.Contains(mcp.SupportedProtocolVersions(), header):
 		return false // (the go-sdk handler refuses it)
-	case hs == nil && header < conn.NewProtocol:
+	case hs != nil && !older:
+		return false // (the go-sdk handler refuses it)
+	case hs == nil && older && !stateless:
 		return false // a session's request without one: the go-sdk handler answers
 	}
 	var arr, parr [8]rawjson.Member
@@ -271,16 +275,19 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	}
 	id, name, args, ver, caps, ok := g.relayable(ms, ps, "")
 	switch {
-	case hs == nil && (!ok || ver != header || !headersMatch(r, ps, g.headerBound)):
-		// A request that stands alone names its version in _meta too, and
-		// its routing headers must match: the go-sdk handler checks them
-		// and refuses what does not.
+	case !older && (!ok || ver != header || !headersMatch(r, ps, g.headerBound)):
+		// A 2026-07-28 request names its version in _meta too, and its
+		// routing headers must match: the go-sdk handler checks them and
+		// refuses what does not.
 		return false
-	case hs != nil:
+	case older:
 		if id, name, args, ver, _, ok = g.relayable(ms, ps, header); !ok || ver != header {
 			return false
 		}
-		caps = hs.caps
+		caps = []byte("{}") // without a session, the client cannot be asked
+		if hs != nil {
+			caps = hs.caps
+		}
 	}
 	if caps == nil {
 		return false

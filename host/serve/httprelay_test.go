@@ -181,3 +181,27 @@ func TestHTTPRelayCancel(t *testing.T) {
 		t.Error("the slow call was not relayed")
 	}
 }
+
+// TestHTTPRelayStateless: under serve --http --stateless, the calls of a
+// client before 2026-07-28 (whose requests then stand alone too) are
+// relayed as well.
+func TestHTTPRelayStateless(t *testing.T) {
+	t.Parallel()
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, http: &serve.HTTPOptions{Stateless: true}})
+	for _, version := range protocols {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "stateless-" + version}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: p.url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := p.g.RelayedCalls()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": version}})
+		if err != nil || res.IsError || textOf(res) != version {
+			t.Fatalf("%s: %v %+v", version, err, res)
+		}
+		if got := p.g.RelayedCalls() - before; got != 1 {
+			t.Errorf("%s: %d calls relayed, want 1", version, got)
+		}
+		cs.Close()
+	}
+}
