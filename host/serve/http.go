@@ -104,7 +104,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		return stateful
 	}
-	sessions := newHTTPSessions(o.SessionIdleTimeout)
+	sessions := newHTTPSessions(g, o.SessionIdleTimeout)
 	want := []byte("Bearer " + o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rebinding(r) {
@@ -162,8 +162,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 			defer g.sessionOpened()
-			next.ServeHTTP(w, r)
-			sessions.opened(g, w.Header().Get("Mcp-Session-Id"))
+			next.ServeHTTP(&headerHook{ResponseWriter: w, opened: sessions.opened}, r)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -39,6 +39,7 @@ import (
 
 // httpSessions are the open sessions of one HTTP handler.
 type httpSessions struct {
+	g    *Gateway
 	mu   sync.Mutex
 	byID map[string]*httpSession
 	idle time.Duration
@@ -46,7 +47,7 @@ type httpSessions struct {
 
 type httpSession struct {
 	ss    *mcp.ServerSession
-	caps  []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them
+	caps  []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
 	posts int         // POSTs in progress
 	timer *time.Timer // closes the session once idle; stopped while a POST is in progress
 	// calls are the relayed calls in progress, by request id (their
@@ -54,14 +55,14 @@ type httpSession struct {
 	calls map[string]context.CancelFunc
 }
 
-func newHTTPSessions(idle time.Duration) *httpSessions {
-	return &httpSessions{byID: map[string]*httpSession{}, idle: idle}
+func newHTTPSessions(g *Gateway, idle time.Duration) *httpSessions {
+	return &httpSessions{g: g, byID: map[string]*httpSession{}, idle: idle}
 }
 
 // opened registers the session the go-sdk handler opened with id, if there
 // is one (an initialize answered): its idle timer starts, and it is
 // forgotten when it ends.
-func (s *httpSessions) opened(g *Gateway, id string) {
+func (s *httpSessions) opened(id string) {
 	if id == "" {
 		return
 	}
@@ -72,7 +73,7 @@ func (s *httpSessions) opened(g *Gateway, id string) {
 		return
 	}
 	var ss *mcp.ServerSession
-	for x := range g.srv.Sessions() {
+	for x := range s.g.srv.Sessions() {
 		if x.ID() == id {
 			ss = x
 			break
@@ -81,11 +82,7 @@ func (s *httpSessions) opened(g *Gateway, id string) {
 	if ss == nil {
 		return
 	}
-	var caps *mcp.ClientCapabilities
-	if ip := ss.InitializeParams(); ip != nil {
-		caps = ip.Capabilities
-	}
-	hs := &httpSession{ss: ss, caps: conn.CapabilitiesJSON(caps), calls: map[string]context.CancelFunc{}}
+	hs := &httpSession{ss: ss, calls: map[string]context.CancelFunc{}}
 	hs.timer = time.AfterFunc(s.idle, func() { ss.Close() })
 	s.mu.Lock()
 	if _, known := s.byID[id]; known {
@@ -111,6 +108,12 @@ func (s *httpSessions) opened(g *Gateway, id string) {
 // POST, which restarts the timer after the last one.
 func (s *httpSessions) begin(id string) (*httpSession, func()) {
 	s.mu.Lock()
+	_, known := s.byID[id]
+	s.mu.Unlock()
+	if !known {
+		s.opened(id) // (a session whose answer's headers were missed)
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	hs := s.byID[id]
 	if hs == nil {
@@ -127,6 +130,55 @@ func (s *httpSessions) begin(id string) (*httpSession, func()) {
 		}
 	}
 }
+
+// caps returns the capabilities of hs's client (nil before its initialize
+// was handled).
+func (s *httpSessions) caps(hs *httpSession) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if hs.caps == nil {
+		if ip := hs.ss.InitializeParams(); ip != nil {
+			hs.caps = conn.CapabilitiesJSON(ip.Capabilities)
+		}
+	}
+	return hs.caps
+}
+
+// headerHook calls opened with the session id the go-sdk handler puts in
+// its answer's headers, as they are written: the session is known before
+// its client can send another request.
+type headerHook struct {
+	http.ResponseWriter
+	opened func(id string)
+	done   bool
+}
+
+func (w *headerHook) WriteHeader(code int) {
+	if !w.done {
+		w.done = true
+		w.opened(w.Header().Get("Mcp-Session-Id"))
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *headerHook) Write(b []byte) (int, error) {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush and Unwrap keep what the go-sdk handler asks of the writer.
+func (w *headerHook) Flush() {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // track records a relayed call of hs with the request id key; the returned
 // function forgets it.
@@ -286,7 +338,9 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		}
 		caps = []byte("{}") // without a session, the client cannot be asked
 		if hs != nil {
-			caps = hs.caps
+			if caps = sessions.caps(hs); caps == nil {
+				return false
+			}
 		}
 	}
 	if caps == nil {
