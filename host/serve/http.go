@@ -124,6 +124,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		next := pick(r)
 		if r.Method != http.MethodPost {
+			if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+				sessions.ending(id)
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -163,6 +166,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			}
 			defer g.sessionOpened()
 			next.ServeHTTP(&headerHook{ResponseWriter: w, opened: sessions.opened}, r)
+			// Also when no answer was written (the client went away after
+			// its initialize was handled): the session was opened all the
+			// same, and must time out.
+			sessions.opened(w.Header().Get("Mcp-Session-Id"))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -46,10 +46,11 @@ type httpSessions struct {
 }
 
 type httpSession struct {
-	ss    *mcp.ServerSession
-	caps  []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
-	posts int         // POSTs in progress
-	timer *time.Timer // closes the session once idle; stopped while a POST is in progress
+	ss      *mcp.ServerSession
+	closing bool        // closed as idle, or ended by its client: nothing more is relayed on it
+	caps    []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
+	posts   int         // POSTs in progress
+	timer   *time.Timer // closes the session once idle; stopped while a POST is in progress
 	// calls are the relayed calls in progress, by request id (their
 	// cancellation).
 	calls map[string]context.CancelFunc
@@ -83,7 +84,16 @@ func (s *httpSessions) opened(id string) {
 		return
 	}
 	hs := &httpSession{ss: ss, calls: map[string]context.CancelFunc{}}
-	hs.timer = time.AfterFunc(s.idle, func() { ss.Close() })
+	hs.timer = time.AfterFunc(s.idle, func() {
+		s.mu.Lock()
+		if hs.posts > 0 || hs.closing {
+			s.mu.Unlock()
+			return // busy again (its last POST's end restarts the timer)
+		}
+		hs.closing = true
+		s.mu.Unlock()
+		ss.Close()
+	})
 	s.mu.Lock()
 	if _, known := s.byID[id]; known {
 		s.mu.Unlock()
@@ -116,7 +126,7 @@ func (s *httpSessions) begin(id string) (*httpSession, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	hs := s.byID[id]
-	if hs == nil {
+	if hs == nil || hs.closing {
 		return nil, func() {}
 	}
 	if hs.posts++; hs.posts == 1 {
@@ -180,17 +190,32 @@ func (w *headerHook) Flush() {
 
 func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// track records a relayed call of hs with the request id key; the returned
-// function forgets it.
-func (s *httpSessions) track(hs *httpSession, key string, cancel context.CancelFunc) func() {
+// ending marks session id as ended by its client (DELETE): nothing more is
+// relayed on it.
+func (s *httpSessions) ending(id string) {
 	s.mu.Lock()
+	if hs := s.byID[id]; hs != nil {
+		hs.closing = true
+	}
+	s.mu.Unlock()
+}
+
+// track records a relayed call of hs with the request id key; the returned
+// function forgets it. ok is false, and nothing is recorded, when a relayed
+// call of hs with that id is in flight.
+func (s *httpSessions) track(hs *httpSession, key string, cancel context.CancelFunc) (forget func(), ok bool) {
+	s.mu.Lock()
+	if _, dup := hs.calls[key]; dup {
+		s.mu.Unlock()
+		return nil, false
+	}
 	hs.calls[key] = cancel
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		delete(hs.calls, key)
 		s.mu.Unlock()
-	}
+	}, true
 }
 
 // cancel cancels the relayed call of hs that a notifications/cancelled
@@ -301,7 +326,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' || !acceptsBoth(r) {
 		return false // batches, and what the go-sdk handler refuses
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" || r.Header.Get("Last-Event-ID") != "" {
 		return false
 	}
 	header := r.Header.Get("Mcp-Protocol-Version")
@@ -333,6 +358,9 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		// refuses what does not.
 		return false
 	case older:
+		if ver != "" {
+			return false // a version in _meta is 2026-07-28's: the go-sdk handler refuses it
+		}
 		if id, name, args, ver, _, ok = g.relayable(ms, ps, header); !ok || ver != header {
 			return false
 		}
@@ -361,7 +389,12 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		defer sessions.track(hs, key, cancel)()
+		forget, ok := sessions.track(hs, key, cancel)
+		if !ok {
+			writeRelayed(w, http.StatusBadRequest, duplicateIDError(clientID))
+			return true
+		}
+		defer forget()
 	}
 	// The call's own: what the server sends during it reaches no other
 	// client (its log messages are dropped: this client set no log level).

@@ -205,3 +205,57 @@ func TestHTTPRelayStateless(t *testing.T) {
 		cs.Close()
 	}
 }
+
+// TestHTTPRelayRefuses: what the go-sdk handler refuses is not relayed (it
+// answers 400): a session's request with a 2026-07-28 version in _meta, a
+// POST with Last-Event-ID, a 2026-07-28 request whose clientInfo is not an
+// object; and a relayed call's id used again while it is in flight.
+func TestHTTPRelayRefuses(t *testing.T) {
+	t.Parallel()
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}})
+	cs := p.dial(t, oldProtocol, nil)
+	post := func(body string, header map[string]string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	session := map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": oldProtocol}
+	for _, tc := range []struct {
+		name, body string
+		header     map[string]string
+	}{
+		{"version in _meta on a session", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, session},
+		{"Last-Event-ID", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"x"}}}`,
+			map[string]string{"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": oldProtocol, "Last-Event-ID": "1"}},
+		{"clientInfo not an object", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":5}}}`,
+			map[string]string{"Mcp-Protocol-Version": newProtocol, "Mcp-Method": "tools/call", "Mcp-Name": "mcp__a__echo"}},
+	} {
+		if got := post(tc.body, tc.header); got != http.StatusBadRequest {
+			t.Errorf("%s: HTTP %d, want 400", tc.name, got)
+		}
+	}
+	if n := p.g.RelayedCalls(); n != 0 {
+		t.Fatalf("%d refused calls were relayed", n)
+	}
+	done := make(chan int, 1)
+	go func() {
+		done <- post(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"mcp__a__slow","arguments":{"milliseconds":1500}}}`, session)
+	}()
+	time.Sleep(300 * time.Millisecond) // (the first is under way)
+	if got := post(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"x"}}}`, session); got != http.StatusBadRequest {
+		t.Errorf("an id in flight used again: HTTP %d, want 400", got)
+	}
+	if got := <-done; got != http.StatusOK {
+		t.Errorf("the first call: HTTP %d", got)
+	}
+}

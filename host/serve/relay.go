@@ -339,6 +339,11 @@ func (g *Gateway) relayable(ms, ps []rawjson.Member, ver string) (id rawjson.Mem
 						return id, "", nil, "", nil, false
 					}
 					caps = m.Value
+				case mcp.MetaKeyClientInfo:
+					var info mcp.Implementation
+					if m.Value[0] != '{' || json.Unmarshal(m.Value, &info) != nil {
+						return id, "", nil, "", nil, false // (the go-sdk refuses it)
+					}
 				}
 			}
 		default:

@@ -9,7 +9,9 @@
 // is split by the strict scanner (internal/rawjson: case-sensitive member
 // names, no duplicates, nothing after the object), and only the id, method
 // and error members are decoded; params and result stay raw, as the go-sdk
-// leaves them.
+// leaves them. It is stricter than the go-sdk in what the strict scanner
+// refuses: duplicate or case-variant member names, escaped or non-ASCII
+// names, and nesting deeper than rawjson's limit (512, the go-sdk's 1000).
 package jsonrpcmsg
 
 import (
@@ -66,6 +68,9 @@ func Decode(data []byte) (jsonrpc.Message, error) {
 	}
 	if hasMethod {
 		name, ok := rawjson.String(method)
+		if string(method) == "null" {
+			name, ok = "", true // (as the go-sdk reads it)
+		}
 		if !ok {
 			return nil, fmt.Errorf("%w: the method is not a string", ErrInvalid)
 		}
@@ -124,12 +129,18 @@ func decodeError(v []byte) (*jsonrpc.Error, error) {
 	for _, m := range ms {
 		switch string(m.Key) {
 		case "code":
+			if string(m.Value) == "null" {
+				continue // 0, as the go-sdk reads it
+			}
 			c, err := strconv.ParseInt(string(m.Value), 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("%w: the error code is not an integer", ErrInvalid)
 			}
 			e.Code = c
 		case "message":
+			if string(m.Value) == "null" {
+				continue // "", as the go-sdk reads it
+			}
 			s, ok := rawjson.String(m.Value)
 			if !ok {
 				return nil, fmt.Errorf("%w: the error message is not a string", ErrInvalid)

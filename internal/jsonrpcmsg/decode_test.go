@@ -25,6 +25,8 @@ var seeds = []string{
 	`{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"x"}}`,
 	`{"jsonrpc":"2.0","id":1,"error":{"code":1e2,"message":"x"}}`,
 	`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x","data":null}}`,
+	`{"jsonrpc":"2.0","id":1,"method":null}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":null,"message":null}}`,
 }
 
 // TestDecodeAsGoSDK: on every seed, Decode and jsonrpc.DecodeMessage agree
@@ -109,4 +111,18 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDecodeNulls: nulls the go-sdk reads as zero values are read so too
+// (an error response with a null message still ends its call).
+func TestDecodeNulls(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":null}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":null,"message":null}}`,
+		`{"jsonrpc":"2.0","id":1,"result":null}`,
+	} {
+		if _, err := Decode([]byte(in)); err != nil {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
 }
