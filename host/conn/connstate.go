@@ -77,12 +77,20 @@ func (c *Conn) State() State {
 
 // Status returns a snapshot of the connection.
 func (c *Conn) Status() Status {
+	var legacyPID int
+	if lc := c.legacy.conn(); lc != nil {
+		lc.mu.Lock()
+		if lc.session != nil {
+			legacyPID = lc.pid
+		}
+		lc.mu.Unlock()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := Status{
 		Name: c.cfg.Name, Transport: c.cfg.Transport,
 		Scope: c.cfg.Origin.Scope.String(), File: c.cfg.Origin.File,
-		State: c.state, PID: c.pid,
+		State: c.state, PID: c.pid, LegacyPID: legacyPID,
 	}
 	// Both may carry what the server printed or answered: scrubbed here, so
 	// every display of a status (servers, --json, the serve banner) is.

@@ -145,6 +145,12 @@ func TestLegacySession(t *testing.T) {
 			if tc.processes >= 0 && n != tc.processes {
 				t.Fatalf("%d processes started, want %d", n, tc.processes)
 			}
+			// The second process is shown in the server's status.
+			if st := m.Status()[0]; tc.processes == 2 && (st.LegacyPID != started[1] || st.PID != started[0]) {
+				t.Fatalf("status shows pid %d and second pid %d, want %d and %d", st.PID, st.LegacyPID, started[0], started[1])
+			} else if tc.processes < 2 && st.LegacyPID != 0 {
+				t.Fatalf("status shows a second pid %d", st.LegacyPID)
+			}
 			m.Close()
 			for _, pid := range started {
 				waitDead(t, pid, 5*time.Second)

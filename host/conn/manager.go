@@ -646,14 +646,17 @@ func (m *Manager) isClosed() bool {
 
 // Status is a snapshot of one connection.
 type Status struct {
-	Name      string              `json:"name"`
-	Transport string              `json:"transport"`
-	Scope     string              `json:"scope"`
-	File      string              `json:"file,omitempty"`
-	State     State               `json:"state"`
-	Error     string              `json:"error,omitempty"`
-	Stderr    string              `json:"stderr,omitempty"`
-	PID       int                 `json:"pid,omitempty"`
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Scope     string `json:"scope"`
+	File      string `json:"file,omitempty"`
+	State     State  `json:"state"`
+	Error     string `json:"error,omitempty"`
+	Stderr    string `json:"stderr,omitempty"`
+	PID       int    `json:"pid,omitempty"`
+	// LegacyPID is the process of a stdio server's second session
+	// (legacy_session), while it runs.
+	LegacyPID int                 `json:"legacy_pid,omitempty"`
 	Server    *mcp.Implementation `json:"server_info,omitempty"`
 	// Instructions are the server's instructions, sanitized and capped by the registry.
 	Instructions string `json:"-"`
