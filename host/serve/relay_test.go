@@ -21,13 +21,13 @@ import (
 
 // stdioGateway serves a gateway over two demo servers on in-process pipes,
 // as `mcphost serve` does on its stdin/stdout, and returns the client's ends.
-func stdioGateway(t *testing.T, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
+func stdioGateway(t testing.TB, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
 	return stdioGatewayOf(t, []*config.Server{demo("a"), demo("b")}, rules...)
 }
 
 // stdioGatewayOf is stdioGateway over the given servers.
-func stdioGatewayOf(t *testing.T, servers []*config.Server, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
+func stdioGatewayOf(t testing.TB, servers []*config.Server, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.New(&config.Config{Servers: servers, Permissions: rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(),

@@ -318,18 +318,6 @@ func (l *logLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel, live func
 	l.m[ss] = level
 }
 
-// byID reports whether the session with this id set a level.
-func (l *logLevels) byID(id string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for ss := range l.m {
-		if ss.ID() == id {
-			return true
-		}
-	}
-	return false
-}
-
 func (l *logLevels) of(ss *mcp.ServerSession) mcp.LoggingLevel {
 	l.mu.Lock()
 	defer l.mu.Unlock()

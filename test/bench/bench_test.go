@@ -35,18 +35,6 @@ func demoPath() string { return filepath.Join(binDir, "mcphost-demo") }
 
 var echoArgs = map[string]any{"message": "benchmark payload: the quick brown fox jumps over the lazy dog"}
 
-// connectDirect starts the demo server and connects a go-sdk client to it.
-func connectDirect(b *testing.B) *mcp.ClientSession {
-	b.Helper()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-		&mcp.CommandTransport{Command: exec.Command(demoPath())}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 func call(b *testing.B, cs *mcp.ClientSession, name string) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: echoArgs})
 	if err != nil || res.IsError {
@@ -60,7 +48,7 @@ func call(b *testing.B, cs *mcp.ClientSession, name string) {
 // BenchmarkCallDirect is a go-sdk client calling the stdio demo server: the
 // baseline for BenchmarkCallHost.
 func BenchmarkCallDirect(b *testing.B) {
-	cs := connectDirect(b)
+	cs, _ := stdioPath(b, newVersion, true, demoPath())
 	call(b, cs, "echo")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
