@@ -28,9 +28,10 @@ type RelayOptions struct {
 }
 
 // RelayCall is the gateway's fast path for tools/call. It resolves name like
-// CallTool, and if the tool's server is a stdio server whose session speaks
-// protocolVersion, sends the call with the raw JSON arguments and returns the
-// server's raw JSON-RPC response line without decoding it. A response long
+// CallTool, and if the tool's server has a raw lane (stdio, streamable HTTP,
+// plugin transports) that can take the call (see conn.Manager.CallRaw),
+// sends the call with the raw JSON arguments and returns the server's raw
+// JSON-RPC response without decoding it. A response long
 // enough that its text could exceed MaxResultChars is decoded and processed as
 // in CallTool, then re-encoded.
 //
@@ -87,7 +88,7 @@ func (h *Host) RelayStart(ctx context.Context, name string, args json.RawMessage
 
 func rawCall(g *gated, args json.RawMessage, o RelayOptions) conn.RawCall {
 	return conn.RawCall{Tool: g.tool.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: g.gen,
-		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks}
+		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks, HeaderParams: g.tool.HeaderParams}
 }
 
 // relayed turns what conn.Manager.CallRaw returned into RelayCall's answer.

@@ -39,7 +39,7 @@ type Conn struct {
 	err            error
 	session        *mcp.ClientSession
 	gen            uint64        // generation of session: one more for every connect
-	raw            *lineConn     // the session's connection, for stdio servers
+	raw            rawStarter    // the session's raw lane (nil: none)
 	connecting     chan struct{} // non-nil while a connect is in flight
 	stderr         *tailBuffer
 	pid            int

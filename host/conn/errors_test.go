@@ -108,7 +108,7 @@ func TestErrorClassifiers(t *testing.T) {
 		{
 			name: "raw lane call in flight when the server closes its output",
 			err: func(t *testing.T) error {
-				lc := rawLane(t)
+				lc := oneLineConn(t)
 				_, err := lc.CallRaw(context.Background(), "echo", nil, nil)
 				return err
 			},
@@ -117,7 +117,7 @@ func TestErrorClassifiers(t *testing.T) {
 		{
 			name: "raw lane call after the server closed its output",
 			err: func(t *testing.T) error {
-				lc := rawLane(t)
+				lc := oneLineConn(t)
 				lc.CallRaw(context.Background(), "echo", nil, nil)
 				_, err := lc.CallRaw(context.Background(), "echo", nil, nil)
 				return err
@@ -256,9 +256,9 @@ type fixedTransport struct{ c mcp.Connection }
 
 func (t fixedTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
 
-// rawLane returns a stdio connection whose server reads one line and then
+// oneLineConn returns a stdio connection whose server reads one line and then
 // closes its output.
-func rawLane(t *testing.T) *lineConn {
+func oneLineConn(t *testing.T) *lineConn {
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
 	lc := newLineConn(sr, cw, DefaultMaxMessageBytes, nil)
@@ -384,7 +384,7 @@ func newPluginPair(t *testing.T) (*pair, *bridgeConn) {
 		t.Fatal(err)
 	}
 	b := newBridge(c)
-	return connect(t, st, fixedTransport{&pluginConn{c: b, plugin: "transport-test"}}), b
+	return connect(t, st, fixedTransport{newPluginConn(b, "transport-test")}), b
 }
 
 // streamableSession returns a client session on a streamable HTTP server,

@@ -412,6 +412,10 @@ type RawCall struct {
 	// Requester answers what the server asks during the call and gets the
 	// log messages it sends then (as CallOptions.Requester). OPTIONAL.
 	Requester Requester
+	// HeaderParams is set when the tool's input schema sends parameters as
+	// HTTP headers (x-mcp-header): over streamable HTTP at NewProtocol only
+	// the go-sdk client sends those.
+	HeaderParams bool
 	// Asks is set when Requester can put the server's own requests
 	// (elicitation, sampling, roots) to the client during the call. A server
 	// of a version before NewProtocol asks by such requests, which only the
@@ -420,9 +424,10 @@ type RawCall struct {
 	Asks bool
 }
 
-// CallRaw is the relay path of a tools/call: for a stdio server, it sends
-// the call with the raw JSON arguments and returns the server's raw JSON-RPC
-// response line, decoding nothing. The call is in flight on the connection
+// CallRaw is the relay path of a tools/call: it sends the call with the raw
+// JSON arguments on the server's raw lane (stdio, streamable HTTP and plugin
+// transports; see rawStarter) and returns the server's raw JSON-RPC
+// response, decoding nothing. The call is in flight on the connection
 // as one of Call's is (the server's requests and log messages during it go
 // to rc.Requester), and the notifications the server sent before its
 // response are handled before CallRaw returns.
@@ -466,7 +471,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if raw == nil || !live || csGen != rc.Gen {
 		return nil, false, nil
 	}
-	v, older, ok := rawVersions(cs, rc, c.cfg.LegacySession)
+	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySession)
 	if !ok {
 		return nil, false, nil
 	}
@@ -514,7 +519,7 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 		release()
 		return false
 	}
-	v, older, ok := rawVersions(cs, rc, c.cfg.LegacySession)
+	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySession)
 	if !ok {
 		release()
 		return false
@@ -529,8 +534,11 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 // rawVersions decides whether a raw call may go on session cs (see
 // CallRaw): v is the session's protocol version, older that the client's
 // is earlier than NewProtocol while the session's is not.
-func rawVersions(cs *mcp.ClientSession, rc RawCall, legacySession bool) (v string, older, ok bool) {
+func rawVersions(cs *mcp.ClientSession, raw rawStarter, rc RawCall, legacySession bool) (v string, older, ok bool) {
 	v = cs.InitializeResult().ProtocolVersion
+	if l, isHTTP := raw.(*httpLane); isHTTP && !l.takes(rc, v) {
+		return v, false, false
+	}
 	switch {
 	case v == rc.ProtocolVersion:
 		return v, false, v >= NewProtocol || (rc.Requester != nil && rc.Asks)
@@ -543,16 +551,20 @@ func rawVersions(cs *mcp.ClientSession, rc RawCall, legacySession bool) (v strin
 // startRaw sends a raw call on cs (of protocol version v) and ends it with
 // one call of done; release runs first. It returns the error of a call that
 // could not be sent.
-func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw *lineConn, v string, older bool, rc RawCall, release func(), done func([]byte, bool, error)) error {
+func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStarter, v string, older bool, rc RawCall, release func(), done func([]byte, bool, error)) error {
 	caps := rc.Caps
 	if v < NewProtocol {
 		caps = nil // (such a server was told the client's at initialize)
 	}
 	fc := newCall(c.cfg.Name, rc.Requester, nil)
 	left := c.inflight.add(fc)
-	err := raw.StartRaw(ctx, rc.Tool, rc.Args, caps, func(resp []byte, err error) {
+	err := raw.StartRaw(ctx, rawRequest{tool: rc.Tool, args: rc.Args, caps: caps, fc: fc}, func(resp []byte, err error) {
 		left()
 		release()
+		if errors.Is(err, errRawRefused) {
+			done(nil, false, nil) // nothing done: the go-sdk client sends it
+			return
+		}
 		if err != nil {
 			if connectionGone(err) {
 				c.drop(cs, err)

@@ -25,9 +25,15 @@ import (
 type sseRouting struct {
 	base http.RoundTripper
 	c    *Conn
+	// meta captures the go-sdk client's _meta for the session's raw lane
+	// (httpLane), from the first of its requests that can carry it.
+	meta *rawMeta
 }
 
 func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && !t.meta.captured() && req.GetBody != nil {
+		t.capture(req)
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
@@ -58,6 +64,22 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 		return b
 	})
 	return resp, nil
+}
+
+// capture reads the body of a request of the go-sdk client into meta.
+func (t *sseRouting) capture(req *http.Request) {
+	body, err := req.GetBody()
+	if err != nil {
+		return
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, 1<<20))
+	if err != nil {
+		return
+	}
+	if msg, err := jsonrpcmsg.Decode(b); err == nil {
+		t.meta.written(msg)
+	}
 }
 
 // sseRouter passes an event stream on, replacing the data of the events for

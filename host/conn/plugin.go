@@ -32,6 +32,8 @@ type pluginTransport struct {
 	auth *pluginAuth
 	// authFailed is set when the plugin reports that the server refused the credentials.
 	authFailed bool
+	// conn is the connection Connect returned.
+	conn *pluginConn
 }
 
 func (t *pluginTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -51,7 +53,8 @@ func (t *pluginTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		}
 		return nil, pluginError(name, err)
 	}
-	return &pluginConn{c: c, plugin: name}, nil
+	t.conn = newPluginConn(c, name)
+	return t.conn, nil
 }
 
 // open opens the connection with the auth plugin's credential, if any; after
@@ -122,21 +125,42 @@ func pluginError(plugin string, err error) error {
 	return err
 }
 
-// pluginConn is an mcp.Connection over a plugin connection.
+// pluginConn is an mcp.Connection over a plugin connection, with a raw
+// lane (rawLane) beside the go-sdk client for the gateway's relay path.
 type pluginConn struct {
 	c      sdk.Conn
 	plugin string
+	*rawLane
+}
+
+func newPluginConn(c sdk.Conn, plugin string) *pluginConn {
+	p := &pluginConn{c: c, plugin: plugin}
+	p.rawLane = newRawLane(func(msg []byte) error {
+		// (A send blocks only while the plugin's stream is full; closing
+		// the connection ends it.)
+		if err := c.Send(context.Background(), msg); err != nil {
+			return pluginError(plugin, err)
+		}
+		return nil
+	})
+	return p
 }
 
 func (p *pluginConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	b, err := p.c.Recv(ctx)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, io.EOF
+	for {
+		b, err := p.c.Recv(ctx)
+		if err != nil {
+			p.fail(err)
+			if errors.Is(err, io.EOF) {
+				return nil, io.EOF
+			}
+			return nil, pluginError(p.plugin, err)
 		}
-		return nil, pluginError(p.plugin, err)
+		if p.response(b) {
+			continue
+		}
+		return jsonrpcmsg.Decode(b)
 	}
-	return jsonrpcmsg.Decode(b)
 }
 
 func (p *pluginConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -144,12 +168,18 @@ func (p *pluginConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	if !p.captured() {
+		p.written(msg)
+	}
 	if err := p.c.Send(ctx, b); err != nil {
 		return pluginError(p.plugin, err)
 	}
 	return nil
 }
 
-func (p *pluginConn) Close() error { return p.c.Close() }
+func (p *pluginConn) Close() error {
+	p.fail(errTransportClosed)
+	return p.c.Close()
+}
 
 func (p *pluginConn) SessionID() string { return "" }

@@ -20,7 +20,7 @@ import (
 
 // connect opens one session, bounded by the connect timeout and the
 // concurrency limit for the server's kind.
-func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, error) {
+func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, rawStarter, error) {
 	sem := c.m.semRemote
 	if !c.cfg.IsRemote() {
 		sem = c.m.semLocal
@@ -43,7 +43,8 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	client := mcp.NewClient(c.m.opts.ClientInfo, c.clientOptions())
+	opts := c.clientOptions()
+	client := mcp.NewClient(c.m.opts.ClientInfo, opts)
 	client.AddReceivingMiddleware(c.rootsMiddleware)
 	ct := t
 	switch t.(type) {
@@ -75,9 +76,16 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, *lineConn, erro
 		return nil, nil, errNoLegacy
 	}
 	c.log.Info("connected", "transport", c.cfg.Transport, "protocol", cs.InitializeResult().ProtocolVersion)
-	var raw *lineConn
-	if st, ok := t.(*stdioTransport); ok {
-		raw = st.conn
+	var raw rawStarter
+	switch t := t.(type) {
+	case *stdioTransport:
+		raw = t.conn
+	case *pluginTransport:
+		raw = t.conn
+	case *mcp.StreamableClientTransport:
+		if r, ok := t.HTTPClient.Transport.(*sseRouting); ok {
+			raw = c.newHTTPLane(t, cs, r.meta, opts)
+		}
 	}
 	return cs, raw, nil
 }
@@ -204,7 +212,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			}
 			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 		}
-		hc.Transport = &sseRouting{base: hc.Transport, c: c}
+		hc.Transport = &sseRouting{base: hc.Transport, c: c, meta: new(rawMeta)}
 		st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}
 		if pa != nil {
 			st.OAuthHandler = pa

@@ -7,6 +7,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,6 +56,9 @@ type Tool struct {
 	ConcurrencySafe bool `json:"concurrency_safe"`
 	Destructive     bool `json:"destructive"`
 	OpenWorld       bool `json:"open_world"`
+	// HeaderParams is set when the input schema sends parameters as HTTP
+	// headers (x-mcp-header).
+	HeaderParams bool `json:"-"`
 	// Annotations are the server's annotations as given.
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	// Fingerprint is a sha256 of the definition as the server gave it (name,
@@ -392,6 +396,16 @@ func fingerprint(t *mcp.Tool) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// headerParams reports whether an input schema names a parameter sent as
+// an HTTP header (x-mcp-header, anywhere in it).
+func headerParams(schema any) bool {
+	if schema == nil {
+		return false
+	}
+	b, err := json.Marshal(schema)
+	return err == nil && bytes.Contains(b, []byte(`"x-mcp-header"`))
+}
+
 func convertTool(server string, t *mcp.Tool) *Tool {
 	rt := &Tool{
 		Fingerprint:  fingerprint(t),
@@ -401,6 +415,7 @@ func convertTool(server string, t *mcp.Tool) *Tool {
 		Description:  Cap(t.Description, MaxDescriptionLen),
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
+		HeaderParams: headerParams(t.InputSchema),
 		OpenWorld:    true, // MCP defaults: open-world and destructive unless said otherwise
 		Destructive:  true,
 	}

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,31 +12,38 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/internal/demoserver"
 )
 
 // TestHTTPRelay: over `serve --http`, a tools/call of either protocol era
-// to a server whose session is 2026-07-28 takes the relay path (answered
-// with the upstream's raw response), with the same result as the go-sdk
-// path; a call whose session set a log level does not (its messages go to
-// the call's stream).
+// to a server whose session is 2026-07-28 — over stdio or streamable HTTP —
+// takes the relay path (answered with the upstream's raw response), with
+// the same result as the go-sdk path; a call whose session set a log level
+// does not (its messages go to the call's stream).
 func TestHTTPRelay(t *testing.T) {
 	t.Parallel()
-	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return demoserver.New(&demoserver.Options{Name: "w"}) }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough"),
+		{Name: "w", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
 	ctx := context.Background()
-	echo := func(cs *mcp.ClientSession, msg string) {
+	echoOn := func(cs *mcp.ClientSession, server, msg string) {
 		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": msg}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__" + server + "__echo", Arguments: map[string]any{"message": msg}})
 		if err != nil || res.IsError || textOf(res) != msg || len(res.Meta) > 0 {
-			t.Fatalf("echo %q: %v %+v", msg, err, res)
+			t.Fatalf("echo %q on %s: %v %+v", msg, server, err, res)
 		}
 	}
+	echo := func(cs *mcp.ClientSession, msg string) { t.Helper(); echoOn(cs, "a", msg) }
 	for _, version := range protocols {
 		cs := p.dial(t, version, nil)
-		before := p.g.RelayedCalls()
-		echo(cs, "one "+version)
-		echo(cs, `two "quoted" \ é`)
-		if got := p.g.RelayedCalls() - before; got != 2 {
-			t.Errorf("%s: %d calls relayed, want 2", version, got)
+		for _, server := range []string{"a", "w"} {
+			before := p.g.RelayedCalls()
+			echoOn(cs, server, "one "+version)
+			echoOn(cs, server, `two "quoted" \ é`)
+			if got := p.g.RelayedCalls() - before; got != 2 {
+				t.Errorf("%s, server %s: %d calls relayed, want 2", version, server, got)
+			}
 		}
 	}
 	cs := p.dial(t, oldProtocol, nil)

@@ -32,8 +32,9 @@ const MaxMessageBytes = 4 << 20
 //
 // A request takes the relay path only when nothing about it needs the go-sdk:
 // params hold just name, arguments and protocol-reserved _meta (no progress
-// token, no multi-round-trip state), and the upstream is a stdio server that
-// negotiated the same protocol version as this client. Everything else, and
+// token, no multi-round-trip state), and the upstream's raw lane takes the
+// call (see conn.Manager.CallRaw: stdio, streamable HTTP and plugin
+// transports, in the client's era or a later one). Everything else, and
 // every other method, goes through the go-sdk server unchanged.
 type relayConn struct {
 	lineconn.Conn

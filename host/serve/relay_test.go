@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/internal/demoserver"
 )
 
 // stdioGateway serves a gateway over two demo servers on in-process pipes,
@@ -309,5 +312,35 @@ func TestRelayOlderUpstream(t *testing.T) {
 	}
 	if got := g.RelayedCalls(); got != 1 {
 		t.Errorf("%d calls relayed, want 1 (a client with a log level takes the go-sdk path)", got)
+	}
+}
+
+// TestRelayOlderHTTPUpstream: a 2025-11-25 client's call to a 2025-11-25
+// server over streamable HTTP is relayed too: the server's elicitation on
+// the call's event stream reaches that client, whose answer goes back to
+// the server on the session.
+func TestRelayOlderHTTPUpstream(t *testing.T) {
+	t.Parallel()
+	srv := demoserver.New(&demoserver.Options{Name: "o", Passthrough: true})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	g, w, r := stdioGatewayOf(t, []*config.Server{{Name: "o", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}})
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "older"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "to " + req.Params.Message}}, nil
+		}}).Connect(ctx, &mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for _, tool := range []string{"ask", "ask_old"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__o__" + tool, Arguments: map[string]any{"question": "q?"}})
+		if err != nil || res.IsError || !strings.HasPrefix(host.TextOf(res.Content), "answer: to q?") {
+			t.Fatalf("%s: %v %+v", tool, err, res)
+		}
+	}
+	if got := g.RelayedCalls(); got != 2 {
+		t.Fatalf("%d calls relayed, want 2", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -806,5 +807,64 @@ server "c" {
 		if err == nil || !strings.Contains(out, want) {
 			t.Errorf("validate lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestRelayOverWebSocketPlugin: the gateway's relay sends a tools/call on a
+// plugin transport's raw lane — for clients of both eras — and gets the
+// server's response back undecoded; a relayed call in flight when the
+// plugin dies fails at once, and the next one goes to the restarted plugin.
+func TestRelayOverWebSocketPlugin(t *testing.T) {
+	cfg, _ := setup(t, 1)
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	if _, err := h.CallTool(ctx, "mcp__ws0__echo", map[string]any{"message": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{conn.NewProtocol, "2025-11-25"} {
+		resp, handled, err := h.RelayCall(ctx, "mcp__ws0__echo", json.RawMessage(`{"message":"raw `+v+`"}`), host.RelayOptions{ProtocolVersion: v})
+		if err != nil || !handled || !strings.Contains(string(resp), `"text":"raw `+v+`"`) || !strings.Contains(string(resp), `"id":"mcphost-raw-`) {
+			t.Fatalf("relayed echo for a %s client: %s %v %v", v, resp, handled, err)
+		}
+		if hasResultType := strings.Contains(string(resp), `"resultType"`); hasResultType != (v >= conn.NewProtocol) {
+			t.Errorf("a %s client's result has resultType: %v (%s)", v, hasResultType, resp)
+		}
+	}
+	type end struct {
+		handled bool
+		err     error
+	}
+	ends := make(chan end, 1)
+	go func() {
+		_, handled, err := h.RelayCall(ctx, "mcp__ws0__slow", json.RawMessage(`{"milliseconds":20000}`), host.RelayOptions{ProtocolVersion: conn.NewProtocol})
+		ends <- end{handled, err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	syscall.Kill(mustPID(t, wsStatus(t, h).PID), syscall.SIGKILL)
+	select {
+	case e := <-ends:
+		if !e.handled || e.err == nil {
+			t.Fatalf("the relayed call in flight when its plugin died: handled %v, %v", e.handled, e.err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the relayed call did not fail within 2 s of the plugin's death")
+	}
+	// (Calls fail until the plugin's death is noticed and it is restarted.)
+	var lastErr error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, lastErr = h.CallTool(ctx, "mcp__ws0__echo", map[string]any{"message": "after"}, nil); lastErr == nil {
+			break
+		}
+	}
+	if lastErr != nil {
+		t.Fatalf("ws0 never recovered: %v", lastErr)
+	}
+	resp, handled, err := h.RelayCall(ctx, "mcp__ws0__echo", json.RawMessage(`{"message":"raw again"}`), host.RelayOptions{ProtocolVersion: conn.NewProtocol})
+	if err != nil || !handled || !strings.Contains(string(resp), `"text":"raw again"`) {
+		t.Fatalf("relayed echo after the restart: %s %v %v", resp, handled, err)
 	}
 }

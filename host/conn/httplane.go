@@ -1,0 +1,351 @@
+package conn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
+
+// httpLane is the raw lane of a streamable HTTP server's session: each raw
+// call is a POST of its own on the session, with the headers the go-sdk
+// client would send (session id, protocol version, credentials; for
+// NewProtocol Mcp-Method and Mcp-Name). The server answers on the POST,
+// with a JSON body or an event stream that carries, before the response,
+// the call's notifications and (before NewProtocol) the server's own
+// requests, which are answered here through the call's Requester — the
+// stream names the call, so the tie is exact.
+//
+// A POST the server refuses before acting on it — 401 or 403 (credentials),
+// 404 (the session expired) — ends the call with errRawRefused: the go-sdk
+// client sends it then, and handles the refusal as it does for its own.
+type httpLane struct {
+	c      *Conn
+	meta   *rawMeta // captured by the HTTP client (sseRouting)
+	url    string
+	client *http.Client       // the session's client, without sseRouting
+	oauth  auth.OAuthHandler  // nil: none
+	opts   *mcp.ClientOptions // the go-sdk client's handlers
+	cs     *mcp.ClientSession
+}
+
+// newHTTPLane returns the raw lane of session cs over t, whose HTTP client
+// captures meta (see sseRouting).
+func (c *Conn) newHTTPLane(t *mcp.StreamableClientTransport, cs *mcp.ClientSession, meta *rawMeta, opts *mcp.ClientOptions) *httpLane {
+	hc := *t.HTTPClient
+	if r, ok := hc.Transport.(*sseRouting); ok {
+		hc.Transport = r.base
+	}
+	return &httpLane{c: c, meta: meta, url: t.Endpoint, client: &hc, oauth: t.OAuthHandler, opts: opts, cs: cs}
+}
+
+// takes reports whether a call can go on the lane: the go-sdk client's
+// _meta was captured, the tool's name can be a header's value, and, for
+// NewProtocol, the tool sends none of its parameters as headers
+// (x-mcp-header, which only the go-sdk client sets).
+func (l *httpLane) takes(rc RawCall, v string) bool {
+	if !l.meta.captured() || (v >= NewProtocol && rc.HeaderParams) {
+		return false
+	}
+	for i := 0; i < len(rc.Tool); i++ {
+		if b := rc.Tool[i]; b < 0x20 || b > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// StartRaw implements rawStarter.
+func (l *httpLane) StartRaw(ctx context.Context, req rawRequest, done func(resp []byte, err error)) error {
+	id, msg := l.meta.request(req)
+	// The call ends with ctx, or when the Manager closes.
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(l.c.m.ctx, cancel)
+	go func() {
+		defer cancel()
+		defer stop()
+		resp, err := l.call(ctx, id, msg, req)
+		if err != nil && ctx.Err() != nil {
+			err = ctx.Err()
+			// The server may have begun: tell it, as the go-sdk would.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			l.post(cctx, cancelled(id), "notifications/cancelled", "")
+			cancel()
+		}
+		done(resp, err)
+	}()
+	return nil
+}
+
+// post sends one message on the session; the caller closes the response's
+// body.
+func (l *httpLane) post(ctx context.Context, msg []byte, method, name string) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	h := hr.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	v := l.cs.InitializeResult().ProtocolVersion
+	h.Set("Mcp-Protocol-Version", v)
+	if sid := l.cs.ID(); sid != "" {
+		h.Set("Mcp-Session-Id", sid)
+	}
+	if v >= NewProtocol && method != "" {
+		h.Set("Mcp-Method", method)
+		if name != "" {
+			h.Set("Mcp-Name", name)
+		}
+	}
+	if l.oauth != nil {
+		ts, err := l.oauth.TokenSource(ctx)
+		if err != nil {
+			return nil, errRawRefused
+		}
+		if ts != nil {
+			tok, err := ts.Token()
+			var re *oauth2.RetrieveError
+			switch {
+			case err == nil && tok != nil:
+				h.Set("Authorization", "Bearer "+tok.AccessToken)
+			case err != nil && !(errors.As(err, &re) && re.ErrorCode == "invalid_grant"):
+				return nil, errRawRefused // the go-sdk client reports it
+			}
+		}
+	}
+	resp, err := l.client.Do(hr)
+	if err != nil {
+		return nil, err
+	}
+	if method == "notifications/cancelled" || method == "" {
+		resp.Body.Close()
+	}
+	return resp, nil
+}
+
+// call makes one raw call and returns the server's response.
+func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawRequest) ([]byte, error) {
+	resp, err := l.post(ctx, msg, "tools/call", req.tool)
+	if err != nil {
+		if errors.Is(err, errRawRefused) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("sending the call: %w", err)
+	}
+	defer resp.Body.Close()
+	max := l.c.m.opts.MaxMessageBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+		return nil, errRawRefused
+	default:
+		// A JSON-RPC error for the call is its answer; anything else fails it.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if b = bytes.TrimSpace(b); isResponseTo(b, id) {
+			return b, nil
+		}
+		return nil, fmt.Errorf("the server answered the call with HTTP %d", resp.StatusCode)
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mt {
+	case "application/json":
+		b, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading the response: %w", err)
+		}
+		if len(b) > max {
+			return nil, errLineTooLong
+		}
+		if b = bytes.TrimSpace(b); !isResponseTo(b, id) {
+			return nil, errors.New("the server's answer to the call is not its response")
+		}
+		return b, nil
+	case "text/event-stream":
+		return l.stream(ctx, resp.Body, id, req, max)
+	}
+	return nil, fmt.Errorf("the server answered the call with content type %q", mt)
+}
+
+// stream reads the call's event stream up to its response: notifications go
+// to the call, the server's requests are answered through its Requester.
+func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var asks sync.WaitGroup
+	defer asks.Wait() // (cancel, deferred after, runs first)
+	defer cancel()
+	var resp []byte
+	r := newSSERouter(body, max, func(data []byte) []byte {
+		var arr [8]rawjson.Member
+		ms, err := rawjson.Members(arr[:0], data)
+		if err != nil {
+			return nil // as the go-sdk, which drops what it cannot read
+		}
+		_, hasMethod := rawjson.Find(ms, "method")
+		rid, hasID := rawjson.Find(ms, "id")
+		switch {
+		case !hasMethod:
+			if hasID && string(rid.Value) == id {
+				resp = bytes.Clone(data)
+			}
+		case hasID:
+			msg, err := jsonrpcmsg.Decode(data)
+			if jr, ok := msg.(*jsonrpc.Request); err == nil && ok {
+				asks.Add(1)
+				go func() { // ends when answered, or with the call
+					defer asks.Done()
+					l.answer(ctx, jr, req.fc)
+				}()
+			}
+		default:
+			if msg, err := jsonrpcmsg.Decode(data); err == nil {
+				if jr, ok := msg.(*jsonrpc.Request); ok {
+					l.note(ctx, jr, req.fc)
+				}
+			}
+		}
+		return nil
+	})
+	buf := make([]byte, 4096)
+	for resp == nil {
+		if _, err := r.Read(buf); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("%w: the server's event stream ended before its response", errTransportClosed)
+			}
+			return nil, fmt.Errorf("reading the server's event stream: %w", err)
+		}
+	}
+	return resp, nil
+}
+
+// isResponseTo reports whether b is a JSON-RPC response with the given id.
+func isResponseTo(b []byte, id string) bool {
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Members(arr[:0], b)
+	if err != nil {
+		return false
+	}
+	rid, ok := rawjson.Find(ms, "id")
+	_, isCall := rawjson.Find(ms, "method")
+	return ok && !isCall && string(rid.Value) == id
+}
+
+// note handles a notification of the call's stream as the go-sdk client's
+// handlers would, with log messages going to the call's caller.
+func (l *httpLane) note(ctx context.Context, req *jsonrpc.Request, fc *call) {
+	o, c := l.opts, l.c
+	switch req.Method {
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(req.Params, &p) == nil && c.m.opts.OnLog != nil {
+			c.m.opts.OnLog(c.cfg.Name, &p, fc.r)
+		}
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(req.Params, &p) == nil && fc.progress != nil {
+			fc.progress(&p)
+		}
+	case "notifications/tools/list_changed":
+		o.ToolListChangedHandler(ctx, &mcp.ToolListChangedRequest{Params: &mcp.ToolListChangedParams{}})
+	case "notifications/resources/list_changed":
+		o.ResourceListChangedHandler(ctx, &mcp.ResourceListChangedRequest{Params: &mcp.ResourceListChangedParams{}})
+	case "notifications/prompts/list_changed":
+		o.PromptListChangedHandler(ctx, &mcp.PromptListChangedRequest{Params: &mcp.PromptListChangedParams{}})
+	case "notifications/resources/updated":
+		var p mcp.ResourceUpdatedNotificationParams
+		if json.Unmarshal(req.Params, &p) == nil {
+			o.ResourceUpdatedHandler(ctx, &mcp.ResourceUpdatedNotificationRequest{Params: &p})
+		}
+	case "notifications/elicitation/complete":
+		var p mcp.ElicitationCompleteParams
+		if json.Unmarshal(req.Params, &p) == nil {
+			o.ElicitationCompleteHandler(ctx, &mcp.ElicitationCompleteNotificationRequest{Params: &p})
+		}
+	}
+}
+
+// answer answers a server's request of the call's stream through the
+// call's Requester (a server before NewProtocol asks by requests of its
+// own), and posts the answer on the session.
+func (l *httpLane) answer(ctx context.Context, req *jsonrpc.Request, fc *call) {
+	var (
+		res any
+		err error
+	)
+	switch req.Method {
+	case "ping":
+		res = struct{}{}
+	case "elicitation/create", "sampling/createMessage", "roots/list":
+		res, err = l.ask(ctx, req, fc)
+	default:
+		err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + req.Method}
+	}
+	out := &jsonrpc.Response{ID: req.ID}
+	if err == nil {
+		out.Result, err = json.Marshal(res)
+	}
+	if err != nil {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) {
+			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		out.Result, out.Error = nil, je
+	}
+	b, err := jsonrpc.EncodeMessage(out)
+	if err != nil {
+		return
+	}
+	if _, err := l.post(ctx, b, "", ""); err != nil {
+		l.c.log.Debug("answering the server's request failed", "method", req.Method, "error", err)
+	}
+}
+
+// ask puts a server's elicitation, sampling or roots request to the call's
+// Requester (as fulfilOne does for an input-required result).
+func (l *httpLane) ask(ctx context.Context, req *jsonrpc.Request, fc *call) (any, error) {
+	if fc.r == nil {
+		return nil, errUnsupported(req.Method)
+	}
+	var ir mcp.InputRequest
+	switch req.Method {
+	case "elicitation/create":
+		ir = new(mcp.ElicitParams)
+	case "sampling/createMessage":
+		ir = new(mcp.CreateMessageParams)
+	default:
+		ir = new(mcp.ListRootsParams)
+	}
+	if len(req.Params) > 0 {
+		if err := json.Unmarshal(req.Params, ir); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+		}
+	}
+	res, err := fulfilOne(ctx, fc.r, ir)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := ir.(*mcp.ElicitParams); ok {
+		er, _ := res.(*mcp.ElicitResult)
+		if err := checkContent(p, er); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,199 @@
+package conn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/demoserver"
+)
+
+// rawPost is a POST the server got on the raw lane.
+type rawPost struct {
+	header http.Header
+	body   string
+}
+
+// recordingDemo serves the demo server (with -passthrough) over streamable
+// HTTP on loopback — statefully (2025-11-25 sessions) or statelessly (the
+// go-sdk serves 2026-07-28 over HTTP only so) — and records the POSTs whose
+// body names a raw-lane id or notifications/cancelled. restart replaces
+// the handler, ending every session.
+func recordingDemo(t *testing.T, stateless bool) (cfg *config.Server, posts func() []rawPost, restart func()) {
+	srv := demoserver.New(&demoserver.Options{Name: "h", Passthrough: true})
+	newHandler := func() http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+	}
+	var mu sync.Mutex
+	var got []rawPost
+	h := newHandler()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			if bytes.Contains(b, []byte(rawIDPrefix)) {
+				mu.Lock()
+				got = append(got, rawPost{r.Header.Clone(), string(b)})
+				mu.Unlock()
+			}
+		}
+		mu.Lock()
+		cur := h
+		mu.Unlock()
+		cur.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	cfg = &config.Server{Name: "h", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+	posts = func() []rawPost {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]rawPost(nil), got...)
+	}
+	restart = func() {
+		mu.Lock()
+		h = newHandler()
+		mu.Unlock()
+	}
+	return cfg, posts, restart
+}
+
+// TestHTTPLane: over streamable HTTP a raw call is a POST of its own on the
+// session, with the go-sdk client's headers, and its response comes back
+// undecoded — at 2026-07-28 and at 2025-11-25, where the server's log
+// messages and its own requests on the call's stream reach the call's
+// Requester before the result does. A tool whose parameters go in headers
+// (2026-07-28), an expired session and a cancelled call are handled.
+func TestHTTPLane(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		stateless bool
+		version   string
+	}{
+		{"2026-07-28", true, NewProtocol},
+		{"2025-11-25", false, "2025-11-25"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, posts, restart := recordingDemo(t, tc.stateless)
+			a := newAnswerer("a", "yes")
+			var logMu sync.Mutex
+			var logs []string
+			m := NewManager([]*config.Server{cfg}, &Options{
+				Capabilities: gatewayCaps,
+				OnLog: func(_ string, p *mcp.LoggingMessageParams, r Requester) {
+					logMu.Lock()
+					defer logMu.Unlock()
+					if r == Requester(a) {
+						logs = append(logs, p.Data.(string))
+					}
+				},
+			})
+			t.Cleanup(func() { m.Close() })
+			ctx := context.Background()
+			cs, err := m.Session(ctx, cfg.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := cs.InitializeResult().ProtocolVersion; v != tc.version {
+				t.Fatalf("session at %s, want %s", v, tc.version)
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil { // (the go-sdk client's first request after initialize)
+				t.Fatal(err)
+			}
+			call := func(ctx context.Context, tool, args string, headerParams bool) ([]byte, bool, error) {
+				return m.CallRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(args), ProtocolVersion: tc.version,
+					Gen: m.Generation(cfg.Name), Requester: a, Asks: true, HeaderParams: headerParams})
+			}
+
+			resp, handled, err := call(ctx, "echo", `{"message":"hi"}`, false)
+			if err != nil || !handled || !strings.Contains(string(resp), `"text":"hi"`) || !strings.Contains(string(resp), `"id":"`+rawIDPrefix) {
+				t.Fatalf("echo: %s %v %v", resp, handled, err)
+			}
+			ps := posts()
+			if len(ps) != 1 {
+				t.Fatalf("%d raw POSTs, want 1", len(ps))
+			}
+			h := ps[0].header
+			if h.Get("Mcp-Protocol-Version") != tc.version || (cs.ID() != "" && h.Get("Mcp-Session-Id") != cs.ID()) {
+				t.Errorf("raw POST headers: %v", h)
+			}
+			if tc.version >= NewProtocol && (h.Get("Mcp-Method") != "tools/call" || h.Get("Mcp-Name") != "echo") {
+				t.Errorf("raw POST at %s without Mcp-Method/Mcp-Name: %v", tc.version, h)
+			}
+
+			if tc.version < NewProtocol {
+				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+					t.Fatal(err)
+				}
+				resp, handled, err = call(ctx, "log", `{"message":"from the call","after_ms":0}`, false)
+				logMu.Lock()
+				got := strings.Join(logs, "|")
+				logMu.Unlock()
+				if err != nil || !handled || !strings.Contains(string(resp), "logged") || got != "from the call" {
+					t.Fatalf("log: %s %v %v; the caller's log messages before the result: %q", resp, handled, err, got)
+				}
+				resp, handled, err = call(ctx, "ask_old", `{"question":"ok?"}`, false)
+				if err != nil || !handled || !strings.Contains(string(resp), "answer: yes") {
+					t.Fatalf("ask_old: %s %v %v", resp, handled, err)
+				}
+				if p := <-a.asked; p.Message != "ok?" {
+					t.Errorf("asked %q", p.Message)
+				}
+			} else {
+				n := len(posts())
+				if _, handled, err := call(ctx, "echo", `{"message":"h"}`, true); handled || err != nil {
+					t.Errorf("a tool with header parameters was relayed at %s: %v %v", tc.version, handled, err)
+				}
+				if len(posts()) != n {
+					t.Error("a tool with header parameters was sent on the raw lane")
+				}
+			}
+
+			cctx, cancel := context.WithCancel(ctx)
+			time.AfterFunc(100*time.Millisecond, cancel)
+			if _, handled, err := call(cctx, "slow", `{"milliseconds":2000}`, false); !handled || !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled call: %v %v", handled, err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for !strings.Contains(lastBody(posts()), `"notifications/cancelled"`) {
+				if time.Now().After(deadline) {
+					t.Fatal("the server was not sent notifications/cancelled")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+
+			if !tc.stateless {
+				restart() // every session is gone: the raw POST gets 404
+				n := len(posts())
+				if _, handled, err := call(ctx, "echo", `{"message":"x"}`, false); handled || err != nil {
+					t.Fatalf("on an expired session: handled %v, %v (want the go-sdk path)", handled, err)
+				}
+				if len(posts()) != n+1 {
+					t.Fatal("no raw POST on the expired session")
+				}
+				res, err := m.CallTool(ctx, cfg.Name, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "again"}}, nil)
+				if err != nil || text(res) != "again" {
+					t.Fatalf("the go-sdk path after expiry: %v %v", res, err)
+				}
+			}
+		})
+	}
+}
+
+func lastBody(ps []rawPost) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	return ps[len(ps)-1].body
+}
