@@ -232,8 +232,19 @@ func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, re
 			return nil, fmt.Errorf("reading the server's event stream: %w", err)
 		}
 	}
+	// The server ends the stream after the response: read to its end, so
+	// that the HTTP connection can serve the next call (a body closed
+	// unread closes its connection). One the server keeps open is closed
+	// after a moment.
+	t := time.AfterFunc(streamEndWait, func() { body.Close() })
+	io.Copy(io.Discard, io.LimitReader(body, 1<<20))
+	t.Stop()
 	return resp, nil
 }
+
+// streamEndWait bounds the wait for the end of a call's event stream after
+// its response.
+const streamEndWait = 100 * time.Millisecond
 
 // isResponseTo reports whether b is a JSON-RPC response with the given id.
 func isResponseTo(b []byte, id string) bool {

@@ -61,10 +61,16 @@ var pairs = []pair{
 		"HTTPGateway8", "HTTPDirect8", []goal{{"p50-µs", true, 1.35, ""}, {"calls/s", false, 0.94, ""}}},
 	{"(f1) `mcphost serve --http`: the gateway's CPU per call vs its upstream server's own (goal: below)",
 		"HTTPGateway8", "HTTPGateway8", []goal{{midCPU, true, 1.0, srvCPU}}},
+	{"(f2) client (2026-07-28, streamable HTTP) → `mcphost serve --http` → a server over streamable HTTP (the relay's HTTP lane) vs client → server, 8 concurrent callers",
+		"HTTPUpstream8", "HTTPDirectNew8", []goal{{"p50-µs", true, 1.35, ""}, {"calls/s", false, 0.94, ""}}},
+	{"(f3) the same: the gateway's CPU per call vs its upstream server's own (goal: below)",
+		"HTTPUpstream8", "HTTPUpstream8", []goal{{midCPU, true, 1.0, srvCPU}}},
 	{"(g) one client → `mcphost serve` (stdio) → 50 stdio servers vs one client → the 50 servers directly (a session each), calls spread over them, 8 concurrent callers",
 		"SpreadGateway8", "SpreadDirect8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0.85, ""}}},
 	{"(c) go-sdk client over the transport-ws plugin vs over an in-process WebSocket connection, same server, 8 concurrent callers",
 		"WSPlugin8", "WSDirect8", []goal{{"p50-µs", true, 1.5, ""}, {"calls/s", false, 0.85, ""}}},
+	{"(c1) the gateway's relay over the transport-ws plugin (host.RelayCall: raw lane, response undecoded) vs a go-sdk client over an in-process WebSocket connection, 8 concurrent callers",
+		"WSRelay8", "WSDirect8", []goal{{"p50-µs", true, 1.5, ""}, {"calls/s", false, 0.85, ""}}},
 }
 
 var lineRE = regexp.MustCompile(`^Benchmark(\S+?)(-\d+)?\s+(\d+)\s+(.*)$`)

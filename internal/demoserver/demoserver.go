@@ -431,6 +431,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	fs := flag.NewFlagSet("mcphost-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (path /mcp)")
+	stateless := fs.Bool("stateless", false, "with -http: serve without sessions (the go-sdk serves 2026-07-28 over HTTP only so)")
 	sseAddr := fs.String("sse", "", "serve SSE on `ADDR` (path /sse)")
 	wsAddr := fs.String("ws", "", "serve MCP over WebSocket on `ADDR` (path /mcp, subprotocol mcp)")
 	name := fs.String("name", "mcphost-demo", "implementation name to report")
@@ -473,7 +474,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	switch {
 	case *httpAddr != "":
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: *stateless}))
 		handler = mux
 	case *wsAddr != "":
 		addr = *wsAddr

@@ -5,6 +5,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/internal/testbin"
 	"github.com/mcphost/mcphost/internal/wsmcp"
@@ -440,11 +443,14 @@ func BenchmarkSpreadGateway8(b *testing.B) {
 // The HTTP front: a go-sdk client over streamable HTTP (2025-11-25, with a
 // session), 8 concurrent callers on one session.
 
-// httpSession connects a go-sdk client to url.
-func httpSession(b *testing.B, url string) *mcp.ClientSession {
+// httpSession connects a go-sdk client to url, at 2025-11-25.
+func httpSession(b *testing.B, url string) *mcp.ClientSession { return httpSessionAt(b, url, oldVersion) }
+
+// httpSessionAt connects a go-sdk client to url at the given version.
+func httpSessionAt(b *testing.B, url, version string) *mcp.ClientSession {
 	b.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: oldVersion})
+		&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -491,6 +497,34 @@ func BenchmarkHTTPGateway8(b *testing.B) {
 		b.Fatalf("the gateway runs %d demo servers, want 1", len(servers))
 	}
 	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, map[string]int{midCPU: pid, srvCPU: servers[0]})
+}
+
+// BenchmarkHTTPDirectNew8 is a 2026-07-28 client and the demo server over
+// streamable HTTP without sessions (the go-sdk serves 2026-07-28 over HTTP
+// only so): the baseline for BenchmarkHTTPUpstream8.
+func BenchmarkHTTPDirectNew8(b *testing.B) {
+	port := testbin.FreePort(b)
+	pid := listen(b, port, nil, demoPath(), "-http", fmt.Sprintf("127.0.0.1:%d", port), "-stateless")
+	cs := httpSessionAt(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port), newVersion)
+	concurrentOn(b, []target{{cs, "echo"}}, 8, map[string]int{srvCPU: pid})
+}
+
+// BenchmarkHTTPUpstream8 is the same client → `mcphost serve --http` → the
+// same server over streamable HTTP (the relay's HTTP lane).
+func BenchmarkHTTPUpstream8(b *testing.B) {
+	up := testbin.FreePort(b)
+	srv := listen(b, up, nil, demoPath(), "-http", fmt.Sprintf("127.0.0.1:%d", up), "-stateless")
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "gateway.hcl")
+	src := fmt.Sprintf("server \"demo\" {\n  transport = \"http\"\n  url = \"http://127.0.0.1:%d/mcp\"\n}\npermissions {\n  allow = [\"mcp__demo\"]\n}\n", up)
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	port := testbin.FreePort(b)
+	pid := listen(b, port, []string{"HOME=" + dir, "MCPHOST_MANAGED_CONFIG=" + filepath.Join(dir, "none.hcl")},
+		mcphostPath(), "--config", cfg, "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
+	cs := httpSessionAt(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port), newVersion)
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, map[string]int{midCPU: pid, srvCPU: srv})
 }
 
 // wsDemo starts the demo server on WebSocket and returns its URL.
@@ -566,6 +600,48 @@ func BenchmarkWSPlugin8(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkWSRelay8 is the gateway's relay over the transport-ws plugin
+// (host.RelayCall: the call's bytes go through the plugin's raw lane, and
+// the response comes back undecoded), 8 concurrent callers.
+func BenchmarkWSRelay8(b *testing.B) {
+	h := pluginHost(b, wsDemo(b))
+	ctx := context.Background()
+	args, _ := json.Marshal(echoArgs)
+	relay := func() {
+		resp, handled, err := h.RelayCall(ctx, "mcp__ws__echo", args, host.RelayOptions{ProtocolVersion: conn.NewProtocol})
+		if err != nil || !handled || len(resp) == 0 {
+			b.Fatalf("relayed call: %v %v", handled, err)
+		}
+	}
+	if _, err := h.Connections().Session(ctx, "ws"); err != nil {
+		b.Fatal(err)
+	}
+	relay()
+	lat := make([]time.Duration, b.N)
+	var next atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int(next.Add(1) - 1); n < b.N; n = int(next.Add(1) - 1) {
+				t0 := time.Now()
+				relay()
+				lat[n] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
 }
 
 // BenchmarkPluginStart measures starting the transport-ws plugin in a new
