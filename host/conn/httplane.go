@@ -98,9 +98,25 @@ func (l *httpLane) post(ctx context.Context, msg []byte, method, name string) (*
 	if err != nil {
 		return nil, err
 	}
-	h := hr.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json, text/event-stream")
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, text/event-stream")
+	if err := l.headers(ctx, hr.Header, method, name); err != nil {
+		return nil, err
+	}
+	resp, err := l.client.Do(hr)
+	if err != nil {
+		return nil, err
+	}
+	if method == "notifications/cancelled" || method == "" {
+		resp.Body.Close()
+	}
+	return resp, nil
+}
+
+// headers sets the session's headers on a request, as the go-sdk client
+// does: protocol version, session id, credentials, and at NewProtocol the
+// request's method and name.
+func (l *httpLane) headers(ctx context.Context, h http.Header, method, name string) error {
 	v := l.cs.InitializeResult().ProtocolVersion
 	h.Set("Mcp-Protocol-Version", v)
 	if sid := l.cs.ID(); sid != "" {
@@ -112,30 +128,49 @@ func (l *httpLane) post(ctx context.Context, msg []byte, method, name string) (*
 			h.Set("Mcp-Name", name)
 		}
 	}
-	if l.oauth != nil {
-		ts, err := l.oauth.TokenSource(ctx)
-		if err != nil {
-			return nil, errRawRefused
-		}
-		if ts != nil {
-			tok, err := ts.Token()
-			var re *oauth2.RetrieveError
-			switch {
-			case err == nil && tok != nil:
-				h.Set("Authorization", "Bearer "+tok.AccessToken)
-			case err != nil && !(errors.As(err, &re) && re.ErrorCode == "invalid_grant"):
-				return nil, errRawRefused // the go-sdk client reports it
-			}
-		}
+	if l.oauth == nil {
+		return nil
+	}
+	ts, err := l.oauth.TokenSource(ctx)
+	if err != nil {
+		return errRawRefused
+	}
+	if ts == nil {
+		return nil
+	}
+	tok, err := ts.Token()
+	var re *oauth2.RetrieveError
+	switch {
+	case err == nil && tok != nil:
+		h.Set("Authorization", "Bearer "+tok.AccessToken)
+	case err != nil && !(errors.As(err, &re) && re.ErrorCode == "invalid_grant"):
+		return errRawRefused // the go-sdk client reports it
+	}
+	return nil
+}
+
+// resume reopens a call's event stream after the event lastID (the server
+// closed it, or it broke, before the call's response), as the go-sdk
+// client does: a GET with Last-Event-ID.
+func (l *httpLane) resume(ctx context.Context, lastID string) (io.ReadCloser, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, l.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Accept", "text/event-stream")
+	hr.Header.Set("Last-Event-ID", lastID)
+	if err := l.headers(ctx, hr.Header, "", ""); err != nil {
+		return nil, err
 	}
 	resp, err := l.client.Do(hr)
 	if err != nil {
 		return nil, err
 	}
-	if method == "notifications/cancelled" || method == "" {
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || mt != "text/event-stream" {
 		resp.Body.Close()
+		return nil, fmt.Errorf("resuming the call's event stream: HTTP %d, %q", resp.StatusCode, mt)
 	}
-	return resp, nil
+	return resp.Body, nil
 }
 
 // call makes one raw call and returns the server's response.
@@ -185,14 +220,15 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 }
 
 // stream reads the call's event stream up to its response: notifications go
-// to the call, the server's requests are answered through its Requester.
+// to the call, the server's requests are answered through its Requester. A
+// stream that ends before the response is resumed after its last event.
 func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var asks sync.WaitGroup
 	defer asks.Wait() // (cancel, deferred after, runs first)
 	defer cancel()
 	var resp []byte
-	r := newSSERouter(body, max, func(data []byte) []byte {
+	route := func(data []byte) []byte {
 		var arr [8]rawjson.Member
 		ms, err := rawjson.Members(arr[:0], data)
 		if err != nil {
@@ -222,25 +258,68 @@ func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, re
 			}
 		}
 		return nil
-	})
+	}
 	buf := make([]byte, 4096)
-	for resp == nil {
-		if _, err := r.Read(buf); err != nil {
+	var lastID, progressAt string
+	var retry time.Duration
+	for tries := 0; ; {
+		r := newSSERouter(body, max, route)
+		var err error
+		for resp == nil && err == nil {
+			_, err = r.Read(buf)
+		}
+		if resp != nil {
+			// The server ends the stream after the response: read to
+			// its end, so that the HTTP connection can serve the next
+			// call (a body closed unread closes its connection). One the
+			// server keeps open is closed after a moment.
+			t := time.AfterFunc(streamEndWait, func() { body.Close() })
+			io.Copy(io.Discard, io.LimitReader(body, 1<<20))
+			t.Stop()
+			body.Close()
+			return resp, nil
+		}
+		body.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if r.lastID != "" {
+			lastID = r.lastID
+		}
+		if r.retry > 0 {
+			retry = r.retry
+		}
+		if lastID == "" {
 			if errors.Is(err, io.EOF) {
 				return nil, fmt.Errorf("%w: the server's event stream ended before its response", errTransportClosed)
 			}
 			return nil, fmt.Errorf("reading the server's event stream: %w", err)
 		}
+		// Resumed after the last event seen, as the go-sdk client does;
+		// tries count the attempts that brought no new event.
+		if lastID != progressAt {
+			progressAt, tries = lastID, 0
+		} else if tries++; tries > maxResumes {
+			return nil, fmt.Errorf("%w: the server's event stream ended before its response, %d times without a new event", errTransportClosed, tries)
+		}
+		delay := retry
+		if delay <= 0 {
+			delay = time.Second << min(tries, 4)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		if body, err = l.resume(ctx, lastID); err != nil {
+			return nil, err
+		}
 	}
-	// The server ends the stream after the response: read to its end, so
-	// that the HTTP connection can serve the next call (a body closed
-	// unread closes its connection). One the server keeps open is closed
-	// after a moment.
-	t := time.AfterFunc(streamEndWait, func() { body.Close() })
-	io.Copy(io.Discard, io.LimitReader(body, 1<<20))
-	t.Stop()
-	return resp, nil
 }
+
+// maxResumes bounds the resumptions of a call's event stream that bring no
+// new event.
+const maxResumes = 3
 
 // streamEndWait bounds the wait for the end of a call's event stream after
 // its response.

@@ -197,3 +197,50 @@ func lastBody(ps []rawPost) string {
 	}
 	return ps[len(ps)-1].body
 }
+
+// TestHTTPLaneResumes: a 2025-11-25 server may close a call's event stream
+// before the response (SEP-1699); the raw lane resumes it after the last
+// event, as the go-sdk client does, and gets the response.
+func TestHTTPLaneResumes(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "polling"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "polled", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 10 * time.Millisecond})
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done after the stream closed"}}}, nil
+	})
+	var gets sync.Map
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+			gets.Store(r.Header.Get("Last-Event-ID"), true)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	cfg := &config.Server{Name: "p", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+	m := NewManager([]*config.Server{cfg}, nil)
+	t.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	cs, err := m.Session(ctx, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := cs.InitializeResult().ProtocolVersion
+	resp, handled, err := m.CallRaw(ctx, cfg.Name, RawCall{Tool: "polled", Args: []byte(`{}`), ProtocolVersion: v, Gen: m.Generation(cfg.Name), Requester: newAnswerer("a", ""), Asks: true})
+	if err != nil || !handled || !strings.Contains(string(resp), "done after the stream closed") {
+		t.Fatalf("polled (%s): %s %v %v", v, resp, handled, err)
+	}
+	n := 0
+	gets.Range(func(any, any) bool { n++; return true })
+	if n == 0 {
+		t.Error("the stream was not resumed with Last-Event-ID")
+	}
+}

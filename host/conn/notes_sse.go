@@ -7,6 +7,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -100,6 +102,12 @@ type sseRouter struct {
 	partial []byte // a line longer than the read buffer, so far
 	out     []byte // read, to be returned
 	err     error  // of the source, returned once out is empty
+
+	// lastID is the last event id the stream set ("id:"), retry the
+	// reconnection time it asked for ("retry:"; 0: none), for a reader
+	// that resumes the stream.
+	lastID string
+	retry  time.Duration
 }
 
 func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
@@ -170,15 +178,25 @@ func (r *sseRouter) step() {
 		r.pass = true
 		return
 	}
-	if name, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte{':'}); string(name) == "data" {
+	name, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte{':'})
+	switch string(name) {
+	case "data":
 		if r.nData > 0 {
 			r.data = append(r.data, '\n')
 		}
 		r.data = append(r.data, bytes.TrimSpace(value)...)
 		r.nData++
-	} else {
-		r.fields = append(r.fields, line...)
+		return
+	case "id":
+		if v := bytes.TrimPrefix(value, []byte{' '}); bytes.IndexByte(v, 0) < 0 {
+			r.lastID = string(v)
+		}
+	case "retry":
+		if ms, err := strconv.Atoi(string(bytes.TrimPrefix(value, []byte{' '}))); err == nil && ms >= 0 {
+			r.retry = time.Duration(ms) * time.Millisecond
+		}
 	}
+	r.fields = append(r.fields, line...)
 }
 
 // finish ends the event at its blank line end.
