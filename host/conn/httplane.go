@@ -195,7 +195,7 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		// A JSON-RPC error for the call is its answer; anything else fails it.
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if b = bytes.TrimSpace(b); isResponseTo(b, id) {
-			return b, nil
+			return oneLine(b), nil
 		}
 		return nil, fmt.Errorf("the server answered the call with HTTP %d", resp.StatusCode)
 	}
@@ -212,7 +212,7 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		if b = bytes.TrimSpace(b); !isResponseTo(b, id) {
 			return nil, errors.New("the server's answer to the call is not its response")
 		}
-		return b, nil
+		return oneLine(b), nil
 	case "text/event-stream":
 		return l.stream(ctx, resp.Body, id, req, max)
 	}
@@ -239,7 +239,7 @@ func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, re
 		switch {
 		case !hasMethod:
 			if hasID && string(rid.Value) == id {
-				resp = bytes.Clone(data)
+				resp = oneLine(bytes.Clone(data))
 			}
 		case hasID:
 			msg, err := jsonrpcmsg.Decode(data)
@@ -324,6 +324,20 @@ const maxResumes = 3
 // streamEndWait bounds the wait for the end of a call's event stream after
 // its response.
 const streamEndWait = 100 * time.Millisecond
+
+// oneLine returns a JSON message without line breaks (which a server may
+// put between tokens): the relay writes it as one line on stdio, or one
+// event's data.
+func oneLine(b []byte) []byte {
+	if !bytes.ContainsAny(b, "\r\n") {
+		return b
+	}
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return b // (not JSON: the relay refuses it)
+	}
+	return out.Bytes()
+}
 
 // isResponseTo reports whether b is a JSON-RPC response with the given id.
 func isResponseTo(b []byte, id string) bool {

@@ -168,7 +168,7 @@ func (l *rawLane) response(line []byte) bool {
 	if w == nil {
 		return false
 	}
-	w.finish(line, nil)
+	w.finish(oneLine(line), nil) // (a plugin's message may span lines)
 	return true
 }
 

@@ -150,6 +150,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			defer endPost()
 			if hs != nil {
 				sessions.cancel(hs, body) // a relayed call's cancellation
+				if sessions.answer(hs, body) {
+					w.WriteHeader(http.StatusAccepted) // (httpasks.go)
+					return
+				}
 			}
 		}
 		if (hs != nil || next == stateless) && g.relayHTTP(w, r, body, hs, sessions, o.Stateless) {

@@ -24,8 +24,9 @@ import (
 // The relay path over HTTP: a POSTed tools/call that qualifies (see
 // relayable, relayHTTP) is answered by the gateway itself with a JSON
 // response (Content-Type application/json, which a streamable HTTP client
-// accepts for any request), the upstream's raw response with the client's
-// id in it, never decoded by the go-sdk server. Everything else goes to the
+// accepts for any request) — or an event stream when the server asked the
+// client something during the call (httpasks.go) — the upstream's raw
+// response with the client's id in it, never decoded by the go-sdk server. Everything else goes to the
 // go-sdk handler, which also answers whatever a relayed request would be
 // refused for (the relay takes only requests that pass its checks).
 //
@@ -39,10 +40,11 @@ import (
 
 // httpSessions are the open sessions of one HTTP handler.
 type httpSessions struct {
-	g    *Gateway
-	mu   sync.Mutex
-	byID map[string]*httpSession
-	idle time.Duration
+	g     *Gateway
+	mu    sync.Mutex
+	byID  map[string]*httpSession
+	idle  time.Duration
+	asked uint64 // requests put to clients by relayed calls (httpasks.go)
 }
 
 type httpSession struct {
@@ -54,6 +56,9 @@ type httpSession struct {
 	// calls are the relayed calls in progress, by request id (their
 	// cancellation).
 	calls map[string]context.CancelFunc
+	// asks are the requests relayed calls put to the client, awaiting its
+	// answer, by id (httpasks.go).
+	asks map[string]chan []byte
 }
 
 func newHTTPSessions(g *Gateway, idle time.Duration) *httpSessions {
@@ -379,9 +384,10 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		return false
 	}
 	clientID := bytes.Clone(id.Value)
+	rw := &relayWriter{w: w}
 	ctx, end, ok := g.begin(r.Context())
 	if !ok {
-		writeRelayed(w, http.StatusOK, errorJSON(clientID, errShuttingDown("no new requests are accepted")))
+		rw.final(http.StatusOK, errorJSON(clientID, errShuttingDown("no new requests are accepted")))
 		return true
 	}
 	defer end()
@@ -391,27 +397,34 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		defer cancel()
 		forget, ok := sessions.track(hs, key, cancel)
 		if !ok {
-			writeRelayed(w, http.StatusBadRequest, duplicateIDError(clientID))
+			rw.final(http.StatusBadRequest, duplicateIDError(clientID))
 			return true
 		}
 		defer forget()
 	}
 	// The call's own: what the server sends during it reaches no other
 	// client (its log messages are dropped: this client set no log level).
-	resp, handled, err := g.h.RelayCall(ctx, name, args, host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}})
+	// A client with a session is asked what a server before 2026-07-28
+	// asks during the call, on the call's stream (httpasks.go); one
+	// without cannot be asked.
+	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}}
+	if hs != nil {
+		o.Requester, o.Asks = &streamAsker{sessions: sessions, hs: hs, rw: rw}, true
+	}
+	resp, handled, err := g.h.RelayCall(ctx, name, args, o)
 	if !handled {
 		return false
 	}
 	g.relayed.Add(1)
 	switch {
 	case g.aborted(r.Context()):
-		writeRelayed(w, http.StatusOK, errorJSON(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.drainTimeout))))
+		rw.final(http.StatusOK, errorJSON(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.drainTimeout))))
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// The client went away, or cancelled the call: nothing to answer.
-		w.WriteHeader(http.StatusAccepted)
+		rw.abandon()
 	case err != nil:
 		g.log.Warn("tool call failed", "tool", name, "error", err)
-		writeRelayed(w, http.StatusOK, resultJSON(clientID, errorResultJSON(err.Error())))
+		rw.final(http.StatusOK, resultJSON(clientID, errorResultJSON(err.Error())))
 	default:
 		out, ok := rewriteResponse(resp, clientID)
 		if !ok {
@@ -421,7 +434,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		if ver >= conn.NewProtocol {
 			status = errorStatus(out)
 		}
-		writeRelayed(w, status, out)
+		rw.final(status, out)
 	}
 	return true
 }

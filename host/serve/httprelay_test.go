@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -265,5 +266,74 @@ func TestHTTPRelayRefuses(t *testing.T) {
 	}
 	if got := <-done; got != http.StatusOK {
 		t.Errorf("the first call: HTTP %d", got)
+	}
+}
+
+// TestHTTPRelayAsksOnTheCallStream: over `serve --http`, a call of a
+// 2025-11-25 client with a session to a 2025-11-25 server is relayed too:
+// what the server asks during the call (elicitation, roots) reaches that
+// client on the call's own stream — answered as an event stream — and its
+// answer, POSTed on its session, goes back to the server. The server's log
+// messages during the call reach no other session; an answer to a request
+// that was never put, or on another session, is not taken.
+func TestHTTPRelayAsksOnTheCallStream(t *testing.T) {
+	t.Parallel()
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("o", "-passthrough", "-protocol", "2025-11-25")}})
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "asked"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "to " + req.Params.Message}}, nil
+		}})
+	client.AddRoots(&mcp.Root{URI: "file:///relayed", Name: "r"})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.url}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	other := make(chan string, 10)
+	cs2 := p.dial(t, oldProtocol, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		other <- fmt.Sprint(req.Params.Data)
+	}})
+	if err := cs2.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	before := p.g.RelayedCalls()
+	q := map[string]any{"question": "q?"}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"ask", q, "answer: to q?"},
+		{"ask_old", q, "answer: to q?"},
+		{"roots_old", map[string]any{}, "roots: file:///relayed"},
+		{"log", map[string]any{"message": "only for the caller"}, "logged"},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__o__" + tc.tool, Arguments: tc.args})
+		if err != nil || res.IsError || !strings.HasPrefix(textOf(res), tc.want) {
+			t.Fatalf("%s: %v %q", tc.tool, err, textOf(res))
+		}
+	}
+	if got := p.g.RelayedCalls() - before; got != 4 {
+		t.Errorf("%d calls relayed, want 4", got)
+	}
+	select {
+	case msg := <-other:
+		t.Errorf("another session got the relayed call's log message %q", msg)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// A response no relayed call waits for goes to the go-sdk handler.
+	req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":"mcphost-ask-999","result":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", oldProtocol)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__o__echo", Arguments: map[string]any{"message": "still"}}); err != nil || textOf(res) != "still" {
+		t.Fatalf("after a stray answer: %v %+v", err, res)
 	}
 }

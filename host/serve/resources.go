@@ -258,8 +258,9 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 		sr.ss.Log(ctx, &fwd)
 		return
 	}
-	if _, ok := r.(*quietRequester); ok {
-		return // a relayed call whose client wants no log messages
+	switch r.(type) {
+	case *quietRequester, *streamAsker:
+		return // a relayed call's, whose client set no log level
 	}
 	if hr, ok := r.(*heldRequester); ok {
 		// A held call's: to its client's request in progress (between
