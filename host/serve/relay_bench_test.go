@@ -1,7 +1,10 @@
 package serve_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +28,41 @@ func BenchmarkRelayStdio(b *testing.B) {
 	for b.Loop() {
 		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
 			b.Fatal(err, res)
+		}
+	}
+	b.StopTimer()
+	if g.RelayedCalls() == before {
+		b.Fatal("no call took the relay path")
+	}
+}
+
+// BenchmarkRelayStdioRaw is the same without a go-sdk client: the request
+// is written and the response read as lines, so that the allocations
+// counted are the gateway's and its upstream connection's only.
+func BenchmarkRelayStdioRaw(b *testing.B) {
+	g, w, r := stdioGateway(b)
+	br := bufio.NewReader(r)
+	// A 2025-11-25 session, opened by hand.
+	if _, err := io.WriteString(w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	if resp, err := br.ReadBytes('\n'); err != nil || !bytes.Contains(resp, []byte(`"result"`)) {
+		b.Fatal(err, string(resp))
+	}
+	if _, err := io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"benchmark payload: the quick brown fox jumps over the lazy dog"}}}` + "\n")
+	before := g.RelayedCalls()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := w.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := br.ReadBytes('\n')
+		if err != nil || !bytes.Contains(resp, []byte(`"id":"b"`)) {
+			b.Fatal(err, string(resp))
 		}
 	}
 	b.StopTimer()
