@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
 
@@ -101,7 +102,8 @@ func (h *Host) relayed(ctx context.Context, g *gated, name string, resp []byte, 
 		if errors.Is(context.Cause(ctx), errIdle) {
 			return nil, true, &TimeoutError{Tool: name, Limit: g.idle} // notifications/cancelled was sent
 		}
-		return nil, true, fmt.Errorf("calling %s: %w", name, err)
+		// The error may quote the server, or its URL.
+		return nil, true, redact.Error(fmt.Errorf("calling %s: %w", name, err))
 	}
 	if len(resp) <= MaxResultChars {
 		return resp, true, nil // its text cannot exceed the limit

@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -81,10 +82,13 @@ func (l *httpLane) StartRaw(ctx context.Context, req rawRequest, done func(resp 
 		resp, err := l.call(ctx, id, msg, req)
 		if err != nil && ctx.Err() != nil {
 			err = ctx.Err()
-			// The server may have begun: tell it, as the go-sdk would.
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			l.post(cctx, cancelled(id), "notifications/cancelled", "")
-			cancel()
+			// The server may have begun: tell it, as the go-sdk does (not
+			// waited for; bounded, and ended when the Manager closes).
+			go func() {
+				cctx, cancel := context.WithTimeout(l.c.m.ctx, 5*time.Second)
+				defer cancel()
+				l.post(cctx, cancelled(id), "notifications/cancelled", "")
+			}()
 		}
 		done(resp, err)
 	}()
@@ -175,8 +179,24 @@ func (l *httpLane) resume(ctx context.Context, lastID string) (io.ReadCloser, er
 
 // call makes one raw call and returns the server's response.
 func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawRequest) ([]byte, error) {
-	resp, err := l.post(ctx, msg, "tools/call", req.tool)
+	// The POST lives until its body is read to the end (so that its
+	// connection serves the next call), which may be after the call's end:
+	// ctx's end ends it only until then.
+	pctx, end := context.WithCancel(context.WithoutCancel(ctx))
+	unwatch := context.AfterFunc(ctx, end)
+	drained := false
+	defer func() {
+		if !drained {
+			unwatch()
+			end()
+		}
+	}()
+	resp, err := l.post(pctx, msg, "tools/call", req.tool)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // (the URL may hold a credential)
+		}
 		if errors.Is(err, errRawRefused) {
 			return nil, err
 		}
@@ -214,21 +234,48 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		}
 		return oneLine(b), nil
 	case "text/event-stream":
-		return l.stream(ctx, resp.Body, id, req, max)
+		out, last, err := l.stream(ctx, resp.Body, id, req, max)
+		if err != nil {
+			return nil, err
+		}
+		// The server ends the stream after the response: it is read to its
+		// end after the call's (a body closed unread closes its
+		// connection); one the server keeps open is closed after a moment.
+		drained = true
+		unwatch()
+		go func() {
+			t := time.AfterFunc(streamEndWait, end)
+			io.Copy(io.Discard, io.LimitReader(last, 1<<20))
+			t.Stop()
+			last.Close()
+			end()
+		}()
+		return out, nil
 	}
 	return nil, fmt.Errorf("the server answered the call with content type %q", mt)
 }
 
+// errEventTooLarge ends a call whose event stream carried an event over the
+// size cap.
+var errEventTooLarge = errors.New("an event from the server exceeds the size limit")
+
 // stream reads the call's event stream up to its response: notifications go
-// to the call, the server's requests are answered through its Requester. A
-// stream that ends before the response is resumed after its last event.
-func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, error) {
+// to the call, the server's requests are answered through its Requester.
+// Only "message" events are read, as the go-sdk client reads them. A
+// stream that ends before the response is resumed after its last event, as
+// the go-sdk client resumes it. It returns the response and the body it
+// came on, not read to its end (the caller ends it).
+func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, io.ReadCloser, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var asks sync.WaitGroup
 	defer asks.Wait() // (cancel, deferred after, runs first)
 	defer cancel()
 	var resp []byte
+	var cur *sseRouter
 	route := func(data []byte) []byte {
+		if cur.name != "" && cur.name != "message" {
+			return nil
+		}
 		var arr [8]rawjson.Member
 		ms, err := rawjson.Members(arr[:0], data)
 		if err != nil {
@@ -263,44 +310,40 @@ func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, re
 	var lastID, progressAt string
 	var retry time.Duration
 	for tries := 0; ; {
-		r := newSSERouter(body, max, route)
 		var err error
-		for resp == nil && err == nil {
-			_, err = r.Read(buf)
-		}
-		if resp != nil {
-			// The server ends the stream after the response: read to
-			// its end, so that the HTTP connection can serve the next
-			// call (a body closed unread closes its connection). One the
-			// server keeps open is closed after a moment.
-			t := time.AfterFunc(streamEndWait, func() { body.Close() })
-			io.Copy(io.Discard, io.LimitReader(body, 1<<20))
-			t.Stop()
+		if body != nil {
+			cur = newSSERouter(body, max, route)
+			for resp == nil && err == nil && !cur.overflow {
+				_, err = cur.Read(buf)
+			}
+			switch {
+			case resp != nil:
+				return resp, body, nil
+			case cur.overflow:
+				body.Close()
+				return nil, nil, errEventTooLarge
+			}
 			body.Close()
-			return resp, nil
+			if cur.lastID != "" {
+				lastID = cur.lastID
+			}
+			if cur.retry > 0 {
+				retry = cur.retry
+			}
 		}
-		body.Close()
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if r.lastID != "" {
-			lastID = r.lastID
-		}
-		if r.retry > 0 {
-			retry = r.retry
+			return nil, nil, ctx.Err()
 		}
 		if lastID == "" {
-			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("%w: the server's event stream ended before its response", errTransportClosed)
-			}
-			return nil, fmt.Errorf("reading the server's event stream: %w", err)
+			// Nothing to resume: the call fails (not the session, as the
+			// go-sdk client fails only the call).
+			return nil, nil, errors.New("the server's event stream ended before its response")
 		}
-		// Resumed after the last event seen, as the go-sdk client does;
 		// tries count the attempts that brought no new event.
 		if lastID != progressAt {
 			progressAt, tries = lastID, 0
 		} else if tries++; tries > maxResumes {
-			return nil, fmt.Errorf("%w: the server's event stream ended before its response, %d times without a new event", errTransportClosed, tries)
+			return nil, nil, fmt.Errorf("%w: the server's event stream ended before its response, %d times without a new event", errTransportClosed, tries)
 		}
 		delay := retry
 		if delay <= 0 {
@@ -308,18 +351,19 @@ func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, re
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(delay):
 		}
 		if body, err = l.resume(ctx, lastID); err != nil {
-			return nil, err
+			body = nil // (tried again, without progress)
+			l.c.log.Debug("resuming a relayed call's event stream failed", "error", err)
 		}
 	}
 }
 
 // maxResumes bounds the resumptions of a call's event stream that bring no
-// new event.
-const maxResumes = 3
+// new event (as the go-sdk client's default).
+const maxResumes = 5
 
 // streamEndWait bounds the wait for the end of a call's event stream after
 // its response.

@@ -3,7 +3,9 @@ package conn
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -242,5 +244,120 @@ func TestHTTPLaneResumes(t *testing.T) {
 	gets.Range(func(any, any) bool { n++; return true })
 	if n == 0 {
 		t.Error("the stream was not resumed with Last-Event-ID")
+	}
+}
+
+// hookedDemo is the demo server over streamable HTTP (2026-07-28,
+// stateless) behind hook, which sees each POST first and answers it itself
+// by returning true. The URL carries a credential in its query.
+func hookedDemo(t *testing.T, hook func(w http.ResponseWriter, r *http.Request, body []byte) bool) *config.Server {
+	srv := demoserver.New(&demoserver.Options{Name: "k"})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			if hook(w, r, b) {
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return &config.Server{Name: "k", Transport: config.TransportHTTP, URL: hs.URL + "/?api_key=SECRET123", Approved: true, ConnectTimeout: 5 * time.Second}
+}
+
+// rawIDOf returns the raw-lane id of a POSTed tools/call ("" if none).
+func rawIDOf(body []byte) string {
+	var p struct {
+		ID any `json:"id"`
+	}
+	json.Unmarshal(body, &p)
+	if s, ok := p.ID.(string); ok && strings.HasPrefix(s, rawIDPrefix) {
+		return s
+	}
+	return ""
+}
+
+// TestHTTPLaneFailures: what goes wrong on a raw call's POST fails that
+// call only, as the go-sdk client fails only the call: a stream that ends
+// before the response with nothing to resume, an event over the size cap, a
+// connection closed without an answer (whose error does not quote the URL's
+// credential); the session lives on. A stream the server keeps open after
+// the response does not hold the call, an event of another type than
+// "message" is not read as the response, and a cancelled call returns
+// without waiting for the server to take its notifications/cancelled.
+func TestHTTPLaneFailures(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	sse := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+	}
+	cfg := hookedDemo(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		id := rawIDOf(body)
+		switch {
+		case bytes.Contains(body, []byte(`"notifications/cancelled"`)) && bytes.Contains(body, []byte(rawIDPrefix)):
+			<-release // (a server slow to take a raw call's)
+			return false
+		case id == "":
+			return false
+		case bytes.Contains(body, []byte(`"cut"`)):
+			sse(w) // and ends the stream: no response, no event id
+		case bytes.Contains(body, []byte(`"huge"`)):
+			sse(w)
+			fmt.Fprintf(w, "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%q,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]}}\n\n", id, strings.Repeat("x", 8<<10))
+		case bytes.Contains(body, []byte(`"hangup"`)):
+			c, _, _ := w.(http.Hijacker).Hijack()
+			c.Close()
+		case bytes.Contains(body, []byte(`"open"`)):
+			sse(w)
+			fmt.Fprintf(w, "event: other\ndata: {\"jsonrpc\":\"2.0\",\"id\":%q,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"not this one\"}]}}\n\n", id)
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%q,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"this one\"}]}}\n\n", id)
+			w.(http.Flusher).Flush()
+			<-release // the stream stays open
+		default:
+			return false
+		}
+		return true
+	})
+	t.Cleanup(func() { close(release) }) // (before the server's Close, which waits for its handlers)
+	m := NewManager([]*config.Server{cfg}, &Options{MaxMessageBytes: 4 << 10})
+	t.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	cs, err := m.Session(ctx, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	call := func(ctx context.Context, tool string) ([]byte, bool, error) {
+		return m.CallRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(`{}`), ProtocolVersion: NewProtocol, Gen: m.Generation(cfg.Name)})
+	}
+	for _, tool := range []string{"cut", "huge", "hangup"} {
+		resp, handled, err := call(ctx, tool)
+		if !handled || err == nil {
+			t.Fatalf("%s: %s %v %v (want the call failed)", tool, resp, handled, err)
+		}
+		if strings.Contains(err.Error(), "SECRET123") {
+			t.Errorf("%s: the error quotes the URL's credential: %v", tool, err)
+		}
+		if m.Current(cfg.Name) != cs {
+			t.Fatalf("%s: the session was dropped (%v)", tool, err)
+		}
+	}
+	resp, handled, err := call(ctx, "open")
+	if err != nil || !handled || !strings.Contains(string(resp), `"this one"`) {
+		t.Fatalf("a stream kept open after the response: %s %v %v", resp, handled, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, handled, err := call(cctx, "slow"); !handled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v %v", handled, err)
+	}
+	if resp, handled, err := call(ctx, "echo"); err != nil || !handled || !strings.Contains(string(resp), `"text"`) {
+		t.Fatalf("after the failures: %s %v %v", resp, handled, err)
 	}
 }

@@ -432,11 +432,13 @@ type RawCall struct {
 // to rc.Requester), and the notifications the server sent before its
 // response are handled before CallRaw returns.
 //
-// handled is false (and nothing was sent) when the server cannot take the
-// raw path; the caller then uses CallTool. That is so when the session is
-// not of generation rc.Gen (the server was reconnected since the caller
-// checked the tool), when its protocol version is not the client's, except
-// as below, and for a session before NewProtocol unless rc.Asks.
+// handled is false when the server cannot take the raw path (nothing was
+// sent), or refused the raw request before acting on it (an HTTP 401, 403
+// or 404, which the go-sdk client handles); the caller then uses CallTool.
+// The raw path is not taken when the session is not of generation rc.Gen
+// (the server was reconnected since the caller checked the tool), when its
+// protocol version is not the client's, except as below, and for a session
+// before NewProtocol unless rc.Asks.
 // Connection failures are handled as in Do.
 //
 // A client of a version before NewProtocol is relayed to a session of

@@ -105,9 +105,13 @@ type sseRouter struct {
 
 	// lastID is the last event id the stream set ("id:"), retry the
 	// reconnection time it asked for ("retry:"; 0: none), for a reader
-	// that resumes the stream.
-	lastID string
-	retry  time.Duration
+	// that resumes the stream; name is the type of the event being read
+	// ("event:"; "" for the default, "message"), for route to read;
+	// overflow is set once an event larger than max was passed on unread.
+	lastID   string
+	retry    time.Duration
+	name     string
+	overflow bool
 }
 
 func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
@@ -141,7 +145,7 @@ func (r *sseRouter) step() {
 		if len(r.partial)+len(r.event) > r.max {
 			r.out = append(append(r.out, r.event...), r.partial...)
 			r.reset()
-			r.pass = true
+			r.pass, r.overflow = true, true
 		}
 		return
 	}
@@ -175,7 +179,7 @@ func (r *sseRouter) step() {
 	if len(r.event) > r.max {
 		r.out = append(r.out, r.event...)
 		r.reset()
-		r.pass = true
+		r.pass, r.overflow = true, true
 		return
 	}
 	name, value, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte{':'})
@@ -191,6 +195,8 @@ func (r *sseRouter) step() {
 		if v := bytes.TrimPrefix(value, []byte{' '}); bytes.IndexByte(v, 0) < 0 {
 			r.lastID = string(v)
 		}
+	case "event":
+		r.name = string(bytes.TrimPrefix(value, []byte{' '}))
 	case "retry":
 		if ms, err := strconv.Atoi(string(bytes.TrimPrefix(value, []byte{' '}))); err == nil && ms >= 0 {
 			r.retry = time.Duration(ms) * time.Millisecond
@@ -219,4 +225,5 @@ func (r *sseRouter) finish(end []byte) {
 
 func (r *sseRouter) reset() {
 	r.event, r.fields, r.data, r.nData, r.partial = r.event[:0], r.fields[:0], r.data[:0], 0, r.partial[:0]
+	r.name = ""
 }

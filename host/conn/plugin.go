@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -131,6 +132,9 @@ type pluginConn struct {
 	c      sdk.Conn
 	plugin string
 	*rawLane
+	// sendMu serializes the go-sdk's writes and the raw lane's: sdk.Conn's
+	// Send is not called concurrently with itself.
+	sendMu sync.Mutex
 }
 
 func newPluginConn(c sdk.Conn, plugin string) *pluginConn {
@@ -138,12 +142,18 @@ func newPluginConn(c sdk.Conn, plugin string) *pluginConn {
 	p.rawLane = newRawLane(func(msg []byte) error {
 		// (A send blocks only while the plugin's stream is full; closing
 		// the connection ends it.)
-		if err := c.Send(context.Background(), msg); err != nil {
-			return pluginError(plugin, err)
-		}
-		return nil
+		return p.send(context.Background(), msg)
 	})
 	return p
+}
+
+func (p *pluginConn) send(ctx context.Context, msg []byte) error {
+	p.sendMu.Lock()
+	defer p.sendMu.Unlock()
+	if err := p.c.Send(ctx, msg); err != nil {
+		return pluginError(p.plugin, err)
+	}
+	return nil
 }
 
 func (p *pluginConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -171,10 +181,7 @@ func (p *pluginConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if !p.captured() {
 		p.written(msg)
 	}
-	if err := p.c.Send(ctx, b); err != nil {
-		return pluginError(p.plugin, err)
-	}
-	return nil
+	return p.send(ctx, b)
 }
 
 func (p *pluginConn) Close() error {

@@ -37,7 +37,8 @@ type rawStarter interface {
 	// that ended the call: ctx's, when it ends first (the server is then
 	// sent notifications/cancelled), errTransportClosed when the connection
 	// is lost, errRawRefused when the server refused the request before
-	// acting on it and the go-sdk client should send it instead. caps, if
+	// acting on it and the go-sdk client should send it instead; other
+	// errors fail the call only. caps, if
 	// set, are the capabilities of the client the call is made for, as the
 	// JSON object the request's _meta carries (NewProtocol; else the go-sdk
 	// client's own go in the _meta as captured). fc is the call in flight.
@@ -149,6 +150,7 @@ func newRawLane(write func([]byte) error) *rawLane {
 // response hands a raw call's response to its waiter and reports whether
 // it did; every other message goes, decoded, to the go-sdk.
 func (l *rawLane) response(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t\r\n") // (a plugin's message may start so)
 	if len(line) == 0 || line[0] != '{' || !bytes.Contains(line, []byte(rawIDPrefix)) {
 		return false
 	}
