@@ -444,7 +444,9 @@ func BenchmarkSpreadGateway8(b *testing.B) {
 // session), 8 concurrent callers on one session.
 
 // httpSession connects a go-sdk client to url, at 2025-11-25.
-func httpSession(b *testing.B, url string) *mcp.ClientSession { return httpSessionAt(b, url, oldVersion) }
+func httpSession(b *testing.B, url string) *mcp.ClientSession {
+	return httpSessionAt(b, url, oldVersion)
+}
 
 // httpSessionAt connects a go-sdk client to url at the given version.
 func httpSessionAt(b *testing.B, url, version string) *mcp.ClientSession {
