@@ -30,7 +30,7 @@ test-deps:
 # and the official conformance suite's client and server scenarios.
 test: build test-deps vet
 	$(GO) test -count=1 -race -timeout 20m ./...
-	CONFORMANCE_PARTS="client server" ./scripts/conformance.sh
+	CONFORMANCE_PARTS="client server server-http" ./scripts/conformance.sh
 
 # The official MCP conformance suite: client scenarios against mcphost, server
 # scenarios through `mcphost serve --http` (see scripts/conformance.sh).

@@ -10,11 +10,17 @@
 #              server (conformance/everything-server, the go.mod tool) as a
 #              stdio upstream. Expected failures, one file per requirement
 #              set: test/conformance/expected-failures-server-REV.yml.
+#   server-http  the same through `mcphost serve --http` in front of the
+#              everything-server as a streamable HTTP upstream (the relay's
+#              HTTP lane): for 2025-11-25 with sessions, for 2026-07-28
+#              stateless (the go-sdk serves each era over HTTP only so).
+#              Same expected failures as server.
 #   reference  the same server scenarios against the everything-server
 #              directly over HTTP: what the gateway should reach. Reported,
 #              never fatal.
 #
-# CONFORMANCE_PARTS chooses the parts (default "client server reference");
+# CONFORMANCE_PARTS chooses the parts (default "client server server-http
+# reference");
 # extra arguments go to the client run. MCPHOST_SERVE_FLAGS replaces the
 # gateway's naming flags (default "--naming conditional"; set it empty to
 # leave them out). Results and logs go to $CONFORMANCE_OUT (bin/conformance).
@@ -22,7 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${CONFORMANCE_OUT:-$root/bin/conformance}
-parts=" ${CONFORMANCE_PARTS:-client server reference} "
+parts=" ${CONFORMANCE_PARTS:-client server server-http reference} "
 revisions=(2025-11-25 2026-07-28)
 mkdir -p "$out"
 (cd test/conformance && npm ci --no-audit --no-fund --loglevel=error)
@@ -77,7 +83,7 @@ if [[ $parts == *" client "* ]]; then
   fi
 fi
 
-if [[ $parts == *" server "* || $parts == *" reference "* ]]; then
+if [[ $parts == *" server "* || $parts == *" server-http "* || $parts == *" reference "* ]]; then
   go build -o "$out/everything-server" github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 fi
 
@@ -149,6 +155,57 @@ EOF
     summary+=("server $rev (mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}}): $(scenarios "$out/server-$rev.log") scenarios pass; $verdict")
   done
   stop_all
+fi
+
+if [[ $parts == *" server-http "* ]]; then
+  for rev in "${revisions[@]}"; do
+    stateless=true
+    [[ $rev == 2025-11-25 ]] && stateless=false
+    port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+    "$out/everything-server" -http "127.0.0.1:$port" -stateless=$stateless >"$out/upstream-$rev.log" 2>&1 &
+    bg_pids+=($!)
+    for ((i = 0; i < 100; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    cat >"$out/gateway-http-$rev.hcl" <<EOF
+settings {
+  drain_timeout = "1s"
+}
+
+server "everything" {
+  transport = "http"
+  url       = "http://127.0.0.1:$port/"
+}
+
+permissions {
+  allow = ["mcp__everything"]
+}
+EOF
+    read -ra serve_flags <<<"${MCPHOST_SERVE_FLAGS---naming conditional}"
+    HOME="$out" MCPHOST_MANAGED_CONFIG="$out/none.hcl" "$out/mcphost" --config "$out/gateway-http-$rev.hcl" \
+      serve --http 127.0.0.1:0 --no-auth "${serve_flags[@]}" >"$out/gateway-http-$rev.log" 2>&1 &
+    bg_pids+=($!)
+    url=
+    for ((i = 0; i < 300; i++)); do
+      url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$out/gateway-http-$rev.log" || true)
+      [[ -n $url ]] || ! kill -0 "${bg_pids[-1]}" 2>/dev/null && break
+      sleep 0.1
+    done
+    if [[ -z $url ]] || ! grep -q '^1 of 1 server(s) connected' "$out/gateway-http-$rev.log"; then
+      cat "$out/gateway-http-$rev.log" >&2
+      echo "conformance: the gateway did not start with the everything-server (HTTP) connected" >&2
+      exit 1
+    fi
+    rm -rf "$out/server-http-$rev"
+    if (cd "$out" && "$conformance" server --url "$url" --requirements "$rev" \
+      --expected-failures "$root/test/conformance/expected-failures-server-$rev.yml" \
+      -o "$out/server-http-$rev" | tee "$out/server-http-$rev.log"); then
+      verdict="baseline check passed"
+    else
+      status=1
+      verdict=FAILED
+    fi
+    summary+=("server $rev (mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → everything-server over HTTP): $(scenarios "$out/server-http-$rev.log") scenarios pass; $verdict")
+    stop_all
+  done
 fi
 
 echo
