@@ -103,15 +103,9 @@ func TestHTTPLane(t *testing.T) {
 			})
 			t.Cleanup(func() { m.Close() })
 			ctx := context.Background()
-			cs, err := m.Session(ctx, cfg.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cs := listedSession(t, m, cfg.Name)
 			if v := cs.InitializeResult().ProtocolVersion; v != tc.version {
 				t.Fatalf("session at %s, want %s", v, tc.version)
-			}
-			if _, err := cs.ListTools(ctx, nil); err != nil { // (the go-sdk client's first request after initialize)
-				t.Fatal(err)
 			}
 			call := func(ctx context.Context, tool, args string, headerParams bool) ([]byte, bool, error) {
 				return m.CallRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(args), ProtocolVersion: tc.version,
@@ -193,6 +187,21 @@ func TestHTTPLane(t *testing.T) {
 	}
 }
 
+// listedSession connects the server and lists its tools: the go-sdk
+// client's first request after initialize, from which the raw lane takes
+// its _meta.
+func listedSession(t *testing.T, m *Manager, name string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := m.Session(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
 func lastBody(ps []rawPost) string {
 	if len(ps) == 0 {
 		return ""
@@ -228,13 +237,7 @@ func TestHTTPLaneResumes(t *testing.T) {
 	m := NewManager([]*config.Server{cfg}, nil)
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
-	cs, err := m.Session(ctx, cfg.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
+	cs := listedSession(t, m, cfg.Name)
 	v := cs.InitializeResult().ProtocolVersion
 	resp, handled, err := m.CallRaw(ctx, cfg.Name, RawCall{Tool: "polled", Args: []byte(`{}`), ProtocolVersion: v, Gen: m.Generation(cfg.Name), Requester: newAnswerer("a", ""), Asks: true})
 	if err != nil || !handled || !strings.Contains(string(resp), "done after the stream closed") {
@@ -326,13 +329,7 @@ func TestHTTPLaneFailures(t *testing.T) {
 	m := NewManager([]*config.Server{cfg}, &Options{MaxMessageBytes: 4 << 10})
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
-	cs, err := m.Session(ctx, cfg.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
+	cs := listedSession(t, m, cfg.Name)
 	call := func(ctx context.Context, tool string) ([]byte, bool, error) {
 		return m.CallRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(`{}`), ProtocolVersion: NewProtocol, Gen: m.Generation(cfg.Name)})
 	}

@@ -86,6 +86,19 @@ func (rw *relayWriter) final(status int, msg []byte) {
 	writeRelayed(rw.w, status, msg)
 }
 
+// release gives the answer up to another writer (the go-sdk handler)
+// unless it was begun: nothing more is written by rw, except by final when
+// begun is true.
+func (rw *relayWriter) release() (begun bool) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.sse {
+		return true
+	}
+	rw.end = true
+	return false
+}
+
 // abandon ends an answer that gets no response (the call was cancelled).
 func (rw *relayWriter) abandon() {
 	rw.mu.Lock()

@@ -413,7 +413,13 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	}
 	resp, handled, err := g.h.RelayCall(ctx, name, args, o)
 	if !handled {
-		return false
+		if rw.release() {
+			// (Cannot be: a call that asked was taken. Its answer was
+			// begun, so it is ended here rather than by the go-sdk.)
+			rw.final(http.StatusOK, resultJSON(clientID, errorResultJSON("the relayed call was not completed")))
+			return true
+		}
+		return false // w is the go-sdk handler's
 	}
 	g.relayed.Add(1)
 	switch {
