@@ -164,7 +164,17 @@ if [[ $parts == *" server-http "* ]]; then
     port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
     "$out/everything-server" -http "127.0.0.1:$port" -stateless=$stateless >"$out/upstream-$rev.log" 2>&1 &
     bg_pids+=($!)
-    for ((i = 0; i < 100; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    up=$!
+    for ((i = 0; i < 100; i++)); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+      kill -0 "$up" 2>/dev/null || break
+      sleep 0.1
+    done
+    if ! kill -0 "$up" 2>/dev/null; then
+      cat "$out/upstream-$rev.log" >&2
+      echo "conformance: the everything-server did not start on 127.0.0.1:$port" >&2
+      exit 1
+    fi
     cat >"$out/gateway-http-$rev.hcl" <<EOF
 settings {
   drain_timeout = "1s"

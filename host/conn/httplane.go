@@ -202,7 +202,11 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		}
 		return nil, fmt.Errorf("sending the call: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() {
+		if !drained {
+			resp.Body.Close()
+		}
+	}()
 	max := l.c.m.opts.MaxMessageBytes
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
@@ -234,7 +238,7 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		}
 		return oneLine(b), nil
 	case "text/event-stream":
-		out, last, err := l.stream(ctx, resp.Body, id, req, max)
+		out, last, err := l.stream(ctx, pctx, resp.Body, id, req, max)
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +269,10 @@ var errEventTooLarge = errors.New("an event from the server exceeds the size lim
 // stream that ends before the response is resumed after its last event, as
 // the go-sdk client resumes it. It returns the response and the body it
 // came on, not read to its end (the caller ends it).
-func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, io.ReadCloser, error) {
+//
+// pctx is the POST's context, which outlives ctx while the stream is read
+// to its end: a resumed stream is read under it too.
+func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, io.ReadCloser, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var asks sync.WaitGroup
 	defer asks.Wait() // (cancel, deferred after, runs first)
@@ -354,7 +361,7 @@ func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, re
 			return nil, nil, ctx.Err()
 		case <-time.After(delay):
 		}
-		if body, err = l.resume(ctx, lastID); err != nil {
+		if body, err = l.resume(pctx, lastID); err != nil {
 			body = nil // (tried again, without progress)
 			l.c.log.Debug("resuming a relayed call's event stream failed", "error", err)
 		}

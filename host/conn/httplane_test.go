@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +33,8 @@ type rawPost struct {
 // go-sdk serves 2026-07-28 over HTTP only so) — and records the POSTs whose
 // body names a raw-lane id or notifications/cancelled. restart replaces
 // the handler, ending every session.
-func recordingDemo(t *testing.T, stateless bool) (cfg *config.Server, posts func() []rawPost, restart func()) {
+func recordingDemo(t *testing.T, stateless bool) (cfg *config.Server, posts func() []rawPost, restart func(), conns *atomic.Int64) {
+	conns = new(atomic.Int64) // connections the server accepted
 	srv := demoserver.New(&demoserver.Options{Name: "h", Passthrough: true})
 	newHandler := func() http.Handler {
 		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
@@ -39,7 +42,7 @@ func recordingDemo(t *testing.T, stateless bool) (cfg *config.Server, posts func
 	var mu sync.Mutex
 	var got []rawPost
 	h := newHandler()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			b, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(b))
@@ -54,6 +57,12 @@ func recordingDemo(t *testing.T, stateless bool) (cfg *config.Server, posts func
 		mu.Unlock()
 		cur.ServeHTTP(w, r)
 	}))
+	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	hs.Start()
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 	cfg = &config.Server{Name: "h", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 	posts = func() []rawPost {
@@ -66,7 +75,7 @@ func recordingDemo(t *testing.T, stateless bool) (cfg *config.Server, posts func
 		h = newHandler()
 		mu.Unlock()
 	}
-	return cfg, posts, restart
+	return cfg, posts, restart, conns
 }
 
 // TestHTTPLane: over streamable HTTP a raw call is a POST of its own on the
@@ -87,7 +96,7 @@ func TestHTTPLane(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, posts, restart := recordingDemo(t, tc.stateless)
+			cfg, posts, restart, conns := recordingDemo(t, tc.stateless)
 			a := newAnswerer("a", "yes")
 			var logMu sync.Mutex
 			var logs []string
@@ -126,6 +135,17 @@ func TestHTTPLane(t *testing.T) {
 			}
 			if tc.version >= NewProtocol && (h.Get("Mcp-Method") != "tools/call" || h.Get("Mcp-Name") != "echo") {
 				t.Errorf("raw POST at %s without Mcp-Method/Mcp-Name: %v", tc.version, h)
+			}
+			// Each call's stream is read to its end: its connection serves
+			// the next call.
+			before := conns.Load()
+			for i := 0; i < 10; i++ {
+				if _, handled, err := call(ctx, "echo", `{"message":"again"}`, false); err != nil || !handled {
+					t.Fatalf("echo %d: %v %v", i, handled, err)
+				}
+			}
+			if n := conns.Load() - before; n > 1 {
+				t.Errorf("10 sequential raw calls opened %d connections (want their connection reused)", n)
 			}
 
 			if tc.version < NewProtocol {

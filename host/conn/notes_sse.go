@@ -112,6 +112,8 @@ type sseRouter struct {
 	retry    time.Duration
 	name     string
 	overflow bool
+	id       string // the id of the event being read, if hasID
+	hasID    bool
 }
 
 func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
@@ -193,7 +195,7 @@ func (r *sseRouter) step() {
 		return
 	case "id":
 		if v := bytes.TrimPrefix(value, []byte{' '}); bytes.IndexByte(v, 0) < 0 {
-			r.lastID = string(v)
+			r.id, r.hasID = string(v), true // (the last id once the event is whole)
 		}
 	case "event":
 		r.name = string(bytes.TrimPrefix(value, []byte{' '}))
@@ -207,6 +209,9 @@ func (r *sseRouter) step() {
 
 // finish ends the event at its blank line end.
 func (r *sseRouter) finish(end []byte) {
+	if r.hasID {
+		r.lastID = r.id
+	}
 	var data []byte
 	if r.nData > 0 {
 		data = r.route(r.data)
@@ -225,5 +230,5 @@ func (r *sseRouter) finish(end []byte) {
 
 func (r *sseRouter) reset() {
 	r.event, r.fields, r.data, r.nData, r.partial = r.event[:0], r.fields[:0], r.data[:0], 0, r.partial[:0]
-	r.name = ""
+	r.name, r.id, r.hasID = "", "", false
 }

@@ -119,6 +119,9 @@ type streamAsker struct {
 	sessions *httpSessions
 	hs       *httpSession
 	rw       *relayWriter
+	// call is the relayed call's context: an ask ends with the call, also
+	// when the server's request is not tied to it (a stdio server's).
+	call context.Context
 }
 
 func (a *streamAsker) Client() any { return a.hs.ss }
@@ -151,7 +154,10 @@ func (a *streamAsker) ask(ctx context.Context, method string, params, out any) e
 	if err != nil {
 		return err
 	}
-	id, ch, forget := a.sessions.awaitAnswer(a.hs)
+	id, ch, forget, ok := a.sessions.awaitAnswer(a.hs)
+	if !ok {
+		return fmt.Errorf("asking the client: its session is closing")
+	}
 	defer forget()
 	jid, err := jsonrpc.MakeID(id)
 	if err != nil {
@@ -169,6 +175,8 @@ func (a *streamAsker) ask(ctx context.Context, method string, params, out any) e
 	case answer = <-ch:
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-a.call.Done():
+		return fmt.Errorf("asking the client: the call ended: %w", context.Cause(a.call))
 	}
 	m, err := jsonrpcmsg.Decode(answer)
 	if err != nil {
@@ -189,10 +197,14 @@ func (a *streamAsker) ask(ctx context.Context, method string, params, out any) e
 
 // awaitAnswer registers a request to hs's client under a new id, and
 // returns the id, the channel its answer comes on, and a function that
-// forgets the request.
-func (s *httpSessions) awaitAnswer(hs *httpSession) (id string, answer <-chan []byte, forget func()) {
+// forgets the request; ok is false (nothing registered) when hs is closing.
+func (s *httpSessions) awaitAnswer(hs *httpSession) (id string, answer <-chan []byte, forget func(), ok bool) {
 	ch := make(chan []byte, 1)
 	s.mu.Lock()
+	if hs.closing {
+		s.mu.Unlock()
+		return "", nil, nil, false
+	}
 	s.asked++
 	id = askIDPrefix + strconv.FormatUint(s.asked, 10)
 	if hs.asks == nil {
@@ -204,7 +216,7 @@ func (s *httpSessions) awaitAnswer(hs *httpSession) (id string, answer <-chan []
 		s.mu.Lock()
 		delete(hs.asks, id)
 		s.mu.Unlock()
-	}
+	}, true
 }
 
 // answer takes a POSTed response to a request a relayed call put to hs's

@@ -115,6 +115,7 @@ func (s *httpSessions) opened(id string) {
 		}
 		s.mu.Unlock()
 		hs.timer.Stop()
+		s.end(hs)
 	}()
 }
 
@@ -199,10 +200,26 @@ func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // relayed on it.
 func (s *httpSessions) ending(id string) {
 	s.mu.Lock()
-	if hs := s.byID[id]; hs != nil {
-		hs.closing = true
+	hs := s.byID[id]
+	s.mu.Unlock()
+	if hs != nil {
+		s.end(hs)
+	}
+}
+
+// end marks hs as closing and cancels its relayed calls in progress (their
+// requests to the client, unanswered, end with them).
+func (s *httpSessions) end(hs *httpSession) {
+	s.mu.Lock()
+	hs.closing = true
+	cancels := make([]context.CancelFunc, 0, len(hs.calls))
+	for _, cancel := range hs.calls {
+		cancels = append(cancels, cancel)
 	}
 	s.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
+	}
 }
 
 // track records a relayed call of hs with the request id key; the returned
@@ -409,7 +426,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	// without cannot be asked.
 	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}}
 	if hs != nil {
-		o.Requester, o.Asks = &streamAsker{sessions: sessions, hs: hs, rw: rw}, true
+		o.Requester, o.Asks = &streamAsker{sessions: sessions, hs: hs, rw: rw, call: ctx}, true
 	}
 	resp, handled, err := g.h.RelayCall(ctx, name, args, o)
 	if !handled {
