@@ -175,3 +175,21 @@ func TestObjectSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncReportsAFailedServerOnce: a server that cannot connect fails each
+// of its lists (tools, prompts, resources, templates) with the same error;
+// the gateway reports it once.
+func TestSyncReportsAFailedServerOnce(t *testing.T) {
+	t.Parallel()
+	p := ptServe(t, ptOptions{servers: []*config.Server{
+		{Name: "down", Transport: config.TransportHTTP, URL: "http://127.0.0.1:1/mcp", Approved: true, ConnectTimeout: 2 * time.Second}}})
+	n := 0
+	for _, pr := range p.problems {
+		if pr.Server == "down" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d problems for the server that cannot connect, want 1: %v", n, p.problems)
+	}
+}

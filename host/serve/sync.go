@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,8 +80,15 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	problems = append(problems, g.syncPrompts(wantPrompts)...)
 	problems = append(problems, g.syncResources(resources)...)
 	problems = append(problems, g.syncTemplates(templates)...)
-	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Server < problems[j].Server })
-	return problems
+	sort.SliceStable(problems, func(i, j int) bool {
+		if problems[i].Server != problems[j].Server {
+			return problems[i].Server < problems[j].Server
+		}
+		return problems[i].Detail < problems[j].Detail
+	})
+	// A server that failed to connect fails each of its lists alike: said
+	// once.
+	return slices.Compact(problems)
 }
 
 func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
