@@ -62,6 +62,70 @@ scenarios() {
   echo "$passed/${total:-?}"
 }
 
+read -ra serve_flags <<<"${MCPHOST_SERVE_FLAGS---naming conditional}"
+
+# start_everything REV LOG: runs the everything-server over HTTP on a free
+# port (set in port), with sessions for 2025-11-25 and stateless otherwise:
+# it serves 2025-11-25 fully only with sessions (sampling and elicitation
+# are requests to the client), and 2026-07-28 only stateless (go-sdk v1.8.0
+# rejects it on a stateful handler). Sets stateless too.
+start_everything() {
+  local i up
+  stateless=true
+  [[ $1 == 2025-11-25 ]] && stateless=false
+  port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  "$out/everything-server" -http "127.0.0.1:$port" -stateless=$stateless >"$2" 2>&1 &
+  up=$!
+  bg_pids+=($up)
+  for ((i = 0; i < 100; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    kill -0 "$up" 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! kill -0 "$up" 2>/dev/null; then
+    cat "$2" >&2
+    echo "conformance: the everything-server did not start on 127.0.0.1:$port" >&2
+    exit 1
+  fi
+}
+
+# start_gateway NAME: runs `mcphost serve --http` on $out/NAME.hcl (log
+# $out/NAME.log) and sets url once its one server is connected. Port 0: the
+# banner says where it listens (the listener is open by then).
+start_gateway() {
+  local i
+  HOME="$out" MCPHOST_MANAGED_CONFIG="$out/none.hcl" "$out/mcphost" --config "$out/$1.hcl" \
+    serve --http 127.0.0.1:0 --no-auth "${serve_flags[@]}" >"$out/$1.log" 2>&1 &
+  bg_pids+=($!)
+  url=
+  for ((i = 0; i < 300; i++)); do
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$out/$1.log" || true)
+    [[ -n $url ]] || ! kill -0 "${bg_pids[-1]}" 2>/dev/null && break
+    sleep 0.1
+  done
+  if [[ -z $url ]] || ! grep -q '^1 of 1 server(s) connected' "$out/$1.log"; then
+    cat "$out/$1.log" >&2
+    echo "conformance: the gateway did not start with the everything-server connected ($1)" >&2
+    exit 1
+  fi
+}
+
+# run_scored NAME REV LABEL: the server scenarios of REV against $url, held
+# to the expected failures; results in $out/NAME-REV.
+run_scored() {
+  local verdict
+  rm -rf "$out/$1-$2"
+  if (cd "$out" && "$conformance" server --url "$url" --requirements "$2" \
+    --expected-failures "$root/test/conformance/expected-failures-server-$2.yml" \
+    -o "$out/$1-$2" | tee "$out/$1-$2.log"); then
+    verdict="baseline check passed"
+  else
+    status=1
+    verdict=FAILED
+  fi
+  summary+=("server $2 (mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}}$3): $(scenarios "$out/$1-$2.log") scenarios pass; $verdict")
+}
+
 if [[ $parts == *" client "* ]]; then
   go build -o "$out/client" ./test/conformance/client
   go build -o "$out/plugins/" ./plugins/...
@@ -88,16 +152,8 @@ if [[ $parts == *" server "* || $parts == *" server-http "* || $parts == *" refe
 fi
 
 if [[ $parts == *" reference "* ]]; then
-  # The everything-server serves 2025-11-25 fully only with sessions
-  # (sampling and elicitation are requests to the client), and 2026-07-28
-  # only stateless (go-sdk v1.8.0 rejects it on a stateful handler).
   for rev in "${revisions[@]}"; do
-    stateless=true
-    [[ $rev == 2025-11-25 ]] && stateless=false
-    port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-    "$out/everything-server" -http "127.0.0.1:$port" -stateless=$stateless >"$out/reference-$rev.server.log" 2>&1 &
-    bg_pids+=($!)
-    for ((i = 0; i < 100; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    start_everything "$rev" "$out/reference-$rev.server.log"
     rm -rf "$out/reference-$rev"
     (cd "$out" && "$conformance" server --url "http://127.0.0.1:$port/" --requirements "$rev" \
       -o "$out/reference-$rev" >"$out/reference-$rev.log" 2>&1) && verdict="all scored scenarios pass" || verdict="scored failures (not fatal)"
@@ -126,55 +182,16 @@ permissions {
   allow = ["mcp__everything"]
 }
 EOF
-  read -ra serve_flags <<<"${MCPHOST_SERVE_FLAGS---naming conditional}"
-  # Port 0: the banner says where it listens (the listener is open by then).
-  HOME="$out" MCPHOST_MANAGED_CONFIG="$out/none.hcl" "$out/mcphost" --config "$out/gateway.hcl" \
-    serve --http 127.0.0.1:0 --no-auth "${serve_flags[@]}" >"$out/gateway.log" 2>&1 &
-  bg_pids+=($!)
-  url=
-  for ((i = 0; i < 300; i++)); do
-    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$out/gateway.log" || true)
-    [[ -n $url ]] || ! kill -0 "${bg_pids[-1]}" 2>/dev/null && break
-    sleep 0.1
-  done
-  if [[ -z $url ]] || ! grep -q '^1 of 1 server(s) connected' "$out/gateway.log"; then
-    cat "$out/gateway.log" >&2
-    echo "conformance: the gateway did not start with the everything-server connected" >&2
-    exit 1
-  fi
+  start_gateway gateway
   for rev in "${revisions[@]}"; do
-    rm -rf "$out/server-$rev"
-    if (cd "$out" && "$conformance" server --url "$url" --requirements "$rev" \
-      --expected-failures "$root/test/conformance/expected-failures-server-$rev.yml" \
-      -o "$out/server-$rev" | tee "$out/server-$rev.log"); then
-      verdict="baseline check passed"
-    else
-      status=1
-      verdict=FAILED
-    fi
-    summary+=("server $rev (mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}}): $(scenarios "$out/server-$rev.log") scenarios pass; $verdict")
+    run_scored server "$rev" ""
   done
   stop_all
 fi
 
 if [[ $parts == *" server-http "* ]]; then
   for rev in "${revisions[@]}"; do
-    stateless=true
-    [[ $rev == 2025-11-25 ]] && stateless=false
-    port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-    "$out/everything-server" -http "127.0.0.1:$port" -stateless=$stateless >"$out/upstream-$rev.log" 2>&1 &
-    bg_pids+=($!)
-    up=$!
-    for ((i = 0; i < 100; i++)); do
-      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-      kill -0 "$up" 2>/dev/null || break
-      sleep 0.1
-    done
-    if ! kill -0 "$up" 2>/dev/null; then
-      cat "$out/upstream-$rev.log" >&2
-      echo "conformance: the everything-server did not start on 127.0.0.1:$port" >&2
-      exit 1
-    fi
+    start_everything "$rev" "$out/upstream-$rev.log"
     cat >"$out/gateway-http-$rev.hcl" <<EOF
 settings {
   drain_timeout = "1s"
@@ -189,31 +206,8 @@ permissions {
   allow = ["mcp__everything"]
 }
 EOF
-    read -ra serve_flags <<<"${MCPHOST_SERVE_FLAGS---naming conditional}"
-    HOME="$out" MCPHOST_MANAGED_CONFIG="$out/none.hcl" "$out/mcphost" --config "$out/gateway-http-$rev.hcl" \
-      serve --http 127.0.0.1:0 --no-auth "${serve_flags[@]}" >"$out/gateway-http-$rev.log" 2>&1 &
-    bg_pids+=($!)
-    url=
-    for ((i = 0; i < 300; i++)); do
-      url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$out/gateway-http-$rev.log" || true)
-      [[ -n $url ]] || ! kill -0 "${bg_pids[-1]}" 2>/dev/null && break
-      sleep 0.1
-    done
-    if [[ -z $url ]] || ! grep -q '^1 of 1 server(s) connected' "$out/gateway-http-$rev.log"; then
-      cat "$out/gateway-http-$rev.log" >&2
-      echo "conformance: the gateway did not start with the everything-server (HTTP) connected" >&2
-      exit 1
-    fi
-    rm -rf "$out/server-http-$rev"
-    if (cd "$out" && "$conformance" server --url "$url" --requirements "$rev" \
-      --expected-failures "$root/test/conformance/expected-failures-server-$rev.yml" \
-      -o "$out/server-http-$rev" | tee "$out/server-http-$rev.log"); then
-      verdict="baseline check passed"
-    else
-      status=1
-      verdict=FAILED
-    fi
-    summary+=("server $rev (mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → everything-server over HTTP): $(scenarios "$out/server-http-$rev.log") scenarios pass; $verdict")
+    start_gateway "gateway-http-$rev"
+    run_scored server-http "$rev" " → everything-server over HTTP"
     stop_all
   done
 fi
