@@ -595,16 +595,8 @@ server "untrusted" {
 // TestPluginCrashFailsInFlightCalls: a call in flight when the plugin dies
 // fails promptly with an error that says what happened.
 func TestPluginCrashFailsInFlightCalls(t *testing.T) {
-	cfg, _ := setup(t, 1)
-	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := wsHost(t)
 	ctx := context.Background()
-	if _, err := h.CallTool(ctx, "mcp__ws0__echo", map[string]any{"message": "x"}, nil); err != nil {
-		t.Fatal(err)
-	}
 	errc := make(chan error, 1)
 	go func() {
 		_, err := h.CallTool(ctx, "mcp__ws0__slow", map[string]any{"milliseconds": 20000}, nil)
@@ -810,21 +802,29 @@ server "c" {
 	}
 }
 
-// TestRelayOverWebSocketPlugin: the gateway's relay sends a tools/call on a
-// plugin transport's raw lane — for clients of both eras — and gets the
-// server's response back undecoded; a relayed call in flight when the
-// plugin dies fails at once, and the next one goes to the restarted plugin.
-func TestRelayOverWebSocketPlugin(t *testing.T) {
+// wsHost returns a host with one ws server (setup), whose plugin has
+// answered a call.
+func wsHost(t *testing.T) *host.Host {
+	t.Helper()
 	cfg, _ := setup(t, 1)
 	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close()
-	ctx := context.Background()
-	if _, err := h.CallTool(ctx, "mcp__ws0__echo", map[string]any{"message": "x"}, nil); err != nil {
+	t.Cleanup(func() { h.Close() })
+	if _, err := h.CallTool(context.Background(), "mcp__ws0__echo", map[string]any{"message": "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
+	return h
+}
+
+// TestRelayOverWebSocketPlugin: the gateway's relay sends a tools/call on a
+// plugin transport's raw lane — for clients of both eras — and gets the
+// server's response back undecoded; a relayed call in flight when the
+// plugin dies fails at once, and the next one goes to the restarted plugin.
+func TestRelayOverWebSocketPlugin(t *testing.T) {
+	h := wsHost(t)
+	ctx := context.Background()
 	for _, v := range []string{conn.NewProtocol, "2025-11-25"} {
 		resp, handled, err := h.RelayCall(ctx, "mcp__ws0__echo", json.RawMessage(`{"message":"raw `+v+`"}`), host.RelayOptions{ProtocolVersion: v})
 		if err != nil || !handled || !strings.Contains(string(resp), `"text":"raw `+v+`"`) || !strings.Contains(string(resp), `"id":"mcphost-raw-`) {
