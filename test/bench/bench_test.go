@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,12 +93,22 @@ type target struct {
 }
 
 // concurrentOn runs b.N calls from `callers` goroutines, call n going to
-// targets[n % len(targets)], and reports p50/p99 latency and calls per
-// second; and, for each process in cpu (by metric name), its CPU time per
-// call (user + system, from /proc).
+// targets[n % len(targets)] (see concurrentCalls).
 func concurrentOn(b *testing.B, targets []target, callers int, cpu map[string]int) {
-	for _, t := range targets {
-		call(b, t.cs, t.name)
+	calls := make([]func(), len(targets))
+	for i, t := range targets {
+		calls[i] = func() { call(b, t.cs, t.name) }
+	}
+	concurrentCalls(b, calls, callers, cpu)
+}
+
+// concurrentCalls runs each call once, then b.N calls from `callers`
+// goroutines, call n being calls[n % len(calls)], and reports p50/p99
+// latency and calls per second; and, for each process in cpu (by metric
+// name), its CPU time per call (user + system, from /proc).
+func concurrentCalls(b *testing.B, calls []func(), callers int, cpu map[string]int) {
+	for _, c := range calls {
+		c()
 	}
 	lat := make([]time.Duration, b.N)
 	var next sync.Mutex
@@ -128,9 +137,8 @@ func concurrentOn(b *testing.B, targets []target, callers int, cpu map[string]in
 				if n >= b.N {
 					return
 				}
-				t := targets[n%len(targets)]
 				t0 := time.Now()
-				call(b, t.cs, t.name)
+				calls[n%len(calls)]()
 				lat[n] = time.Since(t0)
 			}
 		}()
@@ -620,30 +628,7 @@ func BenchmarkWSRelay8(b *testing.B) {
 	if _, err := h.Connections().Session(ctx, "ws"); err != nil {
 		b.Fatal(err)
 	}
-	relay()
-	lat := make([]time.Duration, b.N)
-	var next atomic.Int64
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := int(next.Add(1) - 1); n < b.N; n = int(next.Add(1) - 1) {
-				t0 := time.Now()
-				relay()
-				lat[n] = time.Since(t0)
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	concurrentCalls(b, []func(){relay}, 8, nil)
 }
 
 // BenchmarkPluginStart measures starting the transport-ws plugin in a new
