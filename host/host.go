@@ -65,6 +65,10 @@ type Options struct {
 	ClientCapabilities *mcp.ClientCapabilities
 	// OnProcessStart is told the pid of each stdio server process. OPTIONAL.
 	OnProcessStart func(server string, pid int)
+	// ProtocolVersion is the protocol version upstream sessions are opened
+	// at (see conn.Options.ProtocolVersion). OPTIONAL: the newest version
+	// both sides speak.
+	ProtocolVersion string
 	// TokenStore keeps OAuth tokens across runs. OPTIONAL: in memory only.
 	TokenStore hauth.Store
 	// PresentAuthURL shows a login URL to the user when the authenticate
@@ -164,6 +168,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		OnLog:              h.logMessage,
 		OnSession:          h.sessionStarted,
 		OnProcessStart:     o.OnProcessStart,
+		ProtocolVersion:    o.ProtocolVersion,
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			switch kind {
 			case conn.ToolsChanged:

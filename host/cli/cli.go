@@ -217,6 +217,11 @@ func (a *app) startHost(interactive bool, adjust ...func(*host.Options)) (*host.
 	if err != nil {
 		return nil, err
 	}
+	return a.hostOn(cfg, interactive, adjust...)
+}
+
+// hostOn is startHost for a configuration already loaded.
+func (a *app) hostOn(cfg *config.Config, interactive bool, adjust ...func(*host.Options)) (*host.Host, error) {
 	opts := &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv}
 	if dir := config.Locate(a.lookupEnv, a.workDir).ConfigDir; dir != "" {
 		opts.PinsFile = filepath.Join(dir, "tool-pins.json")

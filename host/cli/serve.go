@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -36,7 +37,9 @@ loopback address unless --allow-non-loopback is given. Everything the servers
 offer passes through: tools, prompts, resources and templates (named per
 --naming), completions, subscriptions, logging, progress and cancellation;
 what a server asks during a call (elicitation, sampling) goes to the client
-that made the call. Clients of 2025-11-25 and 2026-07-28 are both served.
+that made the call. Clients of 2025-11-25 and 2026-07-28 are both served; on
+stdio, the servers are connected in the client's era (read from its first
+message, an initialize request for clients before 2026-07-28).
 
 SIGTERM or SIGINT drains: no new requests are taken, requests in flight get
 up to drain_timeout (settings; default 10s) to finish, then are answered with
@@ -60,7 +63,26 @@ addressed) or allowed with --allow-origin.`,
 			if stateless && httpAddr == "" {
 				return errors.New("--stateless applies to --http only")
 			}
-			h, err := a.startHost(false, func(o *host.Options) {
+			cfg, err := a.loadConfig() // (its errors show before the client is awaited)
+			if err != nil {
+				return err
+			}
+			var in io.ReadCloser = os.Stdin
+			upstreamVersion := ""
+			if httpAddr == "" {
+				// The one client's first message says its protocol era: the
+				// upstream sessions are opened in it (see serve.StdioClient).
+				sc, err := serve.ReadStdioClient(ctx, os.Stdin)
+				if err != nil {
+					return nil // stopped before the client said anything
+				}
+				in, upstreamVersion = sc.Input, sc.UpstreamVersion
+				if upstreamVersion != "" {
+					a.logger().Debug("the client's protocol era is before 2026-07-28: upstream sessions are opened in it", "protocol", upstreamVersion)
+				}
+			}
+			h, err := a.hostOn(cfg, false, func(o *host.Options) {
+				o.ProtocolVersion = upstreamVersion
 				// The gateway's clients answer what servers ask during calls:
 				// offer servers all of it; each request goes to the client
 				// that made the call, and is refused if that client cannot.
@@ -86,7 +108,7 @@ addressed) or allowed with --allow-origin.`,
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
 			}
 			if httpAddr == "" {
-				return g.ServeStdio(ctx, os.Stdin, os.Stdout)
+				return g.ServeStdio(ctx, in, os.Stdout)
 			}
 			token := ""
 			if !noAuth {

@@ -77,6 +77,13 @@ type Options struct {
 	// 2026-07-28 are told each call's Requester's own capabilities instead.
 	// OPTIONAL.
 	Capabilities *mcp.ClientCapabilities
+	// ProtocolVersion is the protocol version sessions are opened at: a
+	// front with clients of one era only (the stdio gateway, whose one
+	// client said its version at initialize) opens them in that era, where
+	// the server behaves as it would for that client directly and calls are
+	// relayed as they are. It must be one of mcp.SupportedProtocolVersions.
+	// OPTIONAL: the newest version both sides speak.
+	ProtocolVersion string
 	// OnResourceUpdated receives notifications/resources/updated. OPTIONAL.
 	OnResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
 	// OnLog receives notifications/message, with the Requester of the call
@@ -154,7 +161,7 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 	m.semRemote = make(chan struct{}, m.opts.ConcurrencyRemote)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for _, s := range servers {
-		c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name), calls: make(chan struct{}, m.opts.MaxConcurrentCalls)}
+		c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name), version: m.opts.ProtocolVersion, calls: make(chan struct{}, m.opts.MaxConcurrentCalls)}
 		switch {
 		case s.BlockedBy != "":
 			c.state, c.err = StateDisabled, fmt.Errorf("%w: %s", ErrBlocked, s.BlockedBy)

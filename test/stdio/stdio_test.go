@@ -1,0 +1,94 @@
+// Package stdio tests the real mcphost binary as a stdio gateway in front
+// of a real stdio server (the demo server), for clients of both protocol
+// eras.
+package stdio
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testbin"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir = dir })) }
+
+// TestServeInTheClientsEra: the stdio gateway opens its upstream sessions
+// in its client's protocol era, so a tool written for protocol versions
+// before 2026-07-28, which asks the user by a request of its own during the
+// call (ask_old: the go-sdk server refuses that on a 2026-07-28 session),
+// works through the gateway for such a client as it does directly, with no
+// legacy_session; and a 2026-07-28 client keeps its era (ask, which asks
+// in its result).
+func TestServeInTheClientsEra(t *testing.T) {
+	for _, tc := range []struct {
+		version, tool string
+	}{
+		{"2025-11-25", "ask_old"},
+		{"2025-06-18", "ask_old"},
+		{"2026-07-28", "ask"},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "mcphost.hcl")
+			src := fmt.Sprintf("permissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n  args = [\"-passthrough\"]\n}\n", filepath.Join(binDir, "mcphost-demo"))
+			if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfg, "--log-level", "debug", "serve")
+			cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
+			stderr := &syncbuf.Buffer{}
+			cmd.Stderr = stderr
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			asked := 0
+			client := mcp.NewClient(&mcp.Implementation{Name: "era-test"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked++
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
+				},
+			})
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if v := cs.InitializeResult().ProtocolVersion; v != tc.version {
+				t.Fatalf("negotiated %s with the gateway, want %s", v, tc.version)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__demo__" + tc.tool, Arguments: map[string]any{"question": "colour?"}})
+			if err != nil {
+				t.Fatalf("%s: %v; stderr:\n%s", tc.tool, err, stderr)
+			}
+			text := ""
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					text += tc.Text
+				}
+			}
+			if res.IsError || !strings.Contains(text, "blue") || asked != 1 {
+				t.Fatalf("%s: %q (error %v), asked %d times; want the answer, asked once; stderr:\n%s", tc.tool, text, res.IsError, asked, stderr)
+			}
+			// The server's session is in the client's era (before
+			// 2026-07-28), or the newest (from 2026-07-28 on).
+			want := tc.version
+			if want >= "2026-07-28" {
+				want = "2026-07-28"
+			}
+			if !strings.Contains(stderr.String(), `protocol=`+want) {
+				t.Errorf("the upstream session is not at %s; stderr:\n%s", want, stderr)
+			}
+		})
+	}
+}
