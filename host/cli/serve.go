@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -67,12 +68,21 @@ addressed) or allowed with --allow-origin.`,
 			if err != nil {
 				return err
 			}
-			var in io.ReadCloser = os.Stdin
+			var in io.ReadCloser = pollable(os.Stdin)
 			upstreamVersion := ""
 			if httpAddr == "" {
+				if _, set := a.lookupEnv("GOMAXPROCS"); !set {
+					// One client, whose messages the gateway handles one
+					// at a time: with one P, a message handed between
+					// goroutines (read loops, workers) needs no wake-up of
+					// another thread. Measured (make bench, stdio front):
+					// about a tenth less CPU per call, with no loss of
+					// calls/s, also with 50 servers.
+					runtime.GOMAXPROCS(1)
+				}
 				// The one client's first message says its protocol era: the
 				// upstream sessions are opened in it (see serve.StdioClient).
-				sc, err := serve.ReadStdioClient(ctx, os.Stdin)
+				sc, err := serve.ReadStdioClient(ctx, in)
 				if err != nil {
 					return nil // stopped before the client said anything
 				}
@@ -108,7 +118,7 @@ addressed) or allowed with --allow-origin.`,
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
 			}
 			if httpAddr == "" {
-				return g.ServeStdio(ctx, in, os.Stdout)
+				return g.ServeStdio(ctx, in, pollable(os.Stdout))
 			}
 			token := ""
 			if !noAuth {
