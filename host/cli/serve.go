@@ -68,7 +68,20 @@ addressed) or allowed with --allow-origin.`,
 			if err != nil {
 				return err
 			}
-			var in io.ReadCloser = pollable(os.Stdin)
+			log := a.logger()
+			a.sigs.onHangup(func() {
+				log.Warn("SIGHUP received: configuration reload is not supported yet; the gateway keeps running (SIGTERM or SIGINT stops it)")
+			})
+			// The gateway's clients answer what servers ask during calls:
+			// offer servers all of it; each request goes to the client that
+			// made the call, and is refused if that client cannot.
+			offer := &mcp.ClientCapabilities{
+				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+				Sampling:    &mcp.SamplingCapabilities{},
+				RootsV2:     &mcp.RootCapabilities{},
+			}
+			var in io.ReadCloser
+			var out io.WriteCloser
 			upstreamVersion := ""
 			if httpAddr == "" {
 				if _, set := a.lookupEnv("GOMAXPROCS"); !set {
@@ -77,39 +90,30 @@ addressed) or allowed with --allow-origin.`,
 					// goroutines (read loops, workers) needs no wake-up of
 					// another thread. Measured (make bench, stdio front):
 					// about a tenth less CPU per call, with no loss of
-					// calls/s, also with 50 servers.
+					// calls/s, also with 50 servers. (Process-wide: serve
+					// on stdio is the process's one job.)
 					runtime.GOMAXPROCS(1)
 				}
+				in, out = pollable(os.Stdin), pollable(os.Stdout)
 				// The one client's first message says its protocol era: the
 				// upstream sessions are opened in it (see serve.StdioClient).
 				sc, err := serve.ReadStdioClient(ctx, in)
 				if err != nil {
 					return nil // stopped before the client said anything
 				}
-				in, upstreamVersion = sc.Input, sc.UpstreamVersion
+				in, upstreamVersion, offer = sc.Input, sc.UpstreamVersion, sc.Offer(offer)
 				if upstreamVersion != "" {
-					a.logger().Debug("the client's protocol era is before 2026-07-28: upstream sessions are opened in it", "protocol", upstreamVersion)
+					log.Debug("the client's protocol era is before 2026-07-28: upstream sessions are opened in it", "protocol", upstreamVersion)
 				}
 			}
 			h, err := a.hostOn(cfg, false, func(o *host.Options) {
 				o.ProtocolVersion = upstreamVersion
-				// The gateway's clients answer what servers ask during calls:
-				// offer servers all of it; each request goes to the client
-				// that made the call, and is refused if that client cannot.
-				o.ClientCapabilities = &mcp.ClientCapabilities{
-					Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
-					Sampling:    &mcp.SamplingCapabilities{},
-					RootsV2:     &mcp.RootCapabilities{},
-				}
+				o.ClientCapabilities = offer
 			})
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			log := a.logger()
-			a.sigs.onHangup(func() {
-				log.Warn("SIGHUP received: configuration reload is not supported yet; the gateway keeps running (SIGTERM or SIGINT stops it)")
-			})
 			a.connectAll(ctx, h)
 			settings := h.Config().Settings
 			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming})
@@ -118,7 +122,7 @@ addressed) or allowed with --allow-origin.`,
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
 			}
 			if httpAddr == "" {
-				return g.ServeStdio(ctx, in, pollable(os.Stdout))
+				return g.ServeStdio(ctx, in, out)
 			}
 			token := ""
 			if !noAuth {

@@ -2,8 +2,11 @@
 
 package cli
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // pollable returns f: only unix pipes and sockets are made pollable (see
 // stdio_unix.go).
-func pollable(f *os.File) *os.File { return f }
+func pollable(f *os.File) io.ReadWriteCloser { return f }

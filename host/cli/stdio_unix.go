@@ -3,23 +3,32 @@
 package cli
 
 import (
+	"io"
 	"os"
-	"syscall"
+	"runtime"
+
+	"golang.org/x/sys/unix"
 )
 
-// pollable returns a file that Go's network poller serves, reading or
-// writing what f does, when f is a pipe or a socket: a goroutine reading
-// such a file waits parked rather than holding a thread in a blocking
-// read(2), which the runtime hands off to another thread once it blocks
-// (a futex wake-up per message on a gateway's stdio), and closing it ends a
-// read waiting on it. The file is on a duplicate of f's descriptor (f stays
-// open, and its owner's), in non-blocking mode — which f's descriptor
-// shares, so f itself is not to be used meanwhile. A terminal or a regular
-// file, or f on any error, is returned as it is: a terminal's mode may be
-// shared with other processes (the shell).
-func pollable(f *os.File) *os.File {
+// pollable returns what reads or writes f, served by Go's network poller
+// when f is a pipe or a socket: a goroutine reading it waits parked rather
+// than holding a thread in a blocking read(2), which the runtime hands off
+// to another thread once it blocks (a futex wake-up per message on a
+// gateway's stdio), and closing it ends a read waiting on it. It is a
+// duplicate of f's descriptor (close-on-exec) in non-blocking mode, which
+// the open file f shares, so f is not to be used meanwhile; closing it puts
+// back the blocking mode and closes f too. A terminal or a regular file (a
+// terminal's mode is shared with other processes, the shell's), a FIFO on
+// darwin (kqueue misses its end: golang.org/issue/24164), or f on any
+// error, is returned as it is.
+func pollable(f *os.File) io.ReadWriteCloser {
 	fi, err := f.Stat()
-	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+	switch {
+	case err != nil:
+		return f
+	case fi.Mode()&os.ModeSocket != 0:
+	case fi.Mode()&os.ModeNamedPipe != 0 && runtime.GOOS != "darwin" && runtime.GOOS != "ios":
+	default:
 		return f
 	}
 	rc, err := f.SyscallConn()
@@ -28,17 +37,33 @@ func pollable(f *os.File) *os.File {
 	}
 	fd := -1
 	rc.Control(func(s uintptr) {
-		if d, err := syscall.Dup(int(s)); err == nil {
-			syscall.CloseOnExec(d)
+		if d, err := unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0); err == nil {
 			fd = d
 		}
 	})
 	if fd < 0 {
 		return f
 	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
 		return f
 	}
-	return os.NewFile(uintptr(fd), f.Name())
+	return &polled{File: os.NewFile(uintptr(fd), f.Name()), orig: f}
+}
+
+// polled is pollable's file.
+type polled struct {
+	*os.File
+	orig *os.File
+}
+
+// Close puts the shared blocking mode back, then closes the duplicate and
+// the original (so the peer sees the end at once).
+func (p *polled) Close() error {
+	if rc, err := p.File.SyscallConn(); err == nil {
+		rc.Control(func(s uintptr) { unix.SetNonblock(int(s), false) })
+	}
+	err := p.File.Close()
+	p.orig.Close()
+	return err
 }

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func TestPollable(t *testing.T) {
 	defer w.Close()
 	r.Fd() // As stdin is: a descriptor in blocking mode (Fd sets it so).
 	p := pollable(r)
-	if p == r {
+	if p == io.ReadWriteCloser(r) {
 		t.Fatal("a pipe was not made pollable")
 	}
 	read := make(chan error, 1)
@@ -45,7 +46,7 @@ func TestPollable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if pollable(f) != f {
+	if pollable(f) != io.ReadWriteCloser(f) {
 		t.Error("a regular file was replaced")
 	}
 }

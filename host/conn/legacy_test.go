@@ -562,3 +562,35 @@ func TestLegacySessionRefused(t *testing.T) {
 		t.Fatal("the refusal was not recorded")
 	}
 }
+
+// TestSessionVersionRefused: a server that refuses an initialize (as one of
+// 2026-07-28 only may) is connected at the newest version when the
+// Manager's ProtocolVersion (the stdio gateway's client's era) is earlier,
+// rather than not at all.
+func TestSessionVersionRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, flag, want string
+	}{
+		{"a server of both eras", "", "2025-11-25"},
+		{"a server that refuses initialize", "-no-initialize", "2026-07-28"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var args []string
+			if tc.flag != "" {
+				args = append(args, tc.flag)
+			}
+			s := demo("d", args...)
+			m := NewManager([]*config.Server{s}, &Options{ProtocolVersion: "2025-11-25"})
+			t.Cleanup(func() { m.Close() })
+			cs, err := m.Session(context.Background(), "d")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := cs.InitializeResult().ProtocolVersion; v != tc.want {
+				t.Errorf("session at %s, want %s", v, tc.want)
+			}
+		})
+	}
+}

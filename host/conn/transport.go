@@ -37,7 +37,22 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, rawStarter, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	cs, raw, err := c.dial(ctx, timeout, c.version)
+	var rpcErr *jsonrpc.Error
+	if err != nil && c.version != "" && c.primary == nil && errors.As(err, &rpcErr) {
+		// A server may speak only versions from NewProtocol on, and refuse
+		// an initialize (Options.ProtocolVersion): it is connected at the
+		// newest version instead, as without that option. (The second
+		// session has its own fallback, legacy.go.)
+		c.log.Info("the server refused the session's protocol version; connecting at the newest", "protocol", c.version, "error", err)
+		cs, raw, err = c.dial(ctx, timeout, "")
+	}
+	return cs, raw, err
+}
 
+// dial opens one session at protocol version ("": the newest both sides
+// speak), under ctx, which ends after timeout.
+func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) (*mcp.ClientSession, rawStarter, error) {
 	c.log.Debug("connecting", "transport", c.cfg.Transport)
 	t, authSeen, err := c.transport(ctx)
 	if err != nil {
@@ -54,8 +69,8 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, rawStarter, err
 		ct = routingTransport{t, c}
 	}
 	var so *mcp.ClientSessionOptions
-	if c.version != "" {
-		so = &mcp.ClientSessionOptions{ProtocolVersion: c.version}
+	if version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
 	cs, err := client.Connect(ctx, ct, so)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -15,7 +16,8 @@ import (
 )
 
 // The stdio gateway has one client, and that client says its protocol
-// version in its first message. Opening the upstream sessions in that era
+// version in its first message. Opening the upstream sessions in that era,
+// telling the servers that client's capabilities (StdioClient.Offer),
 // serves the client as the servers would serve it directly: a server's
 // requests of its own during a call (elicitation, sampling, roots by
 // request, which go-sdk servers refuse on a 2026-07-28 session) reach the
@@ -33,10 +35,55 @@ type StdioClient struct {
 	Input io.ReadCloser
 	// UpstreamVersion is the protocol version to open upstream sessions at
 	// (host.Options.ProtocolVersion) so that they are in the client's era:
-	// the version the gateway's initialize answer will name, for a client
-	// whose first message is an initialize request of a version before
-	// conn.NewProtocol; "" otherwise (the newest both sides speak).
+	// for a client whose first message is an initialize request, the
+	// version the gateway's answer will name (always before
+	// conn.NewProtocol); "" otherwise (the newest both sides speak).
 	UpstreamVersion string
+
+	caps []byte // the initialize's capabilities
+}
+
+// Offer returns the client capabilities to offer upstream sessions opened
+// at UpstreamVersion (host.Options.ClientCapabilities): of what the gateway
+// can pass on (gateway), what the client said it has. A server of a
+// version before conn.NewProtocol learns the client's capabilities only at
+// initialize, and may choose by them (ask, or fall back); it is told what
+// it would be told by the client directly. Without an UpstreamVersion it
+// returns gateway: a session of conn.NewProtocol is told each call's own
+// client's capabilities.
+func (sc *StdioClient) Offer(gateway *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	if sc.UpstreamVersion == "" || gateway == nil {
+		return gateway
+	}
+	var c struct {
+		Roots       *mcp.RootCapabilities        `json:"roots"`
+		Sampling    *mcp.SamplingCapabilities    `json:"sampling"`
+		Elicitation *mcp.ElicitationCapabilities `json:"elicitation"`
+	}
+	out := &mcp.ClientCapabilities{}
+	if json.Unmarshal(sc.caps, &c) != nil {
+		return out // (the go-sdk server refuses such an initialize)
+	}
+	if c.Roots != nil && gateway.RootsV2 != nil {
+		out.RootsV2 = c.Roots
+	}
+	if c.Sampling != nil && gateway.Sampling != nil {
+		out.Sampling = c.Sampling
+	}
+	if e, g := c.Elicitation, gateway.Elicitation; e != nil && g != nil {
+		// ({} is form elicitation, as before URL mode was added.)
+		oe := &mcp.ElicitationCapabilities{}
+		if (e.Form != nil || e.URL == nil) && g.Form != nil {
+			oe.Form = &mcp.FormElicitationCapabilities{}
+		}
+		if e.URL != nil && g.URL != nil {
+			oe.URL = &mcp.URLElicitationCapabilities{}
+		}
+		if oe.Form != nil || oe.URL != nil {
+			out.Elicitation = oe
+		}
+	}
+	return out
 }
 
 // ReadStdioClient reads the client's first message from in (blank lines
@@ -66,7 +113,7 @@ func ReadStdioClient(ctx context.Context, in io.ReadCloser) (*StdioClient, error
 	}
 	sc := &StdioClient{Input: replay{io.MultiReader(bytes.NewReader(r.seen), r.br), in}}
 	if r.err == nil {
-		sc.UpstreamVersion = upstreamVersion(bytes.TrimSpace(r.seen))
+		sc.UpstreamVersion, sc.caps = initialize(bytes.TrimSpace(r.seen))
 	}
 	return sc, nil
 }
@@ -101,32 +148,36 @@ func firstLine(in io.Reader) (seen []byte, br *bufio.Reader, err error) {
 
 var errNoFirstLine = errors.New("no message within the size limit")
 
-// upstreamVersion is the protocol version to open upstream sessions at for
-// a client whose first message is msg (see StdioClient.UpstreamVersion):
-// what the go-sdk server answers an initialize with — the client's version
-// when it knows it, else the latest before 2026-07-28.
-func upstreamVersion(msg []byte) string {
+// initialize reads a client's first message msg: for an initialize
+// request, the protocol version to open upstream sessions at (see
+// StdioClient.UpstreamVersion) — what the go-sdk server answers it with:
+// the client's version when the go-sdk knows it and it is before
+// conn.NewProtocol, else the latest before that — and the request's
+// capabilities; for anything else, "".
+func initialize(msg []byte) (version string, caps []byte) {
 	var arr, parr [8]rawjson.Member
 	ms, ps, err := rawjson.Message(arr[:0], parr[:0], msg)
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	if m, ok := rawjson.Find(ms, "method"); !ok || string(m.Value) != `"initialize"` {
-		return ""
+		return "", nil
 	}
-	if _, ok := rawjson.Find(ms, "id"); !ok {
-		return ""
+	if j, ok := rawjson.Find(ms, "jsonrpc"); !ok || string(j.Value) != `"2.0"` {
+		return "", nil
 	}
-	pv, ok := rawjson.Find(ps, "protocolVersion")
-	if !ok {
-		return ""
+	if id, ok := rawjson.Find(ms, "id"); !ok {
+		return "", nil
+	} else if _, err := rawjson.IDKey(id.Value); err != nil {
+		return "", nil // (refused by the gateway)
 	}
-	v, ok := rawjson.String(pv.Value)
-	switch {
-	case !ok || v >= conn.NewProtocol:
-		return ""
-	case slices.Contains(mcp.SupportedProtocolVersions(), v):
-		return v
+	if c, ok := rawjson.Find(ps, "capabilities"); ok {
+		caps = c.Value
 	}
-	return conn.LegacyProtocol
+	if pv, ok := rawjson.Find(ps, "protocolVersion"); ok {
+		if v, ok := rawjson.String(pv.Value); ok && v < conn.NewProtocol && slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			return v, caps
+		}
+	}
+	return conn.LegacyProtocol, caps
 }

@@ -3,15 +3,18 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func TestUpstreamVersion(t *testing.T) {
+func TestInitialize(t *testing.T) {
 	init := func(v string) string {
-		return `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":` + v + `,"capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+		return `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":` + v + `,"capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}`
 	}
 	for _, tc := range []struct {
 		name, msg, want string
@@ -19,22 +22,64 @@ func TestUpstreamVersion(t *testing.T) {
 		{"2025-11-25", init(`"2025-11-25"`), "2025-11-25"},
 		{"2025-06-18, known to the go-sdk", init(`"2025-06-18"`), "2025-06-18"},
 		{"2024-11-05", init(`"2024-11-05"`), "2024-11-05"},
+		// What the go-sdk server answers an initialize of a version it
+		// does not take there: the latest before 2026-07-28.
 		{"an older version the go-sdk does not know", init(`"2024-01-01"`), "2025-11-25"},
-		{"2026-07-28 (initialize is not of that era)", init(`"2026-07-28"`), ""},
-		{"a later version", init(`"2027-01-01"`), ""},
-		{"not a string", init(`20251125`), ""},
-		{"no version", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, ""},
+		{"2026-07-28 (not by initialize)", init(`"2026-07-28"`), "2025-11-25"},
+		{"a later version", init(`"2027-01-01"`), "2025-11-25"},
+		{"not a string", init(`20251125`), "2025-11-25"},
+		{"no version", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, "2025-11-25"},
 		{"a notification", `{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, ""},
+		{"a null id (refused by the gateway)", `{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, ""},
+		{"not JSON-RPC 2.0", `{"jsonrpc":"1.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, ""},
 		{"server/discover", `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}`, ""},
 		{"a call first", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, ""},
 		{"duplicate method (strict JSON)", `{"jsonrpc":"2.0","id":0,"method":"tools/list","method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, ""},
 		{"not JSON", `hello`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := upstreamVersion([]byte(tc.msg)); got != tc.want {
-				t.Errorf("upstreamVersion = %q, want %q", got, tc.want)
+			got, caps := initialize([]byte(tc.msg))
+			if got != tc.want {
+				t.Errorf("version = %q, want %q", got, tc.want)
+			}
+			if wantCaps := strings.Contains(tc.msg, `"capabilities"`) && tc.want != ""; wantCaps != (string(caps) == `{"sampling":{}}`) {
+				t.Errorf("capabilities = %s", caps)
 			}
 		})
+	}
+}
+
+func TestOffer(t *testing.T) {
+	gateway := &mcp.ClientCapabilities{
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		Sampling:    &mcp.SamplingCapabilities{},
+		RootsV2:     &mcp.RootCapabilities{},
+	}
+	for _, tc := range []struct {
+		name, caps, want string
+	}{
+		{"none", `{}`, `{}`},
+		{"elicitation as before URL mode (form)", `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`},
+		{"URL elicitation only", `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{}}}`},
+		{"everything", `{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{"listChanged":true},"experimental":{"x":{}}}`, `{"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true}}`},
+		{"sampling", `{"sampling":{}}`, `{"sampling":{}}`},
+		{"not an object", `[]`, `{}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := &StdioClient{UpstreamVersion: "2025-11-25", caps: []byte(tc.caps)}
+			got := sc.Offer(gateway)
+			v2 := struct {
+				*mcp.ClientCapabilities
+				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+			}{got, got.RootsV2}
+			b, _ := json.Marshal(v2)
+			if string(b) != tc.want {
+				t.Errorf("Offer = %s, want %s", b, tc.want)
+			}
+		})
+	}
+	if got := (&StdioClient{caps: []byte(`{}`)}).Offer(gateway); got != gateway {
+		t.Error("without an upstream version, the gateway's own offer is not kept")
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/internal/wsmcp"
@@ -56,6 +57,9 @@ type Options struct {
 	// Passthrough adds the features a gateway passes through besides tools
 	// (see the package comment). OPTIONAL.
 	Passthrough bool
+	// NoInitialize refuses initialize (method not found), as a server of
+	// 2026-07-28 only may: clients must use server/discover. OPTIONAL.
+	NoInitialize bool
 }
 
 // Definitions is the JSON of the -definitions file: what a run of the server
@@ -138,6 +142,16 @@ func New(opts *Options) *mcp.Server {
 		sopts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { count("resources/unsubscribe"); return nil }
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, sopts)
+	if o.NoInitialize {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "initialize" {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "initialize is not supported: use server/discover (2026-07-28)"}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Echo"}
 	echoDesc := "Echoes the message back."
 	if o.EchoDescription != "" {
@@ -329,6 +343,20 @@ func addPassthrough(s *mcp.Server, name string, count func(string)) {
 				},
 			}}}, nil, nil
 		})
+	// client_capabilities says what the client told the server at
+	// initialize (sessions before 2026-07-28).
+	mcp.AddTool(s, &mcp.Tool{Name: "client_capabilities", Description: "Returns the client capabilities of the session's initialize, as JSON."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			var caps any
+			if p := req.Session.InitializeParams(); p != nil {
+				caps = p.Capabilities
+			}
+			b, err := json.Marshal(caps)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
 	// ask_old is ask as tools written for protocol versions before
 	// 2026-07-28 are: it sends elicitation/create of its own during the call
 	// (ServerSession.Elicit), which the go-sdk refuses on 2026-07-28
@@ -439,6 +467,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	defsFile := fs.String("definitions", "", "read the echo description and extra tools, prompts and resources from this JSON `FILE` at start")
 	protocol := fs.String("protocol", "", "negotiate only this protocol `VERSION` (e.g. 2025-11-25)")
 	passthrough := fs.Bool("passthrough", false, "also offer a resource template, completions, subscriptions (touch), elicitation (ask) and logging (log)")
+	noInitialize := fs.Bool("no-initialize", false, "refuse initialize, as a server of 2026-07-28 only may (clients must use server/discover)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -467,7 +496,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 		versions = []string{*protocol}
 	}
 	srv := New(&Options{ProtocolVersions: versions, Name: *name, Exit: exit, EchoDescription: *echoDesc, ExtraTools: defs.ExtraTools,
-		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough})
+		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough, NoInitialize: *noInitialize})
 	logger := log.New(stderr, "mcphost-demo: ", 0)
 	var handler http.Handler
 	addr := *httpAddr

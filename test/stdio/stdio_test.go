@@ -86,8 +86,21 @@ func TestServeInTheClientsEra(t *testing.T) {
 			if want >= "2026-07-28" {
 				want = "2026-07-28"
 			}
-			if !strings.Contains(stderr.String(), `protocol=`+want) {
+			if !strings.Contains(stderr.String(), "conn.demo: connected: transport=stdio protocol="+want+"\n") {
 				t.Errorf("the upstream session is not at %s; stderr:\n%s", want, stderr)
+			}
+			if want >= "2026-07-28" {
+				return
+			}
+			// Such a server was told at initialize what this client has
+			// (elicitation), not all the gateway could pass on (sampling).
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__demo__client_capabilities"})
+			if err != nil || res.IsError || len(res.Content) != 1 {
+				t.Fatalf("client_capabilities: %v %+v", err, res)
+			}
+			caps := res.Content[0].(*mcp.TextContent).Text
+			if !strings.Contains(caps, `"elicitation"`) || strings.Contains(caps, `"sampling"`) {
+				t.Errorf("the server was told the client capabilities %s, want elicitation and no sampling", caps)
 			}
 		})
 	}
