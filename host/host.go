@@ -11,6 +11,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,8 +67,9 @@ type Options struct {
 	// OnProcessStart is told the pid of each stdio server process. OPTIONAL.
 	OnProcessStart func(server string, pid int)
 	// ProtocolVersion is the protocol version upstream sessions are opened
-	// at (see conn.Options.ProtocolVersion). OPTIONAL: the newest version
-	// both sides speak.
+	// at (see conn.Options.ProtocolVersion). OPTIONAL: the configuration's
+	// settings { protocol_version }, else the newest version both sides
+	// speak.
 	ProtocolVersion string
 	// TokenStore keeps OAuth tokens across runs. OPTIONAL: in memory only.
 	TokenStore hauth.Store
@@ -168,7 +170,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		OnLog:              h.logMessage,
 		OnSession:          h.sessionStarted,
 		OnProcessStart:     o.OnProcessStart,
-		ProtocolVersion:    o.ProtocolVersion,
+		ProtocolVersion:    cmp.Or(o.ProtocolVersion, cfg.Settings.ProtocolVersion),
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			switch kind {
 			case conn.ToolsChanged:

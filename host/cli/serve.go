@@ -95,15 +95,18 @@ addressed) or allowed with --allow-origin.`,
 					runtime.GOMAXPROCS(1)
 				}
 				in, out = pollable(os.Stdin), pollable(os.Stdout)
-				// The one client's first message says its protocol era: the
-				// upstream sessions are opened in it (see serve.StdioClient).
-				sc, err := serve.ReadStdioClient(ctx, in)
-				if err != nil {
-					return nil // stopped before the client said anything
-				}
-				in, upstreamVersion, offer = sc.Input, sc.UpstreamVersion, sc.Offer(offer)
-				if upstreamVersion != "" {
-					log.Debug("the client's protocol era is before 2026-07-28: upstream sessions are opened in it", "protocol", upstreamVersion)
+				if cfg.Settings.ProtocolVersion == "" { // (set: the sessions' version is the user's choice)
+					// The one client's first message says its protocol era:
+					// the upstream sessions are opened in it (see
+					// serve.StdioClient).
+					sc, err := serve.ReadStdioClient(ctx, in)
+					if err != nil {
+						return nil // stopped before the client said anything
+					}
+					in, upstreamVersion, offer = sc.Input, sc.UpstreamVersion, sc.Offer(offer)
+					if upstreamVersion != "" {
+						log.Debug("the client's protocol era is before 2026-07-28: upstream sessions are opened in it", "protocol", upstreamVersion)
+					}
 				}
 			}
 			h, err := a.hostOn(cfg, false, func(o *host.Options) {

@@ -286,6 +286,13 @@ type Settings struct {
 	// NamingConditional or NamingBare. Permission rules, pins and logs always
 	// use the canonical mcp__SERVER__TOOL names.
 	Naming string `json:"naming"`
+	// ProtocolVersion (protocol_version) is the protocol version server
+	// sessions are opened at: a gateway whose clients are all of one era
+	// (2025-11-25, say) opens its upstream sessions in it, where servers
+	// serve those clients as they would directly and every call is relayed
+	// in its own version. "" (the default): the newest version both sides
+	// speak — except on `serve` stdio, where it is the one client's.
+	ProtocolVersion string `json:"protocol_version,omitempty"`
 }
 
 // Naming modes of the gateway (settings { naming = "…" }, serve --naming).

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -88,6 +89,7 @@ var (
 			{Name: "max_sessions"},
 			{Name: "drain_timeout"},
 			{Name: "naming"},
+			{Name: "protocol_version"},
 		},
 	}
 )
@@ -130,6 +132,7 @@ type partialSettings struct {
 	sessionIdle, drain                  *time.Duration
 	maxSessions                         *int
 	naming                              *string
+	protocolVersion                     *string
 	// set lists the attributes the block sets, in source order, for the
 	// warnings of a project-scope settings block (which is ignored).
 	set []*hcl.Attribute
@@ -771,6 +774,18 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 				strings.Join(NamingModes(), ", "), v))
 		} else {
 			p.naming = &v
+		}
+	}
+	if a := attrs["protocol_version"]; a != nil {
+		var v string
+		if d := decodeExpr(a.Expr, ctx, &v); d.HasErrors() {
+			diags = append(diags, d...)
+		} else if !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid protocol_version",
+				"protocol_version must be one of %s, got %q: the protocol version server sessions are opened at (leave it out for the newest both sides speak).",
+				strings.Join(mcp.SupportedProtocolVersions(), ", "), v))
+		} else {
+			p.protocolVersion = &v
 		}
 	}
 	if a := attrs["approve_all_project_servers"]; a != nil {

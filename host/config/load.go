@@ -347,6 +347,9 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		if p.naming != nil {
 			s.Naming = *p.naming
 		}
+		if p.protocolVersion != nil {
+			s.ProtocolVersion = *p.protocolVersion
+		}
 		if p.connectTimeout != nil && *p.connectTimeout > 0 {
 			s.ConnectTimeout = *p.connectTimeout
 		}

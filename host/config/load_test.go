@@ -1026,6 +1026,36 @@ func TestSettingsNaming(t *testing.T) {
 	}
 }
 
+func TestSettingsProtocolVersion(t *testing.T) {
+	for _, tc := range []struct {
+		hcl, want, err string
+	}{
+		{``, "", ""},
+		{`settings { protocol_version = "2025-11-25" }`, "2025-11-25", ""},
+		{`settings { protocol_version = "2026-07-28" }`, "2026-07-28", ""},
+		{`settings { protocol_version = "2025-11-26" }`, "", "protocol_version must be one of 2026-07-28, 2025-11-25"},
+		{`settings { protocol_version = 2025 }`, "", "protocol_version must be one of"},
+	} {
+		t.Run(tc.hcl, func(t *testing.T) {
+			tr := newTree(t)
+			tr.user(tc.hcl)
+			cfg, diags := tr.load()
+			if tc.err != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.err) || !strings.Contains(diags.Error(), "config.hcl:1,") {
+					t.Fatalf("diags = %v, want an error at file:line:col containing %q", diags, tc.err)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if cfg.Settings.ProtocolVersion != tc.want {
+				t.Errorf("ProtocolVersion = %q, want %q", cfg.Settings.ProtocolVersion, tc.want)
+			}
+		})
+	}
+}
+
 func TestLegacySession(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

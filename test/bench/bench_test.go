@@ -495,11 +495,15 @@ func BenchmarkHTTPDirect8(b *testing.B) {
 
 // BenchmarkHTTPGateway8 is `mcphost serve --http` in front of the demo
 // server on stdio.
-func BenchmarkHTTPGateway8(b *testing.B) {
+func BenchmarkHTTPGateway8(b *testing.B) { httpGateway(b, gatewayConfig(b, 1)) }
+
+// httpGateway runs `mcphost serve --http` on configuration cfg (one demo
+// server) and 8 concurrent callers of a 2025-11-25 client through it.
+func httpGateway(b *testing.B, cfg string) {
 	port := testbin.FreePort(b)
 	dir := b.TempDir()
 	pid := listen(b, port, []string{"HOME=" + dir, "MCPHOST_MANAGED_CONFIG=" + filepath.Join(dir, "none.hcl")},
-		mcphostPath(), "--config", gatewayConfig(b, 1), "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
+		mcphostPath(), "--config", cfg, "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
 	cs := httpSession(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
 	call(b, cs, "mcp__demo__echo")
 	servers := demoServers(b, pid)
@@ -507,6 +511,22 @@ func BenchmarkHTTPGateway8(b *testing.B) {
 		b.Fatalf("the gateway runs %d demo servers, want 1", len(servers))
 	}
 	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, map[string]int{midCPU: pid, srvCPU: servers[0]})
+}
+
+// BenchmarkHTTPGatewayPinned8 is BenchmarkHTTPGateway8 with settings {
+// protocol_version = "2025-11-25" }: the upstream session in the era of
+// the (2025-11-25) clients.
+func BenchmarkHTTPGatewayPinned8(b *testing.B) {
+	cfg := gatewayConfig(b, 1)
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString("settings {\n  protocol_version = \"2025-11-25\"\n}\n")
+		f.Close()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	httpGateway(b, cfg)
 }
 
 // BenchmarkHTTPDirectNew8 is a 2026-07-28 client and the demo server over

@@ -1,7 +1,7 @@
-// Package stdio tests the real mcphost binary as a stdio gateway in front
-// of a real stdio server (the demo server), for clients of both protocol
-// eras.
-package stdio
+// Package eras tests the real mcphost binary as a gateway in front of a
+// real stdio server (the demo server), for clients of both protocol eras:
+// the protocol version of its upstream sessions.
+package eras
 
 import (
 	"context"
@@ -103,5 +103,64 @@ func TestServeInTheClientsEra(t *testing.T) {
 				t.Errorf("the server was told the client capabilities %s, want elicitation and no sampling", caps)
 			}
 		})
+	}
+}
+
+// TestServeHTTPProtocolVersion: with settings { protocol_version }, `serve
+// --http` opens its upstream sessions at that version, so that for a
+// deployment whose clients are of that era a tool written for it (ask_old,
+// which asks by a request of its own) works through the gateway without
+// legacy_session. (Without the setting the session is at 2026-07-28, where
+// the go-sdk server refuses that request.)
+func TestServeHTTPProtocolVersion(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcphost.hcl")
+	src := fmt.Sprintf("settings {\n  protocol_version = \"2025-11-25\"\n}\npermissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n  args = [\"-passthrough\"]\n}\n", filepath.Join(binDir, "mcphost-demo"))
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := testbin.FreePort(t)
+	cmd := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfg, "--log-level", "debug", "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
+	stderr := &syncbuf.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	testbin.WaitListening(t, port)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "era-test"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "green"}}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__demo__ask_old", Arguments: map[string]any{"question": "colour?"}})
+	if err != nil || res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "green") {
+		t.Fatalf("ask_old: %v %+v; stderr:\n%s", err, res, stderr)
+	}
+	if !strings.Contains(stderr.String(), "conn.demo: connected: transport=stdio protocol=2025-11-25\n") {
+		t.Errorf("the upstream session is not at 2025-11-25; stderr:\n%s", stderr)
+	}
+	// A 2026-07-28 client of the same gateway is served too: the server's
+	// request comes to it as an input-required result (a held call).
+	cs2, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs2.Close()
+	res, err = cs2.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__demo__ask_old", Arguments: map[string]any{"question": "colour?"}})
+	if err != nil || res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "green") {
+		t.Fatalf("ask_old, 2026-07-28 client: %v %+v; stderr:\n%s", err, res, stderr)
 	}
 }
