@@ -82,28 +82,35 @@ addressed) or allowed with --allow-origin.`,
 			}
 			var in io.ReadCloser
 			var out io.WriteCloser
-			upstreamVersion := ""
+			upstreamVersion := cfg.Settings.ProtocolVersion // (set: the user's choice)
 			if httpAddr == "" {
-				if _, set := a.lookupEnv("GOMAXPROCS"); !set {
+				var inPolled, outPolled bool
+				in, inPolled = pollable(os.Stdin)
+				out, outPolled = pollable(os.Stdout)
+				defer in.Close() // (again: also when serving never starts)
+				defer out.Close()
+				if _, set := a.lookupEnv("GOMAXPROCS"); !set && inPolled && outPolled {
 					// One client, whose messages the gateway handles one
 					// at a time: with one P, a message handed between
 					// goroutines (read loops, workers) needs no wake-up of
-					// another thread. Measured (make bench, stdio front):
-					// about a tenth less CPU per call, with no loss of
-					// calls/s, also with 50 servers. (Process-wide: serve
-					// on stdio is the process's one job.)
+					// another thread. Measured (make bench, stdio front,
+					// with polled stdio): about a tenth less CPU per call,
+					// with no loss of calls/s, also with 50 servers.
+					// (Process-wide: serve on stdio is the process's one
+					// job.)
 					runtime.GOMAXPROCS(1)
 				}
-				in, out = pollable(os.Stdin), pollable(os.Stdout)
-				if cfg.Settings.ProtocolVersion == "" { // (set: the sessions' version is the user's choice)
-					// The one client's first message says its protocol era:
-					// the upstream sessions are opened in it (see
-					// serve.StdioClient).
-					sc, err := serve.ReadStdioClient(ctx, in)
-					if err != nil {
-						return nil // stopped before the client said anything
-					}
-					in, upstreamVersion, offer = sc.Input, sc.UpstreamVersion, sc.Offer(offer)
+				// The one client's first message says its protocol era: the
+				// upstream sessions are opened in it (see serve.StdioClient),
+				// unless settings { protocol_version } says otherwise; and
+				// servers are told the client's capabilities at initialize.
+				sc, err := serve.ReadStdioClient(ctx, in)
+				if err != nil {
+					return nil // stopped before the client said anything
+				}
+				in, offer = sc.Input, sc.Offer(offer)
+				if upstreamVersion == "" {
+					upstreamVersion = sc.UpstreamVersion
 					if upstreamVersion != "" {
 						log.Debug("the client's protocol era is before 2026-07-28: upstream sessions are opened in it", "protocol", upstreamVersion)
 					}

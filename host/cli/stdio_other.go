@@ -9,4 +9,4 @@ import (
 
 // pollable returns f: only unix pipes and sockets are made pollable (see
 // stdio_unix.go).
-func pollable(f *os.File) io.ReadWriteCloser { return f }
+func pollable(f *os.File) (io.ReadWriteCloser, bool) { return f, false }

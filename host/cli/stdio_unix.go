@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pollable returns what reads or writes f, served by Go's network poller
-// when f is a pipe or a socket: a goroutine reading it waits parked rather
+// pollable returns what reads or writes f — served by Go's network poller
+// (polledBy) when f is a pipe or a socket: a goroutine reading it waits parked rather
 // than holding a thread in a blocking read(2), which the runtime hands off
 // to another thread once it blocks (a futex wake-up per message on a
 // gateway's stdio), and closing it ends a read waiting on it. It is a
@@ -21,34 +21,37 @@ import (
 // terminal's mode is shared with other processes, the shell's), a FIFO on
 // darwin (kqueue misses its end: golang.org/issue/24164), or f on any
 // error, is returned as it is.
-func pollable(f *os.File) io.ReadWriteCloser {
+func pollable(f *os.File) (rwc io.ReadWriteCloser, polledBy bool) {
 	fi, err := f.Stat()
 	switch {
 	case err != nil:
-		return f
+		return f, false
 	case fi.Mode()&os.ModeSocket != 0:
 	case fi.Mode()&os.ModeNamedPipe != 0 && runtime.GOOS != "darwin" && runtime.GOOS != "ios":
+		// (darwin reports every pipe as a FIFO: there, only sockets.)
 	default:
-		return f
+		return f, false
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return f
+		return f, false
 	}
 	fd := -1
 	rc.Control(func(s uintptr) {
-		if d, err := unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0); err == nil {
+		// (At 3 or above: never a free 0-2, where another file of the
+		// process would be expected.)
+		if d, err := unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 3); err == nil {
 			fd = d
 		}
 	})
 	if fd < 0 {
-		return f
+		return f, false
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
-		return f
+		return f, false
 	}
-	return &polled{File: os.NewFile(uintptr(fd), f.Name()), orig: f}
+	return &polled{File: os.NewFile(uintptr(fd), f.Name()), orig: f}, true
 }
 
 // polled is pollable's file.
@@ -57,13 +60,14 @@ type polled struct {
 	orig *os.File
 }
 
-// Close puts the shared blocking mode back, then closes the duplicate and
-// the original (so the peer sees the end at once).
+// Close closes the duplicate (ending what waits on it), puts the shared
+// blocking mode back through the original, and closes the original too (so
+// the peer sees the end at once). It may be called more than once.
 func (p *polled) Close() error {
-	if rc, err := p.File.SyscallConn(); err == nil {
+	err := p.File.Close()
+	if rc, cerr := p.orig.SyscallConn(); cerr == nil {
 		rc.Control(func(s uintptr) { unix.SetNonblock(int(s), false) })
 	}
-	err := p.File.Close()
 	p.orig.Close()
 	return err
 }

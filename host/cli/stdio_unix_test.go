@@ -5,40 +5,67 @@ package cli
 import (
 	"io"
 	"os"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// TestPollable: a blocking pipe (as a client hands the gateway its stdin)
-// becomes a file the runtime's poller serves: a read waiting on it ends
-// when the file is closed, as ReadStdioClient needs when the gateway stops
-// before its client said anything. A regular file is left as it is.
+// TestPollable: a pipe or a socket in blocking mode (as a client hands the
+// gateway its stdin) is read through the runtime's poller: a read waiting
+// on it ends when it is closed, as ReadStdioClient needs when the gateway
+// stops before its client said anything; closing it closes the original
+// too. A regular file is left as it is.
 func TestPollable(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+	type pair struct{ r, w *os.File }
+	cases := map[string]func(t *testing.T) pair{
+		"socket": func(t *testing.T) pair {
+			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pair{os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "client")}
+		},
 	}
-	defer r.Close()
-	defer w.Close()
-	r.Fd() // As stdin is: a descriptor in blocking mode (Fd sets it so).
-	p := pollable(r)
-	if p == io.ReadWriteCloser(r) {
-		t.Fatal("a pipe was not made pollable")
-	}
-	read := make(chan error, 1)
-	go func() {
-		_, err := p.Read(make([]byte, 1))
-		read <- err
-	}()
-	time.Sleep(50 * time.Millisecond) // (by then the read is waiting, mostly; one that starts after the close fails at once)
-	p.Close()
-	select {
-	case err := <-read:
-		if err == nil {
-			t.Fatal("read on a closed file succeeded")
+	if runtime.GOOS != "darwin" && runtime.GOOS != "ios" { // (there, pipes are left alone)
+		cases["pipe"] = func(t *testing.T) pair {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pair{r, w}
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("closing the file did not end the read waiting on it")
+	}
+	for name, open := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := open(t)
+			defer p.r.Close()
+			defer p.w.Close()
+			p.r.Fd() // As stdin is: a descriptor in blocking mode (Fd sets it so).
+			rwc, polled := pollable(p.r)
+			if !polled || rwc == io.ReadWriteCloser(p.r) {
+				t.Fatal("not made pollable")
+			}
+			read := make(chan error, 1)
+			go func() {
+				_, err := rwc.Read(make([]byte, 1))
+				read <- err
+			}()
+			time.Sleep(50 * time.Millisecond) // (by then the read is waiting, mostly; one that starts after the close fails at once)
+			rwc.Close()
+			select {
+			case err := <-read:
+				if err == nil {
+					t.Fatal("read on a closed file succeeded")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("closing the file did not end the read waiting on it")
+			}
+			// The original is closed too.
+			if _, err := p.r.Read(make([]byte, 1)); err == nil {
+				t.Error("the original is still open")
+			}
+		})
 	}
 
 	f, err := os.CreateTemp(t.TempDir(), "regular")
@@ -46,7 +73,7 @@ func TestPollable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if pollable(f) != io.ReadWriteCloser(f) {
+	if rwc, polled := pollable(f); polled || rwc != io.ReadWriteCloser(f) {
 		t.Error("a regular file was replaced")
 	}
 }

@@ -413,6 +413,7 @@ func projectSettingReason(name string) string {
 		"max_sessions":                "it is a limit of the gateway",
 		"drain_timeout":               "it governs the gateway's shutdown",
 		"naming":                      "it decides the names the gateway exposes for every server",
+		"protocol_version":            "it decides how the host speaks to every server, the user's own included",
 	}[name]
 	if why == "" {
 		why = "settings are host-wide"

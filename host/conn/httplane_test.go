@@ -137,14 +137,17 @@ func TestHTTPLane(t *testing.T) {
 				t.Errorf("raw POST at %s without Mcp-Method/Mcp-Name: %v", tc.version, h)
 			}
 			// Each call's stream is read to its end: its connection serves
-			// the next call.
+			// a later call. (The end is read in the background, so a call
+			// may start before its predecessor's connection is free again
+			// on a loaded machine: a few new connections are allowed, one
+			// per call is what the fault looked like.)
 			before := conns.Load()
 			for i := 0; i < 10; i++ {
 				if _, handled, err := call(ctx, "echo", `{"message":"again"}`, false); err != nil || !handled {
 					t.Fatalf("echo %d: %v %v", i, handled, err)
 				}
 			}
-			if n := conns.Load() - before; n > 1 {
+			if n := conns.Load() - before; n > 3 {
 				t.Errorf("10 sequential raw calls opened %d connections (want their connection reused)", n)
 			}
 

@@ -156,11 +156,7 @@ func (c *Conn) enter(fc *call) (*Conn, func()) {
 func (c *Conn) legacyConnected(ctx context.Context, cs *mcp.ClientSession) bool {
 	ir := cs.InitializeResult()
 	if ir.ProtocolVersion >= NewProtocol {
-		c.log.Info("the server speaks no earlier protocol version; its first session serves every client", "protocol", ir.ProtocolVersion)
-		p := c.primary
-		p.legacy.mu.Lock()
-		p.legacy.none = true
-		p.legacy.mu.Unlock()
+		c.noLegacy("the server answered with " + ir.ProtocolVersion)
 		return false
 	}
 	if ir.Capabilities != nil && ir.Capabilities.Logging != nil {
@@ -169,6 +165,17 @@ func (c *Conn) legacyConnected(ctx context.Context, cs *mcp.ClientSession) bool 
 		}
 	}
 	return true
+}
+
+// noLegacy records, on the second session c, that the server speaks no
+// protocol version before NewProtocol (why): its first session serves every
+// client from now on.
+func (c *Conn) noLegacy(why string) {
+	c.log.Info("the server speaks no earlier protocol version; its first session serves every client", "reason", why)
+	p := c.primary
+	p.legacy.mu.Lock()
+	p.legacy.none = true
+	p.legacy.mu.Unlock()
 }
 
 // listedAs returns the generation of the server's first session whose tools

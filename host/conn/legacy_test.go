@@ -582,7 +582,13 @@ func TestSessionVersionRefused(t *testing.T) {
 				args = append(args, tc.flag)
 			}
 			s := demo("d", args...)
-			m := NewManager([]*config.Server{s}, &Options{ProtocolVersion: "2025-11-25"})
+			var mu sync.Mutex
+			var pids []int
+			m := NewManager([]*config.Server{s}, &Options{ProtocolVersion: "2025-11-25", OnProcessStart: func(_ string, pid int) {
+				mu.Lock()
+				pids = append(pids, pid)
+				mu.Unlock()
+			}})
 			t.Cleanup(func() { m.Close() })
 			cs, err := m.Session(context.Background(), "d")
 			if err != nil {
@@ -590,6 +596,14 @@ func TestSessionVersionRefused(t *testing.T) {
 			}
 			if v := cs.InitializeResult().ProtocolVersion; v != tc.want {
 				t.Errorf("session at %s, want %s", v, tc.want)
+			}
+			// The refused attempt's process is gone: one server runs.
+			mu.Lock()
+			defer mu.Unlock()
+			for _, pid := range pids[:len(pids)-1] {
+				if alive(pid) {
+					t.Errorf("the process of a refused attempt (%d) still runs", pid)
+				}
 			}
 		})
 	}

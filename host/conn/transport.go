@@ -38,16 +38,32 @@ func (c *Conn) connect(ctx context.Context) (*mcp.ClientSession, rawStarter, err
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cs, raw, err := c.dial(ctx, timeout, c.version)
-	var rpcErr *jsonrpc.Error
-	if err != nil && c.version != "" && c.primary == nil && errors.As(err, &rpcErr) {
+	if err != nil && c.version != "" && c.version < NewProtocol && c.primary == nil && refusedInitialize(err) {
 		// A server may speak only versions from NewProtocol on, and refuse
 		// an initialize (Options.ProtocolVersion): it is connected at the
 		// newest version instead, as without that option. (The second
 		// session has its own fallback, legacy.go.)
-		c.log.Info("the server refused the session's protocol version; connecting at the newest", "protocol", c.version, "error", err)
+		c.log.Warn("the server refused an initialize at the configured protocol version; connecting at the newest", "protocol", c.version, "error", err)
 		cs, raw, err = c.dial(ctx, timeout, "")
 	}
 	return cs, raw, err
+}
+
+// refusedInitialize reports whether err is a server's JSON-RPC refusal of
+// an initialize request: method not found, invalid params, or an
+// unsupported protocol version — not a transport failure (which the go-sdk
+// also reports as a JSON-RPC error, code -32005) or a server's internal
+// error.
+func refusedInitialize(err error) bool {
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion:
+		return true
+	}
+	return false
 }
 
 // dial opens one session at protocol version ("": the newest both sides
@@ -81,8 +97,25 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("connect timed out after %s", timeout)
 		}
-		if st, ok := t.(*stdioTransport); ok && st.proc != nil {
-			st.proc.settle(500 * time.Millisecond)
+		// (The go-sdk closes the connection when initialize fails, but not
+		// on every error after it: a server's process must not outlive a
+		// failed connect, least of all one that is retried.)
+		switch t := t.(type) {
+		case *stdioTransport:
+			if t.conn != nil {
+				t.conn.Close()
+			}
+			if t.proc != nil {
+				t.proc.settle(500 * time.Millisecond)
+			}
+		case *pluginTransport:
+			if t.conn != nil {
+				t.conn.Close()
+			}
+		}
+		if c.primary != nil && refusedInitialize(err) {
+			c.noLegacy("the server refused an initialize at " + LegacyProtocol)
+			return nil, nil, errNoLegacy
 		}
 		return nil, nil, c.describe(fmt.Errorf("connecting to %s: %w", c.cfg.Name, err))
 	}

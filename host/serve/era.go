@@ -64,11 +64,14 @@ func (sc *StdioClient) Offer(gateway *mcp.ClientCapabilities) *mcp.ClientCapabil
 	if json.Unmarshal(sc.caps, &c) != nil {
 		return out // (the go-sdk server refuses such an initialize)
 	}
+	// (Sub-capabilities only as far as the gateway carries them: it passes
+	// on no roots/list_changed notification, and sampling requests with
+	// tools lose them in the go-sdk client's plain sampling handler.)
 	if c.Roots != nil && gateway.RootsV2 != nil {
-		out.RootsV2 = c.Roots
+		out.RootsV2 = &mcp.RootCapabilities{}
 	}
 	if c.Sampling != nil && gateway.Sampling != nil {
-		out.Sampling = c.Sampling
+		out.Sampling = &mcp.SamplingCapabilities{Context: c.Sampling.Context}
 	}
 	if e, g := c.Elicitation, gateway.Elicitation; e != nil && g != nil {
 		// ({} is form elicitation, as before URL mode was added.)

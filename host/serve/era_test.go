@@ -61,7 +61,7 @@ func TestOffer(t *testing.T) {
 		{"none", `{}`, `{}`},
 		{"elicitation as before URL mode (form)", `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`},
 		{"URL elicitation only", `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{}}}`},
-		{"everything", `{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{"listChanged":true},"experimental":{"x":{}}}`, `{"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true}}`},
+		{"everything", `{"elicitation":{"form":{},"url":{}},"sampling":{"context":{},"tools":{}},"roots":{"listChanged":true},"experimental":{"x":{}}}`, `{"sampling":{"context":{}},"elicitation":{"form":{},"url":{}},"roots":{}}`},
 		{"sampling", `{"sampling":{}}`, `{"sampling":{}}`},
 		{"not an object", `[]`, `{}`},
 	} {
