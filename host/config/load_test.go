@@ -997,14 +997,27 @@ func TestProjectValuesCannotBeComputed(t *testing.T) {
 	}
 }
 
-func TestSettingsNaming(t *testing.T) {
+// TestSettingsValues: settings whose values are one of a set — naming,
+// protocol_version — are read, and any other value is an error at its
+// file:line:col that names what is allowed.
+func TestSettingsValues(t *testing.T) {
+	naming := func(s Settings) string { return s.Naming }
+	version := func(s Settings) string { return s.ProtocolVersion }
 	for _, tc := range []struct {
-		hcl, want, err string
+		hcl  string
+		get  func(Settings) string
+		want string
+		err  string
 	}{
-		{``, NamingPrefixed, ""},
-		{`settings { naming = "conditional" }`, NamingConditional, ""},
-		{`settings { naming = "bare" }`, NamingBare, ""},
-		{`settings { naming = "prefix" }`, "", "naming must be one of prefixed, conditional, bare"},
+		{``, naming, NamingPrefixed, ""},
+		{`settings { naming = "conditional" }`, naming, NamingConditional, ""},
+		{`settings { naming = "bare" }`, naming, NamingBare, ""},
+		{`settings { naming = "prefix" }`, naming, "", "naming must be one of prefixed, conditional, bare"},
+		{``, version, "", ""},
+		{`settings { protocol_version = "2025-11-25" }`, version, "2025-11-25", ""},
+		{`settings { protocol_version = "2026-07-28" }`, version, "2026-07-28", ""},
+		{`settings { protocol_version = "2025-11-26" }`, version, "", "protocol_version must be one of 2026-07-28, 2025-11-25"},
+		{`settings { protocol_version = 2025 }`, version, "", "protocol_version must be one of"},
 	} {
 		t.Run(tc.hcl, func(t *testing.T) {
 			tr := newTree(t)
@@ -1019,38 +1032,8 @@ func TestSettingsNaming(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			if cfg.Settings.Naming != tc.want {
-				t.Errorf("Naming = %q, want %q", cfg.Settings.Naming, tc.want)
-			}
-		})
-	}
-}
-
-func TestSettingsProtocolVersion(t *testing.T) {
-	for _, tc := range []struct {
-		hcl, want, err string
-	}{
-		{``, "", ""},
-		{`settings { protocol_version = "2025-11-25" }`, "2025-11-25", ""},
-		{`settings { protocol_version = "2026-07-28" }`, "2026-07-28", ""},
-		{`settings { protocol_version = "2025-11-26" }`, "", "protocol_version must be one of 2026-07-28, 2025-11-25"},
-		{`settings { protocol_version = 2025 }`, "", "protocol_version must be one of"},
-	} {
-		t.Run(tc.hcl, func(t *testing.T) {
-			tr := newTree(t)
-			tr.user(tc.hcl)
-			cfg, diags := tr.load()
-			if tc.err != "" {
-				if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.err) || !strings.Contains(diags.Error(), "config.hcl:1,") {
-					t.Fatalf("diags = %v, want an error at file:line:col containing %q", diags, tc.err)
-				}
-				return
-			}
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
-			if cfg.Settings.ProtocolVersion != tc.want {
-				t.Errorf("ProtocolVersion = %q, want %q", cfg.Settings.ProtocolVersion, tc.want)
+			if got := tc.get(cfg.Settings); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

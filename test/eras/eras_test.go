@@ -23,6 +23,24 @@ var binDir string
 
 func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir = dir })) }
 
+// serveCmd is `mcphost serve args…` (debug logs to stderr) on a
+// configuration of the demo server (-passthrough), every call allowed, and
+// extra (HCL) — in a home of its own.
+func serveCmd(t *testing.T, extra string, args ...string) (*exec.Cmd, *syncbuf.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcphost.hcl")
+	src := fmt.Sprintf("%spermissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n  args = [\"-passthrough\"]\n}\n", extra, filepath.Join(binDir, "mcphost-demo"))
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "mcphost"), append([]string{"--config", cfg, "--log-level", "debug", "serve"}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
+	stderr := &syncbuf.Buffer{}
+	cmd.Stderr = stderr
+	return cmd, stderr
+}
+
 // TestServeInTheClientsEra: the stdio gateway opens its upstream sessions
 // in its client's protocol era, so a tool written for protocol versions
 // before 2026-07-28, which asks the user by a request of its own during the
@@ -40,16 +58,7 @@ func TestServeInTheClientsEra(t *testing.T) {
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			cfg := filepath.Join(dir, "mcphost.hcl")
-			src := fmt.Sprintf("permissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n  args = [\"-passthrough\"]\n}\n", filepath.Join(binDir, "mcphost-demo"))
-			if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfg, "--log-level", "debug", "serve")
-			cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
-			stderr := &syncbuf.Buffer{}
-			cmd.Stderr = stderr
+			cmd, stderr := serveCmd(t, "")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			asked := 0
@@ -114,17 +123,8 @@ func TestServeInTheClientsEra(t *testing.T) {
 // the go-sdk server refuses that request.)
 func TestServeHTTPProtocolVersion(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mcphost.hcl")
-	src := fmt.Sprintf("settings {\n  protocol_version = \"2025-11-25\"\n}\npermissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n  args = [\"-passthrough\"]\n}\n", filepath.Join(binDir, "mcphost-demo"))
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	port := testbin.FreePort(t)
-	cmd := exec.Command(filepath.Join(binDir, "mcphost"), "--config", cfg, "--log-level", "debug", "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
-	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
-	stderr := &syncbuf.Buffer{}
-	cmd.Stderr = stderr
+	cmd, stderr := serveCmd(t, "settings {\n  protocol_version = \"2025-11-25\"\n}\n", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
