@@ -30,10 +30,10 @@ func completeResult(resp []byte, older bool) (out []byte, ok bool) {
 	if !found {
 		return resp, true
 	}
-	switch typ, _ := rawjson.String(rt.Value); {
-	case typ == "input_required":
+	switch {
+	case rawjson.Is(rt.Value, "input_required"):
 		return nil, false
-	case !older || typ != "complete":
+	case !older || !rawjson.Is(rt.Value, "complete"):
 		return resp, true
 	}
 	out = make([]byte, 0, len(resp))

@@ -67,20 +67,42 @@ func errShuttingDown(detail string) *jsonrpc.Error {
 // request is answered; ok is false if the gateway is already draining, and
 // the request must be refused.
 func (g *Gateway) begin(ctx context.Context) (context.Context, func(), bool) {
-	g.drainMu.Lock()
-	if g.draining {
-		g.drainMu.Unlock()
+	end, ok := g.enter()
+	if !ok {
 		return ctx, func() {}, false
 	}
-	g.calls.add()
-	g.drainMu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(g.abort, cancel)
 	return ctx, func() {
 		stop()
 		cancel()
-		g.calls.done()
+		end()
 	}, true
+}
+
+// enter is begin for a caller whose context already ends at the drain
+// deadline (see abortable): it registers the request, and returns the
+// function to call when the request is answered, or ok false.
+func (g *Gateway) enter() (end func(), ok bool) {
+	g.drainMu.Lock()
+	defer g.drainMu.Unlock()
+	if g.draining {
+		return nil, false
+	}
+	g.calls.add()
+	return g.calls.done, true
+}
+
+// abortable returns a context of parent that is also cancelled when the
+// drain deadline passes, and the function that releases it: one for all the
+// requests of a connection, instead of begin's one per request.
+func (g *Gateway) abortable(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(g.abort, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // aborted reports whether ctx (from begin) ended because the drain deadline

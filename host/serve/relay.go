@@ -40,10 +40,14 @@ type relayConn struct {
 	lineconn.Conn
 	g *Gateway
 
-	ctx    context.Context // parent of relayed calls; cancelled by Close
+	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // relayed calls in flight and idle workers
-	work   chan func()    // hands a relayed call to an idle worker
+	// calls is the parent of relayed calls: ctx, also cancelled at the
+	// drain deadline (Gateway.abortable).
+	calls       context.Context
+	cancelCalls context.CancelFunc
+	wg          sync.WaitGroup // relayed calls in flight and idle workers
+	work        chan func()    // hands a relayed call to an idle worker
 
 	mu sync.Mutex
 	// pending holds the IDKey of every client request not yet answered,
@@ -62,6 +66,7 @@ func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 		work:    make(chan func()),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.calls, c.cancelCalls = g.abortable(c.ctx)
 	c.Start(r, w, lineconn.Config{ // the read loop ends when r is closed or reaches EOF
 		MaxLine: MaxMessageBytes,
 		Line:    c.handleLine,
@@ -229,12 +234,12 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		return false
 	}
 	clientID := bytes.Clone(id.Value)
-	dctx, end, ok := c.g.begin(c.ctx)
+	end, ok := c.g.enter()
 	if !ok {
 		c.writeError(clientID, errShuttingDown("no new requests are accepted"))
 		return true
 	}
-	ctx, cancel := context.WithCancel(dctx)
+	ctx, cancel := context.WithCancel(c.calls)
 	c.setCancel(key, cancel)
 	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true}
 	// What the call's end writes; on the upstream connection's read loop
@@ -542,5 +547,6 @@ func (c *relayConn) noteInitialize(resp *jsonrpc.Response) {
 // the go-sdk or write: it cancels them and waits for them.
 func (c *relayConn) closing() {
 	c.cancel()
+	c.cancelCalls()
 	c.wg.Wait()
 }

@@ -155,6 +155,19 @@ func String(v []byte) (s string, ok bool) {
 	return s, true
 }
 
+// Is reports whether v is the JSON string s, escaped or not; without
+// allocating when v has no escapes.
+func Is(v []byte, s string) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == s
+	}
+	d, ok := String(v)
+	return ok && d == s
+}
+
 func skipWS(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {

@@ -70,6 +70,30 @@ func TestString(t *testing.T) {
 	}
 }
 
+func TestIs(t *testing.T) {
+	for _, tc := range []struct {
+		v, s string
+		want bool
+	}{
+		{`"complete"`, "complete", true},
+		{`"compl\u0065te"`, "complete", true},
+		{`"complete "`, "complete", false},
+		{`"input_required"`, "complete", false},
+		{`complete`, "complete", false},
+		{`"complete`, "complete", false},
+		{`""`, "", true},
+		{`"\"`, `"`, false}, // (not a whole string)
+	} {
+		if got := Is([]byte(tc.v), tc.s); got != tc.want {
+			t.Errorf("Is(%s, %q) = %v, want %v", tc.v, tc.s, got, tc.want)
+		}
+	}
+	v := []byte(`"complete"`)
+	if n := testing.AllocsPerRun(100, func() { Is(v, "complete") }); n != 0 {
+		t.Errorf("Is allocates %v times for an unescaped string", n)
+	}
+}
+
 // FuzzMembers: whatever Members accepts, encoding/json accepts too and
 // decodes to the same members; no panic on any input.
 func FuzzMembers(f *testing.F) {
