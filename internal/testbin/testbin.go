@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // Root returns the module's root directory.
@@ -110,4 +113,30 @@ func WaitListening(t testing.TB, port int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("nothing listens on %s", addr)
+}
+
+// ServeCmd prepares `mcphost --config CFG --log-level level serve args…`
+// from the binaries in binDir, on a configuration of the demo server (its
+// demoArgs), every call allowed, and extra (HCL, first), written to a
+// private directory that is also the command's home (HOME,
+// MCPHOST_CONFIG_DIR, MCPHOST_MANAGED_CONFIG). Its stderr is collected in
+// the returned buffer.
+func ServeCmd(t testing.TB, binDir, extra, level string, demoArgs []string, args ...string) (*exec.Cmd, *syncbuf.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcphost.hcl")
+	quoted := make([]string, len(demoArgs))
+	for i, a := range demoArgs {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	src := fmt.Sprintf("%spermissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n  args = [%s]\n}\n",
+		extra, filepath.Join(binDir, "mcphost-demo"), strings.Join(quoted, ", "))
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "mcphost"), append([]string{"--config", cfg, "--log-level", level, "serve"}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
+	stderr := &syncbuf.Buffer{}
+	cmd.Stderr = stderr
+	return cmd, stderr
 }

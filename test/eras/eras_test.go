@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,20 +24,10 @@ func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir =
 
 // serveCmd is `mcphost serve args…` (debug logs to stderr) on a
 // configuration of the demo server (-passthrough), every call allowed, and
-// extra (HCL) — in a home of its own.
+// extra (HCL).
 func serveCmd(t *testing.T, extra string, args ...string) (*exec.Cmd, *syncbuf.Buffer) {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mcphost.hcl")
-	src := fmt.Sprintf("%spermissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n  args = [\"-passthrough\"]\n}\n", extra, filepath.Join(binDir, "mcphost-demo"))
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(binDir, "mcphost"), append([]string{"--config", cfg, "--log-level", "debug", "serve"}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
-	stderr := &syncbuf.Buffer{}
-	cmd.Stderr = stderr
-	return cmd, stderr
+	return testbin.ServeCmd(t, binDir, extra, "debug", []string{"-passthrough"}, args...)
 }
 
 // TestServeInTheClientsEra: the stdio gateway opens its upstream sessions

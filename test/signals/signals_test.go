@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,17 +26,7 @@ func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir =
 // startServe runs `mcphost serve` with one demo server and drain_timeout 1s.
 func startServe(t *testing.T, args ...string) (*exec.Cmd, *syncbuf.Buffer) {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mcphost.hcl")
-	src := fmt.Sprintf("settings {\n  drain_timeout = \"1s\"\n}\npermissions {\n  default_mode = \"allow_all\"\n}\nserver \"demo\" {\n  command = %q\n}\n", filepath.Join(binDir, "mcphost-demo"))
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(filepath.Join(binDir, "mcphost"), append([]string{"--config", cfg, "--log-level", "warn", "serve"}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
-	stderr := &syncbuf.Buffer{}
-	cmd.Stderr = stderr
-	return cmd, stderr
+	return testbin.ServeCmd(t, binDir, "settings {\n  drain_timeout = \"1s\"\n}\n", "warn", nil, args...)
 }
 
 // exercise checks SIGHUP and SIGTERM against a connected client.
