@@ -132,7 +132,7 @@ Configuration is HCL, read from the managed, local, project and user scopes
 	}
 	root.PersistentFlags().StringArrayVar(&a.configs, "config", nil, "use this configuration `FILE` instead of discovery (repeatable; later files win; the managed file still governs)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: trace, debug, info, warn, error, off (default warn, or $MCPHOST_LOG_LEVEL)")
-	root.AddCommand(a.serversCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.authCmd(), a.versionCmd())
+	root.AddCommand(a.serversCmd(), a.serverCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.authCmd(), a.versionCmd())
 	return root
 }
 

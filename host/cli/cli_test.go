@@ -34,5 +34,20 @@ func TestScripts(t *testing.T) {
 			env.Setenv("MCPHOST_MANAGED_CONFIG", filepath.Join(env.WorkDir, "etc", "managed.hcl"))
 			return os.MkdirAll(home, 0o755)
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// isempty DIR: DIR has no entries (or does not exist).
+			"isempty": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: isempty DIR")
+				}
+				entries, err := os.ReadDir(ts.MkAbs(args[0]))
+				if err != nil && !os.IsNotExist(err) {
+					ts.Fatalf("%v", err)
+				}
+				if empty := len(entries) == 0; empty == neg {
+					ts.Fatalf("%s has %d entries", args[0], len(entries))
+				}
+			},
+		},
 	})
 }

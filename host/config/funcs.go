@@ -13,15 +13,18 @@ import (
 // The loader never reads the process environment directly, so tests can inject one.
 type LookupEnvFunc func(name string) (string, bool)
 
-// evalContext builds the HCL evaluation context shared by every file: the
-// env() function. It is the one place where configuration functions are defined.
+// evalContext builds the HCL evaluation context shared by every file but
+// the project's: the env() and secret() functions. It is the one place where
+// configuration functions are defined.
 //
 //	env("NAME")            the value of NAME; an error if NAME is unset
 //	env("NAME", "default") the value of NAME, or "default" if NAME is unset
-func evalContext(lookup LookupEnvFunc) *hcl.EvalContext {
+//	secret("NAME")         the secret NAME from secretsDir (see WriteSecret)
+func evalContext(lookup LookupEnvFunc, secretsDir string) *hcl.EvalContext {
 	return &hcl.EvalContext{
 		Functions: map[string]function.Function{
-			"env": envFunc(lookup),
+			"env":    envFunc(lookup),
+			"secret": secretFunc(secretsDir),
 		},
 	}
 }

@@ -33,7 +33,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		for _, scope := range []Scope{ScopeUser, ScopeProject} {
-			ctx := evalContext(lookup)
+			ctx := evalContext(lookup, "")
 			if scope == ScopeProject {
 				ctx = writtenContext()
 			}
@@ -41,7 +41,7 @@ func FuzzLoad(f *testing.F) {
 			diags = forScope(scope, diags)
 			cfg := &Config{Transports: append(BuiltinTransports, "ws")}
 			diags = append(diags, mergeSettings(cfg, []*decodedFile{df})...)
-			diags = append(diags, decodeServers(df, evalContext(lookup), cfg, nil)...)
+			diags = append(diags, decodeServers(df, evalContext(lookup, ""), cfg, nil)...)
 			for _, d := range diags {
 				if d.Severity == hcl.DiagError && d.Subject == nil {
 					t.Fatalf("error without a source range: %s", d.Error())

@@ -38,6 +38,11 @@ type LoadOptions struct {
 	// servers are not (for `mcphost plugins …`, which must work before the
 	// plugins' transports are known).
 	PluginsOnly bool
+	// Overlay holds file contents that replace what is on disk, by path (as
+	// the scope's file is located, or as given in Files): a file in it is
+	// read from it, even if absent from disk. For validating an edit before
+	// it is written.
+	Overlay map[string][]byte
 }
 
 // Load reads, merges and validates the configuration. It keeps going after an
@@ -57,7 +62,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	if len(o.Transports) == 0 {
 		o.Transports = BuiltinTransports
 	}
-	loc := Locate(o.LookupEnv, o.WorkDir)
+	loc := locate(o.LookupEnv, o.WorkDir, func(p string) bool { _, ok := o.Overlay[p]; return ok })
 
 	type source struct {
 		path     string
@@ -87,14 +92,18 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 
 	cfg := &Config{Sources: map[string]*hcl.File{}}
 	parser := hclparse.NewParser()
-	ctx := evalContext(o.LookupEnv)
+	ctx := evalContext(o.LookupEnv, joinIf(loc.ConfigDir, SecretsDirName))
 	var diags hcl.Diagnostics
 	var files []*decodedFile
 	for _, src := range sources {
 		src := src
 		project := src.scope == ScopeProject
-		b, err := readConfigFile(src.path)
-		if err == nil && project {
+		b, overlaid := o.Overlay[src.path]
+		var err error
+		if !overlaid {
+			b, err = readConfigFile(src.path)
+		}
+		if err == nil && project && !overlaid {
 			// A project file written by another user (a shared /tmp, a
 			// parent directory) is not the user's project.
 			err = CheckOwner(src.path)
@@ -185,10 +194,26 @@ func forScope(scope Scope, diags hcl.Diagnostics) hcl.Diagnostics {
 		if c.Severity == hcl.DiagError {
 			c.Severity = hcl.DiagWarning
 			c.Detail = strings.TrimSpace(c.Detail + " This is in a project file, so only this block (or file, if it cannot be parsed) is skipped; the rest of the configuration is loaded.")
+			c.Extra = projectError{c.Extra}
 		}
 		out[i] = &c
 	}
 	return out
+}
+
+// projectError marks (in hcl.Diagnostic.Extra) an error of a project file
+// reported as a warning; it keeps the Extra it replaced.
+type projectError struct{ extra any }
+
+// UnwrapDiagnosticExtra lets hcl.DiagnosticExtra see the replaced Extra.
+func (e projectError) UnwrapDiagnosticExtra() any { return e.extra }
+
+// IsProjectError reports whether d is an error of a project file that the
+// loader reported as a warning (the block or file was skipped). An edit of
+// that file must treat it as an error.
+func IsProjectError(d *hcl.Diagnostic) bool {
+	_, ok := d.Extra.(projectError)
+	return ok
 }
 
 // applyServerPolicy marks the servers the managed policy blocks: any on the

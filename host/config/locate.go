@@ -39,6 +39,12 @@ type Locations struct {
 // Locate finds the configuration files for workDir, honouring the MCPHOST_*
 // relocation variables read through lookup. Files need not exist.
 func Locate(lookup LookupEnvFunc, workDir string) Locations {
+	return locate(lookup, workDir, nil)
+}
+
+// locate is Locate where a project file also counts as found when
+// present(path) says so (an overlay of Load).
+func locate(lookup LookupEnvFunc, workDir string, present func(string) bool) Locations {
 	var loc Locations
 	loc.Managed = DefaultManagedFile
 	if v, ok := lookup(EnvManagedConfig); ok && v != "" {
@@ -67,7 +73,7 @@ func Locate(lookup LookupEnvFunc, workDir string) Locations {
 			break // the home directory's own files belong to the user scope
 		}
 		p := filepath.Join(dir, ProjectFileName)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() || present != nil && present(p) {
 			if len(found) == 0 && !rootFound {
 				loc.ProjectRoot, rootFound = dir, true
 			}

@@ -1,0 +1,260 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Editing configuration files (`mcphost server add|remove`): a server block
+// is added or removed with hclwrite, which keeps every other byte of the
+// file (comments, layout, other blocks) as it was.
+
+// Errors of AddServerBlock and RemoveServerBlock, for errors.Is.
+var (
+	ErrServerExists   = errors.New("a server of that name is already in the file")
+	ErrServerNotFound = errors.New("no server of that name in the file")
+)
+
+// SecretRef is where a secret value of a new server block comes from:
+// exactly one of Value (written as is: in clear text), Env (written as
+// env("NAME")) and Stored (written as secret("NAME"), see WriteSecret).
+type SecretRef struct {
+	Value  string
+	Env    string
+	Stored string
+}
+
+// IsZero reports whether r names no value.
+func (r SecretRef) IsZero() bool { return r == SecretRef{} }
+
+// tokens writes r as an expression.
+func (r SecretRef) tokens() hclwrite.Tokens {
+	switch {
+	case r.Env != "":
+		return hclwrite.TokensForFunctionCall("env", hclwrite.TokensForValue(cty.StringVal(r.Env)))
+	case r.Stored != "":
+		return hclwrite.TokensForFunctionCall("secret", hclwrite.TokensForValue(cty.StringVal(r.Stored)))
+	}
+	return hclwrite.TokensForValue(cty.StringVal(r.Value))
+}
+
+// ServerEntry is a server block to add to a configuration file. Its values
+// are written as literals (a "${" in one stays text), except the secrets.
+type ServerEntry struct {
+	Name      string
+	Transport string // "" writes no transport attribute (stdio)
+
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	URL           string
+	Headers       map[string]string
+	HeadersHelper []string
+
+	// OAuth, if set, is written as an oauth { } block.
+	OAuth *OAuthEntry
+	// XAA, if set, is written as an auth "xaa" { } block.
+	XAA *XAAEntry
+}
+
+// OAuthEntry is the oauth block of a ServerEntry.
+type OAuthEntry struct {
+	ClientID     string
+	ClientSecret SecretRef
+	CallbackPort int
+	Scopes       []string
+}
+
+// XAAEntry is the auth "xaa" block of a ServerEntry.
+type XAAEntry struct {
+	IdP          string
+	ClientID     string
+	ClientSecret SecretRef
+}
+
+// AddServerBlock returns src (the file filename) with a server block for e
+// appended. It fails with ErrServerExists when the file already declares
+// the server, and when src is not valid HCL.
+func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error) {
+	f, err := parseForEdit(src, filename)
+	if err != nil {
+		return nil, err
+	}
+	body := f.Body()
+	if findServerBlock(body, e.Name) != nil {
+		return nil, fmt.Errorf("server %q in %s: %w", e.Name, filename, ErrServerExists)
+	}
+	if len(src) > 0 && !strings.HasSuffix(string(src), "\n") {
+		body.AppendNewline()
+	}
+	if len(body.Attributes())+len(body.Blocks()) > 0 || len(strings.TrimSpace(string(src))) > 0 {
+		body.AppendNewline()
+	}
+	b := body.AppendNewBlock("server", []string{e.Name}).Body()
+	if e.Transport != "" {
+		b.SetAttributeValue("transport", cty.StringVal(e.Transport))
+	}
+	setString(b, "command", e.Command)
+	setList(b, "args", e.Args)
+	setMap(b, "env", e.Env)
+	setString(b, "cwd", e.Cwd)
+	setString(b, "url", e.URL)
+	setMap(b, "headers", e.Headers)
+	switch len(e.HeadersHelper) {
+	case 0:
+	case 1:
+		b.SetAttributeValue("headers_helper", cty.StringVal(e.HeadersHelper[0]))
+	default:
+		setList(b, "headers_helper", e.HeadersHelper)
+	}
+	if o := e.OAuth; o != nil {
+		ob := b.AppendNewBlock("oauth", nil).Body()
+		setString(ob, "client_id", o.ClientID)
+		if !o.ClientSecret.IsZero() {
+			ob.SetAttributeRaw("client_secret", o.ClientSecret.tokens())
+		}
+		if o.CallbackPort != 0 {
+			ob.SetAttributeValue("callback_port", cty.NumberIntVal(int64(o.CallbackPort)))
+		}
+		setList(ob, "scopes", o.Scopes)
+	}
+	if x := e.XAA; x != nil {
+		ab := b.AppendNewBlock("auth", []string{"xaa"}).Body()
+		setString(ab, "idp", x.IdP)
+		setString(ab, "client_id", x.ClientID)
+		if !x.ClientSecret.IsZero() {
+			ab.SetAttributeRaw("client_secret", x.ClientSecret.tokens())
+		}
+	}
+	out := f.Bytes()
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	return out, nil
+}
+
+// RemoveServerBlock returns src without the server block name (and the
+// comment lines just above it). stored lists the secrets the block read
+// with secret("NAME"), so that the caller can delete those it wrote.
+func RemoveServerBlock(src []byte, filename, name string) (out []byte, stored []string, err error) {
+	f, err := parseForEdit(src, filename)
+	if err != nil {
+		return nil, nil, err
+	}
+	block := findServerBlock(f.Body(), name)
+	if block == nil {
+		return nil, nil, fmt.Errorf("server %q in %s: %w", name, filename, ErrServerNotFound)
+	}
+	stored = storedSecrets(src, filename, name)
+	f.Body().RemoveBlock(block)
+	return joinGap(src, f.Bytes()), stored, nil
+}
+
+// HasServerBlock reports whether src declares the server name.
+func HasServerBlock(src []byte, filename, name string) (bool, error) {
+	f, err := parseForEdit(src, filename)
+	if err != nil {
+		return false, err
+	}
+	return findServerBlock(f.Body(), name) != nil, nil
+}
+
+func parseForEdit(src []byte, filename string) (*hclwrite.File, error) {
+	f, diags := hclwrite.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("cannot edit %s: %w", filename, diags)
+	}
+	return f, nil
+}
+
+func findServerBlock(body *hclwrite.Body, name string) *hclwrite.Block {
+	for _, b := range body.Blocks() {
+		if b.Type() == "server" && slices.Equal(b.Labels(), []string{name}) {
+			return b
+		}
+	}
+	return nil
+}
+
+// storedSecrets lists the literal arguments of secret() calls in the server
+// block name of src.
+func storedSecrets(src []byte, filename, name string) []string {
+	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil
+	}
+	var out []string
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		if b.Type != "server" || !slices.Equal(b.Labels, []string{name}) {
+			continue
+		}
+		hclsyntax.VisitAll(b.Body, func(n hclsyntax.Node) hcl.Diagnostics {
+			call, ok := n.(*hclsyntax.FunctionCallExpr)
+			if !ok || call.Name != "secret" || len(call.Args) != 1 {
+				return nil
+			}
+			if v, d := call.Args[0].Value(nil); !d.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+				out = append(out, v.AsString())
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+// joinGap removes the blank line that removing a block between two blank
+// lines (or at the start or end of the file) leaves doubled; every other
+// byte of out stays as it is. src is the file before the removal.
+func joinGap(src, out []byte) []byte {
+	i := 0
+	for i < len(src) && i < len(out) && src[i] == out[i] {
+		i++
+	}
+	before, after := out[:i], out[i:]
+	switch {
+	case len(strings.TrimSpace(string(after))) == 0:
+		// The block was last: end the file after what precedes it.
+		trimmed := strings.TrimRight(string(before), "\n")
+		if trimmed == "" {
+			return nil
+		}
+		return []byte(trimmed + "\n")
+	case i == 0 && after[0] == '\n':
+		return out[1:] // the block was first
+	case strings.HasSuffix(string(before), "\n\n") && after[0] == '\n':
+		return append(before[:len(before):len(before)], after[1:]...)
+	}
+	return out
+}
+
+func setString(b *hclwrite.Body, name, v string) {
+	if v != "" {
+		b.SetAttributeValue(name, cty.StringVal(v))
+	}
+}
+
+func setList(b *hclwrite.Body, name string, v []string) {
+	if len(v) > 0 {
+		b.SetAttributeValue(name, stringList(v))
+	}
+}
+
+func setMap(b *hclwrite.Body, name string, m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	vals := make(map[string]cty.Value, len(m))
+	for k, v := range m {
+		vals[k] = cty.StringVal(v)
+	}
+	b.SetAttributeValue(name, cty.ObjectVal(vals))
+}

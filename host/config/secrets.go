@@ -1,0 +1,135 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// Secrets are values kept out of configuration files: each is a file of its
+// own in the user's secrets directory (<config dir>/secrets, 0700; each file
+// 0600), read by the secret("NAME") function of the user, local and cli
+// scopes. `mcphost server add --client-secret` stores a client secret so.
+// A project file cannot call secret(): a repository never reads the user's
+// secrets.
+
+// SecretsDirName is the secrets directory's name in the config directory.
+const SecretsDirName = "secrets"
+
+// maxSecretSize bounds a secret file.
+const maxSecretSize = 64 << 10
+
+var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// ErrSecretName is returned for a secret name outside [A-Za-z0-9_.-] (at
+// most 128 characters, starting with a letter or digit).
+var ErrSecretName = errors.New("invalid secret name")
+
+// SecretsDir returns the secrets directory for the configuration found
+// through lookup ("" when there is no config directory).
+func SecretsDir(lookup LookupEnvFunc, workDir string) string {
+	return joinIf(Locate(lookup, workDir).ConfigDir, SecretsDirName)
+}
+
+// CheckSecretName reports whether name can name a secret.
+func CheckSecretName(name string) error {
+	if !secretNameRE.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("%w %q: use letters, digits, '_', '.' and '-' (at most 128, starting with a letter or digit)", ErrSecretName, name)
+	}
+	return nil
+}
+
+// WriteSecret stores value as the secret name in dir (created 0700), in a
+// file only its owner can read, replaced atomically.
+func WriteSecret(dir, name, value string) error {
+	if err := CheckSecretName(name); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the secrets directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("securing the secrets directory: %w", err)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, name), []byte(value), 0o600); err != nil {
+		return fmt.Errorf("storing secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// DeleteSecret removes the secret name from dir; a missing secret is not an
+// error.
+func DeleteSecret(dir, name string) error {
+	if err := CheckSecretName(name); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("deleting secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// readSecret reads the secret name from dir. A file or directory that
+// others can read or write is refused; the error never holds the value.
+func readSecret(dir, name string) (string, error) {
+	if dir == "" {
+		return "", errors.New("there is no config directory (set HOME or MCPHOST_CONFIG_DIR)")
+	}
+	if err := CheckSecretName(name); err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(dir); err == nil && st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("the secrets directory %s is accessible to others (mode %v); run chmod 700 on it", dir, st.Mode().Perm())
+	}
+	p := filepath.Join(dir, name)
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("secret %s is not stored (looked for %s)", name, p)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading secret %s: %w", name, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("reading secret %s: %w", name, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("secret %s (%s) is not a regular file", name, p)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("secret file %s is accessible to others (mode %v); run chmod 600 on it", p, st.Mode().Perm())
+	}
+	if st.Size() > maxSecretSize {
+		return "", fmt.Errorf("secret file %s is %d bytes; the limit is %d", p, st.Size(), maxSecretSize)
+	}
+	b := make([]byte, st.Size())
+	n, err := f.Read(b)
+	if err != nil && n != len(b) {
+		return "", fmt.Errorf("reading secret %s: %w", name, err)
+	}
+	return strings.TrimRight(string(b[:n]), "\r\n"), nil
+}
+
+// secretFunc is secret("NAME"): the secret NAME from dir.
+func secretFunc(dir string) function.Function {
+	return function.New(&function.Spec{
+		Description: "Returns a secret stored in the user's secrets directory.",
+		Params:      []function.Parameter{{Name: "name", Type: cty.String}},
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			v, err := readSecret(dir, args[0].AsString())
+			if err != nil {
+				return cty.NilVal, function.NewArgError(0, err)
+			}
+			return cty.StringVal(v), nil
+		},
+	})
+}
