@@ -104,4 +104,3 @@ block is deleted with it. The managed scope is never written.`,
 	cmd.Flags().StringVarP(&scope, "scope", "s", "local", "the scope to remove it from: local, user or project")
 	return cmd
 }
-
