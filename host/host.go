@@ -84,6 +84,14 @@ type Options struct {
 	// allows it. OPTIONAL: without it, such calls are denied with a message
 	// saying how to allow them.
 	Ask func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
+	// InProcess are built-in servers linked in memory (no process), by
+	// server name. Each must also be in the configuration, as
+	// config.InProcessServer(name) in config.LoadOptions.Dynamic: there it
+	// takes its place among the scopes (a configured server of the same
+	// name overrides it, the managed policy applies), and from there it goes
+	// through the same registry, permissions, pins and call pipeline as any
+	// other server. OPTIONAL.
+	InProcess map[string]*mcp.Server
 }
 
 // Host is a running mcphost. Its methods are safe for concurrent use.
@@ -123,6 +131,9 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	policy, err := cfg.Policy()
 	if err != nil {
 		return nil, fmt.Errorf("permission rules: %w", err)
+	}
+	if err := checkInProcess(cfg, o.InProcess); err != nil {
+		return nil, err
 	}
 	pn, err := loadPins(o.PinsFile)
 	if err != nil {
@@ -170,6 +181,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		OnLog:              h.logMessage,
 		OnSession:          h.sessionStarted,
 		OnProcessStart:     o.OnProcessStart,
+		InProcess:          o.InProcess,
 		ProtocolVersion:    cmp.Or(o.ProtocolVersion, cfg.Settings.ProtocolVersion),
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			switch kind {

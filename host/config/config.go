@@ -44,7 +44,19 @@ const (
 	TransportStdio = "stdio"
 	TransportSSE   = "sse"
 	TransportHTTP  = "http"
+	// TransportInProcess is a server linked in memory: an *mcp.Server of
+	// the program that embeds the host (host.Options.InProcess). Only
+	// dynamic servers (InProcessServer) have it; a configuration file
+	// cannot name it.
+	TransportInProcess = "inprocess"
 )
+
+// InProcessServer returns the dynamic server (LoadOptions.Dynamic) for an
+// in-process server of that name; its implementation is given to the host
+// in host.Options.InProcess.
+func InProcessServer(name string) *Server {
+	return &Server{Name: name, Transport: TransportInProcess, Origin: Origin{Scope: ScopeDynamic}}
+}
 
 // BuiltinTransports lists the transports the host implements itself.
 var BuiltinTransports = []string{TransportStdio, TransportSSE, TransportHTTP}
@@ -166,12 +178,18 @@ func (s *Server) Written() *Server {
 	return s
 }
 
-// IsRemote reports whether the server is reached over the network (not stdio).
-func (s *Server) IsRemote() bool { return s.Transport != TransportStdio }
+// IsRemote reports whether the server is reached over the network (not
+// stdio, not in-process).
+func (s *Server) IsRemote() bool {
+	return s.Transport != TransportStdio && s.Transport != TransportInProcess
+}
 
 // Signature identifies what a server actually runs or reaches, for deduplication:
 // the URL for a remote server, command and arguments for a stdio server.
 func (s *Server) Signature() string {
+	if s.Transport == TransportInProcess {
+		return "inprocess:" + s.Name
+	}
 	if s.IsRemote() {
 		return "url:" + s.URL
 	}

@@ -107,6 +107,10 @@ type Options struct {
 	// Headers supplies dynamic headers for servers with a headers_helper.
 	// OPTIONAL: without it, such servers fail to connect.
 	Headers HeadersProvider
+	// InProcess are the implementations of the servers with transport
+	// "inprocess", by server name. OPTIONAL: without one, such a server
+	// fails to connect.
+	InProcess map[string]*mcp.Server
 }
 
 // Manager owns one connection per configured server. Its methods are safe for

@@ -200,6 +200,12 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 		s = &merged
 	}
 	switch s.Transport {
+	case config.TransportInProcess:
+		srv := c.m.opts.InProcess[s.Name]
+		if srv == nil {
+			return nil, nil, fmt.Errorf("in-process server %s has no implementation (host.Options.InProcess)", s.Name)
+		}
+		return &inProcessTransport{server: srv, life: c.m.ctx}, nil, nil
 	case config.TransportStdio:
 		buf := newTailBuffer(stderrTail)
 		c.mu.Lock()
