@@ -42,7 +42,7 @@ func calculator() *mcp.Server {
 func Example() {
 	ctx := context.Background()
 	cfg, diags := config.Load(&config.LoadOptions{
-		Files:   []string{"testdata/example.hcl"},                   // servers, permissions, settings
+		Files:   []string{"testdata/example.hcl"},                 // servers, permissions, settings
 		Dynamic: []*config.Server{config.InProcessServer("calc")}, // a built-in server
 	})
 	if diags.HasErrors() {
