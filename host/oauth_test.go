@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -89,8 +88,7 @@ func browser(t *testing.T, opened *[]string) hauth.Presenter {
 }
 
 func TestOAuthLoginRefreshRotationLogout(t *testing.T) {
-	old := syscall.Umask(0) // the store must not depend on the umask
-	defer syscall.Umask(old)
+	defer setUmask(0)() // the store must not depend on the umask
 	as := fakeas.New()
 	defer as.Close()
 	as.TokenTTL = 30 // inside RefreshAhead: every use refreshes

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,8 +19,7 @@ func record(access, refresh string) *Record {
 // TestFileStoreModesUnderUmask000: whatever the umask, the directory is 0700
 // and the file 0600. (Not parallel: the umask is process-wide.)
 func TestFileStoreModesUnderUmask000(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
+	defer setUmask(0)() // the store must not depend on the umask
 	dir := filepath.Join(t.TempDir(), "tokens")
 	s := &FileStore{Dir: dir}
 	if err := s.Save(Key("s", "h1"), record("at", "rt")); err != nil {

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package interop tests mcphost against MCP peers nobody here wrote: the
 // reference server @modelcontextprotocol/server-everything (over stdio,
 // streamable HTTP and SSE) and the MCP inspector CLI as a client of

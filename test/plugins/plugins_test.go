@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package plugins tests the plugin runtime end to end with the real plugin
 // binaries built by `make build`: the transport-ws plugin in front of a real
 // WebSocket MCP server, checksum pinning, one process per plugin, crash
