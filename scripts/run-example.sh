@@ -19,4 +19,8 @@ for p in "$port" "$wsport"; do
 done
 # The plugins were just built: record their checksums before anything starts them.
 ./bin/mcphost --config config.hcl.example plugins lock
+# Job control: the gateway runs in a process group of its own that has the
+# terminal, so Ctrl-C reaches it alone (make and this script do not die of
+# it); the gateway drains, stops its servers and exits 0, and so does make.
+set -m
 ./bin/mcphost --config config.hcl.example serve --http "$addr"

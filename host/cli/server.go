@@ -349,6 +349,13 @@ func (a *app) addServer(cmd *cobra.Command, f *addFlags, e *config.ServerEntry) 
 	if err != nil {
 		return err
 	}
+	// Relative program paths are relative to the file that declares them;
+	// on the command line they were relative to the working directory.
+	e.Command = a.programFor(t, e.Command)
+	if len(e.HeadersHelper) > 0 {
+		e.HeadersHelper[0] = a.programFor(t, e.HeadersHelper[0])
+	}
+	e.Cwd = a.programFor(t, e.Cwd)
 	src, err := readIfExists(t.path)
 	if err != nil {
 		return err
@@ -460,6 +467,26 @@ func (a *app) checkEdit(t target, out []byte, name string, added bool) error {
 		}
 	}
 	return nil
+}
+
+// programFor rewrites p, a path relative to the working directory (it has a
+// separator), for the target file: relative to that file's directory in
+// the project scope (the repository's file stays valid in every clone),
+// absolute elsewhere. A bare name (looked up in PATH) stays as it is.
+func (a *app) programFor(t target, p string) string {
+	if p == "" || filepath.IsAbs(p) || !strings.ContainsAny(p, `/\`) {
+		return p
+	}
+	abs := filepath.Join(a.workDir, p)
+	if t.scope == config.ScopeProject {
+		if rel, err := filepath.Rel(filepath.Dir(t.path), abs); err == nil {
+			if !strings.HasPrefix(rel, "..") {
+				rel = "." + string(filepath.Separator) + rel
+			}
+			return filepath.ToSlash(rel)
+		}
+	}
+	return abs
 }
 
 // readClientSecret reads a client secret from $MCPHOST_CLIENT_SECRET, or a

@@ -318,6 +318,18 @@ func decodePlugin(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext) 
 	return p, diags
 }
 
+// resolveProgram makes a program given by a relative path ("./bin/server",
+// "tools/run") absolute, relative to the directory of file; a bare name
+// ("npx") stays a name, looked up in PATH when run, and a value that shows
+// an unevaluated env() call (a project server before approval) stays as
+// written.
+func resolveProgram(file, p string) string {
+	if FromEnv(p) || !strings.ContainsAny(p, `/\`) {
+		return p
+	}
+	return resolvePath(file, p)
+}
+
 // resolvePath makes p absolute, relative to the directory of the file that declares it.
 func resolvePath(file, p string) string {
 	if p == "" || filepath.IsAbs(p) {
@@ -375,6 +387,16 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 				diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid headers_helper", "headers_helper must name a program."))
 			}
 		}
+	}
+	// A program or directory given by a relative path is relative to the
+	// file that declares it, not to the working directory: the file works
+	// wherever mcphost runs. A bare program name is looked up in PATH.
+	s.Command = resolveProgram(path, s.Command)
+	if !FromEnv(s.Cwd) {
+		s.Cwd = resolvePath(path, s.Cwd)
+	}
+	if len(s.HeadersHelper) > 0 {
+		s.HeadersHelper[0] = resolveProgram(path, s.HeadersHelper[0])
 	}
 	decode("disabled", &s.Disabled)
 	decode("legacy_session", &s.LegacySession)
