@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/llmtools"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
@@ -18,12 +20,29 @@ import (
 
 func (a *app) toolsCmd() *cobra.Command {
 	var asJSON bool
-	var server string
+	var servers []string
+	var format string
 	cmd := &cobra.Command{
 		Use:   "tools",
-		Short: "List the unified tool registry",
-		Args:  cobra.NoArgs,
+		Short: "List the unified tool registry, or export it as LLM tool definitions",
+		Long: `Lists the tools of every active server, or only of the servers named with
+--server (repeatable).
+
+With --format, prints them instead as the tool definitions an LLM API takes,
+as JSON on stdout:
+  ` + formatNames() + `
+What had to change for the vendor (a schema construct it does not accept, a
+name it refuses) is reported on stderr, one "note:" line each.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var f llmtools.Format
+			if format != "" {
+				var err error
+				if f, err = llmtools.ParseFormat(format); err != nil {
+					fmt.Fprintf(a.stderr, "Error: --format: %v\n", err)
+					return exitErr{exitConfig}
+				}
+			}
 			h, err := a.newHost()
 			if err != nil {
 				return err
@@ -32,14 +51,20 @@ func (a *app) toolsCmd() *cobra.Command {
 			ctx := cmd.Context()
 			var tools []*registry.Tool
 			var problems []registry.Problem
-			if server != "" {
-				if h.Connections().Get(server) == nil {
-					return fmt.Errorf("no server named %q is configured", server)
+			if len(servers) > 0 {
+				selected := slices.Compact(slices.Sorted(slices.Values(servers)))
+				for _, s := range selected {
+					if h.Connections().Get(s) == nil {
+						return fmt.Errorf("no server named %q is configured", s)
+					}
 				}
-				tools, problems = h.ToolsOf(ctx, []string{server})
+				tools, problems = h.ToolsOf(ctx, selected)
 			} else {
 				a.connectAll(ctx, h)
 				tools, problems = h.Tools(ctx)
+			}
+			if f != "" {
+				return a.exportTools(tools, problems, f)
 			}
 			type toolRow struct {
 				*registry.Tool
@@ -54,8 +79,9 @@ func (a *app) toolsCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&server, "server", "", "only this server's tools")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (implied by --format)")
+	cmd.Flags().StringArrayVar(&servers, "server", nil, "only this server's tools (repeatable)")
+	cmd.Flags().StringVar(&format, "format", "", "print the tools as an LLM API's tool definitions: "+formatNames())
 	cmd.AddCommand(&cobra.Command{
 		Use:   "approve TOOL_NAME...",
 		Short: "Approve the current definition of tools that changed since first seen",
@@ -80,6 +106,34 @@ Review the new definition (mcphost tools --server SERVER --json), then approve i
 		},
 	})
 	return cmd
+}
+
+// exportTools prints tools as format f's tool definitions, and the
+// registry's problems and the export's notes on stderr, one a line.
+func (a *app) exportTools(tools []*registry.Tool, problems []registry.Problem, f llmtools.Format) error {
+	e, err := llmtools.Convert(tools, f)
+	if err != nil {
+		return err
+	}
+	if err := a.writeJSON(e.Tools); err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintf(a.stderr, "warning: %s\n", p)
+	}
+	for _, n := range e.Notes {
+		fmt.Fprintf(a.stderr, "note: %s\n", n)
+	}
+	return nil
+}
+
+// formatNames lists the formats of tools --format.
+func formatNames() string {
+	var names []string
+	for _, f := range llmtools.Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
 }
 
 func properties(t *registry.Tool) string {

@@ -8,7 +8,9 @@
 // resource template and prompt arguments with completions, resource
 // subscriptions (the touch tool), an elicitation during a call (ask, and
 // ask_old as tools of protocol versions before 2026-07-28 ask), a roots/list
-// request (roots_old) and log messages (log).
+// request (roots_old) and log messages (log). With Options.Schemas
+// (-schemas) it offers tools whose input schemas LLM tool formats restrict
+// (schema_*), for the tests of host/llmtools.
 package demoserver
 
 import (
@@ -60,6 +62,9 @@ type Options struct {
 	// NoInitialize refuses initialize (method not found), as a server of
 	// 2026-07-28 only may: clients must use server/discover. OPTIONAL.
 	NoInitialize bool
+	// Schemas adds tools whose input schemas LLM tool formats restrict
+	// (schema_*: see schemaTools). OPTIONAL.
+	Schemas bool
 }
 
 // Definitions is the JSON of the -definitions file: what a run of the server
@@ -281,6 +286,9 @@ func New(opts *Options) *mcp.Server {
 	if o.Passthrough {
 		addPassthrough(s, o.Name, count)
 	}
+	if o.Schemas {
+		addSchemaTools(s, count)
+	}
 	return s
 }
 
@@ -468,6 +476,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	protocol := fs.String("protocol", "", "negotiate only this protocol `VERSION` (e.g. 2025-11-25)")
 	passthrough := fs.Bool("passthrough", false, "also offer a resource template, completions, subscriptions (touch), elicitation (ask) and logging (log)")
 	noInitialize := fs.Bool("no-initialize", false, "refuse initialize, as a server of 2026-07-28 only may (clients must use server/discover)")
+	schemas := fs.Bool("schemas", false, "also offer tools whose input schemas LLM tool formats restrict ($ref, oneOf, enums, non-object schemas, …)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -496,7 +505,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 		versions = []string{*protocol}
 	}
 	srv := New(&Options{ProtocolVersions: versions, Name: *name, Exit: exit, EchoDescription: *echoDesc, ExtraTools: defs.ExtraTools,
-		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough, NoInitialize: *noInitialize})
+		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough, NoInitialize: *noInitialize, Schemas: *schemas})
 	logger := log.New(stderr, "mcphost-demo: ", 0)
 	var handler http.Handler
 	addr := *httpAddr
