@@ -18,5 +18,10 @@ done
 go test -run='^$' -bench=Decode -benchmem -count="${COUNT:-7}" ./internal/jsonrpcmsg | tee -a "$out"
 # Permission decisions: 10,000 rules against 10,000 tool names.
 go test -run='^$' -bench=Decide -benchtime=1000000x -count="${COUNT:-7}" ./host/permissions | tee -a "$out"
+# Tool search (serve --tool-search) on the 1,000-tool catalogue of
+# internal/toolcatalog: tokens of the full list vs the search path, recall,
+# and the index's build and query times (library and through the gateway).
+go test -run='^$' -bench=ToolSearch -benchtime=1000x -count="${COUNT:-7}" ./host/serve | tee -a "$out"
+go test -run='^$' -bench=Index -benchmem -count="${COUNT:-7}" ./host/toolsearch | tee -a "$out"
 { go run ./internal/benchreport < "$out"; echo; cat test/bench/NOTES.md; } > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

@@ -26,7 +26,7 @@ import (
 
 func (a *app) serveCmd() *cobra.Command {
 	var httpAddr string
-	var allowNonLoopback, noAuth, stateless bool
+	var allowNonLoopback, noAuth, stateless, toolSearch bool
 	var naming string
 	var origins []string
 	cmd := &cobra.Command{
@@ -41,6 +41,14 @@ what a server asks during a call (elicitation, sampling) goes to the client
 that made the call. Clients of 2025-11-25 and 2026-07-28 are both served; on
 stdio, the servers are connected in the client's era (read from its first
 message, an initialize request for clients before 2026-07-28).
+
+With --tool-search, tools/list shows two tools of the gateway's own instead of
+the registry: search_tools {query, limit?, server?} returns the tools that best
+match a task described in words (name, description, input schema), and
+call_tool {name, arguments?} calls one through the same permission checks as a
+direct call. For registries too large to hand a model whole. The registry's
+tools can still be called directly; tools the permission rules deny are never
+found.
 
 SIGTERM or SIGINT drains: no new requests are taken, requests in flight get
 up to drain_timeout (settings; default 10s) to finish, then are answered with
@@ -126,7 +134,7 @@ addressed) or allowed with --allow-origin.`,
 			defer h.Close()
 			a.connectAll(ctx, h)
 			settings := h.Config().Settings
-			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming})
+			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch})
 			problems := g.Sync(ctx)
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
@@ -151,6 +159,7 @@ addressed) or allowed with --allow-origin.`,
 	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "serve HTTP without a bearer token (anyone who can connect may call every tool)")
 	cmd.Flags().StringVar(&naming, "naming", "", "how tools and prompts are named: `prefixed` (mcp__SERVER__NAME), conditional (the servers' own names while exactly one server is active) or bare (always their own names; a name several servers offer is served by none); default: settings { naming }, else prefixed")
 	cmd.Flags().BoolVar(&stateless, "stateless", false, "serve HTTP with no per-session state: every request stands alone (2026-07-28 clients); older clients lose server requests during calls, subscriptions and notifications")
+	cmd.Flags().BoolVar(&toolSearch, "tool-search", false, "list only search_tools and call_tool: clients find the registry's tools by searching instead of receiving the whole list")
 	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "accept browser requests from this `ORIGIN` (repeatable), e.g. http://localhost:6274")
 	return cmd
 }
@@ -202,6 +211,9 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 	fmt.Fprintf(a.stdout, "\nUnified registry: %d tool(s)\n", len(tools))
 	for _, t := range tools {
 		fmt.Fprintf(a.stdout, "  %s\n", t.Name)
+	}
+	if g.ToolSearch() {
+		fmt.Fprintf(a.stdout, "\nTool search: clients are listed %s and %s in place of these.\n", serve.SearchToolName, serve.CallToolName)
 	}
 	fmt.Fprintf(a.stdout, "\n%d of %d server(s) connected. Serving the unified registry at:\n  http://%s/mcp\n", connected, len(statuses), ln.Addr())
 	switch env, _ := a.lookupEnv("MCPHOST_SERVE_TOKEN"); {

@@ -352,6 +352,9 @@ func (g *Gateway) instructions(ctx context.Context) string {
 	} else {
 		b.WriteString(", named mcp__SERVER__NAME.")
 	}
+	if g.search != nil {
+		fmt.Fprintf(&b, " The tools are not listed: find them with %s (describe the task in words) and call them with %s.", SearchToolName, CallToolName)
+	}
 	for _, st := range g.h.Servers(ctx) {
 		if st.Instructions == "" {
 			continue

@@ -37,6 +37,11 @@ type Options struct {
 	// config.NamingConditional or config.NamingBare (see naming.go).
 	// OPTIONAL: the config's settings { naming }, else prefixed.
 	Naming string
+	// ToolSearch lists two tools of the gateway's own in place of the
+	// registry's (serve --tool-search): search_tools finds tools by what
+	// they do, call_tool calls one (see toolsearch.go). The registry's
+	// tools are still served and may be called directly. OPTIONAL.
+	ToolSearch bool
 }
 
 // Gateway serves a host's registry as an MCP server.
@@ -67,6 +72,8 @@ type Gateway struct {
 	cancelAbort  context.CancelFunc
 
 	sessions sessionLimit // serve --http session cap (http.go)
+
+	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
@@ -105,6 +112,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
+	if o.ToolSearch {
+		g.enableToolSearch()
+	}
 	h.Registry().OnChange(func(string) {
 		select {
 		case g.changed <- struct{}{}:

@@ -59,6 +59,9 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	active := g.h.ActiveServers()
 	bare := prefixFree(g.naming, len(active))
 	tools, problems := g.h.ToolsOf(ctx, active)
+	if g.search != nil {
+		g.reindex(tools)
+	}
 	prompts, pp := g.h.Prompts(ctx)
 	resources, rp := g.h.Resources(ctx, "")
 	templates, tp := g.h.ResourceTemplates(ctx)
@@ -73,6 +76,9 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 		func(p *registry.Prompt) string { return p.Original },
 		func(p *registry.Prompt) string { return p.Server })
 	problems = append(append(problems, p1...), p2...)
+	if g.search != nil {
+		problems = append(problems, metaNameProblems(wantTools)...)
+	}
 
 	g.mu.Lock()
 	defer g.mu.Unlock()

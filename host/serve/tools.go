@@ -34,91 +34,98 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", exposed)}
 		}
-		p := req.Params
-		var args any
-		if len(p.Arguments) > 0 {
-			args = json.RawMessage(p.Arguments)
+		return g.call(ctx, req, name)
+	}
+}
+
+// call serves a call of the registry tool name (see toolHandler): req's
+// params are the call's own (its arguments, _meta, and the input
+// responses and request state of a retry).
+func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
+	p := req.Params
+	var args any
+	if len(p.Arguments) > 0 {
+		args = json.RawMessage(p.Arguments)
+	}
+	newClient := req.ProtocolVersion() >= conn.NewProtocol
+	opts := &host.CallOptions{
+		CallerAsks:          true,
+		Requester:           sessionRequester{req.Session, ctx, req.ClientCapabilities()},
+		ReturnInputRequests: newClient,
+		Meta:                g.upstreamMeta(req.Session, p.Meta),
+		ClientVersion:       req.ProtocolVersion(),
+	}
+	if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
+		// The retry of an authenticate call whose login just finished:
+		// the pseudo-tool is gone, the pending login has the outcome.
+		if _, answered := p.InputResponses[loginKey]; answered {
+			return g.login(ctx, req, name, server), nil
 		}
-		newClient := req.ProtocolVersion() >= conn.NewProtocol
-		opts := &host.CallOptions{
-			CallerAsks:          true,
-			Requester:           sessionRequester{req.Session, ctx, req.ClientCapabilities()},
-			ReturnInputRequests: newClient,
-			Meta:                g.upstreamMeta(req.Session, p.Meta),
-			ClientVersion:       req.ProtocolVersion(),
+	}
+	switch {
+	case p.InputResponses[askKey] != nil:
+		ok, err := g.askAnswer(p, name)
+		if err != nil || !ok {
+			if err == nil {
+				err = errors.New("not approved")
+			}
+			return errorResult(fmt.Errorf("%w: %s: %v", host.ErrDenied, name, err)), nil
 		}
-		if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
-			// The retry of an authenticate call whose login just finished:
-			// the pseudo-tool is gone, the pending login has the outcome.
-			if _, answered := p.InputResponses[loginKey]; answered {
-				return g.login(ctx, req, name, server), nil
+		opts.Approved = true
+	case p.RequestState != "":
+		if id, ok := g.openState(p.RequestState, stateHeld, name, p.Arguments); ok {
+			// The client's answer to a held call's question.
+			hc, seq := g.held.get(string(id))
+			if hc == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: the call it belongs to has ended (it waits " + g.held.limit.String() + " for an answer)"}
 			}
-		}
-		switch {
-		case p.InputResponses[askKey] != nil:
-			ok, err := g.askAnswer(p, name)
-			if err != nil || !ok {
-				if err == nil {
-					err = errors.New("not approved")
-				}
-				return errorResult(fmt.Errorf("%w: %s: %v", host.ErrDenied, name, err)), nil
+			if err := hc.answer(ctx, req, seq, p.InputResponses[heldKey]); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: " + err.Error()}
 			}
-			opts.Approved = true
-		case p.RequestState != "":
-			if id, ok := g.openState(p.RequestState, stateHeld, name, p.Arguments); ok {
-				// The client's answer to a held call's question.
-				hc, seq := g.held.get(string(id))
-				if hc == nil {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: the call it belongs to has ended (it waits " + g.held.limit.String() + " for an answer)"}
-				}
-				if err := hc.answer(ctx, req, seq, p.InputResponses[heldKey]); err != nil {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: " + err.Error()}
-				}
-				res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(name, p.Arguments))
-				if asked {
-					return res, nil
-				}
-				return g.callResult(ctx, req, name, res, err)
-			}
-			// The retry of an upstream's input-required result: its state
-			// was sealed to this call, and this call had passed the gate
-			// (an ask included) when it was issued.
-			upstream, ok := g.openState(p.RequestState, stateUpstream, name, p.Arguments)
-			if !ok {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: it does not belong to this call"}
-			}
-			opts.Approved = true
-			opts.RequestState, opts.InputResponses = string(upstream), p.InputResponses
-		case len(p.InputResponses) > 0:
-			// Answers the client sends unasked, or to a server whose input
-			// requests came without a request state: they go upstream, for
-			// the server to use or ignore; the call passes the gate as any
-			// other. The gateway's own keys are not the server's.
-			opts.InputResponses = serverResponses(p.InputResponses)
-		}
-		if token := p.GetProgressToken(); token != nil {
-			opts.OnProgress = func(pn *mcp.ProgressNotificationParams) {
-				fwd := *pn
-				fwd.ProgressToken = token
-				req.Session.NotifyProgress(ctx, &fwd)
-			}
-		}
-		if newClient && g.holds(name) {
-			hc := g.held.start(req, func(hctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
-				o := *opts
-				o.Requester = r
-				o.OnProgress = r.hc.progress
-				return g.h.CallTool(hctx, name, args, &o)
-			})
 			res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(name, p.Arguments))
 			if asked {
 				return res, nil
 			}
 			return g.callResult(ctx, req, name, res, err)
 		}
-		res, err := g.h.CallTool(ctx, name, args, opts)
+		// The retry of an upstream's input-required result: its state
+		// was sealed to this call, and this call had passed the gate
+		// (an ask included) when it was issued.
+		upstream, ok := g.openState(p.RequestState, stateUpstream, name, p.Arguments)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: it does not belong to this call"}
+		}
+		opts.Approved = true
+		opts.RequestState, opts.InputResponses = string(upstream), p.InputResponses
+	case len(p.InputResponses) > 0:
+		// Answers the client sends unasked, or to a server whose input
+		// requests came without a request state: they go upstream, for
+		// the server to use or ignore; the call passes the gate as any
+		// other. The gateway's own keys are not the server's.
+		opts.InputResponses = serverResponses(p.InputResponses)
+	}
+	if token := p.GetProgressToken(); token != nil {
+		opts.OnProgress = func(pn *mcp.ProgressNotificationParams) {
+			fwd := *pn
+			fwd.ProgressToken = token
+			req.Session.NotifyProgress(ctx, &fwd)
+		}
+	}
+	if newClient && g.holds(name) {
+		hc := g.held.start(req, func(hctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
+			o := *opts
+			o.Requester = r
+			o.OnProgress = r.hc.progress
+			return g.h.CallTool(hctx, name, args, &o)
+		})
+		res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(name, p.Arguments))
+		if asked {
+			return res, nil
+		}
 		return g.callResult(ctx, req, name, res, err)
 	}
+	res, err := g.h.CallTool(ctx, name, args, opts)
+	return g.callResult(ctx, req, name, res, err)
 }
 
 // callResult is the downstream answer to a call's outcome.

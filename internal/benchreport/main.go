@@ -188,6 +188,9 @@ func run(in io.Reader, out io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if ts := samples["ToolSearch"]; len(ts) > 0 {
+		toolSearch(w, ts, samples["IndexBuild"], samples["IndexSearch"])
+	}
 	if st, floor := median(samples["PluginStartStatic"]["ns/op"]), median(samples["PluginFloor"]["ns/op"]); st > 0 && floor > 0 {
 		r := pairedRatio(samples["PluginStartStatic"]["ns/op"], samples["PluginFloor"]["ns/op"])
 		fmt.Fprintf(w, "## (d) plugin start to first RPC\n\n| benchmark | ms | vs the floor |\n|---|---|---|\n")
@@ -217,6 +220,36 @@ func run(in io.Reader, out io.Writer) error {
 	}
 	fmt.Fprintf(w, "\n## Raw output\n\n```\n%s\n```\n", strings.Join(raw, "\n"))
 	return nil
+}
+
+// minRecallAt5 is the floor of recall@5 that host/toolsearch's TestRecall
+// holds the ranking to (in per cent).
+const minRecallAt5 = 75
+
+// toolSearch writes section (i): `serve --tool-search` on the benchmark
+// catalogue (BenchmarkToolSearch in host/serve; BenchmarkIndexBuild and
+// BenchmarkIndexSearch in host/toolsearch).
+func toolSearch(w io.Writer, ts, build, search map[string][]float64) {
+	full, path, list := median(ts["tokens-full"]), median(ts["tokens-search"]), median(ts["tokens-list"])
+	fmt.Fprintf(w, "## (i) tool search (`serve --tool-search`): 1,000 tools of 50 servers\n\n")
+	fmt.Fprintf(w, "The benchmark catalogue of `internal/toolcatalog`, served over streamable HTTP, and its %.0f queries, each with the tool(s) that answer it. Tokens are counted with o200k_base on the JSON the client receives.\n\n", median(ts["queries"]))
+	fmt.Fprintf(w, "| what the client's model is given | tokens | vs the full list |\n|---|---|---|\n")
+	fmt.Fprintf(w, "| the full `tools/list` (a plain gateway) | %.0f | - |\n", full)
+	if full > 0 {
+		fmt.Fprintf(w, "| the search path: `tools/list` (search_tools, call_tool: %.0f) + one search_tools result (5 tools), average over the queries | %.0f | ×%.3f |\n", list, path, path/full)
+	}
+	r5 := median(ts["recall@5-%"])
+	fmt.Fprintf(w, "\nRecall of search_tools (the right tool first / among the five results): **recall@1 %.1f %%**, **recall@5 %.1f %%** (goal ≥ %d %%, the floor of `TestRecall`: %s).\n\n",
+		median(ts["recall@1-%"]), r5, minRecallAt5, map[bool]string{true: "met", false: "**missed**"}[r5 >= minRecallAt5])
+	fmt.Fprintf(w, "| cost | time |\n|---|---|\n")
+	fmt.Fprintf(w, "| building the index of the 1,000 tools (on every change of the registry's tools) | %.1f ms |\n", median(ts["build-µs"])/1000)
+	if b := build["ns/op"]; len(b) > 0 {
+		fmt.Fprintf(w, "| the same, `BenchmarkIndexBuild` | %.1f ms, %.0f allocations |\n", median(b)/1e6, median(build["allocs/op"]))
+	}
+	if s := search["ns/op"]; len(s) > 0 {
+		fmt.Fprintf(w, "| one query, in the library (`BenchmarkIndexSearch`) | %.0f µs |\n", median(s)/1000)
+	}
+	fmt.Fprintf(w, "| one search_tools call through the gateway, a go-sdk client on an in-memory connection (JSON both ways included) | %.0f µs |\n\n", median(ts["query-µs"]))
 }
 
 // pairedRatio is the median of the per-round ratios path[i]/base[i]: the
