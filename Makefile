@@ -76,6 +76,8 @@ fuzz:
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzHandshakeLine -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzCheckAddr -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk -run=^$$ -fuzz=FuzzFrameReader -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/toolsearch -run=^$$ -fuzz=FuzzQuery -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/llmtools -run=^$$ -fuzz=FuzzConvert -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build
