@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -90,7 +91,9 @@ type Options struct {
 	// takes its place among the scopes (a configured server of the same
 	// name overrides it, the managed policy applies), and from there it goes
 	// through the same registry, permissions, pins and call pipeline as any
-	// other server. OPTIONAL.
+	// other server. Close ends their sessions, and waits for their handlers
+	// in flight to return (go-sdk's ServerSession.Close), so a handler should
+	// honour its context. OPTIONAL.
 	InProcess map[string]*mcp.Server
 }
 
@@ -181,7 +184,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		OnLog:              h.logMessage,
 		OnSession:          h.sessionStarted,
 		OnProcessStart:     o.OnProcessStart,
-		InProcess:          o.InProcess,
+		InProcess:          maps.Clone(o.InProcess),
 		ProtocolVersion:    cmp.Or(o.ProtocolVersion, cfg.Settings.ProtocolVersion),
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			switch kind {

@@ -22,7 +22,17 @@ import (
 
 func TestMain(m *testing.M) {
 	demoserver.RunIfChild()
-	os.Exit(m.Run())
+	// The examples load configuration as a program would: keep them from
+	// this machine's managed file, plugins and user configuration.
+	dir, err := os.MkdirTemp("", "mcphost-host-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(config.EnvManagedConfig, filepath.Join(dir, "none.hcl"))
+	os.Setenv(config.EnvConfigDir, filepath.Join(dir, "config"))
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 var demo = demotest.Server

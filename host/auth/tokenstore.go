@@ -88,7 +88,7 @@ func (s *FileStore) Load(key string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Mode().Perm()&0o077 != 0 {
+	if config.OpenTo(st, 0o077) {
 		return nil, fmt.Errorf("token file %s is accessible to others (mode %v); remove it and log in again", p, st.Mode().Perm())
 	}
 	b, err := os.ReadFile(p)

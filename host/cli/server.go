@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -201,10 +202,11 @@ func (f *addFlags) entry(name string, rest []string) (*config.ServerEntry, error
 			return nil, errors.New("-e sets a stdio server's environment; a remote server takes -H headers")
 		}
 		e.Env = map[string]string{}
-		for _, kv := range f.env {
+		for i, kv := range f.env {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
-				return nil, fmt.Errorf("-e %q: want KEY=VALUE", kv)
+				// (Not quoted: what was given may be the secret itself.)
+				return nil, fmt.Errorf("-e number %d: want KEY=VALUE", i+1)
 			}
 			e.Env[k] = v
 		}
@@ -214,10 +216,10 @@ func (f *addFlags) entry(name string, rest []string) (*config.ServerEntry, error
 			return nil, errors.New("-H sets a remote server's headers; a stdio server takes -e variables")
 		}
 		e.Headers = map[string]string{}
-		for _, h := range f.headers {
+		for i, h := range f.headers {
 			k, v, ok := strings.Cut(h, ":")
 			if !ok || strings.TrimSpace(k) == "" {
-				return nil, fmt.Errorf("-H %q: want \"Name: value\"", h)
+				return nil, fmt.Errorf("-H number %d: want \"Name: value\"", i+1)
 			}
 			e.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
@@ -324,10 +326,22 @@ func (a *app) editTarget(cmd *cobra.Command, name string) (target, error) {
 	case config.ScopeUser:
 		p = loc.User
 	case config.ScopeProject:
-		if n := len(loc.Project); n > 0 {
-			p = loc.Project[n-1] // the nearest
-		} else {
-			p = filepath.Join(loc.ProjectRoot, config.ProjectFileName)
+		// The repository's root (the nearest directory with a project file
+		// or .git), never a file further up, nor the home directory's
+		// (which belongs to the user scope and is never read as a project).
+		if home, _ := a.lookupEnv("HOME"); home != "" && filepath.Clean(loc.ProjectRoot) == filepath.Clean(home) {
+			return target{}, errors.New("the working directory is not in a project (no .git or .mcphost.hcl below your home directory): run this in the project, or use -s user")
+		}
+		p = filepath.Join(loc.ProjectRoot, config.ProjectFileName)
+		// A repository's file may be a link to one of the user's own
+		// (written there, an edit would skip approval) or another user's.
+		if st, err := os.Lstat(p); err == nil {
+			if st.Mode()&os.ModeSymlink != 0 {
+				return target{}, fmt.Errorf("%s is a symbolic link: mcphost does not edit a project file through a link", p)
+			}
+			if err := config.CheckOwner(p); err != nil {
+				return target{}, fmt.Errorf("not editing %s: %w", p, err)
+			}
 		}
 	case config.ScopeManaged:
 		return target{}, errors.New("the managed scope is written by administrators, not by mcphost")
@@ -351,11 +365,13 @@ func (a *app) addServer(cmd *cobra.Command, f *addFlags, e *config.ServerEntry) 
 	}
 	// Relative program paths are relative to the file that declares them;
 	// on the command line they were relative to the working directory.
-	e.Command = a.programFor(t, e.Command)
+	if e.Cwd == "" {
+		e.Command = a.pathFor(t, e.Command, false)
+	} // (else a relative command is relative to cwd, as exec runs it)
 	if len(e.HeadersHelper) > 0 {
-		e.HeadersHelper[0] = a.programFor(t, e.HeadersHelper[0])
+		e.HeadersHelper[0] = a.pathFor(t, e.HeadersHelper[0], false)
 	}
-	e.Cwd = a.programFor(t, e.Cwd)
+	e.Cwd = a.pathFor(t, e.Cwd, true)
 	src, err := readIfExists(t.path)
 	if err != nil {
 		return err
@@ -388,6 +404,9 @@ func (a *app) addServer(cmd *cobra.Command, f *addFlags, e *config.ServerEntry) 
 			}
 			if f.secretInConfig {
 				ref.Value = v
+				if st, err := os.Stat(t.path); err == nil && config.OpenTo(st, 0o077) {
+					fmt.Fprintf(a.stderr, "warning: %s can be read by others (mode %v), and now holds the secret in clear text\n", t.path, st.Mode().Perm())
+				}
 				break
 			}
 			secretsDir = config.SecretsDir(a.lookupEnv, a.workDir)
@@ -406,7 +425,7 @@ func (a *app) addServer(cmd *cobra.Command, f *addFlags, e *config.ServerEntry) 
 		err = a.checkEdit(t, out, e.Name, true)
 	}
 	if err == nil {
-		err = writeConfigFile(t.path, out, t.scope)
+		err = writeConfigFile(t.path, src, out, t.scope)
 	}
 	if err != nil {
 		if stored != "" {
@@ -446,6 +465,13 @@ func (a *app) checkEdit(t target, out []byte, name string, added bool) error {
 		a.printDiags(cfg, errs)
 		return fmt.Errorf("not written: the configuration would not load (%d error(s) above)", len(errs))
 	}
+	read := false
+	for _, f := range cfg.Files {
+		read = read || f.Path == t.path
+	}
+	if !read {
+		return fmt.Errorf("not written: %s would not be read as part of the configuration", t.path)
+	}
 	if !added {
 		return nil
 	}
@@ -464,17 +490,19 @@ func (a *app) checkEdit(t target, out []byte, name string, added bool) error {
 	for _, s := range cfg.Skipped {
 		if s.Server.Name == name && s.Server.Origin.File == t.path {
 			fmt.Fprintf(a.stderr, "note: server %q will not be used: %s\n", name, s.Reason)
+			return nil
 		}
 	}
-	return nil
+	return fmt.Errorf("not written: server %q would not be loaded from %s", name, t.path)
 }
 
-// programFor rewrites p, a path relative to the working directory (it has a
-// separator), for the target file: relative to that file's directory in
-// the project scope (the repository's file stays valid in every clone),
-// absolute elsewhere. A bare name (looked up in PATH) stays as it is.
-func (a *app) programFor(t target, p string) string {
-	if p == "" || filepath.IsAbs(p) || !strings.ContainsAny(p, `/\`) {
+// pathFor rewrites p, a path relative to the working directory, for the
+// target file: relative to that file's directory in the project scope (the
+// repository's file stays valid in every clone), absolute elsewhere. A
+// program's bare name (no separator: looked up in PATH) stays as it is; a
+// directory (dir) is always a path.
+func (a *app) pathFor(t target, p string, dir bool) string {
+	if p == "" || filepath.IsAbs(p) || !dir && !strings.ContainsAny(p, `/\`) {
 		return p
 	}
 	abs := filepath.Join(a.workDir, p)
@@ -536,13 +564,23 @@ func readIfExists(path string) ([]byte, error) {
 	return b, nil
 }
 
+// errEditedMeanwhile refuses an edit of a file that changed since it was
+// read.
+var errEditedMeanwhile = errors.New("the file changed while it was being edited; run the command again")
+
 // writeConfigFile replaces path (through a symbolic link, its target)
-// atomically, keeping its mode; a new file is 0600, or 0644 in the project
-// scope (a file shared with others), and its directory is created.
-func writeConfigFile(path string, data []byte, scope config.Scope) error {
+// atomically with data, keeping its mode, provided it still holds was (what
+// the edit started from); a new file is 0600, or 0644 in the project scope
+// (a file shared with others), and its directory is created.
+func writeConfigFile(path string, was, data []byte, scope config.Scope) error {
 	real := path
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		real = p
+	}
+	if now, err := readIfExists(real); err != nil {
+		return err
+	} else if !bytes.Equal(now, was) {
+		return fmt.Errorf("%s: %w", path, errEditedMeanwhile)
 	}
 	mode := os.FileMode(0o600)
 	if scope == config.ScopeProject {

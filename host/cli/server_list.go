@@ -54,12 +54,13 @@ const (
 	stateNotUsed       = "not-used"
 )
 
-func infoOf(s *config.Server) serverInfo {
-	w := s.Written() // a project server as written: env() shown as the call
+// infoOf describes s, its values shown as w, the same server decoded as
+// written (env() and secret() calls shown, never evaluated).
+func infoOf(s, w *config.Server) serverInfo {
 	in := serverInfo{
 		Name: s.Name, Scope: s.Origin.Scope.String(), File: s.Origin.File, Line: s.Origin.Range.Start.Line,
 		Transport: s.Transport, Command: w.Command, Args: redactAll(w.Args), URL: redact.String(w.URL),
-		Env: sortedKeys(w.Env), Headers: sortedKeys(w.Headers), HeadersHelper: w.HeadersHelper,
+		Env: sortedKeys(w.Env), Headers: sortedKeys(w.Headers), HeadersHelper: redactAll(w.HeadersHelper),
 		AuthScheme: s.AuthScheme, OAuth: s.OAuth != nil,
 	}
 	if s.OAuth != nil {
@@ -103,18 +104,50 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // configuredServers lists every server of cfg: those in use, then those not
-// used (overridden, duplicates, excluded by the managed scope).
-func configuredServers(cfg *config.Config) []serverInfo {
+// used (overridden, duplicates, excluded by the managed scope). Values are
+// shown from shown, the same configuration loaded as written
+// (LoadOptions.AsWritten): an env() or secret() call appears as the call, so
+// no secret is printed, whatever the scope.
+func configuredServers(cfg, shown *config.Config) []serverInfo {
+	written := func(s *config.Server) *config.Server {
+		for _, w := range shown.Servers {
+			if w.Name == s.Name && w.Origin.File == s.Origin.File && w.Origin.Range == s.Origin.Range {
+				return w
+			}
+		}
+		for _, sk := range shown.Skipped {
+			if w := sk.Server; w.Name == s.Name && w.Origin.File == s.Origin.File && w.Origin.Range == s.Origin.Range {
+				return w
+			}
+		}
+		// Not found (the files changed between the two loads): show names only.
+		return &config.Server{Name: s.Name, Transport: s.Transport}
+	}
 	var out []serverInfo
 	for _, s := range cfg.Servers {
-		out = append(out, infoOf(s))
+		out = append(out, infoOf(s, written(s).Written()))
 	}
 	for _, sk := range cfg.Skipped {
-		in := infoOf(sk.Server)
+		in := infoOf(sk.Server, written(sk.Server).Written())
 		in.State, in.Reason = stateNotUsed, sk.Reason
 		out = append(out, in)
 	}
 	return out
+}
+
+// loadShown loads the configuration as written, for showing it. Its
+// diagnostics are not reported: the configuration was loaded (and its
+// problems reported) for real already, and a value checked as written (a
+// URL from env(), say) may fail checks its evaluated value passes; such a
+// server is shown by name only.
+func (a *app) loadShown() (*config.Config, error) {
+	cfg, _ := config.Load(&config.LoadOptions{
+		LookupEnv: a.lookupEnv,
+		WorkDir:   a.workDir,
+		Files:     a.configs,
+		AsWritten: true,
+	})
+	return cfg, nil
 }
 
 func (a *app) serverListCmd() *cobra.Command {
@@ -134,7 +167,11 @@ mcphost server get NAME connects one.`,
 			if err != nil {
 				return err
 			}
-			list := configuredServers(cfg)
+			shown, err := a.loadShown()
+			if err != nil {
+				return err
+			}
+			list := configuredServers(cfg, shown)
 			if asJSON {
 				if list == nil {
 					list = []serverInfo{}
@@ -171,8 +208,12 @@ failed, needs-auth), server info and tool count.`,
 			if err != nil {
 				return err
 			}
+			shown, err := a.loadShown()
+			if err != nil {
+				return err
+			}
 			var in *serverInfo
-			for _, s := range configuredServers(cfg) {
+			for _, s := range configuredServers(cfg, shown) {
 				if s.Name == args[0] {
 					in = &s
 					break // in use before not used

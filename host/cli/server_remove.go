@@ -83,14 +83,16 @@ block is deleted with it. The managed scope is never written.`,
 			if err := a.checkEdit(t, out, name, false); err != nil {
 				return err
 			}
-			if err := writeConfigFile(t.path, out, t.scope); err != nil {
+			if err := writeConfigFile(t.path, src, out, t.scope); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "Removed server %q from %s (%s scope)\n", name, t.path, t.scope)
 			// Delete the secret server add stored for this block (and only
 			// that one: another block may read other secrets).
 			if own := secretName(name, t.path); slices.Contains(stored, own) {
-				if dir := config.SecretsDir(a.lookupEnv, a.workDir); dir != "" {
+				if other := a.secretUsers(own); len(other) > 0 {
+					fmt.Fprintf(a.stderr, "warning: the client secret it stored, %s, is kept: %s still read it\n", own, strings.Join(other, ", "))
+				} else if dir := config.SecretsDir(a.lookupEnv, a.workDir); dir != "" {
 					if err := config.DeleteSecret(dir, own); err != nil {
 						fmt.Fprintf(a.stderr, "warning: %v\n", err)
 					} else {
@@ -103,4 +105,28 @@ block is deleted with it. The managed scope is never written.`,
 	}
 	cmd.Flags().StringVarP(&scope, "scope", "s", "local", "the scope to remove it from: local, user or project")
 	return cmd
+}
+
+// secretUsers lists the configuration files (as now written) that still
+// call secret(name): those of the scopes, and those given with --config.
+func (a *app) secretUsers(name string) []string {
+	loc := config.Locate(a.lookupEnv, a.workDir)
+	paths := append([]string{loc.User, loc.Local, loc.Managed}, loc.Project...)
+	for _, f := range a.configs {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(a.workDir, f)
+		}
+		paths = append(paths, f)
+	}
+	var users []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		src, err := readIfExists(p)
+		if err == nil && slices.Contains(config.SecretCalls(src, p), name) {
+			users = append(users, p)
+		}
+	}
+	return users
 }

@@ -139,8 +139,13 @@ type partialSettings struct {
 }
 
 type decodedFile struct {
-	path         string
-	scope        Scope
+	path  string
+	scope Scope
+	// base is the directory relative program paths and cwd of its server
+	// blocks are relative to: the file's own, but for the local scope (a
+	// file kept in the config directory, about a project) the project's
+	// root.
+	base         string
 	serverBlocks []*hcl.Block
 	servers      []*decodedServer
 	plugins      []*Plugin
@@ -158,7 +163,7 @@ type decodedFile struct {
 // collects its server blocks; decodeServers decodes those once the available
 // transports are known.
 func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*decodedFile, hcl.Diagnostics) {
-	out := &decodedFile{path: path, scope: scope}
+	out := &decodedFile{path: path, scope: scope, base: filepath.Dir(path)}
 	content, diags := f.Body.Content(fileSchema)
 	diags = explainUnsupported(diags, fileSchema)
 	seenPlugins := map[string]hcl.Range{}
@@ -227,7 +232,7 @@ func decodeServers(df *decodedFile, ctx *hcl.EvalContext, cfg *Config, unlocked 
 	var diags hcl.Diagnostics
 	seen := map[string]hcl.Range{}
 	decode := func(b *hcl.Block, ctx *hcl.EvalContext, written bool) (*decodedServer, hcl.Diagnostics) {
-		s, d := decodeServer(b, df.path, df.scope, ctx, cfg.Transports, written)
+		s, d := decodeServer(b, df.path, df.base, df.scope, ctx, cfg.Transports, written)
 		d = append(d, checkServer(cfg, s, ctx, unlocked)...)
 		for _, diag := range d {
 			if diag.Summary == "Unknown transport" && len(unlocked) > 0 {
@@ -319,15 +324,22 @@ func decodePlugin(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext) 
 }
 
 // resolveProgram makes a program given by a relative path ("./bin/server",
-// "tools/run") absolute, relative to the directory of file; a bare name
-// ("npx") stays a name, looked up in PATH when run, and a value that shows
-// an unevaluated env() call (a project server before approval) stays as
-// written.
-func resolveProgram(file, p string) string {
+// "tools/run") absolute, relative to dir; a bare name ("npx") stays a name,
+// looked up in PATH when run, and a value that shows an unevaluated env()
+// call (a project server before approval) stays as written.
+func resolveProgram(dir, p string) string {
 	if FromEnv(p) || !strings.ContainsAny(p, `/\`) {
 		return p
 	}
-	return resolvePath(file, p)
+	return resolveIn(dir, p)
+}
+
+// resolveIn makes p absolute, relative to dir.
+func resolveIn(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }
 
 // resolvePath makes p absolute, relative to the directory of the file that declares it.
@@ -342,7 +354,7 @@ func (p *partialSettings) firstRange() hcl.Range { return p.defRange }
 
 // decodeServer decodes a server block; written says ctx is writtenContext
 // (env() calls kept as written, for a project server before approval).
-func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, transports []string, written bool) (*decodedServer, hcl.Diagnostics) {
+func decodeServer(b *hcl.Block, path, base string, scope Scope, ctx *hcl.EvalContext, transports []string, written bool) (*decodedServer, hcl.Diagnostics) {
 	name := b.Labels[0]
 	var diags hcl.Diagnostics
 	if !ValidServerName(name) {
@@ -388,15 +400,21 @@ func decodeServer(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext, 
 			}
 		}
 	}
-	// A program or directory given by a relative path is relative to the
-	// file that declares it, not to the working directory: the file works
-	// wherever mcphost runs. A bare program name is looked up in PATH.
-	s.Command = resolveProgram(path, s.Command)
+	// A directory or program given by a relative path is relative to the
+	// file that declares it (base), not to the working directory: the file
+	// works wherever mcphost runs. A relative command is relative to cwd
+	// when there is one (as exec runs it). A bare program name is looked
+	// up in PATH.
 	if !FromEnv(s.Cwd) {
-		s.Cwd = resolvePath(path, s.Cwd)
+		s.Cwd = resolveIn(base, s.Cwd)
 	}
+	cmdBase := base
+	if s.Cwd != "" && !FromEnv(s.Cwd) {
+		cmdBase = s.Cwd
+	}
+	s.Command = resolveProgram(cmdBase, s.Command)
 	if len(s.HeadersHelper) > 0 {
-		s.HeadersHelper[0] = resolveProgram(path, s.HeadersHelper[0])
+		s.HeadersHelper[0] = resolveProgram(base, s.HeadersHelper[0])
 	}
 	decode("disabled", &s.Disabled)
 	decode("legacy_session", &s.LegacySession)

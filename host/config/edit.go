@@ -64,6 +64,12 @@ type ServerEntry struct {
 	OAuth *OAuthEntry
 	// XAA, if set, is written as an auth "xaa" { } block.
 	XAA *XAAEntry
+
+	// Expand writes ${NAME} and ${NAME:-default} in the values of command,
+	// args, env, cwd, url, headers and headers_helper as env("NAME") and
+	// env("NAME", "default") calls (what the mcpServers JSON of other hosts
+	// means by them); without it they stay text.
+	Expand bool
 }
 
 // OAuthEntry is the oauth block of a ServerEntry.
@@ -103,18 +109,19 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 	if e.Transport != "" {
 		b.SetAttributeValue("transport", cty.StringVal(e.Transport))
 	}
-	setString(b, "command", e.Command)
-	setList(b, "args", e.Args)
-	setMap(b, "env", e.Env)
-	setString(b, "cwd", e.Cwd)
-	setString(b, "url", e.URL)
-	setMap(b, "headers", e.Headers)
+	w := valueWriter{expand: e.Expand}
+	w.setString(b, "command", e.Command)
+	w.setList(b, "args", e.Args)
+	w.setMap(b, "env", e.Env)
+	w.setString(b, "cwd", e.Cwd)
+	w.setString(b, "url", e.URL)
+	w.setMap(b, "headers", e.Headers)
 	switch len(e.HeadersHelper) {
 	case 0:
 	case 1:
-		b.SetAttributeValue("headers_helper", cty.StringVal(e.HeadersHelper[0]))
+		w.setString(b, "headers_helper", e.HeadersHelper[0])
 	default:
-		setList(b, "headers_helper", e.HeadersHelper)
+		w.setList(b, "headers_helper", e.HeadersHelper)
 	}
 	if o := e.OAuth; o != nil {
 		ob := b.AppendNewBlock("oauth", nil).Body()
@@ -194,20 +201,35 @@ func storedSecrets(src []byte, filename, name string) []string {
 	}
 	var out []string
 	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
-		if b.Type != "server" || !slices.Equal(b.Labels, []string{name}) {
-			continue
+		if b.Type == "server" && slices.Equal(b.Labels, []string{name}) {
+			out = append(out, secretCalls(b.Body)...)
 		}
-		hclsyntax.VisitAll(b.Body, func(n hclsyntax.Node) hcl.Diagnostics {
-			call, ok := n.(*hclsyntax.FunctionCallExpr)
-			if !ok || call.Name != "secret" || len(call.Args) != 1 {
-				return nil
-			}
-			if v, d := call.Args[0].Value(nil); !d.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
-				out = append(out, v.AsString())
-			}
-			return nil
-		})
 	}
+	return out
+}
+
+// SecretCalls lists the literal arguments of every secret() call in src (a
+// file that does not parse has none that could be evaluated).
+func SecretCalls(src []byte, filename string) []string {
+	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil
+	}
+	return secretCalls(f.Body.(*hclsyntax.Body))
+}
+
+func secretCalls(body *hclsyntax.Body) []string {
+	var out []string
+	hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || call.Name != "secret" || len(call.Args) != 1 {
+			return nil
+		}
+		if v, d := call.Args[0].Value(nil); !d.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+			out = append(out, v.AsString())
+		}
+		return nil
+	})
 	return out
 }
 

@@ -90,6 +90,11 @@ func TestAddServerBlock(t *testing.T) {
 		entry: ServerEntry{Name: "d", Transport: "http", URL: "https://d/mcp", HeadersHelper: []string{"/bin/h"},
 			XAA: &XAAEntry{IdP: "corp", ClientID: "d-app", ClientSecret: SecretRef{Stored: "d.x.client_secret"}}},
 		want: "server \"d\" {\n  transport      = \"http\"\n  url            = \"https://d/mcp\"\n  headers_helper = \"/bin/h\"\n  auth \"xaa\" {\n    idp           = \"corp\"\n    client_id     = \"d-app\"\n    client_secret = secret(\"d.x.client_secret\")\n  }\n}\n",
+	}, {
+		name: "${VAR} expanded as env()",
+		entry: ServerEntry{Name: "e", Command: "${HOME}/bin/x", Args: []string{"${TOKEN}", "a \"q\" %{x} $5"},
+			Env: map[string]string{"K": "${K:-dflt \"v\"}"}, Expand: true},
+		want: "server \"e\" {\n  command = \"${env(\"HOME\")}/bin/x\"\n  args    = [env(\"TOKEN\"), \"a \\\"q\\\" %%{x} $5\"]\n  env = {\n    K = env(\"K\", \"dflt \\\"v\\\"\")\n  }\n}\n",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -251,5 +256,27 @@ func TestLoadOverlay(t *testing.T) {
 	_, diags = Load(&LoadOptions{LookupEnv: lookup, WorkDir: proj, Overlay: map[string][]byte{p: []byte("server \"o\" {")}})
 	if len(diags) == 0 || !IsProjectError(diags[0]) || diags[0].Subject == nil || diags[0].Subject.Filename != p {
 		t.Errorf("an overlay's error is not reported at its file as a project error: %v", diags)
+	}
+}
+
+// TestExpandedValuesLoad: what Expand writes loads back as the other hosts
+// mean their ${VAR} values, and text that only looks like a template stays
+// text.
+func TestExpandedValuesLoad(t *testing.T) {
+	e := &ServerEntry{Name: "e", Command: "${BASE}/bin/x", Args: []string{"${TOKEN}", "--k=${K:-dflt}", "%{literal} $5 ${open", "cost: $${TOKEN}"}, Expand: true}
+	out, err := AddServerBlock(nil, "f.hcl", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "f.hcl")
+	os.WriteFile(f, out, 0o600)
+	env := map[string]string{"BASE": "/opt/b", "TOKEN": "tok"}
+	cfg, diags := Load(&LoadOptions{Files: []string{f}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if diags.HasErrors() {
+		t.Fatalf("%v\n%s", diags, out)
+	}
+	s := cfg.Server("e")
+	if s.Command != "/opt/b/bin/x" || strings.Join(s.Args, "|") != "tok|--k=dflt|%{literal} $5 ${open|cost: $tok" {
+		t.Errorf("command %q args %q\n%s", s.Command, s.Args, out)
 	}
 }

@@ -45,7 +45,9 @@ var (
 //	 "headersHelper": "/path/helper", "oauth": {"clientId": "…", "callbackPort": 8080}}
 //
 // "type" is stdio (the default when there is a command), http, sse or a
-// plugin transport (ws). The JSON is read strictly: an unknown or
+// plugin transport (ws). ${NAME} and ${NAME:-default} in the values are
+// read from the environment, as those hosts read them: they are written as
+// env() calls (ServerEntry.Expand). The JSON is read strictly: an unknown or
 // duplicated member, a member spelt in another case, or trailing data is an
 // error. A client secret is not taken from JSON (give --client-secret).
 func ServerEntryFromJSON(name string, data []byte) (*ServerEntry, error) {
@@ -74,7 +76,7 @@ func ServerEntryFromJSON(name string, data []byte) (*ServerEntry, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the object", ErrServerJSON)
 	}
-	e := &ServerEntry{Name: name, Command: sj.Command, Args: sj.Args, Env: sj.Env, Cwd: sj.Cwd, URL: sj.URL, Headers: sj.Headers}
+	e := &ServerEntry{Name: name, Command: sj.Command, Args: sj.Args, Env: sj.Env, Cwd: sj.Cwd, URL: sj.URL, Headers: sj.Headers, Expand: true}
 	switch {
 	case sj.Type != "":
 		e.Transport = sj.Type

@@ -37,6 +37,7 @@ func evalContext(lookup LookupEnvFunc, secretsDir string) *hcl.EvalContext {
 func writtenContext() *hcl.EvalContext {
 	return &hcl.EvalContext{
 		Functions: map[string]function.Function{
+
 			"env": function.New(&function.Spec{
 				Params:   []function.Parameter{{Name: "name", Type: cty.String}},
 				VarParam: &function.Parameter{Name: "default", Type: cty.String},
@@ -53,6 +54,20 @@ func writtenContext() *hcl.EvalContext {
 			}),
 		},
 	}
+}
+
+// displayContext is writtenContext for every scope (LoadOptions.AsWritten):
+// secret() also shows the call (`${secret("NAME")}`) and reads nothing.
+func displayContext() *hcl.EvalContext {
+	ctx := writtenContext()
+	ctx.Functions["secret"] = function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "name", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return cty.StringVal(fmt.Sprintf("${secret(%q)}", args[0].AsString())), nil
+		},
+	})
+	return ctx
 }
 
 // FromEnv reports whether a value decoded before approval contains an env()

@@ -43,6 +43,11 @@ type LoadOptions struct {
 	// read from it, even if absent from disk. For validating an edit before
 	// it is written.
 	Overlay map[string][]byte
+	// AsWritten decodes every file as a project file is decoded before
+	// approval: env() and secret() calls are kept as written
+	// (`${env("NAME")}`), never evaluated, so nothing secret is read. For
+	// showing configuration (`mcphost server list|get`), not for running it.
+	AsWritten bool
 }
 
 // Load reads, merges and validates the configuration. It keeps going after an
@@ -93,6 +98,9 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	cfg := &Config{Sources: map[string]*hcl.File{}}
 	parser := hclparse.NewParser()
 	ctx := evalContext(o.LookupEnv, joinIf(loc.ConfigDir, SecretsDirName))
+	if o.AsWritten {
+		ctx = displayContext()
+	}
 	var diags hcl.Diagnostics
 	var files []*decodedFile
 	for _, src := range sources {
@@ -132,6 +140,9 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 			fctx = writtenContext()
 		}
 		df, d := decodeFile(f, src.path, src.scope, fctx)
+		if src.scope == ScopeLocal {
+			df.base = loc.ProjectRoot // the file is about the project, kept elsewhere
+		}
 		diags = append(diags, forScope(src.scope, d)...)
 		files = append(files, df)
 	}
@@ -152,7 +163,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 			continue
 		}
 		for _, t := range p.Locked.Transports {
-			if prev := cfg.PluginFor(t); prev != p || slices.Contains(cfg.Transports, t) {
+			if prev := cfg.PluginFor(t); prev != p || slices.Contains(cfg.Transports, t) || t == TransportInProcess {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Transport provided twice",
 					Detail: fmt.Sprintf("Plugin %q provides transport %q, which is already provided (built in, or by plugin %q).", p.Name, t, prev.Name)})
 				continue

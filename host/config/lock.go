@@ -190,13 +190,13 @@ func discoverPlugins(dir string) ([]*Plugin, error) {
 	var out []*Plugin
 	for _, e := range entries {
 		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 || !ValidServerName(e.Name()) {
+		if err != nil || !info.Mode().IsRegular() || !Executable(e.Name(), info) || !ValidServerName(PluginName(e.Name())) {
 			continue
 		}
 		if CheckOwner(filepath.Join(dir, e.Name())) != nil {
 			continue // the runtime would refuse it; a stranger's file is not discovered
 		}
-		out = append(out, &Plugin{Name: e.Name(), Path: filepath.Join(dir, e.Name()), Discovered: true, Origin: Origin{File: dir}})
+		out = append(out, &Plugin{Name: PluginName(e.Name()), Path: filepath.Join(dir, e.Name()), Discovered: true, Origin: Origin{File: dir}})
 	}
 	return out, nil
 }

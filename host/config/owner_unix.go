@@ -25,3 +25,13 @@ func CheckOwner(path string) error {
 	}
 	return nil
 }
+
+// OpenTo reports whether fi's permission bits grant any of mask (e.g.
+// 0o077: group or others may access it; 0o022: they may write it).
+func OpenTo(fi os.FileInfo, mask os.FileMode) bool { return fi.Mode().Perm()&mask != 0 }
+
+// Executable reports whether the file fi (named name) may be run.
+func Executable(name string, fi os.FileInfo) bool { return fi.Mode().Perm()&0o111 != 0 }
+
+// PluginName is the plugin name of an executable file's name.
+func PluginName(file string) string { return file }

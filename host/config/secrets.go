@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ func readSecret(dir, name string) (string, error) {
 	if err := CheckSecretName(name); err != nil {
 		return "", err
 	}
-	if st, err := os.Stat(dir); err == nil && st.Mode().Perm()&0o077 != 0 {
+	if st, err := os.Stat(dir); err == nil && OpenTo(st, 0o077) {
 		return "", fmt.Errorf("the secrets directory %s is accessible to others (mode %v); run chmod 700 on it", dir, st.Mode().Perm())
 	}
 	p := filepath.Join(dir, name)
@@ -104,18 +105,20 @@ func readSecret(dir, name string) (string, error) {
 	if !st.Mode().IsRegular() {
 		return "", fmt.Errorf("secret %s (%s) is not a regular file", name, p)
 	}
-	if st.Mode().Perm()&0o077 != 0 {
+	if OpenTo(st, 0o077) {
 		return "", fmt.Errorf("secret file %s is accessible to others (mode %v); run chmod 600 on it", p, st.Mode().Perm())
 	}
 	if st.Size() > maxSecretSize {
 		return "", fmt.Errorf("secret file %s is %d bytes; the limit is %d", p, st.Size(), maxSecretSize)
 	}
-	b := make([]byte, st.Size())
-	n, err := f.Read(b)
-	if err != nil && n != len(b) {
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretSize+1))
+	if err != nil {
 		return "", fmt.Errorf("reading secret %s: %w", name, err)
 	}
-	return strings.TrimRight(string(b[:n]), "\r\n"), nil
+	if len(b) > maxSecretSize {
+		return "", fmt.Errorf("secret file %s is over %d bytes", p, maxSecretSize)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
 // secretFunc is secret("NAME"): the secret NAME from dir.

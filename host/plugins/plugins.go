@@ -420,7 +420,7 @@ func CheckLocation(path string) error {
 	if st.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("%w: the plugin directory %s is a symlink", ErrUnsafeLocation, dir)
 	}
-	if st.Mode().Perm()&0o022 != 0 {
+	if config.OpenTo(st, 0o022) {
 		return fmt.Errorf("%w: the plugin directory %s is writable by group or others (mode %v)", ErrUnsafeLocation, dir, st.Mode().Perm())
 	}
 	fst, err := os.Lstat(path)
@@ -430,7 +430,7 @@ func CheckLocation(path string) error {
 	if !fst.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s is not a regular file", ErrUnsafeLocation, path)
 	}
-	if fst.Mode().Perm()&0o022 != 0 {
+	if config.OpenTo(fst, 0o022) {
 		return fmt.Errorf("%w: %s is writable by group or others (mode %v)", ErrUnsafeLocation, path, fst.Mode().Perm())
 	}
 	return nil
