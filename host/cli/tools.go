@@ -64,7 +64,8 @@ name it refuses) is reported on stderr, one "note:" line each.`,
 				tools, problems = h.Tools(ctx)
 			}
 			if f != "" {
-				return a.exportTools(tools, problems, f)
+				tools, denied := llmtools.Callable(h, tools)
+				return a.exportTools(tools, append(problems, denied...), f)
 			}
 			type toolRow struct {
 				*registry.Tool
