@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -91,6 +92,7 @@ type XAAEntry struct {
 // appended. It fails with ErrServerExists when the file already declares
 // the server, and when src is not valid HCL.
 func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error) {
+	src, crlf := toLF(src)
 	f, err := parseForEdit(src, filename)
 	if err != nil {
 		return nil, err
@@ -146,13 +148,32 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 	if len(out) > 0 && out[len(out)-1] != '\n' {
 		out = append(out, '\n')
 	}
-	return out, nil
+	return fromLF(out, crlf), nil
+}
+
+// toLF returns src with CRLF line endings as LF, and whether it had any: a
+// file written with CRLF (Windows) is edited as LF and written back with
+// CRLF, so that the lines an edit adds end like the file's own.
+func toLF(src []byte) ([]byte, bool) {
+	if !bytes.Contains(src, []byte("\r\n")) {
+		return src, false
+	}
+	return bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n")), true
+}
+
+// fromLF undoes toLF.
+func fromLF(out []byte, crlf bool) []byte {
+	if !crlf {
+		return out
+	}
+	return bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
 }
 
 // RemoveServerBlock returns src without the server block name (and the
 // comment lines just above it). stored lists the secrets the block read
 // with secret("NAME"), so that the caller can delete those it wrote.
 func RemoveServerBlock(src []byte, filename, name string) (out []byte, stored []string, err error) {
+	src, crlf := toLF(src)
 	f, err := parseForEdit(src, filename)
 	if err != nil {
 		return nil, nil, err
@@ -163,7 +184,7 @@ func RemoveServerBlock(src []byte, filename, name string) (out []byte, stored []
 	}
 	stored = storedSecrets(src, filename, name)
 	f.Body().RemoveBlock(block)
-	return joinGap(src, f.Bytes()), stored, nil
+	return fromLF(joinGap(src, f.Bytes()), crlf), stored, nil
 }
 
 // HasServerBlock reports whether src declares the server name.

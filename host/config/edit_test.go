@@ -58,6 +58,16 @@ func TestRemoveServerBlock(t *testing.T) {
 			}
 		})
 	}
+	// A CRLF file stays CRLF, and its blank lines are joined the same way.
+	crlf := "# top\r\n\r\nserver \"a\" {\r\n  command = \"a\"\r\n}\r\n\r\nserver \"b\" {\r\n  command = \"b\"\r\n}\r\n"
+	out, _, err := RemoveServerBlock([]byte(crlf), "f.hcl", "a")
+	if want := "# top\r\n\r\nserver \"b\" {\r\n  command = \"b\"\r\n}\r\n"; err != nil || string(out) != want {
+		t.Errorf("CRLF removal: %q, %v; want %q", out, err, want)
+	}
+	added, err := AddServerBlock([]byte(crlf), "f.hcl", &ServerEntry{Name: "c", Command: "c"})
+	if err != nil || !strings.HasSuffix(string(added), "}\r\n\r\nserver \"c\" {\r\n  command = \"c\"\r\n}\r\n") || strings.Count(string(added), "\n") != strings.Count(string(added), "\r\n") {
+		t.Errorf("CRLF addition: %q, %v", added, err)
+	}
 	if _, _, err := RemoveServerBlock([]byte("server \"a\" {}\n"), "f.hcl", "b"); !errors.Is(err, ErrServerNotFound) {
 		t.Errorf("removing a missing server: %v, want ErrServerNotFound", err)
 	}
