@@ -28,17 +28,34 @@
 //     Export.ToolCall unwraps.
 //
 // Inside, OpenAI and Anthropic get the schema as the server wrote it, but
-// for references that do not resolve within it (dropped) and, for OpenAI,
-// arrays without items (given "items": {}). Gemini gets the OpenAPI 3.0
-// subset of google.golang.org/genai's Schema type (see gemini.go): $ref
-// inlined (recursion bounded), oneOf as anyOf, const as enum, type lists as
+// for references and, for OpenAI, arrays without items (given "items":
+// {}). Every $ref they are given resolves within the exported schema: one
+// that resolves nowhere in the server's schema is dropped, and one into a
+// part the export leaves out (a top-level keyword it drops, an allOf it
+// merges) is inlined. Gemini gets the OpenAPI 3.0 subset of
+// google.golang.org/genai's Schema type (see gemini.go): $ref inlined
+// (recursion bounded), oneOf as anyOf, const as enum, type lists as
 // nullable or anyOf, and every keyword it does not accept dropped. A
 // Gemini tool without parameters has none (Gemini refuses empty ones).
 //
 // Schemas come from servers and are not trusted: nesting, reference
-// chains and the size of inlined output are bounded. Every change that can
-// alter what the model is told or may send is reported as a Note, with the
-// JSON pointer of the construct in the server's schema.
+// chains and the work of a conversion are bounded, and so is its size:
+// each tool's converted schema is at most 1 MiB of JSON, or twice the
+// server's schema if that is larger. Every inlined copy is charged its
+// size; a reference that does not fit is replaced by a plain schema of its
+// target's type, and a schema still over the cap by a plain object
+// schema. Every change that can alter what the model is told or may send
+// is reported as a Note, with the JSON pointer of the construct in the
+// server's schema; the text of notes is escaped (controls, bidi and other
+// invisible characters), so that a server cannot use them to hide or
+// reorder what a terminal shows.
+//
+// # Tool counts
+//
+// An export holding more tools than the vendor documents it takes in one
+// request — OpenAI Chat Completions 128, Gemini 512 function declarations
+// — gets a Note of Change OverLimit, first; no tool is left out. No limit
+// is documented for the Responses API or Anthropic's Messages API.
 //
 // # Names
 //

@@ -84,7 +84,9 @@ type Export struct {
 	// Names maps the names the vendor is given to registry names and back.
 	Names *Names
 	// Notes reports every change made to the tools' definitions (names,
-	// schemas), tool by tool in the order given.
+	// schemas), tool by tool in the order given, after a note about the
+	// whole export if it holds more tools than the vendor documents it
+	// takes (OverLimit).
 	Notes []Note
 
 	wrapped map[string]bool // by registry name: the schema was wrapped (WrapProperty)
@@ -117,6 +119,11 @@ func Convert(tools []*registry.Tool, f Format) (*Export, error) {
 	canonical := make([]string, len(kept))
 	for i, t := range kept {
 		canonical[i] = t.Name
+	}
+	if limit, ok := toolLimits[f]; ok && len(kept) > limit.n {
+		e.Notes = append([]Note{{Change: OverLimit, Detail: fmt.Sprintf(
+			"the export holds %d tools; %s documents at most %d %s, so it may refuse the request: send fewer (choose servers)",
+			len(kept), limit.api, limit.n, limit.what)}}, e.Notes...)
 	}
 	names, renamed := newNames(f, canonical)
 	e.Names = names
@@ -159,6 +166,23 @@ func Convert(tools []*registry.Tool, f Format) (*Export, error) {
 		e.Tools = gt
 	}
 	return e, nil
+}
+
+// toolLimits are the vendors' documented limits on the number of tools in
+// one request, by format. An export over its format's limit is noted
+// (OverLimit), not refused: the limits change, and a caller may send only
+// some of the tools. Only documented limits are here: OpenAI's Chat
+// Completions API documented "A max of 128 functions are supported" for
+// its tools (openai-go before v2.0.0; the API refuses more with
+// array_above_max_length), and google.golang.org/genai documents "Maximum
+// 512 function declarations" for Gemini's Tool. No limit was found
+// documented for the Responses API or Anthropic's Messages API.
+var toolLimits = map[Format]struct {
+	n         int
+	api, what string
+}{
+	OpenAI: {128, "OpenAI Chat Completions", "tools in a request"},
+	Gemini: {512, "Gemini", "function declarations in a tool"},
 }
 
 // nonNil makes an empty list marshal as [] rather than null.

@@ -22,8 +22,10 @@ var geminiKeys = []string{"type", "format", "description", "title", "nullable", 
 // not trusted) through every format. It must never panic, and every export
 // must be JSON whose top is an object schema (or, for Gemini, no
 // parameters), that genai decodes strictly, with no keyword Gemini lacks
-// anywhere; the tool's name must map back, and a wrapped schema's input
-// must come back unwrapped.
+// anywhere; its parameters must fit outputCap; every $ref an OpenAI or
+// Anthropic export keeps must resolve within it; the tool's name must map
+// back, a wrapped schema's input must come back unwrapped, and no note may
+// hold a character that is not printable.
 func FuzzConvert(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/schemas/*.json")
 	for _, p := range seeds {
@@ -35,7 +37,10 @@ func FuzzConvert(f *testing.F) {
 	}
 	for _, s := range []string{``, `null`, `false`, `"x"`, `[]`, `1e999`, `{"$ref":"#"}`, `{"allOf":[{"$ref":"#"}]}`,
 		`{"type":"object","properties":{"a":{"$ref":"#/properties/a"}}}`, `{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`,
-		`{"type":["array","object","null"],"items":[true,false],"enum":[1,"a",null,{}]}`, `{"type":"object","properties":{"a":{"minLength":1e30,"maximum":-0}}}`} {
+		`{"type":["array","object","null"],"items":[true,false],"enum":[1,"a",null,{}]}`, `{"type":"object","properties":{"a":{"minLength":1e30,"maximum":-0}}}`,
+		`{"type":"object","properties":{"a":{"$ref":"#/x"}},"x":{"properties":{"b":{"$ref":"#/x"}}}}`,
+		`{"allOf":[{"properties":{"a":{"type":"string"},"b":{"$ref":"#/allOf/0/properties/a"}}}]}`,
+		`{"properties":{"a":{"type":["string","null"],"nullable":true,"default":"\u202e","anyOf":[{"description":"x"}]}}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, schema []byte) {
@@ -70,6 +75,9 @@ func FuzzConvert(f *testing.F) {
 					t.Fatalf("genai refuses the export: %v\n%s", err, out)
 				}
 			}
+			if n := len(mustMarshal(t, params)); n > outputCap(len(schema)) {
+				t.Fatalf("%s: the parameters take %d bytes from a %d-byte schema, over %d", format, n, len(schema), outputCap(len(schema)))
+			}
 			top, ok := params.(map[string]any)
 			switch {
 			case format == Gemini && params == nil:
@@ -89,6 +97,9 @@ func FuzzConvert(f *testing.F) {
 						t.Fatalf("%s: %q at the top: %s", format, k, out)
 					}
 				}
+				if bad := unresolvedRefs(top); len(bad) > 0 {
+					t.Fatalf("%s: references that do not resolve in the export %v: %s", format, bad, out)
+				}
 			}
 			if _, ok := e.Names.Canonical("mcp__s__t"); !ok {
 				t.Fatalf("%s: the name does not map back", format)
@@ -100,8 +111,8 @@ func FuzzConvert(f *testing.F) {
 				}
 			}
 			for _, n := range e.Notes {
-				if strings.ContainsAny(n.String(), "\n\r") {
-					t.Fatalf("a note spans lines: %q", n.String())
+				if strings.IndexFunc(n.String(), invisible) >= 0 {
+					t.Fatalf("a note holds a character that is not printable: %q", n.String())
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -16,12 +17,20 @@ import (
 // it applies to the schema's type (geminiApplies). Everything else is
 // dropped or rewritten, and noted:
 //
-//   - $ref is inlined (with $defs and definitions dropped); a recursive
-//     reference, or one nested deeper than maxRefDepth, becomes a plain
-//     schema of the target's type.
+//   - $ref is inlined (with $defs and definitions dropped); the
+//     referring schema's keywords win over the target's (a different
+//     value noted). A recursive reference, one nested deeper than
+//     maxRefDepth, or one the byte cap (outputCap) has no room for, becomes
+//     a plain schema of the target's type.
 //   - allOf is merged into its schema; oneOf becomes anyOf; a null branch
-//     of anyOf, null in a type list or in an enum becomes nullable.
-//   - A type list ["string", "number"] becomes anyOf, one branch per type.
+//     of anyOf, null in a type list or in an enum becomes nullable. An
+//     anyOf with one branch besides null is merged into its schema:
+//     properties and required are joined, and a keyword whose value
+//     differs from the schema's is dropped, noted.
+//   - A type list ["string", "number"] becomes anyOf, one branch per type,
+//     each with the keywords that apply to its type (and const or enum);
+//     the other keywords stay on the schema, kept or dropped as anywhere
+//     else, and an explicit nullable is kept.
 //   - const becomes a one-value enum. Gemini enums are strings: an enum
 //     with other values is dropped, its values listed in the description.
 //   - format is kept only where Gemini accepts it: enum and date-time for
@@ -108,24 +117,32 @@ func (c *converter) gemRef(m map[string]any, ref any, ptr string, depth int) map
 		return c.gem(siblings, ptr, depth)
 	}
 	if recursive := contains(c.refs, tptr); recursive || len(c.refs) > maxRefDepth {
-		plain := c.plain(tm, siblings)
+		plain := c.plain(tm, siblings, p)
 		why := "is recursive"
 		if !recursive {
 			why = fmt.Sprintf("is inlined more than %d references deep", maxRefDepth)
 		}
-		c.note(p, Dropped, "%q %s, and Gemini has no references: replaced by a plain %s", s, why, strings.ToLower(plain["type"].(string)))
+		c.note(p, Dropped, "%q %s, and Gemini has no references: replaced by a plain %s", s, why, plainType(plain))
 		return plain
 	}
 	if !c.spend(p, len(tm)) {
 		return map[string]any{}
+	}
+	if !c.fits(c.size(tm)) {
+		plain := c.plain(tm, siblings, p)
+		c.note(p, Dropped, "%q not inlined: the schema would take more than %d bytes (each inlined copy counted); replaced by a plain %s", s, c.maxBytes, plainType(plain))
+		return plain
 	}
 	c.note(p, Rewritten, "%q inlined (Gemini has no references)", s)
 	merged := make(map[string]any, len(tm)+len(siblings))
 	for k, v := range tm {
 		merged[k] = v
 	}
-	for k, v := range siblings {
-		merged[k] = v
+	for _, k := range sortedKeys(siblings) {
+		if tv, ok := tm[k]; ok && !reflect.DeepEqual(tv, siblings[k]) {
+			c.note(pointerJoin(tptr, k), Dropped, "%q conflicts with the referring schema's, which is kept", k)
+		}
+		merged[k] = siblings[k]
 	}
 	c.refs = append(c.refs, tptr)
 	defer func() { c.refs = c.refs[:len(c.refs)-1] }()
@@ -136,20 +153,26 @@ func (c *converter) gemRef(m map[string]any, ref any, ptr string, depth int) map
 }
 
 // plain stands in for a reference that is not inlined: a schema of the
-// target's type (object if it has none, or several), with a description.
-func (c *converter) plain(target, siblings map[string]any) map[string]any {
+// target's type (object if it has none, or several), with the referring
+// schema's description or else the target's. The target's description is
+// a copy, charged against the byte cap: if it does not fit, it is left out
+// (noted at ptr).
+func (c *converter) plain(target, siblings map[string]any, ptr string) map[string]any {
 	t := "object"
 	if s, ok := target["type"].(string); ok && contains(jsonTypes, s) && s != "null" {
 		t = s
 	}
-	out := map[string]any{"type": strings.ToUpper(t)}
+	out := map[string]any{"type": c.typeName(t)}
 	if t == "array" {
 		out["items"] = map[string]any{}
 	}
-	for _, from := range []map[string]any{siblings, target} {
-		if d, ok := from["description"].(string); ok {
+	if d, ok := siblings["description"].(string); ok {
+		out["description"] = d
+	} else if d, ok := target["description"].(string); ok {
+		if c.fits(c.textSize(d)) {
 			out["description"] = d
-			break
+		} else {
+			c.note(ptr, Dropped, "the target's description (%d bytes) left out of the plain schema standing for it: the schema would take more than %d bytes", len(d), c.maxBytes)
 		}
 	}
 	return out
@@ -191,61 +214,8 @@ func (c *converter) gemNode(m map[string]any, ptr string, depth int) map[string]
 		switch k {
 		case "type", "const", "enum", "anyOf", "oneOf":
 			// below
-		case "nullable":
-			if b, ok := v.(bool); ok {
-				nullable = nullable || b
-			} else {
-				c.note(p, Dropped, "nullable that is not a boolean")
-			}
-		case "description", "title", "pattern":
-			if s, ok := v.(string); ok {
-				out[k] = s
-			} else {
-				c.note(p, Dropped, "%s that is not a string", k)
-			}
-		case "format":
-			s, _ := v.(string)
-			if ok := c.gemFormat(s, t); ok {
-				out[k] = s
-			} else {
-				c.note(p, Dropped, "format %s: %s", compactJSON(v), formatRule(t))
-			}
-		case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
-			if n, ok := count(v); ok {
-				out[k] = n
-			} else {
-				c.note(p, Dropped, "%s %s is not a count Gemini can read", k, compactJSON(v))
-			}
-		case "minimum", "maximum":
-			if n, ok := finite(v); ok {
-				out[k] = n
-			} else {
-				c.note(p, Dropped, "%s %s is not a finite number", k, compactJSON(v))
-			}
-		case "properties":
-			if props := c.gemProperties(v, p, depth); len(props) > 0 {
-				out[k] = props
-			}
-		case "required":
-			if r := c.required(v, p); len(r) > 0 {
-				out[k] = r
-			}
-		case "items":
-			out[k] = c.gemItems(v, p, depth)
-		case "propertyOrdering":
-			if list, ok := v.([]any); ok && allStrings(list) {
-				out[k] = list
-			} else {
-				c.note(p, Dropped, "propertyOrdering that is not a list of names")
-			}
-		case "$defs", "definitions":
-			c.note(p, Dropped, "Gemini has no definitions; each is inlined where it is referenced")
-		case "additionalProperties", "patternProperties", "unevaluatedProperties", "propertyNames":
-			c.note(p, Dropped, "%s: Gemini cannot describe keys beyond an object's properties", k)
-		case "default", "examples", "example":
-			c.note(p, Dropped, "%s %s: not kept for Gemini", k, compactJSON(v))
 		default:
-			c.note(p, Dropped, "%q: Gemini does not accept this keyword", k)
+			c.gemKeyword(out, k, v, p, t, depth, &nullable)
 		}
 	}
 	enum, kind := c.gemEnum(m, ptr, &nullable, &extra)
@@ -254,6 +224,12 @@ func (c *converter) gemNode(m map[string]any, ptr string, depth int) map[string]
 	}
 	if t == "" {
 		t = kind
+	}
+	switch {
+	case t != "":
+		out["type"] = strings.ToUpper(t)
+	case onlyNull:
+		out["type"] = "NULL"
 	}
 	c.gemAnyOf(m, ptr, depth, out, &nullable)
 	if _, ok := out["required"]; ok {
@@ -264,12 +240,6 @@ func (c *converter) gemNode(m map[string]any, ptr string, depth int) map[string]
 			out["items"] = map[string]any{}
 			c.note(ptr, Added, `"items": {} (Gemini refuses an array schema without items)`)
 		}
-	}
-	switch {
-	case t != "":
-		out["type"] = strings.ToUpper(t)
-	case onlyNull:
-		out["type"] = "NULL"
 	}
 	if nullable && !onlyNull {
 		out["nullable"] = true
@@ -282,6 +252,71 @@ func (c *converter) gemNode(m map[string]any, ptr string, depth int) map[string]
 		out["description"] = d + strings.Join(extra, " ")
 	}
 	return out
+}
+
+// gemKeyword converts keyword k (at p) of a schema of type t ("" if it has
+// none, or several) into out. type, const, enum, anyOf and oneOf are
+// converted apart (gemEnum, gemAnyOf), and keywords that apply to other
+// types (geminiApplies) are left to the caller. What Gemini lacks is
+// dropped, noted.
+func (c *converter) gemKeyword(out map[string]any, k string, v any, p, t string, depth int, nullable *bool) {
+	switch k {
+	case "nullable":
+		if b, ok := v.(bool); ok {
+			*nullable = *nullable || b
+		} else {
+			c.note(p, Dropped, "nullable that is not a boolean")
+		}
+	case "description", "title", "pattern":
+		if s, ok := v.(string); ok {
+			out[k] = s
+		} else {
+			c.note(p, Dropped, "%s that is not a string", k)
+		}
+	case "format":
+		s, _ := v.(string)
+		if ok := c.gemFormat(s, t); ok {
+			out[k] = s
+		} else {
+			c.note(p, Dropped, "format %s: %s", compactJSON(v), formatRule(t))
+		}
+	case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
+		if n, ok := count(v); ok {
+			out[k] = n
+		} else {
+			c.note(p, Dropped, "%s %s is not a count Gemini can read", k, compactJSON(v))
+		}
+	case "minimum", "maximum":
+		if n, ok := finite(v); ok {
+			out[k] = n
+		} else {
+			c.note(p, Dropped, "%s %s is not a finite number", k, compactJSON(v))
+		}
+	case "properties":
+		if props := c.gemProperties(v, p, depth); len(props) > 0 {
+			out[k] = props
+		}
+	case "required":
+		if r := c.required(v, p); len(r) > 0 {
+			out[k] = r
+		}
+	case "items":
+		out[k] = c.gemItems(v, p, depth)
+	case "propertyOrdering":
+		if list, ok := v.([]any); ok && allStrings(list) {
+			out[k] = list
+		} else {
+			c.note(p, Dropped, "propertyOrdering that is not a list of names")
+		}
+	case "$defs", "definitions":
+		c.note(p, Dropped, "Gemini has no definitions; each is inlined where it is referenced")
+	case "additionalProperties", "patternProperties", "unevaluatedProperties", "propertyNames":
+		c.note(p, Dropped, "%s: Gemini cannot describe keys beyond an object's properties", k)
+	case "default", "examples", "example":
+		c.note(p, Dropped, "%s %s: not kept for Gemini", k, compactJSON(v))
+	default:
+		c.note(p, Dropped, "%q: Gemini does not accept this keyword", k)
+	}
 }
 
 // gemTypes reads a type keyword: the JSON types but null, whether null is
@@ -323,18 +358,26 @@ func (c *converter) gemTypes(m map[string]any, ptr string) (types []string, null
 }
 
 // gemTypeList rewrites a schema of several types as anyOf, one branch per
-// type holding the keywords that apply to it.
+// type holding the keywords that apply to it (and const or enum). Its
+// other keywords stay on the schema holding anyOf, converted (or dropped,
+// noted) as gemNode converts them; an explicit nullable is kept.
 func (c *converter) gemTypeList(m map[string]any, types []string, nullable bool, ptr string, depth int) map[string]any {
 	c.note(pointerJoin(ptr, "type"), Rewritten, "%s → anyOf with one schema per type (Gemini takes one type per schema)", compactJSON(m["type"]))
 	out := map[string]any{}
-	for _, k := range []string{"description", "title"} {
-		if s, ok := m[k].(string); ok {
-			out[k] = s
-		}
-	}
 	for _, k := range sortedKeys(m) {
-		if applies, ok := geminiApplies[k]; ok && !overlaps(applies, types) {
-			c.note(pointerJoin(ptr, k), Dropped, "%q applies to none of the types", k)
+		v, p := m[k], pointerJoin(ptr, k)
+		applies, typed := geminiApplies[k]
+		switch {
+		case k == "type":
+		case k == "enum" || k == "const":
+			// Every branch gets a copy: charged (capped checks the result).
+			c.bytes += (len(types) - 1) * c.size(v)
+		case typed:
+			if !overlaps(applies, types) {
+				c.note(p, Dropped, "%q applies to none of the types", k)
+			}
+		default:
+			c.gemKeyword(out, k, v, p, "", depth, &nullable)
 		}
 	}
 	var branches []any
@@ -414,8 +457,13 @@ func (c *converter) gemEnum(m map[string]any, ptr string, nullable *bool, extra 
 		for i, v := range shown {
 			list[i] = compactJSON(v)
 		}
-		*extra = append(*extra, "Allowed values: "+strings.Join(list, ", ")+".")
-		c.note(p, Dropped, "%s with values that are not strings: Gemini enums are strings; the values are listed in the description", key)
+		text := "Allowed values: " + strings.Join(list, ", ") + "."
+		if c.fits(stringSize(text)) {
+			*extra = append(*extra, text)
+			c.note(p, Dropped, "%s with values that are not strings: Gemini enums are strings; the values are listed in the description", key)
+		} else {
+			c.note(p, Dropped, "%s with values that are not strings: Gemini enums are strings; listing the values in the description would take the schema past %d bytes", key, c.maxBytes)
+		}
 		return nil, kind
 	}
 	if key == "const" && len(strs) > 0 {
@@ -446,7 +494,10 @@ func (c *converter) gemAnyOf(m map[string]any, ptr string, depth int, out map[st
 		c.note(p, Dropped, "%s that is a JSON %s, not an array", key, jsonKind(list))
 		return
 	}
-	var branches []any
+	var (
+		branches []any
+		at       []string // the branches' pointers
+	)
 	for i, b := range arr {
 		bp := pointerJoin(p, strconv.Itoa(i))
 		if b == false {
@@ -460,18 +511,49 @@ func (c *converter) gemAnyOf(m map[string]any, ptr string, depth int, out map[st
 			continue
 		}
 		branches = append(branches, s)
+		at = append(at, bp)
 	}
 	switch len(branches) {
 	case 0:
 	case 1:
 		c.note(p, Rewritten, "its one branch (besides null) merged into the schema that holds it")
-		for k, v := range branches[0].(map[string]any) {
-			if _, has := out[k]; !has {
-				out[k] = v
-			}
-		}
+		c.gemMerge(out, branches[0].(map[string]any), at[0])
 	default:
 		out["anyOf"] = branches
+	}
+}
+
+// gemMerge merges a converted branch (at bp) into the converted schema
+// holding it, out: both apply, so properties and required are joined;
+// any other keyword is taken from the branch if out lacks it, and a value
+// that differs from out's is dropped, noted.
+func (c *converter) gemMerge(out, branch map[string]any, bp string) {
+	for _, k := range sortedKeys(branch) {
+		v, p := branch[k], pointerJoin(bp, k)
+		have, has := out[k]
+		switch {
+		case !has:
+			out[k] = v
+		case reflect.DeepEqual(have, v):
+		case k == "properties":
+			merged := map[string]any{}
+			for name, s := range have.(map[string]any) {
+				merged[name] = s
+			}
+			add := v.(map[string]any)
+			for _, name := range sortedKeys(add) {
+				if prev, ok := merged[name]; ok && !reflect.DeepEqual(prev, add[name]) {
+					c.note(pointerJoin(p, name), Dropped, "property %q conflicts with the one of the schema holding anyOf, which is kept", name)
+					continue
+				}
+				merged[name] = add[name]
+			}
+			out[k] = merged
+		case k == "required":
+			mergeRequired(out, v)
+		default:
+			c.note(p, Dropped, "%q conflicts with the value of the schema holding anyOf, which is kept", k)
+		}
 	}
 }
 

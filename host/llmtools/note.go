@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
+	"unicode/utf8"
 )
 
 // Change says what an export did to a construct of a tool's definition.
@@ -22,6 +22,10 @@ const (
 	Added Change = "added"
 	// Renamed: the tool is exported under another name (see Names).
 	Renamed Change = "renamed"
+	// OverLimit: the export holds more tools than the vendor documents it
+	// takes in one request (see toolLimits). Nothing was changed, and the
+	// note is about the whole export: Tool and Pointer are empty.
+	OverLimit Change = "over-limit"
 )
 
 // Note reports one change an export made to a tool's definition, so that
@@ -44,17 +48,23 @@ type Note struct {
 }
 
 // String renders the note on one line: "TOOL: #POINTER: CHANGE: DETAIL",
-// or "TOOL: renamed: DETAIL". Characters of the pointer that could break
-// the line are escaped.
+// "TOOL: renamed: DETAIL", or "over-limit: DETAIL". Characters that could
+// break the line, or reorder or hide text on a terminal (controls, bidi
+// and other invisible characters), are escaped: the pointer is quoted, and
+// in the tool and the detail they are written as \u escapes.
 func (n Note) String() string {
-	if n.Change == Renamed {
-		return n.Tool + ": " + string(n.Change) + ": " + n.Detail
+	tool, detail := escapeInvisible(n.Tool), escapeInvisible(n.Detail)
+	switch n.Change {
+	case Renamed:
+		return tool + ": " + string(n.Change) + ": " + detail
+	case OverLimit:
+		return string(n.Change) + ": " + detail
 	}
 	ptr := "#" + n.Pointer
-	if strings.IndexFunc(ptr, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+	if strings.IndexFunc(ptr, invisible) >= 0 || !utf8.ValidString(ptr) {
 		ptr = strconv.Quote(ptr)
 	}
-	return fmt.Sprintf("%s: %s: %s: %s", n.Tool, ptr, n.Change, n.Detail)
+	return fmt.Sprintf("%s: %s: %s: %s", tool, ptr, n.Change, detail)
 }
 
 // pointerJoin appends a reference token to a JSON pointer.

@@ -10,6 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // WrapProperty names the single property of the object schema that wraps
@@ -32,7 +36,24 @@ const (
 	// keywords visited, copies (inlining can copy a definition many times)
 	// counted; past it, the rest becomes unconstrained schemas.
 	maxWork = 50_000
+	// minOutputCap and outputGrowth bound the size of one tool's converted
+	// schema, as JSON: at most outputCap(size of the input schema) bytes.
+	// A keyword is one unit of maxWork however large its value, so copies
+	// are also charged in bytes: every inlined target ($ref, an allOf
+	// branch that is a reference) is charged its size as JSON, measured
+	// once, against the cap; a target that does not fit is replaced by a
+	// plain schema (see plain). A converted schema that still ends up over
+	// the cap is replaced by a plain object schema (see capped).
+	minOutputCap = 1 << 20
+	outputGrowth = 2
 )
+
+// outputCap is the most bytes of JSON one tool's converted schema may
+// take, for an input schema of inputSize bytes: 1 MiB, or twice the input
+// if that is more.
+func outputCap(inputSize int) int {
+	return max(minOutputCap, outputGrowth*inputSize)
+}
 
 // converter turns one tool's input schema into one format's parameters.
 // It is used once, by one goroutine.
@@ -41,13 +62,38 @@ type converter struct {
 	tool   string
 	root   any // the input schema as decoded, which local $refs point into
 
-	rebase bool     // refs to the root must follow it into WrapProperty (OpenAI, Anthropic)
-	refs   []string // the $ref targets being inlined, outermost first (Gemini)
+	rebase bool      // refs to the root must follow it into WrapProperty (OpenAI, Anthropic)
+	refs   []string  // the $ref targets being inlined, outermost first (Gemini)
+	kept   []keptRef // the $refs kept in the output (OpenAI, Anthropic), for fixRefs
+	chain  []string  // the $ref targets fixRefs is inlining, outermost first
 
 	notes    []Note
 	noted    map[Note]bool
 	work     int  // spent, against maxWork
 	overflow bool // maxWork was reached (and noted)
+
+	maxBytes int                         // outputCap for this tool's input
+	bytes    int                         // the output's expected size: the input's, plus every copy charged
+	sizes    map[unsafe.Pointer]measured // the sizes of the input's objects (see size)
+	texts    map[textKey]int             // the sizes of the input's strings (see textSize)
+}
+
+// keptRef is a $ref that pass kept in the output: node is the output
+// schema holding it, orig the reference as the server wrote it (before a
+// rebase), ptr the schema's pointer in the input.
+type keptRef struct {
+	node  map[string]any
+	orig  string
+	ptr   string
+	depth int
+	chain []string // the targets being inlined around it (fixRefs)
+}
+
+// measured is an object's size as JSON; m keeps the object alive, so that
+// its address (the key) is not reused while the sizes are kept.
+type measured struct {
+	m map[string]any
+	n int
 }
 
 // convertSchema returns the parameters schema of a tool for format f,
@@ -61,6 +107,10 @@ func convertSchema(f Format, tool string, input any) (schema map[string]any, wra
 		c.refs = []string{""} // the top is being converted: a "#" inside is recursive
 	}
 	schema, wrapped = c.top(input)
+	if !f.gemini() {
+		c.fixRefs(schema)
+	}
+	schema = c.capped(schema, wrapped)
 	if f.gemini() {
 		if props, _ := schema["properties"].(map[string]any); len(props) == 0 {
 			if d, ok := schema["description"].(string); ok && d != "" {
@@ -105,6 +155,35 @@ func (c *converter) spend(ptr string, n int) bool {
 	return false
 }
 
+// fits charges n bytes of copied output against the cap and reports
+// whether they fit; if not, nothing is charged.
+func (c *converter) fits(n int) bool {
+	if c.bytes+n > c.maxBytes {
+		return false
+	}
+	c.bytes += n
+	return true
+}
+
+// capped returns the converted schema, or, if its JSON is larger than the
+// cap, the plain object schema that stands for it (noted): the schema's
+// description, and for a wrapped schema its WrapProperty, unconstrained.
+func (c *converter) capped(schema map[string]any, wrapped bool) map[string]any {
+	if _, over := jsonSize(schema, c.maxBytes); !over {
+		return schema
+	}
+	c.note("", Dropped, "the converted schema takes more than %d bytes (each inlined copy counted); replaced by a plain object schema", c.maxBytes)
+	out := c.emptyObject()
+	if d, ok := schema["description"].(string); ok {
+		out["description"] = d
+	}
+	if wrapped {
+		out["properties"] = map[string]any{WrapProperty: map[string]any{}}
+		out["required"] = []any{WrapProperty}
+	}
+	return out
+}
+
 // schema converts a subschema for the format.
 func (c *converter) schema(node any, ptr string, depth int) any {
 	if c.format.gemini() {
@@ -119,7 +198,8 @@ func (c *converter) schema(node any, ptr string, depth int) any {
 // definitions its references need, additionalProperties and $schema);
 // anything else is wrapped (WrapProperty).
 func (c *converter) top(input any) (map[string]any, bool) {
-	v, err := normalize(input)
+	v, n, err := normalize(input)
+	c.maxBytes, c.bytes = outputCap(n), n
 	if err != nil {
 		c.note("", Dropped, "the input schema is not JSON (%v); replaced by an empty object schema", err)
 		return c.emptyObject(), false
@@ -401,19 +481,31 @@ func (c *converter) topRef(m map[string]any) map[string]any {
 			return merged
 		}
 		s, _ := ref.(string)
-		target, _, ok := resolve(c.root, s)
+		target, tptr, ok := resolve(c.root, s)
 		tm, isMap := target.(map[string]any)
 		if !ok || !isMap {
 			c.note("/$ref", Dropped, "%s does not resolve to a schema within the schema", compactJSON(ref))
 			return merged
 		}
-		c.note("/$ref", Rewritten, "%q at the top inlined (a vendor needs the object schema itself there)", s)
-		for k, v := range tm {
-			if _, has := merged[k]; !has {
-				merged[k] = v
-			}
+		if !c.fits(c.size(tm)) {
+			c.note("/$ref", Dropped, "%q at the top not inlined: the schema would take more than %d bytes", s, c.maxBytes)
+			return merged
 		}
+		c.note("/$ref", Rewritten, "%q at the top inlined (a vendor needs the object schema itself there)", s)
+		c.mergeUnder(merged, tm, tptr)
 		m = merged
+	}
+}
+
+// mergeUnder adds to a schema that held a $ref the keywords of its target
+// (at ptr) that it lacks; its own win over different values (noted).
+func (c *converter) mergeUnder(m, target map[string]any, ptr string) {
+	for _, k := range sortedKeys(target) {
+		if have, has := m[k]; !has {
+			m[k] = target[k]
+		} else if !reflect.DeepEqual(have, target[k]) {
+			c.note(pointerJoin(ptr, k), Dropped, "%q conflicts with the referring schema's, which is kept", k)
+		}
 	}
 }
 
@@ -537,7 +629,7 @@ func (c *converter) deref(v any, ptr string) map[string]any {
 			return withoutKey(m, "$ref")
 		}
 		s, _ := ref.(string)
-		target, _, ok := resolve(c.root, s)
+		target, tptr, ok := resolve(c.root, s)
 		tm, isMap := target.(map[string]any)
 		if !ok || !isMap {
 			c.note(pointerJoin(ptr, "$ref"), Dropped, "%s does not resolve to a schema within the schema", compactJSON(ref))
@@ -547,11 +639,17 @@ func (c *converter) deref(v any, ptr string) map[string]any {
 			return nil
 		}
 		merged := withoutKey(m, "$ref")
-		for k, tv := range tm {
-			if _, has := merged[k]; !has {
-				merged[k] = tv
+		if !c.fits(c.size(tm)) {
+			plain := c.plain(tm, merged, pointerJoin(ptr, "$ref"))
+			c.note(pointerJoin(ptr, "$ref"), Dropped, "%q not inlined: the schema would take more than %d bytes (each inlined copy counted); replaced by a plain %s", s, c.maxBytes, plainType(plain))
+			for k, pv := range plain {
+				if _, has := merged[k]; !has {
+					merged[k] = pv
+				}
 			}
+			return merged
 		}
+		c.mergeUnder(merged, tm, tptr)
 		v = merged
 	}
 }
@@ -589,6 +687,7 @@ func (c *converter) pass(node any, ptr string, depth int) any {
 		case k == "$ref":
 			if ref, ok := c.passRef(v, p); ok {
 				out[k] = ref
+				c.kept = append(c.kept, keptRef{node: out, orig: v.(string), ptr: ptr, depth: depth, chain: c.chain})
 			}
 		case k == "items":
 			if list, ok := v.([]any); ok {
@@ -657,13 +756,127 @@ func (c *converter) passRef(v any, ptr string) (string, bool) {
 	return s, true
 }
 
+// fixRefs makes every $ref kept in a converted schema (OpenAI, Anthropic)
+// resolve within it. passRef checked each against the server's schema,
+// but the export does not keep all of it: the top keeps only some
+// keywords and merges allOf away, and what is not a schema is replaced.
+// A reference into what was left out is inlined (its target converted in
+// its place, bounded as Gemini's inlining is) or, if that cannot be done,
+// dropped; either is noted. References inside an inlined target are
+// checked in turn.
+func (c *converter) fixRefs(root map[string]any) {
+	for i := 0; i < len(c.kept); i++ {
+		r := c.kept[i]
+		if r.node == nil { // in a part of an inlined target that was not kept
+			continue
+		}
+		s, _ := r.node["$ref"].(string)
+		if v, _, ok := resolve(root, s); ok && isSchema(v) {
+			continue
+		}
+		delete(r.node, "$ref")
+		p := pointerJoin(r.ptr, "$ref")
+		target, tptr, _ := resolve(c.root, r.orig)
+		tm, isMap := target.(map[string]any)
+		const why = "points into a part of the schema the export leaves out"
+		switch {
+		case target == true:
+			c.note(p, Rewritten, "%q %s; it is the schema true, so the reference is dropped", r.orig, why)
+			continue
+		case !isMap:
+			c.note(p, Dropped, "%q %s, and is not a schema object; replaced by an unconstrained schema", r.orig, why)
+			continue
+		case contains(r.chain, tptr) || len(r.chain) >= maxRefDepth:
+			plain := c.plain(tm, r.node, p)
+			c.note(p, Dropped, "%q %s, and inlining it would not end (recursive, or more than %d deep): replaced by a plain %s", r.orig, why, maxRefDepth, plainType(plain))
+			c.mergeUnder(r.node, plain, p)
+			continue
+		}
+		if !c.spend(p, len(tm)) {
+			continue
+		}
+		if !c.fits(c.size(tm)) {
+			plain := c.plain(tm, r.node, p)
+			c.note(p, Dropped, "%q %s; inlining it would take the schema past %d bytes (each inlined copy counted): replaced by a plain %s", r.orig, why, c.maxBytes, plainType(plain))
+			c.mergeUnder(r.node, plain, p)
+			continue
+		}
+		c.note(p, Rewritten, "%q %s; its target inlined", r.orig, why)
+		first := len(c.kept)
+		c.chain = append(append([]string{}, r.chain...), tptr)
+		conv, _ := c.pass(tm, tptr, r.depth).(map[string]any)
+		c.chain = nil
+		// The referring schema's keywords win over the target's; the $refs
+		// in what is not kept are not checked.
+		var left []any
+		for _, k := range sortedKeys(conv) {
+			have, has := r.node[k]
+			if !has {
+				r.node[k] = conv[k]
+				continue
+			}
+			if !reflect.DeepEqual(have, conv[k]) {
+				c.note(pointerJoin(tptr, k), Dropped, "%q conflicts with the referring schema's, which is kept", k)
+			}
+			left = append(left, conv[k])
+		}
+		dead := mapsIn(left)
+		for j := first; j < len(c.kept); j++ {
+			switch n := c.kept[j].node; {
+			case sameMap(n, conv): // its $ref moved into r.node
+				c.kept[j].node = r.node
+			case dead[reflect.ValueOf(n).UnsafePointer()]:
+				c.kept[j].node = nil
+			}
+		}
+	}
+}
+
+// mapsIn returns the identities of the objects within values.
+func mapsIn(values []any) map[unsafe.Pointer]bool {
+	set := map[unsafe.Pointer]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			set[reflect.ValueOf(v).UnsafePointer()] = true
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	for _, v := range values {
+		walk(v)
+	}
+	return set
+}
+
+// isSchema reports whether a decoded JSON value can be a schema.
+func isSchema(v any) bool {
+	switch v.(type) {
+	case map[string]any, bool:
+		return true
+	}
+	return false
+}
+
+// sameMap reports whether a and b are the same map (not equal ones).
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
 // normalize decodes a schema as JSON, whatever Go value holds it, with
-// numbers as json.Number (no precision lost).
-func normalize(schema any) (any, error) {
+// numbers as json.Number (no precision lost), and returns the size of the
+// JSON it decoded.
+func normalize(schema any) (any, int, error) {
 	var b []byte
 	switch s := schema.(type) {
 	case nil:
-		return nil, nil
+		return nil, 0, nil
 	case json.RawMessage:
 		b = s
 	case []byte:
@@ -671,22 +884,22 @@ func normalize(schema any) (any, error) {
 	default:
 		var err error
 		if b, err = json.Marshal(schema); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, nil
+		return nil, len(b), nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, err
+		return nil, len(b), err
 	}
 	if dec.More() {
-		return nil, errors.New("more than one JSON value")
+		return nil, len(b), errors.New("more than one JSON value")
 	}
-	return v, nil
+	return v, len(b), nil
 }
 
 // resolve finds the target of a $ref within the schema: a URI fragment
@@ -781,18 +994,47 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// compactJSON renders a decoded value for a note (long values cut).
+// compactJSON renders a decoded value for a note (long values cut). Its
+// text comes from servers and ends up on terminals: every character that
+// is not printable (controls, C1 controls, bidi and other format
+// characters, private use, …) is escaped, as JSON escapes it, so that a
+// note cannot reorder or hide the text around it.
 func compactJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprintf("%v", v)
+		return escapeInvisible(fmt.Sprintf("%v", v))
 	}
 	const max = 80
 	if len(b) > max {
-		return string(bytes.ToValidUTF8(b[:max], nil)) + "…"
+		return escapeInvisible(string(bytes.ToValidUTF8(b[:max], nil))) + "…"
 	}
-	return string(b)
+	return escapeInvisible(string(b))
 }
+
+// escapeInvisible writes each rune of s that unicode.IsPrint refuses
+// (the ASCII space is kept) as a JSON \u escape (a surrogate pair beyond
+// the BMP); invalid UTF-8 becomes U+FFFD.
+func escapeInvisible(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, invisible) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s { // invalid UTF-8 comes as utf8.RuneError, printable
+		switch {
+		case !invisible(r):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// invisible reports whether a rune is one escapeInvisible escapes.
+func invisible(r rune) bool { return !unicode.IsPrint(r) }
 
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))

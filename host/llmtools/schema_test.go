@@ -120,6 +120,13 @@ var schemaCases = []schemaCase{
 		notes: same(nil, []string{"/properties/parent/$ref dropped"}),
 	},
 	{
+		name:   "a reference's own keywords win over its target's (noted for Gemini)",
+		schema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A","description":"Mine."},"n":{"$ref":"#/$defs/N","description":"Node."}},"$defs":{"A":{"type":"string","description":"Theirs."},"N":{"type":"object","properties":{"next":{"$ref":"#/$defs/N","description":"Next."}}}}}`),
+		want: all(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A","description":"Mine."},"n":{"$ref":"#/$defs/N","description":"Node."}},"$defs":{"A":{"type":"string","description":"Theirs."},"N":{"type":"object","properties":{"next":{"$ref":"#/$defs/N","description":"Next."}}}}}`,
+			`{"type":"OBJECT","properties":{"a":{"type":"STRING","description":"Mine."},"n":{"type":"OBJECT","description":"Node.","properties":{"next":{"type":"OBJECT","description":"Next."}}}}}`),
+		notes: same(nil, []string{"/$defs dropped", "/properties/a/$ref rewritten", "/$defs/A/description dropped", "/properties/n/$ref rewritten", "/$defs/N/properties/next/$ref dropped"}),
+	},
+	{
 		name:   "$ref at the top is inlined",
 		schema: json.RawMessage(`{"$ref":"#/$defs/Args","$defs":{"Args":{"type":"object","properties":{"x":{"type":"integer"}}}}}`),
 		want: all(`{"type":"object","properties":{"x":{"type":"integer"}},"$defs":{"Args":{"type":"object","properties":{"x":{"type":"integer"}}}}}`,
@@ -132,6 +139,28 @@ var schemaCases = []schemaCase{
 		want: all(`{"type":"object","properties":{"a":{},"b":{"description":"B."}}}`,
 			`{"type":"OBJECT","properties":{"a":{},"b":{"description":"B."}}}`),
 		notes: same([]string{"/properties/a/$ref dropped", "/properties/b/$ref dropped"}, []string{"/properties/a/$ref dropped", "/properties/b/$ref dropped"}),
+	},
+	{
+		name:   "a reference into a top-level keyword the export drops is inlined",
+		schema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/x"}},"x":{"type":"string"}}`),
+		want: all(`{"type":"object","properties":{"a":{"type":"string"}}}`,
+			`{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}`),
+		notes: same([]string{"/x dropped", "/properties/a/$ref rewritten"}, []string{"/x dropped", "/properties/a/$ref rewritten"}),
+	},
+	{
+		name:   "a reference into an allOf merged at the top is inlined",
+		schema: json.RawMessage(`{"allOf":[{"type":"object","properties":{"a":{"type":"string"},"b":{"$ref":"#/allOf/0/properties/a","description":"B."}}}]}`),
+		want: all(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string","description":"B."}}}`,
+			`{"type":"OBJECT","properties":{"a":{"type":"STRING"},"b":{"type":"STRING","description":"B."}}}`),
+		notes: same([]string{"/allOf rewritten", "/properties/b/$ref rewritten"}, []string{"/allOf rewritten", "/properties/b/$ref rewritten"}),
+	},
+	{
+		name:   "an inlined target's keywords the referring schema overrides are left out, with their references",
+		schema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/x","properties":{"q":{"type":"string"}}}},"x":{"properties":{"b":{"$ref":"#/y"}}},"y":{"type":"string"}}`),
+		want: all(`{"type":"object","properties":{"a":{"properties":{"q":{"type":"string"}}}}}`,
+			`{"type":"OBJECT","properties":{"a":{"type":"OBJECT","properties":{"q":{"type":"STRING"}}}}}`),
+		notes: same([]string{"/x dropped", "/y dropped", "/properties/a/$ref rewritten", "/x/properties dropped"},
+			[]string{"/x dropped", "/y dropped", "/properties/a/$ref rewritten", "/x/properties dropped", "/x added"}),
 	},
 	{
 		name:   "allOf at the top is merged",
