@@ -78,8 +78,13 @@ func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, ser
 		return g.loginResult(ctx, server)
 	}
 	if !canElicitURL(req) {
+		then := fmt.Sprintf("Then list the tools again: the server's tools replace %s.", name)
+		if g.search != nil {
+			// (tools/list holds only search_tools and call_tool.)
+			then = fmt.Sprintf("Then find the server's tools with %s (server %q): they replace %s.", SearchToolName, server, name)
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
-			Text: fmt.Sprintf("To log in to %s, open this URL in a browser and complete the login:\n%s\nThen list the tools again: the server's tools replace %s.", server, pl.url, name),
+			Text: fmt.Sprintf("To log in to %s, open this URL in a browser and complete the login:\n%s\n%s", server, pl.url, then),
 		}}}
 	}
 	return &mcp.CallToolResult{
@@ -159,9 +164,11 @@ func (g *Gateway) loginResult(ctx context.Context, server string) *mcp.CallToolR
 	}
 	g.mu.Unlock()
 	sort.Strings(names)
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
-		Text: fmt.Sprintf("Logged in to %s. Its %d tools are now available: %s", server, len(names), strings.Join(names, ", ")),
-	}}}
+	text := fmt.Sprintf("Logged in to %s. Its %d tools are now available: %s", server, len(names), strings.Join(names, ", "))
+	if g.search != nil {
+		text += fmt.Sprintf(". They are not listed: %s (server %q) finds them, %s calls them.", SearchToolName, server, CallToolName)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
 // canElicitURL reports whether the downstream client declared URL-mode

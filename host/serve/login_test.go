@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,12 @@ import (
 // oauthGateway serves a host with one OAuth-protected server ("prot",
 // behind a real authorization server on 127.0.0.1) over stdio.
 func oauthGateway(t *testing.T, as *fakeas.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return oauthGatewayWith(t, as, opts, nil)
+}
+
+// oauthGatewayWith is oauthGateway with the gateway's options.
+func oauthGatewayWith(t *testing.T, as *fakeas.Server, opts *mcp.ClientOptions, gopts *serve.Options) *mcp.ClientSession {
 	t.Helper()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "mcphost.hcl")
@@ -49,7 +56,7 @@ func oauthGateway(t *testing.T, as *fakeas.Server, opts *mcp.ClientOptions) *mcp
 		t.Fatal(err)
 	}
 	h.ConnectAll(ctx, nil)
-	g := serve.New(h, nil)
+	g := serve.New(h, gopts)
 	g.Sync(ctx)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -155,4 +162,96 @@ func TestLoginWithoutURLElicitation(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestLoginToolSearch: with --tool-search, what a login tells the client
+// speaks of search_tools, not of listing the tools (tools/list holds only
+// the mode's two tools): the URL as text, and the result of the finished
+// login; the server's tools are then found and called.
+func TestLoginToolSearch(t *testing.T) {
+	t.Run("text", func(t *testing.T) {
+		as := fakeas.New()
+		defer as.Close()
+		cs := oauthGatewayWith(t, as, nil, &serve.Options{ToolSearch: true})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if f := search(t, cs, map[string]any{"query": "authenticate log in", "server": "prot"}); !slices.Contains(f.names(), "mcp__prot__authenticate") {
+			t.Fatalf("the authenticate tool is not found: %v", f.names())
+		}
+		res := callFound(t, cs, "mcp__prot__authenticate", map[string]any{})
+		text := host.TextOf(res.Content)
+		if res.IsError || !strings.Contains(text, serve.SearchToolName) || strings.Contains(text, "list the tools") {
+			t.Errorf("authenticate through call_tool: %q (isError %v), want it to speak of %s", text, res.IsError, serve.SearchToolName)
+		}
+		i := strings.Index(text, as.AS.URL+"/authorize?")
+		if i < 0 {
+			t.Fatalf("no authorization URL in %q", text)
+		}
+		follow(ctx, strings.Fields(text[i:])[0])
+		for !slices.Contains(search(t, cs, map[string]any{"query": "whoami", "server": "prot"}).names(), "mcp__prot__whoami") {
+			if ctx.Err() != nil {
+				t.Fatal("whoami is never found")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if res := callFound(t, cs, "mcp__prot__whoami", map[string]any{}); res.IsError || host.TextOf(res.Content) != "you" {
+			t.Errorf("whoami after login: %q", host.TextOf(res.Content))
+		}
+	})
+	t.Run("URL elicitation", func(t *testing.T) {
+		as := fakeas.New()
+		defer as.Close()
+		cs := oauthGatewayWith(t, as, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+			ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				follow(ctx, req.Params.URL)
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+		}, &serve.Options{ToolSearch: true})
+		res := callFound(t, cs, "mcp__prot__authenticate", map[string]any{})
+		text := host.TextOf(res.Content)
+		if res.IsError || !strings.Contains(text, "mcp__prot__whoami") || !strings.Contains(text, serve.SearchToolName) {
+			t.Errorf("authenticate through call_tool: %q (isError %v), want the tools and %s", text, res.IsError, serve.SearchToolName)
+		}
+		if res := callFound(t, cs, "mcp__prot__whoami", map[string]any{}); res.IsError || host.TextOf(res.Content) != "you" {
+			t.Errorf("whoami after login: %q", host.TextOf(res.Content))
+		}
+	})
+	// The login ends, and the watch loop's Sync drops the pseudo-tool from
+	// the index, before the client retries call_tool with its answer: the
+	// retry still gets the login's outcome.
+	t.Run("retry after the index changed", func(t *testing.T) {
+		as := fakeas.New()
+		defer as.Close()
+		var cs *mcp.ClientSession
+		cs = oauthGatewayWith(t, as, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+			ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				follow(ctx, req.Params.URL)
+				ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				defer cancel()
+				// (Not search: t.Fatal is for the test's goroutine.)
+				for {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: serve.SearchToolName, Arguments: map[string]any{"query": "authenticate whoami", "server": "prot"}})
+					if err != nil {
+						t.Errorf("search_tools: %v", err)
+						break
+					}
+					if !strings.Contains(host.TextOf(res.Content), "mcp__prot__authenticate") {
+						break // gone from the index
+					}
+					if ctx.Err() != nil {
+						t.Error("the pseudo-tool never leaves the index")
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+		}, &serve.Options{ToolSearch: true})
+		res := callFound(t, cs, "mcp__prot__authenticate", map[string]any{})
+		if text := host.TextOf(res.Content); res.IsError || !strings.Contains(text, "Logged in to prot") {
+			t.Errorf("the retried authenticate call: %q (isError %v)", text, res.IsError)
+		}
+	})
 }

@@ -32,7 +32,12 @@ func prefixFree(mode string, activeServers int) bool {
 
 // exposeNames maps each item to its exposed name: canonical(item), or
 // original(item) when bare. A bare name offered by more than one server is
-// left out and reported.
+// left out and reported. So is a bare name that reads as a registry name
+// (mcp__SERVER__NAME, or equal to any item's registry name): served, a
+// server's own "mcp__bank__transfer" would answer a direct call by that
+// string, while everything else that speaks registry names (permission
+// rules, logs, search_tools and call_tool) means the bank server's
+// transfer by it.
 func exposeNames[T any](bare bool, what string, items []T, canonical, original, server func(T) string) (map[string]T, []registry.Problem) {
 	out := make(map[string]T, len(items))
 	if !bare {
@@ -41,12 +46,24 @@ func exposeNames[T any](bare bool, what string, items []T, canonical, original, 
 		}
 		return out, nil
 	}
+	registryNames := make(map[string]bool, len(items))
+	for _, it := range items {
+		registryNames[canonical(it)] = true
+	}
 	groups := map[string][]T{}
 	for _, it := range items {
 		groups[original(it)] = append(groups[original(it)], it)
 	}
 	var problems []registry.Problem
 	for name, g := range groups {
+		if _, _, ok := registry.ParseName(name); ok || registryNames[name] {
+			for _, it := range g {
+				problems = append(problems, registry.Problem{Server: server(it), Detail: fmt.Sprintf(
+					"the %s %q is not served under its own name, which reads as a registry name (mcp__SERVER__NAME) and could be taken for another server's; it is %s with naming = \"prefixed\"",
+					what, name, canonical(it))})
+			}
+			continue
+		}
 		if len(g) == 1 {
 			out[name] = g[0]
 			continue

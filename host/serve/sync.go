@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,6 +34,16 @@ type exposure struct {
 	promptDef map[string]*mcp.Prompt
 	resources map[string]owned[*mcp.Resource]
 	templates map[string]owned[*mcp.ResourceTemplate]
+
+	// syncing serializes Sync: it is held from the reading of the
+	// registry to the end of applying what was read, so that a Sync that
+	// read earlier can never apply its older lists (served tools, the
+	// search index) after one that read later.
+	syncing *sync.Mutex
+	// syncHook, if set (by tests, before the first Sync), is called at
+	// points of Sync: "wait" when it must wait for another Sync, "read"
+	// once it has read the registry's tools.
+	syncHook func(point string)
 }
 
 // owned is a served resource or template: its server and its definition
@@ -48,17 +59,23 @@ func newExposure() exposure {
 		tools: map[string]*registry.Tool{}, toolDefs: map[string]*mcp.Tool{}, headered: map[string]bool{},
 		prompts: map[string]*registry.Prompt{}, promptDef: map[string]*mcp.Prompt{},
 		resources: map[string]owned[*mcp.Resource]{}, templates: map[string]owned[*mcp.ResourceTemplate]{},
+		syncing: &sync.Mutex{},
 	}
 }
 
 // Sync makes what is served equal to the registry's current tools, prompts,
 // resources and resource templates, named per Options.Naming, and returns the
 // registry's problems. Unchanged entries are left alone, so clients are
-// notified (list_changed) only of real changes.
+// notified (list_changed) only of real changes. Syncs run one at a time
+// (the watch loop and a finished login both call it): each applies what it
+// read, in the order they read it.
 func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
+	g.lockSync()
+	defer g.exposed.syncing.Unlock()
 	active := g.h.ActiveServers()
 	bare := prefixFree(g.naming, len(active))
 	tools, problems := g.h.ToolsOf(ctx, active)
+	g.syncPoint("read")
 	if g.search != nil {
 		g.reindex(tools)
 	}
@@ -95,6 +112,21 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	// A server that failed to connect fails each of its lists alike: said
 	// once.
 	return slices.Compact(problems)
+}
+
+// lockSync takes the Sync lock (exposure.syncing).
+func (g *Gateway) lockSync() {
+	if g.exposed.syncing.TryLock() {
+		return
+	}
+	g.syncPoint("wait")
+	g.exposed.syncing.Lock()
+}
+
+func (g *Gateway) syncPoint(point string) {
+	if g.exposed.syncHook != nil {
+		g.exposed.syncHook(point)
+	}
 }
 
 func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {

@@ -14,9 +14,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/toolsearch"
+	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
 // Tool search (serve --tool-search, Options.ToolSearch). A registry of a
@@ -32,7 +34,10 @@ import (
 //     (or the name it is served under) through the very path of a direct
 //     call: the gate (pin, permission — an ask becomes the gateway's
 //     question to this client — login, limits), progress, cancellation,
-//     what the server asks during the call, result processing.
+//     what the server asks during the call, result processing. Its
+//     arguments are held to what a direct call's message is: the strict
+//     JSON scan, and over HTTP the Mcp-Param-* headers of x-mcp-header
+//     parameters (toolsearch_headers.go).
 //
 // Everything else is as without the flag: the real tools are still served
 // and may still be called directly by their served names (they are only
@@ -47,7 +52,9 @@ import (
 // The two names never collide with registry names (always mcp__…); under
 // bare or conditional naming a server's own tool of either name is not
 // served under it (it is reported, and stays reachable by search and
-// call_tool under its registry name).
+// call_tool under its registry name), nor is one whose own name reads as a
+// registry name (naming.go): call_tool and a direct call by one name
+// always mean the same tool.
 
 // Names of the tool-search mode's tools.
 const (
@@ -187,10 +194,18 @@ func (g *Gateway) searchHandler(_ context.Context, req *mcp.CallToolRequest) (*m
 		}
 		limit = int(*a.Limit)
 	}
-	if a.Server != "" && !slices.Contains(g.h.ActiveServers(), a.Server) {
-		return errorResult(fmt.Errorf("%s: there is no server %q; the servers are %s", SearchToolName, a.Server, strings.Join(g.h.ActiveServers(), ", "))), nil
+	ix := g.search.ix.Load()
+	if a.Server != "" && !slices.Contains(ix.Servers(), a.Server) {
+		// Only the servers with a tool the caller may find are named: one
+		// whose every tool the rules deny is as unknown as one that does
+		// not exist.
+		servers := "none"
+		if s := ix.Servers(); len(s) > 0 {
+			servers = strings.Join(s, ", ")
+		}
+		return errorResult(fmt.Errorf("%s: there is no server %q among those whose tools you can use; they are %s", SearchToolName, a.Server, servers)), nil
 	}
-	found, err := g.search.ix.Load().Search(a.Query, &toolsearch.SearchOptions{
+	found, err := ix.Search(a.Query, &toolsearch.SearchOptions{
 		Limit:  limit,
 		Server: a.Server,
 		// (The index leaves them out already; the rules are checked
@@ -237,7 +252,11 @@ type callArgs struct {
 // progress token), input responses and request state — so an ask, an
 // upstream's questions and their retries work as for a direct call; the
 // request state the gateway issues is bound to the real tool and its
-// arguments.
+// arguments. The tool's arguments are held to what a direct call's message
+// is held to: the strict JSON scan (rawjson: no duplicate, case-variant,
+// escaped or non-ASCII member names), and, over HTTP at 2026-07-28, the
+// Mcp-Param-* headers of the parameters its input schema sends as headers
+// (x-mcp-header), as the go-sdk handler checks them for a direct call.
 func (g *Gateway) callHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a callArgs
 	if err := decodeArgs(req.Params.Arguments, &a, "name, arguments"); err != nil {
@@ -246,28 +265,27 @@ func (g *Gateway) callHandler(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if a.Name == "" {
 		return errorResult(fmt.Errorf("%s: name is required: the name of a tool %s found", CallToolName, SearchToolName)), nil
 	}
-	args := bytes.TrimSpace(a.Arguments)
-	if len(args) > 0 && args[0] == '"' {
-		// Models often send the arguments as a string of JSON: taken
-		// if it holds an object.
-		var s string
-		if json.Unmarshal(args, &s) == nil {
-			args = bytes.TrimSpace([]byte(s))
-		}
+	args, err := unwrapArgs(a.Arguments)
+	if err != nil {
+		return errorResult(fmt.Errorf("%s: %w", CallToolName, err)), nil
 	}
-	switch {
-	case len(args) == 0 || string(args) == "null":
-		args = nil
-	case args[0] != '{' || !json.Valid(args):
-		return errorResult(fmt.Errorf("%s: arguments must be an object", CallToolName)), nil
+	p := *req.Params
+	p.Arguments = args
+	if name, ok := g.loginRetry(&p, a.Name); ok {
+		// (The login's retry: the pseudo-tool may be gone from the index
+		// already; Gateway.call checks the request state it carries.)
+		p.Name = name
+		return g.call(ctx, &mcp.CallToolRequest{Session: req.Session, Params: &p, Extra: req.Extra}, name)
 	}
-	name, ok := g.foundTool(a.Name)
+	t, ok := g.foundTool(a.Name)
 	if !ok {
 		return errorResult(fmt.Errorf("%s: no tool %q; find tools with %s", CallToolName, a.Name, SearchToolName)), nil
 	}
-	p := *req.Params
-	p.Name, p.Arguments = name, args
-	res, err := g.call(ctx, &mcp.CallToolRequest{Session: req.Session, Params: &p, Extra: req.Extra}, name)
+	if err := checkParamHeaders(req, t, args); err != nil {
+		return nil, err
+	}
+	p.Name = t.Name
+	res, err := g.call(ctx, &mcp.CallToolRequest{Session: req.Session, Params: &p, Extra: req.Extra}, t.Name)
 	if errors.Is(err, registry.ErrNotFound) {
 		// (Gone since it was found: an answer for the model, not a
 		// protocol error about call_tool.)
@@ -276,19 +294,72 @@ func (g *Gateway) callHandler(ctx context.Context, req *mcp.CallToolRequest) (*m
 	return res, err
 }
 
-// foundTool resolves call_tool's name: a registry name, or a served name,
-// of a tool in the search index (so never one the rules deny).
-func (g *Gateway) foundTool(name string) (string, bool) {
-	ix := g.search.ix.Load()
-	if _, ok := ix.Tool(name); ok {
-		return name, true
-	}
-	if canonical, ok := g.canonicalTool(name); ok {
-		if _, ok := ix.Tool(canonical); ok {
-			return canonical, true
+// unwrapArgs returns call_tool's arguments member as the tool's arguments:
+// nil for none, else a JSON object held to the strict scan. Models often
+// send the arguments as a string of JSON: taken if it holds an object, and
+// held to the same scan.
+func unwrapArgs(raw json.RawMessage) (json.RawMessage, error) {
+	args := bytes.TrimSpace(raw)
+	if len(args) > 0 && args[0] == '"' {
+		var s string
+		if json.Unmarshal(args, &s) == nil {
+			args = bytes.TrimSpace([]byte(s))
 		}
 	}
-	return "", false
+	if len(args) == 0 || string(args) == "null" {
+		return nil, nil
+	}
+	if args[0] != '{' || !json.Valid(args) {
+		return nil, errors.New("arguments must be an object")
+	}
+	var arr [8]rawjson.Member
+	if _, err := rawjson.Members(arr[:0], args); err != nil {
+		return nil, fmt.Errorf("arguments refused: %w", argsRefusal(err))
+	}
+	return args, nil
+}
+
+// argsRefusal says what the strict scan refused, in words.
+func argsRefusal(err error) error {
+	switch {
+	case errors.Is(err, rawjson.ErrDuplicate):
+		return errors.New("duplicate or case-variant member names")
+	case errors.Is(err, rawjson.ErrName):
+		return errors.New("a member name with an escape or a non-ASCII character")
+	case errors.Is(err, rawjson.ErrTooDeep):
+		return errors.New("nested too deeply")
+	}
+	return errors.New("invalid JSON")
+}
+
+// loginRetry reports whether a call_tool call is the retry of an
+// authenticate pseudo-tool's call whose login the client was asked to
+// complete (it answers the gateway's login request), and the pseudo-tool's
+// registry name (name, or the registry name of a served name).
+func (g *Gateway) loginRetry(p *mcp.CallToolParamsRaw, name string) (string, bool) {
+	if _, answered := p.InputResponses[loginKey]; !answered {
+		return "", false
+	}
+	if canonical, ok := g.canonicalTool(name); ok {
+		name = canonical
+	}
+	_, tool, ok := registry.ParseName(name)
+	return name, ok && tool == host.AuthToolName
+}
+
+// foundTool resolves call_tool's name: a registry name, or a served name,
+// of a tool in the search index (so never one the rules deny).
+func (g *Gateway) foundTool(name string) (*registry.Tool, bool) {
+	ix := g.search.ix.Load()
+	if t, ok := ix.Tool(name); ok {
+		return t, true
+	}
+	if canonical, ok := g.canonicalTool(name); ok {
+		if t, ok := ix.Tool(canonical); ok {
+			return t, true
+		}
+	}
+	return nil, false
 }
 
 // decodeArgs decodes a meta tool's arguments into v, refusing members v
@@ -296,6 +367,13 @@ func (g *Gateway) foundTool(name string) (string, bool) {
 func decodeArgs(raw json.RawMessage, v any, known string) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
+	}
+	// The gateway decides on these members (call_tool's name): held to
+	// the strict scan as a direct call's params are, so that "name" and
+	// "Name" (which encoding/json would both take) cannot both be sent.
+	var arr [8]rawjson.Member
+	if _, err := rawjson.Members(arr[:0], raw); err != nil && !errors.Is(err, rawjson.ErrNotObject) {
+		return fmt.Errorf("invalid arguments (%v); the arguments are %s", argsRefusal(err), known)
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()

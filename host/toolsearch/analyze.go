@@ -193,3 +193,20 @@ var stopWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// SharedTerms returns the terms of query, as Search reads it, that text
+// has too, as a field of the index is read (words split and lower-cased,
+// stop words dropped, inflections folded), in the query's order. It says
+// whether a query names what it looks for: for instance the words a
+// request shares with the name of the tool that answers it.
+func SharedTerms(query, text string) []string {
+	has := map[string]bool{}
+	newAnalyzer().terms(text, func(t string) { has[t] = true })
+	var out []string
+	for _, t := range queryTerms(query) {
+		if has[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}

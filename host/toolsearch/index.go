@@ -4,11 +4,12 @@
 // list).
 //
 // An Index holds a snapshot of tools. Each tool is a document of six fields:
-// its server's name, its own name (mcp__SERVER__TOOL and snake, camel or
-// kebab case split into words), its title, its description, the names of
-// its parameters (the top-level properties of its input schema) and their
-// descriptions. Search scores the documents with BM25F (BM25 over
-// weighted fields, each length-normalised on its own), Lucene's
+// its server's name, its own name (as its server names it, snake, camel or
+// kebab case split into words; not the registry name mcp__SERVER__TOOL,
+// whose words are those of these two fields), its title, its description,
+// the names of its parameters (the top-level properties of its input
+// schema) and their descriptions. Search scores the documents with BM25F
+// (BM25 over weighted fields, each length-normalised on its own), Lucene's
 // idf = ln(1 + (N − df + 0.5)/(df + 0.5)), k1 = 1.2 and b = 0.75 by
 // default; a field's weight says how much a word there counts against the
 // same word in the description (Weights). Queries and fields go through one
@@ -27,11 +28,14 @@
 // stripped), for an index of a few thousand short documents held in
 // memory. This package is a few hundred lines (about 17 KB of code in the
 // binary) and needs no dependency. On the benchmark catalogue
-// (internal/toolcatalog: 1,000 tools, 70 queries) it finds the right tool
-// first for 41 queries and among the first five for 57; bleve v2.6.3 with
-// BM25 scoring and its English analyzer (stemming, stop words) found 40
-// and 53 at best (all fields in one, 0.13 s to index), 33 and 51 with the
-// same field weights as here.
+// (internal/toolcatalog: 1,000 tools) and its first 70 queries it finds
+// the right tool first for 41 queries and among the first five for 57;
+// bleve v2.6.3 with BM25 scoring and its English analyzer (stemming, stop
+// words) found 40 and 53 at best (all fields in one, 0.13 s to index), 33
+// and 51 with the same field weights as here. Many of those queries name
+// their tool, though: on the 30 of the catalogue's 83 queries that share
+// no word with the right tool's name (SharedTerms), it finds 6 first and
+// 14 among the first five.
 package toolsearch
 
 import (
@@ -107,6 +111,7 @@ type posting struct {
 // New and is safe for concurrent use.
 type Index struct {
 	tools    []*registry.Tool
+	servers  []string // of the tools, sorted, each once
 	byName   map[string]int32
 	postings map[string][]posting
 	k1       float64
@@ -187,6 +192,11 @@ func New(tools []*registry.Tool, opts *Options) *Index {
 		}
 		docs = append(docs, d)
 	}
+	for _, t := range ix.tools {
+		ix.servers = append(ix.servers, t.Server)
+	}
+	slices.Sort(ix.servers)
+	ix.servers = slices.Compact(ix.servers)
 	var avg [numFields]float64
 	for f := range numFields {
 		if len(docs) > 0 {
@@ -237,6 +247,10 @@ func params(schema any) func(yield func(name, desc string) bool) {
 
 // Len returns the number of tools indexed.
 func (ix *Index) Len() int { return len(ix.tools) }
+
+// Servers returns the servers of the tools indexed, sorted (the caller
+// must not modify the slice).
+func (ix *Index) Servers() []string { return ix.servers }
 
 // Tool returns the indexed tool of a registry name.
 func (ix *Index) Tool(name string) (*registry.Tool, bool) {

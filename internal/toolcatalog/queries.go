@@ -22,9 +22,15 @@ func q(text string, wants ...string) Query {
 }
 
 // Queries returns the catalogue's queries. They were written before the
-// ranking was tuned, as a user would ask, with the vocabulary of the
+// ranking was tuned, as a user would ask; some in the vocabulary of the
 // request rather than of the tool ("meetings" for calendar events, "page
-// the on-call engineer" for creating an incident).
+// the on-call engineer" for creating an incident), but many not: of the
+// first 70, 24 contain every word of the right tool's name ("create a new
+// bucket for backups" for create_bucket) and 29 more share at least one
+// with it, which a lexical ranker finds easily. Only 17 share none; the 13
+// added later share none either. Recall is reported on all the queries and
+// on those that share no word with the name of a tool that answers them
+// (after the ranker's own tokenization and stemming: toolsearch.SharedTerms).
 func Queries() []Query { return append([]Query(nil), queries...) }
 
 var queries = []Query{
@@ -98,4 +104,21 @@ var queries = []Query{
 	q("what did I listen to recently", "music/getRecentlyPlayed"),
 	q("find my notes about the kubernetes migration", "notes/search_notes"),
 	q("when is Anna's birthday", "contacts/get_birthdays", "contacts/find_contact"),
+
+	// Added with the no-shared-word figures, written before any of them
+	// was searched for (the ranker was not changed afterwards): requests
+	// that share no word with the name of a tool that answers them.
+	q("is it going to rain in the next few hours", "weather/get_hourly_forecast", "weather/get_precipitation_radar"),
+	q("make sure the front entrance is secured", "home/lock_door", "home/arm_alarm"),
+	q("how much have we spent on AWS this month", "cloud/get_cost_and_usage"),
+	q("kick off the nightly build again", "ci/trigger_pipeline", "ci/retry_job"),
+	q("which colleagues are away on leave this week", "hr/whos_out", "hr/list_time_off_requests"),
+	q("what's the name of the track on right now", "music/getCurrentlyPlaying"),
+	q("how many yen is 50 euros", "travel/convert_currency"),
+	q("stop this address from reaching my inbox", "mail/block_sender", "mail/create_filter"),
+	q("make the picture smaller so it fits in an email", "images/resize_image", "images/compress_image"),
+	q("who has access to the roadmap doc", "drive/listPermissions"),
+	q("go back to the previous version of the api service in the cluster", "k8s/rollout_undo", "ci/rollback_deployment"),
+	q("when does the next S-Bahn leave from Alexanderplatz", "maps/get_transit_departures"),
+	q("is my passport enough to enter Japan", "travel/get_visa_requirements"),
 }

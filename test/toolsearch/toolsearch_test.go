@@ -31,6 +31,13 @@ const rules = "permissions {\n  deny = [\"mcp__demo__fail\"]\n  ask  = [\"mcp__d
 // nor callable; add (ask) called after the client allowed it.
 func check(t *testing.T, cs *mcp.ClientSession, asked <-chan string, stderr *syncbuf.Buffer) {
 	t.Helper()
+	checkAsk(t, cs, asked, stderr, true)
+}
+
+// checkAsk is check; without canAsk (a client that cannot be asked, as one
+// before 2026-07-28 under --stateless), add must be denied unasked instead.
+func checkAsk(t *testing.T, cs *mcp.ClientSession, asked <-chan string, stderr *syncbuf.Buffer, canAsk bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	lr, err := cs.ListTools(ctx, nil)
@@ -88,6 +95,17 @@ func check(t *testing.T, cs *mcp.ClientSession, asked <-chan string, stderr *syn
 	}
 	if text, isErr := call("mcp__demo__fail", nil); !isErr || !strings.Contains(text, "no tool") {
 		t.Errorf("call_tool of the denied tool: %q (isError %v)", text, isErr)
+	}
+	if !canAsk {
+		if text, isErr := call("mcp__demo__add", map[string]any{"a": 20, "b": 22}); !isErr || !strings.Contains(text, "cannot be asked") {
+			t.Errorf("call_tool add, for a client that cannot be asked: %q (isError %v)", text, isErr)
+		}
+		select {
+		case msg := <-asked:
+			t.Errorf("asked %q", msg)
+		default:
+		}
+		return
 	}
 	if text, isErr := call("mcp__demo__add", map[string]any{"a": 20, "b": 22}); isErr || !strings.Contains(text, "42") {
 		t.Errorf("call_tool add: %q (isError %v)", text, isErr)
@@ -156,5 +174,34 @@ func TestServeToolSearchHTTP(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "Tool search: clients are listed search_tools and call_tool") {
 		t.Errorf("the banner does not say tool search is on:\n%s", stdout.String())
+	}
+}
+
+// TestServeToolSearchHTTPStateless: `serve --http --stateless
+// --tool-search`: a 2026-07-28 client is asked about add by an
+// input-required result; a 2025-11-25 client, which has no session to be
+// asked on, is refused add with a message saying so.
+func TestServeToolSearchHTTPStateless(t *testing.T) {
+	port := testbin.FreePort(t)
+	cmd, stderr := testbin.ServeCmd(t, binDir, rules, "info", nil, "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth", "--stateless", "--tool-search")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	testbin.WaitListening(t, port)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			asked := make(chan string, 4)
+			cs, err := client(asked).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), DisableStandaloneSSE: true},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatalf("%v; stderr:\n%s", err, stderr)
+			}
+			defer cs.Close()
+			checkAsk(t, cs, asked, stderr, version >= "2026-07-28")
+		})
 	}
 }
