@@ -1,0 +1,350 @@
+// Package inbound authenticates the clients of `mcphost serve --http` as an
+// OAuth 2.1 resource server (the MCP authorization spec; RFC 9068 JWT access
+// tokens): the gateway's `gateway { oauth { … } }` block. A Verifier checks
+// a bearer token and returns its principal; it has the signature of the
+// go-sdk's auth.TokenVerifier, so auth.RequireBearerToken can use it.
+//
+// A JWT access token is accepted only if
+//
+//   - its algorithm is an asymmetric one of AllowedAlgorithms (never none,
+//     never an HMAC: a public key is not a shared secret);
+//   - its signature verifies with a key of the issuer's JWKS (discovered from
+//     the issuer's metadata, or Options.JWKSURL), found by kid; an unknown
+//     kid refetches the JWKS, at most once per MinRefresh;
+//   - iss is the issuer exactly, aud names one of the audiences, exp is in
+//     the future and nbf/iat not (with Options.Leeway), and sub is set.
+//
+// Every fetch goes through the OAuth SSRF guard (oauthkit.NewGuardedClient):
+// https only, no private or loopback address unless AllowLoopback.
+package inbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/mcphost/mcphost/sdk/oauthkit"
+)
+
+// AllowedAlgorithms are the signature algorithms a token may use.
+var AllowedAlgorithms = []jose.SignatureAlgorithm{
+	jose.RS256, jose.RS384, jose.RS512,
+	jose.PS256, jose.PS384, jose.PS512,
+	jose.ES256, jose.ES384, jose.ES512,
+	jose.EdDSA,
+}
+
+// Defaults of Options.
+const (
+	DefaultLeeway      = 30 * time.Second
+	DefaultGroupsClaim = "groups"
+	// MinRefresh is the shortest time between two fetches of the JWKS: a
+	// flood of tokens with unknown kids costs the issuer one fetch.
+	MinRefresh = 30 * time.Second
+	// MaxKeyAge is how long a fetched JWKS is used before it is fetched
+	// again (rotation without a new kid).
+	MaxKeyAge = time.Hour
+)
+
+// ErrConfig classifies a Verifier that cannot work as configured.
+var ErrConfig = errors.New("inbound OAuth configuration")
+
+// Options configures a Verifier.
+type Options struct {
+	// Issuer is the authorization server's issuer identifier. REQUIRED.
+	Issuer string
+	// Audience lists the accepted aud values. REQUIRED (the gateway's
+	// canonical URL by default, set by the caller).
+	Audience []string
+	// GroupsClaim names the claim holding the principal's groups (a list of
+	// strings, or one string). OPTIONAL: DefaultGroupsClaim.
+	GroupsClaim string
+	// JWKSURL overrides the jwks_uri of the issuer's metadata. OPTIONAL.
+	JWKSURL string
+	// AllowLoopback permits http:// and loopback addresses for the issuer
+	// and the JWKS (tests and local development only).
+	AllowLoopback bool
+	// Leeway is the clock skew allowed on exp, nbf and iat. OPTIONAL:
+	// DefaultLeeway.
+	Leeway time.Duration
+	// HTTPClient fetches metadata and keys. OPTIONAL: the SSRF-guarded
+	// client of oauthkit.
+	HTTPClient *http.Client
+	// Now is the clock. OPTIONAL: time.Now.
+	Now func() time.Time
+}
+
+// Principal is who a token speaks for.
+type Principal struct {
+	Issuer  string    `json:"iss"`
+	Subject string    `json:"sub"`
+	Groups  []string  `json:"groups,omitempty"`
+	Scopes  []string  `json:"scopes,omitempty"`
+	Expiry  time.Time `json:"exp"`
+}
+
+// ID is the principal's stable identity: issuer and subject.
+func (p *Principal) ID() string { return p.Issuer + " " + p.Subject }
+
+// principalKey is the key of the Principal in auth.TokenInfo.Extra.
+const principalKey = "mcphost.principal"
+
+// PrincipalOf returns the principal a Verifier put in ti, or nil.
+func PrincipalOf(ti *auth.TokenInfo) *Principal {
+	if ti == nil {
+		return nil
+	}
+	p, _ := ti.Extra[principalKey].(*Principal)
+	return p
+}
+
+// Verifier checks bearer tokens. Its methods are safe for concurrent use.
+type Verifier struct {
+	o      Options
+	client *http.Client
+
+	mu       sync.Mutex
+	jwksURL  string
+	keys     *jose.JSONWebKeySet
+	fetched  time.Time // of keys
+	lastTry  time.Time // of the last fetch, successful or not
+	fetching chan struct{}
+}
+
+// New returns a Verifier. Nothing is fetched until the first token.
+func New(o Options) (*Verifier, error) {
+	if o.Issuer == "" {
+		return nil, fmt.Errorf("%w: an issuer is required", ErrConfig)
+	}
+	if len(o.Audience) == 0 {
+		return nil, fmt.Errorf("%w: an audience is required", ErrConfig)
+	}
+	if o.GroupsClaim == "" {
+		o.GroupsClaim = DefaultGroupsClaim
+	}
+	if o.Leeway == 0 {
+		o.Leeway = DefaultLeeway
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	v := &Verifier{o: o, client: o.HTTPClient, jwksURL: o.JWKSURL}
+	if v.client == nil {
+		v.client = oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: o.AllowLoopback})
+	}
+	return v, nil
+}
+
+// claims are the claims a token is read for.
+type claims struct {
+	jwt.Claims
+	Scope string   `json:"scope"`
+	Scp   []string `json:"scp"`
+}
+
+// Verify checks token and returns its TokenInfo: Scopes, Expiration,
+// UserID (the principal's ID, which binds sessions to it) and the
+// Principal (PrincipalOf). A token that fails any check is an error
+// wrapping auth.ErrInvalidToken that says which check, and nothing of the
+// token.
+func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	tok, err := jwt.ParseSigned(token, AllowedAlgorithms)
+	if err != nil {
+		return nil, invalid("not a signed JWT with an allowed algorithm (%s)", algNames())
+	}
+	if len(tok.Headers) != 1 {
+		return nil, invalid("one signature expected")
+	}
+	h := tok.Headers[0]
+	key, err := v.key(ctx, h.KeyID, h.Algorithm)
+	if err != nil {
+		return nil, err
+	}
+	var c claims
+	var extra map[string]any
+	if err := tok.Claims(key.Key, &c, &extra); err != nil {
+		return nil, invalid("bad signature")
+	}
+	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: v.o.Issuer, AnyAudience: v.o.Audience, Time: v.o.Now()}, v.o.Leeway); err != nil {
+		return nil, invalid("%s", claimError(err))
+	}
+	if c.Expiry == nil {
+		return nil, invalid("no expiry (exp)")
+	}
+	if c.Subject == "" {
+		return nil, invalid("no subject (sub)")
+	}
+	p := &Principal{Issuer: c.Issuer, Subject: c.Subject, Expiry: c.Expiry.Time(), Groups: stringsOf(extra[v.o.GroupsClaim])}
+	p.Scopes = strings.Fields(c.Scope)
+	if len(p.Scopes) == 0 {
+		p.Scopes = c.Scp
+	}
+	return &auth.TokenInfo{Scopes: p.Scopes, Expiration: p.Expiry, UserID: p.ID(), Extra: map[string]any{principalKey: p}}, nil
+}
+
+// key returns the JWKS key for kid and alg, fetching the JWKS when it is
+// not known yet, is older than MaxKeyAge, or lacks kid — at most once per
+// MinRefresh; when a fetch fails, the keys fetched before still serve.
+func (v *Verifier) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, error) {
+	for attempt := 0; ; attempt++ {
+		v.mu.Lock()
+		keys, fetched, lastTry := v.keys, v.fetched, v.lastTry
+		v.mu.Unlock()
+		now := v.o.Now()
+		recent := !lastTry.IsZero() && now.Sub(lastTry) < MinRefresh
+		if keys != nil {
+			if k, ok := pick(keys, kid, alg); ok && (now.Sub(fetched) < MaxKeyAge || attempt > 0 || recent) {
+				return k, nil
+			}
+		}
+		if attempt > 0 || recent {
+			if keys == nil {
+				return nil, fmt.Errorf("the issuer's keys could not be fetched: %w", auth.ErrInvalidToken)
+			}
+			return nil, invalid("no key of the issuer has kid %q for %s", kid, alg)
+		}
+		if err := v.refresh(ctx); err != nil {
+			if keys != nil {
+				if k, ok := pick(keys, kid, alg); ok {
+					return k, nil
+				}
+			}
+			return nil, err
+		}
+	}
+}
+
+// pick finds the verification key for kid and alg: by kid, or, without a
+// kid, the one signing key of the set that suits alg.
+func pick(keys *jose.JSONWebKeySet, kid, alg string) (*jose.JSONWebKey, bool) {
+	var cands []jose.JSONWebKey
+	if kid != "" {
+		cands = keys.Key(kid)
+	} else {
+		cands = keys.Keys
+	}
+	var found []jose.JSONWebKey
+	for _, k := range cands {
+		if (k.Use == "" || k.Use == "sig") && (k.Algorithm == "" || k.Algorithm == alg) && suits(k, alg) {
+			found = append(found, k)
+		}
+	}
+	if len(found) != 1 {
+		return nil, false
+	}
+	return &found[0], true
+}
+
+// suits reports whether k's type can verify alg.
+func suits(k jose.JSONWebKey, alg string) bool {
+	switch {
+	case strings.HasPrefix(alg, "RS"), strings.HasPrefix(alg, "PS"):
+		return isRSA(k.Key)
+	case strings.HasPrefix(alg, "ES"):
+		return isEC(k.Key)
+	case alg == string(jose.EdDSA):
+		return isEd(k.Key)
+	}
+	return false
+}
+
+// refresh fetches the JWKS (one fetch at a time; callers that arrive while
+// one is under way wait for it).
+func (v *Verifier) refresh(ctx context.Context) error {
+	v.mu.Lock()
+	if ch := v.fetching; ch != nil {
+		v.mu.Unlock()
+		select {
+		case <-ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	ch := make(chan struct{})
+	v.fetching = ch
+	v.lastTry = v.o.Now()
+	jwksURL := v.jwksURL
+	v.mu.Unlock()
+	defer func() {
+		v.mu.Lock()
+		v.fetching = nil
+		v.mu.Unlock()
+		close(ch)
+	}()
+
+	if jwksURL == "" {
+		asm, err := oauthkit.FetchAuthServerMeta(ctx, v.client, v.o.Issuer, oauthkit.MetadataOptions{AllowLoopback: v.o.AllowLoopback})
+		if err != nil {
+			return fmt.Errorf("discovering the issuer's keys: %v: %w", err, auth.ErrInvalidToken)
+		}
+		if asm.JWKSURI == "" {
+			return fmt.Errorf("the issuer's metadata has no jwks_uri: %w", auth.ErrInvalidToken)
+		}
+		jwksURL = asm.JWKSURI
+	}
+	keys, err := fetchJWKS(ctx, v.client, jwksURL)
+	if err != nil {
+		return fmt.Errorf("fetching the issuer's keys: %v: %w", err, auth.ErrInvalidToken)
+	}
+	v.mu.Lock()
+	v.jwksURL, v.keys, v.fetched = jwksURL, keys, v.o.Now()
+	v.mu.Unlock()
+	return nil
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), auth.ErrInvalidToken)
+}
+
+func claimError(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrInvalidIssuer):
+		return "another issuer (iss)"
+	case errors.Is(err, jwt.ErrInvalidAudience):
+		return "not for this resource (aud)"
+	case errors.Is(err, jwt.ErrExpired):
+		return "expired (exp)"
+	case errors.Is(err, jwt.ErrNotValidYet):
+		return "not valid yet (nbf)"
+	case errors.Is(err, jwt.ErrIssuedInTheFuture):
+		return "issued in the future (iat)"
+	}
+	return "invalid claims"
+}
+
+func algNames() string {
+	var names []string
+	for _, a := range AllowedAlgorithms {
+		names = append(names, string(a))
+	}
+	return strings.Join(names, ", ")
+}
+
+// stringsOf reads a claim that is a list of strings or one string.
+func stringsOf(v any) []string {
+	switch v := v.(type) {
+	case string:
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package inbound
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// issuer is an authorization server's metadata and JWKS endpoints on
+// 127.0.0.1, with keys it signs tokens with. (The verifier's attack cases
+// need tokens no real authorization server would issue — forged, expired,
+// for another audience —, so the tokens are made here with go-jose.)
+type issuer struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	keys    []jose.JSONWebKey // public, served
+	fetches atomic.Int32
+}
+
+func newIssuer(t *testing.T) *issuer {
+	t.Helper()
+	is := &issuer{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"issuer": is.srv.URL, "token_endpoint": is.srv.URL + "/token", "jwks_uri": is.srv.URL + "/jwks"})
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
+		is.fetches.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		is.mu.Lock()
+		defer is.mu.Unlock()
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: is.keys})
+	})
+	is.srv = httptest.NewServer(mux)
+	t.Cleanup(is.srv.Close)
+	return is
+}
+
+// addKey publishes the public half of priv under kid.
+func (is *issuer) addKey(kid string, priv any, alg jose.SignatureAlgorithm) jose.JSONWebKey {
+	k := jose.JSONWebKey{Key: priv, KeyID: kid, Algorithm: string(alg), Use: "sig"}
+	is.mu.Lock()
+	is.keys = append(is.keys, k.Public())
+	is.mu.Unlock()
+	return k
+}
+
+// sign makes a JWT of claims with key.
+func sign(t *testing.T, key jose.JSONWebKey, alg jose.SignatureAlgorithm, claims any) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// unsigned makes a token with header h and claims, signed (if mac is set)
+// with HMAC-SHA256 under mac.
+func unsigned(t *testing.T, h map[string]any, claims any, mac []byte) string {
+	t.Helper()
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	in := enc(h) + "." + enc(claims)
+	if mac == nil {
+		return in + "."
+	}
+	m := hmac.New(sha256.New, mac)
+	m.Write([]byte(in))
+	return in + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func TestVerify(t *testing.T) {
+	is := newIssuer(t)
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	otherKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	rk := is.addKey("r1", rsaKey, jose.RS256)
+	ek := is.addKey("e1", ecKey, jose.ES256)
+	stranger := jose.JSONWebKey{Key: otherKey, KeyID: "r1", Algorithm: "RS256"}
+
+	now := time.Unix(1_900_000_000, 0)
+	const aud = "https://mcp.example.com/mcp"
+	v, err := New(Options{Issuer: is.srv.URL, Audience: []string{aud}, AllowLoopback: true, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := func(mod func(m map[string]any)) map[string]any {
+		m := map[string]any{"iss": is.srv.URL, "sub": "alice", "aud": aud, "exp": now.Add(time.Hour).Unix(),
+			"iat": now.Unix(), "scope": "mcp read", "groups": []string{"eng", "ops"}}
+		if mod != nil {
+			mod(m)
+		}
+		return m
+	}
+	pubPEM, _ := x509.MarshalPKIXPublicKey(&rsaKey.PublicKey)
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubPEM})
+
+	tests := []struct {
+		name    string
+		token   string
+		wantErr string // "" for valid
+	}{
+		{"RS256", sign(t, rk, jose.RS256, good(nil)), ""},
+		{"ES256", sign(t, ek, jose.ES256, good(nil)), ""},
+		{"expired within the leeway", sign(t, rk, jose.RS256, good(func(m map[string]any) { m["exp"] = now.Add(-10 * time.Second).Unix() })), ""},
+		{"audience among several", sign(t, rk, jose.RS256, good(func(m map[string]any) { m["aud"] = []string{"other", aud} })), ""},
+		{"expired", sign(t, rk, jose.RS256, good(func(m map[string]any) { m["exp"] = now.Add(-2 * time.Minute).Unix() })), "expired"},
+		{"not yet valid", sign(t, rk, jose.RS256, good(func(m map[string]any) { m["nbf"] = now.Add(5 * time.Minute).Unix() })), "not valid yet"},
+		{"foreign audience", sign(t, rk, jose.RS256, good(func(m map[string]any) { m["aud"] = "https://other.example.com" })), "aud"},
+		{"no audience", sign(t, rk, jose.RS256, good(func(m map[string]any) { delete(m, "aud") })), "aud"},
+		{"another issuer", sign(t, rk, jose.RS256, good(func(m map[string]any) { m["iss"] = "https://evil.example.com" })), "iss"},
+		{"no expiry", sign(t, rk, jose.RS256, good(func(m map[string]any) { delete(m, "exp") })), "exp"},
+		{"no subject", sign(t, rk, jose.RS256, good(func(m map[string]any) { delete(m, "sub") })), "sub"},
+		{"signed by a stranger under a known kid", sign(t, stranger, jose.RS256, good(nil)), "bad signature"},
+		{"alg none", unsigned(t, map[string]any{"alg": "none", "kid": "r1"}, good(nil), nil), "allowed algorithm"},
+		{"HS256 with the public key as the secret", unsigned(t, map[string]any{"alg": "HS256", "kid": "r1"}, good(nil), pemBytes), "allowed algorithm"},
+		{"RS256 header on the EC key", unsigned(t, map[string]any{"alg": "RS256", "kid": "e1"}, good(nil), nil), "no key"},
+		{"garbage", "not.a.jwt", "allowed algorithm"},
+	}
+	tampered := sign(t, rk, jose.RS256, good(nil))
+	parts := strings.Split(tampered, ".")
+	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	payload = []byte(strings.Replace(string(payload), "alice", "mallo", 1))
+	parts[1] = base64.RawURLEncoding.EncodeToString(payload)
+	tests = append(tests, struct {
+		name    string
+		token   string
+		wantErr string
+	}{"tampered payload", strings.Join(parts, "."), "bad signature"})
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ti, err := v.Verify(context.Background(), tc.token, nil)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				p := PrincipalOf(ti)
+				if p == nil || p.Subject != "alice" || p.Issuer != is.srv.URL || ti.UserID != is.srv.URL+" alice" ||
+					strings.Join(p.Groups, ",") != "eng,ops" || strings.Join(ti.Scopes, ",") != "mcp,read" || ti.Expiration.IsZero() {
+					t.Errorf("token info %+v, principal %+v", ti, p)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, auth.ErrInvalidToken) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want auth.ErrInvalidToken about %q", err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), tc.token) {
+				t.Error("the error quotes the token")
+			}
+		})
+	}
+	if n := is.fetches.Load(); n != 1 {
+		t.Errorf("%d JWKS fetches for one key set, want 1", n)
+	}
+}
+
+// TestKeyRotation: a token signed with a key published after the JWKS was
+// fetched is accepted after one refetch; a flood of unknown kids costs at
+// most one fetch per MinRefresh; a key set holding a private key is
+// refused.
+func TestKeyRotation(t *testing.T) {
+	is := newIssuer(t)
+	k1, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	first := is.addKey("k1", k1, jose.ES256)
+	now := time.Unix(1_900_000_000, 0)
+	var clock atomic.Int64
+	clock.Store(now.UnixNano())
+	v, _ := New(Options{Issuer: is.srv.URL, Audience: []string{"a"}, AllowLoopback: true, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	claims := map[string]any{"iss": is.srv.URL, "sub": "s", "aud": "a", "exp": now.Add(time.Hour).Unix()}
+	ctx := context.Background()
+	if _, err := v.Verify(ctx, sign(t, first, jose.ES256, claims), nil); err != nil {
+		t.Fatal(err)
+	}
+	k2, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	second := is.addKey("k2", k2, jose.ES256)
+	clock.Add(int64(MinRefresh + time.Second))
+	if _, err := v.Verify(ctx, sign(t, second, jose.ES256, claims), nil); err != nil {
+		t.Fatalf("a rotated key: %v", err)
+	}
+	if n := is.fetches.Load(); n != 2 {
+		t.Fatalf("%d fetches, want 2", n)
+	}
+	// Unknown kids: one fetch at most within MinRefresh.
+	ghost, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	gk := jose.JSONWebKey{Key: ghost, KeyID: "ghost", Algorithm: "ES256"}
+	for i := 0; i < 50; i++ {
+		if _, err := v.Verify(ctx, sign(t, gk, jose.ES256, claims), nil); !errors.Is(err, auth.ErrInvalidToken) {
+			t.Fatalf("an unknown kid: %v", err)
+		}
+	}
+	if n := is.fetches.Load(); n > 3 {
+		t.Errorf("%d fetches for 50 unknown kids, want at most one more", n)
+	}
+	// A key set with a private key.
+	is.mu.Lock()
+	is.keys = append(is.keys, jose.JSONWebKey{Key: ghost, KeyID: "leak", Algorithm: "ES256"})
+	is.mu.Unlock()
+	v2, _ := New(Options{Issuer: is.srv.URL, Audience: []string{"a"}, AllowLoopback: true, Now: func() time.Time { return now }})
+	if _, err := v2.Verify(ctx, sign(t, first, jose.ES256, claims), nil); err == nil || !strings.Contains(err.Error(), "private key") {
+		t.Errorf("a key set with a private key: %v", err)
+	}
+}
+
+// TestIssuerGuard: without AllowLoopback, an http or loopback issuer is
+// never contacted.
+func TestIssuerGuard(t *testing.T) {
+	is := newIssuer(t)
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key := is.addKey("k", k, jose.ES256)
+	v, _ := New(Options{Issuer: is.srv.URL, Audience: []string{"a"}})
+	claims := map[string]any{"iss": is.srv.URL, "sub": "s", "aud": "a", "exp": time.Now().Add(time.Hour).Unix()}
+	if _, err := v.Verify(context.Background(), sign(t, key, jose.ES256, claims), nil); err == nil {
+		t.Fatal("a loopback issuer was used")
+	}
+	if is.fetches.Load() != 0 {
+		t.Error("the JWKS of a loopback issuer was fetched")
+	}
+	if _, err := New(Options{Audience: []string{"a"}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("no issuer: %v", err)
+	}
+}
