@@ -78,6 +78,7 @@ fuzz:
 	$(GO) test ./sdk -run=^$$ -fuzz=FuzzFrameReader -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/toolsearch -run=^$$ -fuzz=FuzzQuery -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/llmtools -run=^$$ -fuzz=FuzzConvert -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/inbound -run=^$$ -fuzz=FuzzVerify -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build

@@ -37,7 +37,7 @@ type issuer struct {
 	fetches atomic.Int32
 }
 
-func newIssuer(t *testing.T) *issuer {
+func newIssuer(t testing.TB) *issuer {
 	t.Helper()
 	is := &issuer{}
 	mux := http.NewServeMux()
@@ -67,7 +67,7 @@ func (is *issuer) addKey(kid string, priv any, alg jose.SignatureAlgorithm) jose
 }
 
 // sign makes a JWT of claims with key.
-func sign(t *testing.T, key jose.JSONWebKey, alg jose.SignatureAlgorithm, claims any) string {
+func sign(t testing.TB, key jose.JSONWebKey, alg jose.SignatureAlgorithm, claims any) string {
 	t.Helper()
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt"))
 	if err != nil {
