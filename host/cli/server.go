@@ -242,7 +242,7 @@ func (f *addFlags) applyAuth(e *config.ServerEntry) error {
 		return errors.New("give --client-secret or --client-secret-env, not both")
 	case f.secretInConfig && !f.clientSecret:
 		return errors.New("--secret-in-config goes with --client-secret")
-	case f.clientSecretEnv != "" && !validEnvName(f.clientSecretEnv):
+	case f.clientSecretEnv != "" && !config.ValidEnvName(f.clientSecretEnv):
 		return fmt.Errorf("--client-secret-env %q: not a variable name", f.clientSecretEnv)
 	}
 	if f.xaa != "" {
@@ -274,15 +274,6 @@ func (f *addFlags) applyAuth(e *config.ServerEntry) error {
 		return errors.New("a client secret goes with --client-id")
 	}
 	return nil
-}
-
-func validEnvName(s string) bool {
-	for i, r := range s {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // secretRef returns the block's client_secret slot, if any.

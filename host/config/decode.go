@@ -103,6 +103,10 @@ var (
 	headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
+// ValidEnvName reports whether name can name an environment variable in
+// env, inherit_env and env(): a letter or '_', then letters, digits, '_'.
+func ValidEnvName(name string) bool { return envNameRE.MatchString(name) }
+
 // ValidServerName reports whether name is allowed as a server name: letters and
 // digits, single '-' or '_' between them, at most MaxServerNameLen characters.
 // The rule keeps tool names (mcp__SERVER__TOOL) unambiguous.

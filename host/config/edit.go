@@ -67,7 +67,8 @@ type ServerEntry struct {
 	XAA *XAAEntry
 
 	// Expand writes ${NAME} and ${NAME:-default} in the values of command,
-	// args, env, cwd, url, headers and headers_helper as env("NAME") and
+	// args, env, cwd, url, headers, headers_helper and the oauth block's
+	// client_id and scopes as env("NAME") and
 	// env("NAME", "default") calls (what the mcpServers JSON of other hosts
 	// means by them); without it they stay text.
 	Expand bool
@@ -127,19 +128,19 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 	}
 	if o := e.OAuth; o != nil {
 		ob := b.AppendNewBlock("oauth", nil).Body()
-		setString(ob, "client_id", o.ClientID)
+		w.setString(ob, "client_id", o.ClientID)
 		if !o.ClientSecret.IsZero() {
 			ob.SetAttributeRaw("client_secret", o.ClientSecret.tokens())
 		}
 		if o.CallbackPort != 0 {
 			ob.SetAttributeValue("callback_port", cty.NumberIntVal(int64(o.CallbackPort)))
 		}
-		setList(ob, "scopes", o.Scopes)
+		w.setList(ob, "scopes", o.Scopes)
 	}
 	if x := e.XAA; x != nil {
 		ab := b.AppendNewBlock("auth", []string{"xaa"}).Body()
-		setString(ab, "idp", x.IdP)
-		setString(ab, "client_id", x.ClientID)
+		w.setString(ab, "idp", x.IdP)
+		w.setString(ab, "client_id", x.ClientID)
 		if !x.ClientSecret.IsZero() {
 			ab.SetAttributeRaw("client_secret", x.ClientSecret.tokens())
 		}
@@ -277,27 +278,4 @@ func joinGap(src, out []byte) []byte {
 		return append(before[:len(before):len(before)], after[1:]...)
 	}
 	return out
-}
-
-func setString(b *hclwrite.Body, name, v string) {
-	if v != "" {
-		b.SetAttributeValue(name, cty.StringVal(v))
-	}
-}
-
-func setList(b *hclwrite.Body, name string, v []string) {
-	if len(v) > 0 {
-		b.SetAttributeValue(name, stringList(v))
-	}
-}
-
-func setMap(b *hclwrite.Body, name string, m map[string]string) {
-	if len(m) == 0 {
-		return
-	}
-	vals := make(map[string]cty.Value, len(m))
-	for k, v := range m {
-		vals[k] = cty.StringVal(v)
-	}
-	b.SetAttributeValue(name, cty.ObjectVal(vals))
 }

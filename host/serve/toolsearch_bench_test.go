@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/toolsearch"
 	"github.com/mcphost/mcphost/internal/toolcatalog"
@@ -79,30 +77,16 @@ func BenchmarkToolSearch(b *testing.B) {
 	}
 	listed := tokens(lr.Tools)
 	queries := toolcatalog.Queries()
-	var results, hit1, hit5, disjoint, dHit1, dHit5 int
+	var results int
+	var tally toolcatalog.Tally
 	for _, q := range queries {
 		text, names := searchCall(b, cs, q.Text)
 		results += len(enc.Encode(text, nil, nil))
-		i := slices.IndexFunc(names, func(n string) bool { return slices.Contains(q.Want, n) })
-		d := sharesNoWord(q)
-		if d {
-			disjoint++
-		}
-		if i == 0 {
-			hit1++
-			if d {
-				dHit1++
-			}
-		}
-		if i >= 0 {
-			hit5++
-			if d {
-				dHit5++
-			}
-		}
+		tally.Add(q, names, toolsearch.SharedTerms)
 	}
 	n := float64(len(queries))
-	if disjoint == 0 {
+	at1, at5, dAt1, dAt5 := tally.Recall()
+	if tally.Disjoint == 0 {
 		b.Fatal("no query shares no word with its tool's name")
 	}
 
@@ -126,28 +110,15 @@ func BenchmarkToolSearch(b *testing.B) {
 	b.ReportMetric(float64(full), "tokens-full")
 	b.ReportMetric(float64(listed)+float64(results)/n, "tokens-search")
 	b.ReportMetric(float64(listed), "tokens-list")
-	b.ReportMetric(100*float64(hit1)/n, "recall@1-%")
-	b.ReportMetric(100*float64(hit5)/n, "recall@5-%")
+	b.ReportMetric(100*at1, "recall@1-%")
+	b.ReportMetric(100*at5, "recall@5-%")
 	b.ReportMetric(n, "queries")
 	// The same on the queries that share no word with the name of a tool
 	// that answers them: the ones a ranker cannot find by the name alone.
-	b.ReportMetric(100*float64(dHit1)/float64(disjoint), "recall@1-noshared-%")
-	b.ReportMetric(100*float64(dHit5)/float64(disjoint), "recall@5-noshared-%")
-	b.ReportMetric(float64(disjoint), "queries-noshared")
+	b.ReportMetric(100*dAt1, "recall@1-noshared-%")
+	b.ReportMetric(100*dAt5, "recall@5-noshared-%")
+	b.ReportMetric(float64(tally.Disjoint), "queries-noshared")
 	b.ReportMetric(float64(build.Microseconds()), "build-µs")
-}
-
-// sharesNoWord reports whether a query shares no word with the name of any
-// tool that answers it, read as the ranker reads both
-// (toolsearch.SharedTerms: split, stop words dropped, stemmed).
-func sharesNoWord(q toolcatalog.Query) bool {
-	for _, w := range q.Want {
-		_, tool, _ := registry.ParseName(w)
-		if len(toolsearch.SharedTerms(q.Text, tool)) > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // searchCall calls search_tools and returns its text and the names found.

@@ -3,7 +3,6 @@ package toolsearch
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -22,18 +21,6 @@ func catalogue(tb testing.TB) []*registry.Tool {
 	return tools
 }
 
-// sharesNoWord reports whether a query shares no word (after the
-// analyzer: SharedTerms) with the name of any tool that answers it.
-func sharesNoWord(q toolcatalog.Query) bool {
-	for _, w := range q.Want {
-		_, tool, _ := registry.ParseName(w)
-		if len(SharedTerms(q.Text, tool)) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // recallOf is the recall of an index on the catalogue's queries.
 type recallOf struct {
 	at1, at5 float64 // all the queries
@@ -50,43 +37,24 @@ type recallOf struct {
 // five, with what was found instead.
 func recall(tb testing.TB, ix *Index) recallOf {
 	tb.Helper()
-	qs := toolcatalog.Queries()
-	var hit1, hit5, dHit1, dHit5, disjoint int
+	var tally toolcatalog.Tally
 	var missed []string
-	for _, q := range qs {
+	for _, q := range toolcatalog.Queries() {
 		rs, err := ix.Search(q.Text, &SearchOptions{Limit: 5})
 		if err != nil {
 			tb.Fatalf("%q: %v", q.Text, err)
 		}
-		d := sharesNoWord(q)
-		if d {
-			disjoint++
+		names := make([]string, len(rs))
+		for i, r := range rs {
+			names[i] = r.Tool.Name
 		}
-		i := slices.IndexFunc(rs, func(r Result) bool { return slices.Contains(q.Want, r.Tool.Name) })
-		if i == 0 {
-			hit1++
-			if d {
-				dHit1++
-			}
-		}
-		if i >= 0 {
-			hit5++
-			if d {
-				dHit5++
-			}
+		if tally.Add(q, names, SharedTerms) >= 0 {
 			continue
 		}
-		var got []string
-		for _, r := range rs[:min(3, len(rs))] {
-			got = append(got, r.Tool.Name)
-		}
-		missed = append(missed, fmt.Sprintf("%q (want %s): %s", q.Text, strings.Join(q.Want, " or "), strings.Join(got, ", ")))
+		missed = append(missed, fmt.Sprintf("%q (want %s): %s", q.Text, strings.Join(q.Want, " or "), strings.Join(names[:min(3, len(names))], ", ")))
 	}
-	n := float64(len(qs))
-	r := recallOf{at1: float64(hit1) / n, at5: float64(hit5) / n, disjoint: disjoint, missed: missed}
-	if disjoint > 0 {
-		r.disjointAt1, r.disjointAt5 = float64(dHit1)/float64(disjoint), float64(dHit5)/float64(disjoint)
-	}
+	r := recallOf{disjoint: tally.Disjoint, missed: missed}
+	r.at1, r.at5, r.disjointAt1, r.disjointAt5 = tally.Recall()
 	return r
 }
 
