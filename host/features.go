@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -76,6 +77,9 @@ func (h *Host) ResourceTemplates(ctx context.Context) ([]*registry.ResourceTempl
 // p.URI is the server's own URI; the rest of p (a retry's input responses
 // and request state, _meta) is sent as is.
 func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	if err := h.serverAllowed(ctx, server); err != nil {
+		return nil, err
+	}
 	var res *mcp.ReadResourceResult
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
@@ -96,6 +100,13 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 	if err != nil {
 		return nil, err
 	}
+	if c := CallerOf(ctx); c != nil {
+		// A prompt is decided by its registry name, as a tool (an ask
+		// is not put to anyone: a prompt runs nothing).
+		if d := h.policy.DecideFor(pr.Name, Who(c.Principal)); d.Behavior == permissions.Deny {
+			return nil, fmt.Errorf("%w: %s is %s", ErrDenied, pr.Name, d.Explain())
+		}
+	}
 	up := *p
 	up.Name = pr.Original
 	up.Meta = nil
@@ -114,6 +125,9 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 // Complete asks server for completions (completion/complete); p names the
 // prompt or resource template by the server's own name or URI template.
 func (h *Host) Complete(ctx context.Context, server string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if err := h.serverAllowed(ctx, server); err != nil {
+		return nil, err
+	}
 	var res *mcp.CompleteResult
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Completions == nil {
@@ -134,6 +148,9 @@ func (h *Host) Complete(ctx context.Context, server string, p *mcp.CompleteParam
 // NotificationHandlers. The subscription is renewed whenever the server is
 // reconnected, until Unsubscribe.
 func (h *Host) Subscribe(ctx context.Context, server, uri string) error {
+	if err := h.serverAllowed(ctx, server); err != nil {
+		return err
+	}
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
 			return fmt.Errorf("%s does not offer resource subscriptions", server)
@@ -242,4 +259,15 @@ func (h *Host) ProtocolVersion(server string) string {
 		return ""
 	}
 	return cs.InitializeResult().ProtocolVersion
+}
+
+// serverAllowed refuses, for a gateway caller (CallerOf), what belongs to a
+// server the permission rules deny it whole (see ServerDeniedFor): its
+// resources, templates and completions.
+func (h *Host) serverAllowed(ctx context.Context, server string) error {
+	c := CallerOf(ctx)
+	if c == nil || !h.policy.ServerDenied(server, Who(c.Principal)) {
+		return nil
+	}
+	return fmt.Errorf("%w: the permission rules deny server %s to %s", ErrDenied, server, c.Principal.Subject)
 }

@@ -107,7 +107,7 @@ func (h *Host) gate(ctx context.Context, name string, approved bool, timeout tim
 		}
 		return nil, err // a changed definition never reaches the server until approved
 	}
-	d := h.policy.Decide(t.Name)
+	d := h.policy.DecideFor(t.Name, whoOf(ctx))
 	switch d.Behavior {
 	case permissions.Allow:
 	case permissions.Deny:

@@ -19,6 +19,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -334,6 +335,12 @@ func (s source) ListTools(ctx context.Context, server string) ([]*mcp.Tool, erro
 			// The login pseudo-tool stands in for the tools until login.
 			return []*mcp.Tool{authTool(server)}, nil
 		}
+	}
+	if c := s.h.conns.Get(server); err == nil && c != nil && c.Config().Tools != nil {
+		// The server block's tools { include, exclude }: what is left out
+		// is not in the registry, so it is neither listed nor called.
+		f := c.Config().Tools
+		tools = slices.DeleteFunc(tools, func(t *mcp.Tool) bool { return t != nil && !f.Allows(t.Name) })
 	}
 	return tools, err
 }

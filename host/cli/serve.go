@@ -134,7 +134,12 @@ addressed) or allowed with --allow-origin.`,
 			defer h.Close()
 			a.connectAll(ctx, h)
 			settings := h.Config().Settings
-			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch})
+			auditLog, closeAudit, err := openAudit(cfg, log)
+			if err != nil {
+				return err
+			}
+			defer closeAudit()
+			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog})
 			problems := g.Sync(ctx)
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
@@ -143,15 +148,19 @@ addressed) or allowed with --allow-origin.`,
 				return g.ServeStdio(ctx, in, out)
 			}
 			token := ""
-			if !noAuth {
+			if !noAuth && (cfg.Gateway == nil || cfg.Gateway.OAuth == nil) {
 				if token, _ = a.lookupEnv("MCPHOST_SERVE_TOKEN"); token == "" {
 					var b [32]byte
 					rand.Read(b[:])
 					token = hex.EncodeToString(b[:])
 				}
 			}
-			return a.serveHTTP(ctx, g, h, httpAddr, &serve.HTTPOptions{Token: token, AllowedOrigins: origins,
-				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions, Stateless: stateless})
+			hopts := &serve.HTTPOptions{Token: token, AllowedOrigins: origins,
+				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions, Stateless: stateless}
+			if err := gatewayOptions(cfg, hopts); err != nil {
+				return err
+			}
+			return a.serveHTTP(ctx, g, h, httpAddr, hopts)
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
@@ -191,6 +200,7 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 	go g.Run(sctx)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.Handler(opts))
+	mountGateway(mux, opts)
 	srv := &http.Server{
 		Handler:           mux,
 		BaseContext:       func(net.Listener) context.Context { return sctx },
@@ -217,6 +227,8 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 	}
 	fmt.Fprintf(a.stdout, "\n%d of %d server(s) connected. Serving the unified registry at:\n  http://%s/mcp\n", connected, len(statuses), ln.Addr())
 	switch env, _ := a.lookupEnv("MCPHOST_SERVE_TOKEN"); {
+	case opts.OAuth != nil:
+		fmt.Fprint(a.stdout, describeGateway(h.Config(), opts))
 	case opts.Token == "":
 		fmt.Fprintln(a.stdout, "Warning: no bearer token is required (--no-auth).")
 	case opts.Token == env:
@@ -224,6 +236,9 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 		fmt.Fprintln(a.stdout, "Send with every request:\n  Authorization: Bearer <the token in $MCPHOST_SERVE_TOKEN>")
 	default: // generated for this run: the only way to learn it
 		fmt.Fprintf(a.stdout, "Send with every request:\n  Authorization: Bearer %s\n", opts.Token)
+	}
+	if opts.OAuth == nil && opts.RateLimit != nil {
+		fmt.Fprint(a.stdout, describeGateway(h.Config(), opts))
 	}
 	if f, ok := a.stdout.(interface{ Sync() error }); ok {
 		f.Sync()

@@ -130,6 +130,9 @@ type Server struct {
 	IdP *IdP `json:"idp,omitempty"`
 	// OAuth is the built-in OAuth client configuration (an oauth block).
 	OAuth *OAuth `json:"oauth,omitempty"`
+	// Tools, if set, limits which of the server's tools are served (a
+	// tools { include, exclude } block), for everyone.
+	Tools *ToolFilter `json:"tools,omitempty"`
 	// TransportOptions are passed to a plugin transport as its configuration
 	// (a JSON object, converted from the HCL object with its types).
 	TransportOptions json.RawMessage `json:"transport_options,omitempty"`
@@ -359,6 +362,11 @@ type Config struct {
 	Plugins []*Plugin `json:"plugins,omitempty"`
 	// IdPs are the declared identity providers (idp blocks), sorted by name.
 	IdPs []*IdP `json:"idps,omitempty"`
+	// Gateway configures serve --http as a shared service (a gateway
+	// block), or nil.
+	Gateway *Gateway `json:"gateway,omitempty"`
+	// Audit configures the gateway's audit log (an audit block), or nil.
+	Audit *Audit `json:"audit,omitempty"`
 	// Transports lists every available transport: built-in and from locked plugins.
 	Transports []string `json:"transports"`
 	// Files lists the files read, lowest precedence first.
@@ -440,7 +448,10 @@ func (c *Config) Plugin(name string) *Plugin {
 type PermissionRule struct {
 	Behavior permissions.Behavior `json:"behavior"`
 	Pattern  string               `json:"pattern"`
-	Origin   Origin               `json:"origin"`
+	// For limits the rule to the principals its block's for_principals
+	// names (nil: everyone).
+	For    *permissions.Principals `json:"for_principals,omitempty"`
+	Origin Origin                  `json:"origin"`
 }
 
 // Source describes where a rule or setting was written: scope, file and line.
@@ -455,7 +466,7 @@ func (o Origin) Source() string {
 func (c *Config) Policy() (*permissions.Policy, error) {
 	rules := make([]permissions.Rule, len(c.Permissions))
 	for i, r := range c.Permissions {
-		rules[i] = permissions.Rule{Behavior: r.Behavior, Pattern: r.Pattern, Source: r.Origin.Source()}
+		rules[i] = permissions.Rule{Behavior: r.Behavior, Pattern: r.Pattern, Source: r.Origin.Source(), For: r.For}
 	}
 	mode, src := permissions.Mode(c.DefaultMode), ""
 	if c.DefaultModeOrigin != nil {

@@ -31,6 +31,8 @@ var (
 			{Type: "permissions"},
 			{Type: "policy"},
 			{Type: "idp", LabelNames: []string{"name"}},
+			{Type: "gateway"},
+			{Type: "audit"},
 		},
 	}
 	serverSchema = &hcl.BodySchema{
@@ -57,13 +59,17 @@ var (
 			{Name: "transport_options"},
 			{Name: "legacy_session"},
 		},
-		Blocks: []hcl.BlockHeaderSchema{{Type: "auth", LabelNames: []string{"scheme"}}, {Type: "oauth"}},
+		Blocks: []hcl.BlockHeaderSchema{{Type: "auth", LabelNames: []string{"scheme"}}, {Type: "oauth"}, {Type: "tools"}},
 	}
 	policySchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "allowed_servers"}, {Name: "denied_servers"}},
 	}
 	permissionsSchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "allow"}, {Name: "ask"}, {Name: "deny"}, {Name: "default_mode"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "for_principals"}},
+	}
+	forPrincipalsSchema = &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "groups"}, {Name: "subjects"}},
 	}
 	pluginSchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{
@@ -161,6 +167,11 @@ type decodedFile struct {
 	hasAllowList bool
 	mode         string
 	modeRange    hcl.Range
+	gateway      *Gateway
+	audit        *Audit
+	// gatewayRange and auditRange are where those blocks are (the first
+	// of each), also in a project file, whose blocks are not decoded.
+	gatewayRange, auditRange *hcl.Range
 }
 
 // decodeFile decodes one parsed file's settings and plugin blocks and
@@ -206,6 +217,27 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 			}
 		case "permissions":
 			diags = append(diags, decodePermissions(b, out, ctx)...)
+		case "gateway", "audit":
+			first := &out.gatewayRange
+			if b.Type == "audit" {
+				first = &out.auditRange
+			}
+			if *first != nil {
+				diags = append(diags, errorf(&b.DefRange, "Duplicate "+b.Type+" block",
+					"Only one %s block is allowed per file; the first is at %s.", b.Type, *first))
+				continue
+			}
+			*first = b.DefRange.Ptr()
+			if scope == ScopeProject {
+				continue // not honoured (mergeGateway warns), so not evaluated
+			}
+			var d hcl.Diagnostics
+			if b.Type == "gateway" {
+				out.gateway, d = decodeGateway(b, path, scope, ctx)
+			} else {
+				out.audit, d = decodeAudit(b, path, scope, ctx)
+			}
+			diags = append(diags, d...)
 		case "policy":
 			if scope != ScopeManaged {
 				diags = append(diags, errorf(&b.DefRange, "Policy outside the managed scope",
@@ -426,8 +458,19 @@ func decodeServer(b *hcl.Block, path, base string, scope Scope, ctx *hcl.EvalCon
 	decode("tls_insecure_skip_verify", &s.TLSInsecureSkipVerify)
 	decode("proxy_url", &s.ProxyURL)
 	optionsAttr := attrs["transport_options"]
-	var authBlock, oauthBlock *hcl.Block
+	var authBlock, oauthBlock, toolsBlock *hcl.Block
 	for _, blk := range content.Blocks {
+		if blk.Type == "tools" {
+			if toolsBlock != nil {
+				diags = append(diags, errorf(&blk.DefRange, "Duplicate tools block", "A server has at most one tools block; the first is at %s.", toolsBlock.DefRange))
+				continue
+			}
+			toolsBlock = blk
+			f, d := decodeToolFilter(blk, ctx)
+			diags = append(diags, d...)
+			s.Tools = f
+			continue
+		}
 		if blk.Type == "oauth" {
 			if oauthBlock != nil {
 				diags = append(diags, errorf(&blk.DefRange, "Duplicate oauth block", "A server has at most one oauth block; the first is at %s.", oauthBlock.DefRange))
@@ -915,6 +958,20 @@ func validSHA256(s string) bool {
 func decodePermissions(b *hcl.Block, out *decodedFile, ctx *hcl.EvalContext) hcl.Diagnostics {
 	content, diags := b.Body.Content(permissionsSchema)
 	diags = explainUnsupported(diags, permissionsSchema)
+	var who *permissions.Principals
+	for i, fb := range content.Blocks {
+		if i > 0 {
+			diags = append(diags, errorf(&fb.DefRange, "Duplicate for_principals block",
+				"A permissions block has at most one for_principals; write another permissions block for other principals."))
+			continue
+		}
+		var d hcl.Diagnostics
+		who, d = decodeForPrincipals(fb, ctx)
+		diags = append(diags, d...)
+		if who == nil {
+			return diags // its rules must not apply to everyone
+		}
+	}
 	for _, kind := range []struct {
 		attr string
 		b    permissions.Behavior
@@ -939,10 +996,13 @@ func decodePermissions(b *hcl.Block, out *decodedFile, ctx *hcl.EvalContext) hcl
 				diags = append(diags, errorf(&rng, "Invalid permission pattern", "%s.", err))
 				continue
 			}
-			out.rules = append(out.rules, PermissionRule{Behavior: kind.b, Pattern: pattern, Origin: Origin{Scope: out.scope, File: out.path, Range: rng}})
+			out.rules = append(out.rules, PermissionRule{Behavior: kind.b, Pattern: pattern, For: who, Origin: Origin{Scope: out.scope, File: out.path, Range: rng}})
 		}
 	}
-	if a := content.Attributes["default_mode"]; a != nil {
+	if a := content.Attributes["default_mode"]; a != nil && who != nil {
+		diags = append(diags, errorf(a.NameRange.Ptr(), "default_mode for some principals",
+			"default_mode applies to everyone; set it in a permissions block without for_principals."))
+	} else if a != nil {
 		var mode string
 		diags = append(diags, decodeExpr(a.Expr, ctx, &mode)...)
 		if !slices.Contains(permissions.Modes, permissions.Mode(mode)) {
@@ -952,6 +1012,30 @@ func decodePermissions(b *hcl.Block, out *decodedFile, ctx *hcl.EvalContext) hcl
 		}
 	}
 	return diags
+}
+
+// decodeForPrincipals decodes a for_principals block: groups and subjects,
+// at least one of them not empty. nil with errors if it is invalid.
+func decodeForPrincipals(b *hcl.Block, ctx *hcl.EvalContext) (*permissions.Principals, hcl.Diagnostics) {
+	content, diags := b.Body.Content(forPrincipalsSchema)
+	diags = explainUnsupported(diags, forPrincipalsSchema)
+	p := &permissions.Principals{}
+	for name, dst := range map[string]*[]string{"groups": &p.Groups, "subjects": &p.Subjects} {
+		if a := content.Attributes[name]; a != nil {
+			diags = append(diags, decodeExpr(a.Expr, ctx, dst)...)
+			if slices.Contains(*dst, "") {
+				diags = append(diags, errorf(a.Expr.Range().Ptr(), "Empty "+name[:len(name)-1], "%s may not contain an empty string.", name))
+			}
+		}
+	}
+	if len(p.Groups) == 0 && len(p.Subjects) == 0 && !diags.HasErrors() {
+		diags = append(diags, errorf(&b.DefRange, "Empty for_principals",
+			"for_principals names whom the block's rules apply to: set groups = [\"eng\"] (the token's groups claim) or subjects = [\"…\"] (its sub claim)."))
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return p, diags
 }
 
 // decodePolicy decodes the managed server policy. Each entry is an object with

@@ -149,6 +149,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 
 	diags = append(diags, mergeSettings(cfg, files)...)
 	diags = append(diags, mergePermissions(cfg, files)...)
+	diags = append(diags, mergeGateway(cfg, files)...)
 	if cfg.Settings.PluginDir == "" {
 		cfg.Settings.PluginDir = envOr(o.LookupEnv, EnvPluginDir, joinIf(loc.ConfigDir, "plugins"))
 	}

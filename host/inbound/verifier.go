@@ -14,12 +14,18 @@
 //   - iss is the issuer exactly, aud names one of the audiences, exp is in
 //     the future and nbf/iat not (with Options.Leeway), and sub is set.
 //
+// A token that is not a JWS (an opaque token) is refused, unless
+// Options.IntrospectionURL is set: then the issuer's RFC 7662 introspection
+// endpoint is asked about it (introspect.go), and the same checks apply to
+// its answer, with a few of introspection's own.
+//
 // Every fetch goes through the OAuth SSRF guard (oauthkit.NewGuardedClient):
 // https only, no private or loopback address unless AllowLoopback.
 package inbound
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -52,6 +58,14 @@ const (
 	// MaxKeyAge is how long a fetched JWKS is used before it is fetched
 	// again (rotation without a new kid).
 	MaxKeyAge = time.Hour
+	// VerifiedCacheTTL is the longest a verified JWT is taken from the
+	// cache without being checked again (its exp ends it sooner): a key
+	// the issuer withdrew from its JWKS still admits the tokens it signed
+	// that were seen in the last VerifiedCacheTTL.
+	VerifiedCacheTTL = time.Minute
+	// verifiedCacheSize bounds the verified JWTs kept (a few hundred bytes
+	// each).
+	verifiedCacheSize = 4096
 )
 
 // ErrConfig classifies a Verifier that cannot work as configured.
@@ -80,6 +94,15 @@ type Options struct {
 	HTTPClient *http.Client
 	// Now is the clock. OPTIONAL: time.Now.
 	Now func() time.Time
+	// IntrospectionURL is the issuer's RFC 7662 token introspection
+	// endpoint. OPTIONAL: when set, a token that is not a JWS is
+	// introspected there instead of refused (JWTs still take the JWKS path,
+	// so the JWKS is needed only if JWTs come in).
+	IntrospectionURL string
+	// ClientID and ClientSecret are the gateway's credentials at the
+	// introspection endpoint (client_secret_basic). ClientID is REQUIRED
+	// with IntrospectionURL.
+	ClientID, ClientSecret string
 }
 
 // Principal is who a token speaks for.
@@ -110,6 +133,11 @@ func PrincipalOf(ti *auth.TokenInfo) *Principal {
 type Verifier struct {
 	o      Options
 	client *http.Client
+	in     *introspector // nil without Options.IntrospectionURL
+	// verified caches the JWTs that passed, by SHA-256, until their exp
+	// but at most VerifiedCacheTTL: a request with a token seen before
+	// costs a hash, not a signature check.
+	verified tokenCache
 
 	mu       sync.Mutex
 	jwksURL  string
@@ -136,9 +164,16 @@ func New(o Options) (*Verifier, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	v := &Verifier{o: o, client: o.HTTPClient, jwksURL: o.JWKSURL}
+	v := &Verifier{o: o, client: o.HTTPClient, jwksURL: o.JWKSURL, verified: tokenCache{max: verifiedCacheSize}}
 	if v.client == nil {
 		v.client = oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: o.AllowLoopback})
+	}
+	if o.IntrospectionURL != "" {
+		in, err := newIntrospector(o, v.client)
+		if err != nil {
+			return nil, err
+		}
+		v.in = in
 	}
 	return v, nil
 }
@@ -154,8 +189,17 @@ type claims struct {
 // UserID (the principal's ID, which binds sessions to it) and the
 // Principal (PrincipalOf). A token that fails any check is an error
 // wrapping auth.ErrInvalidToken that says which check, and nothing of the
-// token.
+// token. With Options.IntrospectionURL, a token that is not a JWS is
+// introspected; when the endpoint fails, the error wraps ErrUnavailable
+// instead.
 func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	if v.in != nil && !isJWS(token) {
+		return v.introspect(ctx, token)
+	}
+	sum := sha256.Sum256([]byte(token))
+	if p, ok := v.verified.get(sum, v.o.Now()); ok {
+		return tokenInfo(p), nil
+	}
 	tok, err := jwt.ParseSigned(token, AllowedAlgorithms)
 	if err != nil {
 		return nil, invalid("not a signed JWT with an allowed algorithm (%s)", algNames())
@@ -182,12 +226,23 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if c.Subject == "" {
 		return nil, invalid("no subject (sub)")
 	}
+	if _, bound := extra["cnf"]; bound {
+		// A sender-constrained token (DPoP, mTLS: RFC 9449, 8705)
+		// presented as a plain bearer token: its holder is not proven.
+		return nil, invalid("sender-constrained (cnf) token presented as a bearer token")
+	}
 	p := &Principal{Issuer: c.Issuer, Subject: c.Subject, Expiry: c.Expiry.Time(), Groups: stringsOf(extra[v.o.GroupsClaim])}
 	p.Scopes = strings.Fields(c.Scope)
 	if len(p.Scopes) == 0 {
 		p.Scopes = c.Scp
 	}
-	return &auth.TokenInfo{Scopes: p.Scopes, Expiration: p.Expiry, UserID: p.ID(), Extra: map[string]any{principalKey: p}}, nil
+	now := v.o.Now()
+	until := now.Add(VerifiedCacheTTL)
+	if p.Expiry.Before(until) {
+		until = p.Expiry
+	}
+	v.verified.put(sum, p, now, until)
+	return tokenInfo(p), nil
 }
 
 // key returns the JWKS key for kid and alg, fetching the JWKS when it is
@@ -196,8 +251,19 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 func (v *Verifier) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, error) {
 	for attempt := 0; ; attempt++ {
 		v.mu.Lock()
-		keys, fetched, lastTry := v.keys, v.fetched, v.lastTry
+		keys, fetched, lastTry, inflight := v.keys, v.fetched, v.lastTry, v.fetching
 		v.mu.Unlock()
+		if inflight != nil {
+			// Another request is fetching: its keys are judged, not
+			// the time of its fetch.
+			select {
+			case <-inflight:
+				attempt--
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for the issuer's keys: %w: %w", ErrUnavailable, ctx.Err())
+			}
+		}
 		now := v.o.Now()
 		recent := !lastTry.IsZero() && now.Sub(lastTry) < MinRefresh
 		if keys != nil {
@@ -207,7 +273,7 @@ func (v *Verifier) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, 
 		}
 		if attempt > 0 || recent {
 			if keys == nil {
-				return nil, fmt.Errorf("the issuer's keys could not be fetched: %w", auth.ErrInvalidToken)
+				return nil, fmt.Errorf("the issuer's keys could not be fetched (tried again at most every %s): %w", MinRefresh, ErrUnavailable)
 			}
 			return nil, invalid("no key of the issuer has kid %q for %s", kid, alg)
 		}
@@ -284,16 +350,16 @@ func (v *Verifier) refresh(ctx context.Context) error {
 	if jwksURL == "" {
 		asm, err := oauthkit.FetchAuthServerMeta(ctx, v.client, v.o.Issuer, oauthkit.MetadataOptions{AllowLoopback: v.o.AllowLoopback})
 		if err != nil {
-			return fmt.Errorf("discovering the issuer's keys: %v: %w", err, auth.ErrInvalidToken)
+			return fmt.Errorf("discovering the issuer's keys: %v: %w", err, ErrUnavailable)
 		}
 		if asm.JWKSURI == "" {
-			return fmt.Errorf("the issuer's metadata has no jwks_uri: %w", auth.ErrInvalidToken)
+			return fmt.Errorf("the issuer's metadata has no jwks_uri: %w", ErrUnavailable)
 		}
 		jwksURL = asm.JWKSURI
 	}
 	keys, err := fetchJWKS(ctx, v.client, jwksURL)
 	if err != nil {
-		return fmt.Errorf("fetching the issuer's keys: %v: %w", err, auth.ErrInvalidToken)
+		return fmt.Errorf("fetching the issuer's keys: %v: %w", err, ErrUnavailable)
 	}
 	v.mu.Lock()
 	v.jwksURL, v.keys, v.fetched = jwksURL, keys, v.o.Now()

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -246,5 +247,82 @@ func TestIssuerGuard(t *testing.T) {
 	}
 	if _, err := New(Options{Audience: []string{"a"}}); !errors.Is(err, ErrConfig) {
 		t.Errorf("no issuer: %v", err)
+	}
+}
+
+// TestConcurrentFirstTokens: requests that arrive while the first fetch of
+// the issuer's keys is in flight wait for it, rather than being refused
+// as if that fetch had failed (found by the end-to-end test: a burst of
+// first requests got 401 "keys could not be fetched").
+func TestConcurrentFirstTokens(t *testing.T) {
+	is := newIssuer(t)
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key := is.addKey("k", k, jose.ES256)
+	v, _ := New(Options{Issuer: is.srv.URL, Audience: []string{"a"}, AllowLoopback: true})
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		claims := map[string]any{"iss": is.srv.URL, "sub": fmt.Sprint("s", i), "aud": "a", "exp": time.Now().Add(time.Hour).Unix()}
+		tok := sign(t, key, jose.ES256, claims)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := v.Verify(context.Background(), tok, nil); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := is.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches, want 1", n)
+	}
+}
+
+// TestUnavailableIssuer: an issuer whose keys cannot be fetched is
+// ErrUnavailable (the gateway answers 503), not a bad token.
+func TestUnavailableIssuer(t *testing.T) {
+	is := newIssuer(t)
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key := is.addKey("k", k, jose.ES256)
+	url := is.srv.URL
+	is.srv.Close()
+	v, _ := New(Options{Issuer: url, Audience: []string{"a"}, AllowLoopback: true})
+	tok := sign(t, key, jose.ES256, map[string]any{"iss": url, "sub": "s", "aud": "a", "exp": time.Now().Add(time.Hour).Unix()})
+	for range 2 { // the fetch, then the refusal within MinRefresh
+		if _, err := v.Verify(context.Background(), tok, nil); !errors.Is(err, ErrUnavailable) || errors.Is(err, auth.ErrInvalidToken) {
+			t.Errorf("Verify: %v, want ErrUnavailable", err)
+		}
+	}
+}
+
+// TestVerifiedCache: a token seen before is not checked again, but its
+// expiry still ends it.
+func TestVerifiedCache(t *testing.T) {
+	is := newIssuer(t)
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key := is.addKey("k", k, jose.ES256)
+	now := time.Unix(1_900_000_000, 0)
+	var clock atomic.Int64
+	clock.Store(now.UnixNano())
+	v, _ := New(Options{Issuer: is.srv.URL, Audience: []string{"a"}, AllowLoopback: true, Leeway: time.Nanosecond, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	tok := sign(t, key, jose.ES256, map[string]any{"iss": is.srv.URL, "sub": "s", "aud": "a", "exp": now.Add(10 * time.Second).Unix(), "groups": []string{"g"}})
+	ti, err := v.Verify(context.Background(), tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	PrincipalOf(ti).Groups[0] = "changed by a caller"
+	if ti, err = v.Verify(context.Background(), tok, nil); err != nil || PrincipalOf(ti).Groups[0] != "g" {
+		t.Fatalf("cached: %v %v", ti, err)
+	}
+	if v.verified.len() != 1 {
+		t.Errorf("%d cached", v.verified.len())
+	}
+	clock.Add(int64(11 * time.Second))
+	if _, err := v.Verify(context.Background(), tok, nil); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Errorf("an expired cached token: %v", err)
 	}
 }

@@ -69,9 +69,64 @@ type Rule struct {
 	Pattern  string   `json:"pattern"`
 	// Source says where the rule came from, e.g. "managed scope, /etc/mcphost/managed.hcl:3".
 	Source string `json:"source"`
+	// For, if set, limits the rule to some principals (a permissions
+	// block's for_principals): it applies only to a Who it names. Rules of
+	// one block share the pointer.
+	For *Principals `json:"for_principals,omitempty"`
 }
 
-func (r *Rule) String() string { return fmt.Sprintf("%s %q (%s)", r.Behavior, r.Pattern, r.Source) }
+func (r *Rule) String() string {
+	if r.For != nil {
+		return fmt.Sprintf("%s %q for %s (%s)", r.Behavior, r.Pattern, r.For, r.Source)
+	}
+	return fmt.Sprintf("%s %q (%s)", r.Behavior, r.Pattern, r.Source)
+}
+
+// Principals names whom a rule applies to: a principal whose subject is one
+// of Subjects, or who is in one of Groups.
+type Principals struct {
+	Groups   []string `json:"groups,omitempty"`
+	Subjects []string `json:"subjects,omitempty"`
+}
+
+// Matches reports whether the rule's principals include who. Nobody in
+// particular (nil: the host's own user, a stdio client) is never included.
+func (p *Principals) Matches(who *Who) bool {
+	if who == nil {
+		return false
+	}
+	for _, s := range p.Subjects {
+		if s == who.Subject {
+			return true
+		}
+	}
+	for _, g := range p.Groups {
+		for _, wg := range who.Groups {
+			if g == wg {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *Principals) String() string {
+	var parts []string
+	if len(p.Groups) > 0 {
+		parts = append(parts, fmt.Sprintf("groups %q", p.Groups))
+	}
+	if len(p.Subjects) > 0 {
+		parts = append(parts, fmt.Sprintf("subjects %q", p.Subjects))
+	}
+	return strings.Join(parts, " or ")
+}
+
+// Who is the principal a decision is made for: an authenticated user of
+// the gateway (its token's subject and groups).
+type Who struct {
+	Subject string
+	Groups  []string
+}
 
 // Decision is the outcome for one tool name.
 type Decision struct {
@@ -131,7 +186,16 @@ const (
 type Policy struct {
 	mode       Mode
 	modeSource string
-	tiers      [3]tier // indexed by Behavior
+	tiers      [3]tier // indexed by Behavior: the rules for everyone
+	// scoped holds the rules limited to principals, one set per
+	// for_principals condition.
+	scoped []scopedTiers
+}
+
+// scopedTiers are the rules of one for_principals condition.
+type scopedTiers struct {
+	cond  *Principals
+	tiers [3]tier
 }
 
 // tier holds one behavior's rules, indexed for lookup.
@@ -160,9 +224,7 @@ func Compile(rules []Rule, mode Mode, modeSource string) (*Policy, error) {
 		return nil, fmt.Errorf("default mode %q is not one of ask, allow_all, deny", mode)
 	}
 	p := &Policy{mode: mode, modeSource: modeSource}
-	for i := range p.tiers {
-		p.tiers[i] = tier{exact: map[string]*Rule{}, servers: map[string]*Rule{}, globs: map[string][]glob{}}
-	}
+	p.tiers = newTiers()
 	var errs []error
 	for i := range rules {
 		r := &rules[i]
@@ -171,6 +233,9 @@ func Compile(rules []Rule, mode Mode, modeSource string) (*Policy, error) {
 			continue
 		}
 		t := &p.tiers[r.Behavior]
+		if r.For != nil {
+			t = &p.scopedFor(r.For).tiers[r.Behavior]
+		}
 		rest := r.Pattern[len(prefix):]
 		server, tool, hasTool := strings.Cut(rest, sep)
 		wild := strings.ContainsAny(r.Pattern, "*?")
@@ -192,8 +257,39 @@ func Compile(rules []Rule, mode Mode, modeSource string) (*Policy, error) {
 	return p, errors.Join(errs...)
 }
 
-// Decide returns the decision for a tool's registry name. It does not allocate.
-func (p *Policy) Decide(name string) Decision {
+func newTiers() [3]tier {
+	var ts [3]tier
+	for i := range ts {
+		ts[i] = tier{exact: map[string]*Rule{}, servers: map[string]*Rule{}, globs: map[string][]glob{}}
+	}
+	return ts
+}
+
+// Scoped reports whether some rules apply to some principals only.
+func (p *Policy) Scoped() bool { return len(p.scoped) > 0 }
+
+// scopedFor returns the rule set of a for_principals condition (rules of one
+// block share it), adding it if new.
+func (p *Policy) scopedFor(cond *Principals) *scopedTiers {
+	for i := range p.scoped {
+		if p.scoped[i].cond == cond {
+			return &p.scoped[i]
+		}
+	}
+	p.scoped = append(p.scoped, scopedTiers{cond: cond, tiers: newTiers()})
+	return &p.scoped[len(p.scoped)-1]
+}
+
+// Decide returns the decision for a tool's registry name, for nobody in
+// particular: rules limited to principals do not apply. It does not
+// allocate.
+func (p *Policy) Decide(name string) Decision { return p.DecideFor(name, nil) }
+
+// DecideFor returns the decision for a tool's registry name and a
+// principal: the rules for everyone and those whose for_principals include
+// who, with the same precedence (deny > ask > allow, then the default
+// mode). It does not allocate.
+func (p *Policy) DecideFor(name string, who *Who) Decision {
 	server := "" // only for a full mcp__SERVER__TOOL name
 	if rest, ok := strings.CutPrefix(name, prefix); ok {
 		if s, _, found := strings.Cut(rest, sep); found {
@@ -204,8 +300,75 @@ func (p *Policy) Decide(name string) Decision {
 		if r := p.tiers[b].match(name, server); r != nil {
 			return Decision{Behavior: b, Rule: r}
 		}
+		for i := range p.scoped {
+			if s := &p.scoped[i]; s.cond.Matches(who) {
+				if r := s.tiers[b].match(name, server); r != nil {
+					return Decision{Behavior: b, Rule: r}
+				}
+			}
+		}
 	}
 	return Decision{Behavior: p.mode.Behavior(), Mode: p.mode, ModeSource: p.modeSource}
+}
+
+// ServerDenied reports whether everything of server is denied to who: a
+// deny rule covers the whole server ("mcp__github", "mcp__github__*",
+// "mcp__git*"), or the default mode is deny and no allow or ask rule for
+// who names the server. It decides what is not a tool — a server's
+// resources and resource templates — which no pattern names one by one.
+func (p *Policy) ServerDenied(server string, who *Who) bool {
+	each := func(f func(ts *[3]tier) bool) bool {
+		if f(&p.tiers) {
+			return true
+		}
+		for i := range p.scoped {
+			if s := &p.scoped[i]; s.cond.Matches(who) && f(&s.tiers) {
+				return true
+			}
+		}
+		return false
+	}
+	if each(func(ts *[3]tier) bool { return ts[Deny].coversServer(server) }) {
+		return true
+	}
+	if p.mode != ModeDeny {
+		return false
+	}
+	return !each(func(ts *[3]tier) bool { return ts[Allow].mentions(server) || ts[Ask].mentions(server) })
+}
+
+// coversServer reports whether a rule of t matches every tool of server.
+func (t *tier) coversServer(server string) bool {
+	if _, ok := t.servers[server]; ok {
+		return true
+	}
+	for _, g := range t.any {
+		rest := g.pattern[len(prefix):]
+		s, tool, hasTool := strings.Cut(rest, sep)
+		if (!hasTool || strings.Trim(tool, "*") == "" && tool != "") && globMatch(s, server) {
+			return true
+		}
+	}
+	return false
+}
+
+// mentions reports whether a rule of t may match some tool of server.
+func (t *tier) mentions(server string) bool {
+	if _, ok := t.servers[server]; ok || len(t.globs[server]) > 0 {
+		return true
+	}
+	for name := range t.exact {
+		if s, _, ok := strings.Cut(name[len(prefix):], sep); ok && s == server {
+			return true
+		}
+	}
+	for _, g := range t.any {
+		s, _, _ := strings.Cut(g.pattern[len(prefix):], sep)
+		if globMatch(s, server) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *tier) match(name, server string) *Rule {
@@ -245,6 +408,11 @@ func Match(pattern, name string) bool {
 	}
 	return globMatch(pattern, name)
 }
+
+// Glob reports whether s matches the glob pattern p (* any run of
+// characters, ? exactly one): the match of patterns that are not
+// permission patterns, such as a server's tool filter.
+func Glob(p, s string) bool { return globMatch(p, s) }
 
 // globMatch is the iterative wildcard match (* and ?), linear in practice
 // and allocation-free.

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/permissions"
 )
 
@@ -45,7 +47,7 @@ const (
 const nonceLen = 16
 
 // askRequest returns the input-required result that asks about a call.
-func (g *Gateway) askRequest(name string, args []byte, d permissions.Decision) *mcp.CallToolResult {
+func (g *Gateway) askRequest(ctx context.Context, name string, args []byte, d permissions.Decision) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{askKey: &mcp.ElicitParams{
 			Mode:    "form",
@@ -58,18 +60,18 @@ func (g *Gateway) askRequest(name string, args []byte, d permissions.Decision) *
 				"required": []string{"decision"},
 			},
 		}},
-		RequestState: g.sealState(stateAsk, name, args, nil),
+		RequestState: g.sealState(ctx, stateAsk, name, args, nil),
 	}
 }
 
 // askAnswer reads the client's answer from a retried call: approved, or an
 // error saying why not.
-func (g *Gateway) askAnswer(p *mcp.CallToolParamsRaw, name string) (bool, error) {
+func (g *Gateway) askAnswer(ctx context.Context, p *mcp.CallToolParamsRaw, name string) (bool, error) {
 	resp, ok := p.InputResponses[askKey]
 	if !ok {
 		return false, nil
 	}
-	if _, ok := g.openState(p.RequestState, stateAsk, name, p.Arguments); !ok {
+	if _, ok := g.openState(ctx, p.RequestState, stateAsk, name, p.Arguments); !ok {
 		return false, errors.New("the answer does not belong to this call")
 	}
 	er, ok := resp.(*mcp.ElicitResult)
@@ -83,11 +85,13 @@ func (g *Gateway) askAnswer(p *mcp.CallToolParamsRaw, name string) (bool, error)
 }
 
 // sealState issues a request state of kind for the call of name with args,
-// carrying the upstream server's own state (if any).
-func (g *Gateway) sealState(kind stateKind, name string, args, upstream []byte) string {
+// carrying the upstream server's own state (if any). It is sealed to ctx's
+// caller too (host.CallerOf): with inbound OAuth, a state issued to one
+// principal is refused from another.
+func (g *Gateway) sealState(ctx context.Context, kind stateKind, name string, args, upstream []byte) string {
 	b := make([]byte, nonceLen, nonceLen+sha256.Size+1+len(upstream))
 	rand.Read(b)
-	b = append(b, g.mac(b[:nonceLen], kind, name, args, upstream)...)
+	b = append(b, g.mac(b[:nonceLen], kind, callerID(ctx), name, args, upstream)...)
 	b = append(b, byte(kind))
 	b = append(b, upstream...)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -95,22 +99,24 @@ func (g *Gateway) sealState(kind stateKind, name string, args, upstream []byte) 
 
 // openState checks a request state against the call it comes back with and
 // returns the upstream server's state it carries.
-func (g *Gateway) openState(state string, kind stateKind, name string, args []byte) ([]byte, bool) {
+func (g *Gateway) openState(ctx context.Context, state string, kind stateKind, name string, args []byte) ([]byte, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(state)
 	if err != nil || len(b) < nonceLen+sha256.Size+1 || stateKind(b[nonceLen+sha256.Size]) != kind {
 		return nil, false
 	}
 	upstream := b[nonceLen+sha256.Size+1:]
-	if !hmac.Equal(b[nonceLen:nonceLen+sha256.Size], g.mac(b[:nonceLen], kind, name, args, upstream)) {
+	if !hmac.Equal(b[nonceLen:nonceLen+sha256.Size], g.mac(b[:nonceLen], kind, callerID(ctx), name, args, upstream)) {
 		return nil, false
 	}
 	return upstream, true
 }
 
-func (g *Gateway) mac(nonce []byte, kind stateKind, name string, args, upstream []byte) []byte {
+func (g *Gateway) mac(nonce []byte, kind stateKind, who, name string, args, upstream []byte) []byte {
 	m := hmac.New(sha256.New, g.askSecret)
 	m.Write(nonce)
 	m.Write([]byte{byte(kind)})
+	m.Write([]byte(who))
+	m.Write([]byte{0})
 	m.Write([]byte(name))
 	m.Write([]byte{0})
 	var n [8]byte
@@ -121,6 +127,15 @@ func (g *Gateway) mac(nonce []byte, kind stateKind, name string, args, upstream 
 	m.Write(args)
 	m.Write(upstream)
 	return m.Sum(nil)
+}
+
+// callerID is the ID of ctx's caller ("" for none): what a request state
+// is sealed to besides its call.
+func callerID(ctx context.Context) string {
+	if c := host.CallerOf(ctx); c != nil {
+		return c.Principal.ID()
+	}
+	return ""
 }
 
 // canElicit reports whether the downstream client declared elicitation.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -48,6 +49,14 @@ type HTTPOptions struct {
 	// BodyTimeout bounds the reading of one request body. OPTIONAL: defaults
 	// to DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// OAuth makes the handler an OAuth 2.1 resource server (gateway {
+	// oauth }); Token is then not used. OPTIONAL.
+	OAuth *InboundOAuth
+	// RateLimit bounds each principal's requests (gateway { rate_limit }):
+	// a request over it is answered 429 with a JSON-RPC error and a retry
+	// hint, and nothing is sent upstream. Without OAuth every client is
+	// one principal. OPTIONAL.
+	RateLimit *ratelimit.Limiter
 	// Stateless serves with no per-session server state (serve --http
 	// --stateless): every request stands alone, as 2026-07-28 clients send
 	// them. Clients of earlier versions still work, except for what needs a
@@ -64,7 +73,10 @@ type sessionLimit struct {
 
 // Handler returns the streamable HTTP handler (mount it at /mcp). In order:
 // a present Origin must be the gateway's own or allowlisted (403 otherwise); the bearer token must
-// match (401 otherwise); a POST body must arrive within BodyTimeout, be at
+// match, or with OAuth be valid and carry the required scopes (401, 403
+// insufficient_scope; see InboundOAuth); a session id must be one of the
+// request's principal's sessions (404 otherwise, as an unknown one); a
+// request over the principal's rate limit is refused (429); a POST body must arrive within BodyTimeout, be at
 // most MaxMessageBytes (413) and pass the strict JSON scan, each element of a
 // batch too (400 with a JSON-RPC error: duplicate or case-variant names,
 // escaped or non-ASCII names, trailing data); a new session is refused over
@@ -106,20 +118,42 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	sessions := newHTTPSessions(g, o.SessionIdleTimeout)
 	want := []byte("Bearer " + o.Token)
+	var authn *authenticator
+	if o.OAuth != nil {
+		authn = newAuthenticator(o.OAuth)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rebinding(r) {
 			// (As the go-sdk handler answers: checked here first, for the
 			// relay answers before it.)
 			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			g.refused(r, http.StatusForbidden, "invalid Host header")
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) && !sameOrigin(r, origin) {
 			http.Error(w, "origin not allowed", http.StatusForbidden)
+			g.refused(r, http.StatusForbidden, "origin not allowed")
 			return
 		}
-		if o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		switch {
+		case authn != nil:
+			ar, status, reason := authn.check(w, r)
+			if ar == nil {
+				g.refused(r, status, reason)
+				return
+			}
+			r = ar
+		case o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost"`)
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			g.refused(r, http.StatusUnauthorized, "no valid token")
+			return
+		}
+		owner := sessionOwner(r)
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" && authn != nil && !sessions.belongsTo(id, owner) {
+			// Another principal's session, or none: the same answer.
+			errNotOwner(w)
+			g.refused(r, http.StatusNotFound, "session not found for this principal")
 			return
 		}
 		next := pick(r)
@@ -138,6 +172,13 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			writeJSONRPCError(w, http.StatusBadRequest, strictError(err))
 			return
 		}
+		if o.RateLimit != nil {
+			release, ok := g.admitRate(w, r, o.RateLimit, owner, body)
+			if !ok {
+				return
+			}
+			defer release()
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// Counted until the handler returns: a streamable POST returns once
 		// its responses are written, so a drain waits for those writes.
@@ -146,7 +187,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		var hs *httpSession
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" && next != stateless {
 			var endPost func()
-			hs, endPost = sessions.begin(id)
+			hs, endPost = sessions.begin(id, owner)
 			defer endPost()
 			if hs != nil {
 				sessions.cancel(hs, body) // a relayed call's cancellation
@@ -169,11 +210,11 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 			defer g.sessionOpened()
-			next.ServeHTTP(&headerHook{ResponseWriter: w, opened: sessions.opened}, r)
+			next.ServeHTTP(&headerHook{ResponseWriter: w, opened: func(id string) { sessions.opened(id, owner) }}, r)
 			// Also when no answer was written (the client went away after
 			// its initialize was handled): the session was opened all the
 			// same, and must time out.
-			sessions.opened(w.Header().Get("Mcp-Session-Id"))
+			sessions.opened(w.Header().Get("Mcp-Session-Id"), owner)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -48,7 +49,10 @@ type httpSessions struct {
 }
 
 type httpSession struct {
-	ss      *mcp.ServerSession
+	ss *mcp.ServerSession
+	// owner is the principal that opened the session (its ID; "" without
+	// inbound OAuth): only its requests reach the session.
+	owner   string
 	closing bool        // closed as idle, or ended by its client: nothing more is relayed on it
 	caps    []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
 	posts   int         // POSTs in progress
@@ -66,9 +70,9 @@ func newHTTPSessions(g *Gateway, idle time.Duration) *httpSessions {
 }
 
 // opened registers the session the go-sdk handler opened with id, if there
-// is one (an initialize answered): its idle timer starts, and it is
-// forgotten when it ends.
-func (s *httpSessions) opened(id string) {
+// is one (an initialize answered), as owner's: its idle timer starts, and
+// it is forgotten when it ends.
+func (s *httpSessions) opened(id, owner string) {
 	if id == "" {
 		return
 	}
@@ -88,7 +92,7 @@ func (s *httpSessions) opened(id string) {
 	if ss == nil {
 		return
 	}
-	hs := &httpSession{ss: ss, calls: map[string]context.CancelFunc{}}
+	hs := &httpSession{ss: ss, owner: owner, calls: map[string]context.CancelFunc{}}
 	hs.timer = time.AfterFunc(s.idle, func() {
 		s.mu.Lock()
 		if hs.posts > 0 || hs.closing {
@@ -122,12 +126,12 @@ func (s *httpSessions) opened(id string) {
 // begin counts a POST of session id in progress (its idle timer stops) and
 // returns the session (nil: not one the gateway knows) and the end of the
 // POST, which restarts the timer after the last one.
-func (s *httpSessions) begin(id string) (*httpSession, func()) {
+func (s *httpSessions) begin(id, owner string) (*httpSession, func()) {
 	s.mu.Lock()
 	_, known := s.byID[id]
 	s.mu.Unlock()
 	if !known {
-		s.opened(id) // (a session whose answer's headers were missed)
+		s.opened(id, owner) // (a session whose answer's headers were missed)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,6 +149,17 @@ func (s *httpSessions) begin(id string) (*httpSession, func()) {
 			hs.timer.Reset(s.idle)
 		}
 	}
+}
+
+// belongsTo reports whether id is a session the gateway keeps for owner.
+// With inbound OAuth it is checked before anything else of a request: a
+// session registers with its owner before its id reaches the client (see
+// headerHook), so an id that is not registered is no session of anyone's.
+func (s *httpSessions) belongsTo(id, owner string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hs := s.byID[id]
+	return hs != nil && hs.owner == owner
 }
 
 // caps returns the capabilities of hs's client (nil before its initialize
@@ -428,7 +443,11 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	if hs != nil {
 		o.Requester, o.Asks = &streamAsker{sessions: sessions, hs: hs, rw: rw, call: ctx}, true
 	}
+	a := g.auditCall(ctx, audit.EventToolCall, name, sessionID(relaySession(hs)), r.RemoteAddr, len(args))
 	resp, handled, err := g.h.RelayCall(ctx, name, args, o)
+	if handled {
+		a.done(err, len(resp)) // (else the go-sdk path writes the line)
+	}
 	if !handled {
 		if rw.release() {
 			// (Cannot be: a call that asked was taken. Its answer was
@@ -506,4 +525,12 @@ func writeRelayed(w http.ResponseWriter, status int, msg []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(msg)
+}
+
+// relaySession is the go-sdk session of hs, or nil.
+func relaySession(hs *httpSession) *mcp.ServerSession {
+	if hs == nil {
+		return nil
+	}
+	return hs.ss
 }

@@ -44,7 +44,7 @@ type pendingLogin struct {
 func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, server string) *mcp.CallToolResult {
 	p := req.Params
 	if resp, ok := p.InputResponses[loginKey]; ok {
-		if _, ok := g.openState(p.RequestState, stateLogin, name, p.Arguments); !ok {
+		if _, ok := g.openState(ctx, p.RequestState, stateLogin, name, p.Arguments); !ok {
 			return errorResult(errors.New("the login answer does not belong to this call"))
 		}
 		if er, ok := resp.(*mcp.ElicitResult); !ok || er.Action != "accept" {
@@ -92,9 +92,9 @@ func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, ser
 			Mode:          "url",
 			Message:       fmt.Sprintf("Log in to the MCP server %s to use its tools.", server),
 			URL:           pl.url,
-			ElicitationID: g.sealState(stateLogin, server, nil, nil),
+			ElicitationID: g.sealState(ctx, stateLogin, server, nil, nil),
 		}},
-		RequestState: g.sealState(stateLogin, name, p.Arguments, nil),
+		RequestState: g.sealState(ctx, stateLogin, name, p.Arguments, nil),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/internal/lineconn"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
@@ -242,6 +243,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	ctx, cancel := context.WithCancel(c.calls)
 	c.setCancel(key, cancel)
 	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true}
+	a := c.g.auditCall(ctx, audit.EventToolCall, name, "", "", len(args))
 	// What the call's end writes; on the upstream connection's read loop
 	// when the call started there at once.
 	finish := func(resp []byte, handled bool, err error) {
@@ -251,6 +253,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		}()
 		if handled {
 			c.g.relayed.Add(1)
+			a.done(err, len(resp)) // (else the go-sdk path writes the line)
 		}
 		switch {
 		case c.g.aborted(c.ctx):

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
@@ -37,6 +38,9 @@ type Options struct {
 	// config.NamingConditional or config.NamingBare (see naming.go).
 	// OPTIONAL: the config's settings { naming }, else prefixed.
 	Naming string
+	// Audit receives a line per tool call and per refused request (an
+	// audit block). OPTIONAL; the caller closes it after the gateway.
+	Audit *audit.Log
 	// ToolSearch lists two tools of the gateway's own in place of the
 	// registry's (serve --tool-search): search_tools finds tools by what
 	// they do, call_tool calls one (see toolsearch.go). The registry's
@@ -74,6 +78,8 @@ type Gateway struct {
 	sessions sessionLimit // serve --http session cap (http.go)
 
 	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
+
+	audit *audit.Log // or nil (audit.go)
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
@@ -96,7 +102,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		o.Naming = h.Config().Settings.Naming
 	}
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
-		drainTimeout: o.DrainTimeout, calls: newInflight(), held: newHeldCalls()}
+		drainTimeout: o.DrainTimeout, calls: newInflight(), held: newHeldCalls(), audit: o.Audit}
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	rand.Read(g.askSecret)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
@@ -111,7 +117,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
+	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}

@@ -1,13 +1,19 @@
 package serve
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/inbound"
+)
 
 // A request state is bound to its kind, tool, arguments and the upstream
 // state it carries: any change is refused.
 func TestRequestStateBinding(t *testing.T) {
 	g := &Gateway{askSecret: []byte("0123456789abcdef0123456789abcdef")}
-	st := g.sealState(stateUpstream, "mcp__a__t", []byte(`{"x":1}`), []byte("upstream-state"))
-	if up, ok := g.openState(st, stateUpstream, "mcp__a__t", []byte(`{"x":1}`)); !ok || string(up) != "upstream-state" {
+	st := g.sealState(context.Background(), stateUpstream, "mcp__a__t", []byte(`{"x":1}`), []byte("upstream-state"))
+	if up, ok := g.openState(context.Background(), st, stateUpstream, "mcp__a__t", []byte(`{"x":1}`)); !ok || string(up) != "upstream-state" {
 		t.Fatalf("openState = %q, %v", up, ok)
 	}
 	for _, tc := range []struct {
@@ -20,7 +26,7 @@ func TestRequestStateBinding(t *testing.T) {
 		{"other tool", stateUpstream, "mcp__a__u", `{"x":1}`},
 		{"other args", stateUpstream, "mcp__a__t", `{"x":2}`},
 	} {
-		if _, ok := g.openState(st, tc.kind, tc.tool, []byte(tc.args)); ok {
+		if _, ok := g.openState(context.Background(), st, tc.kind, tc.tool, []byte(tc.args)); ok {
 			t.Errorf("%s: accepted", tc.name)
 		}
 	}
@@ -28,7 +34,27 @@ func TestRequestStateBinding(t *testing.T) {
 	// forward upstream) is refused.
 	b := []byte(st)
 	b[len(b)-2] ^= 1
-	if _, ok := g.openState(string(b), stateUpstream, "mcp__a__t", []byte(`{"x":1}`)); ok {
+	if _, ok := g.openState(context.Background(), string(b), stateUpstream, "mcp__a__t", []byte(`{"x":1}`)); ok {
 		t.Error("a tampered state was accepted")
+	}
+}
+
+// A request state issued to one principal is refused from another, and
+// from a request without one (inbound OAuth: B14).
+func TestRequestStateBoundToPrincipal(t *testing.T) {
+	g := &Gateway{askSecret: []byte("0123456789abcdef0123456789abcdef")}
+	alice := host.WithCaller(context.Background(), &inbound.Principal{Issuer: "https://idp", Subject: "alice"}, "")
+	bob := host.WithCaller(context.Background(), &inbound.Principal{Issuer: "https://idp", Subject: "bob"}, "")
+	other := host.WithCaller(context.Background(), &inbound.Principal{Issuer: "https://other", Subject: "alice"}, "")
+	for _, kind := range []stateKind{stateAsk, stateUpstream, stateHeld, stateLogin} {
+		st := g.sealState(alice, kind, "mcp__a__t", []byte(`{}`), []byte("u"))
+		if _, ok := g.openState(alice, st, kind, "mcp__a__t", []byte(`{}`)); !ok {
+			t.Fatalf("kind %d: alice's own state refused", kind)
+		}
+		for name, ctx := range map[string]context.Context{"bob": bob, "another issuer's alice": other, "no principal": context.Background()} {
+			if _, ok := g.openState(ctx, st, kind, "mcp__a__t", []byte(`{}`)); ok {
+				t.Errorf("kind %d: alice's state accepted from %s", kind, name)
+			}
+		}
 	}
 }

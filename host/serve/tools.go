@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
@@ -40,8 +41,20 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 
 // call serves a call of the registry tool name (see toolHandler): req's
 // params are the call's own (its arguments, _meta, and the input
-// responses and request state of a retry).
+// responses and request state of a retry). With an audit log, the call's
+// line is written when it ends.
 func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
+	a := g.auditCall(ctx, audit.EventToolCall, name, sessionID(req.Session), "", len(req.Params.Arguments))
+	if a == nil {
+		return g.callTool(ctx, req, name)
+	}
+	res, err := g.callTool(context.WithValue(ctx, callAuditKey{}, a), req, name)
+	a.finish(res, err)
+	return res, err
+}
+
+// callTool is call without the audit line.
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
 	p := req.Params
 	var args any
 	if len(p.Arguments) > 0 {
@@ -64,16 +77,18 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 	}
 	switch {
 	case p.InputResponses[askKey] != nil:
-		ok, err := g.askAnswer(p, name)
+		ok, err := g.askAnswer(ctx, p, name)
 		if err != nil || !ok {
 			if err == nil {
 				err = errors.New("not approved")
 			}
-			return errorResult(fmt.Errorf("%w: %s: %v", host.ErrDenied, name, err)), nil
+			err = fmt.Errorf("%w: %s: %v", host.ErrDenied, name, err)
+			noteCallError(ctx, err)
+			return errorResult(err), nil
 		}
 		opts.Approved = true
 	case p.RequestState != "":
-		if id, ok := g.openState(p.RequestState, stateHeld, name, p.Arguments); ok {
+		if id, ok := g.openState(ctx, p.RequestState, stateHeld, name, p.Arguments); ok {
 			// The client's answer to a held call's question.
 			hc, seq := g.held.get(string(id))
 			if hc == nil {
@@ -82,7 +97,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 			if err := hc.answer(ctx, req, seq, p.InputResponses[heldKey]); err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: " + err.Error()}
 			}
-			res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(name, p.Arguments))
+			res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(ctx, name, p.Arguments))
 			if asked {
 				return res, nil
 			}
@@ -91,7 +106,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		// The retry of an upstream's input-required result: its state
 		// was sealed to this call, and this call had passed the gate
 		// (an ask included) when it was issued.
-		upstream, ok := g.openState(p.RequestState, stateUpstream, name, p.Arguments)
+		upstream, ok := g.openState(ctx, p.RequestState, stateUpstream, name, p.Arguments)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: it does not belong to this call"}
 		}
@@ -112,13 +127,19 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 		}
 	}
 	if newClient && g.holds(name) {
+		caller := host.CallerOf(ctx)
 		hc := g.held.start(req, func(hctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
 			o := *opts
 			o.Requester = r
 			o.OnProgress = r.hc.progress
+			if caller != nil {
+				// The held call outlives the request: it is made for the
+				// same principal all the same.
+				hctx = host.WithCallerOf(hctx, caller)
+			}
 			return g.h.CallTool(hctx, name, args, &o)
 		})
-		res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(name, p.Arguments))
+		res, asked, err := g.held.round(ctx, req, hc, g.heldSeal(ctx, name, p.Arguments))
 		if asked {
 			return res, nil
 		}
@@ -130,6 +151,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 
 // callResult is the downstream answer to a call's outcome.
 func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name string, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	noteCallError(ctx, err)
 	{
 		p := req.Params
 		var (
@@ -143,7 +165,7 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 			if !canElicit(req) {
 				return errorResult(fmt.Errorf("%w, and %v", err, errNoElicitation)), nil
 			}
-			return g.askRequest(name, p.Arguments, ar.Decision), nil
+			return g.askRequest(ctx, name, p.Arguments, ar.Decision), nil
 		case errors.As(err, &lr):
 			return g.login(ctx, req, name, lr.Server), nil
 		case errors.As(err, &te):
@@ -162,7 +184,7 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 			// answers and retries with the sealed state.
 			return &mcp.CallToolResult{
 				InputRequests: res.InputRequests,
-				RequestState:  g.sealState(stateUpstream, name, p.Arguments, []byte(res.RequestState)),
+				RequestState:  g.sealState(ctx, stateUpstream, name, p.Arguments, []byte(res.RequestState)),
 			}, nil
 		}
 		stripProtocolMeta(res.Meta)
@@ -196,8 +218,8 @@ func (g *Gateway) holds(name string) bool {
 
 // heldSeal seals a held call's question key into the request state of the
 // question.
-func (g *Gateway) heldSeal(name string, args []byte) func(key string) string {
-	return func(key string) string { return g.sealState(stateHeld, name, args, []byte(key)) }
+func (g *Gateway) heldSeal(ctx context.Context, name string, args []byte) func(key string) string {
+	return func(key string) string { return g.sealState(ctx, stateHeld, name, args, []byte(key)) }
 }
 
 // upstreamMeta is the _meta of the upstream request for a downstream one:

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/toolsearch"
@@ -143,8 +144,9 @@ func (g *Gateway) toolListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // changed, leaving out the tools the permission rules deny.
 func (g *Gateway) reindex(tools []*registry.Tool) {
 	keep := make([]*registry.Tool, 0, len(tools))
+	scoped := g.h.HasPrincipalRules() // (then each search filters for its caller)
 	for _, t := range tools {
-		if g.h.Decide(t.Name).Behavior != permissions.Deny {
+		if scoped || g.h.Decide(t.Name).Behavior != permissions.Deny {
 			keep = append(keep, t)
 		}
 	}
@@ -182,7 +184,7 @@ type searchResult struct {
 
 // searchHandler serves search_tools. A problem with the arguments is a
 // tool error the model can read and correct.
-func (g *Gateway) searchHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a searchArgs
 	if err := decodeArgs(req.Params.Arguments, &a, "query, limit, server"); err != nil {
 		return errorResult(fmt.Errorf("%s: %w", SearchToolName, err)), nil
@@ -194,8 +196,12 @@ func (g *Gateway) searchHandler(_ context.Context, req *mcp.CallToolRequest) (*m
 		}
 		limit = int(*a.Limit)
 	}
+	var principal *inbound.Principal
+	if c := host.CallerOf(ctx); c != nil {
+		principal = c.Principal
+	}
 	ix := g.search.ix.Load()
-	if a.Server != "" && !slices.Contains(ix.Servers(), a.Server) {
+	if a.Server != "" && (!slices.Contains(ix.Servers(), a.Server) || g.h.ServerDeniedFor(principal, a.Server)) {
 		// Only the servers with a tool the caller may find are named: one
 		// whose every tool the rules deny is as unknown as one that does
 		// not exist.
@@ -210,7 +216,7 @@ func (g *Gateway) searchHandler(_ context.Context, req *mcp.CallToolRequest) (*m
 		Server: a.Server,
 		// (The index leaves them out already; the rules are checked
 		// again for what is returned.)
-		Filter: func(t *registry.Tool) bool { return g.h.Decide(t.Name).Behavior != permissions.Deny },
+		Filter: func(t *registry.Tool) bool { return g.h.DecideFor(principal, t.Name).Behavior != permissions.Deny },
 	})
 	if errors.Is(err, toolsearch.ErrEmptyQuery) {
 		return errorResult(fmt.Errorf("%s: %w: describe the task in words", SearchToolName, err)), nil

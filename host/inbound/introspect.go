@@ -1,0 +1,436 @@
+package inbound
+
+// Token introspection (RFC 7662): the check of an opaque access token, one
+// that is not a JWS, by the issuer's introspection endpoint.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/mcphost/mcphost/sdk/oauthkit"
+)
+
+// Limits of introspection.
+const (
+	// IntrospectionTimeout bounds one introspection request, whoever waits
+	// for it.
+	IntrospectionTimeout = 10 * time.Second
+	// IntrospectionCacheTTL is the longest an active introspection result
+	// is reused (never past the token's exp): a token revoked at the issuer
+	// is still accepted for at most this long.
+	IntrospectionCacheTTL = 60 * time.Second
+
+	// introspectionCacheSize bounds the cached results. An entry is about
+	// 200 bytes plus the principal's groups and scopes; only active tokens
+	// are cached, so filling the cache takes that many valid tokens.
+	introspectionCacheSize = 4096
+	// maxIntrospections bounds the requests in flight to the endpoint: a
+	// flood of distinct tokens queues here instead of at the issuer.
+	maxIntrospections = 32
+	// maxIntrospectionBytes bounds an introspection response.
+	maxIntrospectionBytes = 64 << 10
+	// maxOpaqueTokenBytes bounds a token sent to the endpoint.
+	maxOpaqueTokenBytes = 16 << 10
+)
+
+// ErrUnavailable classifies a token that could not be checked because the
+// introspection endpoint failed: it could not be reached or did not answer
+// in time, answered with an HTTP status other than 200, or answered with
+// something that is not an RFC 7662 response. Such an error never wraps
+// auth.ErrInvalidToken (the token may well be good, and a 401 would send
+// the client to sign in again): the gateway answers 503. The go-sdk's
+// auth.RequireBearerToken alone would answer 500.
+var ErrUnavailable = errors.New("token introspection unavailable")
+
+// introspector is a Verifier's access to the introspection endpoint.
+//
+// Active results are cached by the SHA-256 of the token (never the token
+// itself) for min(exp - now, IntrospectionCacheTTL). Inactive and invalid
+// results are not cached: a flood of random tokens would only churn such a
+// cache, and caching a refusal would also refuse, for the whole TTL, a token
+// an eventually consistent issuer did not know yet a moment ago. What bounds
+// the cost of bad tokens instead: concurrent requests with the same token
+// share one introspection (singleflight), at most maxIntrospections
+// introspections are in flight, and a token that is not RFC 6750 syntax or
+// longer than maxOpaqueTokenBytes is refused without one. Rate limiting by
+// client address belongs in front of the verifier.
+type introspector struct {
+	url            string
+	user, password string // form-urlencoded client_id and client_secret (RFC 6749 2.3.1)
+	client         *http.Client
+	slots          chan struct{}
+	flights        singleflight.Group
+	cache          tokenCache
+}
+
+// newIntrospector checks the introspection options of o and returns the
+// introspector that uses client (with redirects off and a timeout).
+func newIntrospector(o Options, client *http.Client) (*introspector, error) {
+	if o.ClientID == "" {
+		return nil, fmt.Errorf("%w: a client ID is required for token introspection", ErrConfig)
+	}
+	u, err := url.Parse(o.IntrospectionURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the introspection URL: %v", ErrConfig, err)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: the introspection URL holds credentials; set the client ID and secret instead", ErrConfig)
+	}
+	if err := oauthkit.CheckOAuthURL(u, o.AllowLoopback); err != nil {
+		return nil, fmt.Errorf("%w: the introspection URL: %v", ErrConfig, err)
+	}
+	// No redirects: an introspection endpoint has no reason to redirect, and
+	// following a 307 would replay the token (and, to the same host, the
+	// client's credentials) to wherever Location points.
+	c := *client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if c.Timeout <= 0 || c.Timeout > IntrospectionTimeout {
+		c.Timeout = IntrospectionTimeout
+	}
+	return &introspector{
+		url:      u.String(),
+		user:     url.QueryEscape(o.ClientID),
+		password: url.QueryEscape(o.ClientSecret),
+		client:   &c,
+		slots:    make(chan struct{}, maxIntrospections),
+		cache:    tokenCache{max: introspectionCacheSize},
+	}, nil
+}
+
+// isJWS reports whether token is a JWS in compact serialization: three
+// dot-separated parts, the first a base64url JSON object with an alg
+// member. Such a token takes the JWT path, also when its algorithm is
+// refused there; anything else (an opaque token, a JWE, a PASETO
+// "v2.local.…") is introspected.
+func isJWS(token string) bool {
+	h, rest, ok := strings.Cut(token, ".")
+	if !ok || strings.Count(rest, ".") != 1 {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(h)
+	if err != nil {
+		return false
+	}
+	var hdr struct {
+		Alg *string `json:"alg"`
+	}
+	return json.Unmarshal(b, &hdr) == nil && hdr.Alg != nil
+}
+
+// isB64Token reports whether s has the syntax of an RFC 6750 bearer
+// token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	s = strings.TrimRight(s, "=")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// introspect checks an opaque token at the introspection endpoint (or in
+// the cache). Its errors wrap auth.ErrInvalidToken when the token is bad
+// and ErrUnavailable when the endpoint failed; neither quotes the token or
+// the client secret.
+func (v *Verifier) introspect(ctx context.Context, token string) (*auth.TokenInfo, error) {
+	if len(token) > maxOpaqueTokenBytes || !isB64Token(token) {
+		return nil, invalid("not a bearer token")
+	}
+	sum := sha256.Sum256([]byte(token))
+	if p, ok := v.in.cache.get(sum, v.o.Now()); ok {
+		return tokenInfo(p), nil
+	}
+	// The request outlives a caller that gives up (others may wait for it),
+	// so it keeps ctx's values but not its cancellation; it has its own
+	// deadline.
+	ch := v.in.flights.DoChan(string(sum[:]), func() (any, error) {
+		return v.introspectOnce(context.WithoutCancel(ctx), token, sum)
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return tokenInfo(r.Val.(*Principal)), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, context.Cause(ctx))
+	}
+}
+
+// introspectOnce asks the endpoint about token and caches an active
+// result under sum.
+func (v *Verifier) introspectOnce(ctx context.Context, token string, sum [sha256.Size]byte) (*Principal, error) {
+	ctx, cancel := context.WithTimeout(ctx, IntrospectionTimeout)
+	defer cancel()
+	select {
+	case v.in.slots <- struct{}{}:
+		defer func() { <-v.in.slots }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: too many introspections under way", ErrUnavailable)
+	}
+	body, err := v.in.post(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	now := v.o.Now()
+	p, err := v.principalFrom(body, now)
+	if err != nil {
+		return nil, err
+	}
+	if ttl := min(p.Expiry.Sub(now), IntrospectionCacheTTL); ttl > 0 {
+		v.in.cache.put(sum, p, now, now.Add(ttl))
+	}
+	return p, nil
+}
+
+// post sends token to the endpoint (client_secret_basic) and returns the
+// body of a 200 response.
+func (in *introspector) post(ctx context.Context, token string) ([]byte, error) {
+	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.url, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(in.user, in.password)
+	resp, err := in.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the message may reach the client: say what failed, not at which URL
+		}
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxIntrospectionBytes)) // keep the connection
+		if resp.StatusCode == http.StatusUnauthorized {
+			return nil, fmt.Errorf("%w: HTTP 401 (check the gateway's client ID and secret)", ErrUnavailable)
+		}
+		return nil, fmt.Errorf("%w: HTTP %d", ErrUnavailable, resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxIntrospectionBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the response: %v", ErrUnavailable, err)
+	}
+	if len(body) > maxIntrospectionBytes {
+		return nil, fmt.Errorf("%w: the response is over %d bytes", ErrUnavailable, maxIntrospectionBytes)
+	}
+	return body, nil
+}
+
+// introspection holds the members of an RFC 7662 response that are checked.
+type introspection struct {
+	Scope     string           `json:"scope"`
+	Issuer    string           `json:"iss"`
+	Subject   string           `json:"sub"`
+	Audience  jwt.Audience     `json:"aud"`
+	Expiry    *jwt.NumericDate `json:"exp"`
+	NotBefore *jwt.NumericDate `json:"nbf"`
+	IssuedAt  *jwt.NumericDate `json:"iat"`
+	TokenType string           `json:"token_type"` // RFC 7662: "Bearer"
+	TokenUse  string           `json:"token_use"`  // Ory Hydra: "access_token" or "refresh_token"
+	Typ       string           `json:"typ"`        // Keycloak: "Bearer", "Refresh", "Offline", "ID", …
+}
+
+// principalFrom reads an introspection response at time now. A response
+// that is not a JSON object with a boolean active member and members of
+// the registered types is an error wrapping ErrUnavailable (the issuer is
+// at fault); a token that is inactive or fails a check is an error
+// wrapping auth.ErrInvalidToken. The checks:
+//
+//   - active is true;
+//   - iss, when present, is the issuer (an endpoint that omits it speaks
+//     for the configured issuer);
+//   - aud is present and names one of the audiences: a token without aud
+//     may be meant for any resource server of the issuer, and accepting it
+//     would let a token issued for another service in;
+//   - exp is present and not past, nbf and iat not in the future (with
+//     Options.Leeway);
+//   - sub is present;
+//   - the token is an access token: not one the response marks as a
+//     refresh or ID token (token_type, token_use, typ — the hint is only a
+//     hint), and not sender-constrained (cnf: mTLS or DPoP bound), for no
+//     proof of possession is checked here.
+func (v *Verifier) principalFrom(body []byte, now time.Time) (*Principal, error) {
+	var members map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&members); err != nil || members == nil {
+		return nil, fmt.Errorf("%w: the response is not a JSON object", ErrUnavailable)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: the response has data after its JSON object", ErrUnavailable)
+	}
+	var active bool
+	if err := json.Unmarshal(members["active"], &active); err != nil {
+		return nil, fmt.Errorf("%w: the response has no boolean active member", ErrUnavailable)
+	}
+	if !active {
+		return nil, invalid("inactive (revoked, expired or unknown to the issuer)")
+	}
+	var r introspection
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("%w: the response has a member of the wrong type: %v", ErrUnavailable, typeError(err))
+	}
+	if _, ok := members["iss"]; ok && r.Issuer != v.o.Issuer {
+		return nil, invalid("another issuer (iss)")
+	}
+	if !slices.ContainsFunc(r.Audience, func(a string) bool { return slices.Contains(v.o.Audience, a) }) {
+		return nil, invalid("not for this resource (aud)")
+	}
+	if r.Expiry == nil {
+		return nil, invalid("no expiry (exp)")
+	}
+	exp := r.Expiry.Time()
+	if now.After(exp.Add(v.o.Leeway)) {
+		return nil, invalid("expired (exp)")
+	}
+	if r.NotBefore != nil && now.Add(v.o.Leeway).Before(r.NotBefore.Time()) {
+		return nil, invalid("not valid yet (nbf)")
+	}
+	if r.IssuedAt != nil && now.Add(v.o.Leeway).Before(r.IssuedAt.Time()) {
+		return nil, invalid("issued in the future (iat)")
+	}
+	if r.Subject == "" {
+		return nil, invalid("no subject (sub)")
+	}
+	if m := notAccessToken(&r); m != "" {
+		return nil, invalid("not an access token (%s)", m)
+	}
+	if _, ok := members["cnf"]; ok {
+		return nil, invalid("sender-constrained (cnf), but presented as a bearer token")
+	}
+	var groups any
+	if raw, ok := members[v.o.GroupsClaim]; ok {
+		json.Unmarshal(raw, &groups) // valid JSON: the object decoded
+	}
+	return &Principal{
+		Issuer:  v.o.Issuer,
+		Subject: r.Subject,
+		Groups:  stringsOf(groups),
+		Scopes:  strings.Fields(r.Scope),
+		Expiry:  exp,
+	}, nil
+}
+
+// notAccessToken names the member by which r says the token is not an
+// access token, or returns "".
+func notAccessToken(r *introspection) string {
+	switch {
+	case strings.EqualFold(r.TokenType, "refresh_token"), strings.EqualFold(r.TokenType, "id_token"):
+		return "token_type"
+	case r.TokenUse != "" && r.TokenUse != "access_token":
+		return "token_use"
+	case strings.EqualFold(r.Typ, "Refresh"), strings.EqualFold(r.Typ, "Offline"), strings.EqualFold(r.Typ, "ID"):
+		return "typ"
+	}
+	return ""
+}
+
+// typeError says which member had the wrong type, without its value.
+func typeError(err error) string {
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return te.Field
+	case errors.Is(err, jwt.ErrUnmarshalAudience):
+		return "aud"
+	case errors.Is(err, jwt.ErrUnmarshalNumericDate):
+		return "a date (exp, nbf or iat)"
+	}
+	return "unknown"
+}
+
+// tokenInfo is the TokenInfo of p, as the JWT path makes it; p is copied,
+// so a caller that changes it does not change the cache.
+func tokenInfo(p *Principal) *auth.TokenInfo {
+	c := *p
+	c.Groups, c.Scopes = slices.Clone(p.Groups), slices.Clone(p.Scopes)
+	return &auth.TokenInfo{Scopes: c.Scopes, Expiration: c.Expiry, UserID: c.ID(), Extra: map[string]any{principalKey: &c}}
+}
+
+// tokenCache maps the SHA-256 of a token to its principal until a time. It
+// holds at most max entries: when full, the expired entries are dropped
+// and, if that frees less than a quarter, arbitrary others (Go's map order
+// is random) down to three quarters, so the sweep runs at most once per
+// max/4 insertions. An LRU would keep hot tokens better; random eviction
+// is enough here, for an evicted token costs one introspection, and keeps
+// the dependency list short.
+type tokenCache struct {
+	max int
+
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]cacheEntry
+}
+
+type cacheEntry struct {
+	p     *Principal
+	until time.Time
+}
+
+// get returns the principal cached under k, if it is still fresh at now.
+func (c *tokenCache) get(k [sha256.Size]byte, now time.Time) (*Principal, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	if !ok {
+		return nil, false
+	}
+	if !now.Before(e.until) {
+		delete(c.m, k)
+		return nil, false
+	}
+	return e.p, true
+}
+
+// put caches p under k from now until until.
+func (c *tokenCache) put(k [sha256.Size]byte, p *Principal, now, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[[sha256.Size]byte]cacheEntry)
+	}
+	if _, ok := c.m[k]; !ok && len(c.m) >= c.max {
+		for key, e := range c.m {
+			if !now.Before(e.until) {
+				delete(c.m, key)
+			}
+		}
+		for key := range c.m {
+			if len(c.m) <= c.max*3/4 {
+				break
+			}
+			delete(c.m, key)
+		}
+	}
+	c.m[k] = cacheEntry{p: p, until: until}
+}
+
+// len returns the number of cached entries.
+func (c *tokenCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}

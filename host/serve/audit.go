@@ -1,0 +1,151 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/inbound"
+	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// refused writes the audit line of a request refused before any method
+// ran (Options.Audit): its status and a fixed reason, never the token.
+func (g *Gateway) refused(r *http.Request, status int, reason string) {
+	if g.audit == nil {
+		return
+	}
+	rec := &audit.Record{Event: audit.EventRefused, Status: status, Reason: reason, Remote: r.RemoteAddr}
+	switch status {
+	case http.StatusUnauthorized:
+		rec.Outcome = audit.OutcomeUnauthorized
+	case http.StatusForbidden:
+		rec.Outcome = audit.OutcomeForbidden
+	case http.StatusNotFound:
+		rec.Outcome = audit.OutcomeNotFound
+	case http.StatusTooManyRequests:
+		rec.Outcome = audit.OutcomeRateLimited
+	default:
+		rec.Outcome = audit.OutcomeError
+	}
+	if c := host.CallerOf(r.Context()); c != nil {
+		rec.Issuer, rec.Subject = c.Principal.Issuer, c.Principal.Subject
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		rec.Session = audit.SessionRef(id)
+	}
+	g.audit.Write(rec)
+}
+
+// callAudit is the audit line of one call in progress.
+type callAudit struct {
+	g     *Gateway
+	rec   audit.Record
+	start time.Time
+	// err is the host's error for the call, which the answer may carry
+	// as an error result (noteCallError).
+	err error
+}
+
+type callAuditKey struct{}
+
+// noteCallError records, for the audit line of ctx's call, the error the
+// host's call pipeline returned.
+func noteCallError(ctx context.Context, err error) {
+	if a, ok := ctx.Value(callAuditKey{}).(*callAudit); ok && err != nil {
+		a.err = err
+	}
+}
+
+// finish writes the line of a call answered with res or err (what
+// noteCallError recorded decides the outcome first). The response size is
+// that of res encoded.
+func (a *callAudit) finish(res *mcp.CallToolResult, err error) {
+	if a.err != nil {
+		err = a.err
+	}
+	var te *host.ToolError
+	if errors.As(err, &te) {
+		err = nil // isError is the tool's answer: the call completed
+	}
+	n := 0
+	if res != nil {
+		if b, merr := json.Marshal(res); merr == nil {
+			n = len(b)
+		}
+	}
+	a.done(err, n)
+}
+
+// sessionID is a session's id, or "" (stdio, stateless).
+func sessionID(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	return ss.ID()
+}
+
+// auditCall starts the audit line of a call of the registry tool name made
+// for ctx's caller on session (its id, "" for none); nil without an audit
+// log. The decision recorded is the permission rules' for the caller, as
+// the call's gate takes it.
+func (g *Gateway) auditCall(ctx context.Context, event, name, session, remote string, reqBytes int) *callAudit {
+	if g.audit == nil {
+		return nil
+	}
+	a := &callAudit{g: g, start: time.Now()}
+	a.rec = audit.Record{Event: event, Tool: name, RequestBytes: reqBytes, Remote: remote}
+	var p *inbound.Principal
+	if c := host.CallerOf(ctx); c != nil {
+		p = c.Principal
+		a.rec.Issuer, a.rec.Subject = p.Issuer, p.Subject
+	}
+	if session != "" {
+		a.rec.Session = audit.SessionRef(session)
+	}
+	if server, _, ok := registry.ParseName(name); ok {
+		a.rec.Server = server
+		d := g.h.DecideFor(p, name)
+		a.rec.Decision = d.Behavior.String()
+		if d.Rule != nil {
+			a.rec.Rule = d.Rule.String()
+		} else {
+			a.rec.Rule = "default mode " + string(d.Mode)
+		}
+	}
+	return a
+}
+
+// done writes the line: the outcome of err (ok, denied, cancelled, error)
+// and the response's size.
+func (a *callAudit) done(err error, respBytes int) {
+	if a == nil {
+		return
+	}
+	a.rec.Duration = time.Since(a.start)
+	a.rec.ResponseBytes = respBytes
+	switch {
+	case err == nil:
+		a.rec.Outcome = audit.OutcomeOK
+	case errors.Is(err, host.ErrDenied):
+		a.rec.Outcome = audit.OutcomeDenied
+	case errors.Is(err, context.Canceled):
+		a.rec.Outcome = audit.OutcomeCancelled
+	default:
+		var approval *host.ApprovalRequiredError
+		if errors.As(err, &approval) {
+			a.rec.Outcome, a.rec.Decision = audit.OutcomeDenied, permissions.Ask.String()
+			a.rec.Reason = "approval asked of the client"
+		} else {
+			a.rec.Outcome = audit.OutcomeError
+		}
+	}
+	a.g.audit.Write(&a.rec)
+}
