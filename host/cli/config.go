@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -221,6 +222,12 @@ func redactConfig(cfg *config.Config) *config.Config {
 		}
 		return &r
 	}
+	if cfg.Gateway != nil && cfg.Gateway.OAuth != nil && cfg.Gateway.OAuth.ClientSecret != "" {
+		gw, o := *cfg.Gateway, *cfg.Gateway.OAuth
+		o.ClientSecret = redacted
+		gw.OAuth = &o
+		c.Gateway = &gw
+	}
 	c.IdPs = nil
 	for _, p := range cfg.IdPs {
 		c.IdPs = append(c.IdPs, redactIdP(p))
@@ -280,9 +287,6 @@ func redactAuthConfig(cfg *config.Config, s *config.Server) json.RawMessage {
 func renderHCL(cfg *config.Config) []byte {
 	f := hclwrite.NewEmptyFile()
 	b := f.Body()
-	comment := func(body *hclwrite.Body, text string) {
-		body.AppendUnstructuredTokens(hclwrite.Tokens{{Type: hclsyntax.TokenComment, Bytes: []byte("# " + text + "\n")}})
-	}
 	for _, file := range cfg.Files {
 		comment(b, fmt.Sprintf("read %s (%s scope)", file.Path, file.Scope))
 	}
@@ -304,13 +308,33 @@ func renderHCL(cfg *config.Config) []byte {
 		st.SetAttributeValue("output_dir", cty.StringVal(cfg.Settings.OutputDir))
 	}
 	st.SetAttributeValue("approve_all_project_servers", cty.BoolVal(cfg.Settings.ApproveAllProjectServers))
-	if len(cfg.Permissions) > 0 || cfg.DefaultMode != "" {
+	// One permissions block for everyone's rules, then one per
+	// for_principals condition (rules of one block share it).
+	var conds []*permissions.Principals
+	for _, r := range cfg.Permissions {
+		if r.For != nil && !slices.Contains(conds, r.For) {
+			conds = append(conds, r.For)
+		}
+	}
+	for _, cond := range append([]*permissions.Principals{nil}, conds...) {
+		if cond == nil && len(cfg.Permissions) == len(conds) && cfg.DefaultMode == "" && !slices.ContainsFunc(cfg.Permissions, func(r config.PermissionRule) bool { return r.For == nil }) {
+			continue
+		}
 		b.AppendNewline()
 		pb := b.AppendNewBlock("permissions", nil).Body()
+		if cond != nil {
+			fb := pb.AppendNewBlock("for_principals", nil).Body()
+			if len(cond.Groups) > 0 {
+				fb.SetAttributeValue("groups", strList(cond.Groups))
+			}
+			if len(cond.Subjects) > 0 {
+				fb.SetAttributeValue("subjects", strList(cond.Subjects))
+			}
+		}
 		for _, kind := range []permissions.Behavior{permissions.Allow, permissions.Ask, permissions.Deny} {
 			var pats []string
 			for _, r := range cfg.Permissions {
-				if r.Behavior == kind {
+				if r.Behavior == kind && r.For == cond {
 					pats = append(pats, r.Pattern)
 					comment(pb, fmt.Sprintf("%s %q from %s", kind, r.Pattern, r.Origin.Source()))
 				}
@@ -319,11 +343,12 @@ func renderHCL(cfg *config.Config) []byte {
 				pb.SetAttributeValue(kind.String(), strList(pats))
 			}
 		}
-		if cfg.DefaultMode != "" {
+		if cfg.DefaultMode != "" && cond == nil {
 			comment(pb, "default_mode from "+cfg.DefaultModeOrigin.Source())
 			pb.SetAttributeValue("default_mode", cty.StringVal(cfg.DefaultMode))
 		}
 	}
+	writeGateway(b, cfg)
 	for _, p := range cfg.IdPs {
 		b.AppendNewline()
 		comment(b, fmt.Sprintf("%s scope, %s:%d", p.Origin.Scope, p.Origin.File, p.Origin.Range.Start.Line))
@@ -454,4 +479,54 @@ func writeServer(b *hclwrite.Body, s *config.Server) {
 	if s.MaxToolDuration > 0 {
 		b.SetAttributeValue("max_tool_duration", cty.StringVal(s.MaxToolDuration.String()))
 	}
+}
+
+// writeGateway writes the gateway and audit blocks in effect.
+func writeGateway(b *hclwrite.Body, cfg *config.Config) {
+	if g := cfg.Gateway; g != nil {
+		b.AppendNewline()
+		comment(b, fmt.Sprintf("%s scope, %s:%d", g.Origin.Scope, g.Origin.File, g.Origin.Range.Start.Line))
+		gb := b.AppendNewBlock("gateway", nil).Body()
+		if g.URL != "" {
+			gb.SetAttributeValue("url", cty.StringVal(g.URL))
+		}
+		if o := g.OAuth; o != nil {
+			ob := gb.AppendNewBlock("oauth", nil).Body()
+			for _, kv := range [][2]string{{"issuer", o.Issuer}, {"groups_claim", o.GroupsClaim}, {"jwks_url", o.JWKSURL},
+				{"introspection_url", o.IntrospectionURL}, {"client_id", o.ClientID}, {"client_secret", o.ClientSecret}} {
+				if kv[1] != "" {
+					ob.SetAttributeValue(kv[0], cty.StringVal(kv[1]))
+				}
+			}
+			ob.SetAttributeValue("audience", strList(o.Audience))
+			if len(o.Scopes) > 0 {
+				ob.SetAttributeValue("scopes", strList(o.Scopes))
+			}
+			if o.AllowLoopback {
+				ob.SetAttributeValue("allow_loopback", cty.True)
+			}
+		}
+		if r := g.RateLimit; r != nil {
+			rb := gb.AppendNewBlock("rate_limit", nil).Body()
+			if r.PerPrincipal != "" {
+				rb.SetAttributeValue("per_principal", cty.StringVal(r.PerPrincipal))
+			}
+			if r.Burst != 0 {
+				rb.SetAttributeValue("burst", cty.NumberIntVal(int64(r.Burst)))
+			}
+			if r.MaxConcurrent != 0 {
+				rb.SetAttributeValue("max_concurrent", cty.NumberIntVal(int64(r.MaxConcurrent)))
+			}
+		}
+	}
+	if a := cfg.Audit; a != nil {
+		b.AppendNewline()
+		comment(b, fmt.Sprintf("%s scope, %s:%d", a.Origin.Scope, a.Origin.File, a.Origin.Range.Start.Line))
+		b.AppendNewBlock("audit", nil).Body().SetAttributeValue("path", cty.StringVal(a.Path))
+	}
+}
+
+// comment appends a comment line to body.
+func comment(body *hclwrite.Body, text string) {
+	body.AppendUnstructuredTokens(hclwrite.Tokens{{Type: hclsyntax.TokenComment, Bytes: []byte("# " + text + "\n")}})
 }

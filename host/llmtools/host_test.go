@@ -89,7 +89,8 @@ func TestFromHost(t *testing.T) {
 }
 
 // TestSDKsNotLinked: the vendors' SDKs, which the tests use as judges of
-// the exports, are not linked into the mcphost binary.
+// the exports, and the OpenID provider the gateway's tests log in to
+// (zitadel's, internal/testidp), are not linked into the mcphost binary.
 func TestSDKsNotLinked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -106,7 +107,7 @@ func TestSDKsNotLinked(t *testing.T) {
 		t.Fatalf("go list -deps ./cmd/mcphost does not list host/llmtools:\n%s", out)
 	}
 	for _, d := range deps {
-		for _, sdk := range []string{"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai"} {
+		for _, sdk := range []string{"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai", "github.com/zitadel/", "github.com/mcphost/mcphost/internal/testidp"} {
 			if strings.HasPrefix(d, sdk) {
 				t.Errorf("the mcphost binary links %s", d)
 			}

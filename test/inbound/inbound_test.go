@@ -106,6 +106,8 @@ type gateway struct {
 	sales *canary
 	all   *canary
 	out   *syncbuf.Buffer
+	// introSecret is the gateway's secret at the introspection endpoint.
+	introSecret string
 }
 
 const (
@@ -130,6 +132,8 @@ func startGateway(t *testing.T) *gateway {
 		Audience: []string{g.URL},
 		Scopes:   []string{"mcp"},
 	})
+	introID, introSecret := g.idp.IntrospectionClient()
+	g.introSecret = introSecret
 	g.eng = newCanary(t, "eng", "deploy", "rollback")
 	g.sales = newCanary(t, "sales", "quote")
 	g.all = newCanary(t, "common", "whoami", "secret_dump")
@@ -139,9 +143,12 @@ func startGateway(t *testing.T) *gateway {
 gateway {
   url = %q
   oauth {
-    issuer         = %q
-    scopes         = ["mcp"]
-    allow_loopback = true
+    issuer            = %q
+    scopes            = ["mcp"]
+    introspection_url = %q
+    client_id         = %q
+    client_secret     = %q
+    allow_loopback    = true
   }
   rate_limit {
     per_principal  = "5/s"
@@ -177,7 +184,7 @@ server "common" {
   headers   = { X-Unrelated = %q }
   tools { exclude = ["secret_*"] }
 }
-`, g.URL, g.idp.Issuer, g.audit, g.eng.URL, g.sales.URL, g.all.URL, secretCanary)
+`, g.URL, g.idp.Issuer, g.idp.IntrospectionURL(), introID, introSecret, g.audit, g.eng.URL, g.sales.URL, g.all.URL, secretCanary)
 	path := filepath.Join(dir, "mcphost.hcl")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -317,6 +324,23 @@ func TestGateway(t *testing.T) {
 		}
 	})
 
+	t.Run("opaque token", func(t *testing.T) {
+		// Not a JWT: the gateway asks the IdP's introspection endpoint.
+		opaque := g.idp.LoginOpaque(t, "alice")
+		cs := g.connect(t, opaque, "2025-11-25")
+		if got, want := toolNames(t, cs), []string{"mcp__common__whoami", "mcp__eng__deploy"}; !slices.Equal(got, want) {
+			t.Errorf("alice's tools (opaque token) = %v, want %v", got, want)
+		}
+		if text, isErr := callText(t, cs, "mcp__eng__deploy"); isErr {
+			t.Errorf("alice deploy (opaque token): %q", text)
+		}
+		for _, c := range []*canary{g.eng, g.sales, g.all} {
+			if c.contains(opaque) {
+				t.Error("an upstream received the opaque token")
+			}
+		}
+	})
+
 	t.Run("attacks", func(t *testing.T) { attacks(t, g, alice, bob) })
 	t.Run("rate limit", func(t *testing.T) { rateLimit(t, g) })
 
@@ -335,6 +359,15 @@ func TestGateway(t *testing.T) {
 	})
 
 	t.Run("audit", func(t *testing.T) { checkAudit(t, g, alice, bob) })
+
+	t.Run("no secret in the gateway's output", func(t *testing.T) {
+		out := g.out.String()
+		for _, s := range []string{alice, bob, g.introSecret, secretCanary, argCanary} {
+			if strings.Contains(out, s) {
+				t.Errorf("the gateway's output holds a token, secret or argument value (%.12s…)", s)
+			}
+		}
+	})
 }
 
 // attack is one request that must be refused before anything reaches an
@@ -548,7 +581,7 @@ func checkAudit(t *testing.T, g *gateway, alice, bob string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	for _, canary := range []string{alice, bob, argCanary, secretCanary} {
+	for _, canary := range []string{alice, bob, argCanary, secretCanary, g.introSecret} {
 		if bytes.Contains(raw, []byte(canary)) {
 			t.Errorf("the audit log holds a secret or an argument value (%.12s…)", canary)
 		}

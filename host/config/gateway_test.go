@@ -1,0 +1,184 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/host/permissions"
+)
+
+func TestGatewayBlock(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.user(`gateway {
+  url = "https://mcp.corp.example/mcp"
+  oauth {
+    issuer = "https://login.corp.example"
+    scopes = ["mcp"]
+    introspection_url = "https://login.corp.example/introspect"
+    client_id = "gw"
+    client_secret = "s3cret"
+  }
+  rate_limit {
+    per_principal = "20/s"
+    burst = 40
+    max_concurrent = 16
+  }
+}
+audit { path = "audit.jsonl" }
+`)
+	cfg := tr.mustLoad()
+	g := cfg.Gateway
+	if g == nil || g.URL != "https://mcp.corp.example/mcp" || g.OAuth == nil || g.RateLimit == nil {
+		t.Fatalf("gateway = %+v", g)
+	}
+	o := g.OAuth
+	if o.Issuer != "https://login.corp.example" || strings.Join(o.Audience, ",") != g.URL || o.GroupsClaim != "groups" || o.ClientSecret != "s3cret" {
+		t.Errorf("oauth = %+v (the audience defaults to the url, groups_claim to groups)", o)
+	}
+	if r := g.RateLimit; r.PerPrincipal != "20/s" || r.Burst != 40 || r.MaxConcurrent != 16 {
+		t.Errorf("rate_limit = %+v", r)
+	}
+	if cfg.Audit == nil || !filepath.IsAbs(cfg.Audit.Path) || filepath.Base(cfg.Audit.Path) != "audit.jsonl" {
+		t.Errorf("audit = %+v (a relative path is relative to the file)", cfg.Audit)
+	}
+}
+
+// TestGatewayScopes: the highest scope's block wins whole; a project's is
+// ignored with a warning, and not evaluated.
+func TestGatewayScopes(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.user(`gateway { url = "https://user.example/mcp" }
+audit { path = "/var/log/user.jsonl" }
+`)
+	tr.managed(`gateway { url = "https://managed.example/mcp" }
+`)
+	tr.proj(`gateway {
+  url = "https://attacker.example/mcp"
+  oauth { issuer = env("NOPE") }
+}
+audit { path = "/tmp/steal.jsonl" }
+`)
+	cfg, diags := tr.load()
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if cfg.Gateway.URL != "https://managed.example/mcp" || cfg.Audit.Path != "/var/log/user.jsonl" {
+		t.Errorf("gateway %q, audit %q", cfg.Gateway.URL, cfg.Audit.Path)
+	}
+	warned := 0
+	for _, d := range diags {
+		if d.Summary == "Ignored in project scope" && strings.Contains(d.Detail, "gateway and audit blocks") {
+			warned++
+		}
+	}
+	if warned != 2 {
+		t.Errorf("%d project warnings, want 2: %v", warned, diags)
+	}
+}
+
+func TestGatewayDiagnostics(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, src string
+		want      string // "line:col: summary"
+	}{
+		{"oauth without url", "gateway {\n  oauth { issuer = \"https://i.example\" }\n}\n", "2:3: Missing gateway url"},
+		{"http issuer", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth { issuer = \"http://i.example\" }\n}\n", "3:20: Invalid issuer"},
+		{"missing issuer", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth { scopes = [\"mcp\"] }\n}\n", "3:11: Missing required argument"},
+		{"introspection without client", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth {\n    issuer = \"https://i.example\"\n    introspection_url = \"https://i.example/in\"\n  }\n}\n", "5:25: Missing client_id"},
+		{"bad rate", "gateway {\n  rate_limit { per_principal = \"fast\" }\n}\n", "2:32: Invalid per_principal"},
+		{"negative burst", "gateway {\n  rate_limit {\n    per_principal = \"1/s\"\n    burst = -1\n  }\n}\n", "4:13: Invalid burst"},
+		{"unknown attribute", "gateway {\n  issuer = \"x\"\n}\n", "2:3: Unsupported argument"},
+		{"bad url", "gateway { url = \"mcp.example\" }\n", "1:17: Invalid gateway url"},
+		{"two gateway blocks", "gateway {}\ngateway {}\n", "2:1: Duplicate gateway block"},
+		{"empty audit path", "audit { path = \"\" }\n", "1:16: Invalid audit path"},
+		{"empty for_principals", "permissions {\n  for_principals {}\n  allow = [\"mcp__a\"]\n}\n", "2:3: Empty for_principals"},
+		{"for_principals with default_mode", "permissions {\n  for_principals { groups = [\"eng\"] }\n  default_mode = \"deny\"\n}\n", "3:3: default_mode for some principals"},
+		{"two for_principals", "permissions {\n  for_principals { groups = [\"a\"] }\n  for_principals { groups = [\"b\"] }\n}\n", "3:3: Duplicate for_principals block"},
+		{"empty group", "permissions {\n  for_principals { groups = [\"\"] }\n}\n", "2:29: Empty group"},
+		{"empty tool pattern", "server \"a\" {\n  command = \"x\"\n  tools { exclude = [\"\"] }\n}\n", "3:21: Invalid tool pattern"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := newTree(t)
+			path := tr.write(filepath.Join(tr.root, "c.hcl"), tc.src)
+			_, diags := tr.load(path)
+			var got []string
+			for _, d := range diags {
+				if d.Subject != nil {
+					got = append(got, fmt.Sprintf("%d:%d: %s", d.Subject.Start.Line, d.Subject.Start.Column, d.Summary))
+				}
+			}
+			if !diags.HasErrors() || !strings.Contains(strings.Join(got, "\n"), tc.want) {
+				t.Errorf("want %q; got:\n%s", tc.want, strings.Join(got, "\n"))
+			}
+		})
+	}
+}
+
+// TestForPrincipals: the rules of a permissions block with for_principals
+// apply to those principals only; the others are everyone's.
+func TestForPrincipals(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.user(`permissions { default_mode = "deny" }
+permissions {
+  for_principals { groups = ["eng"] }
+  allow = ["mcp__github__*"]
+}
+permissions {
+  for_principals { subjects = ["alice@corp.example"] }
+  deny = ["mcp__github__delete_repo"]
+}
+`)
+	p, err := tr.mustLoad().Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		who  *permissions.Who
+		tool string
+		want permissions.Behavior
+	}{
+		{nil, "mcp__github__create_issue", permissions.Deny},
+		{&permissions.Who{Subject: "bob", Groups: []string{"eng"}}, "mcp__github__create_issue", permissions.Allow},
+		{&permissions.Who{Subject: "bob", Groups: []string{"sales"}}, "mcp__github__create_issue", permissions.Deny},
+		{&permissions.Who{Subject: "alice@corp.example", Groups: []string{"eng"}}, "mcp__github__delete_repo", permissions.Deny},
+		{&permissions.Who{Subject: "bob", Groups: []string{"eng"}}, "mcp__github__delete_repo", permissions.Allow},
+	} {
+		if d := p.DecideFor(tc.tool, tc.who); d.Behavior != tc.want {
+			t.Errorf("%+v %s: %s (%s), want %s", tc.who, tc.tool, d.Behavior, d.Explain(), tc.want)
+		}
+	}
+}
+
+func TestToolFilter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f    *ToolFilter
+		tool string
+		want bool
+	}{
+		{nil, "x", true},
+		{&ToolFilter{}, "x", true},
+		{&ToolFilter{Include: []string{"read_*"}}, "read_file", true},
+		{&ToolFilter{Include: []string{"read_*"}}, "write_file", false},
+		{&ToolFilter{Exclude: []string{"*_repo"}}, "delete_repo", false},
+		{&ToolFilter{Include: []string{"*"}, Exclude: []string{"delete_*"}}, "delete_x", false},
+		{&ToolFilter{Include: []string{"get_?"}}, "get_a", true},
+		{&ToolFilter{Include: []string{"get_?"}}, "get_ab", false},
+	} {
+		if got := tc.f.Allows(tc.tool); got != tc.want {
+			t.Errorf("%+v Allows(%q) = %v", tc.f, tc.tool, got)
+		}
+	}
+	tr := newTree(t)
+	tr.user("server \"a\" {\n  command = \"x\"\n  tools {\n    include = [\"read_*\"]\n    exclude = [\"read_secret\"]\n  }\n}\n")
+	if s := tr.mustLoad().Server("a"); s.Tools == nil || s.Tools.Allows("read_secret") || !s.Tools.Allows("read_file") {
+		t.Errorf("tools = %+v", s.Tools)
+	}
+}
