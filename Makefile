@@ -79,6 +79,9 @@ fuzz:
 	$(GO) test ./host/toolsearch -run=^$$ -fuzz=FuzzQuery -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/llmtools -run=^$$ -fuzz=FuzzConvert -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/inbound -run=^$$ -fuzz=FuzzVerify -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/inbound -run=^$$ -fuzz=FuzzIntrospectionResponse -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/ratelimit -run=^$$ -fuzz=FuzzParseRate -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/audit -run=^$$ -fuzz=FuzzAppendString -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build
