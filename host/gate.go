@@ -114,6 +114,11 @@ func (h *Host) gate(ctx context.Context, name string, approved bool, timeout tim
 		if mode == gateNoPerson {
 			return nil, errNotRelayable
 		}
+		if whoOf(ctx) != nil {
+			// A gateway user is not listed the tool: it is told neither
+			// that it exists nor the rule (the audit log has the rule).
+			return nil, &hiddenToolError{name: t.Name}
+		}
 		return nil, fmt.Errorf("%w: %s is %s", ErrDenied, t.Name, d.Explain())
 	default: // ask
 		switch {
@@ -150,4 +155,15 @@ func (h *Host) gate(ctx context.Context, name string, approved bool, timeout tim
 	}
 	g.idle, g.most = toolLimits(timeout, g.server)
 	return g, nil
+}
+
+// hiddenToolError refuses a gateway user's call of a tool the permission
+// rules deny it: as an unknown tool (registry.ErrNotFound), which it is
+// to that user, and as ErrDenied for the host's own accounting.
+type hiddenToolError struct{ name string }
+
+func (e *hiddenToolError) Error() string { return fmt.Sprintf("unknown tool %q", e.name) }
+
+func (e *hiddenToolError) Is(target error) bool {
+	return target == ErrDenied || target == registry.ErrNotFound
 }

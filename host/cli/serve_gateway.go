@@ -82,7 +82,18 @@ func describeGateway(cfg *config.Config, opts *serve.HTTPOptions) string {
 		fmt.Fprintf(&b, ".\nProtected resource metadata: %s\n", o.MetadataURL())
 	}
 	if r := cfg.Gateway.RateLimit; opts.RateLimit != nil && r != nil {
-		fmt.Fprintf(&b, "Rate limit per principal: %s, burst %d, at most %d concurrent (0: no cap).\n", r.PerPrincipal, r.Burst, r.MaxConcurrent)
+		var parts []string
+		if r.PerPrincipal != "" {
+			burst := r.Burst
+			if rate, err := ratelimit.ParseRate(r.PerPrincipal); err == nil && burst == 0 {
+				burst = max(1, int(float64(rate)+0.5))
+			}
+			parts = append(parts, fmt.Sprintf("%s, burst %d", r.PerPrincipal, burst))
+		}
+		if r.MaxConcurrent > 0 {
+			parts = append(parts, fmt.Sprintf("at most %d concurrent", r.MaxConcurrent))
+		}
+		fmt.Fprintf(&b, "Rate limit per principal: %s.\n", strings.Join(parts, "; "))
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -156,6 +157,9 @@ func decodeGateway(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalContext)
 			if r.MaxConcurrent < 0 {
 				diags = append(diags, errorf(at(nattrs, "max_concurrent", &nb.DefRange), "Invalid max_concurrent", "max_concurrent must be 0 (no cap) or more."))
 			}
+			if r.PerPrincipal == "" && r.Burst != 0 {
+				diags = append(diags, warnf(at(nattrs, "burst", &nb.DefRange), "burst without per_principal", "burst applies to a rate: set per_principal too, or drop burst."))
+			}
 			if r.PerPrincipal == "" && r.MaxConcurrent == 0 {
 				diags = append(diags, warnf(&nb.DefRange, "Empty rate_limit", "rate_limit sets neither per_principal nor max_concurrent: nothing is limited."))
 			}
@@ -172,7 +176,8 @@ func checkGatewayOAuth(g *Gateway, nb *hcl.Block, attrs hcl.Attributes, at func(
 			return
 		}
 		u, err := url.Parse(v)
-		if err != nil || u.Host == "" || (u.Scheme != "https" && !(o.AllowLoopback && u.Scheme == "http")) {
+		loopback := u != nil && (u.Hostname() == "localhost" || net.ParseIP(u.Hostname()) != nil && net.ParseIP(u.Hostname()).IsLoopback())
+		if err != nil || u.Host == "" || (u.Scheme != "https" && !(o.AllowLoopback && u.Scheme == "http" && loopback)) {
 			diags = append(diags, errorf(at(attrs, name, &nb.DefRange), "Invalid "+name,
 				"%s must be an https URL (http only on a loopback address with allow_loopback = true, for tests).", name))
 		}

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -43,6 +44,10 @@ const (
 	// maxIntrospections bounds the requests in flight to the endpoint: a
 	// flood of distinct tokens queues here instead of at the issuer.
 	maxIntrospections = 32
+	// maxQueuedIntrospections bounds those waiting for a slot, and
+	// slotWait how long one waits.
+	maxQueuedIntrospections = 64
+	slotWait                = 2 * time.Second
 	// maxIntrospectionBytes bounds an introspection response.
 	maxIntrospectionBytes = 64 << 10
 	// maxOpaqueTokenBytes bounds a token sent to the endpoint.
@@ -56,7 +61,7 @@ const (
 // auth.ErrInvalidToken (the token may well be good, and a 401 would send
 // the client to sign in again): the gateway answers 503. The go-sdk's
 // auth.RequireBearerToken alone would answer 500.
-var ErrUnavailable = errors.New("token introspection unavailable")
+var ErrUnavailable = errors.New("the authorization server cannot be asked now")
 
 // introspector is a Verifier's access to the introspection endpoint.
 //
@@ -75,6 +80,7 @@ type introspector struct {
 	user, password string // form-urlencoded client_id and client_secret (RFC 6749 2.3.1)
 	client         *http.Client
 	slots          chan struct{}
+	queued         atomic.Int64 // introspections waiting for a slot
 	flights        singleflight.Group
 	cache          tokenCache
 }
@@ -183,10 +189,26 @@ func (v *Verifier) introspect(ctx context.Context, token string) (*auth.TokenInf
 func (v *Verifier) introspectOnce(ctx context.Context, token string, sum [sha256.Size]byte) (*Principal, error) {
 	ctx, cancel := context.WithTimeout(ctx, IntrospectionTimeout)
 	defer cancel()
+	// A flood of made-up tokens (each its own flight) must not queue
+	// without bound behind the slots, nor keep the real ones waiting long:
+	// past maxQueuedIntrospections waiting, or after slotWait, the answer
+	// is ErrUnavailable (503, retry) at once.
+	if v.in.queued.Add(1) > maxQueuedIntrospections {
+		v.in.queued.Add(-1)
+		return nil, fmt.Errorf("%w: too many introspections under way", ErrUnavailable)
+	}
+	wait := time.NewTimer(slotWait)
 	select {
 	case v.in.slots <- struct{}{}:
+		wait.Stop()
+		v.in.queued.Add(-1)
 		defer func() { <-v.in.slots }()
+	case <-wait.C:
+		v.in.queued.Add(-1)
+		return nil, fmt.Errorf("%w: too many introspections under way", ErrUnavailable)
 	case <-ctx.Done():
+		wait.Stop()
+		v.in.queued.Add(-1)
 		return nil, fmt.Errorf("%w: too many introspections under way", ErrUnavailable)
 	}
 	body, err := v.in.post(ctx, token)

@@ -66,6 +66,8 @@ const (
 	// verifiedCacheSize bounds the verified JWTs kept (a few hundred bytes
 	// each).
 	verifiedCacheSize = 4096
+	// FetchTimeout bounds a fetch of the issuer's metadata and JWKS.
+	FetchTimeout = 10 * time.Second
 )
 
 // ErrConfig classifies a Verifier that cannot work as configured.
@@ -142,9 +144,10 @@ type Verifier struct {
 	mu       sync.Mutex
 	jwksURL  string
 	keys     *jose.JSONWebKeySet
-	fetched  time.Time // of keys
-	lastTry  time.Time // of the last fetch, successful or not
-	fetching chan struct{}
+	fetched  time.Time     // of keys
+	lastTry  time.Time     // of the last fetch, successful or not
+	fetching chan struct{} // closed when the fetch under way ends
+	fetchErr error         // of the last fetch
 }
 
 // New returns a Verifier. Nothing is fetched until the first token.
@@ -326,45 +329,56 @@ func suits(k jose.JSONWebKey, alg string) bool {
 // one is under way wait for it).
 func (v *Verifier) refresh(ctx context.Context) error {
 	v.mu.Lock()
-	if ch := v.fetching; ch != nil {
-		v.mu.Unlock()
-		select {
-		case <-ch:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	ch := v.fetching
+	if ch == nil {
+		ch = make(chan struct{})
+		v.fetching = ch
+		// The fetch serves every request waiting for the keys: a
+		// requester that goes away does not cancel it (a client that
+		// hangs up at once must not spoil the keys for MinRefresh). It
+		// ends within FetchTimeout.
+		go v.fetch(context.WithoutCancel(ctx), v.jwksURL, ch)
 	}
-	ch := make(chan struct{})
-	v.fetching = ch
-	v.lastTry = v.o.Now()
-	jwksURL := v.jwksURL
 	v.mu.Unlock()
-	defer func() {
+	select {
+	case <-ch:
 		v.mu.Lock()
-		v.fetching = nil
-		v.mu.Unlock()
-		close(ch)
-	}()
+		defer v.mu.Unlock()
+		return v.fetchErr
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the issuer's keys: %w: %w", ErrUnavailable, context.Cause(ctx))
+	}
+}
 
-	if jwksURL == "" {
-		asm, err := oauthkit.FetchAuthServerMeta(ctx, v.client, v.o.Issuer, oauthkit.MetadataOptions{AllowLoopback: v.o.AllowLoopback})
+// fetch fetches the JWKS (discovering its URL first if need be), keeps the
+// keys or the error, and closes ch. It counts as a try once it ends.
+func (v *Verifier) fetch(ctx context.Context, jwksURL string, ch chan struct{}) {
+	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
+	defer cancel()
+	err := func() error {
+		if jwksURL == "" {
+			asm, err := oauthkit.FetchAuthServerMeta(ctx, v.client, v.o.Issuer, oauthkit.MetadataOptions{AllowLoopback: v.o.AllowLoopback})
+			if err != nil {
+				return fmt.Errorf("discovering the issuer's keys: %v: %w", err, ErrUnavailable)
+			}
+			if asm.JWKSURI == "" {
+				return fmt.Errorf("the issuer's metadata has no jwks_uri: %w", ErrUnavailable)
+			}
+			jwksURL = asm.JWKSURI
+		}
+		keys, err := fetchJWKS(ctx, v.client, jwksURL)
 		if err != nil {
-			return fmt.Errorf("discovering the issuer's keys: %v: %w", err, ErrUnavailable)
+			return fmt.Errorf("fetching the issuer's keys: %v: %w", err, ErrUnavailable)
 		}
-		if asm.JWKSURI == "" {
-			return fmt.Errorf("the issuer's metadata has no jwks_uri: %w", ErrUnavailable)
-		}
-		jwksURL = asm.JWKSURI
-	}
-	keys, err := fetchJWKS(ctx, v.client, jwksURL)
-	if err != nil {
-		return fmt.Errorf("fetching the issuer's keys: %v: %w", err, ErrUnavailable)
-	}
+		v.mu.Lock()
+		v.jwksURL, v.keys, v.fetched = jwksURL, keys, v.o.Now()
+		v.mu.Unlock()
+		return nil
+	}()
 	v.mu.Lock()
-	v.jwksURL, v.keys, v.fetched = jwksURL, keys, v.o.Now()
+	v.fetching, v.fetchErr, v.lastTry = nil, err, v.o.Now()
 	v.mu.Unlock()
-	return nil
+	close(ch)
 }
 
 func invalid(format string, args ...any) error {

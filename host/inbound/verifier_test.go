@@ -326,3 +326,26 @@ func TestVerifiedCache(t *testing.T) {
 		t.Errorf("an expired cached token: %v", err)
 	}
 }
+
+// TestCancelledFetchDoesNotSpoilKeys: a requester that hangs up while the
+// keys are fetched neither cancels the fetch nor counts as a failed try
+// (found by review: one abandoned request every MinRefresh kept the keys
+// from ever being fetched).
+func TestCancelledFetchDoesNotSpoilKeys(t *testing.T) {
+	is := newIssuer(t)
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key := is.addKey("k", k, jose.ES256)
+	v, _ := New(Options{Issuer: is.srv.URL, Audience: []string{"a"}, AllowLoopback: true})
+	tok := sign(t, key, jose.ES256, map[string]any{"iss": is.srv.URL, "sub": "s", "aud": "a", "exp": time.Now().Add(time.Hour).Unix()})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := v.Verify(ctx, tok, nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a requester gone at once: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), tok, nil); err != nil {
+		t.Fatalf("the next request: %v", err)
+	}
+	if n := is.fetches.Load(); n != 1 {
+		t.Errorf("%d fetches, want 1", n)
+	}
+}

@@ -92,7 +92,8 @@ func sessionID(ss *mcp.ServerSession) string {
 	return ss.ID()
 }
 
-// auditCall starts the audit line of a call of the registry tool name made
+// auditCall starts the audit line of a call of the registry tool or prompt
+// name (for a resource read: its URI) made
 // for ctx's caller on session (its id, "" for none); nil without an audit
 // log. The decision recorded is the permission rules' for the caller, as
 // the call's gate takes it.
@@ -110,7 +111,7 @@ func (g *Gateway) auditCall(ctx context.Context, event, name, session, remote st
 	if session != "" {
 		a.rec.Session = audit.SessionRef(session)
 	}
-	if server, _, ok := registry.ParseName(name); ok {
+	if server, _, ok := registry.ParseName(name); ok && event != audit.EventResourceRead {
 		a.rec.Server = server
 		d := g.h.DecideFor(p, name)
 		a.rec.Decision = d.Behavior.String()

@@ -46,6 +46,10 @@ type HTTPOptions struct {
 	// is refused with 503 and a JSON-RPC error. OPTIONAL: defaults to
 	// config.DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerPrincipal caps one principal's sessions under OAuth,
+	// so that one user cannot take every session of MaxSessions.
+	// OPTIONAL: defaults to a tenth of MaxSessions (at least 1).
+	MaxSessionsPerPrincipal int
 	// BodyTimeout bounds the reading of one request body. OPTIONAL: defaults
 	// to DefaultBodyTimeout.
 	BodyTimeout time.Duration
@@ -94,6 +98,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = config.DefaultMaxSessions
+	}
+	if o.MaxSessionsPerPrincipal <= 0 {
+		o.MaxSessionsPerPrincipal = max(1, o.MaxSessions/10)
 	}
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
@@ -203,10 +210,18 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		// Any POST without a session id may open a session (however its
 		// method is spelled), so each one is admitted against the cap.
 		if r.Header.Get("Mcp-Session-Id") == "" && next != stateless {
+			if authn != nil && sessions.owned(owner) >= o.MaxSessionsPerPrincipal {
+				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
+					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: one principal may have at most %d open at once; end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
+					CodeTooManySessions, o.MaxSessionsPerPrincipal)))
+				g.refused(r, http.StatusServiceUnavailable, "too many sessions for this principal")
+				return
+			}
 			if !g.admitSession(o.MaxSessions) {
 				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
 					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
 					CodeTooManySessions, o.MaxSessions)))
+				g.refused(r, http.StatusServiceUnavailable, "too many sessions")
 				return
 			}
 			defer g.sessionOpened()

@@ -162,6 +162,19 @@ func (s *httpSessions) belongsTo(id, owner string) bool {
 	return hs != nil && hs.owner == owner
 }
 
+// owned counts owner's open sessions.
+func (s *httpSessions) owned(owner string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, hs := range s.byID {
+		if hs.owner == owner && !hs.closing {
+			n++
+		}
+	}
+	return n
+}
+
 // caps returns the capabilities of hs's client (nil before its initialize
 // was handled).
 func (s *httpSessions) caps(hs *httpSession) []byte {

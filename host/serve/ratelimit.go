@@ -1,8 +1,8 @@
 package serve
 
 import (
+	"bytes"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 
@@ -16,52 +16,69 @@ import (
 const CodeRateLimited = -32029
 
 // admitRate admits a POSTed request of principal key under l, or answers
-// it 429 (nothing goes upstream) and reports false. Only requests count:
-// a body of notifications or responses (a client's answers, its
-// cancellations) is always admitted, so that limiting never strands a call
-// in flight. release ends the request's concurrency slot.
+// it 429 (nothing goes upstream) and reports false. Only requests count,
+// each element of a batch: a body of notifications or responses (a
+// client's answers, its cancellations) is always admitted, so that
+// limiting never strands a call in flight; and subscriptions/listen, a
+// stream that lasts as long as its session, takes no slot of
+// max_concurrent (its rate token is spent). release ends the requests'
+// concurrency slots.
 func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l *ratelimit.Limiter, key string, body []byte) (release func(), ok bool) {
-	id, isRequest := requestID(body)
-	if !isRequest {
+	id, n, listen := requests(body)
+	var releases []func()
+	releaseAll := func() {
+		for _, f := range releases {
+			f()
+		}
+	}
+	for range n {
+		rel, retry, reason, ok := l.Acquire(key)
+		if !ok {
+			releaseAll()
+			secs := ratelimit.RetryAfterSeconds(retry)
+			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			writeJSONRPCError(w, http.StatusTooManyRequests, fmt.Appendf(nil,
+				`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"rate limit: %s; retry after %d s","data":{"retryAfterSeconds":%d}}}`,
+				id, CodeRateLimited, reason, secs, secs))
+			g.refused(r, http.StatusTooManyRequests, reason.String())
+			return nil, false
+		}
+		releases = append(releases, rel)
+	}
+	if listen {
+		releaseAll()
 		return func() {}, true
 	}
-	release, retry, reason, ok := l.Acquire(key)
-	if ok {
-		return release, true
-	}
-	secs := int(math.Ceil(retry.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeJSONRPCError(w, http.StatusTooManyRequests, fmt.Appendf(nil,
-		`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"rate limit: %s; retry after %d s","data":{"retryAfterSeconds":%d}}}`,
-		id, CodeRateLimited, reason, secs, secs))
-	g.refused(r, http.StatusTooManyRequests, reason.String())
-	return nil, false
+	return releaseAll, true
 }
 
-// requestID returns the id of a JSON-RPC request body ("null" for a batch),
-// and whether the body holds a request (a message with a method and an id).
-func requestID(body []byte) (id []byte, ok bool) {
+// requests returns the id of a JSON-RPC body's request ("null" for a
+// batch, or none), how many requests it holds (a message with a method and
+// an id), and whether it is a subscriptions/listen request.
+func requests(body []byte) (id []byte, n int, listen bool) {
+	id = []byte("null")
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		elems, err := rawjson.Elements(nil, trimmed)
+		if err != nil {
+			return id, 0, false
+		}
+		for _, e := range elems {
+			if _, k, _ := requests(e); k > 0 {
+				n++
+			}
+		}
+		return id, n, false
+	}
 	var arr, parr [8]rawjson.Member
 	ms, _, err := rawjson.Message(arr[:0], parr[:0], body)
 	if err != nil {
-		elems, err := rawjson.Elements(nil, body)
-		if err != nil {
-			return nil, false
-		}
-		for _, e := range elems {
-			if _, ok := requestID(e); ok {
-				return []byte("null"), true
-			}
-		}
-		return nil, false
+		return id, 0, false
 	}
 	m, hasMethod := rawjson.Find(ms, "method")
 	i, hasID := rawjson.Find(ms, "id")
-	if !hasMethod || !hasID || len(m.Value) == 0 {
-		return nil, false
+	if !hasMethod || !hasID {
+		return id, 0, false
 	}
-	return i.Value, true
+	return i.Value, 1, string(m.Value) == `"subscriptions/listen"`
 }

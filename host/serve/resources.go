@@ -12,6 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/inbound"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -27,7 +31,11 @@ func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", exposed)}
 		}
+		a := g.auditCall(ctx, audit.EventPromptGet, p.Name, sessionID(req.Session), "", 0)
 		res, err := g.h.GetPromptResult(ctx, p.Name, req.Params)
+		if a != nil {
+			a.done(err, 0)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -40,15 +48,27 @@ func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
 // server's own URI, whatever URI it is served under).
 func (g *Gateway) resourceHandler(server, uri string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return g.auditedRead(ctx, req, server, uri)
+	}
+}
+
+// auditedRead is read with its audit line.
+func (g *Gateway) auditedRead(ctx context.Context, req *mcp.ReadResourceRequest, server, uri string) (*mcp.ReadResourceResult, error) {
+	a := g.auditCall(ctx, audit.EventResourceRead, req.Params.URI, sessionID(req.Session), "", 0)
+	if a == nil {
 		return g.read(ctx, server, uri, req.Params)
 	}
+	a.rec.Server = server
+	res, err := g.read(ctx, server, uri, req.Params)
+	a.done(err, 0)
+	return res, err
 }
 
 // templateHandler reads a resource of a server's template; prefix is the
 // qualification the template is served with ("" when none).
 func (g *Gateway) templateHandler(server, prefix string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return g.read(ctx, server, strings.TrimPrefix(req.Params.URI, prefix), req.Params)
+		return g.auditedRead(ctx, req, server, strings.TrimPrefix(req.Params.URI, prefix))
 	}
 }
 
@@ -78,6 +98,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	case "ref/prompt":
 		if pr, ok := g.exposed.prompts[ref.Name]; ok {
 			server, ref.Name = pr.Server, pr.Original
+			if c := host.CallerOf(ctx); c != nil && g.h.DecideFor(c.Principal, pr.Name).Behavior == permissions.Deny {
+				server = "" // a prompt hidden from the caller: as none
+			}
 		}
 	case "ref/resource":
 		if t, ok := g.exposed.templates[ref.URI]; ok {
@@ -146,6 +169,11 @@ const upstreamUnsubscribeTimeout = 10 * time.Second
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	k, ok := g.owner(req.Params.URI)
 	if !ok {
+		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", req.Params.URI)}
+	}
+	if c := host.CallerOf(ctx); c != nil && g.h.ServerDeniedFor(c.Principal, k.server) {
+		// (Checked here too: with a subscriber already, the upstream is
+		// not asked again.)
 		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", req.Params.URI)}
 	}
 	g.subs.mu.Lock()
@@ -355,9 +383,13 @@ func (g *Gateway) instructions(ctx context.Context) string {
 	if g.search != nil {
 		fmt.Fprintf(&b, " The tools are not listed: find them with %s (describe the task in words) and call them with %s.", SearchToolName, CallToolName)
 	}
+	var principal *inbound.Principal
+	if c := host.CallerOf(ctx); c != nil {
+		principal = c.Principal
+	}
 	for _, st := range g.h.Servers(ctx) {
-		if st.Instructions == "" {
-			continue
+		if st.Instructions == "" || principal != nil && g.h.ServerDeniedFor(principal, st.Name) {
+			continue // (a server denied to the caller is not named)
 		}
 		fmt.Fprintf(&b, "\n\n## %s\n%s", st.Name, st.Instructions)
 	}

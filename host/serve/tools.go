@@ -71,7 +71,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
 		// The retry of an authenticate call whose login just finished:
 		// the pseudo-tool is gone, the pending login has the outcome.
-		if _, answered := p.InputResponses[loginKey]; answered {
+		if _, answered := p.InputResponses[loginKey]; answered && host.CallerOf(ctx) == nil {
 			return g.login(ctx, req, name, server), nil
 		}
 	}
@@ -167,6 +167,12 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 			}
 			return g.askRequest(ctx, name, p.Arguments, ar.Decision), nil
 		case errors.As(err, &lr):
+			if host.CallerOf(ctx) != nil {
+				// Under inbound OAuth a login would set the credential
+				// every user's calls use: the operator logs in (mcphost
+				// auth login), not a user (per-user credentials: not yet).
+				return errorResult(fmt.Errorf("%s needs a login, which only the gateway's operator can do (mcphost auth login %s); users of a shared gateway cannot log it in", lr.Server, lr.Server)), nil
+			}
 			return g.login(ctx, req, name, lr.Server), nil
 		case errors.As(err, &te):
 			stripProtocolMeta(res.Meta)

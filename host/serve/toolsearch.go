@@ -206,7 +206,7 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 		// whose every tool the rules deny is as unknown as one that does
 		// not exist.
 		servers := "none"
-		if s := ix.Servers(); len(s) > 0 {
+		if s := slices.DeleteFunc(slices.Clone(ix.Servers()), func(s string) bool { return g.h.ServerDeniedFor(principal, s) }); len(s) > 0 {
 			servers = strings.Join(s, ", ")
 		}
 		return errorResult(fmt.Errorf("%s: there is no server %q among those whose tools you can use; they are %s", SearchToolName, a.Server, servers)), nil

@@ -51,7 +51,7 @@ type canary struct {
 
 func newCanary(t *testing.T, name string, tools ...string) *canary {
 	c := &canary{}
-	srv := mcp.NewServer(&mcp.Implementation{Name: name}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: name}, &mcp.ServerOptions{Instructions: "INSTRUCTIONS OF " + name})
 	for _, tool := range tools {
 		mcp.AddTool(srv, &mcp.Tool{Name: tool, Description: tool + " of " + name},
 			func(_ context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
@@ -128,6 +128,7 @@ func startGateway(t *testing.T) *gateway {
 			{Username: "alice", Password: "alice-pw", Groups: []string{"eng"}},
 			{Username: "bob", Password: "bob-pw", Groups: []string{"sales"}},
 			{Username: "carol", Password: "carol-pw", Groups: []string{"sales"}},
+			{Username: "dave", Password: "dave-pw", Groups: []string{"sales"}},
 		},
 		Audience: []string{g.URL},
 		Scopes:   []string{"mcp"},
@@ -342,7 +343,45 @@ func TestGateway(t *testing.T) {
 	})
 
 	t.Run("attacks", func(t *testing.T) { attacks(t, g, alice, bob) })
+
+	t.Run("another principal's session, every method", func(t *testing.T) {
+		a := g.connect(t, alice, "2025-11-25")
+		for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPost} {
+			req, _ := http.NewRequest(method, g.URL, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"ping"}`))
+			req.Header.Set("Authorization", "Bearer "+bob)
+			req.Header.Set("Mcp-Session-Id", a.ID())
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("%s by bob on alice's session: %d, want 404", method, resp.StatusCode)
+			}
+		}
+		// Her session was neither ended nor disturbed.
+		if got := toolNames(t, a); len(got) != 2 {
+			t.Errorf("alice's session after bob's attempts: %v", got)
+		}
+	})
 	t.Run("rate limit", func(t *testing.T) { rateLimit(t, g) })
+	t.Run("rate limit, batch", func(t *testing.T) { batchLimit(t, g) })
+
+	t.Run("hidden servers and tools are not named", func(t *testing.T) {
+		b := g.connect(t, bob, "2025-11-25")
+		ins := b.InitializeResult().Instructions
+		if strings.Contains(ins, "INSTRUCTIONS OF eng") || !strings.Contains(ins, "INSTRUCTIONS OF sales") {
+			t.Errorf("bob's instructions: %q", ins)
+		}
+		// A tool hidden from him is as unknown as one that does not exist;
+		// no rule or file is named.
+		hidden, _ := callText(t, b, "mcp__eng__deploy")
+		if !strings.Contains(hidden, `unknown tool "mcp__eng__deploy"`) || strings.Contains(hidden, ".hcl") {
+			t.Errorf("bob calling a hidden tool: %q", hidden)
+		}
+	})
 
 	t.Run("upstream never sees an inbound token", func(t *testing.T) {
 		for _, c := range []*canary{g.eng, g.sales, g.all} {
@@ -645,4 +684,35 @@ func newCmd(bin, dir string, args []string) *exec.Cmd {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "MCPHOST_CONFIG_DIR="+filepath.Join(dir, "cfg"), "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "managed.hcl"))
 	return cmd
+}
+
+// batchLimit: each request of a batch counts (a 2025-03-26 session may
+// send batches): a batch over the principal's budget is refused whole, and
+// nothing of it reaches the upstream.
+func batchLimit(t *testing.T, g *gateway) {
+	dave := g.idp.Login(t, "dave")
+	cs := g.connect(t, dave, "2025-03-26")
+	_, before := g.sales.snapshot()
+	var batch []string
+	for i := range 30 {
+		batch = append(batch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"mcp__sales__quote","arguments":{}}}`, i+100))
+	}
+	req, _ := http.NewRequest(http.MethodPost, g.URL, strings.NewReader("["+strings.Join(batch, ",")+"]"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Authorization", "Bearer "+dave)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a batch of 30 calls over a burst of 20: %d %s", resp.StatusCode, out)
+	}
+	if _, after := g.sales.snapshot(); len(after) != len(before) {
+		t.Errorf("the upstream received %d calls of the refused batch", len(after)-len(before))
+	}
 }
