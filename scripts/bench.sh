@@ -23,5 +23,8 @@ go test -run='^$' -bench=Decide -benchtime=1000000x -count="${COUNT:-7}" ./host/
 # and the index's build and query times (library and through the gateway).
 go test -run='^$' -bench=ToolSearch -benchtime=1000x -count="${COUNT:-7}" ./host/serve | tee -a "$out"
 go test -run='^$' -bench=Index -benchmem -count="${COUNT:-7}" ./host/toolsearch | tee -a "$out"
+# Inbound OAuth (gateway { oauth }): token validation per request against
+# the static token, interleaved in one loop; Verify hit and miss.
+go test -run='^$' -bench='HTTPAuth/stdio/.*/interleaved|HandlerAuth|Verify' -benchtime=3000x -count="${COUNT:-7}" ./host/serve | tee -a "$out"
 { go run ./internal/benchreport < "$out"; echo; cat test/bench/NOTES.md; } > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

@@ -164,8 +164,8 @@ func (v *Verifier) introspect(ctx context.Context, token string) (*auth.TokenInf
 		return nil, invalid("not a bearer token")
 	}
 	sum := sha256.Sum256([]byte(token))
-	if p, ok := v.in.cache.get(sum, v.o.Now()); ok {
-		return tokenInfo(p), nil
+	if ti, ok := v.in.cache.get(sum, v.o.Now()); ok {
+		return ti, nil
 	}
 	// The request outlives a caller that gives up (others may wait for it),
 	// so it keeps ctx's values but not its cancellation; it has its own
@@ -385,12 +385,11 @@ func typeError(err error) string {
 	return "unknown"
 }
 
-// tokenInfo is the TokenInfo of p, as the JWT path makes it; p is copied,
-// so a caller that changes it does not change the cache.
+// tokenInfo is the TokenInfo of p, as both paths make it. It is shared by
+// every request with the same token (the caches hand out the same one):
+// callers must not change it or its Principal.
 func tokenInfo(p *Principal) *auth.TokenInfo {
-	c := *p
-	c.Groups, c.Scopes = slices.Clone(p.Groups), slices.Clone(p.Scopes)
-	return &auth.TokenInfo{Scopes: c.Scopes, Expiration: c.Expiry, UserID: c.ID(), Extra: map[string]any{principalKey: &c}}
+	return &auth.TokenInfo{Scopes: p.Scopes, Expiration: p.Expiry, UserID: p.ID(), Extra: map[string]any{principalKey: p}}
 }
 
 // tokenCache maps the SHA-256 of a token to its principal until a time. It
@@ -408,12 +407,12 @@ type tokenCache struct {
 }
 
 type cacheEntry struct {
-	p     *Principal
+	ti    *auth.TokenInfo // of the principal, made once
 	until time.Time
 }
 
-// get returns the principal cached under k, if it is still fresh at now.
-func (c *tokenCache) get(k [sha256.Size]byte, now time.Time) (*Principal, bool) {
+// get returns the TokenInfo cached under k, if it is still fresh at now.
+func (c *tokenCache) get(k [sha256.Size]byte, now time.Time) (*auth.TokenInfo, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[k]
@@ -424,11 +423,11 @@ func (c *tokenCache) get(k [sha256.Size]byte, now time.Time) (*Principal, bool) 
 		delete(c.m, k)
 		return nil, false
 	}
-	return e.p, true
+	return e.ti, true
 }
 
-// put caches p under k from now until until.
-func (c *tokenCache) put(k [sha256.Size]byte, p *Principal, now, until time.Time) {
+// put caches p's TokenInfo under k from now until until, and returns it.
+func (c *tokenCache) put(k [sha256.Size]byte, p *Principal, now, until time.Time) *auth.TokenInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -447,7 +446,9 @@ func (c *tokenCache) put(k [sha256.Size]byte, p *Principal, now, until time.Time
 			delete(c.m, key)
 		}
 	}
-	c.m[k] = cacheEntry{p: p, until: until}
+	ti := tokenInfo(p)
+	c.m[k] = cacheEntry{ti: ti, until: until}
+	return ti
 }
 
 // len returns the number of cached entries.

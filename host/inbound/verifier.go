@@ -195,13 +195,16 @@ type claims struct {
 // token. With Options.IntrospectionURL, a token that is not a JWS is
 // introspected; when the endpoint fails, the error wraps ErrUnavailable
 // instead.
+// The TokenInfo is shared by the requests that present the same token
+// (the cache hands out the one made when it was checked): callers must not
+// change it.
 func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	if v.in != nil && !isJWS(token) {
 		return v.introspect(ctx, token)
 	}
 	sum := sha256.Sum256([]byte(token))
-	if p, ok := v.verified.get(sum, v.o.Now()); ok {
-		return tokenInfo(p), nil
+	if ti, ok := v.verified.get(sum, v.o.Now()); ok {
+		return ti, nil
 	}
 	tok, err := jwt.ParseSigned(token, AllowedAlgorithms)
 	if err != nil {
@@ -244,8 +247,7 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if p.Expiry.Before(until) {
 		until = p.Expiry
 	}
-	v.verified.put(sum, p, now, until)
-	return tokenInfo(p), nil
+	return v.verified.put(sum, p, now, until), nil
 }
 
 // key returns the JWKS key for kid and alg, fetching the JWKS when it is

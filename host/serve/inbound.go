@@ -78,22 +78,20 @@ func (o *InboundOAuth) MetadataHandler() http.Handler {
 // for an authorization server that cannot be asked, and the refusal for the
 // audit log.
 type authenticator struct {
-	o  *InboundOAuth
-	mw func(http.Handler) http.Handler
+	o *InboundOAuth
+	h http.Handler // the middleware before passThrough
 }
 
 func newAuthenticator(o *InboundOAuth) *authenticator {
-	a := &authenticator{o: o}
-	a.mw = auth.RequireBearerToken(func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+	mw := auth.RequireBearerToken(func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		ti, err := o.Verify(ctx, token, r)
-		if err != nil && errors.Is(err, inbound.ErrUnavailable) {
-			if st, ok := ctx.Value(authStateKey{}).(*authState); ok {
-				st.unavailable = true
-			}
+		if st, ok := ctx.Value(authStateKey{}).(*authState); ok {
+			st.token = token
+			st.unavailable = err != nil && errors.Is(err, inbound.ErrUnavailable)
 		}
 		return ti, err
 	}, &auth.RequireBearerTokenOptions{ResourceMetadataURL: o.MetadataURL(), Scopes: o.Scopes, ClockSkew: inbound.DefaultLeeway})
-	return a
+	return &authenticator{o: o, h: mw(passThrough)}
 }
 
 type authStateKey struct{}
@@ -101,6 +99,7 @@ type authStateKey struct{}
 // authState is one request's passage through the bearer middleware.
 type authState struct {
 	r           *http.Request // the request as passed on (with its TokenInfo), or nil
+	token       string        // the bearer token the middleware read
 	unavailable bool
 }
 
@@ -114,7 +113,7 @@ var passThrough = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) 
 func (a *authenticator) check(w http.ResponseWriter, r *http.Request) (_ *http.Request, status int, reason string) {
 	st := &authState{}
 	cw := &challengeWriter{ResponseWriter: w, st: st, token: r.Header.Get("Authorization") != ""}
-	a.mw(passThrough).ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), authStateKey{}, st)))
+	a.h.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), authStateKey{}, st)))
 	if st.r == nil {
 		return nil, cw.status, cw.reason
 	}
@@ -125,7 +124,7 @@ func (a *authenticator) check(w http.ResponseWriter, r *http.Request) (_ *http.R
 		// UserID all the same.)
 		p = &inbound.Principal{Subject: ti.UserID, Scopes: ti.Scopes, Expiry: ti.Expiration}
 	}
-	return st.r.WithContext(host.WithCaller(st.r.Context(), p, bearer(r.Header))), 0, ""
+	return st.r.WithContext(host.WithCaller(st.r.Context(), p, st.token)), 0, ""
 }
 
 // challengeWriter completes the bearer middleware's refusals.
@@ -187,11 +186,11 @@ func addChallengeParam(h http.Header, param string) {
 
 // bearer returns the bearer token of an Authorization header, or "".
 func bearer(h http.Header) string {
-	f := strings.Fields(h.Get("Authorization"))
-	if len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
 		return ""
 	}
-	return f[1]
+	return strings.TrimSpace(token)
 }
 
 // principalOf returns the principal of a request the go-sdk server

@@ -191,6 +191,9 @@ func run(in io.Reader, out io.Writer) error {
 	if ts := samples["ToolSearch"]; len(ts) > 0 {
 		toolSearch(w, ts, samples["IndexBuild"], samples["IndexSearch"])
 	}
+	if len(samples["HTTPAuth/stdio/stateless/interleaved"]) > 0 {
+		inboundAuth(w, samples)
+	}
 	if st, floor := median(samples["PluginStartStatic"]["ns/op"]), median(samples["PluginFloor"]["ns/op"]); st > 0 && floor > 0 {
 		r := pairedRatio(samples["PluginStartStatic"]["ns/op"], samples["PluginFloor"]["ns/op"])
 		fmt.Fprintf(w, "## (d) plugin start to first RPC\n\n| benchmark | ms | vs the floor |\n|---|---|---|\n")
@@ -258,6 +261,36 @@ func toolSearch(w io.Writer, ts, build, search map[string][]float64) {
 		fmt.Fprintf(w, "| one query, in the library (`BenchmarkIndexSearch`) | %.0f µs |\n", median(s)/1000)
 	}
 	fmt.Fprintf(w, "| one search_tools call through the gateway, a go-sdk client on an in-memory connection (JSON both ways included) | %.0f µs |\n\n", median(ts["query-µs"]))
+}
+
+// inboundAuth writes section (j): what checking an OAuth access token
+// (gateway { oauth }) adds to a tools/call over `serve --http`, against the
+// static token, both measured in the same loop (BenchmarkHTTPAuth,
+// BenchmarkVerify and BenchmarkHandlerAuth in host/serve).
+func inboundAuth(w io.Writer, samples map[string]map[string][]float64) {
+	fmt.Fprintf(w, "## (j) inbound OAuth: token validation per request vs the static token\n\n")
+	fmt.Fprintf(w, "`serve --http`, a tools/call relayed to the stdio demo server; a static-token request and an OAuth request (an RS256 JWT of 960 bytes, checked by `host/inbound` against the issuer's JWKS) alternate in one loop, so each pair shares the machine's moment.\n\n")
+	fmt.Fprintf(w, "| client | p50 static µs | p50 OAuth µs | added at p50 µs | OAuth/static p50 | goal |\n|---|---|---|---|---|---|\n")
+	for _, c := range []struct{ name, bench string }{{"2026-07-28 (stateless)", "HTTPAuth/stdio/stateless/interleaved"}, {"2025-11-25 (session)", "HTTPAuth/stdio/session/interleaved"}} {
+		m := samples[c.bench]
+		if len(m) == 0 {
+			continue
+		}
+		r := median(m["oauth/static-p50"])
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.1f | ×%.3f | ≤ ×1.05: %s |\n", c.name, median(m["p50-static-µs"]), median(m["p50-oauth-µs"]), median(m["added-p50-µs"]), r,
+			map[bool]string{true: "met", false: "**missed**"}[r <= 1.05])
+	}
+	fmt.Fprintf(w, "\n| cost | µs |\n|---|---|\n")
+	if v := samples["Verify/cached"]; len(v) > 0 {
+		fmt.Fprintf(w, "| `Verifier.Verify`, a token seen before (SHA-256 and a cache hit) | %.2f |\n", median(v["p50-µs"]))
+	}
+	if v := samples["Verify/uncached"]; len(v) > 0 {
+		fmt.Fprintf(w, "| `Verifier.Verify`, a token not seen before (RS256 signature and claims) | %.1f |\n", median(v["p50-µs"]))
+	}
+	if st, oa := samples["HandlerAuth/static"], samples["HandlerAuth/oauth"]; len(st) > 0 && len(oa) > 0 {
+		fmt.Fprintf(w, "| the handler's authentication, in process: static token / OAuth (cached token), CPU per request | %.1f / %.1f |\n", median(st["ns/op"])/1000, median(oa["ns/op"])/1000)
+	}
+	fmt.Fprintln(w)
 }
 
 // pairedRatio is the median of the per-round ratios path[i]/base[i]: the
