@@ -11,9 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
