@@ -47,11 +47,7 @@ func gatewayOptions(cfg *config.Config, opts *serve.HTTPOptions) error {
 			if err != nil {
 				return fmt.Errorf("gateway rate_limit (%s): %w", gw.Origin.Source(), err)
 			}
-			lo.Rate = rate
-			lo.Burst = r.Burst
-			if lo.Burst == 0 {
-				lo.Burst = max(1, int(float64(rate)+0.5))
-			}
+			lo.Rate, lo.Burst = rate, r.Burst // (0: ratelimit's default, a second's worth)
 		}
 		lo.MaxConcurrent = r.MaxConcurrent
 		opts.RateLimit = ratelimit.New(lo)
@@ -84,11 +80,7 @@ func describeGateway(cfg *config.Config, opts *serve.HTTPOptions) string {
 	if r := cfg.Gateway.RateLimit; opts.RateLimit != nil && r != nil {
 		var parts []string
 		if r.PerPrincipal != "" {
-			burst := r.Burst
-			if rate, err := ratelimit.ParseRate(r.PerPrincipal); err == nil && burst == 0 {
-				burst = max(1, int(float64(rate)+0.5))
-			}
-			parts = append(parts, fmt.Sprintf("%s, burst %d", r.PerPrincipal, burst))
+			parts = append(parts, fmt.Sprintf("%s, burst %d", r.PerPrincipal, opts.RateLimit.Burst()))
 		}
 		if r.MaxConcurrent > 0 {
 			parts = append(parts, fmt.Sprintf("at most %d concurrent", r.MaxConcurrent))

@@ -138,6 +138,10 @@ type entry struct {
 	inFlight int           // guarded by Limiter.mu
 }
 
+// Burst returns the burst in effect (Options.Burst, or its default), 0
+// without a rate.
+func (l *Limiter) Burst() int { return l.o.Burst }
+
 // New returns a Limiter. It panics if o is not valid (Options.Validate):
 // configuration is checked where it is decoded.
 func New(o Options) *Limiter {

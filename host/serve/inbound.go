@@ -117,13 +117,7 @@ func (a *authenticator) check(w http.ResponseWriter, r *http.Request) (_ *http.R
 	if st.r == nil {
 		return nil, cw.status, cw.reason
 	}
-	ti := auth.TokenInfoFromContext(st.r.Context())
-	p := inbound.PrincipalOf(ti)
-	if p == nil {
-		// (A verifier other than inbound's: the session binds to its
-		// UserID all the same.)
-		p = &inbound.Principal{Subject: ti.UserID, Scopes: ti.Scopes, Expiry: ti.Expiration}
-	}
+	p := principalOfToken(auth.TokenInfoFromContext(st.r.Context()))
 	return st.r.WithContext(host.WithCaller(st.r.Context(), p, st.token)), 0, ""
 }
 
@@ -200,10 +194,16 @@ func principalOf(req mcp.Request) *inbound.Principal {
 	if extra == nil || extra.TokenInfo == nil {
 		return nil
 	}
-	if p := inbound.PrincipalOf(extra.TokenInfo); p != nil {
+	return principalOfToken(extra.TokenInfo)
+}
+
+// principalOfToken returns the principal of a verified token's TokenInfo:
+// inbound's, or for another verifier one made of its UserID, which the
+// session binds to all the same.
+func principalOfToken(ti *auth.TokenInfo) *inbound.Principal {
+	if p := inbound.PrincipalOf(ti); p != nil {
 		return p
 	}
-	ti := extra.TokenInfo
 	return &inbound.Principal{Subject: ti.UserID, Scopes: ti.Scopes, Expiry: ti.Expiration}
 }
 
