@@ -10,6 +10,7 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -187,12 +188,12 @@ func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOp
 // dropped before the next session is used (see conn.Options.OnListChanged),
 // so a lookup reflects this generation or, if the server reconnects in
 // between, a later one. Before the first connect it is 1: the first session.
-func (h *Host) listedGeneration(name string) uint64 {
+func (h *Host) listedGeneration(ctx context.Context, name string) uint64 {
 	server, _, ok := registry.ParseName(name)
 	if !ok {
 		return 0
 	}
-	return max(h.conns.Generation(server), 1)
+	return max(h.conns.Generation(ctx, server), 1)
 }
 
 // recheck checks a tool again on a session other than the one it was listed
@@ -323,7 +324,14 @@ func TextOf(content []mcp.Content) string {
 
 // Prompts returns the unified prompt list of the active servers.
 func (h *Host) Prompts(ctx context.Context) ([]*registry.Prompt, []registry.Problem) {
-	return h.reg.Prompts(ctx, h.ActiveServers())
+	shared, own, view := h.splitServers(ctx, h.ActiveServers())
+	ps, problems := h.reg.Prompts(ctx, shared)
+	if view != nil {
+		p2, pr2 := view.Prompts(ctx, own)
+		ps, problems = append(ps, p2...), append(problems, pr2...)
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+	}
+	return ps, problems
 }
 
 // GetPrompt retrieves a prompt by registry name with arguments.
@@ -337,7 +345,13 @@ func (h *Host) Resources(ctx context.Context, server string) ([]*registry.Resour
 	if server != "" {
 		servers = []string{server}
 	}
-	return h.reg.Resources(ctx, servers)
+	shared, own, view := h.splitServers(ctx, servers)
+	rs, problems := h.reg.Resources(ctx, shared)
+	if view != nil {
+		r2, p2 := view.Resources(ctx, own)
+		rs, problems = append(rs, r2...), append(problems, p2...)
+	}
+	return rs, problems
 }
 
 // ResourceContent is one piece of a read resource: text, or a blob that was

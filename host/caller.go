@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/permissions"
 )
@@ -16,6 +17,9 @@ type Caller struct {
 	// (oauth { grant = "token_exchange" }), never sent to a server as it
 	// is, never logged.
 	token string
+	// user is the principal as the connections know it (conn.WithUser):
+	// per-user servers are reached through its own connections.
+	user *conn.User
 }
 
 type callerKey struct{}
@@ -28,13 +32,17 @@ func WithCaller(ctx context.Context, p *inbound.Principal, token string) context
 	if p == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, callerKey{}, &Caller{Principal: p, token: token})
+	u := &conn.User{Issuer: p.Issuer, Subject: p.Subject, Groups: p.Groups, Token: token}
+	return conn.WithUser(context.WithValue(ctx, callerKey{}, &Caller{Principal: p, token: token, user: u}), u)
 }
 
 // WithCallerOf returns ctx carrying c (from CallerOf): for work done for a
 // request after it was answered.
 func WithCallerOf(ctx context.Context, c *Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
+	if c == nil {
+		return ctx
+	}
+	return conn.WithUser(context.WithValue(ctx, callerKey{}, c), c.user)
 }
 
 // CallerOf returns the caller ctx carries, or nil (the host's own user).

@@ -69,7 +69,13 @@ func (h *Host) logMessage(server string, p *mcp.LoggingMessageParams, r conn.Req
 
 // ResourceTemplates returns the resource templates of the active servers.
 func (h *Host) ResourceTemplates(ctx context.Context) ([]*registry.ResourceTemplate, []registry.Problem) {
-	return h.reg.ResourceTemplates(ctx, h.ActiveServers())
+	shared, own, view := h.splitServers(ctx, h.ActiveServers())
+	ts, problems := h.reg.ResourceTemplates(ctx, shared)
+	if view != nil {
+		t2, p2 := view.ResourceTemplates(ctx, own)
+		ts, problems = append(ts, t2...), append(problems, p2...)
+	}
+	return ts, problems
 }
 
 // ReadResourceResult reads a resource from server and returns the server's
@@ -96,7 +102,8 @@ func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.Rea
 // arguments, a retry's input responses and request state) with the
 // server's own prompt name. An input-required result is returned as is.
 func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	pr, err := h.reg.LookupPrompt(ctx, name)
+	server, _, _ := registry.ParseName(name)
+	pr, err := h.regFor(ctx, server).LookupPrompt(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +201,7 @@ func (h *Host) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) {
 	h.notes.level = level
 	h.notes.mu.Unlock()
 	for _, st := range h.conns.Status() {
-		if cs := h.conns.Current(st.Name); cs != nil {
+		for _, cs := range h.conns.Sessions(st.Name) { // per-user ones too
 			h.setLevel(ctx, st.Name, cs, level)
 		}
 	}
@@ -236,8 +243,12 @@ func (h *Host) sessionStarted(ctx context.Context, server string, cs *mcp.Client
 	h.notes.mu.Lock()
 	level := h.notes.level
 	var uris []string
-	for u := range h.notes.subs[server] {
-		uris = append(uris, u)
+	if conn.UserOf(ctx) == nil {
+		// (A per-user session's subscriptions are its user's, made
+		// through it; the host keeps only its own to renew.)
+		for u := range h.notes.subs[server] {
+			uris = append(uris, u)
+		}
 	}
 	h.notes.mu.Unlock()
 	if level != "" {
@@ -253,8 +264,8 @@ func (h *Host) sessionStarted(ctx context.Context, server string, cs *mcp.Client
 // ProtocolVersion is the protocol version of server's live session ("" when
 // it has none): it tells, for example, whether the server asks by requests
 // of its own during a call (before 2026-07-28) or by input-required results.
-func (h *Host) ProtocolVersion(server string) string {
-	cs := h.conns.Current(server)
+func (h *Host) ProtocolVersion(ctx context.Context, server string) string {
+	cs := h.conns.Current(ctx, server)
 	if cs == nil || cs.InitializeResult() == nil {
 		return ""
 	}

@@ -87,17 +87,19 @@ var errNotRelayable = fmt.Errorf("the call needs the full path")
 // with which limits. approved says the caller already asked about this very
 // call and the answer was allow; it satisfies an ask, never a deny.
 func (h *Host) gate(ctx context.Context, name string, approved bool, timeout time.Duration, mode gateMode) (*gated, error) {
-	gen := h.listedGeneration(name)
+	gen := h.listedGeneration(ctx, name)
+	server, _, _ := registry.ParseName(name)
+	reg := h.regFor(ctx, server)
 	var t *registry.Tool
 	if mode == gateNoWait {
-		held, ok := h.reg.LookupHeld(name)
+		held, ok := reg.LookupHeld(name)
 		if !ok {
 			return nil, errNotRelayable
 		}
 		t, mode = held, gateNoPerson
 	} else {
 		var err error
-		if t, err = h.reg.Lookup(ctx, name); err != nil {
+		if t, err = reg.Lookup(ctx, name); err != nil {
 			return nil, err
 		}
 	}
@@ -140,7 +142,7 @@ func (h *Host) gate(ctx context.Context, name string, approved bool, timeout tim
 		}
 	}
 	g := &gated{tool: t, gen: gen}
-	if h.IsAuthTool(t.Server, t.Original) {
+	if h.IsAuthTool(ctx, t.Server, t.Original) {
 		switch mode {
 		case gateNoPerson:
 			return nil, errNotRelayable

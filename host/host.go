@@ -104,6 +104,7 @@ type Host struct {
 	log       hclog.Logger
 	conns     *conn.Manager
 	reg       *registry.Registry
+	views     userViews // per-user registries (views.go)
 	plugins   *plugins.Runtime
 	policy    *permissions.Policy
 	pins      *pins
@@ -187,6 +188,9 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		OnProcessStart:     o.OnProcessStart,
 		InProcess:          maps.Clone(o.InProcess),
 		ProtocolVersion:    cmp.Or(o.ProtocolVersion, cfg.Settings.ProtocolVersion),
+		OnUserListChanged: func(server string, u *conn.User, kind conn.ChangeKind) {
+			h.views.invalidate(u.ID(), server, kind)
+		},
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			switch kind {
 			case conn.ToolsChanged:
@@ -275,9 +279,12 @@ func (h *Host) Tools(ctx context.Context) ([]*registry.Tool, []registry.Problem)
 	return h.ToolsOf(ctx, h.ActiveServers())
 }
 
-// ToolsOf is Tools for the given servers.
+// ToolsOf is Tools for the given servers. For a gateway user (WithCaller)
+// a per-user server's tools are those of the user's own connection.
 func (h *Host) ToolsOf(ctx context.Context, servers []string) ([]*registry.Tool, []registry.Problem) {
-	tools, problems := h.reg.Tools(ctx, servers)
+	shared, own, view := h.splitServers(ctx, servers)
+	tools, problems := h.reg.Tools(ctx, shared)
+	tools, problems = mergeTools(ctx, tools, problems, view, own)
 	return h.withoutChanged(tools, problems)
 }
 
@@ -302,7 +309,8 @@ func (h *Host) withoutChanged(tools []*registry.Tool, problems []registry.Proble
 // ApproveTool records the current definition of a tool whose definition
 // changed, unblocking it.
 func (h *Host) ApproveTool(ctx context.Context, name string) error {
-	t, err := h.reg.Lookup(ctx, name)
+	server, _, _ := registry.ParseName(name)
+	t, err := h.regFor(ctx, server).Lookup(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -331,7 +339,7 @@ func (s source) ListTools(ctx context.Context, server string) ([]*mcp.Tool, erro
 			return cs.Tools(ctx, nil)
 		})
 	if errors.Is(err, conn.ErrNeedsAuth) {
-		if c := s.h.conns.Get(server); c != nil && (c.Config().OAuth != nil || c.Config().AuthScheme != "") {
+		if c := s.h.conns.For(ctx, server); c != nil && (c.Config().OAuth != nil || c.Config().AuthScheme != "") {
 			// The login pseudo-tool stands in for the tools until login.
 			return []*mcp.Tool{authTool(server)}, nil
 		}

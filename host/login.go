@@ -28,21 +28,24 @@ func authTool(server string) *mcp.Tool {
 }
 
 // IsAuthTool reports whether a registry tool is the login pseudo-tool of a
-// server that needs authentication.
-func (h *Host) IsAuthTool(server, original string) bool {
+// server that needs authentication (for a per-user server: for ctx's
+// gateway user).
+func (h *Host) IsAuthTool(ctx context.Context, server, original string) bool {
 	if original != AuthToolName {
 		return false
 	}
-	c := h.conns.Get(server)
+	c := h.conns.For(ctx, server)
 	return c != nil && c.State() == conn.StateNeedsAuth && (c.Config().OAuth != nil || c.Config().AuthScheme != "")
 }
 
 // Login runs server's login (its oauth block's flow, or its auth plugin's
 // interaction), showing the authorization URL through present (a browser
 // opener, a printer, or a downstream elicitation), and waits for it to
-// finish. On success the server's tools are listed again.
+// finish. On success the server's tools are listed again. For a per-user
+// server and a gateway user (WithCaller), it is that user's login, kept
+// for that user alone.
 func (h *Host) Login(ctx context.Context, server string, present hauth.Presenter) error {
-	c := h.conns.Get(server)
+	c := h.conns.For(ctx, server)
 	if c == nil {
 		return fmt.Errorf("no server named %q is configured", server)
 	}
@@ -50,9 +53,7 @@ func (h *Host) Login(ctx context.Context, server string, present hauth.Presenter
 		return fmt.Errorf("%s has no oauth block; add `oauth {}` to its server block to use OAuth", server)
 	}
 	err := c.Login(ctx, present)
-	h.reg.InvalidateTools(server)
-	h.reg.InvalidatePrompts(server)
-	h.reg.InvalidateResources(server)
+	h.regFor(ctx, server).Invalidate(server)
 	return err
 }
 
@@ -60,12 +61,12 @@ func (h *Host) Login(ctx context.Context, server string, present hauth.Presenter
 // and deletes them locally, even when revocation fails; for an auth plugin
 // server, the plugin forgets its credentials and the saved state is deleted.
 func (h *Host) Logout(ctx context.Context, server string) error {
-	c := h.conns.Get(server)
+	c := h.conns.For(ctx, server)
 	if c == nil {
 		return fmt.Errorf("no server named %q is configured", server)
 	}
 	err := c.Logout(ctx)
-	h.reg.InvalidateTools(server)
+	h.regFor(ctx, server).InvalidateTools(server)
 	return err
 }
 
@@ -131,7 +132,7 @@ func (h *Host) AuthStatuses() []AuthStatus {
 // loginResult is the result of a finished authenticate call: the server's
 // tools, now available.
 func (h *Host) loginResult(ctx context.Context, server string) *mcp.CallToolResult {
-	tools, _ := h.reg.ServerTools(ctx, server)
+	tools, _ := h.regFor(ctx, server).ServerTools(ctx, server)
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
 		names = append(names, t.Name)

@@ -101,7 +101,7 @@ func TestOAuthLoginRefreshRotationLogout(t *testing.T) {
 
 	// Before login: needs-auth, and the authenticate pseudo-tool instead of tools.
 	tools, _ := h.Tools(ctx)
-	if len(tools) != 1 || tools[0].Name != "mcp__prot__authenticate" || !h.IsAuthTool("prot", "authenticate") {
+	if len(tools) != 1 || tools[0].Name != "mcp__prot__authenticate" || !h.IsAuthTool(ctx, "prot", "authenticate") {
 		t.Fatalf("tools before login = %v, want only the authenticate pseudo-tool", tools)
 	}
 	if got := h.Connections().Get("prot").State(); got != conn.StateNeedsAuth {

@@ -52,6 +52,28 @@ type ServerRef struct {
 	// TokenResponse.SavedState for this server, kept by the host in its
 	// token store across restarts; nil if none.
 	SavedState []byte
+	// Principal is the gateway user whose credentials the request is for;
+	// nil for the host's own user (the CLI, a library program, or a server
+	// whose auth block does not set per_user). A plugin keeps the
+	// credentials of each principal apart, e.g. keys its caches by Issuer
+	// and Subject.
+	Principal *Principal
+}
+
+// Principal is the gateway user (mcphost serve --http with gateway { oauth })
+// whose credentials a per-user server's request is for:
+// auth "SCHEME" { per_user = true }.
+type Principal struct {
+	// Issuer and Subject identify the user (the inbound token's iss and sub).
+	Issuer  string
+	Subject string
+	// Groups are the user's groups, from the inbound token's groups claim.
+	Groups []string
+	// Token is the user's inbound access token, sent only when the auth
+	// block sets inbound_token = true, so the plugin can exchange it for an
+	// upstream token (RFC 8693) itself. A plugin must never log it or send it
+	// to the upstream server as it is.
+	Token string
 }
 
 // IdPConfig is the JSON form of an idp "NAME" block, sent in ServerRef.IdP.

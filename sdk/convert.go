@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"slices"
 	"time"
 
 	pb "github.com/mcphost/mcphost/sdk/internal/pluginpb/v1"
@@ -98,11 +99,27 @@ func transportErrorFromPB(e *pb.TransportError) *TransportError {
 }
 
 func serverRefToPB(s *ServerRef) *pb.ServerRef {
-	return &pb.ServerRef{Scheme: s.Scheme, ServerName: s.ServerName, ServerUrl: s.ServerURL, ConfigJson: s.Config, IdpJson: s.IdP, SavedState: s.SavedState}
+	return &pb.ServerRef{Scheme: s.Scheme, ServerName: s.ServerName, ServerUrl: s.ServerURL, ConfigJson: s.Config, IdpJson: s.IdP, SavedState: s.SavedState, Principal: principalToPB(s.Principal)}
 }
 
 func serverRefFromPB(s *pb.ServerRef) ServerRef {
-	return ServerRef{Scheme: s.GetScheme(), ServerName: s.GetServerName(), ServerURL: s.GetServerUrl(), Config: s.GetConfigJson(), IdP: s.GetIdpJson(), SavedState: s.GetSavedState()}
+	return ServerRef{Scheme: s.GetScheme(), ServerName: s.GetServerName(), ServerURL: s.GetServerUrl(), Config: s.GetConfigJson(), IdP: s.GetIdpJson(), SavedState: s.GetSavedState(), Principal: principalFromPB(s.GetPrincipal())}
+}
+
+// principalToPB and principalFromPB keep nil as nil (the host's own user)
+// and copy Groups, so that neither side shares the other's slice.
+func principalToPB(p *Principal) *pb.Principal {
+	if p == nil {
+		return nil
+	}
+	return &pb.Principal{Issuer: p.Issuer, Subject: p.Subject, Groups: slices.Clone(p.Groups), Token: p.Token}
+}
+
+func principalFromPB(p *pb.Principal) *Principal {
+	if p == nil {
+		return nil
+	}
+	return &Principal{Issuer: p.GetIssuer(), Subject: p.GetSubject(), Groups: slices.Clone(p.GetGroups()), Token: p.GetToken()}
 }
 
 func millisToTime(ms int64) time.Time {

@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"crypto"
 	"crypto/rand"
 	"fmt"
@@ -20,6 +22,11 @@ import (
 )
 
 const grantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// ErrNoSubjectToken is the failure of a token exchange with no gateway user
+// (the server's own connection of a token_exchange server): there is no
+// token to exchange.
+var ErrNoSubjectToken = errors.New("the token_exchange grant exchanges a gateway user's token, and this request has no gateway user (it is used through `mcphost serve --http` with gateway { oauth })")
 
 // authorizeMachine runs a grant that needs no user: client credentials
 // (client_secret_basic/post or private_key_jwt, SEP-1046) or the RFC 7523
@@ -60,15 +67,33 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 		}
 	case config.GrantJWTBearer:
 		form.Set("grant_type", grantTypeJWTBearer)
+	case config.GrantTokenExchange:
+		if err := h.exchangeForm(form, prm, asm, &ca); err != nil {
+			return &FlowError{Server: h.cfg.Server, Err: err}
+		}
 	}
 	regrant := func(ctx context.Context) (*oauth2.Token, error) {
 		f := oauthkit.CloneValues(form)
-		if h.o.Grant == config.GrantJWTBearer {
+		switch h.o.Grant {
+		case config.GrantJWTBearer:
 			a, err := h.workloadAssertion()
 			if err != nil {
 				return nil, err
 			}
 			f.Set("assertion", a)
+		case config.GrantTokenExchange:
+			// The user's newest token: the one the exchange began with may
+			// have expired since.
+			tok, _ := h.cfg.SubjectToken()
+			if tok == "" {
+				return nil, ErrNoSubjectToken
+			}
+			f.Set("subject_token", tok)
+			t, err := oauthkit.PostToken(ctx, h.client, asm.TokenEndpoint, f, ca)
+			if err != nil {
+				return nil, err
+			}
+			return t, checkIssuedType(t)
 		}
 		return oauthkit.PostToken(ctx, h.client, asm.TokenEndpoint, f, ca)
 	}
@@ -92,6 +117,61 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 	src.regrant = regrant
 	src.mu.Unlock()
 	return nil
+}
+
+// RFC 8693 token types.
+const (
+	grantTypeTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+	tokenTypeAccessToken   = "urn:ietf:params:oauth:token-type:access_token"
+	tokenTypeJWT           = "urn:ietf:params:oauth:token-type:jwt"
+)
+
+// exchangeForm fills the RFC 8693 token exchange request for the gateway
+// user's token (the subject token is set per request). The go-sdk's
+// oauthex.ExchangeToken is made for SEP-990's ID-JAG (it requires an
+// id_token subject and authenticates the client in the form only), so the
+// request is made here, with the client authentication the AS supports
+// (client_secret_basic/post or private_key_jwt).
+//
+// The user's token goes only to the authorization server that issued it
+// (the discovered one must be that issuer) or to the one of
+// auth_server_metadata_url: a server naming another authorization server in
+// its metadata cannot have the users' tokens sent to it.
+func (h *Handler) exchangeForm(form url.Values, prm *oauthex.ProtectedResourceMetadata, asm *oauthex.AuthServerMeta, ca *oauthkit.ClientAuth) error {
+	if h.cfg.SubjectToken == nil {
+		return ErrNoSubjectToken
+	}
+	tok, issuer := h.cfg.SubjectToken()
+	if tok == "" {
+		return ErrNoSubjectToken
+	}
+	if h.o.AuthServerMetadataURL == "" && strings.TrimSuffix(asm.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		return fmt.Errorf("the server's authorization server %s did not issue the gateway user's token (its issuer is %s): the token is exchanged only at its own issuer, or at auth_server_metadata_url", asm.Issuer, issuer)
+	}
+	form.Set("grant_type", grantTypeTokenExchange)
+	form.Set("subject_token_type", tokenTypeAccessToken)
+	form.Set("requested_token_type", tokenTypeAccessToken)
+	form.Set("audience", cmp.Or(h.o.Audience, prm.Resource))
+	if h.o.PrivateKeyFile != "" || h.o.PrivateKey != "" {
+		signer, err := h.assertionSigner(asm)
+		if err != nil {
+			return err
+		}
+		ca.Assertion = signer
+	}
+	return nil
+}
+
+// checkIssuedType refuses an exchange's answer that is not an access token
+// (RFC 8693 issued_token_type): an ID-JAG or an ID token is no bearer
+// credential for the server.
+func checkIssuedType(t *oauth2.Token) error {
+	it, _ := t.Extra("issued_token_type").(string)
+	switch it {
+	case "", tokenTypeAccessToken, tokenTypeJWT:
+		return nil
+	}
+	return fmt.Errorf("the token exchange issued a %s, not an access token", it)
 }
 
 // discover finds and validates the protected-resource and authorization
@@ -184,9 +264,9 @@ func (h *Handler) workloadAssertion() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// IsMachineGrant reports an oauth block whose grant needs no user (client
-// credentials, JWT bearer): its tokens are obtained on demand whenever the
+// IsMachineGrant reports an oauth block whose grant needs no login (client
+// credentials, JWT bearer, token exchange): its tokens are obtained on demand whenever the
 // server is connected, kept in memory only, and never need a login.
 func IsMachineGrant(o *config.OAuth) bool {
-	return o != nil && (o.Grant == config.GrantClientCredentials || o.Grant == config.GrantJWTBearer)
+	return o != nil && (o.Grant == config.GrantClientCredentials || o.Grant == config.GrantJWTBearer || o.Grant == config.GrantTokenExchange)
 }

@@ -56,6 +56,11 @@ type HandlerConfig struct {
 	StoreKey string
 	// Logger receives debug events; never a token. OPTIONAL.
 	Logger hclog.Logger
+	// SubjectToken returns the gateway user's inbound token and its issuer,
+	// for the token_exchange grant (RFC 8693): the token is sent only to
+	// that issuer's token endpoint, or to the authorization server of
+	// auth_server_metadata_url. REQUIRED for that grant; unused by others.
+	SubjectToken func() (token, issuer string)
 }
 
 // Handler is the built-in OAuth client of one server. It implements the
@@ -223,7 +228,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	h.log.Debug("authorization required", "status", resp.StatusCode, "step_up", stepUp)
 	switch h.o.Grant {
-	case config.GrantClientCredentials, config.GrantJWTBearer:
+	case config.GrantClientCredentials, config.GrantJWTBearer, config.GrantTokenExchange:
 		return h.authorizeMachine(ctx, req, challenges, stepUp)
 	default:
 		return h.authorizeCode(ctx, req, challenges, stepUp)

@@ -422,7 +422,10 @@ func writeServer(b *hclwrite.Body, s *config.Server) {
 		if o := s.OAuth; o != nil {
 			ob := b.AppendNewBlock("oauth", nil).Body()
 			ob.SetAttributeValue("grant", cty.StringVal(o.Grant))
-			for _, kv := range [][2]string{{"client_id", o.ClientID}, {"client_secret", o.ClientSecret}, {"client_metadata_url", o.ClientMetadataURL},
+			if o.PerUser {
+				ob.SetAttributeValue("per_user", cty.True)
+			}
+			for _, kv := range [][2]string{{"audience", o.Audience}, {"client_id", o.ClientID}, {"client_secret", o.ClientSecret}, {"client_metadata_url", o.ClientMetadataURL},
 				{"auth_server_metadata_url", o.AuthServerMetadataURL}, {"private_key_file", o.PrivateKeyFile}, {"private_key", o.PrivateKey},
 				{"signing_algorithm", o.SigningAlgorithm}, {"assertion_file", o.AssertionFile}, {"assertion", o.Assertion}} {
 				if kv[1] != "" {
@@ -441,6 +444,12 @@ func writeServer(b *hclwrite.Body, s *config.Server) {
 		}
 		if s.AuthScheme != "" {
 			ab := b.AppendNewBlock("auth", []string{s.AuthScheme}).Body()
+			if s.AuthPerUser {
+				ab.SetAttributeValue("per_user", cty.True)
+			}
+			if s.AuthInboundToken {
+				ab.SetAttributeValue("inbound_token", cty.True)
+			}
 			if t, err := ctyjson.ImpliedType(s.AuthConfig); err == nil {
 				if v, err := ctyjson.Unmarshal(s.AuthConfig, t); err == nil && v.Type().IsObjectType() {
 					keys := make([]string, 0, len(v.Type().AttributeTypes()))

@@ -139,7 +139,8 @@ addressed) or allowed with --allow-origin.`,
 				return err
 			}
 			defer closeAudit()
-			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog})
+			users := httpAddr != "" && cfg.Gateway != nil && cfg.Gateway.OAuth != nil
+			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users})
 			problems := g.Sync(ctx)
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)

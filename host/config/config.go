@@ -126,6 +126,12 @@ type Server struct {
 	// AuthConfig is the block's configuration as a JSON object.
 	AuthScheme string          `json:"auth_scheme,omitempty"`
 	AuthConfig json.RawMessage `json:"auth_config,omitempty"`
+	// AuthPerUser (the auth block's per_user) asks the auth plugin for
+	// credentials per gateway user, telling it the user (sdk.Principal);
+	// AuthInboundToken (inbound_token) also gives it the user's inbound
+	// token, for an exchange of its own. Neither is sent in AuthConfig.
+	AuthPerUser      bool `json:"auth_per_user,omitempty"`
+	AuthInboundToken bool `json:"auth_inbound_token,omitempty"`
 	// IdP is the identity provider the auth block names (idp = "NAME").
 	IdP *IdP `json:"idp,omitempty"`
 	// OAuth is the built-in OAuth client configuration (an oauth block).
@@ -237,8 +243,11 @@ func (s *Server) approvalHash() string {
 			ProxyURL         string
 			TransportOptions json.RawMessage
 			LegacySession    bool `json:",omitempty"` // a second session (omitted when off: earlier approvals stay valid)
+			AuthPerUser      bool `json:",omitempty"`
+			AuthInboundToken bool `json:",omitempty"`
 		}{s.Transport, s.URL, s.Headers, s.HeadersHelper, s.AuthScheme, s.AuthConfig, s.OAuth,
-			s.CAFile, s.ClientCertFile, s.ClientKeyFile, s.TLSServerName, s.TLSInsecureSkipVerify, s.ProxyURL, s.TransportOptions, s.LegacySession}
+			s.CAFile, s.ClientCertFile, s.ClientKeyFile, s.TLSServerName, s.TLSInsecureSkipVerify, s.ProxyURL, s.TransportOptions, s.LegacySession,
+			s.AuthPerUser, s.AuthInboundToken}
 	} else {
 		v = struct {
 			Command string
@@ -250,6 +259,13 @@ func (s *Server) approvalHash() string {
 		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.LegacySession}
 	}
 	return "sha256:" + hashJSON(v)
+}
+
+// PerUser reports whether the server's credentials are kept per gateway
+// user (oauth { per_user } or token_exchange, auth { per_user }): a gateway
+// user's requests go through a connection of that user's own.
+func (s *Server) PerUser() bool {
+	return (s.OAuth != nil && s.OAuth.PerUser) || (s.AuthScheme != "" && s.AuthPerUser)
 }
 
 // ConfigHash is a hash of everything that affects the connection; connections

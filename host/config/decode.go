@@ -479,6 +479,9 @@ func decodeServer(b *hcl.Block, path, base string, scope Scope, ctx *hcl.EvalCon
 			oauthBlock = blk
 			o, d := decodeOAuth(blk, path, ctx)
 			diags = append(diags, d...)
+			if o != nil && o.Grant == GrantTokenExchange && scope == ScopeProject {
+				diags = append(diags, errorf(&blk.DefRange, "token_exchange in a project file", "A project's configuration cannot send the gateway users' tokens to an authorization server of its choosing; configure token_exchange in the user or managed configuration."))
+			}
 			s.OAuth = o
 			continue
 		}
@@ -494,9 +497,27 @@ func decodeServer(b *hcl.Block, path, base string, scope Scope, ctx *hcl.EvalCon
 		for name, a := range battrs {
 			v, d := a.Expr.Value(ctx)
 			diags = append(diags, d...)
-			if !d.HasErrors() {
+			if d.HasErrors() {
+				continue
+			}
+			switch name {
+			case "per_user", "inbound_token": // the host's, not the plugin's
+				if v.Type() != cty.Bool || v.IsNull() {
+					diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid "+name, "%s must be true or false.", name))
+				} else if name == "per_user" {
+					s.AuthPerUser = v.True()
+				} else {
+					s.AuthInboundToken = v.True()
+				}
+			default:
 				vals[name] = v
 			}
+		}
+		if a, ok := battrs["inbound_token"]; ok && s.AuthInboundToken && !s.AuthPerUser {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "inbound_token without per_user", "inbound_token gives the auth plugin each gateway user's inbound token: set per_user = true too."))
+		}
+		if a, ok := battrs["inbound_token"]; ok && s.AuthInboundToken && scope == ScopeProject {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "inbound_token in a project file", "A project's configuration cannot give a plugin the gateway users' tokens; set inbound_token in the user or managed configuration."))
 		}
 		obj := cty.ObjectVal(vals)
 		if b, err := ctyjson.Marshal(obj, obj.Type()); err == nil {
@@ -622,6 +643,9 @@ func authPairs(b *hcl.Block) []optionPair {
 	attrs, _ := b.Body.JustAttributes()
 	var out []optionPair
 	for name, a := range attrs {
+		if name == "per_user" || name == "inbound_token" {
+			continue // the host's attributes, in every auth block
+		}
 		out = append(out, optionPair{name, a.NameRange, a.Expr})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].keyRange.Start.Byte < out[j].keyRange.Start.Byte })

@@ -15,6 +15,9 @@ const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
 	GrantJWTBearer         = "jwt_bearer"
+	// GrantTokenExchange exchanges the gateway user's inbound token for a
+	// token of the server (RFC 8693): per user, with no login.
+	GrantTokenExchange = "token_exchange"
 )
 
 // OAuth is a server's built-in OAuth 2.1 client configuration (an oauth { }
@@ -25,8 +28,20 @@ type OAuth struct {
 	// Grant is how tokens are obtained: authorization_code (a user logs in
 	// in a browser; the default), client_credentials (a machine client,
 	// with client_secret or private_key_file), or jwt_bearer (a workload
-	// identity token presented as an RFC 7523 assertion).
+	// identity token presented as an RFC 7523 assertion), or token_exchange
+	// (the gateway user's inbound token exchanged for the server's, RFC
+	// 8693; implies per_user).
 	Grant string `hcl:"grant,optional" json:"grant,omitempty"`
+	// PerUser keeps the server's tokens per gateway user (mcphost serve
+	// --http with gateway { oauth }): each user logs in through the
+	// authenticate pseudo-tool, or gets a token by token exchange, and never
+	// uses another's. Without a gateway user (the CLI, a library program)
+	// the host's own login is used.
+	PerUser bool `hcl:"per_user,optional" json:"per_user,omitempty"`
+	// Audience is the audience asked for in a token exchange (RFC 8693
+	// audience). OPTIONAL: the server's resource identifier (its protected
+	// resource metadata's resource), which is also sent as resource.
+	Audience string `hcl:"audience,optional" json:"audience,omitempty"`
 	// ClientID and ClientSecret identify a pre-registered client.
 	ClientID     string `hcl:"client_id,optional" json:"client_id,omitempty"`
 	ClientSecret string `hcl:"client_secret,optional" json:"client_secret,omitempty"`
@@ -82,7 +97,7 @@ func decodeOAuth(blk *hcl.Block, path string, ctx *hcl.EvalContext) (*OAuth, hcl
 	if o.Grant == "" {
 		o.Grant = GrantAuthorizationCode
 	}
-	grants := []string{GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer}
+	grants := []string{GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer, GrantTokenExchange}
 	if !slices.Contains(grants, o.Grant) {
 		diags = append(diags, errorf(at("grant"), "Unknown grant", "grant %q is not supported. Allowed: %s.", o.Grant, strings.Join(grants, ", ")))
 	}
@@ -129,6 +144,25 @@ func decodeOAuth(blk *hcl.Block, path string, ctx *hcl.EvalContext) (*OAuth, hcl
 				diags = append(diags, errorf(&attrs[name].NameRange, "Argument not valid for this grant", "%q is used by the client_credentials or jwt_bearer grant, not by %s.", name, o.Grant))
 			}
 		}
+	case GrantTokenExchange:
+		if o.ClientID == "" {
+			diags = append(diags, errorf(&blk.DefRange, "Missing client_id", "The token_exchange grant authenticates the gateway to the server's authorization server: set client_id, and client_secret or private_key_file."))
+		}
+		for _, name := range []string{"assertion_file", "assertion", "client_metadata_url", "callback_port"} {
+			if _, ok := attrs[name]; ok {
+				diags = append(diags, errorf(&attrs[name].NameRange, "Argument not valid for this grant", "%q is not used by the token_exchange grant.", name))
+			}
+		}
+		if a, ok := attrs["per_user"]; ok && !o.PerUser {
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "token_exchange is per user", "The token_exchange grant exchanges each gateway user's own token: per_user cannot be false."))
+		}
+		o.PerUser = true
+	}
+	if o.PerUser && (o.Grant == GrantClientCredentials || o.Grant == GrantJWTBearer) {
+		diags = append(diags, errorf(at("per_user"), "per_user with a machine grant", "The %s grant has no user: its token is the gateway's own. per_user needs authorization_code (each user logs in) or token_exchange.", o.Grant))
+	}
+	if _, ok := attrs["audience"]; ok && o.Grant != GrantTokenExchange {
+		diags = append(diags, errorf(&attrs["audience"].NameRange, "Argument not valid for this grant", "audience is the audience asked for by the token_exchange grant, not by %s.", o.Grant))
 	}
 	return o, diags
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,8 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
-	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/sdk"
+		"github.com/mcphost/mcphost/sdk"
 )
 
 // AuthPlugins gives access to auth schemes served by plugins.
@@ -33,6 +33,10 @@ type pluginAuth struct {
 	store  hauth.Store // keeps the plugin's saved state; may be nil
 	key    string
 
+	// principal, for a per-user connection, is its user as the plugin is
+	// told (with the newest inbound token when the block asks for it).
+	principal func() *sdk.Principal
+
 	mu    sync.Mutex
 	ref   sdk.ServerRef
 	token *oauth2.Token
@@ -40,8 +44,9 @@ type pluginAuth struct {
 
 var _ auth.OAuthHandler = (*pluginAuth)(nil)
 
-func newPluginAuth(ctx context.Context, plugins AuthPlugins, s *config.Server, store hauth.Store) (*pluginAuth, error) {
-	client, name, err := plugins.Auth(ctx, s.AuthScheme)
+func (c *Conn) newPluginAuth(ctx context.Context, store hauth.Store) (*pluginAuth, error) {
+	s := c.cfg
+	client, name, err := c.m.opts.Auth.Auth(ctx, s.AuthScheme)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +58,18 @@ func newPluginAuth(ctx context.Context, plugins AuthPlugins, s *config.Server, s
 			return nil, fmt.Errorf("idp %s: %w", p.Name, err)
 		}
 	}
-	pa := &pluginAuth{client: client, plugin: name, ref: ref, store: store, key: hauth.Key(s.Name, s.ConfigHash())}
+	pa := &pluginAuth{client: client, plugin: name, ref: ref, store: store, key: c.storeKey()}
+	if uc := c.user; uc != nil {
+		inbound := s.AuthInboundToken
+		pa.principal = func() *sdk.Principal {
+			u := uc.user()
+			p := &sdk.Principal{Issuer: u.Issuer, Subject: u.Subject, Groups: slices.Clone(u.Groups)}
+			if inbound {
+				p.Token = u.Token
+			}
+			return p
+		}
+	}
 	if store != nil {
 		if r, err := store.Load(pa.key); err == nil {
 			pa.ref.SavedState = r.PluginState
@@ -66,7 +82,16 @@ func newPluginAuth(ctx context.Context, plugins AuthPlugins, s *config.Server, s
 func (p *pluginAuth) serverRef() sdk.ServerRef {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.ref
+	return p.refLocked()
+}
+
+// refLocked is serverRef with p.mu held.
+func (p *pluginAuth) refLocked() sdk.ServerRef {
+	r := p.ref
+	if p.principal != nil {
+		r.Principal = p.principal()
+	}
+	return r
 }
 
 // save keeps state the plugin returned, with the token's expiry (for
@@ -87,7 +112,7 @@ func (p *pluginAuth) Token(ctx context.Context) (*oauth2.Token, error) {
 	if p.token.Valid() {
 		return p.token, nil
 	}
-	resp, err := p.client.Token(ctx, &sdk.TokenRequest{Server: p.ref})
+	resp, err := p.client.Token(ctx, &sdk.TokenRequest{Server: p.refLocked()})
 	if err != nil {
 		return nil, fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
 	}
@@ -200,7 +225,7 @@ func (c *Conn) loginPlugin(ctx context.Context, present hauth.Presenter) error {
 	if c.m.opts.Auth == nil {
 		return fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", c.cfg.Name, c.cfg.AuthScheme)
 	}
-	pa, err := newPluginAuth(ctx, c.m.opts.Auth, c.cfg, c.m.opts.TokenStore)
+	pa, err := c.newPluginAuth(ctx, c.m.opts.TokenStore)
 	if err != nil {
 		return err
 	}

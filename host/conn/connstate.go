@@ -53,6 +53,10 @@ type Conn struct {
 	oauth          *hauth.Handler // built-in OAuth client, made on first use
 
 	legacy legacy // the second session for clients of earlier versions (legacy.go)
+
+	// user, for a per-user connection (users.go), is its gateway user; nil
+	// for a server's own connection.
+	user *userConn
 }
 
 // acquire takes a slot of the server's concurrency cap, waiting for one if needed.
@@ -120,7 +124,7 @@ func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
 func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, error) {
 	for {
 		c.mu.Lock()
-		if c.m.isClosed() {
+		if c.m.isClosed() || (c.user != nil && c.user.retired.Load()) {
 			c.mu.Unlock()
 			return nil, 0, ErrClosed
 		}
@@ -158,13 +162,13 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 		c.mu.Unlock()
 
 		cs, raw, err := c.connect(ctx)
-		if err == nil && reconnect && c.m.opts.OnListChanged != nil && c.primary == nil {
+		if err == nil && reconnect {
 			// A restarted server may offer other tools, prompts and
 			// resources without saying so: whatever was listed before is
 			// stale. Told before the session is published, so no one
 			// uses the new session with the old lists.
 			for _, kind := range []ChangeKind{ToolsChanged, PromptsChanged, ResourcesChanged} {
-				c.m.opts.OnListChanged(c.cfg.Name, kind)
+				c.listChanged(kind)
 			}
 		}
 
@@ -188,7 +192,11 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 			c.m.wg.Add(1)
 			go func() {
 				defer c.m.wg.Done()
-				c.m.opts.OnSession(c.m.ctx, c.cfg.Name, cs)
+				ctx := c.m.ctx
+				if c.user != nil {
+					ctx = WithUser(ctx, c.user.user())
+				}
+				c.m.opts.OnSession(ctx, c.cfg.Name, cs)
 			}()
 		}
 		return cs, gen, nil

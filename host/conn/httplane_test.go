@@ -118,7 +118,7 @@ func TestHTTPLane(t *testing.T) {
 			}
 			call := func(ctx context.Context, tool, args string, headerParams bool) ([]byte, bool, error) {
 				return m.CallRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(args), ProtocolVersion: tc.version,
-					Gen: m.Generation(cfg.Name), Requester: a, Asks: true, HeaderParams: headerParams})
+					Gen: m.Generation(context.Background(), cfg.Name), Requester: a, Asks: true, HeaderParams: headerParams})
 			}
 
 			resp, handled, err := call(ctx, "echo", `{"message":"hi"}`, false)
@@ -262,7 +262,7 @@ func TestHTTPLaneResumes(t *testing.T) {
 	ctx := context.Background()
 	cs := listedSession(t, m, cfg.Name)
 	v := cs.InitializeResult().ProtocolVersion
-	resp, handled, err := m.CallRaw(ctx, cfg.Name, RawCall{Tool: "polled", Args: []byte(`{}`), ProtocolVersion: v, Gen: m.Generation(cfg.Name), Requester: newAnswerer("a", ""), Asks: true})
+	resp, handled, err := m.CallRaw(ctx, cfg.Name, RawCall{Tool: "polled", Args: []byte(`{}`), ProtocolVersion: v, Gen: m.Generation(context.Background(), cfg.Name), Requester: newAnswerer("a", ""), Asks: true})
 	if err != nil || !handled || !strings.Contains(string(resp), "done after the stream closed") {
 		t.Fatalf("polled (%s): %s %v %v", v, resp, handled, err)
 	}
@@ -354,7 +354,7 @@ func TestHTTPLaneFailures(t *testing.T) {
 	ctx := context.Background()
 	cs := listedSession(t, m, cfg.Name)
 	call := func(ctx context.Context, tool string) ([]byte, bool, error) {
-		return m.CallRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(`{}`), ProtocolVersion: NewProtocol, Gen: m.Generation(cfg.Name)})
+		return m.CallRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(`{}`), ProtocolVersion: NewProtocol, Gen: m.Generation(context.Background(), cfg.Name)})
 	}
 	for _, tool := range []string{"cut", "huge", "hangup"} {
 		resp, handled, err := call(ctx, tool)
@@ -364,7 +364,7 @@ func TestHTTPLaneFailures(t *testing.T) {
 		if strings.Contains(err.Error(), "SECRET123") {
 			t.Errorf("%s: the error quotes the URL's credential: %v", tool, err)
 		}
-		if m.Current(cfg.Name) != cs {
+		if m.Current(ctx, cfg.Name) != cs {
 			t.Fatalf("%s: the session was dropped (%v)", tool, err)
 		}
 	}

@@ -468,8 +468,8 @@ func TestLegacySessionToolsCompared(t *testing.T) {
 		return seen
 	}
 	got := call("echo", map[string]any{"message": "hi"})
-	if first := m.Generation(cfg.Name); got != first || first == 0 {
-		t.Fatalf("same tools: verified as generation %d, want the first session's %d", got, m.Generation(cfg.Name))
+	if first := m.Generation(context.Background(), cfg.Name); got != first || first == 0 {
+		t.Fatalf("same tools: verified as generation %d, want the first session's %d", got, m.Generation(context.Background(), cfg.Name))
 	}
 	call("add_tool", map[string]any{"name": "only_there"})
 	l := &m.Get(cfg.Name).legacy

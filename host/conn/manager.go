@@ -64,6 +64,13 @@ type Options struct {
 	// different lists without saying so), before the new session is used.
 	// It must not block on the server's connection. OPTIONAL.
 	OnListChanged func(server string, kind ChangeKind)
+	// OnUserListChanged is OnListChanged for a per-user connection (see
+	// WithUser), with its user; also called when the connection is closed
+	// for good (its lists are gone with it). OPTIONAL.
+	OnUserListChanged func(server string, u *User, kind ChangeKind)
+	// MaxUserConns caps the per-user connections held at once. OPTIONAL:
+	// DefaultMaxUserConns.
+	MaxUserConns int
 	// OnElicit answers elicitation requests from servers. OPTIONAL: when nil the
 	// host does not advertise elicitation.
 	OnElicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
@@ -131,6 +138,8 @@ type Manager struct {
 	conns  map[string]*Conn
 	order  []string
 	closed bool
+
+	users users // per-user connections (users.go)
 }
 
 // NewManager returns a manager for the given servers. It connects nothing until asked.
@@ -161,6 +170,7 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 		m.opts.MaxConcurrentCalls = DefaultMaxConcurrentCalls
 	}
 	m.log = m.opts.Logger
+	m.users.max = m.opts.MaxUserConns
 	m.semLocal = make(chan struct{}, m.opts.ConcurrencyLocal)
 	m.semRemote = make(chan struct{}, m.opts.ConcurrencyRemote)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
@@ -201,6 +211,9 @@ func (m *Manager) ConnectAll(ctx context.Context, progress func(name string, st 
 		if c.State() == StateDisabled {
 			continue
 		}
+		if o := c.cfg.OAuth; o != nil && o.Grant == config.GrantTokenExchange {
+			continue // connected for each gateway user, on first use
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -215,7 +228,7 @@ func (m *Manager) ConnectAll(ctx context.Context, progress func(name string, st 
 
 // Session returns a connected session for the named server, connecting first if needed.
 func (m *Manager) Session(ctx context.Context, name string) (*mcp.ClientSession, error) {
-	c := m.Get(name)
+	c := m.For(ctx, name)
 	if c == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
 	}
@@ -232,7 +245,7 @@ func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, 
 
 // do is Do, telling fn the generation of the session it runs on.
 func (m *Manager) do(ctx context.Context, name string, fn func(context.Context, *mcp.ClientSession, uint64) error) error {
-	c := m.Get(name)
+	c := m.For(ctx, name)
 	if c == nil {
 		return fmt.Errorf("%w %q", ErrUnknown, name)
 	}
@@ -241,7 +254,6 @@ func (m *Manager) do(ctx context.Context, name string, fn func(context.Context, 
 
 // doOn is do on connection c (a server's own, or its second session).
 func (m *Manager) doOn(ctx context.Context, c *Conn, fn func(context.Context, *mcp.ClientSession, uint64) error) error {
-	name := c.cfg.Name
 	release, err := c.acquire(ctx)
 	if err != nil {
 		return err
@@ -280,9 +292,7 @@ func (m *Manager) doOn(ctx context.Context, c *Conn, fn func(context.Context, *m
 			}
 			c.mu.Unlock()
 			cs.Close()
-			if m.opts.OnListChanged != nil {
-				m.opts.OnListChanged(name, ToolsChanged) // the authenticate tool replaces them
-			}
+			c.listChanged(ToolsChanged) // the authenticate tool replaces them
 			return err
 		}
 		switch {
@@ -343,7 +353,7 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 		m.progress.Store(token, fc)
 		defer m.progress.Delete(token)
 	}
-	c := m.Get(server)
+	c := m.For(ctx, server)
 	if c == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknown, server)
 	}
@@ -397,8 +407,8 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 // session: 0 before the first connect, then one more for every session.
 // A call verified under one generation and sent on a session of another was
 // sent to a server that may have restarted in between.
-func (m *Manager) Generation(server string) uint64 {
-	c := m.Get(server)
+func (m *Manager) Generation(ctx context.Context, server string) uint64 {
+	c := m.For(ctx, server)
 	if c == nil {
 		return 0
 	}
@@ -464,7 +474,7 @@ type RawCall struct {
 // answers; CallTool sends it again, binds the request state to the call and
 // has the client asked as its version allows.
 func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp []byte, handled bool, err error) {
-	c := m.Get(server)
+	c := m.For(ctx, server)
 	if c == nil {
 		return nil, false, nil
 	}
@@ -515,7 +525,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 // connection's read loop (done must not block on the connection) or on
 // another goroutine.
 func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done func(resp []byte, handled bool, err error)) bool {
-	c := m.Get(server)
+	c := m.For(ctx, server)
 	if c == nil {
 		return false
 	}
@@ -613,9 +623,10 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 	return err
 }
 
-// Current returns the server's live session, or nil: it never connects.
-func (m *Manager) Current(server string) *mcp.ClientSession {
-	c := m.Get(server)
+// Current returns the server's live session (ctx's user's, see WithUser),
+// or nil: it never connects.
+func (m *Manager) Current(ctx context.Context, server string) *mcp.ClientSession {
+	c := m.For(ctx, server)
 	if c == nil {
 		return nil
 	}
@@ -633,7 +644,9 @@ const NewProtocol = "2026-07-28"
 func (m *Manager) Status() []Status {
 	out := make([]Status, 0, len(m.order))
 	for _, name := range m.order {
-		out = append(out, m.Get(name).Status())
+		st := m.Get(name).Status()
+		st.Users = len(m.userConns(name))
+		out = append(out, st)
 	}
 	return out
 }
@@ -652,6 +665,7 @@ func (m *Manager) Close() error {
 		conns = append(conns, c)
 	}
 	m.mu.Unlock()
+	conns = append(conns, m.userConns("")...)
 	m.cancel()
 	var wg sync.WaitGroup
 	for _, c := range conns {
@@ -685,4 +699,7 @@ type Status struct {
 	Server    *mcp.Implementation `json:"server_info,omitempty"`
 	// Instructions are the server's instructions, sanitized and capped by the registry.
 	Instructions string `json:"-"`
+	// Users is the number of per-user connections held (a per_user server
+	// under a gateway with inbound OAuth; see WithUser).
+	Users int `json:"users,omitempty"`
 }

@@ -30,11 +30,15 @@ func (c *Conn) OAuth() (*hauth.Handler, error) {
 	if c.oauth != nil {
 		return c.oauth, nil
 	}
-	h, err := hauth.NewHandler(hauth.HandlerConfig{
+	hc := hauth.HandlerConfig{
 		Server: c.cfg.Name, ServerURL: c.cfg.URL, OAuth: c.cfg.OAuth,
-		Store: c.m.opts.TokenStore, StoreKey: hauth.Key(c.cfg.Name, c.cfg.ConfigHash()),
+		Store: c.m.opts.TokenStore, StoreKey: c.storeKey(),
 		Logger: c.log.Named("oauth"),
-	})
+	}
+	if c.user != nil {
+		hc.SubjectToken = c.user.subjectToken
+	}
+	h, err := hauth.NewHandler(hc)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +104,7 @@ func (c *Conn) Logout(ctx context.Context) error {
 	if c.cfg.OAuth == nil && c.cfg.AuthScheme != "" {
 		err := c.forgetPlugin(ctx)
 		if st := c.m.opts.TokenStore; st != nil { // deleted even if the plugin failed
-			if derr := st.Delete(hauth.Key(c.cfg.Name, c.cfg.ConfigHash())); derr != nil && !errors.Is(derr, hauth.ErrNotFound) {
+			if derr := st.Delete(c.storeKey()); derr != nil && !errors.Is(derr, hauth.ErrNotFound) {
 				err = fmt.Errorf("deleting stored credentials of %s: %w", c.cfg.Name, derr)
 			}
 		}
@@ -176,7 +180,7 @@ func (c *Conn) forgetPlugin(ctx context.Context) error {
 	if c.m.opts.Auth == nil {
 		return nil
 	}
-	pa, err := newPluginAuth(ctx, c.m.opts.Auth, c.cfg, nil)
+	pa, err := c.newPluginAuth(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -197,7 +201,7 @@ func (c *Conn) SavedPluginState() *hauth.Record {
 	if st == nil || c.cfg.AuthScheme == "" {
 		return nil
 	}
-	r, err := st.Load(hauth.Key(c.cfg.Name, c.cfg.ConfigHash()))
+	r, err := st.Load(c.storeKey())
 	if err != nil {
 		return nil
 	}

@@ -142,7 +142,7 @@ func URLElicitations(err error) ([]*mcp.ElicitParams, bool) {
 // waits until the server reports each one complete. A declined or cancelled
 // elicitation ends it with an error.
 func (m *Manager) ElicitURLs(ctx context.Context, server string, r Requester, els []*mcp.ElicitParams) error {
-	c := m.Get(server)
+	c := m.For(ctx, server)
 	if c == nil {
 		return fmt.Errorf("%w %q", ErrUnknown, server)
 	}

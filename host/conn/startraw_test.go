@@ -31,7 +31,7 @@ func TestStartRaw(t *testing.T) {
 	ctx := context.Background()
 	start := func(ctx context.Context, tool, args string) (bool, chan rawEnd) {
 		ch := make(chan rawEnd, 2)
-		ok := m.StartRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(args), ProtocolVersion: NewProtocol, Gen: m.Generation(cfg.Name)},
+		ok := m.StartRaw(ctx, cfg.Name, RawCall{Tool: tool, Args: []byte(args), ProtocolVersion: NewProtocol, Gen: m.Generation(context.Background(), cfg.Name)},
 			func(resp []byte, handled bool, err error) { ch <- rawEnd{resp, handled, err} })
 		return ok, ch
 	}
@@ -89,7 +89,7 @@ func TestStartRaw(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	stale := m.Generation(cfg.Name) + 1
+	stale := m.Generation(context.Background(), cfg.Name) + 1
 	if m.StartRaw(ctx, cfg.Name, RawCall{Tool: "echo", ProtocolVersion: NewProtocol, Gen: stale}, func([]byte, bool, error) {}) {
 		t.Fatal("started on a session of another generation")
 	}

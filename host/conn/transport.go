@@ -245,7 +245,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			return nil, nil, fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", s.Name, s.AuthScheme)
 		}
 		var err error
-		if pa, err = newPluginAuth(ctx, c.m.opts.Auth, s, c.m.opts.TokenStore); err != nil {
+		if pa, err = c.newPluginAuth(ctx, c.m.opts.TokenStore); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -450,7 +450,13 @@ func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // listChanged passes on a server's list_changed: the registry lists what
 // the first session offers (see legacy.go).
 func (c *Conn) listChanged(kind ChangeKind) {
-	if c.m.opts.OnListChanged != nil && c.primary == nil {
+	switch {
+	case c.primary != nil:
+	case c.user != nil:
+		if f := c.m.opts.OnUserListChanged; f != nil {
+			f(c.cfg.Name, c.user.user(), kind)
+		}
+	case c.m.opts.OnListChanged != nil:
 		c.m.opts.OnListChanged(c.cfg.Name, kind)
 	}
 }

@@ -219,11 +219,17 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ctx = host.WithCaller(ctx, p, bearer(req.GetExtra().Header))
+		if cr, ok := req.(*mcp.CallToolRequest); ok && g.userTool(cr.Params.Name) {
+			return g.call(ctx, cr, cr.Params.Name) // (not among the tools served to all)
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
 		}
 		g.filterFor(p, res)
+		if r, ok := res.(*mcp.ListToolsResult); ok {
+			g.addUserTools(ctx, p, r)
+		}
 		return res, nil
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	hauth "github.com/mcphost/mcphost/host/auth"
 )
 
@@ -17,7 +18,8 @@ import (
 const loginKey = "mcphost-login"
 
 // pendingLogins tracks the logins started for downstream clients, one per
-// server, each bounded by hauth.FlowTimeout.
+// server (per server and gateway user for a per-user server), each bounded
+// by hauth.FlowTimeout.
 type pendingLogins struct {
 	mu sync.Mutex
 	m  map[string]*pendingLogin
@@ -51,7 +53,7 @@ func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, ser
 			return errorResult(fmt.Errorf("the login to %s was declined", server))
 		}
 		g.logins.mu.Lock()
-		pl := g.logins.m[server]
+		pl := g.logins.m[loginID(ctx, server)]
 		g.logins.mu.Unlock()
 		if pl == nil {
 			return errorResult(fmt.Errorf("no login to %s is in progress; call %s again", server, name))
@@ -107,7 +109,8 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 	if g.logins.m == nil {
 		g.logins.m = map[string]*pendingLogin{}
 	}
-	p, ok := g.logins.m[server]
+	key := loginID(life, server)
+	p, ok := g.logins.m[key]
 	if ok {
 		select {
 		case <-p.done:
@@ -117,7 +120,7 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 	}
 	if !ok {
 		p = &pendingLogin{ready: make(chan struct{}), done: make(chan struct{})}
-		g.logins.m[server] = p
+		g.logins.m[key] = p
 		lctx, cancel := context.WithTimeout(life, hauth.FlowTimeout)
 		var once sync.Once
 		ready := func(u string) {
@@ -156,19 +159,35 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 // tools, now available, by the names the gateway exposes.
 func (g *Gateway) loginResult(ctx context.Context, server string) *mcp.CallToolResult {
 	var names []string
-	g.mu.Lock()
-	for exposed, t := range g.exposed.tools {
-		if t.Server == server {
-			names = append(names, exposed)
+	if g.users && g.h.PerUser(server) {
+		tools, _ := g.h.ToolsOf(ctx, []string{server}) // the caller's own
+		for _, t := range tools {
+			names = append(names, t.Name)
 		}
+	} else {
+		g.mu.Lock()
+		for exposed, t := range g.exposed.tools {
+			if t.Server == server {
+				names = append(names, exposed)
+			}
+		}
+		g.mu.Unlock()
 	}
-	g.mu.Unlock()
 	sort.Strings(names)
 	text := fmt.Sprintf("Logged in to %s. Its %d tools are now available: %s", server, len(names), strings.Join(names, ", "))
 	if g.search != nil {
 		text += fmt.Sprintf(". They are not listed: %s (server %q) finds them, %s calls them.", SearchToolName, server, CallToolName)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// loginID is the key of a pending login: the server, and for a per-user
+// server's login by a gateway user, that user (each logs in for itself).
+func loginID(ctx context.Context, server string) string {
+	if c := host.CallerOf(ctx); c != nil {
+		return server + "\x00" + c.Principal.ID()
+	}
+	return server
 }
 
 // canElicitURL reports whether the downstream client declared URL-mode

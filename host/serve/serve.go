@@ -46,6 +46,12 @@ type Options struct {
 	// they do, call_tool calls one (see toolsearch.go). The registry's
 	// tools are still served and may be called directly. OPTIONAL.
 	ToolSearch bool
+	// Users says the gateway serves users of inbound OAuth (gateway {
+	// oauth }): a per-user server (oauth { per_user } or token_exchange,
+	// auth { per_user }) is then listed for and called through each user's
+	// own connection, never through the host's, and its tools are not in
+	// the lists shared by all (see users.go). OPTIONAL.
+	Users bool
 }
 
 // Gateway serves a host's registry as an MCP server.
@@ -80,6 +86,8 @@ type Gateway struct {
 	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
 
 	audit *audit.Log // or nil (audit.go)
+
+	users bool // Options.Users
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
@@ -102,7 +110,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		o.Naming = h.Config().Settings.Naming
 	}
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
-		drainTimeout: o.DrainTimeout, calls: newInflight(), held: newHeldCalls(), audit: o.Audit}
+		drainTimeout: o.DrainTimeout, calls: newInflight(), held: newHeldCalls(), audit: o.Audit, users: o.Users}
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	rand.Read(g.askSecret)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{

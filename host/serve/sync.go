@@ -72,7 +72,7 @@ func newExposure() exposure {
 func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	g.lockSync()
 	defer g.exposed.syncing.Unlock()
-	active := g.h.ActiveServers()
+	active := g.sharedServers()
 	bare := prefixFree(g.naming, len(active))
 	tools, problems := g.h.ToolsOf(ctx, active)
 	g.syncPoint("read")

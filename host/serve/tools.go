@@ -71,7 +71,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
 		// The retry of an authenticate call whose login just finished:
 		// the pseudo-tool is gone, the pending login has the outcome.
-		if _, answered := p.InputResponses[loginKey]; answered && host.CallerOf(ctx) == nil {
+		if _, answered := p.InputResponses[loginKey]; answered && (host.CallerOf(ctx) == nil || g.h.PerUser(server)) {
 			return g.login(ctx, req, name, server), nil
 		}
 	}
@@ -126,7 +126,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 			req.Session.NotifyProgress(ctx, &fwd)
 		}
 	}
-	if newClient && g.holds(name) {
+	if newClient && g.holds(ctx, name) {
 		caller := host.CallerOf(ctx)
 		hc := g.held.start(req, func(hctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
 			o := *opts
@@ -167,10 +167,11 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 			}
 			return g.askRequest(ctx, name, p.Arguments, ar.Decision), nil
 		case errors.As(err, &lr):
-			if host.CallerOf(ctx) != nil {
+			if host.CallerOf(ctx) != nil && !g.h.PerUser(lr.Server) {
 				// Under inbound OAuth a login would set the credential
 				// every user's calls use: the operator logs in (mcphost
-				// auth login), not a user (per-user credentials: not yet).
+				// auth login), not a user. (A per-user server's login is
+				// the caller's own.)
 				return errorResult(fmt.Errorf("%s needs a login, which only the gateway's operator can do (mcphost auth login %s); users of a shared gateway cannot log it in", lr.Server, lr.Server)), nil
 			}
 			return g.login(ctx, req, name, lr.Server), nil
@@ -217,9 +218,9 @@ func serverResponses(in mcp.InputResponseMap) mcp.InputResponseMap {
 // holds reports whether a 2026-07-28 client's call of name is held
 // (held.go): when the tool's server may ask by requests of its own during
 // the call (a session before 2026-07-28, or none yet).
-func (g *Gateway) holds(name string) bool {
+func (g *Gateway) holds(ctx context.Context, name string) bool {
 	server, _, ok := registry.ParseName(name)
-	return ok && g.h.ProtocolVersion(server) < conn.NewProtocol
+	return ok && g.h.ProtocolVersion(ctx, server) < conn.NewProtocol
 }
 
 // heldSeal seals a held call's question key into the request state of the

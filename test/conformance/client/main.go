@@ -246,7 +246,7 @@ func listTools(ctx context.Context, h *host.Host) ([]*registry.Tool, error) {
 		tools, problems := h.Tools(ctx)
 		var auth *registry.Tool
 		for _, t := range tools {
-			if h.IsAuthTool(t.Server, t.Original) {
+			if h.IsAuthTool(ctx, t.Server, t.Original) {
 				auth = t
 			}
 		}

@@ -936,7 +936,11 @@ type ServerRef struct {
 	// SavedState is the state the plugin last returned in a Token response
 	// for this server (see Token.Response.saved_state), as the host stored
 	// it; empty if none. It lets a plugin resume after a restart.
-	SavedState    []byte `protobuf:"bytes,6,opt,name=saved_state,json=savedState,proto3" json:"saved_state,omitempty"`
+	SavedState []byte `protobuf:"bytes,6,opt,name=saved_state,json=savedState,proto3" json:"saved_state,omitempty"`
+	// Principal is the gateway user whose credentials the request is for, on
+	// a server whose auth block sets per_user = true; unset for the host's own
+	// user. A plugin keeps the credentials of each principal apart.
+	Principal     *Principal `protobuf:"bytes,7,opt,name=principal,proto3" json:"principal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1013,6 +1017,88 @@ func (x *ServerRef) GetSavedState() []byte {
 	return nil
 }
 
+func (x *ServerRef) GetPrincipal() *Principal {
+	if x != nil {
+		return x.Principal
+	}
+	return nil
+}
+
+// Principal is a gateway user (mcphost serve --http with gateway { oauth }).
+type Principal struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Issuer and Subject identify the user: the inbound token's iss and sub.
+	Issuer  string `protobuf:"bytes,1,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	Subject string `protobuf:"bytes,2,opt,name=subject,proto3" json:"subject,omitempty"`
+	// Groups are the user's groups, from the inbound token's groups claim.
+	Groups []string `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	// Token is the user's inbound access token, set only when the auth block
+	// sets inbound_token = true, so that the plugin can exchange it for an
+	// upstream token (RFC 8693). A plugin must never log it or send it to the
+	// upstream server as it is.
+	Token         string `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Principal) Reset() {
+	*x = Principal{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Principal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Principal) ProtoMessage() {}
+
+func (x *Principal) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Principal.ProtoReflect.Descriptor instead.
+func (*Principal) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Principal) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *Principal) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *Principal) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *Principal) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
 type Token struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1021,7 +1107,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1119,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1132,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 type Authorize struct {
@@ -1057,7 +1143,7 @@ type Authorize struct {
 
 func (x *Authorize) Reset() {
 	*x = Authorize{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1155,7 @@ func (x *Authorize) String() string {
 func (*Authorize) ProtoMessage() {}
 
 func (x *Authorize) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1168,7 @@ func (x *Authorize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Authorize.ProtoReflect.Descriptor instead.
 func (*Authorize) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 type Interaction struct {
@@ -1102,7 +1188,7 @@ type Interaction struct {
 
 func (x *Interaction) Reset() {
 	*x = Interaction{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1200,7 @@ func (x *Interaction) String() string {
 func (*Interaction) ProtoMessage() {}
 
 func (x *Interaction) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1213,7 @@ func (x *Interaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interaction.ProtoReflect.Descriptor instead.
 func (*Interaction) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Interaction) GetId() string {
@@ -1166,7 +1252,7 @@ type Forget struct {
 
 func (x *Forget) Reset() {
 	*x = Forget{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1264,7 @@ func (x *Forget) String() string {
 func (*Forget) ProtoMessage() {}
 
 func (x *Forget) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1277,7 @@ func (x *Forget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forget.ProtoReflect.Descriptor instead.
 func (*Forget) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 type CompleteInteraction struct {
@@ -1202,7 +1288,7 @@ type CompleteInteraction struct {
 
 func (x *CompleteInteraction) Reset() {
 	*x = CompleteInteraction{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1300,7 @@ func (x *CompleteInteraction) String() string {
 func (*CompleteInteraction) ProtoMessage() {}
 
 func (x *CompleteInteraction) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1313,7 @@ func (x *CompleteInteraction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteInteraction.ProtoReflect.Descriptor instead.
 func (*CompleteInteraction) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 type GetHeaders struct {
@@ -1238,7 +1324,7 @@ type GetHeaders struct {
 
 func (x *GetHeaders) Reset() {
 	*x = GetHeaders{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1336,7 @@ func (x *GetHeaders) String() string {
 func (*GetHeaders) ProtoMessage() {}
 
 func (x *GetHeaders) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1263,7 +1349,7 @@ func (x *GetHeaders) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeaders.ProtoReflect.Descriptor instead.
 func (*GetHeaders) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 type GetInfo_Request struct {
@@ -1274,7 +1360,7 @@ type GetInfo_Request struct {
 
 func (x *GetInfo_Request) Reset() {
 	*x = GetInfo_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1372,7 @@ func (x *GetInfo_Request) String() string {
 func (*GetInfo_Request) ProtoMessage() {}
 
 func (x *GetInfo_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1404,7 @@ type GetInfo_Response struct {
 
 func (x *GetInfo_Response) Reset() {
 	*x = GetInfo_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1416,7 @@ func (x *GetInfo_Response) String() string {
 func (*GetInfo_Response) ProtoMessage() {}
 
 func (x *GetInfo_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1476,7 @@ type Token_Request struct {
 
 func (x *Token_Request) Reset() {
 	*x = Token_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1488,7 @@ func (x *Token_Request) String() string {
 func (*Token_Request) ProtoMessage() {}
 
 func (x *Token_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1501,7 @@ func (x *Token_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token_Request.ProtoReflect.Descriptor instead.
 func (*Token_Request) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{11, 0}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{12, 0}
 }
 
 func (x *Token_Request) GetServer() *ServerRef {
@@ -1442,7 +1528,7 @@ type Token_Response struct {
 
 func (x *Token_Response) Reset() {
 	*x = Token_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1540,7 @@ func (x *Token_Response) String() string {
 func (*Token_Response) ProtoMessage() {}
 
 func (x *Token_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1553,7 @@ func (x *Token_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token_Response.ProtoReflect.Descriptor instead.
 func (*Token_Response) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{11, 1}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{12, 1}
 }
 
 func (x *Token_Response) GetAccessToken() string {
@@ -1517,7 +1603,7 @@ type Authorize_Request struct {
 
 func (x *Authorize_Request) Reset() {
 	*x = Authorize_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1529,7 +1615,7 @@ func (x *Authorize_Request) String() string {
 func (*Authorize_Request) ProtoMessage() {}
 
 func (x *Authorize_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1628,7 @@ func (x *Authorize_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Authorize_Request.ProtoReflect.Descriptor instead.
 func (*Authorize_Request) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{12, 0}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{13, 0}
 }
 
 func (x *Authorize_Request) GetServer() *ServerRef {
@@ -1585,7 +1671,7 @@ type Authorize_Response struct {
 
 func (x *Authorize_Response) Reset() {
 	*x = Authorize_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1683,7 @@ func (x *Authorize_Response) String() string {
 func (*Authorize_Response) ProtoMessage() {}
 
 func (x *Authorize_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1696,7 @@ func (x *Authorize_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Authorize_Response.ProtoReflect.Descriptor instead.
 func (*Authorize_Response) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{12, 1}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{13, 1}
 }
 
 func (x *Authorize_Response) GetInteraction() *Interaction {
@@ -1636,7 +1722,7 @@ type Forget_Request struct {
 
 func (x *Forget_Request) Reset() {
 	*x = Forget_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1734,7 @@ func (x *Forget_Request) String() string {
 func (*Forget_Request) ProtoMessage() {}
 
 func (x *Forget_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1747,7 @@ func (x *Forget_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forget_Request.ProtoReflect.Descriptor instead.
 func (*Forget_Request) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14, 0}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15, 0}
 }
 
 func (x *Forget_Request) GetServer() *ServerRef {
@@ -1680,7 +1766,7 @@ type Forget_Response struct {
 
 func (x *Forget_Response) Reset() {
 	*x = Forget_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1692,7 +1778,7 @@ func (x *Forget_Response) String() string {
 func (*Forget_Response) ProtoMessage() {}
 
 func (x *Forget_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1705,7 +1791,7 @@ func (x *Forget_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forget_Response.ProtoReflect.Descriptor instead.
 func (*Forget_Response) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14, 1}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15, 1}
 }
 
 func (x *Forget_Response) GetDiagnostics() []*Diagnostic {
@@ -1728,7 +1814,7 @@ type CompleteInteraction_Request struct {
 
 func (x *CompleteInteraction_Request) Reset() {
 	*x = CompleteInteraction_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +1826,7 @@ func (x *CompleteInteraction_Request) String() string {
 func (*CompleteInteraction_Request) ProtoMessage() {}
 
 func (x *CompleteInteraction_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +1839,7 @@ func (x *CompleteInteraction_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteInteraction_Request.ProtoReflect.Descriptor instead.
 func (*CompleteInteraction_Request) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15, 0}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16, 0}
 }
 
 func (x *CompleteInteraction_Request) GetServer() *ServerRef {
@@ -1793,7 +1879,7 @@ type CompleteInteraction_Response struct {
 
 func (x *CompleteInteraction_Response) Reset() {
 	*x = CompleteInteraction_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +1891,7 @@ func (x *CompleteInteraction_Response) String() string {
 func (*CompleteInteraction_Response) ProtoMessage() {}
 
 func (x *CompleteInteraction_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +1904,7 @@ func (x *CompleteInteraction_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteInteraction_Response.ProtoReflect.Descriptor instead.
 func (*CompleteInteraction_Response) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15, 1}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16, 1}
 }
 
 func (x *CompleteInteraction_Response) GetDiagnostics() []*Diagnostic {
@@ -1840,7 +1926,7 @@ type GetHeaders_Request struct {
 
 func (x *GetHeaders_Request) Reset() {
 	*x = GetHeaders_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +1938,7 @@ func (x *GetHeaders_Request) String() string {
 func (*GetHeaders_Request) ProtoMessage() {}
 
 func (x *GetHeaders_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +1951,7 @@ func (x *GetHeaders_Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeaders_Request.ProtoReflect.Descriptor instead.
 func (*GetHeaders_Request) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16, 0}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{17, 0}
 }
 
 func (x *GetHeaders_Request) GetServerName() string {
@@ -1899,7 +1985,7 @@ type GetHeaders_Response struct {
 
 func (x *GetHeaders_Response) Reset() {
 	*x = GetHeaders_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1911,7 +1997,7 @@ func (x *GetHeaders_Response) String() string {
 func (*GetHeaders_Response) ProtoMessage() {}
 
 func (x *GetHeaders_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1924,7 +2010,7 @@ func (x *GetHeaders_Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHeaders_Response.ProtoReflect.Descriptor instead.
 func (*GetHeaders_Response) Descriptor() ([]byte, []int) {
-	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16, 1}
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{17, 1}
 }
 
 func (x *GetHeaders_Response) GetHeaders() map[string]string {
@@ -2031,7 +2117,7 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10CODE_UNSPECIFIED\x10\x00\x12\t\n" +
 	"\x05OTHER\x10\x01\x12\f\n" +
 	"\bTERMINAL\x10\x02\x12\b\n" +
-	"\x04AUTH\x10\x03\"\xc0\x01\n" +
+	"\x04AUTH\x10\x03\"\xfc\x01\n" +
 	"\tServerRef\x12\x16\n" +
 	"\x06scheme\x18\x01 \x01(\tR\x06scheme\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -2042,7 +2128,13 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"configJson\x12\x19\n" +
 	"\bidp_json\x18\x05 \x01(\fR\aidpJson\x12\x1f\n" +
 	"\vsaved_state\x18\x06 \x01(\fR\n" +
-	"savedState\"\xa7\x02\n" +
+	"savedState\x12:\n" +
+	"\tprincipal\x18\a \x01(\v2\x1c.mcphost.plugin.v1.PrincipalR\tprincipal\"k\n" +
+	"\tPrincipal\x12\x16\n" +
+	"\x06issuer\x18\x01 \x01(\tR\x06issuer\x12\x18\n" +
+	"\asubject\x18\x02 \x01(\tR\asubject\x12\x16\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\x12\x14\n" +
+	"\x05token\x18\x04 \x01(\tR\x05token\"\xa7\x02\n" +
 	"\x05Token\x1a?\n" +
 	"\aRequest\x124\n" +
 	"\x06server\x18\x01 \x01(\v2\x1c.mcphost.plugin.v1.ServerRefR\x06server\x1a\xdc\x01\n" +
@@ -2123,7 +2215,7 @@ func file_mcphost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_mcphost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_mcphost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_mcphost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_mcphost_plugin_v1_plugin_proto_goTypes = []any{
 	(Attribute_Type)(0),                  // 0: mcphost.plugin.v1.Attribute.Type
 	(Diagnostic_Severity)(0),             // 1: mcphost.plugin.v1.Diagnostic.Severity
@@ -2139,26 +2231,27 @@ var file_mcphost_plugin_v1_plugin_proto_goTypes = []any{
 	(*Close)(nil),                        // 11: mcphost.plugin.v1.Close
 	(*TransportError)(nil),               // 12: mcphost.plugin.v1.TransportError
 	(*ServerRef)(nil),                    // 13: mcphost.plugin.v1.ServerRef
-	(*Token)(nil),                        // 14: mcphost.plugin.v1.Token
-	(*Authorize)(nil),                    // 15: mcphost.plugin.v1.Authorize
-	(*Interaction)(nil),                  // 16: mcphost.plugin.v1.Interaction
-	(*Forget)(nil),                       // 17: mcphost.plugin.v1.Forget
-	(*CompleteInteraction)(nil),          // 18: mcphost.plugin.v1.CompleteInteraction
-	(*GetHeaders)(nil),                   // 19: mcphost.plugin.v1.GetHeaders
-	(*GetInfo_Request)(nil),              // 20: mcphost.plugin.v1.GetInfo.Request
-	(*GetInfo_Response)(nil),             // 21: mcphost.plugin.v1.GetInfo.Response
-	nil,                                  // 22: mcphost.plugin.v1.Open.HeadersEntry
-	(*Token_Request)(nil),                // 23: mcphost.plugin.v1.Token.Request
-	(*Token_Response)(nil),               // 24: mcphost.plugin.v1.Token.Response
-	(*Authorize_Request)(nil),            // 25: mcphost.plugin.v1.Authorize.Request
-	(*Authorize_Response)(nil),           // 26: mcphost.plugin.v1.Authorize.Response
-	(*Forget_Request)(nil),               // 27: mcphost.plugin.v1.Forget.Request
-	(*Forget_Response)(nil),              // 28: mcphost.plugin.v1.Forget.Response
-	(*CompleteInteraction_Request)(nil),  // 29: mcphost.plugin.v1.CompleteInteraction.Request
-	(*CompleteInteraction_Response)(nil), // 30: mcphost.plugin.v1.CompleteInteraction.Response
-	(*GetHeaders_Request)(nil),           // 31: mcphost.plugin.v1.GetHeaders.Request
-	(*GetHeaders_Response)(nil),          // 32: mcphost.plugin.v1.GetHeaders.Response
-	nil,                                  // 33: mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
+	(*Principal)(nil),                    // 14: mcphost.plugin.v1.Principal
+	(*Token)(nil),                        // 15: mcphost.plugin.v1.Token
+	(*Authorize)(nil),                    // 16: mcphost.plugin.v1.Authorize
+	(*Interaction)(nil),                  // 17: mcphost.plugin.v1.Interaction
+	(*Forget)(nil),                       // 18: mcphost.plugin.v1.Forget
+	(*CompleteInteraction)(nil),          // 19: mcphost.plugin.v1.CompleteInteraction
+	(*GetHeaders)(nil),                   // 20: mcphost.plugin.v1.GetHeaders
+	(*GetInfo_Request)(nil),              // 21: mcphost.plugin.v1.GetInfo.Request
+	(*GetInfo_Response)(nil),             // 22: mcphost.plugin.v1.GetInfo.Response
+	nil,                                  // 23: mcphost.plugin.v1.Open.HeadersEntry
+	(*Token_Request)(nil),                // 24: mcphost.plugin.v1.Token.Request
+	(*Token_Response)(nil),               // 25: mcphost.plugin.v1.Token.Response
+	(*Authorize_Request)(nil),            // 26: mcphost.plugin.v1.Authorize.Request
+	(*Authorize_Response)(nil),           // 27: mcphost.plugin.v1.Authorize.Response
+	(*Forget_Request)(nil),               // 28: mcphost.plugin.v1.Forget.Request
+	(*Forget_Response)(nil),              // 29: mcphost.plugin.v1.Forget.Response
+	(*CompleteInteraction_Request)(nil),  // 30: mcphost.plugin.v1.CompleteInteraction.Request
+	(*CompleteInteraction_Response)(nil), // 31: mcphost.plugin.v1.CompleteInteraction.Response
+	(*GetHeaders_Request)(nil),           // 32: mcphost.plugin.v1.GetHeaders.Request
+	(*GetHeaders_Response)(nil),          // 33: mcphost.plugin.v1.GetHeaders.Response
+	nil,                                  // 34: mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
 }
 var file_mcphost_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 0: mcphost.plugin.v1.Component.config:type_name -> mcphost.plugin.v1.Attribute
@@ -2168,42 +2261,43 @@ var file_mcphost_plugin_v1_plugin_proto_depIdxs = []int32{
 	10, // 4: mcphost.plugin.v1.Frame.opened:type_name -> mcphost.plugin.v1.Opened
 	12, // 5: mcphost.plugin.v1.Frame.error:type_name -> mcphost.plugin.v1.TransportError
 	11, // 6: mcphost.plugin.v1.Frame.close:type_name -> mcphost.plugin.v1.Close
-	22, // 7: mcphost.plugin.v1.Open.headers:type_name -> mcphost.plugin.v1.Open.HeadersEntry
+	23, // 7: mcphost.plugin.v1.Open.headers:type_name -> mcphost.plugin.v1.Open.HeadersEntry
 	9,  // 8: mcphost.plugin.v1.Open.tls:type_name -> mcphost.plugin.v1.TLS
 	2,  // 9: mcphost.plugin.v1.TransportError.code:type_name -> mcphost.plugin.v1.TransportError.Code
-	4,  // 10: mcphost.plugin.v1.GetInfo.Response.transports:type_name -> mcphost.plugin.v1.Component
-	4,  // 11: mcphost.plugin.v1.GetInfo.Response.auth_schemes:type_name -> mcphost.plugin.v1.Component
-	4,  // 12: mcphost.plugin.v1.GetInfo.Response.headers:type_name -> mcphost.plugin.v1.Component
-	13, // 13: mcphost.plugin.v1.Token.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	6,  // 14: mcphost.plugin.v1.Token.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	13, // 15: mcphost.plugin.v1.Authorize.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	16, // 16: mcphost.plugin.v1.Authorize.Response.interaction:type_name -> mcphost.plugin.v1.Interaction
-	6,  // 17: mcphost.plugin.v1.Authorize.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	13, // 18: mcphost.plugin.v1.Forget.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	6,  // 19: mcphost.plugin.v1.Forget.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	13, // 20: mcphost.plugin.v1.CompleteInteraction.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	6,  // 21: mcphost.plugin.v1.CompleteInteraction.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	33, // 22: mcphost.plugin.v1.GetHeaders.Response.headers:type_name -> mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
-	6,  // 23: mcphost.plugin.v1.GetHeaders.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	20, // 24: mcphost.plugin.v1.Plugin.GetInfo:input_type -> mcphost.plugin.v1.GetInfo.Request
-	7,  // 25: mcphost.plugin.v1.Transport.Connect:input_type -> mcphost.plugin.v1.Frame
-	23, // 26: mcphost.plugin.v1.Auth.Token:input_type -> mcphost.plugin.v1.Token.Request
-	25, // 27: mcphost.plugin.v1.Auth.Authorize:input_type -> mcphost.plugin.v1.Authorize.Request
-	29, // 28: mcphost.plugin.v1.Auth.CompleteInteraction:input_type -> mcphost.plugin.v1.CompleteInteraction.Request
-	27, // 29: mcphost.plugin.v1.Auth.Forget:input_type -> mcphost.plugin.v1.Forget.Request
-	31, // 30: mcphost.plugin.v1.Headers.GetHeaders:input_type -> mcphost.plugin.v1.GetHeaders.Request
-	21, // 31: mcphost.plugin.v1.Plugin.GetInfo:output_type -> mcphost.plugin.v1.GetInfo.Response
-	7,  // 32: mcphost.plugin.v1.Transport.Connect:output_type -> mcphost.plugin.v1.Frame
-	24, // 33: mcphost.plugin.v1.Auth.Token:output_type -> mcphost.plugin.v1.Token.Response
-	26, // 34: mcphost.plugin.v1.Auth.Authorize:output_type -> mcphost.plugin.v1.Authorize.Response
-	30, // 35: mcphost.plugin.v1.Auth.CompleteInteraction:output_type -> mcphost.plugin.v1.CompleteInteraction.Response
-	28, // 36: mcphost.plugin.v1.Auth.Forget:output_type -> mcphost.plugin.v1.Forget.Response
-	32, // 37: mcphost.plugin.v1.Headers.GetHeaders:output_type -> mcphost.plugin.v1.GetHeaders.Response
-	31, // [31:38] is the sub-list for method output_type
-	24, // [24:31] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	14, // 10: mcphost.plugin.v1.ServerRef.principal:type_name -> mcphost.plugin.v1.Principal
+	4,  // 11: mcphost.plugin.v1.GetInfo.Response.transports:type_name -> mcphost.plugin.v1.Component
+	4,  // 12: mcphost.plugin.v1.GetInfo.Response.auth_schemes:type_name -> mcphost.plugin.v1.Component
+	4,  // 13: mcphost.plugin.v1.GetInfo.Response.headers:type_name -> mcphost.plugin.v1.Component
+	13, // 14: mcphost.plugin.v1.Token.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	6,  // 15: mcphost.plugin.v1.Token.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	13, // 16: mcphost.plugin.v1.Authorize.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	17, // 17: mcphost.plugin.v1.Authorize.Response.interaction:type_name -> mcphost.plugin.v1.Interaction
+	6,  // 18: mcphost.plugin.v1.Authorize.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	13, // 19: mcphost.plugin.v1.Forget.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	6,  // 20: mcphost.plugin.v1.Forget.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	13, // 21: mcphost.plugin.v1.CompleteInteraction.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	6,  // 22: mcphost.plugin.v1.CompleteInteraction.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	34, // 23: mcphost.plugin.v1.GetHeaders.Response.headers:type_name -> mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
+	6,  // 24: mcphost.plugin.v1.GetHeaders.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	21, // 25: mcphost.plugin.v1.Plugin.GetInfo:input_type -> mcphost.plugin.v1.GetInfo.Request
+	7,  // 26: mcphost.plugin.v1.Transport.Connect:input_type -> mcphost.plugin.v1.Frame
+	24, // 27: mcphost.plugin.v1.Auth.Token:input_type -> mcphost.plugin.v1.Token.Request
+	26, // 28: mcphost.plugin.v1.Auth.Authorize:input_type -> mcphost.plugin.v1.Authorize.Request
+	30, // 29: mcphost.plugin.v1.Auth.CompleteInteraction:input_type -> mcphost.plugin.v1.CompleteInteraction.Request
+	28, // 30: mcphost.plugin.v1.Auth.Forget:input_type -> mcphost.plugin.v1.Forget.Request
+	32, // 31: mcphost.plugin.v1.Headers.GetHeaders:input_type -> mcphost.plugin.v1.GetHeaders.Request
+	22, // 32: mcphost.plugin.v1.Plugin.GetInfo:output_type -> mcphost.plugin.v1.GetInfo.Response
+	7,  // 33: mcphost.plugin.v1.Transport.Connect:output_type -> mcphost.plugin.v1.Frame
+	25, // 34: mcphost.plugin.v1.Auth.Token:output_type -> mcphost.plugin.v1.Token.Response
+	27, // 35: mcphost.plugin.v1.Auth.Authorize:output_type -> mcphost.plugin.v1.Authorize.Response
+	31, // 36: mcphost.plugin.v1.Auth.CompleteInteraction:output_type -> mcphost.plugin.v1.CompleteInteraction.Response
+	29, // 37: mcphost.plugin.v1.Auth.Forget:output_type -> mcphost.plugin.v1.Forget.Response
+	33, // 38: mcphost.plugin.v1.Headers.GetHeaders:output_type -> mcphost.plugin.v1.GetHeaders.Response
+	32, // [32:39] is the sub-list for method output_type
+	25, // [25:32] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_mcphost_plugin_v1_plugin_proto_init() }
@@ -2224,7 +2318,7 @@ func file_mcphost_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcphost_plugin_v1_plugin_proto_rawDesc), len(file_mcphost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   4,
 		},
