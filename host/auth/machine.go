@@ -3,9 +3,9 @@ package auth
 import (
 	"cmp"
 	"context"
-	"errors"
 	"crypto"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"

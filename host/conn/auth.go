@@ -15,7 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
-		"github.com/mcphost/mcphost/sdk"
+	"github.com/mcphost/mcphost/sdk"
 )
 
 // AuthPlugins gives access to auth schemes served by plugins.
