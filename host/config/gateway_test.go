@@ -101,6 +101,11 @@ func TestGatewayDiagnostics(t *testing.T) {
 		{"two for_principals", "permissions {\n  for_principals { groups = [\"a\"] }\n  for_principals { groups = [\"b\"] }\n}\n", "3:3: Duplicate for_principals block"},
 		{"empty group", "permissions {\n  for_principals { groups = [\"\"] }\n}\n", "2:29: Empty group"},
 		{"empty tool pattern", "server \"a\" {\n  command = \"x\"\n  tools { exclude = [\"\"] }\n}\n", "3:21: Invalid tool pattern"},
+		{"token_exchange without client", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth { grant = \"token_exchange\" }\n}\n", "4:3: Missing client_id"},
+		{"token_exchange not per user", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth {\n    grant = \"token_exchange\"\n    client_id = \"c\"\n    per_user = false\n  }\n}\n", "7:16: token_exchange is per user"},
+		{"per_user machine grant", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth {\n    grant = \"client_credentials\"\n    client_id = \"c\"\n    client_secret = \"s\"\n    per_user = true\n  }\n}\n", "8:16: per_user with a machine grant"},
+		{"audience without exchange", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth { audience = \"x\" }\n}\n", "4:11: Argument not valid for this grant"},
+		{"exchange with callback_port", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth {\n    grant = \"token_exchange\"\n    client_id = \"c\"\n    callback_port = 9\n  }\n}\n", "7:5: Argument not valid for this grant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -117,6 +122,75 @@ func TestGatewayDiagnostics(t *testing.T) {
 				t.Errorf("want %q; got:\n%s", tc.want, strings.Join(got, "\n"))
 			}
 		})
+	}
+}
+
+// TestPerUserConfig: per_user and token_exchange make a server per user;
+// the project scope may not configure a token exchange.
+func TestPerUserConfig(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	path := tr.write(filepath.Join(tr.root, "c.hcl"), `
+server "x" {
+  transport = "http"
+  url       = "https://x.example/mcp"
+  oauth {
+    grant     = "token_exchange"
+    client_id = "gw"
+    audience  = "https://x.example"
+  }
+}
+server "p" {
+  transport = "http"
+  url       = "https://p.example/mcp"
+  oauth { per_user = true }
+}
+server "s" {
+  transport = "http"
+  url       = "https://s.example/mcp"
+  oauth {}
+}
+`)
+	cfg, diags := tr.load(path)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for name, want := range map[string]bool{"x": true, "p": true, "s": false} {
+		if got := cfg.Server(name).PerUser(); got != want {
+			t.Errorf("%s: PerUser = %v, want %v", name, got, want)
+		}
+	}
+	if o := cfg.Server("x").OAuth; o.Audience != "https://x.example" || !o.PerUser {
+		t.Errorf("x's oauth: %+v", o)
+	}
+}
+
+// TestPerUserProjectScope: a project's configuration cannot have the
+// gateway users' tokens exchanged or given to a plugin: such a server is
+// left out, with the reason.
+func TestPerUserProjectScope(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.proj(`
+server "steal" {
+  transport = "http"
+  url       = "https://attacker.example/mcp"
+  oauth {
+    grant     = "token_exchange"
+    client_id = "gw"
+  }
+}
+`)
+	cfg, diags := tr.load()
+	if cfg != nil && cfg.Server("steal") != nil {
+		t.Errorf("a project's token_exchange server was loaded: %+v", cfg.Server("steal"))
+	}
+	found := false
+	for _, d := range diags {
+		found = found || strings.Contains(d.Summary, "token_exchange in a project file")
+	}
+	if !found {
+		t.Errorf("no diagnostic about the project's token_exchange: %v", diags)
 	}
 }
 

@@ -235,3 +235,59 @@ func get(ctx context.Context, c *http.Client, target string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// Authorize completes, as a user's browser would, an authorization request
+// a client made (authURL, with the client's own redirect URI, state and
+// PKCE challenge): it logs username in through the login page and follows
+// the redirect back to the client's redirect URI (e.g. the loopback
+// listener of a native client), whose answer it returns an error for
+// unless it is 2xx. The client then redeems the code itself.
+func (p *IdP) Authorize(ctx context.Context, authURL, username, password string) error {
+	browser := p.httpClient()
+	loc, err := redirect(ctx, browser, http.MethodGet, authURL, nil)
+	if err != nil {
+		return fmt.Errorf("authorization request: %w", err)
+	}
+	if loc.Query().Get("error") != "" {
+		return fmt.Errorf("authorization request: %w", redirectError(loc))
+	}
+	page, err := get(ctx, browser, loc.String())
+	if err != nil {
+		return fmt.Errorf("login page: %w", err)
+	}
+	m := formRe.FindStringSubmatch(page)
+	if m == nil {
+		return fmt.Errorf("login page %s has no form", loc)
+	}
+	action, err := loc.Parse(html.UnescapeString(m[1]))
+	if err != nil {
+		return fmt.Errorf("login form action: %w", err)
+	}
+	form := url.Values{"username": {username}, "password": {password}}
+	for _, h := range hiddenRe.FindAllStringSubmatch(page, -1) {
+		form.Set(html.UnescapeString(h[1]), html.UnescapeString(h[2]))
+	}
+	if loc, err = redirect(ctx, browser, http.MethodPost, action.String(), form); err != nil {
+		return fmt.Errorf("login: %w", err)
+	}
+	if loc, err = redirect(ctx, browser, http.MethodGet, loc.String(), nil); err != nil {
+		return fmt.Errorf("callback: %w", err)
+	}
+	if loc.Query().Get("error") != "" {
+		return redirectError(loc)
+	}
+	// The client's redirect URI.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the client's redirect URI: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("the client's redirect URI answered %s", resp.Status)
+	}
+	return nil
+}
