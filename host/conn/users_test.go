@@ -61,7 +61,7 @@ func TestUserConns(t *testing.T) {
 	}
 
 	aliceConn := m.For(WithUser(ctx, users[0]), "mine")
-	aliceConn.user.used.Store(1) // alice's last use: the oldest
+	aliceConn.user.used.Store(1)   // alice's last use: the oldest
 	c := session(users[2], "mine") // a third user: alice's connection goes
 	if n := len(m.userConns("mine")); n != 2 {
 		t.Errorf("%d per-user connections held, want 2", n)
