@@ -324,7 +324,12 @@ func TextOf(content []mcp.Content) string {
 
 // Prompts returns the unified prompt list of the active servers.
 func (h *Host) Prompts(ctx context.Context) ([]*registry.Prompt, []registry.Problem) {
-	shared, own, view := h.splitServers(ctx, h.ActiveServers())
+	return h.PromptsOf(ctx, h.ActiveServers())
+}
+
+// PromptsOf is Prompts for the given servers.
+func (h *Host) PromptsOf(ctx context.Context, servers []string) ([]*registry.Prompt, []registry.Problem) {
+	shared, own, view := h.splitServers(ctx, servers)
 	ps, problems := h.reg.Prompts(ctx, shared)
 	if view != nil {
 		p2, pr2 := view.Prompts(ctx, own)
@@ -345,6 +350,11 @@ func (h *Host) Resources(ctx context.Context, server string) ([]*registry.Resour
 	if server != "" {
 		servers = []string{server}
 	}
+	return h.ResourcesOf(ctx, servers)
+}
+
+// ResourcesOf is Resources for the given servers.
+func (h *Host) ResourcesOf(ctx context.Context, servers []string) ([]*registry.Resource, []registry.Problem) {
 	shared, own, view := h.splitServers(ctx, servers)
 	rs, problems := h.reg.Resources(ctx, shared)
 	if view != nil {

@@ -45,6 +45,16 @@ func WithCallerOf(ctx context.Context, c *Caller) context.Context {
 	return conn.WithUser(context.WithValue(ctx, callerKey{}, c), c.user)
 }
 
+// WithoutCaller returns ctx carrying no caller: for the host's own work
+// done while serving a caller (the lists shared by all), which must not
+// use the caller's rules or per-user connections.
+func WithoutCaller(ctx context.Context) context.Context {
+	if CallerOf(ctx) == nil {
+		return conn.WithoutUser(ctx)
+	}
+	return conn.WithoutUser(context.WithValue(ctx, callerKey{}, (*Caller)(nil)))
+}
+
 // CallerOf returns the caller ctx carries, or nil (the host's own user).
 func CallerOf(ctx context.Context) *Caller {
 	c, _ := ctx.Value(callerKey{}).(*Caller)

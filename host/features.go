@@ -69,7 +69,12 @@ func (h *Host) logMessage(server string, p *mcp.LoggingMessageParams, r conn.Req
 
 // ResourceTemplates returns the resource templates of the active servers.
 func (h *Host) ResourceTemplates(ctx context.Context) ([]*registry.ResourceTemplate, []registry.Problem) {
-	shared, own, view := h.splitServers(ctx, h.ActiveServers())
+	return h.ResourceTemplatesOf(ctx, h.ActiveServers())
+}
+
+// ResourceTemplatesOf is ResourceTemplates for the given servers.
+func (h *Host) ResourceTemplatesOf(ctx context.Context, servers []string) ([]*registry.ResourceTemplate, []registry.Problem) {
+	shared, own, view := h.splitServers(ctx, servers)
 	ts, problems := h.reg.ResourceTemplates(ctx, shared)
 	if view != nil {
 		t2, p2 := view.ResourceTemplates(ctx, own)

@@ -254,6 +254,7 @@ type ServerStatus struct {
 // Servers returns the status of every configured server. Connected servers'
 // tools are counted from the registry.
 func (h *Host) Servers(ctx context.Context) []ServerStatus {
+	ctx = WithoutCaller(ctx) // the host's own connections, never a user's
 	var out []ServerStatus
 	for _, st := range h.conns.Status() {
 		ss := ServerStatus{Status: st}

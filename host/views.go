@@ -26,6 +26,10 @@ type userView struct {
 	used time.Time
 }
 
+// cfgMaxUserConns is the bound of the per-user views: that of the
+// per-user connections.
+func (h *Host) cfgMaxUserConns() int { return conn.DefaultMaxUserConns }
+
 // perUser reports whether server's credentials are kept per gateway user.
 func (h *Host) perUser(server string) bool {
 	c := h.conns.Get(server)
@@ -80,7 +84,7 @@ func (v *userViews) get(h *Host, id string) *registry.Registry {
 	if v.regs == nil {
 		v.regs = map[string]*userView{}
 	}
-	if len(v.regs) >= conn.DefaultMaxUserConns {
+	if len(v.regs) >= max(h.cfgMaxUserConns(), 1) {
 		oldest := ""
 		for k, uv := range v.regs {
 			if oldest == "" || uv.used.Before(v.regs[oldest].used) {

@@ -102,10 +102,10 @@ func TestGatewayDiagnostics(t *testing.T) {
 		{"empty group", "permissions {\n  for_principals { groups = [\"\"] }\n}\n", "2:29: Empty group"},
 		{"empty tool pattern", "server \"a\" {\n  command = \"x\"\n  tools { exclude = [\"\"] }\n}\n", "3:21: Invalid tool pattern"},
 		{"token_exchange without client", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth { grant = \"token_exchange\" }\n}\n", "4:3: Missing client_id"},
-		{"token_exchange not per user", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth {\n    grant = \"token_exchange\"\n    client_id = \"c\"\n    per_user = false\n  }\n}\n", "7:16: token_exchange is per user"},
+		{"token_exchange not per user", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth {\n    grant = \"token_exchange\"\n    client_id = \"c\"\n    client_secret = \"s\"\n    per_user = false\n  }\n}\n", "8:16: token_exchange is per user"},
 		{"per_user machine grant", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth {\n    grant = \"client_credentials\"\n    client_id = \"c\"\n    client_secret = \"s\"\n    per_user = true\n  }\n}\n", "8:16: per_user with a machine grant"},
 		{"audience without exchange", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth { audience = \"x\" }\n}\n", "4:11: Argument not valid for this grant"},
-		{"exchange with callback_port", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth {\n    grant = \"token_exchange\"\n    client_id = \"c\"\n    callback_port = 9\n  }\n}\n", "7:5: Argument not valid for this grant"},
+		{"exchange with callback_port", "server \"a\" {\n  transport = \"http\"\n  url = \"https://a.example/mcp\"\n  oauth {\n    grant = \"token_exchange\"\n    client_id = \"c\"\n    client_secret = \"s\"\n    callback_port = 9\n  }\n}\n", "8:5: Argument not valid for this grant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -135,9 +135,10 @@ server "x" {
   transport = "http"
   url       = "https://x.example/mcp"
   oauth {
-    grant     = "token_exchange"
-    client_id = "gw"
-    audience  = "https://x.example"
+    grant         = "token_exchange"
+    client_id     = "gw"
+    client_secret = "s"
+    audience      = "https://x.example"
   }
 }
 server "p" {
@@ -176,8 +177,9 @@ server "steal" {
   transport = "http"
   url       = "https://attacker.example/mcp"
   oauth {
-    grant     = "token_exchange"
-    client_id = "gw"
+    grant         = "token_exchange"
+    client_id     = "gw"
+    client_secret = "s"
   }
 }
 `)

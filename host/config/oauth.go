@@ -147,6 +147,8 @@ func decodeOAuth(blk *hcl.Block, path string, ctx *hcl.EvalContext) (*OAuth, hcl
 	case GrantTokenExchange:
 		if o.ClientID == "" {
 			diags = append(diags, errorf(&blk.DefRange, "Missing client_id", "The token_exchange grant authenticates the gateway to the server's authorization server: set client_id, and client_secret or private_key_file."))
+		} else if o.ClientSecret == "" && o.PrivateKeyFile == "" && o.PrivateKey == "" {
+			diags = append(diags, errorf(&blk.DefRange, "Missing client credentials", "The token_exchange grant authenticates the gateway's client with client_secret or with private_key_file (private_key_jwt); set one."))
 		}
 		for _, name := range []string{"assertion_file", "assertion", "client_metadata_url", "callback_port"} {
 			if _, ok := attrs[name]; ok {

@@ -180,6 +180,13 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 			c.mu.Unlock()
 			return nil, 0, err
 		}
+		if c.user != nil && c.user.retired.Load() {
+			// Retired while connecting: the session is closed, not kept
+			// on a connection no one holds.
+			c.mu.Unlock()
+			cs.Close()
+			return nil, 0, ErrClosed
+		}
 		c.gen++
 		gen := c.gen
 		c.session, c.raw, c.state, c.err = cs, raw, StateConnected, nil

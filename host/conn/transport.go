@@ -350,8 +350,10 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 			c.root().elicitations.complete(req.Params.ElicitationID)
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			// Subscriptions are the first session's (see legacy.go).
-			if m.opts.OnResourceUpdated != nil && c.primary == nil {
+			// Subscriptions are the first session's (see legacy.go), and
+			// the host's own: a per-user connection's would go to no one
+			// in particular.
+			if m.opts.OnResourceUpdated != nil && c.primary == nil && c.user == nil {
 				m.opts.OnResourceUpdated(name, req.Params)
 			}
 		},
@@ -367,6 +369,10 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 				c.log.Debug("a log message of the server names no call, and calls of several clients are in flight: not passed on", "level", req.Params.Level)
 			case rt.call != nil:
 				m.opts.OnLog(name, req.Params, rt.call.r)
+			case c.user != nil:
+				// Of a user's own connection, outside its calls: not for
+				// every client of the gateway.
+				c.log.Debug("a log message of a per-user connection outside its calls: not passed on", "level", req.Params.Level)
 			default:
 				m.opts.OnLog(name, req.Params, nil)
 			}

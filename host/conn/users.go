@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,15 @@ func WithUser(ctx context.Context, u *User) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, userKey{}, u)
+}
+
+// WithoutUser returns ctx carrying no gateway user: for work of the host's
+// own (lists shared by all) done while serving a user's request.
+func WithoutUser(ctx context.Context) context.Context {
+	if UserOf(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, userKey{}, (*User)(nil))
 }
 
 // UserOf returns the gateway user ctx carries, or nil (the host's own).
@@ -125,14 +135,14 @@ func (m *Manager) conn(ctx context.Context, c *Conn) *Conn {
 		}
 		m.users.conns[key] = uc
 	}
+	uc.user.used.Store(time.Now().UnixNano()) // (under users.mu: never evicted as stale)
 	m.users.mu.Unlock()
 	m.users.reap.Do(func() {
 		m.wg.Add(1)
 		go m.reapUsers()
 	})
-	uc.user.used.Store(time.Now().UnixNano())
 	uc.user.mu.Lock()
-	if uc.user.u.Token != u.Token || len(uc.user.u.Groups) != len(u.Groups) {
+	if uc.user.u.Token != u.Token || !slices.Equal(uc.user.u.Groups, u.Groups) {
 		uc.user.u = u
 	}
 	uc.user.mu.Unlock()
@@ -172,13 +182,15 @@ func (m *Manager) evictLocked() {
 // session's close may wait on the network).
 func (m *Manager) retire(c *Conn) {
 	c.user.retired.Store(true)
+	// Its user's lists are gone with it, before anything else: a new
+	// connection of the user starts its generations again.
+	c.listChanged(ToolsChanged)
+	c.listChanged(PromptsChanged)
+	c.listChanged(ResourcesChanged)
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		c.close()
-		c.listChanged(ToolsChanged) // its user's lists are gone with it
-		c.listChanged(PromptsChanged)
-		c.listChanged(ResourcesChanged)
 	}()
 }
 

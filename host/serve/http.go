@@ -128,6 +128,14 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	var authn *authenticator
 	if o.OAuth != nil {
 		authn = newAuthenticator(o.OAuth)
+		if !g.users.Swap(true) {
+			// Served to users of inbound OAuth: per-user servers leave
+			// the lists shared by all (Options.Users).
+			select {
+			case g.changed <- struct{}{}:
+			default:
+			}
+		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rebinding(r) {

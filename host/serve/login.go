@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/permissions"
 )
 
 // loginKey names the gateway's login request among a call's input requests.
@@ -159,10 +160,13 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 // tools, now available, by the names the gateway exposes.
 func (g *Gateway) loginResult(ctx context.Context, server string) *mcp.CallToolResult {
 	var names []string
-	if g.users && g.h.PerUser(server) {
+	if g.users.Load() && g.h.PerUser(server) {
 		tools, _ := g.h.ToolsOf(ctx, []string{server}) // the caller's own
+		c := host.CallerOf(ctx)
 		for _, t := range tools {
-			names = append(names, t.Name)
+			if c == nil || g.h.DecideFor(c.Principal, t.Name).Behavior != permissions.Deny {
+				names = append(names, t.Name)
+			}
 		}
 	} else {
 		g.mu.Lock()

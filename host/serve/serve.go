@@ -87,7 +87,7 @@ type Gateway struct {
 
 	audit *audit.Log // or nil (audit.go)
 
-	users bool // Options.Users
+	users atomic.Bool // Options.Users, or a Handler with inbound OAuth
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
@@ -110,7 +110,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 		o.Naming = h.Config().Settings.Naming
 	}
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
-		drainTimeout: o.DrainTimeout, calls: newInflight(), held: newHeldCalls(), audit: o.Audit, users: o.Users}
+		drainTimeout: o.DrainTimeout, calls: newInflight(), held: newHeldCalls(), audit: o.Audit}
+	g.users.Store(o.Users)
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	rand.Read(g.askSecret)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{

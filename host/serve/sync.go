@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -72,6 +73,9 @@ func newExposure() exposure {
 func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	g.lockSync()
 	defer g.exposed.syncing.Unlock()
+	// What is served to all is the host's own: never listed for (or
+	// through the connections of) the user whose request led here.
+	ctx = host.WithoutCaller(ctx)
 	active := g.sharedServers()
 	bare := prefixFree(g.naming, len(active))
 	tools, problems := g.h.ToolsOf(ctx, active)
@@ -79,9 +83,9 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	if g.search != nil {
 		g.reindex(tools)
 	}
-	prompts, pp := g.h.Prompts(ctx)
-	resources, rp := g.h.Resources(ctx, "")
-	templates, tp := g.h.ResourceTemplates(ctx)
+	prompts, pp := g.h.PromptsOf(ctx, active)
+	resources, rp := g.h.ResourcesOf(ctx, active)
+	templates, tp := g.h.ResourceTemplatesOf(ctx, active)
 	problems = append(append(append(problems, pp...), rp...), tp...)
 
 	wantTools, p1 := exposeNames(bare, "tool", tools,

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,7 +25,7 @@ import (
 // Options.Users, the per-user servers are left out.
 func (g *Gateway) sharedServers() []string {
 	active := g.h.ActiveServers()
-	if !g.users {
+	if !g.users.Load() {
 		return active
 	}
 	out := active[:0:0]
@@ -38,7 +39,7 @@ func (g *Gateway) sharedServers() []string {
 
 // userServers are the active per-user servers (none without Options.Users).
 func (g *Gateway) userServers() []string {
-	if !g.users {
+	if !g.users.Load() {
 		return nil
 	}
 	var out []string
@@ -53,7 +54,7 @@ func (g *Gateway) userServers() []string {
 // userTool reports whether name is the registry name of a per-user
 // server's tool (served per user).
 func (g *Gateway) userTool(name string) bool {
-	if !g.users {
+	if !g.users.Load() {
 		return false
 	}
 	server, _, ok := registry.ParseName(name)
@@ -75,6 +76,8 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 	if len(servers) == 0 || r.NextCursor != "" || g.search != nil {
 		return
 	}
+	// A server denied to p whole is not even connected for p.
+	servers = slices.DeleteFunc(servers, func(s string) bool { return g.h.ServerDeniedFor(p, s) })
 	tools, problems := g.h.ToolsOf(ctx, servers)
 	for _, pr := range problems {
 		g.log.Debug("a per-user server's tools are not listed", "server", pr.Server, "detail", pr.Detail)

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -53,6 +52,20 @@ func newIDUpstreamOn(t *testing.T, idp *testidp.IdP, name, audience string, port
 			ti := req.Extra.TokenInfo
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " sees sub=" + ti.UserID}}}, nil, nil
 		})
+	// A resource list of the user's own: never to be served to another.
+	srv.AddResource(&mcp.Resource{URI: "note://static", Name: "static"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "x"}}}, nil
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ListResourcesResult); ok && err == nil && req.GetExtra().TokenInfo != nil {
+				sub := req.GetExtra().TokenInfo.UserID
+				r.Resources = append(r.Resources, &mcp.Resource{URI: "note://" + sub, Name: "private-note-of-" + sub})
+			}
+			return res, err
+		}
+	})
 	key := idp.PublicJWK()
 	hs := httptest.NewUnstartedServer(nil)
 	if port != 0 {
@@ -199,7 +212,27 @@ server "notes" {
 	g := &gateway{URL: gwURL, base: base, idp: idp, out: out}
 
 	aliceTok, bobTok := idp.Login(t, "alice"), idp.Login(t, "bob")
-	alice, bob := g.connect(t, aliceTok, ""), g.connect(t, bobTok, "")
+	// Alice's client takes URL elicitations: it completes the login it is
+	// shown in her "browser" and accepts.
+	ac := mcp.NewClient(&mcp.Implementation{Name: "alice"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, idp.Issuer) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			if err := idp.Authorize(ctx, req.Params.URL, "alice", "alice-pw"); err != nil {
+				t.Errorf("alice's login: %v", err)
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	alice, err := ac.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: bearer(aliceTok)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	bob := g.connect(t, bobTok, "")
 
 	// Token exchange: each user is itself at the upstream.
 	for _, tc := range []struct {
@@ -218,21 +251,18 @@ server "notes" {
 	}
 
 	// A per-user login: alice logs in through the authenticate pseudo-tool
-	// (a client without URL elicitation gets the URL as text).
-	text, isErr := callText(t, alice, "mcp__notes__authenticate")
-	loginURL := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S+`).FindString(text)
-	if isErr || !strings.HasPrefix(loginURL, idp.Issuer) {
-		t.Fatalf("authenticate = %q (error %v): no login URL of the IdP\n%s", text, isErr, out)
+	// (a URL elicitation to her client; the retried call waits for the
+	// login and names her tools).
+	if text, isErr := callText(t, alice, "mcp__notes__authenticate"); isErr || !strings.Contains(text, "mcp__notes__whoami") {
+		t.Fatalf("authenticate = %q (error %v)\n%s", text, isErr, out)
 	}
-	if err := idp.Authorize(t.Context(), loginURL, "alice", "alice-pw"); err != nil {
-		t.Fatalf("alice's login: %v\n%s", err, out)
+	if names := toolNames(t, alice); !slices.Contains(names, "mcp__notes__whoami") || slices.Contains(names, "mcp__notes__authenticate") {
+		t.Fatalf("alice's tools after her login: %v\n%s", names, out)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Contains(toolNames(t, alice), "mcp__notes__whoami") {
-		if time.Now().After(deadline) {
-			t.Fatalf("alice's tools after her login: %v\n%s", toolNames(t, alice), out)
-		}
-		time.Sleep(50 * time.Millisecond)
+	// Bob, whose client cannot take URL elicitations, is given the URL as
+	// text; he does not follow it.
+	if text, isErr := callText(t, bob, "mcp__notes__authenticate"); isErr || !strings.Contains(text, idp.Issuer) {
+		t.Errorf("bob's authenticate = %q (error %v): no login URL", text, isErr)
 	}
 	if text, isErr := callText(t, alice, "mcp__notes__whoami"); isErr || text != "notes sees sub=alice" {
 		t.Fatalf("alice's notes whoami = %q (error %v)\n%s", text, isErr, out)
@@ -243,6 +273,20 @@ server "notes" {
 	}
 	if text, isErr := callText(t, bob, "mcp__notes__whoami"); !isErr || strings.Contains(text, "sub=alice") {
 		t.Errorf("bob's call of notes whoami = %q (error %v), want a refusal", text, isErr)
+	}
+
+	// A per-user server's resources are its user's: the lists shared by
+	// all never hold them (alice's login made the gateway sync its lists).
+	for who, cs := range map[string]*mcp.ClientSession{"alice": alice, "bob": bob} {
+		res, err := cs.ListResources(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Resources {
+			if strings.Contains(r.Name, "private-note-of") {
+				t.Errorf("%s is listed %s (%s)", who, r.Name, r.URI)
+			}
+		}
 	}
 
 	// No inbound token ever reached an upstream.
