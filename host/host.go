@@ -192,14 +192,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 			h.views.invalidate(u.ID(), server, kind)
 		},
 		OnListChanged: func(server string, kind conn.ChangeKind) {
-			switch kind {
-			case conn.ToolsChanged:
-				h.reg.InvalidateTools(server)
-			case conn.PromptsChanged:
-				h.reg.InvalidatePrompts(server)
-			case conn.ResourcesChanged:
-				h.reg.InvalidateResources(server)
-			}
+			invalidate(h.reg, server, kind)
 		},
 	})
 	return h, nil

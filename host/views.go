@@ -104,16 +104,20 @@ func (v *userViews) invalidate(id, server string, kind conn.ChangeKind) {
 	v.mu.Lock()
 	uv := v.regs[id]
 	v.mu.Unlock()
-	if uv == nil {
-		return
+	if uv != nil {
+		invalidate(uv.reg, server, kind)
 	}
+}
+
+// invalidate drops the list of server that kind names from reg.
+func invalidate(reg *registry.Registry, server string, kind conn.ChangeKind) {
 	switch kind {
 	case conn.ToolsChanged:
-		uv.reg.InvalidateTools(server)
+		reg.InvalidateTools(server)
 	case conn.PromptsChanged:
-		uv.reg.InvalidatePrompts(server)
+		reg.InvalidatePrompts(server)
 	case conn.ResourcesChanged:
-		uv.reg.InvalidateResources(server)
+		reg.InvalidateResources(server)
 	}
 }
 
