@@ -26,26 +26,19 @@ type userView struct {
 	used time.Time
 }
 
-// cfgMaxUserConns is the bound of the per-user views: that of the
-// per-user connections.
-func (h *Host) cfgMaxUserConns() int { return conn.DefaultMaxUserConns }
-
-// perUser reports whether server's credentials are kept per gateway user.
-func (h *Host) perUser(server string) bool {
-	c := h.conns.Get(server)
-	return c != nil && c.Config().PerUser()
-}
-
 // PerUser reports whether server's credentials are kept per gateway user
 // (oauth { per_user } or token_exchange, auth { per_user }): for a gateway
 // user (WithCaller) its tools are listed and called through that user's own
 // connection.
-func (h *Host) PerUser(server string) bool { return h.perUser(server) }
+func (h *Host) PerUser(server string) bool {
+	c := h.conns.Get(server)
+	return c != nil && c.Config().PerUser()
+}
 
 // regFor returns the registry that lists server for ctx's caller: its
 // own view for a per-user server, else the shared one.
 func (h *Host) regFor(ctx context.Context, server string) *registry.Registry {
-	if u := conn.UserOf(ctx); u != nil && h.perUser(server) {
+	if u := conn.UserOf(ctx); u != nil && h.PerUser(server) {
 		return h.views.get(h, u.ID())
 	}
 	return h.reg
@@ -60,7 +53,7 @@ func (h *Host) splitServers(ctx context.Context, servers []string) (shared, own 
 		return servers, nil, nil
 	}
 	for _, s := range servers {
-		if h.perUser(s) {
+		if h.PerUser(s) {
 			own = append(own, s)
 		} else {
 			shared = append(shared, s)
@@ -84,7 +77,7 @@ func (v *userViews) get(h *Host, id string) *registry.Registry {
 	if v.regs == nil {
 		v.regs = map[string]*userView{}
 	}
-	if len(v.regs) >= max(h.cfgMaxUserConns(), 1) {
+	if len(v.regs) >= conn.DefaultMaxUserConns { // (the bound of the connections)
 		oldest := ""
 		for k, uv := range v.regs {
 			if oldest == "" || uv.used.Before(v.regs[oldest].used) {

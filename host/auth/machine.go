@@ -89,13 +89,12 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 				return nil, ErrNoSubjectToken
 			}
 			f.Set("subject_token", tok)
-			t, err := oauthkit.PostToken(ctx, h.client, asm.TokenEndpoint, f, ca)
-			if err != nil {
-				return nil, err
-			}
-			return t, checkIssuedType(t)
 		}
-		return oauthkit.PostToken(ctx, h.client, asm.TokenEndpoint, f, ca)
+		t, err := oauthkit.PostToken(ctx, h.client, asm.TokenEndpoint, f, ca)
+		if err == nil && h.o.Grant == config.GrantTokenExchange {
+			err = checkIssuedType(t)
+		}
+		return t, err
 	}
 	tok, err := regrant(ctx)
 	if err != nil {
@@ -265,8 +264,9 @@ func (h *Handler) workloadAssertion() (string, error) {
 }
 
 // IsMachineGrant reports an oauth block whose grant needs no login (client
-// credentials, JWT bearer, token exchange): its tokens are obtained on demand whenever the
-// server is connected, kept in memory only, and never need a login.
+// credentials, JWT bearer, token exchange): its tokens are obtained on
+// demand whenever the server is connected, kept in memory only, and never
+// need a login.
 func IsMachineGrant(o *config.OAuth) bool {
 	return o != nil && (o.Grant == config.GrantClientCredentials || o.Grant == config.GrantJWTBearer || o.Grant == config.GrantTokenExchange)
 }

@@ -170,6 +170,9 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 		m.opts.MaxConcurrentCalls = DefaultMaxConcurrentCalls
 	}
 	m.log = m.opts.Logger
+	if m.opts.MaxUserConns <= 0 {
+		m.opts.MaxUserConns = DefaultMaxUserConns
+	}
 	m.users.max = m.opts.MaxUserConns
 	m.semLocal = make(chan struct{}, m.opts.ConcurrencyLocal)
 	m.semRemote = make(chan struct{}, m.opts.ConcurrencyRemote)
@@ -643,9 +646,10 @@ const NewProtocol = "2026-07-28"
 // Status reports every server's state in configuration order.
 func (m *Manager) Status() []Status {
 	out := make([]Status, 0, len(m.order))
+	users := m.userCounts() // (one pass over the per-user connections)
 	for _, name := range m.order {
 		st := m.Get(name).Status()
-		st.Users = len(m.userConns(name))
+		st.Users = users[name]
 		out = append(out, st)
 	}
 	return out

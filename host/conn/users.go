@@ -153,11 +153,7 @@ func (m *Manager) conn(ctx context.Context, c *Conn) *Conn {
 // recently used one with no request in flight is closed. With every one
 // busy, none is (the cap is exceeded until some are idle).
 func (m *Manager) evictLocked() {
-	max := m.users.max
-	if max <= 0 {
-		max = DefaultMaxUserConns
-	}
-	if len(m.users.conns) < max {
+	if len(m.users.conns) < m.users.max {
 		return
 	}
 	var (
@@ -215,6 +211,17 @@ func (m *Manager) reapUsers() {
 		}
 		m.users.mu.Unlock()
 	}
+}
+
+// userCounts returns the number of per-user connections of each server.
+func (m *Manager) userCounts() map[string]int {
+	m.users.mu.Lock()
+	defer m.users.mu.Unlock()
+	n := make(map[string]int)
+	for _, c := range m.users.conns {
+		n[c.cfg.Name]++
+	}
+	return n
 }
 
 // userConns returns the per-user connections of server (all servers for "").
