@@ -46,7 +46,7 @@ var _ auth.OAuthHandler = (*pluginAuth)(nil)
 
 func (c *Conn) newPluginAuth(ctx context.Context, store hauth.Store) (*pluginAuth, error) {
 	s := c.cfg
-	client, name, err := c.m.opts.Auth.Auth(ctx, s.AuthScheme)
+	client, name, err := c.plug.Auth.Auth(ctx, s.AuthScheme)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // runs only when the user asks to log in; a background 401 that needs an
 // interaction puts the server in needs-auth instead.
 func (c *Conn) loginPlugin(ctx context.Context, present hauth.Presenter) error {
-	if c.m.opts.Auth == nil {
+	if c.plug.Auth == nil {
 		return fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", c.cfg.Name, c.cfg.AuthScheme)
 	}
 	pa, err := c.newPluginAuth(ctx, c.m.opts.TokenStore)

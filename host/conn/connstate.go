@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -57,6 +58,42 @@ type Conn struct {
 	// user, for a per-user connection (users.go), is its gateway user; nil
 	// for a server's own connection.
 	user *userConn
+
+	// plug serves the connection's plugin parts: the Manager's when the
+	// connection was made (a reload that changes the plugins replaces the
+	// connections that use them; see apply.go).
+	plug *Plugins
+	// live is the server's configuration as last applied, shared by the
+	// server's own, second and per-user connections: cfg with what a reload
+	// may change without a new connection (tool timeouts, the tools
+	// filter).
+	live *atomic.Pointer[config.Server]
+	// retired is set when the connection was closed for good (a reload
+	// removed or replaced it, or a per-user connection was evicted): it
+	// never connects again, and a request that meets it before sending
+	// goes to the server's current connection.
+	retired atomic.Bool
+	// cut is set when a retired connection's calls still in flight at the
+	// drain deadline are cancelled (apply.go): life, the context every
+	// request on the connection also ends with, is then cancelled.
+	cut     atomic.Pointer[CutError]
+	life    context.Context
+	endLife context.CancelCauseFunc
+}
+
+// withLife returns ctx, ended also when the connection's life ends (a
+// reload's drain deadline), and the function that releases it.
+func (c *Conn) withLife(ctx context.Context) (context.Context, func()) {
+	life := c.root().life
+	if life == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(life, func() { cancel(context.Cause(life)) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
 }
 
 // acquire takes a slot of the server's concurrency cap, waiting for one if needed.
@@ -69,8 +106,9 @@ func (c *Conn) acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// Config returns the server's configuration.
-func (c *Conn) Config() *config.Server { return c.cfg }
+// Config returns the server's configuration as last applied (see
+// Manager.Apply).
+func (c *Conn) Config() *config.Server { return c.live.Load() }
 
 // State returns the current state.
 func (c *Conn) State() State {
@@ -124,9 +162,13 @@ func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
 func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, error) {
 	for {
 		c.mu.Lock()
-		if c.m.isClosed() || (c.user != nil && c.user.retired.Load()) {
+		if c.m.isClosed() {
 			c.mu.Unlock()
 			return nil, 0, ErrClosed
+		}
+		if c.root().retired.Load() {
+			c.mu.Unlock()
+			return nil, 0, ErrRetired
 		}
 		switch {
 		case c.state == StateDisabled:
@@ -180,12 +222,12 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 			c.mu.Unlock()
 			return nil, 0, err
 		}
-		if c.user != nil && c.user.retired.Load() {
+		if c.root().retired.Load() {
 			// Retired while connecting: the session is closed, not kept
 			// on a connection no one holds.
 			c.mu.Unlock()
 			cs.Close()
-			return nil, 0, ErrClosed
+			return nil, 0, ErrRetired
 		}
 		c.gen++
 		gen := c.gen

@@ -2,8 +2,10 @@ package conn
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,7 +18,25 @@ var (
 	ErrNeedsAuth   = errors.New("server needs authentication")
 	ErrUnknown     = errors.New("unknown server")
 	ErrClosed      = errors.New("connection manager is closed")
+	// ErrRetired is met by a request on a connection that was closed for
+	// good (a reload removed or replaced its server, or an idle per-user
+	// connection was evicted) before the request was sent; the Manager's
+	// methods then send it on the server's current connection, if any.
+	ErrRetired = fmt.Errorf("%w: the server's connection was replaced", ErrClosed)
 )
+
+// CutError is the error of a call still in flight on a connection that a
+// configuration reload removed or replaced when the drain deadline passed:
+// the call was cancelled.
+type CutError struct {
+	Server string
+	// Drain is the deadline the call was given.
+	Drain time.Duration
+}
+
+func (e *CutError) Error() string {
+	return fmt.Sprintf("call to %s cancelled: a configuration reload removed or changed the server, and the call did not finish within the drain deadline (%s)", e.Server, e.Drain)
+}
 
 // verifyError carries a Verify failure through Do untouched (it is not a
 // transport error, whatever it wraps).

@@ -113,7 +113,7 @@ func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
 			m: c.m, cfg: c.cfg, log: c.log.Named(LegacyProtocol),
 			version: LegacyProtocol, primary: c,
 			calls: c.calls, // one cap for all requests to the server
-			user:  c.user,
+			user:  c.user, plug: c.plug, live: c.live,
 		}
 		c.legacy.c = lc
 		c.log.Info("opening a second session for clients of earlier protocol versions", "protocol", LegacyProtocol)

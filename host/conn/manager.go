@@ -138,6 +138,7 @@ type Manager struct {
 	conns  map[string]*Conn
 	order  []string
 	closed bool
+	plug   *Plugins // what new connections use (Apply may replace it)
 
 	users users // per-user connections (users.go)
 }
@@ -177,24 +178,37 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 	m.semLocal = make(chan struct{}, m.opts.ConcurrencyLocal)
 	m.semRemote = make(chan struct{}, m.opts.ConcurrencyRemote)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.plug = &Plugins{Transports: m.opts.Plugins, Headers: m.opts.Headers, Auth: m.opts.Auth}
 	for _, s := range servers {
-		c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name), version: m.opts.ProtocolVersion, calls: make(chan struct{}, m.opts.MaxConcurrentCalls)}
-		switch {
-		case s.BlockedBy != "":
-			c.state, c.err = StateDisabled, fmt.Errorf("%w: %s", ErrBlocked, s.BlockedBy)
-		case s.Disabled:
-			c.state, c.err = StateDisabled, ErrDisabled
-		case !s.Approved:
-			c.state, c.err = StateDisabled, fmt.Errorf("%w: run `mcphost config approve %s` to review and approve it", ErrNotApproved, s.Name)
-		}
-		m.conns[s.Name] = c
+		m.conns[s.Name] = m.newConn(s)
 		m.order = append(m.order, s.Name)
 	}
 	return m
 }
 
+// newConn returns the connection of a configured server (not connected).
+func (m *Manager) newConn(s *config.Server) *Conn {
+	c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name), version: m.opts.ProtocolVersion,
+		calls: make(chan struct{}, m.opts.MaxConcurrentCalls), plug: m.plug, live: new(atomic.Pointer[config.Server])}
+	c.live.Store(s)
+	c.life, c.endLife = context.WithCancelCause(context.Background())
+	switch {
+	case s.BlockedBy != "":
+		c.state, c.err = StateDisabled, fmt.Errorf("%w: %s", ErrBlocked, s.BlockedBy)
+	case s.Disabled:
+		c.state, c.err = StateDisabled, ErrDisabled
+	case !s.Approved:
+		c.state, c.err = StateDisabled, fmt.Errorf("%w: run `mcphost config approve %s` to review and approve it", ErrNotApproved, s.Name)
+	}
+	return c
+}
+
 // Names returns the managed servers' names in configuration order.
-func (m *Manager) Names() []string { return append([]string(nil), m.order...) }
+func (m *Manager) Names() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.order...)
+}
 
 // Get returns the connection for a server, or nil.
 func (m *Manager) Get(name string) *Conn {
@@ -209,9 +223,9 @@ func (m *Manager) Get(name string) *Conn {
 // each server settles.
 func (m *Manager) ConnectAll(ctx context.Context, progress func(name string, st Status)) {
 	var wg sync.WaitGroup
-	for _, name := range m.order {
+	for _, name := range m.Names() {
 		c := m.Get(name)
-		if c.State() == StateDisabled {
+		if c == nil || c.State() == StateDisabled {
 			continue
 		}
 		if o := c.cfg.OAuth; o != nil && o.Grant == config.GrantTokenExchange {
@@ -231,11 +245,32 @@ func (m *Manager) ConnectAll(ctx context.Context, progress func(name string, st 
 
 // Session returns a connected session for the named server, connecting first if needed.
 func (m *Manager) Session(ctx context.Context, name string) (*mcp.ClientSession, error) {
-	c := m.For(ctx, name)
-	if c == nil {
-		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+	var cs *mcp.ClientSession
+	err := m.onCurrent(ctx, name, func(c *Conn) (err error) {
+		cs, err = c.Session(ctx)
+		return err
+	})
+	return cs, err
+}
+
+// retiredRetries bounds how often a request that met a retired connection
+// (ErrRetired: nothing was sent) is tried on the server's next one.
+const retiredRetries = 3
+
+// onCurrent runs fn on the connection of server that ctx uses (see For),
+// and again on the server's new connection when fn met a retired one
+// (ErrRetired, returned only before anything is sent).
+func (m *Manager) onCurrent(ctx context.Context, server string, fn func(*Conn) error) error {
+	for attempt := 0; ; attempt++ {
+		c := m.For(ctx, server)
+		if c == nil {
+			return fmt.Errorf("%w %q", ErrUnknown, server)
+		}
+		err := fn(c)
+		if !errors.Is(err, ErrRetired) || attempt == retiredRetries || m.For(ctx, server) == c {
+			return err
+		}
 	}
-	return c.Session(ctx)
 }
 
 // Do runs fn with a connected session of the named server. If the server
@@ -248,11 +283,7 @@ func (m *Manager) Do(ctx context.Context, name string, fn func(context.Context, 
 
 // do is Do, telling fn the generation of the session it runs on.
 func (m *Manager) do(ctx context.Context, name string, fn func(context.Context, *mcp.ClientSession, uint64) error) error {
-	c := m.For(ctx, name)
-	if c == nil {
-		return fmt.Errorf("%w %q", ErrUnknown, name)
-	}
-	return m.doOn(ctx, c, fn)
+	return m.onCurrent(ctx, name, func(c *Conn) error { return m.doOn(ctx, c, fn) })
 }
 
 // doOn is do on connection c (a server's own, or its second session).
@@ -262,6 +293,8 @@ func (m *Manager) doOn(ctx context.Context, c *Conn, fn func(context.Context, *m
 		return err
 	}
 	defer release()
+	ctx, endLife := c.withLife(ctx)
+	defer endLife()
 	for attempt := 0; ; attempt++ {
 		cs, gen, err := c.sessionGen(ctx)
 		if err != nil {
@@ -271,6 +304,9 @@ func (m *Manager) doOn(ctx context.Context, c *Conn, fn func(context.Context, *m
 		if err == nil {
 			c.noteSuccess()
 			return nil
+		}
+		if cut := c.root().cut.Load(); cut != nil {
+			return cut // cancelled by a reload's drain deadline (apply.go)
 		}
 		if errors.Is(err, mcp.ErrSessionMissing) && attempt == 0 {
 			// The server forgot the session (a restart, an idle timeout):
@@ -356,10 +392,16 @@ func (m *Manager) Call(ctx context.Context, server string, params *mcp.CallToolP
 		m.progress.Store(token, fc)
 		defer m.progress.Delete(token)
 	}
-	c := m.For(ctx, server)
-	if c == nil {
-		return nil, fmt.Errorf("%w %q", ErrUnknown, server)
-	}
+	var res *mcp.CallToolResult
+	err := m.onCurrent(ctx, server, func(c *Conn) (err error) {
+		res, err = m.callOn(ctx, c, params, &o, fc)
+		return err
+	})
+	return res, err
+}
+
+// callOn is Call on the server's connection c.
+func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParams, o *CallOptions, fc *call) (*mcp.CallToolResult, error) {
 	if len(params.InputResponses) == 0 && params.RequestState == "" {
 		// (A retry with answers goes where its request state came from:
 		// the first session; a second one, of an earlier version, asks by
@@ -487,6 +529,9 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	}
 	defer release()
 	cs, csGen, err := c.sessionGen(ctx)
+	if errors.Is(err, ErrRetired) {
+		return nil, false, nil // (nothing sent: CallTool finds the current connection)
+	}
 	if err != nil {
 		return nil, true, err
 	}
@@ -529,7 +574,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 // another goroutine.
 func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done func(resp []byte, handled bool, err error)) bool {
 	c := m.For(ctx, server)
-	if c == nil {
+	if c == nil || c.root().retired.Load() {
 		return false
 	}
 	select {
@@ -584,9 +629,15 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 	}
 	fc := newCall(c.cfg.Name, rc.Requester, nil)
 	left := c.inflight.add(fc)
+	ctx, endLife := c.withLife(ctx)
 	err := raw.StartRaw(ctx, rawRequest{tool: rc.Tool, args: rc.Args, caps: caps, fc: fc}, func(resp []byte, err error) {
+		endLife()
 		left()
 		release()
+		if cut := c.root().cut.Load(); cut != nil && err != nil {
+			done(nil, true, cut) // cancelled by a reload's drain deadline (apply.go)
+			return
+		}
 		if errors.Is(err, errRawRefused) {
 			done(nil, false, nil) // nothing done: the go-sdk client sends it
 			return
@@ -621,6 +672,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		finish()
 	})
 	if err != nil {
+		endLife()
 		left()
 	}
 	return err
@@ -645,10 +697,17 @@ const NewProtocol = "2026-07-28"
 
 // Status reports every server's state in configuration order.
 func (m *Manager) Status() []Status {
-	out := make([]Status, 0, len(m.order))
-	users := m.userCounts() // (one pass over the per-user connections)
+	m.mu.Lock()
+	conns := make([]*Conn, 0, len(m.order))
 	for _, name := range m.order {
-		st := m.Get(name).Status()
+		conns = append(conns, m.conns[name])
+	}
+	m.mu.Unlock()
+	out := make([]Status, 0, len(conns))
+	users := m.userCounts() // (one pass over the per-user connections)
+	for _, c := range conns {
+		st := c.Status()
+		name := c.cfg.Name
 		st.Users = users[name]
 		out = append(out, st)
 	}

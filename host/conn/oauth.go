@@ -177,7 +177,7 @@ func (t *oauthTransport) send(req *http.Request) (*http.Response, error) {
 
 // forgetPlugin tells the server's auth plugin to drop its credentials.
 func (c *Conn) forgetPlugin(ctx context.Context) error {
-	if c.m.opts.Auth == nil {
+	if c.plug.Auth == nil {
 		return nil
 	}
 	pa, err := c.newPluginAuth(ctx, nil)

@@ -16,6 +16,7 @@ import (
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/redact"
+	"github.com/mcphost/mcphost/internal/hclogslog"
 )
 
 // connect opens one session, bounded by the connect timeout and the
@@ -177,10 +178,10 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 	s := c.cfg
 	if s.IsRemote() && len(s.HeadersHelper) > 0 {
 		// Dynamic headers override static ones; fetched at each connect.
-		if c.m.opts.Headers == nil {
+		if c.plug.Headers == nil {
 			return nil, nil, fmt.Errorf("server %s has a headers_helper, but no headers plugin is available", s.Name)
 		}
-		dyn, err := c.m.opts.Headers.Headers(ctx, s)
+		dyn, err := c.plug.Headers.Headers(ctx, s)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -241,7 +242,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 	}
 	var pa *pluginAuth
 	if s.AuthScheme != "" {
-		if c.m.opts.Auth == nil {
+		if c.plug.Auth == nil {
 			return nil, nil, fmt.Errorf("server %s uses auth scheme %q, but no auth plugin is available", s.Name, s.AuthScheme)
 		}
 		var err error
@@ -281,8 +282,8 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 		// from one of them).
 		return st, seen, nil
 	}
-	if c.m.opts.Plugins != nil {
-		return &pluginTransport{plugins: c.m.opts.Plugins, server: s, auth: pa}, nil, nil
+	if c.plug.Transports != nil {
+		return &pluginTransport{plugins: c.plug.Transports, server: s, auth: pa}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("transport %q is not available", s.Transport)
 }
@@ -317,6 +318,8 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 	}
 	o := &mcp.ClientOptions{
 		Capabilities: caps,
+		// The go-sdk's own warnings appear under the server's name.
+		Logger: hclogslog.New(c.log),
 		// Input-required results (2026-07-28) come back to the caller, who
 		// answers through its Requester: the go-sdk's automatic answering
 		// would ask this client's handlers, which know no call.

@@ -79,7 +79,6 @@ type userConn struct {
 	mu      sync.Mutex   // guards u
 	u       *User        // the latest User seen (its token is the newest)
 	used    atomic.Int64 // unix nanoseconds of the last use
-	retired atomic.Bool  // evicted or closed: never connects again
 }
 
 // user returns the latest User of a per-user connection.
@@ -125,11 +124,19 @@ func (m *Manager) conn(ctx context.Context, c *Conn) *Conn {
 	id := u.ID()
 	key := c.cfg.Name + "\x00" + id
 	m.users.mu.Lock()
+	if c.retired.Load() {
+		// Its server was removed or replaced (Manager.Apply): the request
+		// meets ErrRetired on c, before anything is sent, and goes to the
+		// server's current connection.
+		m.users.mu.Unlock()
+		return c
+	}
 	uc := m.users.conns[key]
 	if uc == nil {
 		m.evictLocked()
 		uc = &Conn{m: m, cfg: c.cfg, log: c.log.With("user", id), version: c.version, calls: make(chan struct{}, cap(c.calls)),
-			user: &userConn{id: id, u: u}}
+			user: &userConn{id: id, u: u}, plug: c.plug, live: c.live}
+		uc.life, uc.endLife = context.WithCancelCause(context.Background())
 		if m.users.conns == nil {
 			m.users.conns = map[string]*Conn{}
 		}
@@ -177,7 +184,7 @@ func (m *Manager) evictLocked() {
 // retire closes a per-user connection for good (in the background: a
 // session's close may wait on the network).
 func (m *Manager) retire(c *Conn) {
-	c.user.retired.Store(true)
+	c.retired.Store(true)
 	// Its user's lists are gone with it, before anything else: a new
 	// connection of the user starts its generations again.
 	c.listChanged(ToolsChanged)
