@@ -75,10 +75,10 @@ const (
 
 // userConn is the state of a per-user connection.
 type userConn struct {
-	id      string       // User.ID
-	mu      sync.Mutex   // guards u
-	u       *User        // the latest User seen (its token is the newest)
-	used    atomic.Int64 // unix nanoseconds of the last use
+	id   string       // User.ID
+	mu   sync.Mutex   // guards u
+	u    *User        // the latest User seen (its token is the newest)
+	used atomic.Int64 // unix nanoseconds of the last use
 }
 
 // user returns the latest User of a per-user connection.
