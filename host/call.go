@@ -20,6 +20,7 @@ import (
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/host/telemetry"
 )
 
 // MaxResultChars is the largest tool output (in characters) returned inline;
@@ -100,7 +101,17 @@ func (e *ToolError) Error() string {
 // result (oversized output is written to a file). A result with isError set
 // is returned together with a *ToolError. args may be any JSON-marshalable
 // value or json.RawMessage.
-func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
+func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (res *mcp.CallToolResult, err error) {
+	if h.tel.Enabled() {
+		server, _, _ := registry.ParseName(name)
+		var span telemetry.Span
+		ctx, span = h.tel.StartToolCall(ctx, server, name)
+		defer func() { span.End(err) }()
+	}
+	return h.callTool(ctx, name, args, opts)
+}
+
+func (h *Host) callTool(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
 	var o CallOptions
 	if opts != nil {
 		o = *opts

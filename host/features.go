@@ -115,7 +115,7 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 	if c := CallerOf(ctx); c != nil {
 		// A prompt is decided by its registry name, as a tool (an ask
 		// is not put to anyone: a prompt runs nothing).
-		if d := h.policy.DecideFor(pr.Name, Who(c.Principal)); d.Behavior == permissions.Deny {
+		if d := h.policy.Load().DecideFor(pr.Name, Who(c.Principal)); d.Behavior == permissions.Deny {
 			return nil, fmt.Errorf("%w: %s is %s", ErrDenied, pr.Name, d.Explain())
 		}
 	}
@@ -282,7 +282,7 @@ func (h *Host) ProtocolVersion(ctx context.Context, server string) string {
 // resources, templates and completions.
 func (h *Host) serverAllowed(ctx context.Context, server string) error {
 	c := CallerOf(ctx)
-	if c == nil || !h.policy.ServerDenied(server, Who(c.Principal)) {
+	if c == nil || !h.policy.Load().ServerDenied(server, Who(c.Principal)) {
 		return nil
 	}
 	return fmt.Errorf("%w: the permission rules deny server %s to %s", ErrDenied, server, c.Principal.Subject)

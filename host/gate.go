@@ -109,7 +109,7 @@ func (h *Host) gate(ctx context.Context, name string, approved bool, timeout tim
 		}
 		return nil, err // a changed definition never reaches the server until approved
 	}
-	d := h.policy.DecideFor(t.Name, whoOf(ctx))
+	d := h.decide(ctx, t.Name, mode)
 	switch d.Behavior {
 	case permissions.Allow:
 	case permissions.Deny:
@@ -168,4 +168,21 @@ func (e *hiddenToolError) Error() string { return fmt.Sprintf("unknown tool %q",
 
 func (e *hiddenToolError) Is(target error) bool {
 	return target == ErrDenied || target == registry.ErrNotFound
+}
+
+// decide is the permission decision of a call of the tool name, traced and
+// counted (telemetry) by outcome — except a relay's that it refuses (the
+// full path then decides again).
+func (h *Host) decide(ctx context.Context, name string, mode gateMode) permissions.Decision {
+	if !h.tel.Enabled() {
+		return h.policy.Load().DecideFor(name, whoOf(ctx))
+	}
+	_, span := h.tel.StartDecision(ctx, name)
+	d := h.policy.Load().DecideFor(name, whoOf(ctx))
+	outcome := d.Behavior.String()
+	span.EndDecision(outcome)
+	if mode < gateNoPerson || d.Behavior == permissions.Allow {
+		h.tel.RecordDecision(ctx, outcome)
+	}
+	return d
 }

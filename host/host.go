@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,7 @@ import (
 	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/host/telemetry"
 )
 
 // Version is the host's version as reported to servers and clients.
@@ -96,17 +98,23 @@ type Options struct {
 	// in flight to return (go-sdk's ServerSession.Close), so a handler should
 	// honour its context. OPTIONAL.
 	InProcess map[string]*mcp.Server
+	// Telemetry traces tool calls (with the permission decision, the
+	// upstream request and plugin RPCs as children), propagates the trace
+	// context upstream, and counts calls, decisions, reconnects, token
+	// refreshes and plugin restarts. OPTIONAL: off.
+	Telemetry *telemetry.Telemetry
 }
 
 // Host is a running mcphost. Its methods are safe for concurrent use.
 type Host struct {
-	cfg       *config.Config
+	cfg       atomic.Pointer[config.Config] // as last applied (reload.go)
 	log       hclog.Logger
 	conns     *conn.Manager
 	reg       *registry.Registry
-	views     userViews // per-user registries (views.go)
-	plugins   *plugins.Runtime
-	policy    *permissions.Policy
+	views     userViews                          // per-user registries (views.go)
+	plugins   atomic.Pointer[plugins.Runtime]    // nil without plugins
+	policy    atomic.Pointer[permissions.Policy] // of cfg
+	reloads   reloads                            // (reload.go)
 	pins      *pins
 	ask       func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 	outputDir string
@@ -115,6 +123,8 @@ type Host struct {
 	onElicit        func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	onCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	notes           notifications
+	inProcess       map[string]*mcp.Server // Options.InProcess
+	tel             *telemetry.Telemetry   // Options.Telemetry
 }
 
 // New returns a host for a loaded configuration. It connects nothing until
@@ -144,8 +154,10 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, log: o.Logger, outputDir: o.OutputDir, policy: policy, ask: o.Ask, pins: pn, present: o.PresentAuthURL,
-		onElicit: o.OnElicit, onCreateMessage: o.OnCreateMessage}
+	h := &Host{log: o.Logger, outputDir: o.OutputDir, ask: o.Ask, pins: pn, present: o.PresentAuthURL,
+		onElicit: o.OnElicit, onCreateMessage: o.OnCreateMessage, inProcess: o.InProcess, tel: o.Telemetry}
+	h.cfg.Store(cfg)
+	h.policy.Store(policy)
 	if h.outputDir == "" {
 		h.outputDir = cfg.Settings.OutputDir
 	}
@@ -153,24 +165,15 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		h.outputDir = defaultOutputDir(o.LookupEnv)
 	}
 	h.reg = registry.New(source{h})
-	// Interface values stay nil (not a typed nil) when there is no plugin.
-	var pt conn.PluginTransports
-	var hp conn.HeadersProvider
-	if len(cfg.Plugins) > 0 {
-		rt, err := plugins.New(cfg, &plugins.Options{Logger: o.Logger})
-		if err != nil {
-			return nil, err
-		}
-		h.plugins, pt, hp = rt, rt, rt
+	rt, plug, err := h.newPlugins(cfg)
+	if err != nil {
+		return nil, err
 	}
-	var ap conn.AuthPlugins
-	if h.plugins != nil {
-		ap = h.plugins
-	}
+	h.plugins.Store(rt)
 	h.conns = conn.NewManager(cfg.Servers, &conn.Options{
-		Plugins:            pt,
-		Headers:            hp,
-		Auth:               ap,
+		Plugins:            plug.Transports,
+		Headers:            plug.Headers,
+		Auth:               plug.Auth,
 		TokenStore:         o.TokenStore,
 		Logger:             o.Logger.Named("conn"),
 		LookupEnv:          o.LookupEnv,
@@ -188,6 +191,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		OnProcessStart:     o.OnProcessStart,
 		InProcess:          maps.Clone(o.InProcess),
 		ProtocolVersion:    cmp.Or(o.ProtocolVersion, cfg.Settings.ProtocolVersion),
+		Telemetry:          o.Telemetry,
 		OnUserListChanged: func(server string, u *conn.User, kind conn.ChangeKind) {
 			h.views.invalidate(u.ID(), server, kind)
 		},
@@ -209,10 +213,11 @@ func defaultOutputDir(lookup func(string) (string, bool)) string {
 }
 
 // Decide returns the permission decision for a registry tool name.
-func (h *Host) Decide(name string) permissions.Decision { return h.policy.Decide(name) }
+func (h *Host) Decide(name string) permissions.Decision { return h.policy.Load().Decide(name) }
 
-// Config returns the configuration the host runs.
-func (h *Host) Config() *config.Config { return h.cfg }
+// Config returns the configuration the host runs (as last applied by
+// Reload).
+func (h *Host) Config() *config.Config { return h.cfg.Load() }
 
 // Registry returns the unified registry.
 func (h *Host) Registry() *registry.Registry { return h.reg }
@@ -312,13 +317,14 @@ func (h *Host) ApproveTool(ctx context.Context, name string) error {
 }
 
 // Plugins returns the plugin runtime, or nil if no plugin is configured.
-func (h *Host) Plugins() *plugins.Runtime { return h.plugins }
+func (h *Host) Plugins() *plugins.Runtime { return h.plugins.Load() }
 
 // Close disconnects every server and stops every server and plugin process.
 func (h *Host) Close() error {
 	err := h.conns.Close()
-	if h.plugins != nil {
-		err = errors.Join(err, h.plugins.Close())
+	h.reloads.wg.Wait() // (the plugin runtimes a reload replaced are closed)
+	if rt := h.plugins.Load(); rt != nil {
+		err = errors.Join(err, rt.Close())
 	}
 	return err
 }

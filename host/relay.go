@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/redact"
+	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
 
@@ -46,12 +47,18 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 	if err != nil {
 		return nil, false, nil // CallTool reports it, asks, refuses or logs in
 	}
+	var span telemetry.Span
+	if h.tel.Enabled() {
+		ctx, span = h.tel.StartToolCall(ctx, g.tool.Server, name)
+	}
 	// The relay asks for no progress, so tool_timeout bounds the whole call
 	// (max_tool_duration is never shorter).
 	ctx, cancel := context.WithTimeoutCause(ctx, g.idle, errIdle)
 	defer cancel()
 	resp, handled, err = h.conns.CallRaw(ctx, g.tool.Server, rawCall(g, args, o)) // on another session, CallTool checks the tool again
-	return h.relayed(ctx, g, name, resp, handled, err)
+	resp, handled, err = h.relayed(ctx, g, name, resp, handled, err)
+	endRelaySpan(span, handled, err)
+	return resp, handled, err
 }
 
 // RelayStart is RelayCall for a caller that must not block (the gateway's
@@ -67,24 +74,46 @@ func (h *Host) RelayStart(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return false
 	}
+	var span telemetry.Span
+	if h.tel.Enabled() {
+		ctx, span = h.tel.StartToolCall(ctx, g.tool.Server, name)
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, g.idle, errIdle)
 	started := h.conns.StartRaw(ctx, g.tool.Server, rawCall(g, args, o), func(resp []byte, handled bool, err error) {
 		if len(resp) > MaxResultChars && err == nil && handled {
 			// Processing a large result may write a file: not here.
 			go func() { // ends with the call
 				defer cancel()
-				done(h.relayed(ctx, g, name, resp, handled, err))
+				resp, handled, err := h.relayed(ctx, g, name, resp, handled, err)
+				endRelaySpan(span, handled, err)
+				done(resp, handled, err)
 			}()
 			return
 		}
 		resp, handled, err = h.relayed(ctx, g, name, resp, handled, err)
 		cancel()
+		endRelaySpan(span, handled, err)
 		done(resp, handled, err)
 	})
 	if !started {
 		cancel()
+		span.EndWith(relayNotTaken)
 	}
 	return started
+}
+
+// relayNotTaken is the error.type of a relay's tool-call span when the
+// relay did not take the call (CallTool then makes it, in a span of its
+// own).
+const relayNotTaken = "relay_not_taken"
+
+// endRelaySpan ends a relayed call's span.
+func endRelaySpan(span telemetry.Span, handled bool, err error) {
+	if !handled {
+		span.EndWith(relayNotTaken)
+		return
+	}
+	span.End(err)
 }
 
 func rawCall(g *gated, args json.RawMessage, o RelayOptions) conn.RawCall {

@@ -61,6 +61,9 @@ type HandlerConfig struct {
 	// that issuer's token endpoint, or to the authorization server of
 	// auth_server_metadata_url. REQUIRED for that grant; unused by others.
 	SubjectToken func() (token, issuer string)
+	// OnRefresh is told the outcome ("ok" or "error") of each refresh or
+	// re-grant of the token (telemetry). OPTIONAL.
+	OnRefresh func(outcome string)
 }
 
 // Handler is the built-in OAuth client of one server. It implements the
@@ -614,6 +617,9 @@ func (s *tokenSource) renewLocked(ctx context.Context) error {
 		tok, err = s.regrant(ctx)
 	default:
 		return fmt.Errorf("%w: the token of %s expired and cannot be refreshed", ErrLoginRequired, s.h.cfg.Server)
+	}
+	if f := s.h.cfg.OnRefresh; f != nil {
+		f(map[bool]string{true: "ok", false: "error"}[err == nil])
 	}
 	if err != nil {
 		s.h.log.Debug("token refresh failed", "server", s.h.cfg.Server, "error", err)

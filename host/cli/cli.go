@@ -31,6 +31,9 @@ const (
 	exitOK     = 0
 	exitError  = 1 // the operation failed (a tool error, a server failure)
 	exitConfig = 2 // usage or configuration error
+	// exitNotConnected: `mcphost servers` found a server that should be
+	// connected and is not.
+	exitNotConnected = 3
 )
 
 // errSilent marks an error already reported to the user.
@@ -66,6 +69,7 @@ type app struct {
 	stdout, stderr io.Writer
 	configs        []string
 	logLevel       string
+	logFormat      string
 	lookupEnv      func(string) (string, bool)
 	workDir        string
 	sigs           *signals // nil unless run by Main
@@ -129,9 +133,18 @@ Configuration is HCL, read from the managed, local, project and user scopes
 (or only the files given with --config). See the README for the reference.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			switch a.logFormat {
+			case "", "text", "json":
+				return nil
+			}
+			fmt.Fprintf(a.stderr, "Error: --log-format %q: use text or json\n", a.logFormat)
+			return exitErr{exitConfig}
+		},
 	}
 	root.PersistentFlags().StringArrayVar(&a.configs, "config", nil, "use this configuration `FILE` instead of discovery (repeatable; later files win; the managed file still governs)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: trace, debug, info, warn, error, off (default warn, or $MCPHOST_LOG_LEVEL)")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format: text, or json (one JSON object a line, for machines) (default text, or $MCPHOST_LOG_FORMAT)")
 	root.AddCommand(a.serversCmd(), a.serverCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.authCmd(), a.versionCmd())
 	return root
 }
@@ -156,10 +169,15 @@ func (a *app) logger() hclog.Logger {
 	if level == "" {
 		level = "warn"
 	}
+	format := a.logFormat
+	if format == "" {
+		format, _ = a.lookupEnv("MCPHOST_LOG_FORMAT")
+	}
 	return redact.Logger(hclog.New(&hclog.LoggerOptions{
-		Name:   "mcphost",
-		Level:  hclog.LevelFromString(level),
-		Output: a.stderr,
+		Name:       "mcphost",
+		Level:      hclog.LevelFromString(level),
+		Output:     a.stderr,
+		JSONFormat: format == "json",
 	}))
 }
 
@@ -169,12 +187,7 @@ func (a *app) loadConfig() (*config.Config, error) { return a.load(false) }
 
 // load loads the configuration (only settings and plugins with pluginsOnly).
 func (a *app) load(pluginsOnly bool) (*config.Config, error) {
-	cfg, diags := config.Load(&config.LoadOptions{
-		LookupEnv:   a.lookupEnv,
-		WorkDir:     a.workDir,
-		Files:       a.configs,
-		PluginsOnly: pluginsOnly,
-	})
+	cfg, diags := a.loadWith(pluginsOnly)
 	if len(diags) > 0 {
 		a.printDiags(cfg, diags)
 	}
@@ -182,6 +195,19 @@ func (a *app) load(pluginsOnly bool) (*config.Config, error) {
 		return cfg, exitErr{exitConfig}
 	}
 	return cfg, nil
+}
+
+// loadOnly loads the configuration as loadConfig does, leaving its
+// diagnostics to the caller (a reload logs them).
+func (a *app) loadOnly() (*config.Config, hcl.Diagnostics) { return a.loadWith(false) }
+
+func (a *app) loadWith(pluginsOnly bool) (*config.Config, hcl.Diagnostics) {
+	return config.Load(&config.LoadOptions{
+		LookupEnv:   a.lookupEnv,
+		WorkDir:     a.workDir,
+		Files:       a.configs,
+		PluginsOnly: pluginsOnly,
+	})
 }
 
 func (a *app) printDiags(cfg *config.Config, diags hcl.Diagnostics) {

@@ -52,7 +52,22 @@ found.
 
 SIGTERM or SIGINT drains: no new requests are taken, requests in flight get
 up to drain_timeout (settings; default 10s) to finish, then are answered with
-an error, and the process exits. SIGHUP is logged and ignored.
+an error, the servers are stopped (SIGINT, then SIGTERM, then SIGKILL) and
+the process exits.
+
+SIGHUP, or a change of any file the configuration is made of (every scope's
+file, the plugin lock file, the plugin and secrets directories), reloads the
+configuration: it is loaded and validated first, and an invalid one is
+reported and not applied. Otherwise what changed is applied: added servers
+are started, removed and changed ones get their calls in flight up to
+drain_timeout before they are stopped (changed ones are restarted), and
+permission rules apply from the next call; clients are told the lists
+changed. Changes to the gateway block, the listener and a few settings
+(named in the log) need a restart.
+
+Over HTTP, /healthz answers while the process serves and /readyz when it
+should get requests (settings { ready_when }: "all", "any" (default) or
+"none" of the servers connected), both without a token.
 
 Over HTTP every request needs "Authorization: Bearer TOKEN". The token is read
 from $MCPHOST_SERVE_TOKEN, or generated and printed at start; --no-auth turns
@@ -77,9 +92,6 @@ addressed) or allowed with --allow-origin.`,
 				return err
 			}
 			log := a.logger()
-			a.sigs.onHangup(func() {
-				log.Warn("SIGHUP received: configuration reload is not supported yet; the gateway keeps running (SIGTERM or SIGINT stops it)")
-			})
 			// The gateway's clients answer what servers ask during calls:
 			// offer servers all of it; each request goes to the client that
 			// made the call, and is refused if that client cannot.
@@ -124,14 +136,29 @@ addressed) or allowed with --allow-origin.`,
 					}
 				}
 			}
+			tel, stopTelemetry, err := a.startTelemetry(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer stopTelemetry()
 			h, err := a.hostOn(cfg, false, func(o *host.Options) {
 				o.ProtocolVersion = upstreamVersion
 				o.ClientCapabilities = offer
+				o.Telemetry = tel
 			})
 			if err != nil {
 				return err
 			}
 			defer h.Close()
+			tel.ObserveConnections(func(yield func(state string, n int)) {
+				n := map[conn.State]int{}
+				for _, st := range h.Connections().Status() {
+					n[st.State]++
+				}
+				for state, count := range n {
+					yield(state.String(), count)
+				}
+			})
 			a.connectAll(ctx, h)
 			settings := h.Config().Settings
 			auditLog, closeAudit, err := openAudit(cfg, log)
@@ -145,6 +172,16 @@ addressed) or allowed with --allow-origin.`,
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
 			}
+			// SIGHUP, or a change of a file the configuration is made of,
+			// reloads it (reload.go).
+			rl := newReloader(a, h, g, log.Named("reload"))
+			rl.onReload = func(outcome string) { tel.RecordReload(ctx, outcome) }
+			a.sigs.onHangup(rl.request)
+			defer a.sigs.onHangup(nil)
+			rctx, stopReload := context.WithCancel(ctx)
+			reloadDone := make(chan struct{})
+			go func() { defer close(reloadDone); rl.run(rctx) }()
+			defer func() { stopReload(); <-reloadDone }()
 			if httpAddr == "" {
 				return g.ServeStdio(ctx, in, out)
 			}
@@ -161,7 +198,7 @@ addressed) or allowed with --allow-origin.`,
 			if err := gatewayOptions(cfg, hopts); err != nil {
 				return err
 			}
-			return a.serveHTTP(ctx, g, h, httpAddr, hopts)
+			return a.serveHTTP(ctx, g, h, httpAddr, hopts, &serve.HealthOptions{Reload: rl.Status}, tel.Handler())
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
@@ -189,7 +226,7 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, addr string, opts *serve.HTTPOptions) error {
+func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, addr string, opts *serve.HTTPOptions, health *serve.HealthOptions, metrics http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -202,6 +239,10 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.Handler(opts))
 	mountGateway(mux, opts)
+	g.MountHealth(mux, health)
+	if metrics != nil {
+		mux.Handle("/metrics", metrics) // (telemetry { prometheus = true })
+	}
 	srv := &http.Server{
 		Handler:           mux,
 		BaseContext:       func(net.Listener) context.Context { return sctx },

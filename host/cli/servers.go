@@ -22,7 +22,13 @@ func (a *app) serversCmd() *cobra.Command {
 		Long: `Connects to every enabled server (3 stdio and 20 remote at a time by default)
 and prints each server's name, scope, origin file, transport, state, tool count
 and error. Servers that are configured but not used (overridden, duplicates,
-excluded by a managed configuration) are listed after them.`,
+excluded by a managed configuration) are listed after them.
+
+Exit status: 0 when every server that should be connected is; 3 when one is
+not (it failed, or needs a login); 2 for a configuration error; 1 for any
+other failure. Disabled, unapproved and policy-blocked servers, and servers
+connected per gateway user (oauth { grant = "token_exchange" }), are not
+expected to be connected.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			h, err := a.newHost()
@@ -33,17 +39,35 @@ excluded by a managed configuration) are listed after them.`,
 			a.connectAll(cmd.Context(), h)
 			statuses := h.Servers(cmd.Context())
 			if asJSON {
-				return a.writeJSON(struct {
+				if err := a.writeJSON(struct {
 					Servers []host.ServerStatus `json:"servers"`
 					Skipped []*config.Skipped   `json:"skipped,omitempty"`
-				}{statuses, h.Config().Skipped})
+				}{statuses, h.Config().Skipped}); err != nil {
+					return err
+				}
+				return notConnected(h.Config(), statuses)
 			}
 			a.printServers(statuses, h.Config().Skipped)
-			return nil
+			return notConnected(h.Config(), statuses)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// notConnected is the exit status of `servers`: exitNotConnected when a
+// server that should be connected is not.
+func notConnected(cfg *config.Config, statuses []host.ServerStatus) error {
+	for _, st := range statuses {
+		if st.State == conn.StateConnected || st.State == conn.StateDisabled {
+			continue
+		}
+		if s := cfg.Server(st.Name); s != nil && s.OAuth != nil && s.OAuth.Grant == config.GrantTokenExchange {
+			continue // connected for each gateway user
+		}
+		return exitErr{exitNotConnected}
+	}
+	return nil
 }
 
 // connectAll connects every server, showing progress on a terminal.

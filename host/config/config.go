@@ -4,7 +4,8 @@
 // ranges.
 //
 // A configuration file holds any number of server blocks and at most one
-// settings block:
+// settings block (and plugin, idp, permissions, policy, gateway, audit and
+// telemetry blocks, each documented with its type):
 //
 //	settings {
 //	  connect_timeout            = "30s"
@@ -286,67 +287,6 @@ func hashJSON(v any) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Settings are host-wide settings merged from every scope (higher scope wins
-// per setting).
-type Settings struct {
-	ConnectTimeout time.Duration `json:"connect_timeout"`
-	ToolTimeout    time.Duration `json:"tool_timeout,omitempty"`
-	// MaxToolDuration caps a tool call whatever progress it reports (0: DefaultMaxToolDuration).
-	MaxToolDuration   time.Duration `json:"max_tool_duration,omitempty"`
-	ConcurrencyLocal  int           `json:"connect_concurrency_local"`
-	ConcurrencyRemote int           `json:"connect_concurrency_remote"`
-	OutputDir         string        `json:"output_dir,omitempty"`
-	// MaxConcurrentCalls caps the requests in flight to one server (0: the default, 64).
-	MaxConcurrentCalls int `json:"max_concurrent_calls,omitempty"`
-	// MaxMessageBytes caps one message from a server (0: the default, 4 MiB).
-	MaxMessageBytes int `json:"max_message_bytes,omitempty"`
-	// PluginDir is where plugins are discovered (every executable file in it).
-	PluginDir string `json:"plugin_dir,omitempty"`
-	// PluginLock is the lock file pinning each plugin binary's sha256.
-	PluginLock string `json:"plugin_lock,omitempty"`
-	// ApproveAllProjectServers approves every project-scope server. It is only
-	// honoured in the user, local, cli and managed scopes: a project cannot
-	// approve itself.
-	ApproveAllProjectServers bool `json:"approve_all_project_servers"`
-	// ApprovedProjectServers maps a project server's name to the ApprovalHash
-	// the user approved (user and local scopes only).
-	ApprovedProjectServers map[string]string `json:"approved_project_servers,omitempty"`
-	// SessionIdleTimeout ends a gateway HTTP session idle for this long.
-	SessionIdleTimeout time.Duration `json:"session_idle_timeout"`
-	// MaxSessions caps the gateway's concurrent HTTP sessions; a new session
-	// over the cap is refused with a clear error.
-	MaxSessions int `json:"max_sessions"`
-	// DrainTimeout bounds graceful shutdown: calls still in flight after it
-	// are answered with an error, then the process exits.
-	DrainTimeout time.Duration `json:"drain_timeout"`
-	// Naming is how the gateway names what it exposes: NamingPrefixed,
-	// NamingConditional or NamingBare. Permission rules, pins and logs always
-	// use the canonical mcp__SERVER__TOOL names.
-	Naming string `json:"naming"`
-	// ProtocolVersion (protocol_version) is the protocol version server
-	// sessions are opened at: a gateway whose clients are all of one era
-	// (2025-11-25, say) opens its upstream sessions in it, where servers
-	// serve those clients as they would directly and every call is relayed
-	// in its own version. "" (the default): the newest version both sides
-	// speak — except on `serve` stdio, where it is the one client's.
-	ProtocolVersion string `json:"protocol_version,omitempty"`
-}
-
-// Naming modes of the gateway (settings { naming = "…" }, serve --naming).
-const (
-	// NamingPrefixed exposes every tool and prompt as mcp__SERVER__NAME.
-	NamingPrefixed = "prefixed"
-	// NamingConditional drops the prefix while exactly one server is
-	// configured, and is NamingPrefixed otherwise.
-	NamingConditional = "conditional"
-	// NamingBare always exposes the servers' own names; a name offered by
-	// more than one server is refused (reported), never last-wins.
-	NamingBare = "bare"
-)
-
-// NamingModes returns the valid naming modes.
-func NamingModes() []string { return []string{NamingPrefixed, NamingConditional, NamingBare} }
-
 // Skipped is a declared server that will not be used, and why.
 type Skipped struct {
 	Server *Server `json:"server"`
@@ -383,6 +323,9 @@ type Config struct {
 	Gateway *Gateway `json:"gateway,omitempty"`
 	// Audit configures the gateway's audit log (an audit block), or nil.
 	Audit *Audit `json:"audit,omitempty"`
+	// Telemetry configures OpenTelemetry traces and metrics (a telemetry
+	// block), or nil.
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
 	// Transports lists every available transport: built-in and from locked plugins.
 	Transports []string `json:"transports"`
 	// Files lists the files read, lowest precedence first.
@@ -390,6 +333,15 @@ type Config struct {
 	// ManagedExclusive reports whether the managed file declares servers, so
 	// that every other scope's servers were ignored.
 	ManagedExclusive bool `json:"managed_exclusive"`
+	// Watch lists, for a file watcher, every path whose creation, change or
+	// removal changes what Load returns with the same LoadOptions: each
+	// scope's file whether it exists or not (every place a project file is
+	// looked for, and the .git entries that decide the project's root and
+	// so its local file), the plugin lock file, the plugin directory and the
+	// secrets directory. The paths are absolute, without duplicates, in
+	// load order. A watcher should watch each path's directory, as a file
+	// is often replaced (renamed over) rather than written.
+	Watch []string `json:"-"`
 
 	// Sources maps file names to their bytes, for rendering diagnostics.
 	Sources map[string]*hcl.File `json:"-"`

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -263,4 +264,25 @@ func (g *Gateway) String() string {
 		return "static token"
 	}
 	return fmt.Sprintf("oauth (issuer %s)", g.OAuth.Issuer)
+}
+
+// Equal reports whether g and o configure the gateway alike: same url,
+// oauth and rate_limit (where the blocks are written does not count).
+// Either may be nil (no gateway block). The gateway's listener and its
+// inbound authentication are set up once, so a reload that changes the
+// block needs a restart.
+func (g *Gateway) Equal(o *Gateway) bool {
+	if g == nil || o == nil {
+		return g == o
+	}
+	return g.URL == o.URL && reflect.DeepEqual(g.OAuth, o.OAuth) && reflect.DeepEqual(g.RateLimit, o.RateLimit)
+}
+
+// Equal reports whether a and o configure the audit log alike (where the
+// blocks are written does not count). Either may be nil.
+func (a *Audit) Equal(o *Audit) bool {
+	if a == nil || o == nil {
+		return a == o
+	}
+	return a.Path == o.Path
 }

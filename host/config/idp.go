@@ -126,7 +126,7 @@ func mergeIdPs(cfg *Config, files []*decodedFile) {
 // checkIdPRef resolves an auth block's idp attribute, if it has one, to an
 // idp block.
 func checkIdPRef(cfg *Config, ds *decodedServer, ctx *hcl.EvalContext) hcl.Diagnostics {
-	attrs, _ := ds.authBlock.Body.JustAttributes()
+	attrs, _ := ds.auth.Body.JustAttributes()
 	a, ok := attrs["idp"]
 	if !ok {
 		return nil

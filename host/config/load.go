@@ -12,8 +12,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
-
-	"github.com/mcphost/mcphost/host/permissions"
 )
 
 // MaxFileSize bounds a configuration file; larger files are refused.
@@ -75,12 +73,14 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 		required bool
 	}
 	var sources []source
+	var cliFiles []string
 	if len(o.Files) > 0 {
 		for _, f := range o.Files {
 			if !filepath.IsAbs(f) {
 				f = filepath.Join(o.WorkDir, f)
 			}
 			sources = append(sources, source{f, ScopeCLI, true})
+			cliFiles = append(cliFiles, f)
 		}
 	} else {
 		if loc.User != "" {
@@ -150,12 +150,15 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	diags = append(diags, mergeSettings(cfg, files)...)
 	diags = append(diags, mergePermissions(cfg, files)...)
 	diags = append(diags, mergeGateway(cfg, files)...)
+	diags = append(diags, mergeTelemetry(cfg, files)...)
 	if cfg.Settings.PluginDir == "" {
 		cfg.Settings.PluginDir = envOr(o.LookupEnv, EnvPluginDir, joinIf(loc.ConfigDir, "plugins"))
 	}
 	if cfg.Settings.PluginLock == "" {
 		cfg.Settings.PluginLock = envOr(o.LookupEnv, EnvPluginLock, joinIf(loc.ConfigDir, "plugins.lock.hcl"))
 	}
+	home, _ := o.LookupEnv("HOME")
+	cfg.Watch = watchPaths(loc, cliFiles, o.WorkDir, home, &cfg.Settings)
 	diags = append(diags, mergePlugins(cfg, files)...)
 	mergeIdPs(cfg, files)
 	cfg.Transports = append([]string(nil), o.Transports...)
@@ -226,38 +229,6 @@ func (e projectError) UnwrapDiagnosticExtra() any { return e.extra }
 func IsProjectError(d *hcl.Diagnostic) bool {
 	_, ok := d.Extra.(projectError)
 	return ok
-}
-
-// applyServerPolicy marks the servers the managed policy blocks: any on the
-// denylist (which always wins), and, when an allowlist exists, any not on it.
-func applyServerPolicy(cfg *Config, files []*decodedFile) {
-	var allowed, denied []*ServerMatcher
-	hasAllow := false
-	for _, f := range files {
-		if f.scope == ScopeManaged {
-			allowed, denied = append(allowed, f.allowed...), append(denied, f.denied...)
-			hasAllow = hasAllow || f.hasAllowList
-		}
-	}
-	for _, s := range cfg.Servers {
-		s.BlockedBy = ""
-		for _, m := range denied {
-			if m.Matches(s) {
-				s.BlockedBy = "denied_servers entry " + m.String()
-				break
-			}
-		}
-		if s.BlockedBy != "" || !hasAllow {
-			continue
-		}
-		ok := false
-		for _, m := range allowed {
-			ok = ok || m.Matches(s)
-		}
-		if !ok {
-			s.BlockedBy = "not on the managed allowed_servers list"
-		}
-	}
 }
 
 // Environment variables that relocate the plugin directory and lock file.
@@ -342,120 +313,6 @@ func readConfigFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("file is %d bytes; the limit is %d", st.Size(), MaxFileSize)
 	}
 	return os.ReadFile(path)
-}
-
-// mergeSettings applies each file's settings in precedence order.
-func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	s := Settings{
-		ConnectTimeout:     DefaultConnectTimeout,
-		ConcurrencyLocal:   DefaultConcurrencyLocal,
-		ConcurrencyRemote:  DefaultConcurrencyRemote,
-		SessionIdleTimeout: DefaultSessionIdleTimeout,
-		MaxSessions:        DefaultMaxSessions,
-		DrainTimeout:       DefaultDrainTimeout,
-		Naming:             NamingPrefixed,
-	}
-	for _, f := range files {
-		p := f.settings
-		if p == nil {
-			continue
-		}
-		if f.scope == ScopeProject {
-			// Settings are host-wide: they govern the user's own servers, where
-			// plugins come from, where results are written and every limit. A
-			// repository configures its own servers (each server block has its
-			// own timeouts), never the host.
-			for _, a := range p.set {
-				rng := a.NameRange
-				diags = append(diags, warnf(&rng, "Ignored in project scope", "%s", projectSettingReason(a.Name)))
-			}
-			continue
-		}
-		if p.sessionIdle != nil && *p.sessionIdle > 0 {
-			s.SessionIdleTimeout = *p.sessionIdle
-		}
-		if p.drain != nil && *p.drain > 0 {
-			s.DrainTimeout = *p.drain
-		}
-		if p.maxSessions != nil {
-			s.MaxSessions = *p.maxSessions
-		}
-		if p.naming != nil {
-			s.Naming = *p.naming
-		}
-		if p.protocolVersion != nil {
-			s.ProtocolVersion = *p.protocolVersion
-		}
-		if p.connectTimeout != nil && *p.connectTimeout > 0 {
-			s.ConnectTimeout = *p.connectTimeout
-		}
-		if p.toolTimeout != nil && *p.toolTimeout > 0 {
-			s.ToolTimeout = *p.toolTimeout
-		}
-		if p.maxToolDuration != nil && *p.maxToolDuration > 0 {
-			s.MaxToolDuration = *p.maxToolDuration
-		}
-		if p.concurrencyLocal != nil {
-			s.ConcurrencyLocal = *p.concurrencyLocal
-		}
-		if p.concurrencyRemote != nil {
-			s.ConcurrencyRemote = *p.concurrencyRemote
-		}
-		if p.maxCalls != nil {
-			s.MaxConcurrentCalls = *p.maxCalls
-		}
-		if p.maxMessage != nil {
-			s.MaxMessageBytes = *p.maxMessage
-		}
-		if p.pluginDir != nil {
-			s.PluginDir = *p.pluginDir
-		}
-		if p.pluginLock != nil {
-			s.PluginLock = *p.pluginLock
-		}
-		if p.outputDir != nil {
-			s.OutputDir = *p.outputDir
-		}
-		if p.approveAll != nil {
-			s.ApproveAllProjectServers = *p.approveAll
-		}
-		for name, h := range p.approved {
-			if s.ApprovedProjectServers == nil {
-				s.ApprovedProjectServers = map[string]string{}
-			}
-			s.ApprovedProjectServers[name] = h
-		}
-	}
-	cfg.Settings = s
-	return diags
-}
-
-// projectSettingReason says why a setting in a project file is ignored.
-func projectSettingReason(name string) string {
-	why := map[string]string{
-		"plugin_dir":                  "it would make mcphost run the repository's own programs as plugins",
-		"plugin_lock":                 "it would make mcphost trust the repository's own pins for plugins",
-		"output_dir":                  "it would send large tool results, which may hold secrets, into a directory the repository chooses",
-		"approve_all_project_servers": "a project cannot approve its own servers",
-		"approved_project_servers":    "a project cannot approve its own servers",
-		"max_message_bytes":           "it is a host-wide limit on every server's messages",
-		"max_concurrent_calls":        "it is a host-wide limit on every server",
-		"connect_concurrency_local":   "it is a host-wide limit",
-		"connect_concurrency_remote":  "it is a host-wide limit",
-		"connect_timeout":             "it is the default for every server; set connect_timeout in the project's own server blocks",
-		"tool_timeout":                "it is the default for every server; set tool_timeout in the project's own server blocks",
-		"max_tool_duration":           "it is the default for every server; set max_tool_duration in the project's own server blocks",
-		"session_idle_timeout":        "it is a limit of the gateway",
-		"max_sessions":                "it is a limit of the gateway",
-		"drain_timeout":               "it governs the gateway's shutdown",
-		"naming":                      "it decides the names the gateway exposes for every server",
-		"protocol_version":            "it decides how the host speaks to every server, the user's own included",
-	}[name]
-	if why == "" {
-		why = "settings are host-wide"
-	}
-	return fmt.Sprintf("%s is only honoured in the user, local, cli and managed scopes: %s.", name, why)
 }
 
 // mergeServers resolves name clashes by scope precedence, applies managed
@@ -555,66 +412,4 @@ func sigKind(s *Server) string {
 		return "url"
 	}
 	return "command and args"
-}
-
-// mergePermissions collects every scope's rules (deny > ask > allow applies
-// across scopes, so no scope can loosen a stricter rule of another) and takes
-// the default mode from the highest scope that sets it. A project cannot
-// loosen anything: its allow rules and an allow_all mode are ignored, with a
-// warning.
-func mergePermissions(cfg *Config, files []*decodedFile) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	for _, f := range files {
-		for _, r := range f.rules {
-			if f.scope == ScopeProject && r.Behavior == permissions.Allow {
-				rng := r.Origin.Range
-				diags = append(diags, warnf(&rng, "Ignored in project scope",
-					"allow rules are only honoured in the user, local, cli and managed scopes: a project cannot allow its own tools (deny and ask rules are honoured)."))
-				continue
-			}
-			cfg.Permissions = append(cfg.Permissions, r)
-		}
-		if f.mode == "" {
-			continue
-		}
-		if f.scope == ScopeProject && f.mode == string(permissions.ModeAllowAll) {
-			rng := f.modeRange
-			diags = append(diags, warnf(&rng, "Ignored in project scope", "default_mode = \"allow_all\" is not honoured in the project scope."))
-			continue
-		}
-		cfg.DefaultMode = f.mode
-		cfg.DefaultModeOrigin = &Origin{Scope: f.scope, File: f.path, Range: f.modeRange}
-	}
-	return diags
-}
-
-// checkAuth checks an auth "SCHEME" block: a locked plugin must provide the
-// scheme, and the block must fit the schema the plugin reported.
-func checkAuth(cfg *Config, ds *decodedServer, ctx *hcl.EvalContext, unlocked []string) hcl.Diagnostics {
-	blk := ds.authBlock
-	scheme := blk.Labels[0]
-	p := cfg.PluginForScheme(scheme)
-	if p == nil {
-		var available []string
-		for _, pl := range cfg.Plugins {
-			if pl.Locked != nil {
-				available = append(available, pl.Locked.AuthSchemes...)
-			}
-		}
-		detail := fmt.Sprintf("No plugin provides the auth scheme %q.", scheme)
-		if len(available) > 0 {
-			detail += " Available schemes: " + strings.Join(available, ", ") + "."
-		} else {
-			detail += " No auth scheme is available."
-		}
-		if len(unlocked) > 0 {
-			detail += fmt.Sprintf(" Plugins whose schemes are not known yet: %s; run `mcphost plugins lock`.", strings.Join(unlocked, ", "))
-		}
-		return hcl.Diagnostics{errorf(&blk.LabelRanges[0], "Unknown auth scheme", "%s", detail)}
-	}
-	c := p.Locked.Component("auth", scheme)
-	if c == nil {
-		return nil
-	}
-	return checkPairs(authPairs(blk), blk.DefRange, ctx, c, fmt.Sprintf("%s auth scheme (plugin %s)", scheme, p.Name))
 }

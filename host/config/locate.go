@@ -68,10 +68,7 @@ func locate(lookup LookupEnvFunc, workDir string, present func(string) bool) Loc
 	loc.ProjectRoot = workDir
 	var found []string
 	rootFound := false
-	for dir := workDir; ; {
-		if home != "" && dir == filepath.Clean(home) {
-			break // the home directory's own files belong to the user scope
-		}
+	for _, dir := range searchDirs(workDir, home) {
 		p := filepath.Join(dir, ProjectFileName)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() || present != nil && present(p) {
 			if len(found) == 0 && !rootFound {
@@ -81,11 +78,6 @@ func locate(lookup LookupEnvFunc, workDir string, present func(string) bool) Loc
 		} else if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil && !rootFound {
 			loc.ProjectRoot, rootFound = dir, true
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
 	}
 	for i := len(found) - 1; i >= 0; i-- {
 		loc.Project = append(loc.Project, found[i])
@@ -97,6 +89,25 @@ func locate(lookup LookupEnvFunc, workDir string, present func(string) bool) Loc
 		loc.Local = filepath.Join(loc.ConfigDir, "projects", LocalFileName(loc.ProjectRoot))
 	}
 	return loc
+}
+
+// searchDirs lists the directories a project file (and the project's root,
+// a .git entry) is looked for in, nearest first: workDir and its parents,
+// up to the home directory, whose own files belong to the user scope.
+func searchDirs(workDir, home string) []string {
+	var dirs []string
+	for dir := filepath.Clean(workDir); ; {
+		if home != "" && dir == filepath.Clean(home) {
+			break
+		}
+		dirs = append(dirs, dir)
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return dirs
 }
 
 // LocalFileName is the file name of the local scope for a project directory:

@@ -76,23 +76,25 @@ type OAuth struct {
 // oauthSchema lists the attributes an oauth block accepts.
 var oauthSchema, _ = gohcl.ImpliedBodySchema(&OAuth{})
 
-func decodeOAuth(blk *hcl.Block, path string, ctx *hcl.EvalContext) (*OAuth, hcl.Diagnostics) {
+// decodeOAuth decodes a server's oauth block (its body and where it is)
+// and checks it; a relative key or assertion file is relative to the file.
+func decodeOAuth(body hcl.Body, defRange hcl.Range, path string, ctx *hcl.EvalContext) (*OAuth, hcl.Diagnostics) {
 	o := &OAuth{}
-	_, diags := blk.Body.Content(oauthSchema)
+	_, diags := body.Content(oauthSchema)
 	diags = explainUnsupported(diags, oauthSchema)
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	diags = append(diags, gohcl.DecodeBody(blk.Body, ctx, o)...)
+	diags = append(diags, gohcl.DecodeBody(body, ctx, o)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	attrs, _ := blk.Body.JustAttributes()
+	attrs, _ := body.JustAttributes()
 	at := func(name string) *hcl.Range {
 		if a, ok := attrs[name]; ok {
 			return a.Expr.Range().Ptr()
 		}
-		return &blk.DefRange
+		return &defRange
 	}
 	if o.Grant == "" {
 		o.Grant = GrantAuthorizationCode
@@ -130,13 +132,13 @@ func decodeOAuth(blk *hcl.Block, path string, ctx *hcl.EvalContext) (*OAuth, hcl
 	switch o.Grant {
 	case GrantClientCredentials:
 		if o.ClientID == "" {
-			diags = append(diags, errorf(&blk.DefRange, "Missing client_id", "The client_credentials grant needs a pre-registered client: set client_id and client_secret or private_key_file."))
+			diags = append(diags, errorf(&defRange, "Missing client_id", "The client_credentials grant needs a pre-registered client: set client_id and client_secret or private_key_file."))
 		} else if o.ClientSecret == "" && o.PrivateKeyFile == "" && o.PrivateKey == "" {
-			diags = append(diags, errorf(&blk.DefRange, "Missing client credentials", "The client_credentials grant authenticates with client_secret or with private_key_file (private_key_jwt); set one."))
+			diags = append(diags, errorf(&defRange, "Missing client credentials", "The client_credentials grant authenticates with client_secret or with private_key_file (private_key_jwt); set one."))
 		}
 	case GrantJWTBearer:
 		if o.AssertionFile == "" && o.Assertion == "" {
-			diags = append(diags, errorf(&blk.DefRange, "Missing assertion", "The jwt_bearer grant presents a workload identity token: set assertion_file (re-read for each request) or assertion."))
+			diags = append(diags, errorf(&defRange, "Missing assertion", "The jwt_bearer grant presents a workload identity token: set assertion_file (re-read for each request) or assertion."))
 		}
 	case GrantAuthorizationCode:
 		for _, name := range []string{"private_key_file", "private_key", "assertion_file", "assertion"} {
@@ -146,9 +148,9 @@ func decodeOAuth(blk *hcl.Block, path string, ctx *hcl.EvalContext) (*OAuth, hcl
 		}
 	case GrantTokenExchange:
 		if o.ClientID == "" {
-			diags = append(diags, errorf(&blk.DefRange, "Missing client_id", "The token_exchange grant authenticates the gateway to the server's authorization server: set client_id, and client_secret or private_key_file."))
+			diags = append(diags, errorf(&defRange, "Missing client_id", "The token_exchange grant authenticates the gateway to the server's authorization server: set client_id, and client_secret or private_key_file."))
 		} else if o.ClientSecret == "" && o.PrivateKeyFile == "" && o.PrivateKey == "" {
-			diags = append(diags, errorf(&blk.DefRange, "Missing client credentials", "The token_exchange grant authenticates the gateway's client with client_secret or with private_key_file (private_key_jwt); set one."))
+			diags = append(diags, errorf(&defRange, "Missing client credentials", "The token_exchange grant authenticates the gateway's client with client_secret or with private_key_file (private_key_jwt); set one."))
 		}
 		for _, name := range []string{"assertion_file", "assertion", "client_metadata_url", "callback_port"} {
 			if _, ok := attrs[name]; ok {

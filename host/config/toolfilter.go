@@ -39,27 +39,35 @@ func (f *ToolFilter) Allows(tool string) bool {
 	return false
 }
 
-var toolFilterSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "include"}, {Name: "exclude"}}}
+// toolsBlock is a server's tools block as written.
+type toolsBlock struct {
+	Include []string `hcl:"include,optional"`
+	Exclude []string `hcl:"exclude,optional"`
+	// IncludeRange and ExcludeRange are where the values are (zero when
+	// not set).
+	IncludeRange hcl.Range `hcl:"include,attr_value_range"`
+	ExcludeRange hcl.Range `hcl:"exclude,attr_value_range"`
+	DefRange     hcl.Range `hcl:",def_range"`
+}
 
-func decodeToolFilter(b *hcl.Block, ctx *hcl.EvalContext) (*ToolFilter, hcl.Diagnostics) {
-	content, diags := b.Body.Content(toolFilterSchema)
-	diags = explainUnsupported(diags, toolFilterSchema)
-	f := &ToolFilter{}
-	for name, dst := range map[string]*[]string{"include": &f.Include, "exclude": &f.Exclude} {
-		a := content.Attributes[name]
-		if a == nil {
-			continue
-		}
-		diags = append(diags, decodeExpr(a.Expr, ctx, dst)...)
-		for _, p := range *dst {
+// filter checks the block and returns its filter. quiet leaves out the
+// warning for include = [] (the server has errors to fix first).
+func (b *toolsBlock) filter(quiet bool) (*ToolFilter, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	for _, list := range []struct {
+		name     string
+		patterns []string
+		rng      hcl.Range
+	}{{"include", b.Include, b.IncludeRange}, {"exclude", b.Exclude, b.ExcludeRange}} {
+		for _, p := range list.patterns {
 			if p == "" {
-				diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid tool pattern",
-					"%s lists the server's own tool names or globs (e.g. \"create_*\"); an empty pattern matches nothing.", name))
+				diags = append(diags, errorf(list.rng.Ptr(), "Invalid tool pattern",
+					"%s lists the server's own tool names or globs (e.g. \"create_*\"); an empty pattern matches nothing.", list.name))
 			}
 		}
 	}
-	if a := content.Attributes["include"]; a != nil && len(f.Include) == 0 && !diags.HasErrors() {
-		diags = append(diags, warnf(a.Expr.Range().Ptr(), "No tools included", "include = [] serves none of the server's tools."))
+	if b.IncludeRange != (hcl.Range{}) && len(b.Include) == 0 && !quiet && !diags.HasErrors() {
+		diags = append(diags, warnf(b.IncludeRange.Ptr(), "No tools included", "include = [] serves none of the server's tools."))
 	}
-	return f, diags
+	return &ToolFilter{Include: b.Include, Exclude: b.Exclude}, diags
 }

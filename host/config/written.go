@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -20,7 +22,10 @@ func checkWritten(body hcl.Body) hcl.Diagnostics {
 		return nil // only native syntax is loaded
 	}
 	var diags hcl.Diagnostics
-	for _, a := range sb.Attributes {
+	attrs := slices.SortedFunc(maps.Values(sb.Attributes), func(a, b *hclsyntax.Attribute) int {
+		return a.SrcRange.Start.Byte - b.SrcRange.Start.Byte
+	})
+	for _, a := range attrs { // in source order, for diagnostics in a stable order
 		diags = append(diags, checkWrittenExpr(a.Expr)...)
 	}
 	for _, b := range sb.Blocks {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/sdk"
 )
 
@@ -30,7 +31,8 @@ type AuthPlugins interface {
 type pluginAuth struct {
 	client sdk.AuthClient
 	plugin string
-	store  hauth.Store // keeps the plugin's saved state; may be nil
+	tel    *telemetry.Telemetry // traces the plugin RPCs
+	store  hauth.Store          // keeps the plugin's saved state; may be nil
 	key    string
 
 	// principal, for a per-user connection, is its user as the plugin is
@@ -58,7 +60,7 @@ func (c *Conn) newPluginAuth(ctx context.Context, store hauth.Store) (*pluginAut
 			return nil, fmt.Errorf("idp %s: %w", p.Name, err)
 		}
 	}
-	pa := &pluginAuth{client: client, plugin: name, ref: ref, store: store, key: c.storeKey()}
+	pa := &pluginAuth{client: client, plugin: name, tel: c.m.opts.Telemetry, ref: ref, store: store, key: c.storeKey()}
 	if uc := c.user; uc != nil {
 		inbound := s.AuthInboundToken
 		pa.principal = func() *sdk.Principal {
@@ -112,7 +114,9 @@ func (p *pluginAuth) Token(ctx context.Context) (*oauth2.Token, error) {
 	if p.token.Valid() {
 		return p.token, nil
 	}
-	resp, err := p.client.Token(ctx, &sdk.TokenRequest{Server: p.refLocked()})
+	rctx, span := p.tel.StartPluginRPC(ctx, p.plugin, "Token")
+	resp, err := p.client.Token(rctx, &sdk.TokenRequest{Server: p.refLocked()})
+	span.End(err)
 	if err != nil {
 		return nil, fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
 	}
@@ -166,7 +170,9 @@ func (p *pluginAuth) authorize(ctx context.Context, url string, status int, chal
 	p.mu.Lock()
 	p.token = nil
 	p.mu.Unlock()
-	r, err := p.client.Authorize(ctx, &sdk.AuthorizeRequest{Server: p.serverRef(), RequestURL: url, Status: status, WWWAuthenticate: challenge})
+	rctx, span := p.tel.StartPluginRPC(ctx, p.plugin, "Authorize")
+	r, err := p.client.Authorize(rctx, &sdk.AuthorizeRequest{Server: p.serverRef(), RequestURL: url, Status: status, WWWAuthenticate: challenge})
+	span.End(err)
 	if err != nil {
 		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
 	}

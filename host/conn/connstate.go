@@ -204,6 +204,9 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 		c.mu.Unlock()
 
 		cs, raw, err := c.connect(ctx)
+		if err == nil && reconnect && c.primary == nil {
+			c.m.opts.Telemetry.RecordReconnect(ctx, c.cfg.Name)
+		}
 		if err == nil && reconnect {
 			// A restarted server may offer other tools, prompts and
 			// resources without saying so: whatever was listed before is

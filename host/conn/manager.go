@@ -2,9 +2,12 @@ package conn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +17,7 @@ import (
 
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/telemetry"
 )
 
 // Reconnection and failure policy.
@@ -114,6 +118,10 @@ type Options struct {
 	// Headers supplies dynamic headers for servers with a headers_helper.
 	// OPTIONAL: without it, such servers fail to connect.
 	Headers HeadersProvider
+	// Telemetry records the upstream requests (spans, with W3C trace
+	// context sent in _meta and HTTP headers, and the call duration
+	// metric) and reconnects. OPTIONAL: off.
+	Telemetry *telemetry.Telemetry
 	// InProcess are the implementations of the servers with transport
 	// "inprocess", by server name. OPTIONAL: without one, such a server
 	// fails to connect.
@@ -436,10 +444,28 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 			p = &cp
 		}
 		var err error
+		tel := m.opts.Telemetry
+		var us telemetry.Span
+		var begun time.Time
+		if tel.Enabled() {
+			ctx, us = tel.StartUpstream(ctx, c.cfg.Name, "tools/call", params.Name,
+				telemetry.RequestInfo{ProtocolVersion: cs.InitializeResult().ProtocolVersion})
+			cp := *p
+			cp.Meta = mcp.Meta(tel.InjectMeta(ctx, maps.Clone(map[string]any(p.Meta))))
+			p, begun = &cp, time.Now()
+		}
 		// The call's own context names it for the routing of its
 		// notifications (never a connect's, whose values the connection
 		// would keep).
 		res, err = cs.CallTool(context.WithValue(ctx, callKey{}, fc), p)
+		if tel.Enabled() {
+			et := telemetry.ErrorType(err)
+			if err == nil && res.IsError {
+				et = "tool_error"
+			}
+			us.EndWith(et)
+			tel.RecordCall(ctx, c.cfg.Name, params.Name, time.Since(begun), et)
+		}
 		return err
 	})
 	if ve := (*verifyError)(nil); errors.As(err, &ve) {
@@ -630,10 +656,23 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 	fc := newCall(c.cfg.Name, rc.Requester, nil)
 	left := c.inflight.add(fc)
 	ctx, endLife := c.withLife(ctx)
-	err := raw.StartRaw(ctx, rawRequest{tool: rc.Tool, args: rc.Args, caps: caps, fc: fc}, func(resp []byte, err error) {
+	var trace []byte
+	var us telemetry.Span
+	var begun time.Time
+	tel := c.m.opts.Telemetry
+	if tel.Enabled() {
+		ctx, us = tel.StartUpstream(ctx, c.cfg.Name, "tools/call", rc.Tool, telemetry.RequestInfo{ProtocolVersion: v})
+		trace, begun = traceMembers(tel.InjectMeta(ctx, nil)), time.Now()
+	}
+	err := raw.StartRaw(ctx, rawRequest{tool: rc.Tool, args: rc.Args, caps: caps, trace: trace, fc: fc}, func(resp []byte, err error) {
 		endLife()
 		left()
 		release()
+		if tel.Enabled() {
+			et := telemetry.ErrorType(err)
+			us.EndWith(et)
+			tel.RecordCall(ctx, c.cfg.Name, rc.Tool, time.Since(begun), et)
+		}
 		if cut := c.root().cut.Load(); cut != nil && err != nil {
 			done(nil, true, cut) // cancelled by a reload's drain deadline (apply.go)
 			return
@@ -672,10 +711,35 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		finish()
 	})
 	if err != nil {
+		if tel.Enabled() {
+			us.End(err)
+		}
 		endLife()
 		left()
 	}
 	return err
+}
+
+// traceMembers encodes trace context members of a request's _meta
+// (telemetry.InjectMeta's) as JSON object members, for a raw request.
+func traceMembers(meta map[string]any) []byte {
+	if len(meta) == 0 {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(meta))
+	var b []byte
+	for _, k := range keys {
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(meta[k])
+		if err != nil {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, kb...), ':'), vb...)
+	}
+	return b
 }
 
 // Current returns the server's live session (ctx's user's, see WithUser),

@@ -35,6 +35,10 @@ func (c *Conn) OAuth() (*hauth.Handler, error) {
 		Store: c.m.opts.TokenStore, StoreKey: c.storeKey(),
 		Logger: c.log.Named("oauth"),
 	}
+	if tel := c.m.opts.Telemetry; tel.Enabled() {
+		name := c.cfg.Name
+		hc.OnRefresh = func(outcome string) { tel.RecordTokenRefresh(context.Background(), name, outcome) }
+	}
 	if c.user != nil {
 		hc.SubjectToken = c.user.subjectToken
 	}

@@ -51,7 +51,10 @@ type rawStarter interface {
 type rawRequest struct {
 	tool       string
 	args, caps []byte
-	fc         *call
+	// trace are _meta members carrying the trace context (encoded JSON
+	// members, without braces), or nil.
+	trace []byte
+	fc    *call
 }
 
 // errRawRefused ends a raw call the server refused before acting on it
@@ -107,6 +110,13 @@ func (m *rawMeta) request(req rawRequest) (id string, msg []byte) {
 		}
 		withCaps = append(withCaps, `"`+mcp.MetaKeyClientCapabilities+`":`...)
 		meta = append(withCaps, req.caps...)
+	}
+	if len(req.trace) > 0 {
+		withTrace := make([]byte, 0, len(meta)+len(req.trace)+1)
+		if len(meta) > 0 {
+			withTrace = append(append(withTrace, meta...), ',')
+		}
+		meta = append(withTrace, req.trace...)
 	}
 	msg = make([]byte, 0, 96+len(name)+len(req.args)+len(meta))
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)

@@ -254,6 +254,8 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 	case config.TransportHTTP, config.TransportSSE:
 		seen := new(atomic.Bool)
 		hc := newHTTPClient(s.Headers)
+		// W3C trace context on every request (the base transport's).
+		hc.Transport = c.m.opts.Telemetry.Transport(hc.Transport)
 		hc.Transport = &statusWatcher{base: hc.Transport, unauthorized: seen}
 		if oh != nil {
 			hc.Transport = oh.ResourceTransport(hc.Transport)

@@ -32,6 +32,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/supervisor"
+	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/sdk"
 )
 
@@ -62,6 +63,12 @@ type Options struct {
 	Env []string
 	// OnStart is told each plugin process's pid when it starts. OPTIONAL.
 	OnStart func(name string, pid int)
+	// OnRestart is told each start of a plugin after its first (a
+	// restart after it died). OPTIONAL.
+	OnRestart func(name string)
+	// Telemetry traces the plugin RPCs the runtime makes itself
+	// (GetHeaders). OPTIONAL.
+	Telemetry *telemetry.Telemetry
 	// DisableDataSocket keeps transport messages on the gRPC stream instead
 	// of a plugin's data socket. OPTIONAL.
 	DisableDataSocket bool
@@ -284,6 +291,9 @@ func (pr *proc) ensure(ctx context.Context, r *Runtime) (goplugin.ClientProtocol
 	pr.startedAt = time.Now()
 	if r.opts.OnStart != nil {
 		r.opts.OnStart(pr.p.Name, pid)
+	}
+	if pr.starts > 1 && r.opts.OnRestart != nil {
+		r.opts.OnRestart(pr.p.Name)
 	}
 	return rpc, nil
 }
@@ -610,7 +620,9 @@ func (r *Runtime) Headers(ctx context.Context, s *config.Server) (map[string]str
 		return nil, err
 	}
 	cfg, _ := json.Marshal(map[string]any{"command": s.HeadersHelper})
+	ctx, span := r.opts.Telemetry.StartPluginRPC(ctx, p.Name, "GetHeaders")
 	resp, err := h.GetHeaders(ctx, &sdk.HeadersRequest{ServerName: s.Name, ServerURL: s.URL, Config: cfg})
+	span.End(err)
 	if err != nil {
 		return nil, DidNotRespond(p.Name, err)
 	}

@@ -194,6 +194,11 @@ func (r *Registry) Invalidate(server string) {
 	r.notify(server)
 }
 
+// NotifyChanged tells the listeners that what is derived from the lists
+// may have changed though no list did (permission rules were reloaded);
+// the server they are told is "".
+func (r *Registry) NotifyChanged() { r.notify("") }
+
 func (r *Registry) notify(server string) {
 	r.mu.Lock()
 	ls := append([]func(string){}, r.listeners...)

@@ -126,7 +126,7 @@ func (g *Gateway) drainMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer end()
 		res, err := next(cctx, method, req)
 		if g.aborted(ctx) {
-			return nil, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.drainTimeout))
+			return nil, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout()))
 		}
 		return res, err
 	}
@@ -142,7 +142,7 @@ func (g *Gateway) Drain(ctx context.Context) {
 	g.drainMu.Lock()
 	g.draining = true
 	g.drainMu.Unlock()
-	timer := time.NewTimer(g.drainTimeout)
+	timer := time.NewTimer(g.DrainTimeout())
 	defer timer.Stop()
 	select {
 	case <-g.calls.idle():
@@ -150,7 +150,7 @@ func (g *Gateway) Drain(ctx context.Context) {
 	case <-ctx.Done():
 	case <-timer.C:
 	}
-	g.log.Warn("drain timeout: cancelling the requests still in flight", "drain_timeout", g.drainTimeout)
+	g.log.Warn("drain timeout: cancelling the requests still in flight", "drain_timeout", g.DrainTimeout())
 	g.cancelAbort()
 	grace := time.NewTimer(abortGrace)
 	defer grace.Stop()

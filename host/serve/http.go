@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/ratelimit"
+	"github.com/mcphost/mcphost/internal/hclogslog"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -110,12 +111,13 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	// Mcp-Protocol-Version header, no session) is served statelessly, as
 	// that era's requests stand alone; anything else by the session-keeping
 	// handler (unless every request is to be stateless).
-	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true})
+	sdkLog := hclogslog.New(g.log.Named("http"))
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, Logger: sdkLog})
 	stateful := stateless
 	if !o.Stateless {
 		// Sessions time out by the gateway's own timer (httprelay.go),
 		// which counts the relayed requests too.
-		stateful = mcp.NewStreamableHTTPHandler(getServer, nil)
+		stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: sdkLog})
 	}
 	pick := func(r *http.Request) http.Handler {
 		if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= conn.NewProtocol {

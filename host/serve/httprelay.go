@@ -473,7 +473,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	g.relayed.Add(1)
 	switch {
 	case g.aborted(r.Context()):
-		rw.final(http.StatusOK, errorJSON(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.drainTimeout))))
+		rw.final(http.StatusOK, errorJSON(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout()))))
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// The client went away, or cancelled the call: nothing to answer.
 		rw.abandon()

@@ -257,7 +257,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		}
 		switch {
 		case c.g.aborted(c.ctx):
-			c.writeError(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", c.g.drainTimeout)))
+			c.writeError(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", c.g.DrainTimeout())))
 		case !handled:
 			c.setCancel(key, nil) // the go-sdk handles it, and its cancellation
 			c.Pass(line)

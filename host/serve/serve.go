@@ -24,6 +24,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/hclogslog"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
@@ -74,7 +75,7 @@ type Gateway struct {
 	held   *heldCalls    // calls held across a client's retries (held.go)
 
 	// Graceful shutdown (drain.go).
-	drainTimeout time.Duration
+	drainTimeout atomic.Int64 // time.Duration (SetDrainTimeout)
 	calls        *inflight
 	drainMu      sync.Mutex
 	draining     bool
@@ -110,8 +111,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 		o.Naming = h.Config().Settings.Naming
 	}
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
-		drainTimeout: o.DrainTimeout, calls: newInflight(), held: newHeldCalls(), audit: o.Audit}
+		calls: newInflight(), held: newHeldCalls(), audit: o.Audit}
 	g.users.Store(o.Users)
+	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	rand.Read(g.askSecret)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
@@ -122,6 +124,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 			Completions: &mcp.CompletionCapabilities{},
 			Logging:     &mcp.LoggingCapabilities{},
 		},
+		Logger:             hclogslog.New(g.log),
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
@@ -141,6 +144,18 @@ func New(h *host.Host, opts *Options) *Gateway {
 		Log:             g.upstreamLog,
 	})
 	return g
+}
+
+// DrainTimeout returns how long a drain waits for the requests in flight.
+func (g *Gateway) DrainTimeout() time.Duration { return time.Duration(g.drainTimeout.Load()) }
+
+// SetDrainTimeout changes the drain timeout (a reloaded settings {
+// drain_timeout }); d <= 0 means config.DefaultDrainTimeout.
+func (g *Gateway) SetDrainTimeout(d time.Duration) {
+	if d <= 0 {
+		d = config.DefaultDrainTimeout
+	}
+	g.drainTimeout.Store(int64(d))
 }
 
 // Server returns the underlying go-sdk server.

@@ -1,5 +1,6 @@
 // Package signals tests how the real mcphost binary answers signals while
-// it serves: SIGHUP is ignored by the gateway, and SIGTERM drains, answering
+// it serves: SIGHUP reloads the configuration (the gateway keeps serving),
+// and SIGTERM drains, answering
 // calls in flight with an error by the drain deadline, then exits.
 package signals
 
@@ -26,19 +27,20 @@ func TestMain(m *testing.M) { os.Exit(testbin.Run(m, func(dir string) { binDir =
 // startServe runs `mcphost serve` with one demo server and drain_timeout 1s.
 func startServe(t *testing.T, args ...string) (*exec.Cmd, *syncbuf.Buffer) {
 	t.Helper()
-	return testbin.ServeCmd(t, binDir, "settings {\n  drain_timeout = \"1s\"\n}\n", "warn", nil, args...)
+	return testbin.ServeCmd(t, binDir, "settings {\n  drain_timeout = \"1s\"\n}\n", "info", nil, args...)
 }
 
 // exercise checks SIGHUP and SIGTERM against a connected client.
 func exercise(t *testing.T, cmd *exec.Cmd, cs *mcp.ClientSession, stderr *syncbuf.Buffer) {
 	t.Helper()
 	ctx := context.Background()
-	// SIGHUP: logged, ignored; the gateway still answers.
+	// SIGHUP: the configuration is reloaded (unchanged); the gateway still
+	// answers.
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "SIGHUP") {
+	for !strings.Contains(stderr.String(), "configuration reloaded: reason=SIGHUP") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no SIGHUP log line; stderr:\n%s", stderr)
 		}

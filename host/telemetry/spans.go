@@ -1,0 +1,233 @@
+package telemetry
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// RequestInfo describes one MCP request for its span. Every field is
+// OPTIONAL; empty ones are not recorded.
+type RequestInfo struct {
+	// RequestID is the JSON-RPC id as text; "" for a notification.
+	RequestID string
+	// SessionID is the MCP session id (Mcp-Session-Id).
+	SessionID string
+	// ProtocolVersion is the negotiated MCP protocol version.
+	ProtocolVersion string
+	// Transport is network.transport: TransportPipe for stdio,
+	// TransportTCP for HTTP.
+	Transport string
+	// Meta is the request's params._meta. StartRequest continues the trace
+	// context it carries; only traceparent, tracestate and baggage are read.
+	Meta map[string]any
+}
+
+// Span kinds as start options, made once (an option made per span costs an
+// allocation).
+var (
+	kindServer   = trace.WithSpanKind(trace.SpanKindServer)
+	kindClient   = trace.WithSpanKind(trace.SpanKindClient)
+	kindInternal = trace.WithSpanKind(trace.SpanKindInternal)
+)
+
+// Span is one span of an MCP request, a tool call, a permission decision or
+// a plugin RPC. The zero Span, which a disabled Telemetry returns, is a
+// no-op. A Span is ended once, by one of its End methods.
+type Span struct{ s trace.Span }
+
+// StartRequest starts the SERVER span of a downstream request: method is
+// mcp.method.name (MethodOther unless a known MCP method); target is the tool (tools/call) or prompt (prompts/get)
+// name, and is ignored for other methods. The span's parent is the trace
+// context in info.Meta if it has one (the ambient context in ctx, e.g.
+// from ExtractHTTP, becomes a link), else the context in ctx.
+func (t *Telemetry) StartRequest(ctx context.Context, method, target string, info RequestInfo) (context.Context, Span) {
+	if t == nil || t.tracer == nil {
+		return ctx, Span{}
+	}
+	parent := ctx
+	var opts []trace.SpanStartOption
+	if ambient := trace.SpanContextFromContext(ctx); info.Meta != nil {
+		parent = t.ExtractMeta(ctx, info.Meta)
+		if sc := trace.SpanContextFromContext(parent); ambient.IsValid() && !sc.Equal(ambient) {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
+		}
+	}
+	method = methodName(method)
+	attrs := requestAttrs(method, target, info, attribute.KeyValue{})
+	opts = append(opts, kindServer, trace.WithAttributes(attrs...))
+	ctx, s := t.tracer.Start(parent, spanName(method, target), opts...)
+	return ctx, Span{s}
+}
+
+// StartToolCall starts the INTERNAL GenAI span "execute_tool {tool}" of a
+// tool call through the host, to server's tool (the registry's canonical
+// name). The decision, upstream and plugin spans go under it.
+func (t *Telemetry) StartToolCall(ctx context.Context, server, tool string) (context.Context, Span) {
+	if t == nil || t.tracer == nil {
+		return ctx, Span{}
+	}
+	ctx, s := t.tracer.Start(ctx, "execute_tool "+tool,
+		kindInternal,
+		trace.WithAttributes(
+			semconv.GenAIOperationNameExecuteTool,
+			semconv.GenAIToolName(tool),
+			AttrServerName.String(server),
+		))
+	return ctx, Span{s}
+}
+
+// DecisionSpanName is the name of a permission decision's span.
+const DecisionSpanName = "mcphost.permission.decide"
+
+// StartDecision starts the INTERNAL span of the permission decision on
+// tool; end it with EndDecision.
+func (t *Telemetry) StartDecision(ctx context.Context, tool string) (context.Context, Span) {
+	if t == nil || t.tracer == nil {
+		return ctx, Span{}
+	}
+	ctx, s := t.tracer.Start(ctx, DecisionSpanName,
+		kindInternal,
+		trace.WithAttributes(semconv.GenAIToolName(tool)))
+	return ctx, Span{s}
+}
+
+// StartUpstream starts the CLIENT span of a request to upstream server,
+// named and attributed like StartRequest's (info.Meta is not read). Inject
+// its context into the request with InjectMeta, and into HTTP with
+// Transport.
+func (t *Telemetry) StartUpstream(ctx context.Context, server, method, target string, info RequestInfo) (context.Context, Span) {
+	if t == nil || t.tracer == nil {
+		return ctx, Span{}
+	}
+	method = methodName(method)
+	attrs := requestAttrs(method, target, info, AttrServerName.String(server))
+	ctx, s := t.tracer.Start(ctx, spanName(method, target),
+		kindClient,
+		trace.WithAttributes(attrs...))
+	return ctx, Span{s}
+}
+
+// StartPluginRPC starts the CLIENT span "{rpc.method}" of a gRPC call to
+// plugin; rpc is the full method, "mcphost.plugin.v1.Transport/Send" (a
+// leading "/" is dropped).
+func (t *Telemetry) StartPluginRPC(ctx context.Context, plugin, rpc string) (context.Context, Span) {
+	if t == nil || t.tracer == nil {
+		return ctx, Span{}
+	}
+	rpc = strings.TrimPrefix(rpc, "/")
+	ctx, s := t.tracer.Start(ctx, rpc,
+		kindClient,
+		trace.WithAttributes(
+			semconv.RPCSystemNameGRPC,
+			semconv.RPCMethod(rpc),
+			AttrPluginName.String(plugin),
+		))
+	return ctx, Span{s}
+}
+
+// End ends the span; a non-nil err marks it failed with error.type =
+// ErrorType(err) (and rpc.response.status_code for a JSON-RPC error).
+// err's message is not recorded. (Mind that "defer span.End(err)" reads
+// err at the defer; use "defer func() { span.End(err) }()".)
+func (s Span) End(err error) {
+	if s.s == nil {
+		return
+	}
+	if err != nil {
+		if code, ok := jsonrpcCode(err); ok {
+			s.s.SetAttributes(semconv.RPCResponseStatusCode(strconv.FormatInt(code, 10)))
+		}
+		s.fail(ErrorType(err))
+	}
+	s.s.End()
+}
+
+// EndWith ends the span; a non-empty errType (a class such as
+// ErrorTypeToolError, never a message) marks it failed.
+func (s Span) EndWith(errType string) {
+	if s.s == nil {
+		return
+	}
+	if errType != "" {
+		s.fail(errType)
+	}
+	s.s.End()
+}
+
+// EndDecision ends a decision span with its outcome ("allow", "deny",
+// "ask", …). It records no metric: call RecordDecision for that.
+func (s Span) EndDecision(outcome string) {
+	if s.s == nil {
+		return
+	}
+	s.s.SetAttributes(AttrOutcome.String(outcome))
+	s.s.End()
+}
+
+// SpanContext returns the span's identity (invalid for the zero Span).
+func (s Span) SpanContext() trace.SpanContext {
+	if s.s == nil {
+		return trace.SpanContext{}
+	}
+	return s.s.SpanContext()
+}
+
+func (s Span) fail(errType string) {
+	s.s.SetAttributes(semconv.ErrorTypeKey.String(errType))
+	s.s.SetStatus(codes.Error, errType)
+}
+
+// spanName is "{method} {target}" when target names a tool or a prompt,
+// else "{method}".
+func spanName(method, target string) string {
+	if target != "" && (method == MethodToolsCall || method == MethodPromptsGet) {
+		return method + " " + target
+	}
+	return method
+}
+
+// requestAttrs are the attributes of a request span (server or client).
+func requestAttrs(method, target string, info RequestInfo, extra attribute.KeyValue) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 9)
+	attrs = append(attrs, semconv.McpMethodNameKey.String(method))
+	attrs = appendTarget(attrs, method, target)
+	if extra.Key != "" {
+		attrs = append(attrs, extra)
+	}
+	if info.RequestID != "" {
+		attrs = append(attrs, semconv.JSONRPCRequestID(info.RequestID))
+	}
+	if info.SessionID != "" {
+		attrs = append(attrs, semconv.McpSessionID(info.SessionID))
+	}
+	if info.ProtocolVersion != "" {
+		attrs = append(attrs, semconv.McpProtocolVersion(info.ProtocolVersion))
+	}
+	if info.Transport != "" {
+		attrs = append(attrs, semconv.NetworkTransportKey.String(info.Transport))
+	}
+	return attrs
+}
+
+// appendTarget appends the target's attributes: gen_ai.tool.name and
+// gen_ai.operation.name for tools/call, gen_ai.prompt.name for prompts/get.
+func appendTarget(attrs []attribute.KeyValue, method, target string) []attribute.KeyValue {
+	switch method {
+	case MethodToolsCall:
+		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool)
+		if target != "" {
+			attrs = append(attrs, semconv.GenAIToolName(target))
+		}
+	case MethodPromptsGet:
+		if target != "" {
+			attrs = append(attrs, semconv.GenAIPromptName(target))
+		}
+	}
+	return attrs
+}

@@ -1,0 +1,242 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+const (
+	// A W3C example parent, as a downstream client would send it.
+	clientTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	clientTraceID     = "4bf92f3577b34da6a3ce929d0e0e4736"
+	clientSpanID      = "00f067aa0ba902b7"
+	// Another parent, in the HTTP headers of the same request.
+	httpTraceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	httpTraceID     = "0af7651916cd43dd8448eb211c80319c"
+)
+
+// TestCallSpanTree follows one tools/call through the gateway: the
+// downstream request, the call through the host, the permission decision, a
+// plugin RPC and the upstream request, and checks names, kinds, attributes
+// and the parent/child structure.
+func TestCallSpanTree(t *testing.T) {
+	t.Parallel()
+	r := newRecorder(t)
+	ctx := r.ExtractHTTP(context.Background(), http.Header{"Traceparent": {httpTraceparent}})
+
+	ctx, req := r.StartRequest(ctx, "tools/call", "github.create_issue", RequestInfo{
+		RequestID: "7", SessionID: "sess-1", ProtocolVersion: "2025-06-18", Transport: TransportTCP,
+		Meta: map[string]any{"traceparent": clientTraceparent, "progressToken": 3},
+	})
+	callCtx, call := r.StartToolCall(ctx, "github", "github.create_issue")
+	_, dec := r.StartDecision(callCtx, "github.create_issue")
+	dec.EndDecision("allow")
+	_, rpc := r.StartPluginRPC(callCtx, "oauth", "/mcphost.plugin.v1.Auth/Token")
+	rpc.End(nil)
+	upCtx, up := r.StartUpstream(callCtx, "github", "tools/call", "create_issue", RequestInfo{Transport: TransportPipe})
+	meta := r.InjectMeta(upCtx, nil)
+	up.End(nil)
+	call.End(nil)
+	req.End(nil)
+
+	spans := byName(t, r.ended(t))
+	type want struct {
+		kind   trace.SpanKind
+		parent string // name of the parent span; "" for the remote parent
+		attrs  map[string]string
+	}
+	wants := map[string]want{
+		"tools/call github.create_issue": {trace.SpanKindServer, "", map[string]string{
+			"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "github.create_issue",
+			"jsonrpc.request.id": "7", "mcp.session.id": "sess-1", "mcp.protocol.version": "2025-06-18", "network.transport": "tcp",
+		}},
+		"execute_tool github.create_issue": {trace.SpanKindInternal, "tools/call github.create_issue", map[string]string{
+			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "github.create_issue", "mcphost.server.name": "github",
+		}},
+		DecisionSpanName: {trace.SpanKindInternal, "execute_tool github.create_issue", map[string]string{
+			"gen_ai.tool.name": "github.create_issue", "mcphost.outcome": "allow",
+		}},
+		"mcphost.plugin.v1.Auth/Token": {trace.SpanKindClient, "execute_tool github.create_issue", map[string]string{
+			"rpc.system.name": "grpc", "rpc.method": "mcphost.plugin.v1.Auth/Token", "mcphost.plugin.name": "oauth",
+		}},
+		"tools/call create_issue": {trace.SpanKindClient, "execute_tool github.create_issue", map[string]string{
+			"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "create_issue",
+			"mcphost.server.name": "github", "network.transport": "pipe",
+		}},
+	}
+	if len(spans) != len(wants) {
+		t.Fatalf("got %d spans, want %d", len(spans), len(wants))
+	}
+	for name, w := range wants {
+		s, ok := spans[name]
+		if !ok {
+			t.Errorf("no span %q", name)
+			continue
+		}
+		if s.SpanKind != w.kind {
+			t.Errorf("%s: kind %v, want %v", name, s.SpanKind, w.kind)
+		}
+		if diff := cmp.Diff(w.attrs, attrMap(s.Attributes)); diff != "" {
+			t.Errorf("%s: attributes (-want +got):\n%s", name, diff)
+		}
+		if got := s.SpanContext.TraceID().String(); got != clientTraceID {
+			t.Errorf("%s: trace %s, want the client's %s", name, got, clientTraceID)
+		}
+		if s.Status.Code != codes.Unset {
+			t.Errorf("%s: status %v, want unset", name, s.Status)
+		}
+		wantParent := clientSpanID
+		if w.parent != "" {
+			wantParent = spans[w.parent].SpanContext.SpanID().String()
+		}
+		if got := s.Parent.SpanID().String(); got != wantParent {
+			t.Errorf("%s: parent %s, want %s (%q)", name, got, wantParent, w.parent)
+		}
+	}
+
+	// The HTTP request's own context is a link of the server span, not its
+	// parent (MCP conventions: the _meta context wins).
+	links := spans["tools/call github.create_issue"].Links
+	if len(links) != 1 || links[0].SpanContext.TraceID().String() != httpTraceID {
+		t.Errorf("server span links = %v, want one to trace %s", links, httpTraceID)
+	}
+	// The upstream request carries the upstream span's context.
+	upSC := spans["tools/call create_issue"].SpanContext
+	if want := fmt.Sprintf("00-%s-%s-01", upSC.TraceID(), upSC.SpanID()); meta["traceparent"] != want {
+		t.Errorf("injected _meta = %v, want traceparent %s", meta, want)
+	}
+}
+
+// TestRequestSpans checks span names and attributes per method, as the MCP
+// conventions name them.
+func TestRequestSpans(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		method, target string
+		info           RequestInfo
+		wantName       string
+		wantAttrs      map[string]string
+	}{
+		{"initialize", "initialize", "", RequestInfo{RequestID: "0", Transport: TransportPipe}, "initialize",
+			map[string]string{"mcp.method.name": "initialize", "jsonrpc.request.id": "0", "network.transport": "pipe"}},
+		{"tool call", "tools/call", "weather", RequestInfo{}, "tools/call weather",
+			map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "weather", "gen_ai.operation.name": "execute_tool"}},
+		{"prompt", "prompts/get", "review", RequestInfo{RequestID: "a-1"}, "prompts/get review",
+			map[string]string{"mcp.method.name": "prompts/get", "gen_ai.prompt.name": "review", "jsonrpc.request.id": "a-1"}},
+		{"resource URI never names a span", "resources/read", "file:///home/me/secret.txt", RequestInfo{}, "resources/read",
+			map[string]string{"mcp.method.name": "resources/read"}},
+		{"notification", "notifications/initialized", "", RequestInfo{SessionID: "s"}, "notifications/initialized",
+			map[string]string{"mcp.method.name": "notifications/initialized", "mcp.session.id": "s"}},
+		{"unknown method", "x/hack-0001", "t", RequestInfo{}, "_OTHER",
+			map[string]string{"mcp.method.name": "_OTHER"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecorder(t)
+			_, s := r.StartRequest(context.Background(), tc.method, tc.target, tc.info)
+			s.End(nil)
+			spans := r.ended(t)
+			if len(spans) != 1 {
+				t.Fatalf("got %d spans", len(spans))
+			}
+			if spans[0].Name != tc.wantName {
+				t.Errorf("name %q, want %q", spans[0].Name, tc.wantName)
+			}
+			if spans[0].SpanKind != trace.SpanKindServer {
+				t.Errorf("kind %v, want server", spans[0].SpanKind)
+			}
+			if spans[0].Parent.IsValid() {
+				t.Errorf("parent %v, want a root span", spans[0].Parent)
+			}
+			if diff := cmp.Diff(tc.wantAttrs, attrMap(spans[0].Attributes)); diff != "" {
+				t.Errorf("attributes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// namedError names its class, as a host package may.
+type namedError struct{}
+
+func (namedError) Error() string     { return "denied by rule 3 for user alice" }
+func (namedError) ErrorType() string { return "permission_denied" }
+
+// TestSpanErrors checks how a span ends for each kind of error.
+func TestSpanErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		end       func(Span)
+		wantAttrs map[string]string
+	}{
+		{"success", func(s Span) { s.End(nil) }, map[string]string{}},
+		{"timeout", func(s Span) { s.End(fmt.Errorf("calling: %w", context.DeadlineExceeded)) },
+			map[string]string{"error.type": "timeout"}},
+		{"canceled", func(s Span) { s.End(context.Canceled) }, map[string]string{"error.type": "canceled"}},
+		{"JSON-RPC error", func(s Span) {
+			s.End(fmt.Errorf("upstream: %w", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad x"}))
+		}, map[string]string{"error.type": "-32602", "rpc.response.status_code": "-32602"}},
+		{"named error", func(s Span) { s.End(fmt.Errorf("deciding: %w", namedError{})) },
+			map[string]string{"error.type": "permission_denied"}},
+		{"Go type", func(s Span) { s.End(fmt.Errorf("dial: %w", &net.OpError{Op: "dial", Err: errors.New("refused")})) },
+			map[string]string{"error.type": "*net.OpError"}},
+		{"tool error", func(s Span) { s.EndWith(ErrorTypeToolError) }, map[string]string{"error.type": "tool_error"}},
+		{"EndWith success", func(s Span) { s.EndWith("") }, map[string]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecorder(t)
+			_, s := r.StartUpstream(context.Background(), "srv", "ping", "", RequestInfo{})
+			tc.end(s)
+			spans := r.ended(t)
+			if len(spans) != 1 {
+				t.Fatalf("got %d spans", len(spans))
+			}
+			got := attrMap(spans[0].Attributes)
+			delete(got, "mcp.method.name")
+			delete(got, "mcphost.server.name")
+			if diff := cmp.Diff(tc.wantAttrs, got); diff != "" {
+				t.Errorf("attributes (-want +got):\n%s", diff)
+			}
+			wantStatus := codes.Unset
+			if tc.wantAttrs["error.type"] != "" {
+				wantStatus = codes.Error
+			}
+			if st := spans[0].Status; st.Code != wantStatus || st.Description != tc.wantAttrs["error.type"] {
+				t.Errorf("status %v, want %v %q", st, wantStatus, tc.wantAttrs["error.type"])
+			}
+			if len(spans[0].Events) != 0 {
+				t.Errorf("events %v, want none (an error's message may hold secrets)", spans[0].Events)
+			}
+		})
+	}
+}
+
+func TestErrorType(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{context.DeadlineExceeded, "timeout"},
+		{fmt.Errorf("a: %w", fmt.Errorf("b: %w", context.Canceled)), "canceled"},
+		{&jsonrpc.Error{Code: -32601}, "-32601"},
+		{namedError{}, "permission_denied"},
+		{errors.New("token sk-123 leaked"), "*errors.errorString"},
+	} {
+		if got := ErrorType(tc.err); got != tc.want {
+			t.Errorf("ErrorType(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
