@@ -22,9 +22,12 @@ build:
 run: build
 	./scripts/run-example.sh $(ADDR)
 
-# Independent MCP peers (server-everything, inspector CLI) for interop tests.
+# Independent MCP peers (server-everything, inspector CLI) for interop tests,
+# and a real Prometheus (Debian's) that the telemetry tests scrape /metrics
+# with (installed if missing; never started as a service).
 test-deps:
 	cd test/interop && npm ci --no-audit --no-fund --loglevel=error
+	command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 
 # Every test, including interop with servers and clients nobody here wrote,
 # and the official conformance suite's client and server scenarios.

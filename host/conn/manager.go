@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -670,6 +671,9 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		release()
 		if tel.Enabled() {
 			et := telemetry.ErrorType(err)
+			if err == nil && bytes.Contains(resp, []byte(`"isError":true`)) {
+				et = "tool_error" // (as the go-sdk path reports it)
+			}
 			us.EndWith(et)
 			tel.RecordCall(ctx, c.cfg.Name, rc.Tool, time.Since(begun), et)
 		}
