@@ -167,7 +167,7 @@ addressed) or allowed with --allow-origin.`,
 			}
 			defer closeAudit()
 			users := httpAddr != "" && cfg.Gateway != nil && cfg.Gateway.OAuth != nil
-			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users})
+			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel})
 			problems := g.Sync(ctx)
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)

@@ -189,6 +189,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			writeJSONRPCError(w, http.StatusBadRequest, strictError(err))
 			return
 		}
+		if g.tel.Enabled() {
+			telemetryHeaders(r.Header, body) // (telemetry.go)
+		}
 		if o.RateLimit != nil {
 			release, ok := g.admitRate(w, r, o.RateLimit, owner, body)
 			if !ok {
@@ -216,6 +219,13 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		if (hs != nil || next == stateless) && g.relayHTTP(w, r, body, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
+		}
+		if g.tel.Enabled() {
+			if tok := r.Header[hdrCarry]; len(tok) == 1 {
+				// The span the relay passed on, should the go-sdk handler
+				// answer without the middleware taking it.
+				defer func() { g.abandon(tok, r.Context().Err()) }()
+			}
 		}
 		// Any POST without a session id may open a session (however its
 		// method is spelled), so each one is admitted against the cap.

@@ -14,11 +14,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -430,9 +432,18 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	}
 	clientID := bytes.Clone(id.Value)
 	rw := &relayWriter{w: w}
-	ctx, end, ok := g.begin(r.Context())
+	// The request's span, from here to its answer (telemetry.go); its
+	// parent is the trace context of the HTTP headers.
+	parent := r.Context()
+	var rs *relaySpan
+	if g.tel.Enabled() {
+		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), ps, key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP)
+	}
+	ctx, end, ok := g.begin(parent)
 	if !ok {
-		rw.final(http.StatusOK, errorJSON(clientID, errShuttingDown("no new requests are accepted")))
+		e := errShuttingDown("no new requests are accepted")
+		rw.final(http.StatusOK, errorJSON(clientID, e))
+		g.endRelay(rs, e)
 		return true
 	}
 	defer end()
@@ -443,6 +454,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		forget, ok := sessions.track(hs, key, cancel)
 		if !ok {
 			rw.final(http.StatusBadRequest, duplicateIDError(clientID))
+			g.endRelay(rs, errDuplicateID)
 			return true
 		}
 		defer forget()
@@ -466,20 +478,30 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 			// (Cannot be: a call that asked was taken. Its answer was
 			// begun, so it is ended here rather than by the go-sdk.)
 			rw.final(http.StatusOK, resultJSON(clientID, errorResultJSON("the relayed call was not completed")))
+			g.endRelayWith(rs, telemetry.ErrorTypeToolError)
 			return true
+		}
+		if rs != nil {
+			// One request: its span goes on in the go-sdk server (see
+			// Handler for its end if the go-sdk never takes it).
+			r.Header[hdrCarry] = []string{g.carries.put(rs)}
 		}
 		return false // w is the go-sdk handler's
 	}
 	g.relayed.Add(1)
 	switch {
 	case g.aborted(r.Context()):
-		rw.final(http.StatusOK, errorJSON(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout()))))
+		e := errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout()))
+		rw.final(http.StatusOK, errorJSON(clientID, e))
+		g.endRelay(rs, e)
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// The client went away, or cancelled the call: nothing to answer.
 		rw.abandon()
+		g.endRelay(rs, err)
 	case err != nil:
 		g.log.Warn("tool call failed", "tool", name, "error", err)
 		rw.final(http.StatusOK, resultJSON(clientID, errorResultJSON(err.Error())))
+		g.endRelay(rs, err)
 	default:
 		out, ok := rewriteResponse(resp, clientID)
 		if !ok {
@@ -490,9 +512,13 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 			status = errorStatus(out)
 		}
 		rw.final(status, out)
+		g.endRelayAnswer(rs, out)
 	}
 	return true
 }
+
+// errDuplicateID is duplicateIDError's error, for the request's span.
+var errDuplicateID = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already in flight"}
 
 // headersMatch reports whether a 2026-07-28 tools/call carries exactly the
 // routing headers its body implies (SEP-2243: Mcp-Method, Mcp-Name) and no

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/lineconn"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
@@ -58,6 +59,9 @@ type relayConn struct {
 	version atomic.Pointer[string]            // protocol version negotiated with the client
 	caps    atomic.Pointer[[]byte]            // the client's capabilities, from its initialize
 	ss      atomic.Pointer[mcp.ServerSession] // the go-sdk's session with the client, once connected
+	// carried holds, by IDKey, the token of the span of each relayed call
+	// passed on to the go-sdk server, until it is answered (telemetry.go).
+	carried map[string]string
 }
 
 func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
@@ -68,14 +72,18 @@ func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.calls, c.cancelCalls = g.abortable(c.ctx)
-	c.Start(r, w, lineconn.Config{ // the read loop ends when r is closed or reaches EOF
+	cfg := lineconn.Config{ // the read loop ends when r is closed or reaches EOF
 		MaxLine: MaxMessageBytes,
 		Line:    c.handleLine,
 		Invalid: c.invalid,
 		End:     endOfInput,
 		Written: c.written,
 		Closing: c.closing,
-	})
+	}
+	if g.tel.Enabled() {
+		cfg.Decoded = c.decoded // (the request's id, for its span)
+	}
+	c.Start(r, w, cfg)
 	return c
 }
 
@@ -235,12 +243,16 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		return false
 	}
 	clientID := bytes.Clone(id.Value)
+	// The request's span, from here to its answer (telemetry.go).
+	parent, rs := c.g.startRelay(c.calls, ps, key, ver, "", telemetry.TransportPipe)
 	end, ok := c.g.enter()
 	if !ok {
-		c.writeError(clientID, errShuttingDown("no new requests are accepted"))
+		e := errShuttingDown("no new requests are accepted")
+		c.writeError(clientID, e)
+		c.g.endRelay(rs, e)
 		return true
 	}
-	ctx, cancel := context.WithCancel(c.calls)
+	ctx, cancel := context.WithCancel(parent)
 	c.setCancel(key, cancel)
 	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true}
 	a := c.g.auditCall(ctx, audit.EventToolCall, name, "", "", len(args))
@@ -257,22 +269,31 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		}
 		switch {
 		case c.g.aborted(c.ctx):
-			c.writeError(clientID, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", c.g.DrainTimeout())))
+			e := errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", c.g.DrainTimeout()))
+			c.writeError(clientID, e)
+			c.g.endRelay(rs, e)
 		case !handled:
 			c.setCancel(key, nil) // the go-sdk handles it, and its cancellation
+			if rs != nil {
+				c.carry(key, rs) // (one request: its span goes on there)
+			}
 			c.Pass(line)
 		case ctx.Err() != nil && c.ctx.Err() == nil && errors.Is(err, context.Canceled):
 			// Cancelled by the client (cancelRelayed freed the id): no
 			// response is sent.
+			c.g.endRelay(rs, err)
 		case err != nil:
 			c.g.log.Warn("tool call failed", "tool", name, "error", err)
 			c.writeResponse(clientID, errorResultJSON(err.Error()))
+			c.g.endRelay(rs, err)
 		default:
 			if out, ok := rewriteResponse(resp, clientID); ok {
 				c.done1(clientID)
 				c.WriteLine(out)
+				c.g.endRelayAnswer(rs, out)
 			} else {
 				c.writeResponse(clientID, errorResultJSON("invalid response from the server for "+name))
+				c.g.endRelayWith(rs, telemetry.ErrorTypeToolError)
 			}
 		}
 	}
@@ -522,6 +543,9 @@ func (c *relayConn) written(msg jsonrpc.Message) {
 		if id, err := json.Marshal(resp.ID.Raw()); err == nil {
 			c.done1(id)
 		}
+		if c.g.tel.Enabled() {
+			c.answered(resp)
+		}
 	}
 }
 
@@ -552,4 +576,7 @@ func (c *relayConn) closing() {
 	c.cancel()
 	c.cancelCalls()
 	c.wg.Wait()
+	if c.g.tel.Enabled() {
+		c.dropCarried()
+	}
 }

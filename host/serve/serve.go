@@ -24,6 +24,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/hclogslog"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
@@ -53,6 +54,11 @@ type Options struct {
 	// own connection, never through the host's, and its tools are not in
 	// the lists shared by all (see users.go). OPTIONAL.
 	Users bool
+	// Telemetry traces and measures every downstream request the gateway
+	// answers, relayed or not: a SERVER span, the parent of the host's
+	// spans of the request, and mcp.server.operation.duration (see
+	// telemetry.go). OPTIONAL: nil is off.
+	Telemetry *telemetry.Telemetry
 }
 
 // Gateway serves a host's registry as an MCP server.
@@ -89,6 +95,9 @@ type Gateway struct {
 	audit *audit.Log // or nil (audit.go)
 
 	users atomic.Bool // Options.Users, or a Handler with inbound OAuth
+
+	tel     *telemetry.Telemetry // Options.Telemetry: nil, or disabled, is off
+	carries carries              // relayed calls' spans passed on to the go-sdk (telemetry.go)
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
@@ -111,7 +120,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		o.Naming = h.Config().Settings.Naming
 	}
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
-		calls: newInflight(), held: newHeldCalls(), audit: o.Audit}
+		calls: newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
@@ -132,6 +141,11 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
 	if o.ToolSearch {
 		g.enableToolSearch()
+	}
+	if g.tel.Enabled() {
+		// Added last, so it wraps every other middleware: the first to see
+		// a request, the last to see its answer.
+		g.srv.AddReceivingMiddleware(g.telemetryMiddleware)
 	}
 	h.Registry().OnChange(func(string) {
 		select {
