@@ -179,8 +179,9 @@ func (c *Conn) allListsChanged() {
 }
 
 // drainAndClose waits, for up to drain, until no request is in flight on
-// the retired connection c, then cancels those still in flight (their
-// callers get a CutError) and closes it.
+// the retired connection c, then cancels the tool calls still in flight
+// (their callers get a CutError; other requests, which are short, finish
+// first) and closes it.
 func (c *Conn) drainAndClose(drain time.Duration) {
 	// Every slot of the concurrency cap taken means nothing is in flight
 	// (the server's second session shares the cap). Requests that arrive
@@ -203,7 +204,10 @@ fill:
 		cut := &CutError{Server: c.cfg.Name, Drain: drain}
 		c.cut.Store(cut)
 		c.log.Warn("calls still in flight at the drain deadline are cancelled", "calls", cap(c.calls)-taken, "drain", drain)
-		c.endLife(cut)
+		c.inflight.cancelAll(cut)
+		if lc := c.legacy.conn(); lc != nil {
+			lc.inflight.cancelAll(cut)
+		}
 	}
 	c.close()
 	for range taken {

@@ -74,26 +74,9 @@ type Conn struct {
 	// goes to the server's current connection.
 	retired atomic.Bool
 	// cut is set when a retired connection's calls still in flight at the
-	// drain deadline are cancelled (apply.go): life, the context every
-	// request on the connection also ends with, is then cancelled.
-	cut     atomic.Pointer[CutError]
-	life    context.Context
-	endLife context.CancelCauseFunc
-}
-
-// withLife returns ctx, ended also when the connection's life ends (a
-// reload's drain deadline), and the function that releases it.
-func (c *Conn) withLife(ctx context.Context) (context.Context, func()) {
-	life := c.root().life
-	if life == nil {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(life, func() { cancel(context.Cause(life)) })
-	return ctx, func() {
-		stop()
-		cancel(nil)
-	}
+	// drain deadline are cancelled (apply.go; each call's own cancel,
+	// see call.cancel).
+	cut atomic.Pointer[CutError]
 }
 
 // acquire takes a slot of the server's concurrency cap, waiting for one if needed.

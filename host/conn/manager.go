@@ -200,7 +200,6 @@ func (m *Manager) newConn(s *config.Server) *Conn {
 	c := &Conn{m: m, cfg: s, log: m.log.Named(s.Name), version: m.opts.ProtocolVersion,
 		calls: make(chan struct{}, m.opts.MaxConcurrentCalls), plug: m.plug, live: new(atomic.Pointer[config.Server])}
 	c.live.Store(s)
-	c.life, c.endLife = context.WithCancelCause(context.Background())
 	switch {
 	case s.BlockedBy != "":
 		c.state, c.err = StateDisabled, fmt.Errorf("%w: %s", ErrBlocked, s.BlockedBy)
@@ -302,8 +301,6 @@ func (m *Manager) doOn(ctx context.Context, c *Conn, fn func(context.Context, *m
 		return err
 	}
 	defer release()
-	ctx, endLife := c.withLife(ctx)
-	defer endLife()
 	for attempt := 0; ; attempt++ {
 		cs, gen, err := c.sessionGen(ctx)
 		if err != nil {
@@ -417,6 +414,9 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 		// requests instead.)
 		c = c.forVersion(ctx, o.ClientVersion)
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fc.cancel = cancel // (a reload's drain deadline cuts the call)
 	c, left := c.enter(fc)
 	defer left()
 	// The notifications the server sent before its response reach the
@@ -462,7 +462,7 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 		if tel.Enabled() {
 			et := telemetry.ErrorType(err)
 			if err == nil && res.IsError {
-				et = "tool_error"
+				et = telemetry.ErrorTypeToolError
 			}
 			us.EndWith(et)
 			tel.RecordCall(ctx, c.cfg.Name, params.Name, time.Since(begun), et)
@@ -655,8 +655,9 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		caps = nil // (such a server was told the client's at initialize)
 	}
 	fc := newCall(c.cfg.Name, rc.Requester, nil)
+	ctx, cancel := context.WithCancelCause(ctx)
+	fc.cancel = cancel // (a reload's drain deadline cuts the call)
 	left := c.inflight.add(fc)
-	ctx, endLife := c.withLife(ctx)
 	var trace []byte
 	var us telemetry.Span
 	var begun time.Time
@@ -666,13 +667,13 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		trace, begun = traceMembers(tel.InjectMeta(ctx, nil)), time.Now()
 	}
 	err := raw.StartRaw(ctx, rawRequest{tool: rc.Tool, args: rc.Args, caps: caps, trace: trace, fc: fc}, func(resp []byte, err error) {
-		endLife()
+		cancel(nil)
 		left()
 		release()
 		if tel.Enabled() {
 			et := telemetry.ErrorType(err)
 			if err == nil && bytes.Contains(resp, []byte(`"isError":true`)) {
-				et = "tool_error" // (as the go-sdk path reports it)
+				et = telemetry.ErrorTypeToolError // (as the go-sdk path reports it)
 			}
 			us.EndWith(et)
 			tel.RecordCall(ctx, c.cfg.Name, rc.Tool, time.Since(begun), et)
@@ -718,7 +719,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		if tel.Enabled() {
 			us.End(err)
 		}
-		endLife()
+		cancel(nil)
 		left()
 	}
 	return err

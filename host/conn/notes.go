@@ -53,6 +53,9 @@ type call struct {
 
 	pending atomic.Int64  // notifications routed to it, not yet handled
 	handled chan struct{} // a notification of it was handled (capacity 1)
+	// cancel ends the call's context (set before it is in flight); a
+	// reload's drain deadline cancels the calls still in flight with it.
+	cancel context.CancelCauseFunc
 }
 
 func newCall(server string, r Requester, progress func(*mcp.ProgressNotificationParams)) *call {
@@ -162,6 +165,17 @@ func (rs *routes) take(meta mcp.Meta) (rt route, ok bool) {
 type inflight struct {
 	mu    sync.Mutex
 	calls map[*call]struct{}
+}
+
+// cancelAll cancels every call in flight, with cause.
+func (f *inflight) cancelAll(cause error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.calls {
+		if c.cancel != nil {
+			c.cancel(cause)
+		}
+	}
 }
 
 func (f *inflight) add(c *call) (remove func()) {

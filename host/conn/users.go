@@ -136,7 +136,6 @@ func (m *Manager) conn(ctx context.Context, c *Conn) *Conn {
 		m.evictLocked()
 		uc = &Conn{m: m, cfg: c.cfg, log: c.log.With("user", id), version: c.version, calls: make(chan struct{}, cap(c.calls)),
 			user: &userConn{id: id, u: u}, plug: c.plug, live: c.live}
-		uc.life, uc.endLife = context.WithCancelCause(context.Background())
 		if m.users.conns == nil {
 			m.users.conns = map[string]*Conn{}
 		}
