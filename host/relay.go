@@ -27,6 +27,11 @@ type RelayOptions struct {
 	// put the server's own requests to the client (see conn.RawCall).
 	Requester conn.Requester
 	Asks      bool
+	// Trace are the W3C trace context members of the client's request's
+	// _meta (encoded JSON members without braces: "traceparent":"00-…"),
+	// sent upstream as they are when telemetry is off; with telemetry on,
+	// the upstream request carries the host's own span's context instead.
+	Trace []byte
 }
 
 // RelayCall is the gateway's fast path for tools/call. It resolves name like
@@ -97,7 +102,7 @@ func (h *Host) RelayStart(ctx context.Context, name string, args json.RawMessage
 	})
 	if !started {
 		cancel()
-		span.EndWith(relayNotTaken)
+		span.Abandon(relayNotTaken)
 	}
 	return started
 }
@@ -110,7 +115,7 @@ const relayNotTaken = "relay_not_taken"
 // endRelaySpan ends a relayed call's span.
 func endRelaySpan(span telemetry.Span, handled bool, err error) {
 	if !handled {
-		span.EndWith(relayNotTaken)
+		span.Abandon(relayNotTaken)
 		return
 	}
 	span.End(err)
@@ -118,7 +123,7 @@ func endRelaySpan(span telemetry.Span, handled bool, err error) {
 
 func rawCall(g *gated, args json.RawMessage, o RelayOptions) conn.RawCall {
 	return conn.RawCall{Tool: g.tool.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: g.gen,
-		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks, HeaderParams: g.tool.HeaderParams}
+		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks, HeaderParams: g.tool.HeaderParams, Trace: o.Trace}
 }
 
 // relayed turns what conn.Manager.CallRaw returned into RelayCall's answer.

@@ -515,6 +515,11 @@ type RawCall struct {
 	// calls in flight tie to a caller: without Asks, its calls are not
 	// relayed.
 	Asks bool
+	// Trace are _meta members carrying the client's W3C trace context
+	// (encoded JSON members without braces), sent as they are when
+	// telemetry is off; with it on, the call's upstream span's context is
+	// sent instead.
+	Trace []byte
 }
 
 // CallRaw is the relay path of a tools/call: it sends the call with the raw
@@ -658,15 +663,15 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 	ctx, cancel := context.WithCancelCause(ctx)
 	fc.cancel = cancel // (a reload's drain deadline cuts the call)
 	left := c.inflight.add(fc)
-	var trace []byte
+	trace, tool := rc.Trace, rc.Tool // (the closure below takes tool, not all of rc)
 	var us telemetry.Span
 	var begun time.Time
 	tel := c.m.opts.Telemetry
 	if tel.Enabled() {
-		ctx, us = tel.StartUpstream(ctx, c.cfg.Name, "tools/call", rc.Tool, telemetry.RequestInfo{ProtocolVersion: v})
+		ctx, us = tel.StartUpstream(ctx, c.cfg.Name, "tools/call", tool, telemetry.RequestInfo{ProtocolVersion: v})
 		trace, begun = traceMembers(tel.InjectMeta(ctx, nil)), time.Now()
 	}
-	err := raw.StartRaw(ctx, rawRequest{tool: rc.Tool, args: rc.Args, caps: caps, trace: trace, fc: fc}, func(resp []byte, err error) {
+	err := raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc}, func(resp []byte, err error) {
 		cancel(nil)
 		left()
 		release()
@@ -676,7 +681,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 				et = telemetry.ErrorTypeToolError // (as the go-sdk path reports it)
 			}
 			us.EndWith(et)
-			tel.RecordCall(ctx, c.cfg.Name, rc.Tool, time.Since(begun), et)
+			tel.RecordCall(ctx, c.cfg.Name, tool, time.Since(begun), et)
 		}
 		if cut := c.root().cut.Load(); cut != nil && err != nil {
 			done(nil, true, cut) // cancelled by a reload's drain deadline (apply.go)

@@ -402,7 +402,8 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	if hs != nil && g.levels.of(hs.ss) != "" {
 		return false // (its log messages go on the call's stream: the go-sdk path)
 	}
-	id, name, args, ver, caps, ok := g.relayable(ms, ps, "")
+	rr, ok := g.relayable(ms, ps, "")
+	id, name, args, ver, caps := rr.id, rr.name, rr.args, rr.version, rr.caps
 	switch {
 	case !older && (!ok || ver != header || !headersMatch(r, ps, g.headerBound)):
 		// A 2026-07-28 request names its version in _meta too, and its
@@ -413,9 +414,10 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		if ver != "" {
 			return false // a version in _meta is 2026-07-28's: the go-sdk handler refuses it
 		}
-		if id, name, args, ver, _, ok = g.relayable(ms, ps, header); !ok || ver != header {
+		if rr, ok = g.relayable(ms, ps, header); !ok || rr.version != header {
 			return false
 		}
+		id, name, args, ver = rr.id, rr.name, rr.args, rr.version
 		caps = []byte("{}") // without a session, the client cannot be asked
 		if hs != nil {
 			if caps = sessions.caps(hs); caps == nil {
@@ -437,7 +439,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	parent := r.Context()
 	var rs *relaySpan
 	if g.tel.Enabled() {
-		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), ps, key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP)
+		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), ps, key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP, rr.trace)
 	}
 	ctx, end, ok := g.begin(parent)
 	if !ok {
@@ -464,7 +466,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	// A client with a session is asked what a server before 2026-07-28
 	// asks during the call, on the call's stream (httpasks.go); one
 	// without cannot be asked.
-	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}}
+	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.trace}
 	if hs != nil {
 		o.Requester, o.Asks = &streamAsker{sessions: sessions, hs: hs, rw: rw, call: ctx}, true
 	}

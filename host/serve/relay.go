@@ -225,7 +225,8 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	if v := c.version.Load(); v != nil {
 		ver = *v
 	}
-	id, name, args, ver, caps, ok := c.g.relayable(ms, ps, ver)
+	rr, ok := c.g.relayable(ms, ps, ver)
+	id, name, args, ver, caps := rr.id, rr.name, rr.args, rr.version, rr.caps
 	if p := c.caps.Load(); caps == nil && p != nil {
 		caps = *p // the client's initialize's
 	}
@@ -244,7 +245,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	}
 	clientID := bytes.Clone(id.Value)
 	// The request's span, from here to its answer (telemetry.go).
-	parent, rs := c.g.startRelay(c.calls, ps, key, ver, "", telemetry.TransportPipe)
+	parent, rs := c.g.startRelay(c.calls, ps, key, ver, "", telemetry.TransportPipe, rr.trace)
 	end, ok := c.g.enter()
 	if !ok {
 		e := errShuttingDown("no new requests are accepted")
@@ -254,7 +255,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	}
 	ctx, cancel := context.WithCancel(parent)
 	c.setCancel(key, cancel)
-	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true}
+	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true, Trace: rr.trace}
 	a := c.g.auditCall(ctx, audit.EventToolCall, name, "", "", len(args))
 	// What the call's end writes; on the upstream connection's read loop
 	// when the call started there at once.
@@ -319,74 +320,109 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	return true
 }
 
+// relayReq is what a tools/call request that may take the relay path is
+// made of (see relayable).
+type relayReq struct {
+	id      rawjson.Member // the request's id member
+	name    string         // the tool's canonical name
+	args    []byte         // the raw arguments (nil: none)
+	version string         // the client's protocol version
+	caps    []byte         // the client's capabilities, as the request's _meta names them (nil: it does not)
+	// trace are the request's W3C trace context members of _meta
+	// (traceparent, tracestate, baggage) as encoded JSON members without
+	// braces, or nil: sent upstream as they are when telemetry is off, the
+	// parent of the request's span when it is on.
+	trace []byte
+}
+
 // relayable reports whether a tools/call request may take the relay path:
-// nothing about it needs the go-sdk (params hold just name, arguments and
-// protocol-reserved _meta: no progress token, no log level, no
-// multi-round-trip state),
-// its id is a string or a number, and its tool is served. It returns the
-// id, the tool's canonical name, the raw arguments, the client's protocol
-// version (ver, unless the request's _meta names one) and capabilities (as
-// the request's _meta names them; nil if it does not).
-func (g *Gateway) relayable(ms, ps []rawjson.Member, ver string) (id rawjson.Member, name string, args []byte, version string, caps []byte, ok bool) {
-	id, ok = rawjson.Find(ms, "id")
-	if !ok || len(id.Value) == 0 || !(id.Value[0] == '"' || id.Value[0] == '-' || id.Value[0] >= '0' && id.Value[0] <= '9') {
-		return id, "", nil, "", nil, false
+// nothing about it needs the go-sdk (params hold just name, arguments,
+// protocol-reserved _meta and W3C trace context: no progress token, no log
+// level, no multi-round-trip state), its id is a string or a number, and
+// its tool is served. The client's protocol version is ver unless the
+// request's _meta names one. (r.id is set whenever the request has one.)
+func (g *Gateway) relayable(ms, ps []rawjson.Member, ver string) (r relayReq, ok bool) {
+	r.id, ok = rawjson.Find(ms, "id")
+	if !ok || len(r.id.Value) == 0 || !(r.id.Value[0] == '"' || r.id.Value[0] == '-' || r.id.Value[0] >= '0' && r.id.Value[0] <= '9') {
+		return r, false
 	}
 	if params, ok := rawjson.Find(ms, "params"); !ok || params.Value[0] != '{' {
-		return id, "", nil, "", nil, false
+		return r, false
 	}
+	var name string
 	for _, p := range ps {
 		switch string(p.Key) {
 		case "name":
 			if name, ok = rawjson.String(p.Value); !ok {
-				return id, "", nil, "", nil, false
+				return r, false
 			}
 		case "arguments":
 			if p.Value[0] != '{' {
-				return id, "", nil, "", nil, false
+				return r, false
 			}
-			args = p.Value
+			r.args = p.Value
 		case "_meta":
 			var marr [4]rawjson.Member
 			metas, err := rawjson.Members(marr[:0], p.Value)
 			if err != nil {
-				return id, "", nil, "", nil, false
+				return r, false
 			}
 			for _, m := range metas {
+				if traceKey(m.Key) {
+					if len(m.Value) == 0 || m.Value[0] != '"' {
+						return r, false // (not a string: the go-sdk path decides)
+					}
+					if r.trace != nil {
+						r.trace = append(r.trace, ',')
+					}
+					r.trace = append(append(append(append(r.trace, '"'), m.Key...), `":`...), m.Value...)
+					continue
+				}
 				if !mcpmeta.IsReserved(string(m.Key)) || string(m.Key) == mcp.MetaKeyLogLevel {
 					// A progress token, a log level (the server's messages
 					// during the call go to the call's stream) or other
 					// metadata: the go-sdk path handles it.
-					return id, "", nil, "", nil, false
+					return r, false
 				}
 				switch string(m.Key) {
 				case mcp.MetaKeyProtocolVersion:
 					if ver, ok = rawjson.String(m.Value); !ok {
-						return id, "", nil, "", nil, false
+						return r, false
 					}
 				case mcp.MetaKeyClientCapabilities:
 					if m.Value[0] != '{' {
-						return id, "", nil, "", nil, false
+						return r, false
 					}
-					caps = m.Value
+					r.caps = m.Value
 				case mcp.MetaKeyClientInfo:
 					var info mcp.Implementation
 					if m.Value[0] != '{' || json.Unmarshal(m.Value, &info) != nil {
-						return id, "", nil, "", nil, false // (the go-sdk refuses it)
+						return r, false // (the go-sdk refuses it)
 					}
 				}
 			}
 		default:
-			return id, "", nil, "", nil, false
+			return r, false
 		}
 	}
 	if name == "" || ver == "" {
-		return id, "", nil, "", nil, false
+		return r, false
 	}
-	if name, ok = g.canonicalTool(name); !ok {
-		return id, "", nil, "", nil, false // the go-sdk answers: unknown tool
+	if r.name, ok = g.canonicalTool(name); !ok {
+		return r, false // the go-sdk answers: unknown tool
 	}
-	return id, name, args, ver, caps, true
+	r.version = ver
+	return r, true
+}
+
+// traceKey reports whether a _meta member is W3C trace context, which the
+// MCP conventions of OpenTelemetry carry there.
+func traceKey(k []byte) bool {
+	switch string(k) {
+	case "traceparent", "tracestate", "baggage":
+		return true
+	}
+	return false
 }
 
 // errorResultJSON encodes a tools/call result with isError set and msg as

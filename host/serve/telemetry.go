@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -151,10 +152,11 @@ type relaySpan struct {
 	target string // the tool as the client named it
 }
 
-// startRelay starts the span of a relayed tools/call with params ps and id
-// key (rawjson.IDKey), under ctx; it returns ctx itself and nil with
-// telemetry off.
-func (g *Gateway) startRelay(ctx context.Context, ps []rawjson.Member, key, version, session, transport string) (context.Context, *relaySpan) {
+// startRelay starts the span of a relayed tools/call with params ps, id
+// key (rawjson.IDKey) and the trace context members of its _meta (see
+// relayReq.trace), under ctx; it returns ctx itself and nil with telemetry
+// off.
+func (g *Gateway) startRelay(ctx context.Context, ps []rawjson.Member, key, version, session, transport string, trace []byte) (context.Context, *relaySpan) {
 	if !g.tel.Enabled() {
 		return ctx, nil
 	}
@@ -165,6 +167,9 @@ func (g *Gateway) startRelay(ctx context.Context, ps []rawjson.Member, key, vers
 	info := telemetry.RequestInfo{SessionID: session, ProtocolVersion: version, Transport: transport}
 	if len(key) > 1 {
 		info.RequestID = key[1:] // (the key is the id's kind, then its value)
+	}
+	if trace != nil {
+		info.Meta = traceMeta(trace)
 	}
 	rs.ctx, rs.span = g.tel.StartRequest(ctx, telemetry.MethodToolsCall, rs.target, info)
 	return rs.ctx, rs
@@ -384,4 +389,13 @@ func (c *relayConn) dropCarried() {
 	for _, tok := range toks {
 		c.g.abandon([]string{tok}, context.Canceled)
 	}
+}
+
+// traceMeta decodes the trace context members relayable collected.
+func traceMeta(trace []byte) map[string]any {
+	var m map[string]any
+	if json.Unmarshal(append(append([]byte{'{'}, trace...), '}'), &m) != nil {
+		return nil
+	}
+	return m
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/telemetry"
+	"github.com/mcphost/mcphost/internal/demoserver"
 )
 
 // The gateway's telemetry (telemetry.go), end to end: a real gateway over
@@ -276,7 +278,7 @@ func TestTelemetryToolCall(t *testing.T) {
 		transport string // "stdio" or "http"
 		version   string // HTTP: the client's protocol version
 		tool      string
-		meta      mcp.Meta                // params._meta: a traceparent takes the go-sdk path
+		meta      mcp.Meta                // params._meta: a progress token takes the go-sdk path
 		rules     []config.PermissionRule // askEcho: the relay passes the call to the go-sdk server
 		relayed   bool                    // by the relay path (g.RelayedCalls)
 		errType   string                  // error.type ("": success)
@@ -285,13 +287,16 @@ func TestTelemetryToolCall(t *testing.T) {
 	}{
 		{name: "stdio relay", transport: "stdio", tool: "mcp__a__echo", relayed: true},
 		{name: "stdio relay tool error", transport: "stdio", tool: "mcp__a__fail", relayed: true, errType: telemetry.ErrorTypeToolError},
-		{name: "stdio go-sdk", transport: "stdio", tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent}, parent: metaTraceID},
+		{name: "stdio relay traced", transport: "stdio", tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent}, relayed: true, parent: metaTraceID},
+		{name: "stdio go-sdk", transport: "stdio", tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent, "progressToken": "p"}, parent: metaTraceID},
 		{name: "stdio passed on", transport: "stdio", tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, errType: telemetry.ErrorTypeToolError},
 		{name: "http relay", transport: "http", version: oldProtocol, tool: "mcp__a__echo", relayed: true, parent: headerTraceID},
 		{name: "http relay stateless", transport: "http", version: newProtocol, tool: "mcp__a__echo", relayed: true, parent: headerTraceID},
 		{name: "http relay tool error", transport: "http", version: oldProtocol, tool: "mcp__a__fail", relayed: true, errType: telemetry.ErrorTypeToolError, parent: headerTraceID},
-		{name: "http go-sdk", transport: "http", version: oldProtocol, tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent}, parent: metaTraceID, link: headerTraceID},
-		{name: "http go-sdk stateless", transport: "http", version: newProtocol, tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent}, parent: metaTraceID, link: headerTraceID},
+		{name: "http relay traced", transport: "http", version: oldProtocol, tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent}, relayed: true, parent: metaTraceID, link: headerTraceID},
+		{name: "http relay traced stateless", transport: "http", version: newProtocol, tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent, "tracestate": "v=1"}, relayed: true, parent: metaTraceID, link: headerTraceID},
+		{name: "http go-sdk", transport: "http", version: oldProtocol, tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent, "progressToken": "p"}, parent: metaTraceID, link: headerTraceID},
+		{name: "http go-sdk stateless", transport: "http", version: newProtocol, tool: "mcp__a__echo", meta: mcp.Meta{"traceparent": metaParent, "progressToken": "p"}, parent: metaTraceID, link: headerTraceID},
 		{name: "http passed on", transport: "http", version: oldProtocol, tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, errType: telemetry.ErrorTypeToolError, parent: headerTraceID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -380,6 +385,91 @@ func TestTelemetryToolCall(t *testing.T) {
 				t.Errorf("mcp.server.operation.duration counted %d calls %v, want 1 (points: %v)", n, wantCount, rec.durations(t))
 			}
 			rec.secretFree(t)
+		})
+	}
+}
+
+// TestRelayTraceContext: a client's W3C trace context in params._meta keeps
+// a tools/call on the relay path, and reaches the upstream server (a
+// streamable HTTP one on loopback, by the relay's HTTP lane): as the client
+// sent it with telemetry off, and as the gateway's own upstream span's
+// context, in the client's trace, with telemetry on.
+func TestRelayTraceContext(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{false, true} {
+		t.Run(map[bool]string{false: "telemetry off", true: "telemetry on"}[on], func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var got []string
+			srv := demoserver.New(&demoserver.Options{Name: "web"})
+			srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method == "tools/call" {
+						tp, _ := req.GetParams().GetMeta()["traceparent"].(string)
+						mu.Lock()
+						got = append(got, tp)
+						mu.Unlock()
+					}
+					return next(ctx, method, req)
+				}
+			})
+			hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+			t.Cleanup(hs.Close)
+			var rec *telRecorder
+			var tel *telemetry.Telemetry
+			if on {
+				rec = newTelRecorder(t)
+				tel = rec.tel
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			h, err := host.New(&config.Config{DefaultMode: "allow_all", Servers: []*config.Server{{
+				Name: "web", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 10 * time.Second,
+			}}}, &host.Options{OutputDir: t.TempDir(), Telemetry: tel})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.ConnectAll(ctx, nil)
+			g := serve.New(h, &serve.Options{Telemetry: tel})
+			g.Sync(ctx)
+			t.Cleanup(func() {
+				cancel()
+				h.Close()
+			})
+			cs := telStdio(t, g)
+
+			before := g.RelayedCalls()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__web__echo",
+				Arguments: map[string]any{"message": "hi"}, Meta: mcp.Meta{"traceparent": metaParent}})
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %v", err, res)
+			}
+			if n := g.RelayedCalls() - before; n != 1 {
+				t.Fatalf("%d calls relayed, want 1", n)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 1 {
+				t.Fatalf("the server got %d calls, want 1", len(got))
+			}
+			if !on {
+				if got[0] != metaParent {
+					t.Errorf("traceparent at the server %q, want the client's %q", got[0], metaParent)
+				}
+				return
+			}
+			var up *tracetest.SpanStub
+			for _, s := range rec.ended(t) {
+				if s.SpanKind == trace.SpanKindClient && s.Name == "tools/call echo" {
+					up = &s
+				}
+			}
+			if up == nil {
+				t.Fatalf("no upstream span; spans: %v", spanNames(rec.ended(t)))
+			}
+			want := "00-" + metaTraceID + "-" + up.SpanContext.SpanID().String() + "-01"
+			if got[0] != want {
+				t.Errorf("traceparent at the server %q, want the upstream span's %q (the client's trace)", got[0], want)
+			}
 		})
 	}
 }

@@ -30,7 +30,12 @@
 //     children are the permission decision ("mcphost.permission.decide",
 //     INTERNAL, mcphost.outcome), the upstream request (CLIENT, named like
 //     the server span) and plugin RPCs (CLIENT "{rpc.method}",
-//     rpc.system.name=grpc, mcphost.plugin.name).
+//     rpc.system.name=grpc, mcphost.plugin.name). When the call serves a
+//     downstream tools/call, that request's SERVER span — an execute_tool
+//     span by its attributes already — is the tool call's span: it gains
+//     mcphost.server.name and the children, and no second span is made
+//     (the MCP conventions: a tool execution already traced gets no
+//     separate span, its span gets the MCP attributes).
 //   - A failed span has status Error, error.type (a JSON-RPC error code, a
 //     classification such as "timeout" or "tool_error", or a Go type name:
 //     see [ErrorType]) and, for JSON-RPC errors, rpc.response.status_code.

@@ -4,9 +4,7 @@ import (
 	"context"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 )
 
@@ -82,12 +80,8 @@ func (t *Telemetry) RecordRequest(ctx context.Context, method, target string, d 
 		return
 	}
 	method = methodName(method)
-	attrs := make([]attribute.KeyValue, 0, 3)
-	attrs = appendTarget(attrs, method, target)
-	if errType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
-	}
-	t.inst.server.Record(ctx, d.Seconds(), mcpconv.MethodNameAttr(method), attrs...)
+	opt := t.sets.option(setKey{setRequest, method, target, errType})
+	t.inst.server.Inst().Record(ctx, d.Seconds(), opt)
 }
 
 // RecordCall records a tool call sent to upstream server (from sending the
@@ -99,13 +93,8 @@ func (t *Telemetry) RecordCall(ctx context.Context, server, tool string, d time.
 	if t == nil || t.inst == nil {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = appendTarget(attrs, MethodToolsCall, tool)
-	attrs = append(attrs, AttrServerName.String(server))
-	if errType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
-	}
-	t.inst.client.Record(ctx, d.Seconds(), mcpconv.MethodNameToolsCall, attrs...)
+	opt := t.sets.option(setKey{setCall, server, tool, errType})
+	t.inst.client.Inst().Record(ctx, d.Seconds(), opt)
 }
 
 // RecordDecision counts a permission decision by its outcome ("allow",
@@ -114,7 +103,8 @@ func (t *Telemetry) RecordDecision(ctx context.Context, outcome string) {
 	if t == nil || t.inst == nil {
 		return
 	}
-	t.inst.decisions.Add(ctx, 1, metric.WithAttributes(AttrOutcome.String(outcome)))
+	opt := t.sets.option(setKey{kind: setDecision, a: outcome})
+	t.inst.decisions.Add(ctx, 1, opt)
 }
 
 // RecordReconnect counts a reconnection to upstream server.

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -216,5 +217,43 @@ func TestPrometheusHandler(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no series %v in %v", tc.family, tc.labels, f.Metric)
 		}
+	}
+}
+
+// TestSetCacheBounded checks that the attribute sets cached for the
+// per-call metrics stay bounded when a client sends ever new tool names,
+// and that measurements past the bound are recorded all the same.
+// (Series are bounded by the SDK's cardinality limit.)
+func TestSetCacheBounded(t *testing.T) {
+	t.Parallel()
+	r := newRecorder(t)
+	n := maxCachedSets + 100
+	for i := range n {
+		r.RecordRequest(context.Background(), "tools/call", fmt.Sprintf("no-such-tool-%d", i), time.Millisecond, "")
+	}
+	r.RecordRequest(context.Background(), "tools/call", "no-such-tool-0", time.Millisecond, "")
+	if got := len(r.sets.opts); got != maxCachedSets {
+		t.Errorf("%d sets cached, want the bound %d", got, maxCachedSets)
+	}
+	counts := map[string]uint64{}
+	for _, sm := range r.collect(t).ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "mcp.server.operation.duration" {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+				v, _ := dp.Attributes.Value("gen_ai.tool.name")
+				counts[v.AsString()] += dp.Count
+			}
+		}
+	}
+	// (The SDK folds series past its cardinality limit into one overflow
+	// series, without the tool's name: count them all.)
+	var total uint64
+	for _, c := range counts {
+		total += c
+	}
+	if total != uint64(n+1) || counts["no-such-tool-0"] != 2 {
+		t.Errorf("%d requests recorded (want %d); no-such-tool-0: %d (want 2)", total, n+1, counts["no-such-tool-0"])
 	}
 }

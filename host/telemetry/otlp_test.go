@@ -210,7 +210,7 @@ func TestOTLPExport(t *testing.T) {
 
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			for _, name := range []string{"tools/call github.create_issue", "execute_tool github.create_issue", DecisionSpanName, "tools/call create_issue"} {
+			for _, name := range []string{"tools/call github.create_issue", DecisionSpanName, "tools/call create_issue"} {
 				if !slices.Contains(r.spans, name) {
 					t.Errorf("span %q not received; got %q", name, r.spans)
 				}

@@ -39,7 +39,17 @@ var (
 // Span is one span of an MCP request, a tool call, a permission decision or
 // a plugin RPC. The zero Span, which a disabled Telemetry returns, is a
 // no-op. A Span is ended once, by one of its End methods.
-type Span struct{ s trace.Span }
+type Span struct {
+	s trace.Span
+	// shared is set on a tool call's Span that is the SERVER span of the
+	// downstream tools/call (see StartToolCall): its End methods record a
+	// failure on it but leave ending it to the request's own Span.
+	shared bool
+}
+
+// toolRequestKey is the context key under which StartRequest keeps the
+// SERVER span of a downstream tools/call, for StartToolCall.
+type toolRequestKey struct{}
 
 // StartRequest starts the SERVER span of a downstream request: method is
 // mcp.method.name (MethodOther unless a known MCP method); target is the tool (tools/call) or prompt (prompts/get)
@@ -62,15 +72,32 @@ func (t *Telemetry) StartRequest(ctx context.Context, method, target string, inf
 	attrs := requestAttrs(method, target, info, attribute.KeyValue{})
 	opts = append(opts, kindServer, trace.WithAttributes(attrs...))
 	ctx, s := t.tracer.Start(parent, spanName(method, target), opts...)
-	return ctx, Span{s}
+	if method == MethodToolsCall {
+		ctx = context.WithValue(ctx, toolRequestKey{}, s)
+	}
+	return ctx, Span{s: s}
 }
 
 // StartToolCall starts the INTERNAL GenAI span "execute_tool {tool}" of a
 // tool call through the host, to server's tool (the registry's canonical
 // name). The decision, upstream and plugin spans go under it.
+//
+// When ctx's current span is the SERVER span StartRequest started for a
+// downstream tools/call (the gateway serving a client's call), that span
+// is the tool call's: it already is an execute_tool span by its attributes,
+// and the MCP conventions ask that a tool execution already traced get no
+// second span but the first one the MCP attributes. StartToolCall then adds
+// mcphost.server.name to it and returns it as a shared Span, whose End
+// records a failure without ending it.
 func (t *Telemetry) StartToolCall(ctx context.Context, server, tool string) (context.Context, Span) {
 	if t == nil || t.tracer == nil {
 		return ctx, Span{}
+	}
+	if req, ok := ctx.Value(toolRequestKey{}).(trace.Span); ok {
+		if cur, sc := trace.SpanContextFromContext(ctx), req.SpanContext(); cur.SpanID() == sc.SpanID() && cur.TraceID() == sc.TraceID() {
+			req.SetAttributes(AttrServerName.String(server))
+			return ctx, Span{s: req, shared: true}
+		}
 	}
 	ctx, s := t.tracer.Start(ctx, "execute_tool "+tool,
 		kindInternal,
@@ -79,7 +106,7 @@ func (t *Telemetry) StartToolCall(ctx context.Context, server, tool string) (con
 			semconv.GenAIToolName(tool),
 			AttrServerName.String(server),
 		))
-	return ctx, Span{s}
+	return ctx, Span{s: s}
 }
 
 // DecisionSpanName is the name of a permission decision's span.
@@ -94,7 +121,7 @@ func (t *Telemetry) StartDecision(ctx context.Context, tool string) (context.Con
 	ctx, s := t.tracer.Start(ctx, DecisionSpanName,
 		kindInternal,
 		trace.WithAttributes(semconv.GenAIToolName(tool)))
-	return ctx, Span{s}
+	return ctx, Span{s: s}
 }
 
 // StartUpstream starts the CLIENT span of a request to upstream server,
@@ -110,7 +137,7 @@ func (t *Telemetry) StartUpstream(ctx context.Context, server, method, target st
 	ctx, s := t.tracer.Start(ctx, spanName(method, target),
 		kindClient,
 		trace.WithAttributes(attrs...))
-	return ctx, Span{s}
+	return ctx, Span{s: s}
 }
 
 // StartPluginRPC starts the CLIENT span "{rpc.method}" of a gRPC call to
@@ -128,7 +155,7 @@ func (t *Telemetry) StartPluginRPC(ctx context.Context, plugin, rpc string) (con
 			semconv.RPCMethod(rpc),
 			AttrPluginName.String(plugin),
 		))
-	return ctx, Span{s}
+	return ctx, Span{s: s}
 }
 
 // End ends the span; a non-nil err marks it failed with error.type =
@@ -145,7 +172,9 @@ func (s Span) End(err error) {
 		}
 		s.fail(ErrorType(err))
 	}
-	s.s.End()
+	if !s.shared {
+		s.s.End()
+	}
 }
 
 // EndWith ends the span; a non-empty errType (a class such as
@@ -157,6 +186,20 @@ func (s Span) EndWith(errType string) {
 	if errType != "" {
 		s.fail(errType)
 	}
+	if !s.shared {
+		s.s.End()
+	}
+}
+
+// Abandon ends the span of a tool call that did not take place on this
+// path, the caller making it again by another (in a span of its own): a
+// span of its own ends failed with error.type reason; a shared one (see
+// StartToolCall) is left as it is, for the retry shares it too.
+func (s Span) Abandon(reason string) {
+	if s.s == nil || s.shared {
+		return
+	}
+	s.fail(reason)
 	s.s.End()
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,9 +27,9 @@ const (
 )
 
 // TestCallSpanTree follows one tools/call through the gateway: the
-// downstream request, the call through the host, the permission decision, a
-// plugin RPC and the upstream request, and checks names, kinds, attributes
-// and the parent/child structure.
+// downstream request (which is the call through the host's span too), the
+// permission decision, a plugin RPC and the upstream request, and checks
+// names, kinds, attributes and the parent/child structure.
 func TestCallSpanTree(t *testing.T) {
 	t.Parallel()
 	r := newRecorder(t)
@@ -55,20 +57,20 @@ func TestCallSpanTree(t *testing.T) {
 		attrs  map[string]string
 	}
 	wants := map[string]want{
+		// The downstream tools/call is the tool call's span too (no
+		// execute_tool span under it): it gains mcphost.server.name.
 		"tools/call github.create_issue": {trace.SpanKindServer, "", map[string]string{
 			"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "github.create_issue",
 			"jsonrpc.request.id": "7", "mcp.session.id": "sess-1", "mcp.protocol.version": "2025-06-18", "network.transport": "tcp",
+			"mcphost.server.name": "github",
 		}},
-		"execute_tool github.create_issue": {trace.SpanKindInternal, "tools/call github.create_issue", map[string]string{
-			"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "github.create_issue", "mcphost.server.name": "github",
-		}},
-		DecisionSpanName: {trace.SpanKindInternal, "execute_tool github.create_issue", map[string]string{
+		DecisionSpanName: {trace.SpanKindInternal, "tools/call github.create_issue", map[string]string{
 			"gen_ai.tool.name": "github.create_issue", "mcphost.outcome": "allow",
 		}},
-		"mcphost.plugin.v1.Auth/Token": {trace.SpanKindClient, "execute_tool github.create_issue", map[string]string{
+		"mcphost.plugin.v1.Auth/Token": {trace.SpanKindClient, "tools/call github.create_issue", map[string]string{
 			"rpc.system.name": "grpc", "rpc.method": "mcphost.plugin.v1.Auth/Token", "mcphost.plugin.name": "oauth",
 		}},
-		"tools/call create_issue": {trace.SpanKindClient, "execute_tool github.create_issue", map[string]string{
+		"tools/call create_issue": {trace.SpanKindClient, "tools/call github.create_issue", map[string]string{
 			"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "create_issue",
 			"mcphost.server.name": "github", "network.transport": "pipe",
 		}},
@@ -113,6 +115,86 @@ func TestCallSpanTree(t *testing.T) {
 	upSC := spans["tools/call create_issue"].SpanContext
 	if want := fmt.Sprintf("00-%s-%s-01", upSC.TraceID(), upSC.SpanID()); meta["traceparent"] != want {
 		t.Errorf("injected _meta = %v, want traceparent %s", meta, want)
+	}
+}
+
+// TestToolCallSpan checks the tool call's own span: an execute_tool span
+// with the decision and upstream spans under it when no downstream
+// tools/call span is current (the host library, `mcphost call`, or a call
+// made under another span), and the downstream span shared otherwise — a
+// failure recorded on it, ended once, by the request, and a relay's
+// abandoned attempt leaving it untouched.
+func TestToolCallSpan(t *testing.T) {
+	t.Parallel()
+	t.Run("alone", func(t *testing.T) {
+		t.Parallel()
+		r := newRecorder(t)
+		ctx, call := r.StartToolCall(context.Background(), "github", "github.create_issue")
+		_, dec := r.StartDecision(ctx, "github.create_issue")
+		dec.EndDecision("deny")
+		call.End(errors.New("denied"))
+		spans := byName(t, r.ended(t))
+		exec, ok := spans["execute_tool github.create_issue"]
+		if !ok || len(spans) != 2 {
+			t.Fatalf("spans %v, want execute_tool and the decision", slices.Collect(maps.Keys(spans)))
+		}
+		if exec.SpanKind != trace.SpanKindInternal || exec.Parent.IsValid() || exec.Status.Code != codes.Error {
+			t.Errorf("execute_tool: kind %v, parent %v, status %v; want an internal root span, failed", exec.SpanKind, exec.Parent, exec.Status)
+		}
+		if got := spans[DecisionSpanName].Parent.SpanID(); got != exec.SpanContext.SpanID() {
+			t.Errorf("decision's parent %s, want execute_tool %s", got, exec.SpanContext.SpanID())
+		}
+	})
+	t.Run("under another span", func(t *testing.T) {
+		t.Parallel()
+		r := newRecorder(t)
+		ctx, req := r.StartRequest(context.Background(), "tools/call", "a", RequestInfo{})
+		ctx, up := r.StartUpstream(ctx, "s", "tools/call", "b", RequestInfo{})
+		_, call := r.StartToolCall(ctx, "s", "a")
+		call.End(nil)
+		up.End(nil)
+		req.End(nil)
+		if spans := byName(t, r.ended(t)); len(spans) != 3 {
+			t.Errorf("spans %v, want the request, the upstream and an execute_tool of its own", slices.Collect(maps.Keys(spans)))
+		}
+	})
+	for _, tc := range []struct {
+		name       string
+		end        func(Span)
+		wantStatus codes.Code
+		wantType   string
+	}{
+		{"shared, succeeded", func(s Span) { s.End(nil) }, codes.Unset, ""},
+		{"shared, failed", func(s Span) { s.End(context.DeadlineExceeded) }, codes.Error, "timeout"},
+		{"shared, tool error", func(s Span) { s.EndWith(ErrorTypeToolError) }, codes.Error, ErrorTypeToolError},
+		{"shared, abandoned by the relay", func(s Span) { s.Abandon("relay_not_taken") }, codes.Unset, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecorder(t)
+			ctx, req := r.StartRequest(context.Background(), "tools/call", "github.create_issue", RequestInfo{RequestID: "1"})
+			callCtx, call := r.StartToolCall(ctx, "github", "github.create_issue")
+			if callCtx != ctx {
+				t.Error("a shared tool call span changed the context")
+			}
+			tc.end(call)
+			if n := len(r.ended(t)); n != 0 {
+				t.Fatalf("%d spans ended before the request's End, want 0", n)
+			}
+			req.End(nil)
+			spans := r.ended(t)
+			if len(spans) != 1 {
+				t.Fatalf("got %d spans, want the request's alone", len(spans))
+			}
+			s := spans[0]
+			attrs := attrMap(s.Attributes)
+			if s.Status.Code != tc.wantStatus || attrs["error.type"] != tc.wantType {
+				t.Errorf("status %v, error.type %q; want %v, %q", s.Status, attrs["error.type"], tc.wantStatus, tc.wantType)
+			}
+			if attrs["mcphost.server.name"] != "github" {
+				t.Errorf("mcphost.server.name = %q, want github", attrs["mcphost.server.name"])
+			}
+		})
 	}
 }
 

@@ -36,6 +36,7 @@ type Telemetry struct {
 	handler http.Handler             // nil unless Prometheus
 
 	conns atomic.Pointer[func(yield func(state string, n int))]
+	sets  setCache // attribute sets of the per-call metrics
 
 	shutdownOnce sync.Once
 	shutdownErr  error

@@ -7,6 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -512,6 +515,55 @@ func httpGateway(b *testing.B, cfg string) {
 	}
 	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, map[string]int{midCPU: pid, srvCPU: servers[0]})
 }
+
+// The gateway hop with telemetry on: traces of every request sampled and
+// exported by OTLP/HTTP (to a sink in this process that answers each export
+// with an empty success), metrics exported the same way and served at
+// /metrics (prometheus = true) — against the same gateway with telemetry off.
+
+// telemetryConfig returns gatewayConfig(b, 1) with a telemetry block that
+// turns everything on, exporting to an OTLP sink on loopback.
+func telemetryConfig(b *testing.B) string {
+	b.Helper()
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	b.Cleanup(sink.Close)
+	cfg := gatewayConfig(b, 1)
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "telemetry {\n  otlp_endpoint = %q\n  prometheus = true\n  sample_ratio = 1\n}\n", sink.URL)
+		f.Close()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
+// BenchmarkServeGatewayTel8 is BenchmarkServeGateway8 with telemetry on.
+func BenchmarkServeGatewayTel8(b *testing.B) {
+	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", telemetryConfig(b), "serve")
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, cpu)
+}
+
+// BenchmarkServeGateway1 is BenchmarkServeGateway8 with one caller: the
+// hop's latency with CPU to spare, the baseline for BenchmarkServeGatewayTel1.
+func BenchmarkServeGateway1(b *testing.B) {
+	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", gatewayConfig(b, 1), "serve")
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 1, cpu)
+}
+
+// BenchmarkServeGatewayTel1 is BenchmarkServeGateway1 with telemetry on.
+func BenchmarkServeGatewayTel1(b *testing.B) {
+	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", telemetryConfig(b), "serve")
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 1, cpu)
+}
+
+// BenchmarkHTTPGatewayTel8 is BenchmarkHTTPGateway8 with telemetry on.
+func BenchmarkHTTPGatewayTel8(b *testing.B) { httpGateway(b, telemetryConfig(b)) }
 
 // BenchmarkHTTPGatewayPinned8 is BenchmarkHTTPGateway8 with settings {
 // protocol_version = "2025-11-25" }: the upstream session in the era of
