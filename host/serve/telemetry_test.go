@@ -197,9 +197,15 @@ func attrs(kvs []attribute.KeyValue) map[string]string {
 // both with tel.
 func telGateway(t testing.TB, tel *telemetry.Telemetry, rules ...config.PermissionRule) *serve.Gateway {
 	t.Helper()
+	return telGatewayOf(t, tel, &config.Config{Servers: []*config.Server{demo("a")}, Permissions: rules, DefaultMode: "allow_all"})
+}
+
+// telGatewayOf is a gateway of cfg, host and gateway both with tel (nil:
+// off).
+func telGatewayOf(t testing.TB, tel *telemetry.Telemetry, cfg *config.Config) *serve.Gateway {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, Permissions: rules, DefaultMode: "allow_all"},
-		&host.Options{OutputDir: t.TempDir(), Telemetry: tel})
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir(), Telemetry: tel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,20 +427,9 @@ func TestRelayTraceContext(t *testing.T) {
 				rec = newTelRecorder(t)
 				tel = rec.tel
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			h, err := host.New(&config.Config{DefaultMode: "allow_all", Servers: []*config.Server{{
+			g := telGatewayOf(t, tel, &config.Config{DefaultMode: "allow_all", Servers: []*config.Server{{
 				Name: "web", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 10 * time.Second,
-			}}}, &host.Options{OutputDir: t.TempDir(), Telemetry: tel})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.ConnectAll(ctx, nil)
-			g := serve.New(h, &serve.Options{Telemetry: tel})
-			g.Sync(ctx)
-			t.Cleanup(func() {
-				cancel()
-				h.Close()
-			})
+			}}})
 			cs := telStdio(t, g)
 
 			before := g.RelayedCalls()
