@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/serve"
 )
 
 // BenchmarkRelayStdio is tools/call through the stdio gateway's relay path,
@@ -41,6 +43,13 @@ func BenchmarkRelayStdio(b *testing.B) {
 // counted are the gateway's and its upstream connection's only.
 func BenchmarkRelayStdioRaw(b *testing.B) {
 	g, w, r := stdioGateway(b)
+	relayRawCalls(b, g, w, r)
+}
+
+// relayRawCalls opens a 2025-11-25 session by hand on the gateway g served
+// on w and r, then measures tools/call written and read as lines, and
+// fails unless the calls took the relay path.
+func relayRawCalls(b *testing.B, g *serve.Gateway, w io.Writer, r io.Reader) {
 	br := bufio.NewReader(r)
 	// A 2025-11-25 session, opened by hand.
 	if _, err := io.WriteString(w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n"); err != nil {

@@ -42,6 +42,20 @@ func stdioGatewayOf(t testing.TB, servers []*config.Server, rules ...config.Perm
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, nil)
 	g.Sync(ctx)
+	t.Cleanup(func() {
+		cancel()
+		h.Close()
+	})
+	w, r := servePipes(t, g)
+	return g, w, r
+}
+
+// servePipes serves g on in-process pipes, as `mcphost serve` does on its
+// stdin/stdout, and returns the client's ends; the test's cleanup closes
+// them and waits for ServeStdio to return.
+func servePipes(t testing.TB, g *serve.Gateway) (io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan struct{})
@@ -54,9 +68,8 @@ func stdioGatewayOf(t testing.TB, servers []*config.Server, rules ...config.Perm
 		inW.Close()
 		outR.Close()
 		<-done
-		h.Close()
 	})
-	return g, inW, outR
+	return inW, outR
 }
 
 func stdioClient(t *testing.T, opts *mcp.ClientOptions, rules ...config.PermissionRule) (*serve.Gateway, *mcp.ClientSession) {

@@ -1,10 +1,7 @@
 package serve_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -222,25 +219,12 @@ func telGatewayOf(t testing.TB, tel *telemetry.Telemetry, cfg *config.Config) *s
 // telStdio connects a go-sdk client to g over stdio pipes.
 func telStdio(t *testing.T, g *serve.Gateway) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		g.ServeStdio(ctx, inR, outW)
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tel-stdio"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	w, r := servePipes(t, g)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tel-stdio"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: r, Writer: w}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cs.Close()
-		cancel()
-		inW.Close()
-		outR.Close()
-		<-done
-	})
+	t.Cleanup(func() { cs.Close() })
 	return cs
 }
 
@@ -567,45 +551,6 @@ func TestTelemetryInternalHeaders(t *testing.T) {
 func BenchmarkRelayStdioRawTelemetry(b *testing.B) {
 	rec := newTelRecorder(b)
 	g := telGateway(b, rec.tel)
-	ctx, cancel := context.WithCancel(context.Background())
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		g.ServeStdio(ctx, inR, outW)
-	}()
-	b.Cleanup(func() {
-		cancel()
-		inW.Close()
-		outR.Close()
-		<-done
-	})
-	br := bufio.NewReader(outR)
-	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n"); err != nil {
-		b.Fatal(err)
-	}
-	if resp, err := br.ReadBytes('\n'); err != nil || !bytes.Contains(resp, []byte(`"result"`)) {
-		b.Fatal(err, string(resp))
-	}
-	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		b.Fatal(err)
-	}
-	line := []byte(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"benchmark payload: the quick brown fox jumps over the lazy dog"}}}` + "\n")
-	before := g.RelayedCalls()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := inW.Write(line); err != nil {
-			b.Fatal(err)
-		}
-		resp, err := br.ReadBytes('\n')
-		if err != nil || !bytes.Contains(resp, []byte(`"id":"b"`)) {
-			b.Fatal(err, string(resp))
-		}
-	}
-	b.StopTimer()
-	if g.RelayedCalls() == before {
-		b.Fatal("no call took the relay path")
-	}
+	w, r := servePipes(b, g)
+	relayRawCalls(b, g, w, r)
 }

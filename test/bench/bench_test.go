@@ -328,8 +328,8 @@ func echoTool(b *testing.B, cs *mcp.ClientSession) string {
 }
 
 // gatewayConfig writes a configuration of n demo servers (demo, or s0 …
-// sN-1 when n > 1) and returns its path.
-func gatewayConfig(b *testing.B, n int) string {
+// sN-1 when n > 1), followed by the blocks in extra, and returns its path.
+func gatewayConfig(b *testing.B, n int, extra ...string) string {
 	b.Helper()
 	var cfg strings.Builder
 	var allow []string
@@ -344,6 +344,9 @@ func gatewayConfig(b *testing.B, n int) string {
 		allow = append(allow, fmt.Sprintf("%q", "mcp__"+name))
 	}
 	fmt.Fprintf(&cfg, "permissions {\n  allow = [%s]\n}\n", strings.Join(allow, ", "))
+	for _, e := range extra {
+		cfg.WriteString(e)
+	}
 	path := filepath.Join(b.TempDir(), "cfg.hcl")
 	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
 		b.Fatal(err)
@@ -531,16 +534,7 @@ func telemetryConfig(b *testing.B) string {
 		w.WriteHeader(http.StatusOK)
 	}))
 	b.Cleanup(sink.Close)
-	cfg := gatewayConfig(b, 1)
-	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
-	if err == nil {
-		_, err = fmt.Fprintf(f, "telemetry {\n  otlp_endpoint = %q\n  prometheus = true\n  sample_ratio = 1\n}\n", sink.URL)
-		f.Close()
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	return cfg
+	return gatewayConfig(b, 1, fmt.Sprintf("telemetry {\n  otlp_endpoint = %q\n  prometheus = true\n  sample_ratio = 1\n}\n", sink.URL))
 }
 
 // BenchmarkServeGatewayTel8 is BenchmarkServeGateway8 with telemetry on.
@@ -569,16 +563,7 @@ func BenchmarkHTTPGatewayTel8(b *testing.B) { httpGateway(b, telemetryConfig(b))
 // protocol_version = "2025-11-25" }: the upstream session in the era of
 // the (2025-11-25) clients.
 func BenchmarkHTTPGatewayPinned8(b *testing.B) {
-	cfg := gatewayConfig(b, 1)
-	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
-	if err == nil {
-		_, err = f.WriteString("settings {\n  protocol_version = \"2025-11-25\"\n}\n")
-		f.Close()
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	httpGateway(b, cfg)
+	httpGateway(b, gatewayConfig(b, 1, "settings {\n  protocol_version = \"2025-11-25\"\n}\n"))
 }
 
 // BenchmarkHTTPDirectNew8 is a 2026-07-28 client and the demo server over
