@@ -6,6 +6,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -57,6 +58,23 @@ type Store interface {
 	Load(key string) (*Record, error)
 	Save(key string, r *Record) error
 	Delete(key string) error
+}
+
+// ErrLeaseHeld is returned by Leaser.Lease while another process holds the
+// lease.
+var ErrLeaseHeld = errors.New("the lease is held by another holder")
+
+// Leaser is implemented by a Store that several processes share (the
+// gateway's replicas): before refreshing a token, a process takes the lease
+// of its key, so that one process refreshes a credential and the others
+// wait for its result and load it, rather than each spending the refresh
+// token (which an authorization server that rotates refresh tokens would
+// take as a replay, revoking the family).
+type Leaser interface {
+	// Lease takes the lease on key for ttl, or fails with ErrLeaseHeld
+	// while another holder has it. release gives it back if it is still
+	// this holder's; calling it more than once is harmless.
+	Lease(ctx context.Context, key string, ttl time.Duration) (release func(), err error)
 }
 
 // Key is the store key of a server: its name and config hash, so that an
