@@ -91,7 +91,7 @@ func (g *Gateway) askAnswer(ctx context.Context, p *mcp.CallToolParamsRaw, name 
 func (g *Gateway) sealState(ctx context.Context, kind stateKind, name string, args, upstream []byte) string {
 	b := make([]byte, nonceLen, nonceLen+sha256.Size+1+len(upstream))
 	rand.Read(b)
-	b = append(b, g.mac(b[:nonceLen], kind, callerID(ctx), name, args, upstream)...)
+	b = append(b, g.mac(g.askKeys[0], b[:nonceLen], kind, callerID(ctx), name, args, upstream)...)
 	b = append(b, byte(kind))
 	b = append(b, upstream...)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -105,14 +105,16 @@ func (g *Gateway) openState(ctx context.Context, state string, kind stateKind, n
 		return nil, false
 	}
 	upstream := b[nonceLen+sha256.Size+1:]
-	if !hmac.Equal(b[nonceLen:nonceLen+sha256.Size], g.mac(b[:nonceLen], kind, callerID(ctx), name, args, upstream)) {
-		return nil, false
+	for _, key := range g.askKeys { // (the first signs; each verifies, for a rotation)
+		if hmac.Equal(b[nonceLen:nonceLen+sha256.Size], g.mac(key, b[:nonceLen], kind, callerID(ctx), name, args, upstream)) {
+			return upstream, true
+		}
 	}
-	return upstream, true
+	return nil, false
 }
 
-func (g *Gateway) mac(nonce []byte, kind stateKind, who, name string, args, upstream []byte) []byte {
-	m := hmac.New(sha256.New, g.askSecret)
+func (g *Gateway) mac(key, nonce []byte, kind stateKind, who, name string, args, upstream []byte) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write(nonce)
 	m.Write([]byte{byte(kind)})
 	m.Write([]byte(who))

@@ -89,7 +89,7 @@ func sessionID(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
 	}
-	return ss.ID()
+	return logSessionID(ss.ID())
 }
 
 // auditCall starts the audit line of a call of the registry tool or prompt

@@ -164,6 +164,7 @@ func (g *Gateway) Drain(ctx context.Context) {
 // CloseSessions ends every session of the gateway's server (their standalone
 // streams included), and the calls held for clients' retries.
 func (g *Gateway) CloseSessions() {
+	g.unsubSess()
 	for ss := range g.srv.Sessions() {
 		ss.Close()
 	}

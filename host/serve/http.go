@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -70,7 +71,8 @@ type HTTPOptions struct {
 	Stateless bool
 }
 
-// sessionLimit admits new sessions while fewer than max are open.
+// sessionLimit admits new sessions while fewer than max are open on this
+// replica.
 type sessionLimit struct {
 	mu      sync.Mutex
 	opening int // initialize requests admitted but not yet answered
@@ -108,23 +110,12 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	getServer := func(*http.Request) *mcp.Server { return g.srv }
 	// One endpoint for both protocol eras: a 2026-07-28 request (its
-	// Mcp-Protocol-Version header, no session) is served statelessly, as
-	// that era's requests stand alone; anything else by the session-keeping
-	// handler (unless every request is to be stateless).
+	// Mcp-Protocol-Version header, no session) is served by the go-sdk's
+	// stateless handler, as that era's requests stand alone; anything
+	// else by the gateway's sessions (sessions.go), unless every request
+	// is to be stateless.
 	sdkLog := hclogslog.New(g.log.Named("http"))
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, Logger: sdkLog})
-	stateful := stateless
-	if !o.Stateless {
-		// Sessions time out by the gateway's own timer (httprelay.go),
-		// which counts the relayed requests too.
-		stateful = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: sdkLog})
-	}
-	pick := func(r *http.Request) http.Handler {
-		if r.Header.Get("Mcp-Session-Id") == "" && r.Header.Get("Mcp-Protocol-Version") >= conn.NewProtocol {
-			return stateless
-		}
-		return stateful
-	}
 	sessions := newHTTPSessions(g, o.SessionIdleTimeout)
 	want := []byte("Bearer " + o.Token)
 	var authn *authenticator
@@ -167,18 +158,39 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return
 		}
 		owner := sessionOwner(r)
-		if id := r.Header.Get("Mcp-Session-Id"); id != "" && authn != nil && !sessions.belongsTo(id, owner) {
-			// Another principal's session, or none: the same answer.
-			errNotOwner(w)
-			g.refused(r, http.StatusNotFound, "session not found for this principal")
-			return
-		}
-		next := pick(r)
-		if r.Method != http.MethodPost {
-			if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
-				sessions.ending(id)
+		id := r.Header.Get("Mcp-Session-Id")
+		sessionful := !o.Stateless && (id != "" || r.Header.Get("Mcp-Protocol-Version") < conn.NewProtocol)
+		var hs *httpSession
+		if sessionful && id != "" {
+			var endPost func()
+			var err error
+			hs, endPost, err = sessions.lookup(r.Context(), id, owner, r.Method == http.MethodPost)
+			switch {
+			case errors.Is(err, errNoSession):
+				// Another principal's session, or none: the same answer.
+				errNotOwner(w)
+				g.refused(r, http.StatusNotFound, "session not found for this principal")
+				return
+			case err != nil:
+				g.log.Error("looking up a session", "error", err)
+				http.Error(w, "the gateway's shared state is unavailable; retry later", http.StatusServiceUnavailable)
+				g.refused(r, http.StatusServiceUnavailable, "shared state unavailable")
+				return
 			}
-			next.ServeHTTP(w, r)
+			defer endPost()
+		}
+		if r.Method != http.MethodPost {
+			switch {
+			case !sessionful:
+				stateless.ServeHTTP(w, r)
+			case hs != nil:
+				sessions.serveSession(w, r, hs)
+			case r.Method == http.MethodGet || r.Method == http.MethodDelete:
+				http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
+			default:
+				w.Header().Set("Allow", "GET, POST, DELETE")
+				http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+			}
 			return
 		}
 		body, ok := readBody(w, r, o.BodyTimeout)
@@ -204,20 +216,14 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		// its responses are written, so a drain waits for those writes.
 		g.calls.add()
 		defer g.calls.done()
-		var hs *httpSession
-		if id := r.Header.Get("Mcp-Session-Id"); id != "" && next != stateless {
-			var endPost func()
-			hs, endPost = sessions.begin(id, owner)
-			defer endPost()
-			if hs != nil {
-				sessions.cancel(hs, body) // a relayed call's cancellation
-				if sessions.answer(hs, body) {
-					w.WriteHeader(http.StatusAccepted) // (httpasks.go)
-					return
-				}
+		if hs != nil {
+			sessions.cancel(hs, body) // a relayed call's cancellation
+			if sessions.answer(hs, body) {
+				w.WriteHeader(http.StatusAccepted) // (httpasks.go)
+				return
 			}
 		}
-		if (hs != nil || next == stateless) && g.relayHTTP(w, r, body, hs, sessions, o.Stateless) {
+		if (hs != nil || !sessionful) && g.relayHTTP(w, r, body, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
 		}
 		if g.tel.Enabled() {
@@ -227,32 +233,45 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				defer func() { g.abandon(tok, r.Context().Err()) }()
 			}
 		}
-		// Any POST without a session id may open a session (however its
-		// method is spelled), so each one is admitted against the cap.
-		if r.Header.Get("Mcp-Session-Id") == "" && next != stateless {
-			if authn != nil && sessions.owned(owner) >= o.MaxSessionsPerPrincipal {
-				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
-					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: one principal may have at most %d open at once; end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
-					CodeTooManySessions, o.MaxSessionsPerPrincipal)))
-				g.refused(r, http.StatusServiceUnavailable, "too many sessions for this principal")
-				return
-			}
-			if !g.admitSession(o.MaxSessions) {
-				writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
-					`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
-					CodeTooManySessions, o.MaxSessions)))
-				g.refused(r, http.StatusServiceUnavailable, "too many sessions")
-				return
-			}
-			defer g.sessionOpened()
-			next.ServeHTTP(&headerHook{ResponseWriter: w, opened: func(id string) { sessions.opened(id, owner) }}, r)
-			// Also when no answer was written (the client went away after
-			// its initialize was handled): the session was opened all the
-			// same, and must time out.
-			sessions.opened(w.Header().Get("Mcp-Session-Id"), owner)
+		switch {
+		case !sessionful:
+			stateless.ServeHTTP(w, r)
+			return
+		case hs != nil:
+			sessions.serveSession(w, r, hs)
 			return
 		}
-		next.ServeHTTP(w, r)
+		// Any POST without a session id may open a session (however its
+		// method is spelled), so each one is admitted against the cap.
+		if authn != nil && sessions.owned(owner) >= o.MaxSessionsPerPrincipal {
+			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
+				`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: one principal may have at most %d open at once; end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
+				CodeTooManySessions, o.MaxSessionsPerPrincipal)))
+			g.refused(r, http.StatusServiceUnavailable, "too many sessions for this principal")
+			return
+		}
+		if !g.admitSession(o.MaxSessions) {
+			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
+				`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
+				CodeTooManySessions, o.MaxSessions)))
+			g.refused(r, http.StatusServiceUnavailable, "too many sessions")
+			return
+		}
+		nhs, endPost, err := sessions.open(r.Context(), body, owner)
+		g.sessionOpened()
+		if err != nil {
+			g.log.Error("opening a session", "error", err)
+			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the session could not be opened: the gateway's shared state is unavailable; retry later"}}`))
+			return
+		}
+		defer endPost()
+		sessions.serveSession(w, r, nhs)
+		if nhs.ss.InitializeParams() == nil {
+			// Not initialized (not an initialize, or a failed one): as the
+			// go-sdk handler, the session ends with its request.
+			sessions.drop(nhs)
+			sessions.g.state.Delete(context.WithoutCancel(r.Context()), recordKey(nhs.sid))
+		}
 	})
 }
 

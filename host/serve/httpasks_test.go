@@ -17,7 +17,7 @@ import (
 // answer is taken once, on the session that was asked.
 func TestStreamAskerEndsWithItsCall(t *testing.T) {
 	t.Parallel()
-	s := newHTTPSessions(nil, time.Minute)
+	s := newHTTPSessions(&Gateway{}, time.Minute)
 	hs := &httpSession{calls: map[string]context.CancelFunc{}}
 	other := &httpSession{calls: map[string]context.CancelFunc{}}
 	s.byID["a"], s.byID["b"] = hs, other
@@ -57,7 +57,7 @@ func TestStreamAskerEndsWithItsCall(t *testing.T) {
 		t.Fatal("track")
 	}
 	defer forget()
-	s.ending("a")
+	s.end(hs)
 	if cctx.Err() == nil {
 		t.Error("the relayed call of an ended session was not cancelled")
 	}

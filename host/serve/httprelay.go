@@ -22,6 +22,7 @@ import (
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/rawjson"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // The relay path over HTTP: a POSTed tools/call that qualifies (see
@@ -33,32 +34,37 @@ import (
 // go-sdk handler, which also answers whatever a relayed request would be
 // refused for (the relay takes only requests that pass its checks).
 //
-// Sessions (clients of versions before 2026-07-28) are the gateway's to
-// time out, not the go-sdk handler's, whose idle timer sees only the
-// requests it serves: httpSessions knows every session the go-sdk handler
-// opened (from the answer to its initialize), closes one after the idle
-// timeout with no POST in progress (relayed or not, as the go-sdk handler
-// counts POSTs), and forgets it when it ends however it ends. A call on a
-// session the gateway does not know is never relayed.
+// Sessions (clients of versions before 2026-07-28) are the gateway's own
+// (sessions.go): httpSessions holds those this replica serves, closes one
+// after the idle timeout with no POST in progress (relayed or not), and
+// forgets it when it ends however it ends.
 
-// httpSessions are the open sessions of one HTTP handler.
+// httpSessions are the sessions one HTTP handler holds (sessions.go).
 type httpSessions struct {
 	g     *Gateway
 	mu    sync.Mutex
-	byID  map[string]*httpSession
+	byID  map[string]*httpSession // by session id
+	bySID map[string]*httpSession // by the sid the id seals
 	idle  time.Duration
 	asked uint64 // requests put to clients by relayed calls (httpasks.go)
+	box   *sealbox.Box
 }
 
 type httpSession struct {
-	ss *mcp.ServerSession
+	ss  *mcp.ServerSession
+	tr  *mcp.StreamableServerTransport
+	sid string // the random id sealed in the session id: its record's key
 	// owner is the principal that opened the session (its ID; "" without
 	// inbound OAuth): only its requests reach the session.
-	owner   string
-	closing bool        // closed as idle, or ended by its client: nothing more is relayed on it
-	caps    []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
-	posts   int         // POSTs in progress
-	timer   *time.Timer // closes the session once idle; stopped while a POST is in progress
+	owner    string
+	closing  bool        // closed as idle, or ended by its client: nothing more is relayed on it
+	stale    bool        // changes published by other replicas may have been missed: read the record again
+	applying int         // logging/setLevel requests replayed from other replicas in progress (sessions.go)
+	caps     []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
+	posts    int         // POSTs in progress
+	used     time.Time   // the last request's start or end
+	written  time.Time   // when this replica last wrote the session's record
+	timer    *time.Timer // closes the session once idle; stopped while a POST is in progress
 	// calls are the relayed calls in progress, by request id (their
 	// cancellation).
 	calls map[string]context.CancelFunc
@@ -68,103 +74,14 @@ type httpSession struct {
 }
 
 func newHTTPSessions(g *Gateway, idle time.Duration) *httpSessions {
-	return &httpSessions{g: g, byID: map[string]*httpSession{}, idle: idle}
+	s := &httpSessions{g: g, byID: map[string]*httpSession{}, bySID: map[string]*httpSession{}, idle: idle, box: g.box}
+	g.tablesMu.Lock()
+	g.tables = append(g.tables, s)
+	g.tablesMu.Unlock()
+	return s
 }
 
-// opened registers the session the go-sdk handler opened with id, if there
-// is one (an initialize answered), as owner's: its idle timer starts, and
-// it is forgotten when it ends.
-func (s *httpSessions) opened(id, owner string) {
-	if id == "" {
-		return
-	}
-	s.mu.Lock()
-	_, known := s.byID[id]
-	s.mu.Unlock()
-	if known {
-		return
-	}
-	var ss *mcp.ServerSession
-	for x := range s.g.srv.Sessions() {
-		if x.ID() == id {
-			ss = x
-			break
-		}
-	}
-	if ss == nil {
-		return
-	}
-	hs := &httpSession{ss: ss, owner: owner, calls: map[string]context.CancelFunc{}}
-	hs.timer = time.AfterFunc(s.idle, func() {
-		s.mu.Lock()
-		if hs.posts > 0 || hs.closing {
-			s.mu.Unlock()
-			return // busy again (its last POST's end restarts the timer)
-		}
-		hs.closing = true
-		s.mu.Unlock()
-		ss.Close()
-	})
-	s.mu.Lock()
-	if _, known := s.byID[id]; known {
-		s.mu.Unlock()
-		hs.timer.Stop()
-		return
-	}
-	s.byID[id] = hs
-	s.mu.Unlock()
-	go func() { // ends with the session
-		ss.Wait()
-		s.mu.Lock()
-		if s.byID[id] == hs {
-			delete(s.byID, id)
-		}
-		s.mu.Unlock()
-		hs.timer.Stop()
-		s.end(hs)
-	}()
-}
-
-// begin counts a POST of session id in progress (its idle timer stops) and
-// returns the session (nil: not one the gateway knows) and the end of the
-// POST, which restarts the timer after the last one.
-func (s *httpSessions) begin(id, owner string) (*httpSession, func()) {
-	s.mu.Lock()
-	_, known := s.byID[id]
-	s.mu.Unlock()
-	if !known {
-		s.opened(id, owner) // (a session whose answer's headers were missed)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	hs := s.byID[id]
-	if hs == nil || hs.closing {
-		return nil, func() {}
-	}
-	if hs.posts++; hs.posts == 1 {
-		hs.timer.Stop()
-	}
-	return hs, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if hs.posts--; hs.posts == 0 && s.byID[id] == hs {
-			hs.timer.Reset(s.idle)
-		}
-	}
-}
-
-// belongsTo reports whether id is a session the gateway keeps for owner.
-// With inbound OAuth it is checked before anything else of a request: a
-// session registers with its owner before its id reaches the client (see
-// headerHook), so an id that is not registered is no session of anyone's.
-func (s *httpSessions) belongsTo(id, owner string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	hs := s.byID[id]
-	return hs != nil && hs.owner == owner
-}
-
-// owned counts owner's open sessions.
+// owned counts owner's open sessions on this replica.
 func (s *httpSessions) owned(owner string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,53 +105,6 @@ func (s *httpSessions) caps(hs *httpSession) []byte {
 		}
 	}
 	return hs.caps
-}
-
-// headerHook calls opened with the session id the go-sdk handler puts in
-// its answer's headers, as they are written: the session is known before
-// its client can send another request.
-type headerHook struct {
-	http.ResponseWriter
-	opened func(id string)
-	done   bool
-}
-
-func (w *headerHook) WriteHeader(code int) {
-	if !w.done {
-		w.done = true
-		w.opened(w.Header().Get("Mcp-Session-Id"))
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *headerHook) Write(b []byte) (int, error) {
-	if !w.done {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Flush and Unwrap keep what the go-sdk handler asks of the writer.
-func (w *headerHook) Flush() {
-	if !w.done {
-		w.WriteHeader(http.StatusOK)
-	}
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// ending marks session id as ended by its client (DELETE): nothing more is
-// relayed on it.
-func (s *httpSessions) ending(id string) {
-	s.mu.Lock()
-	hs := s.byID[id]
-	s.mu.Unlock()
-	if hs != nil {
-		s.end(hs)
-	}
 }
 
 // end marks hs as closing and cancels its relayed calls in progress (their

@@ -51,6 +51,7 @@ type ptOptions struct {
 	naming  string
 	rules   []config.PermissionRule
 	http    *serve.HTTPOptions
+	gopts   *serve.Options // Keys and State (Naming is the naming above)
 }
 
 func ptServe(t *testing.T, o ptOptions) *ptGateway {
@@ -67,7 +68,12 @@ func ptServe(t *testing.T, o ptOptions) *ptGateway {
 		t.Fatal(err)
 	}
 	h.ConnectAll(ctx, nil)
-	g := serve.New(h, &serve.Options{Naming: o.naming})
+	var gopts serve.Options
+	if o.gopts != nil {
+		gopts = *o.gopts
+	}
+	gopts.Naming = o.naming
+	g := serve.New(h, &gopts)
 	problems := g.Sync(ctx)
 	go g.Run(ctx)
 	srv := httptest.NewServer(g.Handler(o.http))

@@ -313,6 +313,7 @@ func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 					g.levels.set(ss, p.Level, g.srv.Sessions)
+					g.levelSet(ctx, ss, p.Level) // (sessions.go)
 				}
 				g.h.SetLogLevel(ctx, p.Level)
 			}

@@ -13,6 +13,7 @@ package serve
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -24,9 +25,11 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/hclogslog"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // Options configures a Gateway. Nil options mean defaults.
@@ -59,6 +62,15 @@ type Options struct {
 	// spans of the request, and mcp.server.operation.duration (see
 	// telemetry.go). OPTIONAL: nil is off.
 	Telemetry *telemetry.Telemetry
+	// Keys seal the session ids of clients before 2026-07-28 and key the
+	// request states the gateway issues (MCPHOST_SESSION_KEYS): replicas
+	// given the same keys serve each other's sessions and retries.
+	// OPTIONAL: a random key, good for this process only.
+	Keys *sealbox.Keys
+	// State is what the gateway shares with its other replicas: session
+	// records, pending requests (see sessions.go, forward.go). OPTIONAL:
+	// this process's memory.
+	State state.Backend
 }
 
 // Gateway serves a host's registry as an MCP server.
@@ -73,7 +85,16 @@ type Gateway struct {
 
 	changed   chan struct{} // a registry change is pending
 	relayed   atomic.Uint64 // tools/call requests that took the relay path
-	askSecret []byte        // keys the request states the gateway issues
+	askKeys   [][]byte      // key the request states the gateway issues; the first signs (ask.go)
+
+	// Scale-out (sessions.go): the session ids' box, the shared state,
+	// this replica's random id, the session tables of the HTTP handlers.
+	box       *sealbox.Box
+	state     state.Backend
+	replica   string
+	tablesMu  sync.Mutex
+	tables    []*httpSessions
+	unsubSess func()
 
 	logins pendingLogins // logins started through authenticate pseudo-tools
 	subs   subscriptions // upstream resource subscriptions (resources.go)
@@ -119,12 +140,21 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.Naming == "" {
 		o.Naming = h.Config().Settings.Naming
 	}
-	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1), askSecret: make([]byte, 32),
+	if o.Keys == nil {
+		o.Keys = sealbox.Random()
+	}
+	if o.State == nil {
+		o.State, _ = state.NewLocal(nil, "") // (fails only reading a pins file)
+	}
+	var rid [6]byte
+	rand.Read(rid[:])
+	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1),
+		askKeys: o.Keys.MACKeys("request-state"), box: o.Keys.Box(sessionPurpose), state: o.State, replica: hex.EncodeToString(rid[:]),
 		calls: newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
-	rand.Read(g.askSecret)
+	g.unsubSess = g.state.Subscribe(sessionChannel, g.sessionsChanged)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},

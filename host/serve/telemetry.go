@@ -89,7 +89,7 @@ func (g *Gateway) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		default:
 			rs = &relaySpan{}
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-				info.SessionID = ss.ID()
+				info.SessionID = logSessionID(ss.ID())
 			}
 			if r, ok := req.(interface{ ProtocolVersion() string }); ok {
 				info.ProtocolVersion = r.ProtocolVersion()

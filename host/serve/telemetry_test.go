@@ -329,7 +329,7 @@ func TestTelemetryToolCall(t *testing.T) {
 			}
 			if tc.transport == "http" {
 				want["mcp.protocol.version"] = tc.version
-				want["mcp.session.id"] = cs.ID()
+				want["mcp.session.id"] = serve.LogSessionID(cs.ID())
 			}
 			for k, v := range want {
 				if got[k] != v {

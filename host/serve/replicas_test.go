@@ -1,0 +1,136 @@
+package serve_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/sealbox"
+)
+
+// roundRobin sends each request to the next of urls, in turn (a balancer
+// with no affinity), and counts where each went.
+type roundRobin struct {
+	urls []string
+	next atomic.Uint64
+	hits []atomic.Int64
+}
+
+func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
+	i := int(rr.next.Add(1)-1) % len(rr.urls)
+	rr.hits[i].Add(1)
+	r = r.Clone(r.Context())
+	u := *r.URL
+	target := strings.TrimPrefix(rr.urls[i], "http://")
+	u.Host, r.Host = target, target
+	r.URL = &u
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// replicas starts n gateways sharing keys and state, as replicas behind a
+// balancer.
+func replicas(t *testing.T, n int, keys *sealbox.Keys, st state.Backend) []*ptGateway {
+	t.Helper()
+	var out []*ptGateway
+	for range n {
+		out = append(out, ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, gopts: &serve.Options{Keys: keys, State: st}}))
+	}
+	return out
+}
+
+// TestSessionsAcrossReplicas: a session of a client before 2026-07-28 is
+// served by whichever replica its request reaches (none is sticky): its
+// calls, relayed or not, its log level set on one replica and honoured by
+// the others, and its end (DELETE) on one seen by all. An id sealed with
+// other keys is no session anywhere.
+func TestSessionsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	keys := sealbox.Random()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gws := replicas(t, 3, keys, st)
+	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
+	for _, p := range gws {
+		rr.urls = append(rr.urls, p.url)
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rr}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for i := range 9 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "hi"}})
+		if err != nil || res.IsError || textOf(res) != "hi" {
+			t.Fatalf("call %d: %v %+v", i, err, res)
+		}
+	}
+	for i := range rr.hits {
+		if rr.hits[i].Load() == 0 {
+			t.Fatalf("replica %d got no request: %v", i, rr.urls)
+		}
+	}
+	var relayed uint64
+	for _, p := range gws {
+		relayed += p.g.RelayedCalls()
+	}
+	if relayed != 9 {
+		t.Errorf("%d calls relayed, want 9 (a rebuilt session's calls are relayed too)", relayed)
+	}
+
+	// A log level set on one replica: each replica then takes the go-sdk
+	// path for the session's calls (their log messages go on the call's
+	// stream), and forwards the messages at that level.
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		before := relayed
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "x"}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d after setLevel: %v %+v", i, err, res)
+		}
+		relayed = 0
+		for _, p := range gws {
+			relayed += p.g.RelayedCalls()
+		}
+		if relayed != before {
+			t.Errorf("call %d after setLevel was relayed (a replica missed the level)", i)
+		}
+	}
+
+	sid := cs.ID()
+	if len(sid) > 1024 {
+		t.Errorf("session id of %d bytes", len(sid))
+	}
+	cs.Close() // DELETE, on one replica
+	for i, p := range gws {
+		resp, _ := post(t, p.url, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": oldProtocol})
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("replica %d after DELETE: %s, want 404", i, resp.Status)
+		}
+	}
+
+	// A session of a gateway with other keys is no session here.
+	other := replicas(t, 1, sealbox.Random(), st)[0]
+	resp, _ := post(t, other.url, initialize, nil)
+	foreign := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || foreign == "" {
+		t.Fatalf("initialize: %s", resp.Status)
+	}
+	resp, _ = post(t, gws[0].url, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, map[string]string{"Mcp-Session-Id": foreign})
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a session sealed with other keys: %s, want 404", resp.Status)
+	}
+}

@@ -1,0 +1,603 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
+
+// Sessions of clients before 2026-07-28, served by any replica.
+//
+// The session id is the session: what a replica needs to serve any request
+// of it — the negotiated version, the client's capabilities and
+// implementation, the principal that opened it — sealed (AES-256-GCM,
+// sealbox) with the gateway's keys (MCPHOST_SESSION_KEYS). A replica that
+// has not seen a session rebuilds it from its id (a go-sdk session connected
+// with that state) and keeps it while it is used; the upstream sessions are
+// the replica's own, made on demand.
+//
+// What changes after the initialize cannot be in the id, which a client
+// may not see change: the log level, and the session's end. Both live in a
+// record in the shared state (sess:<sid>), written when the session opens,
+// when its level is set, and, while it is used, at most once per quarter of
+// the idle timeout by each replica serving it; it expires after the idle
+// timeout and a quarter, and is deleted when the client ends the session
+// (DELETE) or a replica finds it idle. A session without a record is no
+// session (404). Changes are published on the "sessions" channel, so the
+// replicas holding the session apply them at once; a replica that may have
+// missed messages reads the record again at the session's next request.
+//
+// A request that needs nothing shared (a session this replica holds, whose
+// record it wrote less than a quarter of the idle timeout ago) touches no
+// shared state.
+
+const (
+	// sessionPurpose is the sealbox purpose of session ids.
+	sessionPurpose = "mcp-session"
+	// sessionChannel carries the changes of sessions between replicas.
+	sessionChannel = "sessions"
+	// maxSessionIDLen bounds a session id (an HTTP header): capabilities
+	// past it are dropped from the id (see sealSession).
+	maxSessionIDLen = 4096
+	// sessionLookupTimeout bounds the shared-state requests of a session
+	// lookup.
+	sessionLookupTimeout = 5 * time.Second
+)
+
+// sessionClaims are what a session id seals.
+type sessionClaims struct {
+	SID  string              `json:"s"`           // random: the key of the session's record
+	Ver  string              `json:"v"`           // the negotiated protocol version
+	Req  string              `json:"r,omitempty"` // the version the client asked for, when not Ver
+	Caps json.RawMessage     `json:"c,omitempty"` // the client's capabilities
+	Info *mcp.Implementation `json:"i,omitempty"` // the client's implementation
+	P    string              `json:"p,omitempty"` // the principal that opened it ("" without inbound OAuth)
+	Iat  int64               `json:"t"`           // when it opened (Unix seconds)
+}
+
+// sessionRecord is a session's record in the shared state.
+type sessionRecord struct {
+	Seen  int64            `json:"seen"` // Unix ms of the write
+	By    string           `json:"by"`   // the replica that wrote it
+	Level mcp.LoggingLevel `json:"lvl,omitempty"`
+}
+
+func recordKey(sid string) string { return "sess:" + sid }
+
+// errNoSession is a session id that names no session: not sealed with the
+// gateway's keys, of another principal, ended or expired.
+var errNoSession = errors.New("session not found")
+
+// initializeParams returns the params of body's initialize request, or nil
+// when body is not one (a batch, another method).
+func initializeParams(body []byte) *mcp.InitializeParams {
+	var arr, parr [8]rawjson.Member
+	ms, _, err := rawjson.Message(arr[:0], parr[:0], body)
+	if err != nil {
+		return nil
+	}
+	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"initialize"` {
+		return nil
+	}
+	p, ok := rawjson.Find(ms, "params")
+	if !ok {
+		return nil
+	}
+	var ip mcp.InitializeParams
+	if json.Unmarshal(p.Value, &ip) != nil {
+		return nil
+	}
+	return &ip
+}
+
+// negotiated is the version the go-sdk server answers an initialize for
+// asked with (as its negotiatedVersion does): that one if supported and
+// before 2026-07-28, else the latest supported before it.
+func negotiated(asked string) string {
+	supported := mcp.SupportedProtocolVersions()
+	if slices.Contains(supported, asked) && asked < conn.NewProtocol {
+		return asked
+	}
+	for _, v := range supported {
+		if v < conn.NewProtocol {
+			return v
+		}
+	}
+	return asked
+}
+
+// sealSession returns a new session's id for the initialize params ip (nil
+// for a POST that is no initialize: a session that will not open) and the
+// claims it seals.
+func (s *httpSessions) sealSession(ip *mcp.InitializeParams, owner string) (string, *sessionClaims) {
+	var sid [16]byte
+	rand.Read(sid[:])
+	c := &sessionClaims{SID: base64.RawURLEncoding.EncodeToString(sid[:]), P: owner, Iat: time.Now().Unix()}
+	if ip != nil {
+		c.Ver = negotiated(ip.ProtocolVersion)
+		if ip.ProtocolVersion != c.Ver {
+			c.Req = ip.ProtocolVersion
+		}
+		if ip.Capabilities != nil {
+			c.Caps, _ = json.Marshal(ip.Capabilities)
+		}
+		c.Info = ip.ClientInfo
+	}
+	for {
+		plain, _ := json.Marshal(c)
+		id := base64.RawURLEncoding.EncodeToString(s.box.Seal(nil, plain, []byte(sessionPurpose)))
+		if len(id) <= maxSessionIDLen || (c.Caps == nil && c.Info == nil) {
+			return id, c
+		}
+		// Oversized: the client's experimental capabilities go first,
+		// then its implementation's description, then everything.
+		switch {
+		case c.Info != nil && (c.Info.Title != "" || len(c.Info.Icons) > 0 || c.Info.WebsiteURL != ""):
+			c.Info = &mcp.Implementation{Name: c.Info.Name, Version: c.Info.Version}
+		case ip != nil && ip.Capabilities != nil && ip.Capabilities.Experimental != nil:
+			caps := *ip.Capabilities
+			caps.Experimental = nil
+			ip = &mcp.InitializeParams{ProtocolVersion: ip.ProtocolVersion, Capabilities: &caps}
+			c.Caps, _ = json.Marshal(&caps)
+		default:
+			c.Caps, c.Info = nil, nil
+		}
+	}
+}
+
+// openSession returns the claims of session id, or errNoSession.
+func (s *httpSessions) openSession(id string) (*sessionClaims, error) {
+	if len(id) > maxSessionIDLen {
+		return nil, errNoSession
+	}
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	if err != nil {
+		return nil, errNoSession
+	}
+	plain, err := s.box.Open(nil, b, []byte(sessionPurpose))
+	if err != nil {
+		return nil, errNoSession
+	}
+	var c sessionClaims
+	if err := json.Unmarshal(plain, &c); err != nil || c.SID == "" {
+		return nil, errNoSession
+	}
+	return &c, nil
+}
+
+// state is the go-sdk state of the session c seals, at level.
+func (c *sessionClaims) state(level mcp.LoggingLevel) *mcp.ServerSessionState {
+	ip := &mcp.InitializeParams{ProtocolVersion: c.Ver, ClientInfo: c.Info}
+	if c.Req != "" {
+		ip.ProtocolVersion = c.Req
+	}
+	if len(c.Caps) > 0 {
+		var caps mcp.ClientCapabilities
+		if json.Unmarshal(c.Caps, &caps) == nil {
+			ip.Capabilities = &caps
+		}
+	}
+	return &mcp.ServerSessionState{InitializeParams: ip, InitializedParams: &mcp.InitializedParams{},
+		NegotiatedProtocolVersion: c.Ver, LogLevel: level}
+}
+
+// writeRecord writes hs's record (its level, and that it is alive).
+func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession, level mcp.LoggingLevel) error {
+	now := time.Now()
+	b, _ := json.Marshal(sessionRecord{Seen: now.UnixMilli(), By: s.g.replica, Level: level})
+	if err := s.g.state.Put(ctx, recordKey(hs.sid), b, s.idle+s.idle/4); err != nil {
+		return fmt.Errorf("writing the session's record: %w", err)
+	}
+	s.mu.Lock()
+	hs.written = now
+	s.mu.Unlock()
+	return nil
+}
+
+// readRecord returns session sid's record, or errNoSession.
+func (s *httpSessions) readRecord(ctx context.Context, sid string) (*sessionRecord, error) {
+	b, err := s.g.state.Get(ctx, recordKey(sid))
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, errNoSession
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the session's record: %w", err)
+	}
+	var rec sessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, errNoSession
+	}
+	return &rec, nil
+}
+
+// open makes the session of a POST without a session id: a new session for
+// an initialize (sealed from its params), else one that ends with the
+// request, as the go-sdk handler makes. It returns the session, its POST
+// counted in progress (end ends it).
+func (s *httpSessions) open(ctx context.Context, body []byte, owner string) (hs *httpSession, end func(), err error) {
+	ip := initializeParams(body)
+	id, c := s.sealSession(ip, owner)
+	hs, err = s.connect(ctx, id, c, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ip != nil {
+		if err := s.writeRecord(ctx, hs, ""); err != nil {
+			hs.ss.Close()
+			return nil, nil, err
+		}
+	}
+	return hs, s.post(hs, ip != nil), nil
+}
+
+// lookup returns the session id names for owner, rebuilding it from its id
+// when this replica does not hold it, with its POST (for a POST) counted in
+// progress. It fails with errNoSession for an id that names no session of
+// owner's, or with the shared state's error.
+func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool) (*httpSession, func(), error) {
+	s.mu.Lock()
+	hs := s.byID[id]
+	stale := hs != nil && hs.stale
+	s.mu.Unlock()
+	if hs != nil && !stale {
+		if hs.owner != owner {
+			return nil, nil, errNoSession
+		}
+		end := s.post(hs, isPost)
+		if end == nil {
+			return nil, nil, errNoSession // (closing)
+		}
+		if time.Since(hs.writtenAt()) > s.idle/4 {
+			// Still alive, for the other replicas. (At most once per
+			// quarter of the idle timeout.)
+			if err := s.writeRecord(ctx, hs, s.g.levels.of(hs.ss)); err != nil {
+				end()
+				return nil, nil, err
+			}
+		}
+		return hs, end, nil
+	}
+	c, err := s.openSession(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.P != owner {
+		return nil, nil, errNoSession
+	}
+	rctx, cancel := context.WithTimeout(ctx, sessionLookupTimeout)
+	defer cancel()
+	rec, err := s.readRecord(rctx, c.SID)
+	if err != nil {
+		if hs != nil && errors.Is(err, errNoSession) {
+			s.drop(hs) // ended while this replica may have missed it
+		}
+		return nil, nil, err
+	}
+	if hs != nil { // stale: the record is read again
+		s.mu.Lock()
+		hs.stale = false
+		s.mu.Unlock()
+		s.applyLevel(hs, rec.Level)
+		return s.lookup(ctx, id, owner, isPost)
+	}
+	hs, err = s.connect(ctx, id, c, c.state(rec.Level))
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec.Level != "" {
+		s.g.levels.set(hs.ss, rec.Level, s.g.srv.Sessions)
+	}
+	end := s.post(hs, isPost)
+	if err := s.writeRecord(rctx, hs, rec.Level); err != nil {
+		end()
+		return nil, nil, err
+	}
+	return hs, end, nil
+}
+
+// connect connects a go-sdk session with id over a transport of its own
+// (rebuilt from st; nil for a new session) and registers it.
+func (s *httpSessions) connect(ctx context.Context, id string, c *sessionClaims, st *mcp.ServerSessionState) (*httpSession, error) {
+	tr := &mcp.StreamableServerTransport{SessionID: id}
+	var opts *mcp.ServerSessionOptions
+	if st != nil {
+		opts = &mcp.ServerSessionOptions{State: st}
+	}
+	ss, err := s.g.srv.Connect(context.WithoutCancel(ctx), tr, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connecting the session: %w", err)
+	}
+	hs := &httpSession{ss: ss, tr: tr, sid: c.SID, owner: c.P, calls: map[string]context.CancelFunc{}}
+	if st != nil {
+		hs.caps = conn.CapabilitiesJSON(st.InitializeParams.Capabilities)
+	}
+	hs.timer = time.AfterFunc(s.idle, func() { s.idled(hs) })
+	s.mu.Lock()
+	if old := s.byID[id]; old != nil {
+		// Rebuilt twice at once: the first one stays.
+		s.mu.Unlock()
+		hs.timer.Stop()
+		ss.Close()
+		return old, nil
+	}
+	s.byID[id] = hs
+	s.bySID[c.SID] = hs
+	s.mu.Unlock()
+	go func() { // ends with the session
+		ss.Wait()
+		s.mu.Lock()
+		if s.byID[id] == hs {
+			delete(s.byID, id)
+		}
+		if s.bySID[hs.sid] == hs {
+			delete(s.bySID, hs.sid)
+		}
+		s.mu.Unlock()
+		hs.timer.Stop()
+		s.end(hs)
+	}()
+	return hs, nil
+}
+
+// post counts a request of hs in progress when isPost (its idle timer
+// stops), and returns its end, which restarts the timer after the last
+// one; nil when hs is closing.
+func (s *httpSessions) post(hs *httpSession, isPost bool) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if hs.closing {
+		return nil
+	}
+	hs.used = time.Now()
+	if !isPost {
+		return func() {}
+	}
+	if hs.posts++; hs.posts == 1 {
+		hs.timer.Stop()
+	}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		hs.used = time.Now()
+		if hs.posts--; hs.posts == 0 && !hs.closing {
+			hs.timer.Reset(s.idle)
+		}
+	}
+}
+
+// idled closes hs, idle on this replica, and deletes its record when no
+// other replica wrote it since this one did: the session is idle
+// everywhere. (A replica that served it since without writing did so less
+// than a quarter of the idle timeout after this one's write: the session
+// was idle for at least three quarters of the timeout there.)
+func (s *httpSessions) idled(hs *httpSession) {
+	s.mu.Lock()
+	if hs.posts > 0 || hs.closing {
+		s.mu.Unlock()
+		return // busy again (its last POST's end restarts the timer)
+	}
+	hs.closing = true
+	written := hs.written
+	s.mu.Unlock()
+	hs.ss.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), sessionLookupTimeout)
+	defer cancel()
+	rec, err := s.readRecord(ctx, hs.sid)
+	if err == nil && rec.By == s.g.replica && rec.Seen == written.UnixMilli() {
+		s.g.state.Delete(ctx, recordKey(hs.sid))
+	}
+}
+
+// drop closes hs on this replica only (its record is left alone).
+func (s *httpSessions) drop(hs *httpSession) {
+	s.mu.Lock()
+	hs.closing = true
+	s.mu.Unlock()
+	hs.ss.Close()
+}
+
+// terminate ends hs for its client (DELETE): its record is deleted and
+// every replica told.
+func (s *httpSessions) terminate(ctx context.Context, hs *httpSession) error {
+	s.end(hs)
+	hs.ss.Close()
+	if err := s.g.state.Delete(ctx, recordKey(hs.sid)); err != nil {
+		return fmt.Errorf("deleting the session's record: %w", err)
+	}
+	s.publish(ctx, "gone "+hs.sid)
+	return nil
+}
+
+func (s *httpSessions) publish(ctx context.Context, msg string) {
+	if err := s.g.state.Publish(ctx, sessionChannel, []byte(msg)); err != nil {
+		s.g.log.Warn("publishing a session change", "error", err)
+	}
+}
+
+// changed applies a change another replica published: "gone SID" (ended),
+// "level SID LEVEL" (logging/setLevel); nil (messages may have been
+// missed) marks every session held to be read again.
+func (s *httpSessions) changed(msg []byte) {
+	if msg == nil {
+		s.mu.Lock()
+		for _, hs := range s.byID {
+			hs.stale = true
+		}
+		s.mu.Unlock()
+		return
+	}
+	kind, rest, _ := strings.Cut(string(msg), " ")
+	sid, level, _ := strings.Cut(rest, " ")
+	s.mu.Lock()
+	hs := s.bySID[sid]
+	s.mu.Unlock()
+	if hs == nil {
+		return
+	}
+	switch kind {
+	case "gone":
+		s.end(hs)
+		hs.ss.Close()
+	case "level":
+		s.applyLevel(hs, mcp.LoggingLevel(level))
+	}
+}
+
+// setLevel records a level hs's client set on this replica, for the
+// others (not one applyLevel is applying).
+func (s *httpSessions) setLevel(ctx context.Context, hs *httpSession, level mcp.LoggingLevel) {
+	s.mu.Lock()
+	applying := hs.applying > 0
+	s.mu.Unlock()
+	if applying {
+		return
+	}
+	if err := s.writeRecord(ctx, hs, level); err != nil {
+		s.g.log.Warn("recording a session's log level", "error", err)
+		return
+	}
+	s.publish(ctx, "level "+hs.sid+" "+string(level))
+}
+
+// applyLevel sets the level of hs as another replica's client set it: a
+// logging/setLevel delivered to the session as its client would send it,
+// marked (hs.applying) as replicated, not to be published again.
+func (s *httpSessions) applyLevel(hs *httpSession, level mcp.LoggingLevel) {
+	if level == "" || s.g.levels.of(hs.ss) == level {
+		return
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"mcphost-level","method":"logging/setLevel","params":{"level":%q}}`, level)
+	r, _ := http.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Session-Id", hs.ss.ID())
+	s.mu.Lock()
+	hs.applying++
+	s.mu.Unlock()
+	hs.tr.ServeHTTP(discard{h: http.Header{}}, r)
+	s.mu.Lock()
+	hs.applying--
+	s.mu.Unlock()
+}
+
+// discard is a ResponseWriter that keeps nothing.
+type discard struct{ h http.Header }
+
+func (d discard) Header() http.Header         { return d.h }
+func (d discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d discard) WriteHeader(int)             {}
+func (d discard) Flush()                      {}
+
+// writtenAt is when this replica last wrote hs's record.
+func (hs *httpSession) writtenAt() time.Time { return hs.written }
+
+// serveSession serves a request of a session as the go-sdk handler serves
+// a stateful one: a POST must be JSON and accept both a JSON response and
+// an event stream, a GET an event stream; DELETE ends the session.
+func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *httpSession) {
+	if pv := r.Header.Get("Mcp-Protocol-Version"); pv != "" && !slices.Contains(mcp.SupportedProtocolVersions(), pv) && pv < conn.NewProtocol {
+		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(mcp.SupportedProtocolVersions(), ",")), http.StatusBadRequest)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+			return
+		}
+		if !acceptsBoth(r) {
+			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+			return
+		}
+	case http.MethodGet:
+		if !acceptsStream(r) {
+			http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
+			return
+		}
+	case http.MethodDelete:
+		if err := s.terminate(r.Context(), hs); err != nil {
+			s.g.log.Warn("ending a session", "error", err)
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	hs.tr.ServeHTTP(w, r)
+}
+
+// acceptsStream reports whether the request accepts an event stream.
+func acceptsStream(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.ToLower(strings.TrimSpace(mt)) {
+			case "text/event-stream", "text/*", "*/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// logSessionID is how logs, audit lines and spans name a session: a
+// sealed id is the session's bearer and long, so it is named by a digest.
+func logSessionID(id string) string {
+	if len(id) <= 64 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "s-" + hex.EncodeToString(sum[:12])
+}
+
+// isInitialize reports whether body is an initialize request.
+func isInitialize(body []byte) bool {
+	return bytes.Contains(body, []byte("initialize")) && initializeParams(body) != nil
+}
+
+// sessionsChanged passes a session change published by a replica to the
+// session tables of this one's HTTP handlers.
+func (g *Gateway) sessionsChanged(msg []byte) {
+	g.tablesMu.Lock()
+	tables := slices.Clone(g.tables)
+	g.tablesMu.Unlock()
+	for _, s := range tables {
+		s.changed(msg)
+	}
+}
+
+// levelSet records the level the client of an HTTP session ss set, for
+// the other replicas.
+func (g *Gateway) levelSet(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel) {
+	g.tablesMu.Lock()
+	tables := slices.Clone(g.tables)
+	g.tablesMu.Unlock()
+	for _, s := range tables {
+		s.mu.Lock()
+		hs := s.byID[ss.ID()]
+		s.mu.Unlock()
+		if hs != nil {
+			s.setLevel(ctx, hs, level)
+			return
+		}
+	}
+}
