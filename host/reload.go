@@ -140,6 +140,9 @@ func restartNeeded(old, cfg *config.Config) []string {
 	if !old.Telemetry.Equal(cfg.Telemetry) {
 		out = append(out, "telemetry")
 	}
+	if !old.State.Equal(cfg.State) {
+		out = append(out, "state")
+	}
 	return out
 }
 
@@ -148,7 +151,7 @@ func restartNeeded(old, cfg *config.Config) []string {
 func restartSettings(cfg, old *config.Config) *config.Config {
 	c := *cfg
 	c.Settings = cfg.Settings.KeepRestartOnly(&old.Settings)
-	c.Gateway, c.Audit, c.Telemetry = old.Gateway, old.Audit, old.Telemetry
+	c.Gateway, c.Audit, c.Telemetry, c.State = old.Gateway, old.Audit, old.Telemetry, old.State
 	return &c
 }
 

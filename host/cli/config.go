@@ -167,6 +167,11 @@ func redactConfig(cfg *config.Config) *config.Config {
 		}
 		c.Telemetry = &r
 	}
+	if cfg.State != nil && cfg.State.URL != "" {
+		st := *cfg.State
+		st.URL = st.RedactedURL()
+		c.State = &st
+	}
 	if cfg.Gateway != nil && cfg.Gateway.OAuth != nil && cfg.Gateway.OAuth.ClientSecret != "" {
 		gw, o := *cfg.Gateway, *cfg.Gateway.OAuth
 		o.ClientSecret = redacted

@@ -326,6 +326,9 @@ type Config struct {
 	// Telemetry configures OpenTelemetry traces and metrics (a telemetry
 	// block), or nil.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// State configures what the gateway's replicas share (a state block).
+	// OPTIONAL: nil is this machine's files and memory.
+	State *State `json:"state,omitempty"`
 	// Transports lists every available transport: built-in and from locked plugins.
 	Transports []string `json:"transports"`
 	// Files lists the files read, lowest precedence first.

@@ -23,6 +23,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "gateway"},
 		{Type: "audit"},
 		{Type: "telemetry"},
+		{Type: "state"},
 	},
 }
 
@@ -53,6 +54,8 @@ type decodedFile struct {
 	// are (the first of each), also in a project file, whose blocks are not
 	// decoded.
 	gatewayRange, auditRange, telemetryRange *hcl.Range
+	state                                    *State
+	stateRange                               *hcl.Range
 }
 
 // decodeFile decodes one parsed file's blocks but its servers, which it
@@ -98,8 +101,8 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 			}
 		case "permissions":
 			diags = append(diags, decodePermissions(b, out, ctx)...)
-		case "gateway", "audit", "telemetry":
-			first := map[string]**hcl.Range{"gateway": &out.gatewayRange, "audit": &out.auditRange, "telemetry": &out.telemetryRange}[b.Type]
+		case "gateway", "audit", "telemetry", "state":
+			first := map[string]**hcl.Range{"gateway": &out.gatewayRange, "audit": &out.auditRange, "telemetry": &out.telemetryRange, "state": &out.stateRange}[b.Type]
 			if *first != nil {
 				diags = append(diags, errorf(&b.DefRange, "Duplicate "+b.Type+" block",
 					"Only one %s block is allowed per file; the first is at %s.", b.Type, *first))
@@ -115,6 +118,8 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 				out.gateway, d = decodeGateway(b, path, scope, ctx)
 			case "audit":
 				out.audit, d = decodeAudit(b, path, scope, ctx)
+			case "state":
+				out.state, d = decodeState(b, path, scope, ctx)
 			default:
 				out.telemetry, d = decodeTelemetry(b, path, scope, ctx)
 			}

@@ -151,6 +151,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	diags = append(diags, mergePermissions(cfg, files)...)
 	diags = append(diags, mergeGateway(cfg, files)...)
 	diags = append(diags, mergeTelemetry(cfg, files)...)
+	diags = append(diags, mergeState(cfg, files)...)
 	if cfg.Settings.PluginDir == "" {
 		cfg.Settings.PluginDir = envOr(o.LookupEnv, EnvPluginDir, joinIf(loc.ConfigDir, "plugins"))
 	}

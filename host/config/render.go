@@ -83,6 +83,7 @@ func Render(cfg *Config) []byte {
 	}
 	writeGateway(b, cfg)
 	writeTelemetry(b, cfg.Telemetry)
+	writeState(b, cfg.State)
 	for _, p := range cfg.IdPs {
 		b.AppendNewline()
 		comment(b, fmt.Sprintf("%s scope, %s:%d", p.Origin.Scope, p.Origin.File, p.Origin.Range.Start.Line))
@@ -278,6 +279,22 @@ func writeTelemetry(b *hclwrite.Body, t *Telemetry) {
 	tb.SetAttributeValue("metrics", cty.BoolVal(t.Metrics))
 	tb.SetAttributeValue("prometheus", cty.BoolVal(t.Prometheus))
 	tb.SetAttributeValue("sample_ratio", cty.NumberFloatVal(t.SampleRatio))
+}
+
+// writeState writes the state block in effect, if any.
+func writeState(b *hclwrite.Body, s *State) {
+	if s == nil {
+		return
+	}
+	b.AppendNewline()
+	comment(b, fmt.Sprintf("%s scope, %s:%d", s.Origin.Scope, s.Origin.File, s.Origin.Range.Start.Line))
+	sb := b.AppendNewBlock("state", nil).Body()
+	sb.SetAttributeValue("backend", cty.StringVal(s.Backend))
+	for _, a := range [][2]string{{"url", s.URL}, {"key_prefix", s.KeyPrefix}, {"ca_file", s.CAFile}, {"cert_file", s.CertFile}, {"key_file", s.KeyFile}} {
+		if a[1] != "" {
+			sb.SetAttributeValue(a[0], cty.StringVal(a[1]))
+		}
+	}
 }
 
 // ctyStringMap is m as an HCL object.
