@@ -32,6 +32,7 @@ import (
 	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/telemetry"
 )
 
@@ -84,6 +85,9 @@ type Options struct {
 	// PinsFile keeps the fingerprints of the tool definitions seen, across
 	// runs. OPTIONAL: without it, pins last as long as the Host.
 	PinsFile string
+	// Pins keeps the fingerprints instead of PinsFile: the state the
+	// gateway's replicas share (state.Backend.Pins). OPTIONAL.
+	Pins state.Pins
 	// Ask is asked about a call whose permission decision is ask; true
 	// allows it. OPTIONAL: without it, such calls are denied with a message
 	// saying how to allow them.
@@ -150,10 +154,14 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	if err := checkInProcess(cfg, o.InProcess); err != nil {
 		return nil, err
 	}
-	pn, err := loadPins(o.PinsFile)
-	if err != nil {
-		return nil, err
+	store := o.Pins
+	if store == nil {
+		var err error
+		if store, err = state.NewFilePins(o.PinsFile); err != nil {
+			return nil, err
+		}
 	}
+	pn := newPins(store)
 	h := &Host{log: o.Logger, outputDir: o.OutputDir, ask: o.Ask, pins: pn, present: o.PresentAuthURL,
 		onElicit: o.OnElicit, onCreateMessage: o.OnCreateMessage, inProcess: o.InProcess, tel: o.Telemetry}
 	h.cfg.Store(cfg)

@@ -1,68 +1,76 @@
 package host
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
+	"time"
 
-	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/host/state"
 )
 
 // ErrToolChanged is returned for a call to a tool whose definition changed
 // since it was first seen (a "rug pull"): it stays blocked until approved.
 var ErrToolChanged = errors.New("tool definition changed")
 
+// ErrPinsUnavailable is returned for a call to a tool whose definition
+// cannot be checked against its pin (the shared state is unreachable): it
+// is refused rather than called unchecked.
+var ErrPinsUnavailable = errors.New("tool pins unavailable")
+
+// pinsTimeout bounds one request to the pin store.
+const pinsTimeout = 5 * time.Second
+
 // pins remembers the fingerprint of every tool definition the host has seen
-// (trust on first sight). A later, different definition of the same tool
-// blocks it until `mcphost tools approve` records the new one.
+// (trust on first sight) in a pin store (a file, or the state replicas
+// share). A later, different definition of the same tool blocks it until
+// `mcphost tools approve` records the new one. The fingerprints known to
+// match are cached: a call to a tool whose definition matches its pin asks
+// the store nothing.
 type pins struct {
-	path string // "" keeps pins in memory only
+	store state.Pins
 
 	mu   sync.Mutex
-	seen map[string]string // registry name -> fingerprint
+	seen map[string]string // registry name -> recorded fingerprint, as last read
 }
 
-func loadPins(path string) (*pins, error) {
-	p := &pins{path: path, seen: map[string]string{}}
-	if path == "" {
-		return p, nil
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return p, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading tool pins: %w", err)
-	}
-	if err := json.Unmarshal(b, &p.seen); err != nil {
-		return nil, fmt.Errorf("tool pins file %s is damaged: %w", path, err)
-	}
-	return p, nil
+func newPins(store state.Pins) *pins {
+	return &pins{store: store, seen: map[string]string{}}
 }
 
-// observe pins the tools it has not seen and reports which ones changed.
+// observe pins the tools it has not seen and reports which ones changed
+// (or could not be checked: a store that cannot be reached blocks what is
+// not known to match).
 func (p *pins) observe(tools []*registry.Tool) map[string]bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	changed := map[string]bool{}
-	added := false
+	ask := map[string]string{}
 	for _, t := range tools {
-		fp, ok := p.seen[t.Name]
-		switch {
-		case !ok:
-			p.seen[t.Name] = t.Fingerprint
-			added = true
-		case fp != t.Fingerprint:
-			changed[t.Name] = true
+		if p.seen[t.Name] != t.Fingerprint {
+			ask[t.Name] = t.Fingerprint
 		}
 	}
-	if added {
-		p.saveLocked()
+	p.mu.Unlock()
+	changed := map[string]bool{}
+	if len(ask) == 0 {
+		return changed
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pinsTimeout)
+	defer cancel()
+	recorded, err := p.store.Pin(ctx, ask)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, fp := range ask {
+		switch cur, ok := recorded[name]; {
+		case err != nil || !ok:
+			changed[name] = true
+		default:
+			p.seen[name] = cur
+			if cur != fp {
+				changed[name] = true
+			}
+		}
 	}
 	return changed
 }
@@ -70,7 +78,23 @@ func (p *pins) observe(tools []*registry.Tool) map[string]bool {
 // check fails for a tool whose definition differs from its pin (pinning it
 // if it was never seen).
 func (p *pins) check(t *registry.Tool) error {
-	if changed := p.observe([]*registry.Tool{t}); changed[t.Name] {
+	p.mu.Lock()
+	ok := p.seen[t.Name] == t.Fingerprint
+	p.mu.Unlock()
+	if ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pinsTimeout)
+	defer cancel()
+	recorded, err := p.store.Pin(ctx, map[string]string{t.Name: t.Fingerprint})
+	if err != nil {
+		return fmt.Errorf("%w: checking %s against its pin: %w", ErrPinsUnavailable, t.Name, err)
+	}
+	cur := recorded[t.Name]
+	p.mu.Lock()
+	p.seen[t.Name] = cur
+	p.mu.Unlock()
+	if cur != t.Fingerprint {
 		return fmt.Errorf("%w: %s is not what it was when first seen (its description, schema or annotations changed); review it with `mcphost tools --server %s` and approve it with `mcphost tools approve %s`",
 			ErrToolChanged, t.Name, t.Server, t.Name)
 	}
@@ -79,22 +103,13 @@ func (p *pins) check(t *registry.Tool) error {
 
 // approve records a tool's current definition.
 func (p *pins) approve(t *registry.Tool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), pinsTimeout)
+	defer cancel()
+	if err := p.store.Approve(ctx, t.Name, t.Fingerprint); err != nil {
+		return fmt.Errorf("approving %s: %w", t.Name, err)
+	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.seen[t.Name] = t.Fingerprint
-	return p.saveLocked()
-}
-
-func (p *pins) saveLocked() error {
-	if p.path == "" {
-		return nil
-	}
-	b, err := json.MarshalIndent(p.seen, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(p.path), 0o700); err != nil {
-		return err
-	}
-	return config.WriteFileAtomic(p.path, b, 0o600)
+	p.mu.Unlock()
+	return nil
 }

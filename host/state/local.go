@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -291,16 +293,27 @@ func (s *memTokens) Load(key string) (*auth.Record, error) {
 	if !ok {
 		return nil, auth.ErrNotFound
 	}
-	c := *r
-	return &c, nil
+	return cloneRecord(r), nil
 }
 
 func (s *memTokens) Save(key string, r *auth.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := *r
-	s.m[key] = &c
+	s.m[key] = cloneRecord(r)
 	return nil
+}
+
+// cloneRecord returns a copy of r that shares nothing with it that a
+// caller may change.
+func cloneRecord(r *auth.Record) *auth.Record {
+	c := *r
+	c.Scopes = slices.Clone(r.Scopes)
+	c.PluginState = bytes.Clone(r.PluginState)
+	if r.Token != nil {
+		t := *r.Token
+		c.Token = &t
+	}
+	return &c
 }
 
 func (s *memTokens) Delete(key string) error {
@@ -309,6 +322,10 @@ func (s *memTokens) Delete(key string) error {
 	delete(s.m, key)
 	return nil
 }
+
+// NewFilePins returns tool pins kept in the JSON file at path (read now;
+// written atomically, 0600, at each change); "" keeps them in memory.
+func NewFilePins(path string) (Pins, error) { return loadFilePins(path) }
 
 // filePins are tool pins kept in a JSON file (registry name →
 // fingerprint), written atomically 0600; "" keeps them in memory.

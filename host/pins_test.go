@@ -1,0 +1,86 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/host/state"
+)
+
+// countingPins counts the requests to a pin store, and fails them while
+// down (the shared state unreachable: no real Redis is needed to say it is
+// down, and the Redis backend's own errors are tested with a real server).
+type countingPins struct {
+	state.Pins
+	calls int
+	down  bool
+}
+
+var errDown = errors.New("state unreachable")
+
+func (c *countingPins) Pin(ctx context.Context, fps map[string]string) (map[string]string, error) {
+	c.calls++
+	if c.down {
+		return nil, errDown
+	}
+	return c.Pins.Pin(ctx, fps)
+}
+
+func (c *countingPins) Approve(ctx context.Context, name, fp string) error {
+	c.calls++
+	if c.down {
+		return errDown
+	}
+	return c.Pins.Approve(ctx, name, fp)
+}
+
+// TestSharedPins: two hosts (replicas) sharing a pin store: the first
+// sight on one pins the tool for both; a changed definition is blocked on
+// both until approved on either; a call whose definition matches its pin
+// asks the store nothing; with the store unreachable, a tool not known to
+// match is refused (fail closed), one known to match is not.
+func TestSharedPins(t *testing.T) {
+	shared, _ := state.NewFilePins("")
+	ca, cb := &countingPins{Pins: shared}, &countingPins{Pins: shared}
+	a, b := newPins(ca), newPins(cb)
+	v1 := &registry.Tool{Name: "mcp__s__t", Server: "s", Fingerprint: "v1"}
+	v2 := &registry.Tool{Name: "mcp__s__t", Server: "s", Fingerprint: "v2"}
+
+	if changed := a.observe([]*registry.Tool{v1}); len(changed) != 0 {
+		t.Fatalf("first sight: changed %v", changed)
+	}
+	if err := b.check(v2); !errors.Is(err, ErrToolChanged) {
+		t.Fatalf("a changed definition on the other replica: %v, want ErrToolChanged", err)
+	}
+	if changed := a.observe([]*registry.Tool{v2}); !changed[v2.Name] {
+		t.Fatal("a changed definition is not blocked where it was first seen")
+	}
+	if err := b.approve(v2); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.check(v2); err != nil {
+		t.Fatalf("approved on the other replica, still blocked: %v", err)
+	}
+	before := ca.calls
+	for range 5 {
+		if err := a.check(v2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ca.calls != before {
+		t.Errorf("checks of a matching definition asked the store %d times, want 0", ca.calls-before)
+	}
+	ca.down = true
+	if err := a.check(v2); err != nil {
+		t.Errorf("a definition known to match, store down: %v", err)
+	}
+	v3 := &registry.Tool{Name: "mcp__s__u", Server: "s", Fingerprint: "v1"}
+	if err := a.check(v3); !errors.Is(err, ErrPinsUnavailable) {
+		t.Errorf("an unknown tool with the store down: %v, want ErrPinsUnavailable", err)
+	}
+	if changed := a.observe([]*registry.Tool{v2, v3}); changed[v2.Name] || !changed[v3.Name] {
+		t.Errorf("observe with the store down: changed %v, want only %s", changed, v3.Name)
+	}
+}
