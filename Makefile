@@ -23,11 +23,12 @@ run: build
 	./scripts/run-example.sh $(ADDR)
 
 # Independent MCP peers (server-everything, inspector CLI) for interop tests,
-# and a real Prometheus (Debian's) that the telemetry tests scrape /metrics
-# with (installed if missing; never started as a service).
+# a real Prometheus (Debian's) that the telemetry tests scrape /metrics
+# with, and the Redis server and HAProxy of the scale-out tests (installed
+# if missing; never started as services: the tests start their own).
 test-deps:
 	cd test/interop && npm ci --no-audit --no-fund --loglevel=error
-	command -v prometheus >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
+	command -v prometheus >/dev/null && command -v redis-server >/dev/null && command -v haproxy >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus redis-server haproxy; }
 
 # Every test, including interop with servers and clients nobody here wrote,
 # and the official conformance suite's client and server scenarios.

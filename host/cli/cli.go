@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -21,9 +20,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcphost/mcphost/host"
-	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/redact"
+	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // Exit codes.
@@ -86,6 +86,10 @@ type app struct {
 	// openURL opens a URL in the user's browser. OPTIONAL: openBrowser's
 	// default ($BROWSER, else the platform's opener). Tests replace it.
 	openURL func(string) error
+
+	// The shared state and keys a command opened (state.go).
+	state state.Backend
+	keys  *sealbox.Keys
 }
 
 // Run executes the mcphost command line and returns its exit code.
@@ -102,6 +106,7 @@ func run(ctx context.Context, sigs *signals, args []string, stdin io.Reader, std
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	a.closeState()
 	var ee exitErr
 	switch {
 	case err == nil:
@@ -249,10 +254,13 @@ func (a *app) startHost(interactive bool, adjust ...func(*host.Options)) (*host.
 // hostOn is startHost for a configuration already loaded.
 func (a *app) hostOn(cfg *config.Config, interactive bool, adjust ...func(*host.Options)) (*host.Host, error) {
 	opts := &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv}
-	if dir := config.Locate(a.lookupEnv, a.workDir).ConfigDir; dir != "" {
-		opts.PinsFile = filepath.Join(dir, "tool-pins.json")
-		opts.TokenStore = &hauth.FileStore{Dir: filepath.Join(dir, "tokens")}
+	st, _, err := a.sharedState(context.Background(), cfg)
+	if err != nil {
+		return nil, err
 	}
+	// Tokens and tool pins: this machine's files, or the replicas' shared
+	// state (a state block).
+	opts.TokenStore, opts.Pins = st.Tokens(), st.Pins()
 	opts.PresentAuthURL = a.presenter("the server", false)
 	if a.isTerminal(a.stdin) && a.isTerminal(a.stderr) {
 		opts.Ask = a.askOnTerminal

@@ -167,7 +167,12 @@ addressed) or allowed with --allow-origin.`,
 			}
 			defer closeAudit()
 			users := httpAddr != "" && cfg.Gateway != nil && cfg.Gateway.OAuth != nil
-			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel})
+			st, keys, err := a.sharedState(ctx, cfg) // (opened by hostOn)
+			if err != nil {
+				return err
+			}
+			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
+				Keys: keys, State: st})
 			problems := g.Sync(ctx)
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
@@ -195,7 +200,7 @@ addressed) or allowed with --allow-origin.`,
 			}
 			hopts := &serve.HTTPOptions{Token: token, AllowedOrigins: origins,
 				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions, Stateless: stateless}
-			if err := gatewayOptions(cfg, hopts); err != nil {
+			if err := gatewayOptions(cfg, st, hopts); err != nil {
 				return err
 			}
 			return a.serveHTTP(ctx, g, h, httpAddr, hopts, &serve.HealthOptions{Reload: rl.Status}, tel.Handler())

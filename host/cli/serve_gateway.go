@@ -14,11 +14,13 @@ import (
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/host/state"
 )
 
 // gatewayOptions sets the HTTP options a gateway block configures: inbound
-// OAuth (the static token is then not used) and rate limits.
-func gatewayOptions(cfg *config.Config, opts *serve.HTTPOptions) error {
+// OAuth (the static token is then not used) and rate limits (counted in
+// st, shared by the replicas).
+func gatewayOptions(cfg *config.Config, st state.Backend, opts *serve.HTTPOptions) error {
 	gw := cfg.Gateway
 	if gw == nil {
 		return nil
@@ -50,7 +52,7 @@ func gatewayOptions(cfg *config.Config, opts *serve.HTTPOptions) error {
 			lo.Rate, lo.Burst = rate, r.Burst // (0: ratelimit's default, a second's worth)
 		}
 		lo.MaxConcurrent = r.MaxConcurrent
-		opts.RateLimit = ratelimit.New(lo)
+		opts.RateLimit = st.RateLimiter("gateway", lo)
 	}
 	return nil
 }
@@ -80,7 +82,11 @@ func describeGateway(cfg *config.Config, opts *serve.HTTPOptions) string {
 	if r := cfg.Gateway.RateLimit; opts.RateLimit != nil && r != nil {
 		var parts []string
 		if r.PerPrincipal != "" {
-			parts = append(parts, fmt.Sprintf("%s, burst %d", r.PerPrincipal, opts.RateLimit.Burst()))
+			burst := r.Burst
+			if rate, err := ratelimit.ParseRate(r.PerPrincipal); err == nil {
+				burst = ratelimit.New(ratelimit.Options{Rate: rate, Burst: r.Burst}).Burst() // (its default)
+			}
+			parts = append(parts, fmt.Sprintf("%s, burst %d", r.PerPrincipal, burst))
 		}
 		if r.MaxConcurrent > 0 {
 			parts = append(parts, fmt.Sprintf("at most %d concurrent", r.MaxConcurrent))

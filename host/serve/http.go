@@ -17,7 +17,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
-	"github.com/mcphost/mcphost/host/ratelimit"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/hclogslog"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -62,7 +62,11 @@ type HTTPOptions struct {
 	// a request over it is answered 429 with a JSON-RPC error and a retry
 	// hint, and nothing is sent upstream. Without OAuth every client is
 	// one principal. OPTIONAL.
-	RateLimit *ratelimit.Limiter
+	//
+	// Its counts are shared by the replicas when it comes from a shared
+	// state.Backend; if that cannot be reached, requests are admitted (and
+	// the error logged) rather than all refused.
+	RateLimit state.RateLimiter
 	// Stateless serves with no per-session server state (serve --http
 	// --stateless): every request stands alone, as 2026-07-28 clients send
 	// them. Clients of earlier versions still work, except for what needs a

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/host/ratelimit"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -23,7 +24,7 @@ const CodeRateLimited = -32029
 // stream that lasts as long as its session, takes no slot of
 // max_concurrent (its rate token is spent). release ends the requests'
 // concurrency slots.
-func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l *ratelimit.Limiter, key string, body []byte) (release func(), ok bool) {
+func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body []byte) (release func(), ok bool) {
 	id, n, listen := requests(body)
 	var releases []func()
 	releaseAll := func() {
@@ -32,8 +33,14 @@ func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l *ratelimit
 		}
 	}
 	for range n {
-		rel, retry, reason, ok := l.Acquire(key)
-		if !ok {
+		rel, retry, reason, err := l.Acquire(r.Context(), key)
+		if err != nil {
+			// The shared counts cannot be read: admitted, as an outage of
+			// the shared state must not stop every request.
+			g.log.Warn("rate limit not applied: its shared counts are unavailable", "error", err)
+			continue
+		}
+		if reason != 0 {
 			releaseAll()
 			secs := ratelimit.RetryAfterSeconds(retry)
 			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))

@@ -83,9 +83,9 @@ type Gateway struct {
 	mu      sync.Mutex
 	exposed exposure // what is served, by exposed name or URI
 
-	changed   chan struct{} // a registry change is pending
-	relayed   atomic.Uint64 // tools/call requests that took the relay path
-	askKeys   [][]byte      // key the request states the gateway issues; the first signs (ask.go)
+	changed chan struct{} // a registry change is pending
+	relayed atomic.Uint64 // tools/call requests that took the relay path
+	askKeys [][]byte      // key the request states the gateway issues; the first signs (ask.go)
 
 	// Scale-out (sessions.go): the session ids' box, the shared state,
 	// this replica's random id, the session tables of the HTTP handlers.
