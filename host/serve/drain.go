@@ -165,6 +165,7 @@ func (g *Gateway) Drain(ctx context.Context) {
 // streams included), and the calls held for clients' retries.
 func (g *Gateway) CloseSessions() {
 	g.unsubSess()
+	g.unsubFwd()
 	for ss := range g.srv.Sessions() {
 		ss.Close()
 	}

@@ -206,7 +206,7 @@ func (s *httpSessions) awaitAnswer(hs *httpSession) (id string, answer <-chan []
 		return "", nil, nil, false
 	}
 	s.asked++
-	id = askIDPrefix + strconv.FormatUint(s.asked, 10)
+	id = askIDPrefix + s.g.replica + "-" + strconv.FormatUint(s.asked, 10) // (forward.go)
 	if hs.asks == nil {
 		hs.asks = map[string]chan []byte{}
 	}

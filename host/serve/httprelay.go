@@ -60,6 +60,7 @@ type httpSession struct {
 	closing  bool        // closed as idle, or ended by its client: nothing more is relayed on it
 	stale    bool        // changes published by other replicas may have been missed: read the record again
 	applying int         // logging/setLevel requests replayed from other replicas in progress (sessions.go)
+	outAsks  int         // go-sdk requests to the client awaiting its answer (forward.go)
 	caps     []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
 	posts    int         // POSTs in progress
 	used     time.Time   // the last request's start or end

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -132,5 +133,52 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	resp, _ = post(t, gws[0].url, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, map[string]string{"Mcp-Session-Id": foreign})
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a session sealed with other keys: %s, want 404", resp.Status)
+	}
+}
+
+// TestAnswersAcrossReplicas: a call that asks its client (elicitation)
+// runs on the replica its POST reached; the client's answer, POSTed on the
+// session, reaches another replica (round robin), which passes it on: the
+// call completes, by the relay path (its own request ids) and by the
+// go-sdk path (a session with a log level; ids of the go-sdk session).
+func TestAnswersAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	keys := sealbox.Random()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gws := replicas(t, 2, keys, st)
+	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
+	for _, p := range gws {
+		rr.urls = append(rr.urls, p.url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
+	}}).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rr}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, path := range []string{"relay", "go-sdk"} {
+		if path == "go-sdk" {
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 4 { // (the call and its answer alternate between the two replicas)
+			before := rr.next.Load()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__ask", Arguments: map[string]any{"question": "ok?"}})
+			if err != nil || res.IsError || textOf(res) != "answer: yes" {
+				t.Fatalf("%s, call %d: %v %+v", path, i, err, res)
+			}
+			if n := rr.next.Load() - before; n != 2 {
+				t.Fatalf("%s, call %d: %d requests, want the call and its answer", path, i, n)
+			}
+		}
 	}
 }

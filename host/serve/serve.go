@@ -95,6 +95,7 @@ type Gateway struct {
 	tablesMu  sync.Mutex
 	tables    []*httpSessions
 	unsubSess func()
+	unsubFwd  func()
 
 	logins pendingLogins // logins started through authenticate pseudo-tools
 	subs   subscriptions // upstream resource subscriptions (resources.go)
@@ -155,6 +156,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	g.unsubSess = g.state.Subscribe(sessionChannel, g.sessionsChanged)
+	g.unsubFwd = g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
@@ -169,6 +171,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
+	g.srv.AddSendingMiddleware(g.askTracking)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}

@@ -432,8 +432,9 @@ func (s *httpSessions) publish(ctx context.Context, msg string) {
 }
 
 // changed applies a change another replica published: "gone SID" (ended),
-// "level SID LEVEL" (logging/setLevel); nil (messages may have been
-// missed) marks every session held to be read again.
+// "level SID LEVEL" (logging/setLevel), "cancel SID REPLICA\nBODY" (a
+// cancellation, forward.go); nil (messages may have been missed) marks
+// every session held to be read again.
 func (s *httpSessions) changed(msg []byte) {
 	if msg == nil {
 		s.mu.Lock()
@@ -443,7 +444,8 @@ func (s *httpSessions) changed(msg []byte) {
 		s.mu.Unlock()
 		return
 	}
-	kind, rest, _ := strings.Cut(string(msg), " ")
+	head, body, _ := bytes.Cut(msg, []byte{'\n'})
+	kind, rest, _ := strings.Cut(string(head), " ")
 	sid, level, _ := strings.Cut(rest, " ")
 	s.mu.Lock()
 	hs := s.bySID[sid]
@@ -457,6 +459,10 @@ func (s *httpSessions) changed(msg []byte) {
 		hs.ss.Close()
 	case "level":
 		s.applyLevel(hs, mcp.LoggingLevel(level))
+	case "cancel": // level is the replica that received it (forward.go)
+		if level != s.g.replica {
+			s.cancelled(hs, body)
+		}
 	}
 }
 
