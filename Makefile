@@ -7,7 +7,7 @@ export DEMO_HTTP_PORT
 DEMO_WS_PORT ?= 18932
 export DEMO_WS_PORT
 
-.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance
+.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test
 
 all: build
 
@@ -32,9 +32,16 @@ test-deps:
 
 # Every test, including interop with servers and clients nobody here wrote,
 # and the official conformance suite's client and server scenarios.
-test: build test-deps vet
+test: build test-deps vet deploy-test
 	$(GO) test -count=1 -race -timeout 20m ./...
 	CONFORMANCE_PARTS="client server server-http" ./scripts/conformance.sh
+
+# deploy/ (its own module, so that Helm and client-go stay out of the
+# host's): renders the Helm chart and decodes every manifest strictly into
+# the Kubernetes API types, lints the Dockerfile, builds the image's static
+# binaries as its build stage does. No cluster, no Docker, no network.
+deploy-test:
+	cd deploy && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The official MCP conformance suite: client scenarios against mcphost, server
 # scenarios through `mcphost serve --http` (see scripts/conformance.sh).

@@ -155,15 +155,29 @@ func (r *reloader) watch(w *fsnotify.Watcher, were []string) []string {
 }
 
 // concerns reports whether a change of path may change the configuration.
-func (r *reloader) concerns(path string) bool {
+//
+// A Kubernetes ConfigMap volume updates its files by swapping a symlink,
+// "..data", in their directory (the files' own names never change): a
+// change of that link concerns every file of the directory.
+func (r *reloader) concerns(path string) bool { return concerns(r.h.Config().Watch, path) }
+
+// concerns reports whether a change of path concerns one of the files (or
+// directories) watch lists.
+func concerns(watch []string, path string) bool {
 	path = filepath.Clean(path)
-	for _, p := range r.h.Config().Watch {
+	for _, p := range watch {
 		if path == p || filepath.Dir(path) == p {
+			return true
+		}
+		if filepath.Base(path) == configMapLink && filepath.Dir(path) == filepath.Dir(p) {
 			return true
 		}
 	}
 	return false
 }
+
+// configMapLink is the symlink a Kubernetes ConfigMap volume swaps.
+const configMapLink = "..data"
 
 // reload loads the configuration again and applies it, or, when it has
 // errors, reports them and keeps the configuration in effect.
