@@ -35,6 +35,19 @@ const (
 	StepUpWindow = 10 * time.Minute
 	// RefreshAhead is how long before expiry a token is refreshed.
 	RefreshAhead = time.Minute
+	// RefreshLeaseTTL is how long a process may hold the refresh lease of a
+	// credential in a store that several processes share (a Leaser), or
+	// less if its request ends sooner; it bounds the refresh request. It is
+	// shorter than the 30 s a token request may wait, so that a request
+	// queued behind a holder that died can still take over in time.
+	RefreshLeaseTTL = 20 * time.Second
+)
+
+// The backoff of a process polling the store while another holds the
+// refresh lease: doubling from leaseWaitMin to leaseWaitMax.
+const (
+	leaseWaitMin = 50 * time.Millisecond
+	leaseWaitMax = 500 * time.Millisecond
 )
 
 // Presenter shows an authorization URL to the user: opens a browser, prints
@@ -72,7 +85,12 @@ type HandlerConfig struct {
 //
 // Tokens come from the store at start and are refreshed ahead of expiry,
 // one refresh at a time, sending the resource again; a rotated refresh token
-// is saved before it is used. A 401 first forces one refresh, then (for the
+// is saved before it is used. Before refreshing, the stored record is read
+// again: a token another process refreshed since is used rather than
+// refreshed again, and a refresh starts from the stored (unspent) refresh
+// token. With a store that several processes share (a Leaser), one process
+// refreshes a credential at a time, under its lease, and the others wait
+// for its result. A 401 first forces one refresh, then (for the
 // authorization-code grant) needs a login, which only Login allows; the
 // client-credentials and JWT-bearer grants re-run on their own.
 type Handler struct {
@@ -166,9 +184,11 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 			}
 			h.dpop = k
 			h.noteDPoPEndpoint(r.TokenURL)
-			h.src = &tokenSource{h: h, rec: r}
+			h.src = &tokenSource{h: h, rec: r, persist: true}
 		case r.Token != nil:
-			h.src = &tokenSource{h: h, rec: r}
+			// A stored token's refreshes are stored too: its rotated
+			// refresh token must outlive this process.
+			h.src = &tokenSource{h: h, rec: r, persist: true}
 		}
 	}
 	return h, nil
@@ -549,9 +569,12 @@ func (h *Handler) postRevocation(ctx context.Context, rec *Record, form url.Valu
 }
 
 // tokenSource hands out a server's access token, refreshing it ahead of
-// expiry. Its mutex makes concurrent callers share one refresh.
+// expiry. Its mutex makes concurrent callers share one refresh (and one
+// wait for another process's refresh).
 type tokenSource struct {
-	h       *Handler
+	h *Handler
+	// persist: the record lives in the handler's store (saved after each
+	// refresh, read again before each).
 	persist bool
 
 	mu  sync.Mutex
@@ -572,12 +595,17 @@ func (s *tokenSource) snapshot() *Record {
 	return &r
 }
 
+// usable reports whether tok can be used without refreshing it first.
+func usable(tok *oauth2.Token) bool {
+	return tok != nil && (tok.Expiry.IsZero() || time.Until(tok.Expiry) > RefreshAhead)
+}
+
 // Token implements oauth2.TokenSource.
 func (s *tokenSource) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tok := s.rec.Token
-	if tok != nil && (tok.Expiry.IsZero() || time.Until(tok.Expiry) > RefreshAhead) {
+	if usable(tok) {
 		return tok, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -591,14 +619,144 @@ func (s *tokenSource) Token() (*oauth2.Token, error) {
 	return s.rec.Token, nil
 }
 
-// renew refreshes now, whatever the expiry.
+// renew refreshes now, whatever the expiry (the server refused the token).
 func (s *tokenSource) renew(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.renewLocked(ctx)
 }
 
+// renewLocked replaces the current token, found expiring or refused: by
+// the one another process stored since, if it differs and is usable, or by
+// a refresh. A refresh starts from the stored record, whose refresh token
+// is the unspent one when another process refreshed since; a store that is
+// a Leaser is refreshed under the credential's lease (renewLeased).
+//
+// Without a Leaser, a store that cannot be read (or has no record) leaves
+// the refresh to the record in memory, as before stores were shared.
 func (s *tokenSource) renewLocked(ctx context.Context) error {
+	store := s.h.cfg.Store
+	if !s.persist || store == nil {
+		return s.refreshLocked(ctx)
+	}
+	stale := ""
+	if s.rec.Token != nil {
+		stale = s.rec.Token.AccessToken
+	}
+	if l, ok := store.(Leaser); ok {
+		return s.renewLeased(ctx, l, stale)
+	}
+	switch adopted, err := s.reloadLocked(stale); {
+	case err != nil:
+		s.h.log.Debug("stored credentials not read again before refreshing", "server", s.h.cfg.Server, "error", err)
+	case adopted:
+		return nil
+	}
+	return s.refreshLocked(ctx)
+}
+
+// renewLeased renews the token in a store shared by several processes, so
+// that one refresh token is spent once: it uses a token another process
+// stored since; otherwise it takes the credential's lease, reads the store
+// again (the previous holder may just have finished), refreshes and saves
+// under the lease. While another process holds the lease it polls the
+// store until that process's token appears, or until the lease is free
+// (its holder failed, or died and the lease expired) and it takes it. It
+// gives up when ctx ends. It never refreshes without the lease: an error
+// taking it (other than ErrLeaseHeld) fails the refresh.
+func (s *tokenSource) renewLeased(ctx context.Context, l Leaser, stale string) error {
+	wait, waited := leaseWaitMin, false
+	for {
+		if adopted, err := s.reloadLocked(stale); adopted || err != nil {
+			return err
+		}
+		if !s.refreshableLocked() {
+			return s.refreshLocked(ctx) // says why not, without a lease
+		}
+		ttl := RefreshLeaseTTL
+		if dl, ok := ctx.Deadline(); ok {
+			ttl = min(ttl, time.Until(dl))
+		}
+		if ttl <= 0 {
+			return fmt.Errorf("refreshing the token of %s: %w", s.h.cfg.Server, context.DeadlineExceeded)
+		}
+		release, err := l.Lease(ctx, s.h.cfg.StoreKey, ttl)
+		switch {
+		case err == nil:
+			return s.refreshLeasedLocked(ctx, release, ttl, stale)
+		case !errors.Is(err, ErrLeaseHeld):
+			return fmt.Errorf("refreshing the token of %s: taking the refresh lease: %w", s.h.cfg.Server, err)
+		case !waited:
+			waited = true
+			s.h.log.Debug("another process is refreshing the token; waiting for it", "server", s.h.cfg.Server)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("refreshing the token of %s: waiting for another process's refresh: %w", s.h.cfg.Server, ctx.Err())
+		}
+		wait = min(2*wait, leaseWaitMax)
+	}
+}
+
+// refreshLeasedLocked refreshes under a lease taken for ttl, and releases
+// it. The refresh request ends with the lease; a token it obtained is saved
+// even if the lease has just expired (the authorization server has already
+// rotated the refresh token).
+func (s *tokenSource) refreshLeasedLocked(ctx context.Context, release func(), ttl time.Duration, stale string) error {
+	defer release()
+	if adopted, err := s.reloadLocked(stale); adopted || err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, ttl)
+	defer cancel()
+	return s.refreshLocked(rctx)
+}
+
+// reloadLocked reads the stored record and makes it the current one (the
+// base of a refresh); it reports whether its token replaces stale (the
+// access token found expiring or refused) as it is. A record that is gone
+// (a logout, maybe by another process) needs a new login: refreshing from
+// the record in memory might spend a refresh token another process spent.
+func (s *tokenSource) reloadLocked(stale string) (adopted bool, err error) {
+	r, err := s.h.cfg.Store.Load(s.h.cfg.StoreKey)
+	if errors.Is(err, ErrNotFound) || (err == nil && r.Token == nil) {
+		return false, fmt.Errorf("%w: the stored credentials of %s were deleted (a logout?)", ErrLoginRequired, s.h.cfg.Server)
+	}
+	if err != nil {
+		return false, fmt.Errorf("refreshing the token of %s: reading the stored credentials: %w", s.h.cfg.Server, err)
+	}
+	if r.DPoPKey != "" && r.DPoPKey != s.rec.DPoPKey {
+		// Logged in again elsewhere, with a new key: the stored tokens
+		// are bound to it.
+		k, err := parseDPoPKey(r.DPoPKey)
+		if err != nil {
+			return false, fmt.Errorf("refreshing the token of %s: stored DPoP key: %w", s.h.cfg.Server, err)
+		}
+		s.h.dpopMu.Lock()
+		s.h.dpop = k
+		s.h.dpopMu.Unlock()
+		s.h.noteDPoPEndpoint(r.TokenURL)
+	}
+	s.rec = r
+	if r.Token.AccessToken == stale || !usable(r.Token) {
+		return false, nil
+	}
+	s.h.log.Debug("using the token another process refreshed", "server", s.h.cfg.Server, "expiry", r.Token.Expiry)
+	return true, nil
+}
+
+// refreshableLocked reports whether the current record can be refreshed
+// (or re-granted) without a login.
+func (s *tokenSource) refreshableLocked() bool {
+	return (s.rec.Token != nil && s.rec.Token.RefreshToken != "" && s.rec.TokenURL != "") || s.regrant != nil
+}
+
+// refreshLocked refreshes (or re-grants) the current record's token and
+// saves the result before it is used.
+func (s *tokenSource) refreshLocked(ctx context.Context) error {
 	var (
 		tok *oauth2.Token
 		err error
