@@ -371,15 +371,6 @@ func (s *Server) Stop() {
 	<-p.done
 }
 
-// Pause stops the server's process (SIGSTOP) without closing its
-// connections: the kernel still accepts connections, but nothing answers,
-// as with a server that hangs or a network that drops packets. Resume
-// continues it.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
-
-// Resume continues a paused server (SIGCONT).
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
-
 func (s *Server) signal(sig syscall.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
