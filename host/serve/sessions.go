@@ -305,6 +305,9 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		s.g.levels.set(hs.ss, rec.Level, s.g.srv.Sessions)
 	}
 	end := s.post(hs, isPost)
+	if end == nil {
+		return nil, nil, errNoSession // (closing: ended meanwhile)
+	}
 	if err := s.writeRecord(rctx, hs, rec.Level); err != nil {
 		end()
 		return nil, nil, err
