@@ -264,7 +264,10 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		if end == nil {
 			return nil, nil, errNoSession // (closing)
 		}
-		if time.Since(hs.writtenAt()) > s.idle/4 {
+		s.mu.Lock()
+		written := hs.written
+		s.mu.Unlock()
+		if time.Since(written) > s.idle/4 {
 			// Still alive, for the other replicas. (At most once per
 			// quarter of the idle timeout.)
 			if err := s.writeRecord(ctx, hs, s.g.levels.of(hs.ss)); err != nil {
@@ -514,9 +517,6 @@ func (d discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d discard) WriteHeader(int)             {}
 func (d discard) Flush()                      {}
 
-// writtenAt is when this replica last wrote hs's record.
-func (hs *httpSession) writtenAt() time.Time { return hs.written }
-
 // serveSession serves a request of a session as the go-sdk handler serves
 // a stateful one: a POST must be JSON and accept both a JSON response and
 // an event stream, a GET an event stream; DELETE ends the session.
@@ -576,11 +576,6 @@ func logSessionID(id string) string {
 	}
 	sum := sha256.Sum256([]byte(id))
 	return "s-" + hex.EncodeToString(sum[:12])
-}
-
-// isInitialize reports whether body is an initialize request.
-func isInitialize(body []byte) bool {
-	return bytes.Contains(body, []byte("initialize")) && initializeParams(body) != nil
 }
 
 // sessionsChanged passes a session change published by a replica to the
