@@ -146,15 +146,15 @@ func (g *Gateway) forwarded(msg []byte) {
 }
 
 // inject delivers body to hs's go-sdk session as if its client had POSTed
-// it (what the session answers is dropped: an answer or a notification
-// gets none).
+// it; what the session answers is dropped (an answer or a notification
+// gets none; a replayed logging/setLevel an empty result).
 func (s *httpSessions) inject(hs *httpSession, body []byte) {
 	r, _ := http.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	r.Header.Set("Mcp-Session-Id", hs.ss.ID())
 	if ip := hs.ss.InitializeParams(); ip != nil {
-		r.Header.Set("Mcp-Protocol-Version", hs.ss.InitializeParams().ProtocolVersion)
+		r.Header.Set("Mcp-Protocol-Version", ip.ProtocolVersion)
 	}
 	hs.tr.ServeHTTP(discard{h: http.Header{}}, r)
 }

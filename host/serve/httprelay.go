@@ -194,11 +194,18 @@ func rebinding(r *http.Request) bool {
 // an event stream, as a streamable HTTP POST must (the go-sdk handler
 // answers 400 otherwise).
 func acceptsBoth(r *http.Request) bool {
-	var jsonOK, streamOK bool
+	jsonOK, streamOK := accepts(r)
+	return jsonOK && streamOK
+}
+
+// accepts reports whether the request's Accept headers take a JSON
+// response and an event stream, as the go-sdk handler reads them (media
+// types without parameters, case-insensitive, wildcards).
+func accepts(r *http.Request) (jsonOK, streamOK bool) {
 	for _, v := range r.Header.Values("Accept") {
 		for _, part := range strings.Split(v, ",") {
 			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
-			switch strings.TrimSpace(mt) {
+			switch strings.ToLower(strings.TrimSpace(mt)) {
 			case "application/json", "application/*":
 				jsonOK = true
 			case "text/event-stream", "text/*":
@@ -208,7 +215,7 @@ func acceptsBoth(r *http.Request) bool {
 			}
 		}
 	}
-	return jsonOK && streamOK
+	return jsonOK, streamOK
 }
 
 // errorStatus is the HTTP status of a JSON-RPC error response under

@@ -496,14 +496,10 @@ func (s *httpSessions) applyLevel(hs *httpSession, level mcp.LoggingLevel) {
 		return
 	}
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"mcphost-level","method":"logging/setLevel","params":{"level":%q}}`, level)
-	r, _ := http.NewRequest(http.MethodPost, "/", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Mcp-Session-Id", hs.ss.ID())
 	s.mu.Lock()
 	hs.applying++
 	s.mu.Unlock()
-	hs.tr.ServeHTTP(discard{h: http.Header{}}, r)
+	s.inject(hs, []byte(body))
 	s.mu.Lock()
 	hs.applying--
 	s.mu.Unlock()
@@ -536,7 +532,7 @@ func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *
 			return
 		}
 	case http.MethodGet:
-		if !acceptsStream(r) {
+		if _, streamOK := accepts(r); !streamOK {
 			http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
 			return
 		}
@@ -552,20 +548,6 @@ func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *
 		return
 	}
 	hs.tr.ServeHTTP(w, r)
-}
-
-// acceptsStream reports whether the request accepts an event stream.
-func acceptsStream(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
-			switch strings.ToLower(strings.TrimSpace(mt)) {
-			case "text/event-stream", "text/*", "*/*":
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // logSessionID is how logs, audit lines and spans name a session: a
@@ -592,16 +574,7 @@ func (g *Gateway) sessionsChanged(msg []byte) {
 // levelSet records the level the client of an HTTP session ss set, for
 // the other replicas.
 func (g *Gateway) levelSet(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel) {
-	g.tablesMu.Lock()
-	tables := slices.Clone(g.tables)
-	g.tablesMu.Unlock()
-	for _, s := range tables {
-		s.mu.Lock()
-		hs := s.byID[ss.ID()]
-		s.mu.Unlock()
-		if hs != nil {
-			s.setLevel(ctx, hs, level)
-			return
-		}
+	if s, hs := g.heldSession(ss.ID()); hs != nil {
+		s.setLevel(ctx, hs, level)
 	}
 }
