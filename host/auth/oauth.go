@@ -170,28 +170,69 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	}
 	h := &Handler{cfg: cfg, o: cfg.OAuth, log: log, client: oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: cfg.OAuth.AllowLoopback})}
 	h.client.Transport = &dpopFetchTransport{base: h.client.Transport, h: h}
-	if cfg.Store != nil {
-		r, err := cfg.Store.Load(cfg.StoreKey)
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil:
-			log.Warn("stored credentials unusable", "error", err)
-		case r.Token != nil && r.DPoPKey != "":
-			k, err := parseDPoPKey(r.DPoPKey)
-			if err != nil {
-				log.Warn("stored DPoP key unusable; a new login is needed", "error", err)
-				break
-			}
-			h.dpop = k
-			h.noteDPoPEndpoint(r.TokenURL)
-			h.src = &tokenSource{h: h, rec: r, persist: true}
-		case r.Token != nil:
-			// A stored token's refreshes are stored too: its rotated
-			// refresh token must outlive this process.
-			h.src = &tokenSource{h: h, rec: r, persist: true}
-		}
+	if src := h.stored(""); src != nil {
+		h.src = src
 	}
 	return h, nil
+}
+
+// stored returns a token source for the stored credentials, or nil when
+// there are none usable or their access token is except (the one just
+// refused). A DPoP-bound token's key is installed with it.
+func (h *Handler) stored(except string) *tokenSource {
+	if h.cfg.Store == nil {
+		return nil
+	}
+	r, err := h.cfg.Store.Load(h.cfg.StoreKey)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		h.log.Warn("stored credentials unusable", "error", err)
+		return nil
+	case r.Token == nil || (except != "" && r.Token.AccessToken == except):
+		return nil
+	case r.DPoPKey != "":
+		k, err := parseDPoPKey(r.DPoPKey)
+		if err != nil {
+			h.log.Warn("stored DPoP key unusable; a new login is needed", "error", err)
+			return nil
+		}
+		h.dpopMu.Lock()
+		h.dpop = k
+		h.dpopMu.Unlock()
+		h.noteDPoPEndpoint(r.TokenURL)
+	}
+	// A stored token's refreshes are stored too: its rotated refresh
+	// token must outlive this process.
+	return &tokenSource{h: h, rec: r, persist: true}
+}
+
+// adoptStored answers a challenge no login of this process can meet with
+// the credentials stored since (a login by another replica of the gateway,
+// or by `mcphost auth login`): it reports whether it installed them, so
+// that the request is retried with them.
+func (h *Handler) adoptStored() bool {
+	h.mu.Lock()
+	var current string
+	if h.src != nil {
+		if t := h.src.snapshot().Token; t != nil {
+			current = t.AccessToken
+		}
+	}
+	h.mu.Unlock()
+	src := h.stored(current)
+	if src == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.login != nil {
+		return false // a login began meanwhile: it decides
+	}
+	h.src = src
+	h.log.Debug("using the credentials another process stored", "server", h.cfg.Server)
+	return true
 }
 
 // TokenSource implements auth.OAuthHandler: nil until there is a token.
@@ -307,6 +348,9 @@ func (h *Handler) authorizeCode(ctx context.Context, req *http.Request, challeng
 	wanted := h.wanted
 	if login == nil {
 		h.mu.Unlock()
+		if !stepUp && h.adoptStored() {
+			return nil
+		}
 		return fmt.Errorf("%w: %s needs a login; run `mcphost auth login %s` or call the mcp__%s__authenticate tool", ErrLoginRequired, h.cfg.Server, h.cfg.Server, h.cfg.Server)
 	}
 	run, prev, running := login.begin(stepUp)

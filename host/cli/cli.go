@@ -260,7 +260,7 @@ func (a *app) hostOn(cfg *config.Config, interactive bool, adjust ...func(*host.
 	}
 	// Tokens and tool pins: this machine's files, or the replicas' shared
 	// state (a state block).
-	opts.TokenStore, opts.Pins = st.Tokens(), st.Pins()
+	opts.TokenStore, opts.Pins = state.AnnouncedTokens(st), st.Pins()
 	opts.PresentAuthURL = a.presenter("the server", false)
 	if a.isTerminal(a.stdin) && a.isTerminal(a.stderr) {
 		opts.Ask = a.askOnTerminal

@@ -211,3 +211,51 @@ func (c *Conn) SavedPluginState() *hauth.Record {
 	}
 	return r
 }
+
+// CredentialsStored tells the Manager that credentials were stored under
+// key (a token store key) by someone else: another replica of the gateway
+// that ran a login, or `mcphost auth login`. The connections of that key
+// waiting for a login are woken (see Conn.CredentialsStored); it reports
+// whether there was one.
+func (m *Manager) CredentialsStored(key string) bool {
+	var cs []*Conn
+	m.mu.Lock()
+	for _, c := range m.conns {
+		cs = append(cs, c)
+	}
+	m.mu.Unlock()
+	cs = append(cs, m.userConns("")...)
+	woke := false
+	for _, c := range cs {
+		if c.cfg.OAuth != nil && c.storeKey() == key && c.CredentialsStored() {
+			woke = true
+		}
+	}
+	return woke
+}
+
+// CredentialsStored wakes the connection if it waits for a login (needs
+// auth): its next use connects again, and its OAuth handler adopts the
+// credentials stored meanwhile by another process. It reports whether it
+// was waiting.
+func (c *Conn) CredentialsStored() bool {
+	waited := false
+	for _, c := range []*Conn{c, c.legacy.conn()} {
+		if c == nil {
+			continue
+		}
+		c.mu.Lock()
+		if c.state == StateNeedsAuth {
+			c.state, c.needsAuthUntil = StatePending, time.Time{}
+			waited = true
+		}
+		c.mu.Unlock()
+	}
+	if waited {
+		// Its lists (the authenticate pseudo-tool alone) are stale.
+		for _, kind := range []ChangeKind{ToolsChanged, PromptsChanged, ResourcesChanged} {
+			c.listChanged(kind)
+		}
+	}
+	return waited
+}

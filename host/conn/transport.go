@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
@@ -89,7 +90,9 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 	if version != "" {
 		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs, err := client.Connect(ctx, ct, so)
+	cctx, end := connectContext(ctx)
+	cs, err := client.Connect(cctx, ct, so)
+	end()
 	if err != nil {
 		pt, _ := t.(*pluginTransport)
 		if aerr := c.authFailure(err, pt != nil && pt.authFailed, authSeen != nil && authSeen.Load()); aerr != nil {
@@ -137,6 +140,24 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 		}
 	}
 	return cs, raw, nil
+}
+
+// connectContext is ctx without its values, but for its trace span, and
+// with its cancellation: what a connect is given. A connect is often made
+// while a downstream request is served (a first use, a login through the
+// gateway), and the go-sdk's streamable client takes the protocol version
+// header of its requests from the same context key its server side sets on
+// every request it serves (go-sdk v1.8.0): the upstream initialize would
+// carry the downstream client's version and be refused by a server that
+// does not speak it. end releases it.
+func connectContext(ctx context.Context) (_ context.Context, end func()) {
+	d := trace.ContextWithSpan(context.Background(), trace.SpanFromContext(ctx))
+	d, cancel := context.WithCancelCause(d)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return d, func() {
+		stop()
+		cancel(nil)
+	}
 }
 
 // describe adds the tail of a stdio server's stderr to an error.

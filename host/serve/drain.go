@@ -166,6 +166,7 @@ func (g *Gateway) Drain(ctx context.Context) {
 func (g *Gateway) CloseSessions() {
 	g.unsubSess()
 	g.unsubFwd()
+	g.unsubTok()
 	for ss := range g.srv.Sessions() {
 		ss.Close()
 	}

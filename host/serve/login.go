@@ -57,7 +57,14 @@ func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, ser
 		pl := g.logins.m[loginID(ctx, server)]
 		g.logins.mu.Unlock()
 		if pl == nil {
-			return errorResult(fmt.Errorf("no login to %s is in progress; call %s again", server, name))
+			// Started by another replica (the balancer sent the retry
+			// elsewhere): its outcome is in the shared state.
+			if err := g.awaitSharedLogin(ctx, server, name); err != nil {
+				return errorResult(err)
+			}
+			g.h.LoggedInElsewhere(ctx, server)
+			g.Sync(ctx)
+			return g.loginResult(ctx, server)
 		}
 		select {
 		case <-pl.done:
@@ -132,11 +139,14 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 		}
 		go func() {
 			defer cancel()
+			// Recorded before the URL is known, so before any retry.
+			g.recordLogin(lctx, key, loginPending, nil)
 			err := g.h.Login(lctx, server, func(_ context.Context, u string) error {
 				ready(u)
 				return nil
 			})
 			p.err = err
+			g.recordLogin(life, key, loginEnded, err)
 			ready("") // no URL was needed, or the login failed first
 			close(p.done)
 		}()

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
@@ -52,12 +53,13 @@ type ptOptions struct {
 	rules   []config.PermissionRule
 	http    *serve.HTTPOptions
 	gopts   *serve.Options // Keys and State (Naming is the naming above)
+	tokens  hauth.Store    // the host's token store (nil: in memory)
 }
 
 func ptServe(t *testing.T, o ptOptions) *ptGateway {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: o.servers, Permissions: o.rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(),
+	h, err := host.New(&config.Config{Servers: o.servers, Permissions: o.rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(), TokenStore: o.tokens,
 		// As `mcphost serve` offers servers of versions before 2026-07-28.
 		ClientCapabilities: &mcp.ClientCapabilities{
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},

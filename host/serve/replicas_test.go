@@ -13,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/fakeas"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
@@ -180,5 +181,64 @@ func TestAnswersAcrossReplicas(t *testing.T) {
 				t.Fatalf("%s, call %d: %d requests, want the call and its answer", path, i, n)
 			}
 		}
+	}
+}
+
+// TestLoginAcrossReplicas: a 2026-07-28 client calls an authenticate
+// pseudo-tool on one replica, which starts the login; its retry (the
+// login's answer) reaches the other replica, which waits for the login the
+// first runs and answers with the server's tools; then both replicas serve
+// the server with that one login (the second adopts the stored
+// credentials, told of them by the shared state).
+func TestLoginAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	as := fakeas.New()
+	defer as.Close()
+	keys := sealbox.Random()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prot := &config.Server{Name: "prot", Transport: "http", URL: as.URL(), OAuth: &config.OAuth{AllowLoopback: true}, Approved: true, ConnectTimeout: 10 * time.Second}
+	var gws []*ptGateway
+	for range 2 {
+		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{prot}, tokens: state.AnnouncedTokens(st), gopts: &serve.Options{Keys: keys, State: st}}))
+	}
+	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
+	for _, p := range gws {
+		rr.urls = append(rr.urls, p.url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var asked atomic.Int64
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			follow(ctx, req.Params.URL)
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rr}}, &mcp.ClientSessionOptions{ProtocolVersion: newProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// The call and its retry go to different replicas (two, in turn).
+	before := rr.next.Load()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__prot__authenticate", Arguments: map[string]any{}})
+	if err != nil || res.IsError || !strings.Contains(textOf(res), "mcp__prot__whoami") {
+		t.Fatalf("authenticate, its retry on the other replica: %v %+v %q", err, res, textOf(res))
+	}
+	if n := rr.next.Load() - before; n != 2 || asked.Load() != 1 {
+		t.Fatalf("%d requests, %d logins; want the call and its retry, one login", n, asked.Load())
+	}
+	for i := range 4 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__prot__whoami", Arguments: map[string]any{}})
+		if err != nil || res.IsError || textOf(res) != "you" {
+			t.Fatalf("whoami %d after the login: %v %+v", i, err, res)
+		}
+	}
+	if n := len(as.Requests("/authorize")); n != 1 {
+		t.Errorf("%d authorizations, want 1", n)
 	}
 }

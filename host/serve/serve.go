@@ -96,6 +96,7 @@ type Gateway struct {
 	tables    []*httpSessions
 	unsubSess func()
 	unsubFwd  func()
+	unsubTok  func()
 
 	logins pendingLogins // logins started through authenticate pseudo-tools
 	subs   subscriptions // upstream resource subscriptions (resources.go)
@@ -157,6 +158,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	g.unsubSess = g.state.Subscribe(sessionChannel, g.sessionsChanged)
 	g.unsubFwd = g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
+	g.unsubTok = g.state.Subscribe(state.TokensChannel, g.credentialsStored)
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},

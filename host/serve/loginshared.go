@@ -1,0 +1,116 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/state"
+)
+
+// A login started through an authenticate pseudo-tool runs on the replica
+// whose request started it (its callback, its flow); the client's retry,
+// which waits for it, may reach another replica. So each login is recorded
+// in the shared state, pending and then ended, and a replica that gets a
+// retry for a login it does not run waits for the record to say how it
+// ended; the credentials are in the shared token store by then.
+
+// Life of a login record.
+const (
+	// loginLinger is how long an ended login's record is kept for retries.
+	loginLinger = 5 * time.Minute
+	// loginPollMin and loginPollMax bound the interval at which a replica
+	// reads the record of a login another replica runs.
+	loginPollMin = 100 * time.Millisecond
+	loginPollMax = time.Second
+	// loginRecordTimeout bounds the writing of a record.
+	loginRecordTimeout = 5 * time.Second
+)
+
+// Login record states.
+const (
+	loginPending = "pending"
+	loginEnded   = "ended"
+)
+
+// loginRecord is a login's record in the shared state.
+type loginRecord struct {
+	By    string `json:"by"`              // the replica running it
+	State string `json:"state"`           // loginPending or loginEnded
+	Error string `json:"error,omitempty"` // how it failed (ended)
+}
+
+// loginStateKey is the shared state key of the login of id (loginID: a
+// server, and a user's digest): a digest, so no principal id is stored in
+// clear.
+func loginStateKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "login:" + hex.EncodeToString(sum[:16])
+}
+
+// recordLogin writes the login's record; a failure is logged (the retry
+// reaching another replica then fails, not the login).
+func (g *Gateway) recordLogin(ctx context.Context, id, st string, err error) {
+	rec := loginRecord{By: g.replica, State: st}
+	ttl := hauth.FlowTimeout + loginLinger
+	if st == loginEnded {
+		ttl = loginLinger
+		if err != nil {
+			rec.Error = err.Error()
+			if rec.Error == "" {
+				rec.Error = "failed"
+			}
+		}
+	}
+	b, _ := json.Marshal(rec)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loginRecordTimeout)
+	defer cancel()
+	if perr := g.state.Put(pctx, loginStateKey(id), b, ttl); perr != nil {
+		g.log.Warn("recording a login in the shared state failed: a retry reaching another replica will not find it", "state", st, "error", perr)
+	}
+}
+
+// awaitSharedLogin waits for the login of ctx's caller to server that
+// another replica runs, and returns how it ended (nil: logged in).
+func (g *Gateway) awaitSharedLogin(ctx context.Context, server, tool string) error {
+	key := loginStateKey(loginID(ctx, server))
+	wait := loginPollMin
+	for {
+		b, err := g.state.Get(ctx, key)
+		var rec loginRecord
+		switch {
+		case errors.Is(err, state.ErrNotFound):
+			return fmt.Errorf("no login to %s is in progress; call %s again", server, tool)
+		case err != nil:
+			return fmt.Errorf("logging in to %s: the login runs on another replica, whose record is unreachable: %w", server, err)
+		case json.Unmarshal(b, &rec) != nil:
+			return fmt.Errorf("logging in to %s: the login's record is unreadable; call %s again", server, tool)
+		case rec.State == loginEnded && rec.Error != "":
+			return fmt.Errorf("logging in to %s: %s", server, rec.Error)
+		case rec.State == loginEnded:
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		wait = min(2*wait, loginPollMax)
+	}
+}
+
+// credentialsStored is told the token store key of each record saved by
+// any process sharing the state (state.AnnouncedTokens): the connections
+// waiting for that login connect again on their next use.
+func (g *Gateway) credentialsStored(msg []byte) {
+	if msg != nil { // (nil: messages may have been lost; a waiting connection tries again in time)
+		g.h.CredentialsStored(string(msg))
+	}
+}
