@@ -48,6 +48,9 @@ type httpSessions struct {
 	idle  time.Duration
 	asked uint64 // requests put to clients by relayed calls (httpasks.go)
 	box   *sealbox.Box
+	// echoes are the level changes this replica published and waits to
+	// receive back (sessions.go, setLevel), by message.
+	echoes map[string][]chan struct{}
 }
 
 type httpSession struct {

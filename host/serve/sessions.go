@@ -451,6 +451,7 @@ func (s *httpSessions) changed(msg []byte) {
 		return
 	}
 	head, body, _ := bytes.Cut(msg, []byte{'\n'})
+	defer s.echoed(string(head))
 	kind, rest, _ := strings.Cut(string(head), " ")
 	sid, level, _ := strings.Cut(rest, " ")
 	s.mu.Lock()
@@ -485,7 +486,47 @@ func (s *httpSessions) setLevel(ctx context.Context, hs *httpSession, level mcp.
 		s.g.log.Warn("recording a session's log level", "error", err)
 		return
 	}
-	s.publish(ctx, "level "+hs.sid+" "+string(level))
+	// The client's next request may reach another replica as soon as it
+	// has the answer: the answer waits until the change came back to this
+	// replica, when the others have it too (give or take their scheduling).
+	msg := "level " + hs.sid + " " + string(level)
+	back := s.awaitEcho(msg)
+	defer s.echoed(msg) // (gives up waiting)
+	s.publish(ctx, msg)
+	t := time.NewTimer(levelEchoWait)
+	defer t.Stop()
+	select {
+	case <-back:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// levelEchoWait bounds how long a logging/setLevel's answer waits for its
+// change to come back from the shared state.
+const levelEchoWait = 250 * time.Millisecond
+
+// awaitEcho returns a channel closed when msg, about to be published, comes
+// back (or echoed is called for it).
+func (s *httpSessions) awaitEcho(msg string) <-chan struct{} {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.echoes == nil {
+		s.echoes = map[string][]chan struct{}{}
+	}
+	s.echoes[msg] = append(s.echoes[msg], ch)
+	return ch
+}
+
+// echoed ends the waiting for msg.
+func (s *httpSessions) echoed(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.echoes[msg] {
+		close(ch)
+	}
+	delete(s.echoes, msg)
 }
 
 // applyLevel sets the level of hs as another replica's client set it: a

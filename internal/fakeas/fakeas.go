@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,12 +33,27 @@ type Request struct {
 	BasicUser string
 }
 
+// Grant is one token response of the token endpoint: what it was asked
+// for and what it issued.
+type Grant struct {
+	Type string // grant_type
+	// Presented is the refresh token a refresh_token grant spent.
+	Presented    string
+	AccessToken  string
+	RefreshToken string
+	At           time.Time // when it was issued
+}
+
 // Server is the authorization server plus the MCP server it protects.
 type Server struct {
 	AS  *httptest.Server
 	MCP *httptest.Server
 	// TokenTTL is the expires_in of issued access tokens (seconds).
 	TokenTTL int
+	// AccessTokenLife, if set, is how long after its issue the MCP server
+	// accepts an access token (401 invalid_token after it), whatever
+	// TokenTTL announced.
+	AccessTokenLife time.Duration
 	// OmitPKCE leaves code_challenge_methods_supported out of the metadata.
 	OmitPKCE bool
 	// NoRevocation leaves revocation_endpoint out of the metadata.
@@ -79,6 +95,9 @@ type Server struct {
 	issued   map[string]bool   // every access token issued
 	jtis     map[string]bool
 	dpopErrs []string
+	grants   []Grant
+	born     map[string]time.Time // access token -> issued at
+	expired  int                  // requests refused for AccessTokenLife
 }
 
 // Set changes the server's options while it serves.
@@ -96,6 +115,21 @@ func (s *Server) Issued(tok string) bool {
 	return ok
 }
 
+// Grants returns the token responses issued so far, in order.
+func (s *Server) Grants() []Grant {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Grant(nil), s.grants...)
+}
+
+// ExpiredRefusals counts the MCP requests refused because their access
+// token had outlived AccessTokenLife.
+func (s *Server) ExpiredRefusals() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.expired
+}
+
 // DPoPErrors returns the DPoP proof problems both servers saw.
 func (s *Server) DPoPErrors() []string {
 	s.mu.Lock()
@@ -105,7 +139,7 @@ func (s *Server) DPoPErrors() []string {
 
 // New starts both servers; the MCP server has one tool, "whoami".
 func New() *Server {
-	s := &Server{TokenTTL: 3600, codes: map[string]url.Values{}, access: map[string]bool{}, refresh: map[string]bool{}, bound: map[string]string{}, jtis: map[string]bool{}, issued: map[string]bool{}}
+	s := &Server{TokenTTL: 3600, codes: map[string]url.Values{}, access: map[string]bool{}, refresh: map[string]bool{}, bound: map[string]string{}, jtis: map[string]bool{}, issued: map[string]bool{}, born: map[string]time.Time{}}
 	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
 	ms := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
 	mcp.AddTool(ms, &mcp.Tool{Name: "whoami"}, func(_ context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
@@ -144,6 +178,13 @@ func New() *Server {
 			return
 		}
 		ok := strings.HasPrefix(authz, "Bearer ") && s.access[strings.TrimPrefix(authz, "Bearer ")] && s.bound[strings.TrimPrefix(authz, "Bearer ")] == ""
+		if tok := strings.TrimPrefix(strings.TrimPrefix(authz, "Bearer "), "DPoP "); !s.born[tok].IsZero() && s.AccessTokenLife > 0 && time.Since(s.born[tok]) > s.AccessTokenLife {
+			s.expired++
+			s.mu.Unlock()
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="invalid_token", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.MCP.URL))
+			http.Error(w, "expired", http.StatusUnauthorized)
+			return
+		}
 		if tok, isDPoP := strings.CutPrefix(authz, "DPoP "); isDPoP && s.access[tok] {
 			nonce, jkt, err := checkProof(r.Header.Get("DPoP"), r.Method, s.MCP.URL+r.URL.Path, tok, s.jtis)
 			switch {
@@ -359,6 +400,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, form url.Values, 
 	s.access[at] = true
 	s.issued[at] = true
 	s.refresh[rt] = true
+	s.born[at] = time.Now()
+	g := Grant{Type: form.Get("grant_type"), AccessToken: at, RefreshToken: rt, At: s.born[at]}
+	if g.Type == "refresh_token" {
+		g.Presented = form.Get("refresh_token")
+	}
+	s.grants = append(s.grants, g)
 	typ := "Bearer"
 	if jkt != "" {
 		s.bound[at], typ = jkt, "DPoP"
