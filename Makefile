@@ -95,7 +95,7 @@ fuzz:
 	$(GO) test ./host/audit -run=^$$ -fuzz=FuzzAppendString -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
-bench: build
+bench: build test-deps
 	./scripts/bench.sh
 
 clean:

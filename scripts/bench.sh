@@ -26,5 +26,16 @@ go test -run='^$' -bench=Index -benchmem -count="${COUNT:-7}" ./host/toolsearch 
 # Inbound OAuth (gateway { oauth }): token validation per request against
 # the static token, interleaved in one loop; Verify hit and miss.
 go test -run='^$' -bench='HTTPAuth/stdio/.*/interleaved|HandlerAuth|Verify' -benchtime=3000x -count="${COUNT:-7}" ./host/serve | tee -a "$out"
+# Scale-out (test/scaleout, BenchmarkReplicas): replicas of serve --http
+# sharing a real redis-server, behind a real HAProxy, vs one replica
+# directly, and what Redis adds to the requests that need it. Each round
+# starts its clusters (seconds) and builds the binaries: fewer rounds, each
+# a round of every case (SCALEOUT_COUNT, SCALEOUT_BENCHTIME). Needs
+# redis-server and haproxy (make test-deps).
+go test -c -o "$out.scaleout" ./test/scaleout
+trap 'rm -f "$out" "$out.test" "$out.scaleout"' EXIT
+for i in $(seq "${SCALEOUT_COUNT:-3}"); do
+  (cd test/scaleout && "$out.scaleout" -test.run='^$' -test.bench='^BenchmarkReplicas$' -test.benchtime="${SCALEOUT_BENCHTIME:-2000x}") | tee -a "$out"
+done
 { go run ./internal/benchreport < "$out"; echo; cat test/bench/NOTES.md; } > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

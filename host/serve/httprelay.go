@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -51,6 +52,8 @@ type httpSessions struct {
 	// echoes are the level changes this replica published and waits to
 	// receive back (sessions.go, setLevel), by message.
 	echoes map[string][]chan struct{}
+	// replays numbers the requests replayed into sessions (sessionsubs.go).
+	replays atomic.Uint64
 }
 
 type httpSession struct {
@@ -60,15 +63,16 @@ type httpSession struct {
 	// owner is the principal that opened the session (its ID; "" without
 	// inbound OAuth): only its requests reach the session.
 	owner    string
-	closing  bool        // closed as idle, or ended by its client: nothing more is relayed on it
-	stale    bool        // changes published by other replicas may have been missed: read the record again
-	applying int         // logging/setLevel requests replayed from other replicas in progress (sessions.go)
-	outAsks  int         // go-sdk requests to the client awaiting its answer (forward.go)
-	caps     []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
-	posts    int         // POSTs in progress
-	used     time.Time   // the last request's start or end
-	written  time.Time   // when this replica last wrote the session's record
-	timer    *time.Timer // closes the session once idle; stopped while a POST is in progress
+	closing  bool            // closed as idle, or ended by its client: nothing more is relayed on it
+	stale    bool            // changes published by other replicas may have been missed: read the record again
+	applying int             // logging/setLevel and resources/(un)subscribe requests replayed from other replicas in progress (sessions.go)
+	subs     map[string]bool // the resources the client subscribed to, as served (sessionsubs.go)
+	outAsks  int             // go-sdk requests to the client awaiting its answer (forward.go)
+	caps     []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
+	posts    int             // POSTs in progress
+	used     time.Time       // the last request's start or end
+	written  time.Time       // when this replica last wrote the session's record
+	timer    *time.Timer     // closes the session once idle; stopped while a POST is in progress
 	// calls are the relayed calls in progress, by request id (their
 	// cancellation).
 	calls map[string]context.CancelFunc

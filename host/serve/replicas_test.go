@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/fakeas"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
@@ -240,5 +242,111 @@ func TestLoginAcrossReplicas(t *testing.T) {
 	}
 	if n := len(as.Requests("/authorize")); n != 1 {
 		t.Errorf("%d authorizations, want 1", n)
+	}
+}
+
+// TestSubscriptionsAcrossReplicas: a 2025-11-25 client's subscription,
+// made on whichever replica its request reaches, is in place on the
+// replica holding its standalone stream (GET): each update of the resource
+// (the upstream, one HTTP server all replicas use, told through a tool
+// call that reaches any replica) reaches the client exactly once; after
+// its unsubscription, none does.
+func TestSubscriptionsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func() func(*http.Request) *mcp.Server {
+		srv := demoserver.New(&demoserver.Options{Name: "a", Passthrough: true})
+		return func(*http.Request) *mcp.Server { return srv }
+	}(), nil))
+	t.Cleanup(upstream.Close)
+	keys := sealbox.Random()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &config.Server{Name: "a", Transport: "http", URL: upstream.URL, Approved: true, ConnectTimeout: 10 * time.Second}
+	var gws []*ptGateway
+	for range 3 {
+		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{a}, gopts: &serve.Options{Keys: keys, State: st}}))
+	}
+	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
+	for _, p := range gws {
+		rr.urls = append(rr.urls, p.url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	updates := make(chan string, 64)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rr}}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	touch := func(uri string) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__touch", Arguments: map[string]any{"uri": uri}})
+		if err != nil || res.IsError {
+			t.Fatalf("touch %s: %v %+v", uri, err, res)
+		}
+	}
+	next := func(wait time.Duration) (string, bool) {
+		select {
+		case u := <-updates:
+			return u, true
+		case <-time.After(wait): // (waiting for a notification that may not come)
+			return "", false
+		}
+	}
+	const readme, whoami = "demo://readme", "demo://whoami"
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: readme}); err != nil {
+		t.Fatal(err)
+	}
+	// Replayed on the other replicas within milliseconds: the first
+	// update may precede it on the replica holding the stream.
+	got := false
+	for range 20 {
+		touch(readme)
+		if _, got = next(200 * time.Millisecond); got {
+			break
+		}
+	}
+	if !got {
+		t.Fatal("no update of the subscribed resource reached the client")
+	}
+	for drained := false; !drained; { // (a late one of the first touches)
+		_, got := next(100 * time.Millisecond)
+		drained = !got
+	}
+	// Every update, its touch on any replica, reaches the client once.
+	const n = 6
+	for i := range n {
+		touch(readme)
+		if u, ok := next(5 * time.Second); !ok || u != readme {
+			t.Fatalf("update %d: %q %v", i, u, ok)
+		}
+	}
+	if u, ok := next(100 * time.Millisecond); ok {
+		t.Fatalf("an update of %q more than once", u)
+	}
+	// Unsubscribed on one replica: on none.
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: readme}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: whoami}); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		touch(readme)
+	}
+	for {
+		touch(whoami)
+		u, ok := next(5 * time.Second)
+		if !ok {
+			t.Fatal("no update of the second subscription")
+		}
+		if u == readme {
+			t.Fatalf("an update of %s after its unsubscription", readme)
+		}
+		break
 	}
 }

@@ -176,6 +176,15 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		// not asked again.)
 		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", req.Params.URI)}
 	}
+	if err := g.join(ctx, k, req.Session); err != nil {
+		return err
+	}
+	g.subscribed(ctx, req.Session, req.Params.URI, true) // (sessionsubs.go)
+	return nil
+}
+
+// join adds ss to k's subscribers, subscribing upstream for the first.
+func (g *Gateway) join(ctx context.Context, k subKey, ss *mcp.ServerSession) error {
 	g.subs.mu.Lock()
 	defer g.subs.mu.Unlock()
 	if len(g.subs.by[k]) == 0 {
@@ -190,8 +199,8 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if g.subs.by[k] == nil {
 		g.subs.by[k] = map[*mcp.ServerSession]bool{}
 	}
-	g.subs.by[k][req.Session] = true
-	if ss := req.Session; ss != nil && !g.subs.watched[ss] {
+	g.subs.by[k][ss] = true
+	if ss != nil && !g.subs.watched[ss] {
 		g.subs.watched[ss] = true
 		// Ends with the session (the gateway's Close ends every session).
 		go func() {
@@ -208,8 +217,12 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 		return nil
 	}
 	g.subs.mu.Lock()
-	defer g.subs.mu.Unlock()
-	return g.leave(ctx, k, req.Session)
+	err := g.leave(ctx, k, req.Session)
+	g.subs.mu.Unlock()
+	if err == nil {
+		g.subscribed(ctx, req.Session, req.Params.URI, false) // (sessionsubs.go)
+	}
+	return err
 }
 
 // leave removes ss from k's subscribers, unsubscribing upstream after the

@@ -77,6 +77,8 @@ type sessionRecord struct {
 	Seen  int64            `json:"seen"` // Unix ms of the write
 	By    string           `json:"by"`   // the replica that wrote it
 	Level mcp.LoggingLevel `json:"lvl,omitempty"`
+	// Subs are the resources the client subscribed to (sessionsubs.go).
+	Subs []string `json:"subs,omitempty"`
 }
 
 func recordKey(sid string) string { return "sess:" + sid }
@@ -201,7 +203,7 @@ func (c *sessionClaims) state(level mcp.LoggingLevel) *mcp.ServerSessionState {
 // writeRecord writes hs's record (its level, and that it is alive).
 func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession, level mcp.LoggingLevel) error {
 	now := time.Now()
-	b, _ := json.Marshal(sessionRecord{Seen: now.UnixMilli(), By: s.g.replica, Level: level})
+	b, _ := json.Marshal(sessionRecord{Seen: now.UnixMilli(), By: s.g.replica, Level: level, Subs: s.subsOf(hs)})
 	if err := s.g.state.Put(ctx, recordKey(hs.sid), b, s.idle+s.idle/4); err != nil {
 		return fmt.Errorf("writing the session's record: %w", err)
 	}
@@ -298,6 +300,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		hs.stale = false
 		s.mu.Unlock()
 		s.applyLevel(hs, rec.Level)
+		s.applySubs(hs, rec.Subs)
 		return s.lookup(ctx, id, owner, isPost)
 	}
 	hs, err = s.connect(ctx, id, c, c.state(rec.Level))
@@ -307,6 +310,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	if rec.Level != "" {
 		s.g.levels.set(hs.ss, rec.Level, s.g.srv.Sessions)
 	}
+	s.applySubs(hs, rec.Subs)
 	end := s.post(hs, isPost)
 	if end == nil {
 		return nil, nil, errNoSession // (closing: ended meanwhile)
@@ -438,7 +442,8 @@ func (s *httpSessions) publish(ctx context.Context, msg string) {
 }
 
 // changed applies a change another replica published: "gone SID" (ended),
-// "level SID LEVEL" (logging/setLevel), "cancel SID REPLICA\nBODY" (a
+// "level SID LEVEL" (logging/setLevel), "sub SID URI" and "unsub SID URI"
+// (resources/subscribe, unsubscribe), "cancel SID REPLICA\nBODY" (a
 // cancellation, forward.go); nil (messages may have been missed) marks
 // every session held to be read again.
 func (s *httpSessions) changed(msg []byte) {
@@ -466,6 +471,8 @@ func (s *httpSessions) changed(msg []byte) {
 		hs.ss.Close()
 	case "level":
 		s.applyLevel(hs, mcp.LoggingLevel(level))
+	case "sub", "unsub": // level is the resource's URI
+		s.applySub(hs, level, kind == "sub")
 	case "cancel": // level is the replica that received it (forward.go)
 		if level != s.g.replica {
 			s.cancelled(hs, body)
@@ -486,14 +493,19 @@ func (s *httpSessions) setLevel(ctx context.Context, hs *httpSession, level mcp.
 		s.g.log.Warn("recording a session's log level", "error", err)
 		return
 	}
-	// The client's next request may reach another replica as soon as it
-	// has the answer: the answer waits until the change came back to this
-	// replica, when the others have it too (give or take their scheduling).
-	msg := "level " + hs.sid + " " + string(level)
+	s.publishChange(ctx, "level "+hs.sid+" "+string(level))
+}
+
+// publishChange publishes a change of a session's state its client made
+// (its log level, its subscriptions), and returns once the change came
+// back to this replica, when the others have it too (give or take their
+// scheduling): the client's next request may reach another replica as
+// soon as it has the answer.
+func (s *httpSessions) publishChange(ctx context.Context, msg string) {
 	back := s.awaitEcho(msg)
 	defer s.echoed(msg) // (gives up waiting)
 	s.publish(ctx, msg)
-	t := time.NewTimer(levelEchoWait)
+	t := time.NewTimer(changeEchoWait)
 	defer t.Stop()
 	select {
 	case <-back:
@@ -502,9 +514,9 @@ func (s *httpSessions) setLevel(ctx context.Context, hs *httpSession, level mcp.
 	}
 }
 
-// levelEchoWait bounds how long a logging/setLevel's answer waits for its
-// change to come back from the shared state.
-const levelEchoWait = 250 * time.Millisecond
+// changeEchoWait bounds how long a change's answer waits for the change to
+// come back from the shared state.
+const changeEchoWait = 250 * time.Millisecond
 
 // awaitEcho returns a channel closed when msg, about to be published, comes
 // back (or echoed is called for it).

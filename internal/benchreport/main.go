@@ -200,6 +200,9 @@ func run(in io.Reader, out io.Writer) error {
 	if len(samples["HTTPAuth/stdio/stateless/interleaved"]) > 0 {
 		inboundAuth(w, samples)
 	}
+	if len(samples[scaleOutDirect+"stateless"]) > 0 || len(samples[scaleOutDirect+"session"]) > 0 {
+		scaleOut(w, samples)
+	}
 	if st, floor := median(samples["PluginStartStatic"]["ns/op"]), median(samples["PluginFloor"]["ns/op"]); st > 0 && floor > 0 {
 		r := pairedRatio(samples["PluginStartStatic"]["ns/op"], samples["PluginFloor"]["ns/op"])
 		fmt.Fprintf(w, "## (d) plugin start to first RPC\n\n| benchmark | ms | vs the floor |\n|---|---|---|\n")
@@ -297,6 +300,69 @@ func inboundAuth(w io.Writer, samples map[string]map[string][]float64) {
 		fmt.Fprintf(w, "| the handler's authentication, in process: static token / OAuth (cached token), CPU per request | %.1f / %.1f |\n", median(st["ns/op"])/1000, median(oa["ns/op"])/1000)
 	}
 	fmt.Fprintln(w)
+}
+
+// The benchmarks of section (l), BenchmarkReplicas in test/scaleout.
+const (
+	scaleOutDirect  = "Replicas/1replica/direct/"
+	scaleOutSession = "Replicas/3replicas/redis-session"
+	scaleOutLimit   = "Replicas/3replicas/redis-ratelimit"
+	// redisAddedGoal is issue 16's bound on what Redis adds at p50 to a
+	// request that needs it.
+	redisAddedGoal = 100.0
+)
+
+// scaleOut writes section (l): `mcphost serve --http` replicas sharing a
+// Redis, behind HAProxy, against one replica addressed directly, and what
+// Redis adds to the requests that need it.
+func scaleOut(w io.Writer, samples map[string]map[string][]float64) {
+	fmt.Fprintf(w, "## (l) scale-out: replicas of `mcphost serve --http` sharing a Redis, behind HAProxy (round robin), vs one replica directly\n\n")
+	fmt.Fprintf(w, "`BenchmarkReplicas` (test/scaleout): real processes on this machine's 2 cores — redis-server, HAProxy, the replicas, each with its stdio demo server; 8 clients call echo at once. CPU per call is user + system time from `/proc/PID/stat` over the timed loop (a replica with its demo server; the clients are the benchmark's process). Ratios are against the direct path of the same era in the same round.\n\n")
+	fmt.Fprintf(w, "| client | path | calls/s | vs direct | p50 µs | vs direct | p99 µs | CPU µs/call: replicas | HAProxy | Redis | clients | Redis commands/call |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, era := range []struct{ name, label string }{{"stateless", "2026-07-28"}, {"session", "2025-11-25 (session)"}} {
+		base := samples[scaleOutDirect+era.name]
+		for _, path := range []struct{ bench, label string }{
+			{scaleOutDirect + era.name, "1 replica, directly"},
+			{"Replicas/1replica/haproxy/" + era.name, "1 replica behind HAProxy"},
+			{"Replicas/3replicas/haproxy/" + era.name, "3 replicas behind HAProxy"},
+		} {
+			m := samples[path.bench]
+			if len(m) == 0 {
+				continue
+			}
+			ratio := func(metric string) string {
+				if path.bench == scaleOutDirect+era.name || len(base[metric]) == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("×%.2f", pairedRatio(m[metric], base[metric]))
+			}
+			fmt.Fprintf(w, "| %s | %s | %.0f | %s | %.0f | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f |\n", era.label, path.label,
+				median(m["calls/s"]), ratio("calls/s"), median(m["p50-µs"]), ratio("p50-µs"), median(m["p99-µs"]),
+				median(m["cpu-µs/call-replicas"]), median(m["cpu-µs/call-haproxy"]), median(m["cpu-µs/call-redis"]), median(m["cpu-µs/call-clients"]), median(m["redis-cmds/call"]))
+		}
+	}
+	fmt.Fprintln(w)
+	verdict := func(v float64) string {
+		return fmt.Sprintf("≤ %.0f µs: %s", redisAddedGoal, map[bool]string{true: "met", false: "**missed**"}[v <= redisAddedGoal])
+	}
+	ls, ss := samples[scaleOutLimit], samples[scaleOutSession]
+	if len(ls) == 0 && len(ss) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "What Redis adds at p50 to a request that needs it (sequential requests, each replica addressed directly):\n\n| request | p50 µs without | p50 µs with | added µs | of which Redis µs | goal |\n|---|---|---|---|---|---|\n")
+	if len(ls) > 0 {
+		fmt.Fprintf(w, "| 2026-07-28 call, `rate_limit { per_principal }` (one script call) vs no rate limit | %.0f | %.0f | %.0f | %.0f | %s |\n",
+			median(ls["p50-plain-µs"]), median(ls["p50-limited-µs"]), median(ls["redis-added-µs-p50"]), median(ls["redis-added-µs-p50"]), verdict(median(ls["redis-added-µs-p50"])))
+		fmt.Fprintf(w, "| the same with `max_concurrent` (two: the release too) | %.0f | %.0f | %.0f | %.0f | - |\n",
+			median(ls["p50-plain-µs"]), median(ls["p50-capped-µs"]), median(ls["redis-added-capped-µs-p50"]), median(ls["redis-added-capped-µs-p50"]))
+	}
+	if len(ss) > 0 {
+		fmt.Fprintf(w, "| 2025-11-25 session: its first request on a replica that does not hold it (GET and SET of `sess:<sid>`, and the session rebuilt from its id) vs requests to a replica that holds it | %.0f | %.0f | %.0f | %.0f | %s |\n",
+			median(ss["p50-held-µs"]), median(ss["p50-elsewhere-µs"]), median(ss["elsewhere-added-µs-p50"]), median(ss["redis-added-µs-p50"]), verdict(median(ss["redis-added-µs-p50"])))
+	}
+	fmt.Fprintf(w, "\nReferences, in the same loops: the limiter's Acquire from the benchmark's process after the calls %.0f µs (back to back, Redis and the caller never idle: %.0f µs); the same GET and SET as a session's %.0f and %.0f µs; Redis's own time per command (INFO commandstats) %.1f µs for GET/SET, %.1f µs for the limiter's script. Commands per session moved (open, first request elsewhere, DELETE): %.1f; scripts per round of the rate-limit loop: %.1f.\n\n",
+		median(ls["acquire-µs-p50"]), median(ls["acquire-hot-µs-p50"]), median(ss["get-µs-p50"]), median(ss["set-µs-p50"]),
+		median(ss["redis-server-µs/cmd"]), median(ls["redis-server-µs/script"]), median(ss["redis-cmds/session"]), median(ls["redis-scripts/round"]))
 }
 
 // pairedRatio is the median of the per-round ratios path[i]/base[i]: the

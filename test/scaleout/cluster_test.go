@@ -124,7 +124,7 @@ func sessionKey() string {
 // make (it may use the balancer's URL); it returns once HAProxy sees every
 // replica up. before, if set, runs once the configuration and Redis are
 // there, before the replicas start.
-func startCluster(t *testing.T, n int, config func(*cluster) string, before func(*cluster)) *cluster {
+func startCluster(t testing.TB, n int, config func(*cluster) string, before func(*cluster)) *cluster {
 	t.Helper()
 	requireTools(t)
 	var tok [32]byte
@@ -196,7 +196,7 @@ state {
 
 // requireTools fails the test, naming the command that installs them,
 // when redis-server or haproxy is missing.
-func requireTools(t *testing.T) {
+func requireTools(t testing.TB) {
 	t.Helper()
 	var missing []string
 	for _, tool := range []struct{ name, fallback string }{{"redis-server", "/usr/bin/redis-server"}, {"haproxy", "/usr/sbin/haproxy"}} {
@@ -235,7 +235,7 @@ func (c *cluster) command(home string, args ...string) *exec.Cmd {
 // configuration (its tokens go to the shared state) and follows the URL it
 // prints as a browser would: the authorization server redirects to the
 // command's loopback callback.
-func (c *cluster) login(t *testing.T, server string) {
+func (c *cluster) login(t testing.TB, server string) {
 	t.Helper()
 	cmd := c.command(t.TempDir(), "auth", "login", server, "--no-browser")
 	var out syncbuf.Buffer
@@ -281,7 +281,7 @@ func (c *cluster) login(t *testing.T, server string) {
 }
 
 // launch starts the replica's process.
-func (r *replica) launch(t *testing.T) {
+func (r *replica) launch(t testing.TB) {
 	t.Helper()
 	cmd := r.c.command(r.home, "--log-level", "info", "serve", "--http", r.addr)
 	cmd.Stdout, cmd.Stderr = &r.out, &r.out
@@ -303,7 +303,7 @@ func (r *replica) launch(t *testing.T) {
 
 // awaitReady polls the replica's /readyz until it answers 200, and notes
 // the processes it started.
-func (r *replica) awaitReady(t *testing.T) {
+func (r *replica) awaitReady(t testing.TB) {
 	t.Helper()
 	r.mu.Lock()
 	p := r.run
@@ -346,7 +346,7 @@ func (r *replica) readyz() (int, string) {
 
 // kill ends the replica's process with SIGKILL (a crash) and waits until
 // it and the processes it started are gone; it returns those processes.
-func (r *replica) kill(t *testing.T) []int {
+func (r *replica) kill(t testing.TB) []int {
 	t.Helper()
 	r.mu.Lock()
 	p, kids := r.run, r.kids
@@ -359,7 +359,7 @@ func (r *replica) kill(t *testing.T) []int {
 
 // stop ends the replica (SIGTERM: a drain of 2 s; SIGKILL after 10 s)
 // and checks that the processes it started are gone.
-func (r *replica) stop(t *testing.T) {
+func (r *replica) stop(t testing.TB) {
 	r.mu.Lock()
 	p, kids := r.run, r.kids
 	r.mu.Unlock()
@@ -383,7 +383,7 @@ func (r *replica) stop(t *testing.T) {
 }
 
 // awaitGone polls until none of pids is alive (5 s at most).
-func awaitGone(t *testing.T, pids []int, what string) {
+func awaitGone(t testing.TB, pids []int, what string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -609,7 +609,7 @@ func (c *cluster) connect(ctx context.Context, version string, tr *transport, op
 }
 
 // mustConnect is connect, failing the test on an error.
-func (c *cluster) mustConnect(t *testing.T, version string, tr *transport, opts *mcp.ClientOptions) *client {
+func (c *cluster) mustConnect(t testing.TB, version string, tr *transport, opts *mcp.ClientOptions) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
