@@ -96,6 +96,22 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 		}
 		return t, err
 	}
+	// In a store several processes share (the gateway's replicas), the
+	// token is shared too, and renewed under its lease: one grant per
+	// expiry, whichever replica finds it expiring. (Not a token exchange's,
+	// which is a user's, made from the inbound token at hand.)
+	_, leased := h.cfg.Store.(Leaser)
+	shared := leased && h.o.Grant != config.GrantTokenExchange
+	if shared && !stepUp {
+		if src := h.storedMachine(asm.TokenEndpoint); src != nil {
+			src.regrant = regrant
+			h.mu.Lock()
+			h.src = src
+			h.mu.Unlock()
+			h.log.Debug("using the token another process obtained", "grant", h.o.Grant)
+			return nil
+		}
+	}
 	tok, err := regrant(ctx)
 	if err != nil {
 		// Surfaced as is: no retry, no switch to another grant (SEP-1933).
@@ -110,12 +126,30 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 		r.Scopes = scopes
 	}
 	// Machine tokens are re-obtained rather than stored: no secret-derived
-	// token is written to disk that the configuration cannot recreate.
-	src, _ := h.install(r, false)
+	// token is written to disk that the configuration cannot recreate. A
+	// shared store (sealed at rest) keeps them, for the other replicas.
+	src, err := h.install(r, shared)
+	if err != nil {
+		return &FlowError{Server: h.cfg.Server, Err: err}
+	}
 	src.mu.Lock()
 	src.regrant = regrant
 	src.mu.Unlock()
 	return nil
+}
+
+// storedMachine returns a token source for a usable token of this
+// handler's machine grant at tokenURL that another process stored, or nil.
+// Its regrant is the caller's to set.
+func (h *Handler) storedMachine(tokenURL string) *tokenSource {
+	r, err := h.cfg.Store.Load(h.cfg.StoreKey)
+	if err != nil || r.Token == nil || r.Grant != h.o.Grant || r.ClientID != h.o.ClientID || r.TokenURL != tokenURL || !usable(r.Token) {
+		return nil
+	}
+	if cur := h.Record(); cur != nil && cur.Token != nil && cur.Token.AccessToken == r.Token.AccessToken {
+		return nil // the one just refused
+	}
+	return &tokenSource{h: h, rec: r, persist: true}
 }
 
 // RFC 8693 token types.
@@ -269,4 +303,13 @@ func (h *Handler) workloadAssertion() (string, error) {
 // need a login.
 func IsMachineGrant(o *config.OAuth) bool {
 	return o != nil && (o.Grant == config.GrantClientCredentials || o.Grant == config.GrantJWTBearer || o.Grant == config.GrantTokenExchange)
+}
+
+// isMachineGrant reports whether grant needs no user (authorizeMachine).
+func isMachineGrant(grant string) bool {
+	switch grant {
+	case config.GrantClientCredentials, config.GrantJWTBearer, config.GrantTokenExchange:
+		return true
+	}
+	return false
 }

@@ -192,6 +192,9 @@ func (h *Handler) stored(except string) *tokenSource {
 		return nil
 	case r.Token == nil || (except != "" && r.Token.AccessToken == except):
 		return nil
+	case isMachineGrant(r.Grant):
+		// Renewed by its grant, which only authorizeMachine can make.
+		return nil
 	case r.DPoPKey != "":
 		k, err := parseDPoPKey(r.DPoPKey)
 		if err != nil {

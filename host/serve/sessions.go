@@ -315,10 +315,12 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	if end == nil {
 		return nil, nil, errNoSession // (closing: ended meanwhile)
 	}
-	if err := s.writeRecord(rctx, hs, rec.Level); err != nil {
-		end()
-		return nil, nil, err
-	}
+	// The record is written again (kept alive) on the schedule of a
+	// replica that wrote it: not now, when it was just read (one round trip
+	// to the shared state for a session reaching this replica, not two).
+	s.mu.Lock()
+	hs.written = time.UnixMilli(rec.Seen)
+	s.mu.Unlock()
 	return hs, end, nil
 }
 
