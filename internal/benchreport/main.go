@@ -357,11 +357,11 @@ func scaleOut(w io.Writer, samples map[string]map[string][]float64) {
 			median(ls["p50-plain-µs"]), median(ls["p50-capped-µs"]), median(ls["redis-added-capped-µs-p50"]), median(ls["redis-added-capped-µs-p50"]))
 	}
 	if len(ss) > 0 {
-		fmt.Fprintf(w, "| 2025-11-25 session: its first request on a replica that does not hold it (GET and SET of `sess:<sid>`, and the session rebuilt from its id) vs requests to a replica that holds it | %.0f | %.0f | %.0f | %.0f | %s |\n",
+		fmt.Fprintf(w, "| 2025-11-25 session: its first request on a replica that does not hold it (a GET of `sess:<sid>`, and the session rebuilt from its id) vs requests to a replica that holds it | %.0f | %.0f | %.0f | %.0f | %s |\n",
 			median(ss["p50-held-µs"]), median(ss["p50-elsewhere-µs"]), median(ss["elsewhere-added-µs-p50"]), median(ss["redis-added-µs-p50"]), verdict(median(ss["redis-added-µs-p50"])))
 	}
-	fmt.Fprintf(w, "\nReferences, in the same loops: the limiter's Acquire from the benchmark's process after the calls %.0f µs (back to back, Redis and the caller never idle: %.0f µs); the same GET and SET as a session's %.0f and %.0f µs; Redis's own time per command (INFO commandstats) %.1f µs for GET/SET, %.1f µs for the limiter's script. Commands per session moved (open, first request elsewhere, DELETE): %.1f; scripts per round of the rate-limit loop: %.1f.\n\n",
-		median(ls["acquire-µs-p50"]), median(ls["acquire-hot-µs-p50"]), median(ss["get-µs-p50"]), median(ss["set-µs-p50"]),
+	fmt.Fprintf(w, "\nReferences, in the same loops: the limiter's Acquire from the benchmark's process after the calls %.0f µs (back to back, Redis and the caller never idle: %.0f µs); the same GET as a session's %.0f µs; Redis's own time per command (INFO commandstats) %.1f µs for GET, %.1f µs for the limiter's script. Commands per session moved (open, first request elsewhere, DELETE): %.1f; scripts per round of the rate-limit loop: %.1f.\n\n",
+		median(ls["acquire-µs-p50"]), median(ls["acquire-hot-µs-p50"]), median(ss["get-µs-p50"]),
 		median(ss["redis-server-µs/cmd"]), median(ls["redis-server-µs/script"]), median(ss["redis-cmds/session"]), median(ls["redis-scripts/round"]))
 }
 
