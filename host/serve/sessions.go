@@ -550,11 +550,17 @@ func (s *httpSessions) applyLevel(hs *httpSession, level mcp.LoggingLevel) {
 	if level == "" || s.g.levels.of(hs.ss) == level {
 		return
 	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"mcphost-level","method":"logging/setLevel","params":{"level":%q}}`, level)
+	s.replay(hs, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-level","method":"logging/setLevel","params":{"level":%q}}`, level))
+}
+
+// replay delivers body, a request another replica's client made, to hs as
+// its client would send it, marked (hs.applying) as replayed, not to be
+// published again.
+func (s *httpSessions) replay(hs *httpSession, body []byte) {
 	s.mu.Lock()
 	hs.applying++
 	s.mu.Unlock()
-	s.inject(hs, []byte(body))
+	s.inject(hs, body)
 	s.mu.Lock()
 	hs.applying--
 	s.mu.Unlock()

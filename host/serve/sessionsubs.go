@@ -85,8 +85,7 @@ func (s *httpSessions) applySubs(hs *httpSession, uris []string) {
 }
 
 // applySub replays a subscription (on) or unsubscription another replica's
-// client made into hs, as its client would send it, marked (hs.applying) as
-// replayed, not to be published again.
+// client made into hs.
 func (s *httpSessions) applySub(hs *httpSession, uri string, on bool) {
 	s.mu.Lock()
 	has := hs.subs[uri]
@@ -99,12 +98,5 @@ func (s *httpSessions) applySub(hs *httpSession, uri string, on bool) {
 		method = "resources/subscribe"
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":%q,"params":%s}`, s.replays.Add(1), method, params)
-	s.mu.Lock()
-	hs.applying++
-	s.mu.Unlock()
-	s.inject(hs, []byte(body))
-	s.mu.Lock()
-	hs.applying--
-	s.mu.Unlock()
+	s.replay(hs, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":%q,"params":%s}`, s.replays.Add(1), method, params))
 }

@@ -80,6 +80,29 @@ func (l *load) halt() {
 	l.wg.Wait()
 }
 
+// awaitServing waits until the load got ten more responses from r.
+func (l *load) awaitServing(t *testing.T, ctx context.Context, r *replica) {
+	t.Helper()
+	before := l.byReplica()[r.name]
+	pollUntil(t, ctx, "the restarted replica serving the load", func() bool { return l.byReplica()[r.name] >= before+10 })
+}
+
+// lost counts the load's sessions lost (after what): each client's next
+// call must succeed.
+func (l *load) lost(t *testing.T, ctx context.Context, after string) int {
+	t.Helper()
+	lost := 0
+	for i, cl := range l.cls {
+		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := echo(cctx, cl.cs, "last"); err != nil {
+			lost++
+			t.Errorf("client %d (%s) after %s: %v", i, cl.cs.InitializeResult().ProtocolVersion, after, err)
+		}
+		ccancel()
+	}
+	return lost
+}
+
 // byReplica sums the load's responses by replica.
 func (l *load) byReplica() map[string]int {
 	total := newTally()
@@ -177,21 +200,10 @@ func testKill(t *testing.T, c *cluster) {
 		t.Fatal(err)
 	}
 	inAfter := time.Since(restartAt)
-	before := l.byReplica()[victim.name]
-	pollUntil(t, ctx, "the restarted replica serving the load", func() bool { return l.byReplica()[victim.name] >= before+10 })
+	l.awaitServing(t, ctx, victim)
 	l.halt()
 	halted = true
-
-	// No session lost: each client's next call succeeds.
-	lost := 0
-	for i, cl := range l.cls {
-		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := echo(cctx, cl.cs, "last"); err != nil {
-			lost++
-			t.Errorf("client %d (%s) after the restart: %v", i, cl.cs.InitializeResult().ProtocolVersion, err)
-		}
-		ccancel()
-	}
+	lost := l.lost(t, ctx, "the restart")
 	// A call may fail if it was in flight on the victim at the kill, or
 	// sent to it before the balancer took it out of rotation (the kernel
 	// still accepts connections for a process being killed; HAProxy then
@@ -281,19 +293,10 @@ func testRollingRestart(t *testing.T, c *cluster) {
 	if err := c.lb.AwaitServer(ctx, victim.name, true); err != nil {
 		t.Fatal(err)
 	}
-	before := l.byReplica()[victim.name]
-	pollUntil(t, ctx, "the restarted replica serving the load", func() bool { return l.byReplica()[victim.name] >= before+10 })
+	l.awaitServing(t, ctx, victim)
 	l.halt()
 	halted = true
-	lost := 0
-	for i, cl := range l.cls {
-		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := echo(cctx, cl.cs, "last"); err != nil {
-			lost++
-			t.Errorf("client %d (%s) after the rolling restart: %v", i, cl.cs.InitializeResult().ProtocolVersion, err)
-		}
-		ccancel()
-	}
+	lost := l.lost(t, ctx, "the rolling restart")
 	failed := 0
 	for _, cr := range l.calls {
 		if cr.err != nil {
