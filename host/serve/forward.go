@@ -132,6 +132,9 @@ func (g *Gateway) forwarded(msg []byte) {
 		return
 	}
 	kind, id, _ := strings.Cut(string(head), " ")
+	if g.heldForwarded(kind, id, body) {
+		return // a held call's retry (heldforward.go)
+	}
 	if kind != "answer" {
 		return
 	}

@@ -28,8 +28,10 @@ import (
 // heldWait, or when the gateway stops. A call that ends while its question
 // is out (the server gave up waiting) keeps its outcome for the retry.
 //
-// Held calls live in this gateway's memory: behind several gateways
-// (scale-out), a retry must reach the same one.
+// Held calls live in the memory of the replica that runs them. Behind
+// several replicas (scale-out) the held call's id names its replica, so a
+// retry that reaches another is passed on to it (heldforward.go); a retry
+// that reaches the held call's own replica touches no shared state.
 
 // heldWait is how long a held call waits for the client's retry.
 const heldWait = 5 * time.Minute
@@ -45,12 +47,37 @@ type heldCalls struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	limit   time.Duration
+
+	// Scale-out (heldforward.go): the gateway whose replica the held
+	// calls' ids name (nil: ids name none, every retry is this process's),
+	// the rounds served for retries other replicas passed on (their
+	// cancellations, by reply key), and the pace of those rounds' replies.
+	g       *Gateway
+	rounds  map[string]context.CancelFunc
+	pulse   time.Duration // a forwarded round's owner says it is alive this often ...
+	silence time.Duration // ... and the replica waiting gives up after this long without a word
 }
 
 func newHeldCalls() *heldCalls {
-	h := &heldCalls{m: map[string]*heldCall{}, limit: heldWait}
+	h := &heldCalls{m: map[string]*heldCall{}, limit: heldWait, rounds: map[string]context.CancelFunc{},
+		pulse: heldPulse, silence: heldSilence}
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	return h
+}
+
+// bind makes the held calls g's: their ids name g's replica, for retries
+// that reach another replica to be passed on to this one.
+func (h *heldCalls) bind(g *Gateway) {
+	h.mu.Lock()
+	h.g = g
+	h.mu.Unlock()
+}
+
+// gateway is the gateway bound (nil for none).
+func (h *heldCalls) gateway() *Gateway {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.g
 }
 
 // close ends every held call and waits for them.
@@ -64,7 +91,7 @@ func (h *heldCalls) close() {
 
 // heldCall is an upstream call held across a client's retries.
 type heldCall struct {
-	id     string
+	id     string          // [REPLICA "."] random hex
 	ctx    context.Context // the held call's: ends with it
 	caps   *mcp.ClientCapabilities
 	cancel context.CancelFunc
@@ -73,12 +100,33 @@ type heldCall struct {
 	expiry *time.Timer      // ends the call when no retry comes in time
 
 	mu      sync.Mutex
-	ended   bool               // the call's outcome is in done
-	waiting *heldAsk           // out with the client, awaiting its retry
-	seq     uint64             // numbers the questions: a state answers only its own
-	ss      *mcp.ServerSession // the session of the current round ...
-	rctx    context.Context    // ... and its request's context
-	token   any                // the current round's progress token
+	ended   bool       // the call's outcome is in done
+	waiting *heldAsk   // out with the client, awaiting its retry
+	seq     uint64     // numbers the questions: a state answers only its own
+	caller  string     // the principal the call is made for (callerID, set by its first round)
+	at      heldClient // where the current round's messages go (zero between rounds)
+
+	// A held call of another replica, as get returns it for a retry
+	// that reached this one: answer keeps the retry's answer, round
+	// passes both on to the owner (heldforward.go).
+	remote    string // the owner's replica id ("": this replica's own call)
+	fwdSeq    uint64
+	fwdAnswer mcp.InputResponse
+}
+
+// heldClient is the client of a held call's current round: the session of
+// the request this replica serves, or for a retry passed on by another
+// replica, relay, which sends progress back to it.
+type heldClient struct {
+	ss    *mcp.ServerSession
+	ctx   context.Context // the request's
+	token any             // its progress token
+	relay func(*mcp.ProgressNotificationParams)
+}
+
+// requestClient is the client of a request this replica serves.
+func requestClient(ctx context.Context, req *mcp.CallToolRequest) heldClient {
+	return heldClient{ss: req.Session, ctx: ctx, token: req.Params.GetProgressToken()}
 }
 
 type heldAsk struct {
@@ -93,10 +141,14 @@ type heldOutcome struct {
 
 // start runs call in a held call answering for req's client.
 func (h *heldCalls) start(req *mcp.CallToolRequest, call func(ctx context.Context, r *heldRequester) (*mcp.CallToolResult, error)) *heldCall {
-	var id [16]byte
-	rand.Read(id[:])
+	var rid [16]byte
+	rand.Read(rid[:])
+	id := hex.EncodeToString(rid[:])
+	if g := h.gateway(); g != nil {
+		id = g.replica + "." + id
+	}
 	ctx, cancel := context.WithCancel(h.ctx)
-	hc := &heldCall{id: hex.EncodeToString(id[:]), ctx: ctx, caps: req.ClientCapabilities(), cancel: cancel,
+	hc := &heldCall{id: id, ctx: ctx, caps: req.ClientCapabilities(), cancel: cancel,
 		asks: make(chan *heldAsk), done: make(chan heldOutcome, 1)}
 	hc.expiry = time.AfterFunc(h.limit, func() {
 		cancel()
@@ -132,7 +184,8 @@ func (h *heldCalls) start(req *mcp.CallToolRequest, call func(ctx context.Contex
 }
 
 // get returns the held call a question's key names, and the question's
-// number.
+// number. A key that names another replica gives a stand-in for the call
+// there, which passes the retry on (heldforward.go).
 func (h *heldCalls) get(key string) (*heldCall, uint64) {
 	id, n, _ := strings.Cut(key, "/")
 	seq, err := strconv.ParseUint(n, 10, 64)
@@ -141,6 +194,12 @@ func (h *heldCalls) get(key string) (*heldCall, uint64) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if owner, _, named := strings.Cut(id, "."); named && h.g != nil && owner != h.g.replica {
+		if !validReplica(owner) {
+			return nil, 0
+		}
+		return &heldCall{id: id, remote: owner}, seq
+	}
 	return h.m[id], seq
 }
 
@@ -156,8 +215,22 @@ func (h *heldCalls) forget(hc *heldCall) {
 // question's key — the held call's id and the question's number — into the
 // request state of), or the request ends (the call is cancelled).
 func (h *heldCalls) round(ctx context.Context, req *mcp.CallToolRequest, hc *heldCall, seal func(key string) string) (res *mcp.CallToolResult, asked bool, err error) {
+	if hc.remote != "" {
+		return h.forwardRound(ctx, req, hc, seal)
+	}
 	hc.mu.Lock()
-	hc.ss, hc.rctx, hc.token = req.Session, ctx, req.Params.GetProgressToken()
+	if hc.seq == 0 && hc.caller == "" {
+		hc.caller = callerID(ctx) // (the first round: the call's own request)
+	}
+	hc.mu.Unlock()
+	return h.serveRound(ctx, hc, requestClient(ctx, req), seal)
+}
+
+// serveRound is round for client, a request this replica serves or one
+// another passed on.
+func (h *heldCalls) serveRound(ctx context.Context, hc *heldCall, client heldClient, seal func(key string) string) (res *mcp.CallToolResult, asked bool, err error) {
+	hc.mu.Lock()
+	hc.at = client
 	hc.mu.Unlock()
 	select {
 	case out := <-hc.done:
@@ -175,7 +248,7 @@ func (h *heldCalls) round(ctx context.Context, req *mcp.CallToolRequest, hc *hel
 		hc.waiting = a
 		hc.seq++
 		key := hc.id + "/" + strconv.FormatUint(hc.seq, 10)
-		hc.ss, hc.rctx, hc.token = nil, nil, nil
+		hc.at = heldClient{}
 		hc.mu.Unlock()
 		hc.expiry.Reset(h.limit)
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{heldKey: a.req}, RequestState: seal(key)}, true, nil
@@ -189,6 +262,13 @@ func (h *heldCalls) round(ctx context.Context, req *mcp.CallToolRequest, hc *hel
 // progress passes the server's progress on to the current round's client,
 // under that request's progress token.
 func (hc *heldCall) progress(pn *mcp.ProgressNotificationParams) {
+	hc.mu.Lock()
+	relay := hc.at.relay
+	hc.mu.Unlock()
+	if relay != nil {
+		relay(pn) // (to the replica the round's request reached)
+		return
+	}
 	ss, ctx, token := hc.current()
 	if ss == nil || token == nil {
 		return
@@ -205,6 +285,20 @@ func (hc *heldCall) answer(ctx context.Context, req *mcp.CallToolRequest, seq ui
 	if resp == nil {
 		return errors.New("the retry carries no answer to the question")
 	}
+	if hc.remote != "" {
+		// Another replica's call: the answer goes with the round.
+		hc.fwdSeq, hc.fwdAnswer = seq, resp
+		return nil
+	}
+	return hc.answerFrom(requestClient(ctx, req), seq, resp)
+}
+
+// answerFrom is answer for client, a request this replica serves or one
+// another passed on.
+func (hc *heldCall) answerFrom(client heldClient, seq uint64, resp mcp.InputResponse) error {
+	if resp == nil {
+		return errors.New("the retry carries no answer to the question")
+	}
 	hc.mu.Lock()
 	a := hc.waiting
 	if a == nil || seq != hc.seq {
@@ -212,7 +306,7 @@ func (hc *heldCall) answer(ctx context.Context, req *mcp.CallToolRequest, seq ui
 		return errors.New("the call is not waiting for an answer to this question")
 	}
 	hc.waiting = nil
-	hc.ss, hc.rctx, hc.token = req.Session, ctx, req.Params.GetProgressToken()
+	hc.at = client
 	hc.mu.Unlock()
 	hc.expiry.Stop()
 	a.answer <- resp
@@ -224,7 +318,7 @@ func (hc *heldCall) answer(ctx context.Context, req *mcp.CallToolRequest, seq ui
 func (hc *heldCall) current() (*mcp.ServerSession, context.Context, any) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	return hc.ss, hc.rctx, hc.token
+	return hc.at.ss, hc.at.ctx, hc.at.token
 }
 
 // heldRequester answers a held call's server requests by asking the client

@@ -156,6 +156,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
+	g.held.bind(g) // (heldforward.go: held calls' ids carry the replica)
 	g.unsubSess = g.state.Subscribe(sessionChannel, g.sessionsChanged)
 	g.unsubFwd = g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
 	g.unsubTok = g.state.Subscribe(state.TokensChannel, g.credentialsStored)

@@ -1,0 +1,448 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/host/state"
+)
+
+// A held call's retry that reaches another replica (scale-out).
+//
+// A held call (held.go) runs on the replica its call reached — its owner —
+// and its id names that replica: the id travels in each question's key,
+// sealed into the request state (ask.go), so it cannot be changed. A retry
+// whose key names another replica is first checked here as a retry of a
+// call of this replica's own would be (the request state is sealed to the
+// call and to the caller: another principal's retry is refused before
+// anything is passed on), then passed on to the owner over the shared
+// state, as a request and its replies:
+//
+//   - this replica publishes on forwardChannel(owner) "held REPLY\n" and
+//     the retry (heldRetry: the question's key, the client's answer, the
+//     caller, whether the request asks for progress), and pops the replies
+//     from the list REPLY (a random key);
+//   - the owner answers the question and serves the round as it serves a
+//     retry of its own, pushing to REPLY at once an ack, then every
+//     heldPulse that it is alive, the call's progress, and last the round's
+//     end: the next question (its key, which this replica seals into the
+//     request state, as the owner would have) or the call's outcome.
+//
+// The replica waiting gives up after heldSilence without a reply (the
+// owner is gone, and the call with it: the client is told to call the tool
+// again), or when its request ends; either way it tells the owner
+// ("heldcancel REPLY"), which then ends the call, as it does when a request
+// of its own ends. (A request ends at its replica's drain deadline; a
+// 2026-07-28 client going away does not end it, here as on the owner: the
+// go-sdk's stateless handler does not propagate that.) On the owner, a
+// round served for another replica is a request in flight (a drain waits
+// for it, and its deadline cuts it short). Both messages are bounded: the retry by the limit of a request body, a
+// reply by twice the limit of an upstream message (room for re-encoding).
+//
+// The upstream's log messages during a round passed on are not forwarded
+// (they go to the session of a round the owner serves itself); progress is.
+// A retry that reaches the owner touches no shared state.
+
+const (
+	// heldPulse is how often the owner of a held call serving a round for
+	// another replica tells it that it is alive.
+	heldPulse = 2 * time.Second
+	// heldSilence is how long the replica waiting for a round's replies
+	// waits for the next one before it takes the owner for gone.
+	heldSilence = 10 * time.Second
+	// heldReplyTTL bounds how long the replies of a round outlive the
+	// replica that gave up waiting for them.
+	heldReplyTTL = time.Minute
+	// heldPushTimeout bounds one push of a reply.
+	heldPushTimeout = 5 * time.Second
+	// heldRetryOverhead bounds what a retry passed on holds besides its
+	// answer (its key, the caller's id).
+	heldRetryOverhead = 64 << 10
+)
+
+// heldRetry is a retry passed on to the owner of its held call.
+type heldRetry struct {
+	Key      string          `json:"key"`              // the question's
+	Caller   string          `json:"caller,omitempty"` // callerID of the retry's request
+	Answer   json.RawMessage `json:"answer"`           // {heldKey: the client's answer} (an mcp.InputResponseMap)
+	Progress bool            `json:"progress,omitempty"`
+	From     string          `json:"from"` // the replica that passes it on (for the logs)
+}
+
+// The kinds of a round's replies.
+const (
+	heldAck      = "ack"      // the owner took the retry
+	heldAlive    = "alive"    // and is still serving its round
+	heldProgress = "progress" // the call's progress
+	heldAsked    = "asked"    // the round's end: the server asks again
+	heldDone     = "done"     // the round's end: the call's outcome
+)
+
+// heldReply is one of a round's replies, from the owner.
+type heldReply struct {
+	Kind     string                          `json:"kind"`
+	Progress *mcp.ProgressNotificationParams `json:"progress,omitempty"`
+	Key      string                          `json:"key,omitempty"`      // asked: the question's key
+	Question json.RawMessage                 `json:"question,omitempty"` // asked: {heldKey: the question} (an mcp.InputRequestMap)
+	Result   *mcp.CallToolResult             `json:"result,omitempty"`   // done
+	Error    *heldError                      `json:"error,omitempty"`    // done
+}
+
+// heldError is the outcome's error, as far as the gateway's answer to it
+// depends on it (callResult, the audit line).
+type heldError struct {
+	Message string         `json:"message"`
+	RPC     *jsonrpc.Error `json:"rpc,omitempty"`  // the JSON-RPC error it is or wraps
+	Tool    string         `json:"tool,omitempty"` // the tool of the *host.ToolError it wraps (its result is the reply's)
+	Is      []string       `json:"is,omitempty"`   // the sentinels it wraps (heldSentinels)
+}
+
+// heldSentinels are the errors an outcome's error is tested for.
+var heldSentinels = map[string]error{
+	"not_found":    registry.ErrNotFound,
+	"denied":       host.ErrDenied,
+	"timeout":      host.ErrTimeout,
+	"tool_changed": host.ErrToolChanged,
+	"canceled":     context.Canceled,
+	"deadline":     context.DeadlineExceeded,
+}
+
+func encodeHeldError(err error) *heldError {
+	if err == nil {
+		return nil
+	}
+	he := &heldError{Message: err.Error()}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		he.RPC = rpc
+	}
+	var te *host.ToolError
+	if errors.As(err, &te) {
+		he.Tool = te.Tool
+	}
+	for name, sentinel := range heldSentinels {
+		if errors.Is(err, sentinel) {
+			he.Is = append(he.Is, name)
+		}
+	}
+	return he
+}
+
+// heldRemoteError is an outcome's error from the owner: its message, and
+// what it wraps.
+type heldRemoteError struct {
+	msg   string
+	wraps []error
+}
+
+func (e *heldRemoteError) Error() string   { return e.msg }
+func (e *heldRemoteError) Unwrap() []error { return e.wraps }
+
+func (he *heldError) decode(res *mcp.CallToolResult) error {
+	if he == nil {
+		return nil
+	}
+	e := &heldRemoteError{msg: he.Message}
+	if he.RPC != nil {
+		e.wraps = append(e.wraps, he.RPC)
+	}
+	if he.Tool != "" && res != nil {
+		e.wraps = append(e.wraps, &host.ToolError{Tool: he.Tool, Result: res})
+	}
+	for _, name := range he.Is {
+		if s, ok := heldSentinels[name]; ok {
+			e.wraps = append(e.wraps, s)
+		}
+	}
+	return e
+}
+
+// validReplica reports whether rid can be a replica's id (a channel name's
+// part).
+func validReplica(rid string) bool {
+	if rid == "" || len(rid) > 64 {
+		return false
+	}
+	_, err := hex.DecodeString(rid)
+	return err == nil
+}
+
+const heldReplyPrefix = "held-reply:"
+
+func validReplyKey(k string) bool {
+	rest, ok := strings.CutPrefix(k, heldReplyPrefix)
+	return ok && len(rest) == 32 && validReplica(rest)
+}
+
+// heldReplyLimit bounds a round's reply: twice the larger of a request
+// body's limit and an upstream message's.
+func (g *Gateway) heldReplyLimit() int {
+	n := MaxMessageBytes
+	if m := g.h.Config().Settings.MaxMessageBytes; m > n {
+		n = m
+	}
+	return 2 * n
+}
+
+// heldLost is the answer to a retry whose owner did not answer.
+func heldLost(owner string, silence time.Duration) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+		"invalid requestState: the call it belongs to was held by the gateway replica %s, which did not answer within %s: that replica is gone, and the call with it; call the tool again", owner, silence)}
+}
+
+// forwardRound is round for hc, a held call of another replica: the retry
+// (its answer, kept by answer) goes to the owner, which serves the round;
+// its replies come back here.
+func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, hc *heldCall, seal func(key string) string) (*mcp.CallToolResult, bool, error) {
+	g := h.gateway()
+	answer, err := json.Marshal(mcp.InputResponseMap{heldKey: hc.fwdAnswer})
+	if err != nil {
+		return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid inputResponses: " + err.Error()}
+	}
+	if len(answer) > MaxMessageBytes {
+		return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the answer exceeds %d bytes", MaxMessageBytes)}
+	}
+	token := req.Params.GetProgressToken()
+	retry, _ := json.Marshal(&heldRetry{Key: hc.id + "/" + strconv.FormatUint(hc.fwdSeq, 10), Caller: callerID(ctx),
+		Answer: answer, Progress: token != nil, From: g.replica})
+	var rk [16]byte
+	rand.Read(rk[:])
+	reply := heldReplyPrefix + hex.EncodeToString(rk[:])
+	msg := append([]byte("held "+reply+"\n"), retry...)
+	if err := g.state.Publish(ctx, forwardChannel(hc.remote), msg); err != nil {
+		g.log.Warn("passing a held call's retry to the replica that holds the call", "replica", hc.remote, "error", err)
+		// (The call still waits there: the same retry may succeed later.)
+		return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call is held by another gateway replica, which cannot be reached now (the shared state is unavailable); retry later"}
+	}
+	giveUp := func() {
+		// The owner ends the call, as for a request of its own that ends.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldPushTimeout)
+		defer cancel()
+		if err := g.state.Publish(cctx, forwardChannel(hc.remote), []byte("heldcancel "+reply+"\n")); err != nil {
+			g.log.Warn("cancelling a held call on the replica that holds it", "replica", hc.remote, "error", err)
+		}
+	}
+	limit := g.heldReplyLimit()
+	for {
+		b, err := g.state.Pop(ctx, reply, h.silence)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			giveUp()
+			return nil, false, ctx.Err()
+		case errors.Is(err, state.ErrNotFound):
+			giveUp()
+			g.log.Warn("a held call's replica did not answer its retry: the call is lost", "replica", hc.remote, "waited", h.silence)
+			return nil, false, heldLost(hc.remote, h.silence)
+		default:
+			giveUp()
+			g.log.Warn("waiting for a held call's round on another replica", "replica", hc.remote, "error", err)
+			return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call is held by another gateway replica, and the shared state failed while waiting for it: the call is cancelled; call the tool again"}
+		}
+		var r heldReply
+		if len(b) > limit || json.Unmarshal(b, &r) != nil {
+			giveUp()
+			return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway replica that holds the call sent a malformed or oversized reply: the call is cancelled; call the tool again"}
+		}
+		switch r.Kind {
+		case heldAck, heldAlive:
+		case heldProgress:
+			if token != nil && r.Progress != nil && req.Session != nil {
+				p := *r.Progress
+				p.ProgressToken = token
+				req.Session.NotifyProgress(ctx, &p)
+			}
+		case heldAsked:
+			var q mcp.InputRequestMap
+			if json.Unmarshal(r.Question, &q) != nil || q[heldKey] == nil || !strings.HasPrefix(r.Key, hc.id+"/") {
+				giveUp()
+				return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway replica that holds the call sent a malformed question: the call is cancelled; call the tool again"}
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{heldKey: q[heldKey]}, RequestState: seal(r.Key)}, true, nil
+		case heldDone:
+			if r.Result == nil && r.Error == nil {
+				return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway replica that holds the call sent no outcome"}
+			}
+			return r.Result, false, r.Error.decode(r.Result)
+		}
+	}
+}
+
+// heldForwarded takes what another replica passed on about a held call of
+// this one: "held REPLY" (a retry, body) or "heldcancel REPLY" (that
+// replica's request for it ended). It reports whether kind was one of
+// those. It runs on the shared state's subscription: the round is served
+// by a goroutine of its own.
+func (g *Gateway) heldForwarded(kind, reply string, body []byte) bool {
+	h := g.held
+	switch kind {
+	case "heldcancel":
+		h.mu.Lock()
+		cancel := h.rounds[reply]
+		h.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		return true
+	case "held":
+	default:
+		return false
+	}
+	if !validReplyKey(reply) {
+		return true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		cancel()
+		go g.pushHeld(reply, &heldReply{Kind: heldDone, Error: encodeHeldError(errShuttingDown("the gateway replica that holds the call is stopping; call the tool again"))})
+		return true
+	}
+	h.rounds[reply] = cancel
+	h.wg.Add(1)
+	h.mu.Unlock()
+	g.calls.add() // (a drain waits for it)
+	go func() {
+		defer h.wg.Done()
+		defer g.calls.done()
+		defer func() {
+			h.mu.Lock()
+			delete(h.rounds, reply)
+			h.mu.Unlock()
+			cancel()
+		}()
+		g.serveForwarded(ctx, reply, body)
+	}()
+	return true
+}
+
+// pushHeld pushes r to the replies of round reply, and reports whether it
+// could.
+func (g *Gateway) pushHeld(reply string, r *heldReply) bool {
+	b, err := json.Marshal(r)
+	if err == nil && len(b) > g.heldReplyLimit() {
+		err = fmt.Errorf("%d bytes, at most %d", len(b), g.heldReplyLimit())
+		if r.Kind == heldDone {
+			// The outcome is lost to the client all the same: say so.
+			b, err = json.Marshal(&heldReply{Kind: heldDone, Error: &heldError{Message: fmt.Sprintf(
+				"the call's result (%d bytes) is too large to pass between gateway replicas (at most %d)", len(b), g.heldReplyLimit())}})
+		}
+	}
+	if err != nil {
+		g.log.Warn("a held call's reply to another replica", "kind", r.Kind, "error", err)
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), heldPushTimeout)
+	defer cancel()
+	if err := g.state.Push(ctx, reply, b, heldReplyTTL); err != nil {
+		g.log.Warn("passing a held call's reply to the replica its retry reached", "kind", r.Kind, "error", err)
+		return false
+	}
+	return true
+}
+
+// serveForwarded serves the round of a retry another replica passed on
+// (body, a heldRetry) as a retry of this replica's own, until ctx ends
+// (that replica's request ended). The replies go to the list reply.
+func (g *Gateway) serveForwarded(ctx context.Context, reply string, body []byte) {
+	h := g.held
+	if !g.pushHeld(reply, &heldReply{Kind: heldAck}) {
+		return
+	}
+	fail := func(err error) { g.pushHeld(reply, &heldReply{Kind: heldDone, Error: encodeHeldError(err)}) }
+	var m heldRetry
+	if len(body) > MaxMessageBytes+heldRetryOverhead || json.Unmarshal(body, &m) != nil {
+		fail(&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the retry passed on by another gateway replica is malformed or too large"})
+		return
+	}
+	hc, seq := h.get(m.Key)
+	if hc == nil || hc.remote != "" {
+		fail(&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: the call it belongs to has ended (it waits " + h.limit.String() + " for an answer)"})
+		return
+	}
+	hc.mu.Lock()
+	caller := hc.caller
+	hc.mu.Unlock()
+	if m.Caller != caller {
+		// (The replica that passed it on checked the request state, sealed
+		// to the caller: this one checks again.)
+		g.log.Warn("a retry passed on by another replica is another principal's", "replica", m.From)
+		fail(&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: it does not belong to this call"})
+		return
+	}
+	var answers mcp.InputResponseMap
+	if err := json.Unmarshal(m.Answer, &answers); err != nil {
+		fail(&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid inputResponses: " + err.Error()})
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(g.abort, cancel) // the drain deadline
+	defer stop()
+	progress := make(chan *mcp.ProgressNotificationParams, 16)
+	client := heldClient{ctx: rctx}
+	if m.Progress {
+		client.relay = func(p *mcp.ProgressNotificationParams) {
+			select {
+			case progress <- p:
+			default: // (the replica waiting is behind: progress may be dropped)
+			}
+		}
+	}
+	if err := hc.answerFrom(client, seq, answers[heldKey]); err != nil {
+		fail(&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: " + err.Error()})
+		return
+	}
+	type outcome struct {
+		res   *mcp.CallToolResult
+		asked bool
+		err   error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, asked, err := h.serveRound(rctx, hc, client, func(key string) string { return key })
+		done <- outcome{res, asked, err}
+	}()
+	pulse := time.NewTicker(h.pulse)
+	defer pulse.Stop()
+	for {
+		select {
+		case <-pulse.C:
+			g.pushHeld(reply, &heldReply{Kind: heldAlive})
+		case p := <-progress:
+			g.pushHeld(reply, &heldReply{Kind: heldProgress, Progress: p})
+		case o := <-done:
+			for len(progress) > 0 { // (before the round's end, as it came)
+				g.pushHeld(reply, &heldReply{Kind: heldProgress, Progress: <-progress})
+			}
+			switch {
+			case o.asked:
+				q, err := json.Marshal(o.res.InputRequests)
+				if err != nil || !g.pushHeld(reply, &heldReply{Kind: heldAsked, Key: o.res.RequestState, Question: q}) {
+					// The question cannot reach the client: the call
+					// is ended rather than left waiting for nobody.
+					hc.cancel()
+					h.forget(hc)
+				}
+			case g.abort.Err() != nil && ctx.Err() == nil:
+				fail(errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout())))
+			default:
+				g.pushHeld(reply, &heldReply{Kind: heldDone, Result: o.res, Error: encodeHeldError(o.err)})
+			}
+			return
+		}
+	}
+}
