@@ -78,6 +78,10 @@ server "demo" {
   command = %q
   args    = ["-passthrough"]
 }
+server "old" {
+  command = %q
+  args    = ["-passthrough", "-protocol", "2025-11-25"]
+}
 server "logs" {
   transport = "http"
   url       = %q
@@ -99,7 +103,7 @@ server "svc" {
     allow_loopback = true
   }
 }
-`, filepath.Join(binDir, "mcphost-demo"), logs.URL, prot.URL(), svc.URL())
+`, filepath.Join(binDir, "mcphost-demo"), filepath.Join(binDir, "mcphost-demo"), logs.URL, prot.URL(), svc.URL())
 	}, func(c *cluster) { c.login(t, "prot") })
 
 	t.Run("shared", func(t *testing.T) {
@@ -110,6 +114,7 @@ server "svc" {
 			{"sessions of 2025-11-25 clients", testSessions},
 			{"2026-07-28 clients", testStateless},
 			{"elicitation answered through another replica", testElicitation},
+			{"held call's retry through another replica", testHeld},
 			{"token refreshed once per expiry", func(t *testing.T, c *cluster) {
 				testRefresh(t, c, []*credential{{server: "prot", as: prot, shared: true}, {server: "svc", as: svc, shared: true, machine: true}})
 			}},
@@ -454,6 +459,75 @@ func testElicitation(t *testing.T, c *cluster) {
 				}
 			}
 		})
+	}
+}
+
+// testHeld: a 2026-07-28 client calls a tool of a 2025-11-25 server that
+// asks its user (elicitation): the replica the call reaches holds the
+// upstream call and answers input-required; the client's retry, carrying
+// the answer, is sent to another replica, which passes it on to the one
+// holding the call over the shared state: the call completes with the
+// answer.
+func testHeld(t *testing.T, c *cluster) {
+	var (
+		mu     sync.Mutex
+		first  string   // the replica the current call's first request reached
+		routes []string // "first -> retry" of each retry
+	)
+	tr := &transport{
+		seen: func(body []byte, rep string, _ *http.Response) {
+			if kind, method := jsonrpcKind(body); kind == "request" && method == "tools/call" && !bytes.Contains(body, []byte(`"inputResponses"`)) {
+				mu.Lock()
+				first = rep
+				mu.Unlock()
+			}
+		},
+		route: func(_ *http.Request, body []byte) *replica {
+			if !bytes.Contains(body, []byte(`"inputResponses"`)) {
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			from := c.replicaNamed(first)
+			if from == nil {
+				routes = append(routes, first+" -> ?")
+				return nil
+			}
+			to := c.reps[(slices.Index(c.reps, from)+1)%len(c.reps)]
+			routes = append(routes, from.name+" -> "+to.name)
+			return to
+		},
+	}
+	var asked atomic.Int32
+	cl := c.mustConnect(t, newProtocol, tr, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "green"}}, nil
+		},
+	})
+	for i := range 3 {
+		mu.Lock()
+		first, routes = "", nil
+		mu.Unlock()
+		before := asked.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		res, err := cl.cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__old__ask", Arguments: map[string]any{"question": "colour?"}})
+		cancel()
+		mu.Lock()
+		rs := slices.Clone(routes)
+		mu.Unlock()
+		n := asked.Load() - before
+		switch {
+		case err != nil:
+			t.Errorf("held call %d (asked %d times, retries sent %v): %v", i, n, rs, err)
+		case res.IsError || textOf(res) != "answer: green":
+			t.Errorf("held call %d (asked %d times, retries sent %v): %q (isError %v), want the answer", i, n, rs, textOf(res), res.IsError)
+		default:
+			t.Logf("held call %d completed: asked %d time(s), retry sent %v", i, n, rs)
+		}
+		if n != 1 || len(rs) != 1 || strings.HasSuffix(rs[0], "?") {
+			t.Errorf("held call %d: asked %d times, retries %v: want one retry, sent to another replica than the call's", i, n, rs)
+		}
 	}
 }
 
