@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -169,6 +170,15 @@ func (g *Gateway) CloseSessions() {
 	g.unsubTok()
 	for ss := range g.srv.Sessions() {
 		ss.Close()
+	}
+	g.tablesMu.Lock()
+	tables := slices.Clone(g.tables)
+	g.tablesMu.Unlock()
+	for _, s := range tables {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.replaying.Wait() // (replays into sessions end with them, sessionsubs.go)
 	}
 	g.held.close()
 }

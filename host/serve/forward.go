@@ -152,7 +152,15 @@ func (g *Gateway) forwarded(msg []byte) {
 // it; what the session answers is dropped (an answer or a notification
 // gets none; a replayed logging/setLevel an empty result).
 func (s *httpSessions) inject(hs *httpSession, body []byte) {
-	r, _ := http.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+	s.injectWith(context.Background(), hs, body, nil)
+}
+
+// injectWith is inject under ctx, with extra headers.
+func (s *httpSessions) injectWith(ctx context.Context, hs *httpSession, body []byte, extra http.Header) {
+	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
+	for k, v := range extra {
+		r.Header[k] = v
+	}
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	r.Header.Set("Mcp-Session-Id", hs.ss.ID())

@@ -52,8 +52,11 @@ type httpSessions struct {
 	// echoes are the level changes this replica published and waits to
 	// receive back (sessions.go, setLevel), by message.
 	echoes map[string][]chan struct{}
-	// replays numbers the requests replayed into sessions (sessionsubs.go).
-	replays atomic.Uint64
+	// replays numbers the requests replayed into sessions, replaying
+	// counts the goroutines replaying them (sessionsubs.go).
+	replays   atomic.Uint64
+	replaying sync.WaitGroup
+	closed    bool // no more replays start (the gateway closes its sessions)
 }
 
 type httpSession struct {
@@ -62,17 +65,22 @@ type httpSession struct {
 	sid string // the random id sealed in the session id: its record's key
 	// owner is the principal that opened the session (its ID; "" without
 	// inbound OAuth): only its requests reach the session.
-	owner    string
-	closing  bool            // closed as idle, or ended by its client: nothing more is relayed on it
-	stale    bool            // changes published by other replicas may have been missed: read the record again
-	applying int             // logging/setLevel and resources/(un)subscribe requests replayed from other replicas in progress (sessions.go)
-	subs     map[string]bool // the resources the client subscribed to, as served (sessionsubs.go)
-	outAsks  int             // go-sdk requests to the client awaiting its answer (forward.go)
-	caps     []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
-	posts    int             // POSTs in progress
-	used     time.Time       // the last request's start or end
-	written  time.Time       // when this replica last wrote the session's record
-	timer    *time.Timer     // closes the session once idle; stopped while a POST is in progress
+	owner   string
+	closing bool // closed as idle, or ended by its client: nothing more is relayed on it
+	stale   bool // changes published by other replicas may have been missed: read the record again
+	// The session's state, wherever its client set it, and what this
+	// replica's go-sdk session has applied of it (sessionsubs.go).
+	level   mcp.LoggingLevel
+	subs    map[string]bool // the resources the client subscribed to, as served
+	applied map[string]bool // ... and those this replica is subscribed to for it
+	syncing bool            // a replay goroutine runs for the session
+	resync  bool            // the state changed while it ran
+	outAsks int             // go-sdk requests to the client awaiting its answer (forward.go)
+	caps    []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
+	posts   int             // POSTs in progress
+	used    time.Time       // the last request's start or end
+	written time.Time       // when this replica last wrote the session's record
+	timer   *time.Timer     // closes the session once idle; stopped while a POST is in progress
 	// calls are the relayed calls in progress, by request id (their
 	// cancellation).
 	calls map[string]context.CancelFunc

@@ -350,3 +350,156 @@ func TestSubscriptionsAcrossReplicas(t *testing.T) {
 		break
 	}
 }
+
+// TestReplayDoesNotBlockDelivery: a subscription replayed on another
+// replica subscribes upstream there; an upstream that takes its time (here:
+// every subscribe after the first waits until the test ends) holds up that
+// replay only — not the delivery of the shared state's messages, which with
+// the local backend runs on the publisher's goroutine, so the client's own
+// subscribe (and every answer, cancellation and level change) would wait
+// on the other replica's upstream.
+func TestReplayDoesNotBlockDelivery(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{}) // closed before the session ends (deferred after its Close)
+	var subscribes atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "slow"}, &mcp.ServerOptions{
+		SubscribeHandler: func(ctx context.Context, _ *mcp.SubscribeRequest) error {
+			if subscribes.Add(1) > 1 {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			return nil
+		},
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	srv.AddResource(&mcp.Resource{URI: "slow://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "slow://r", Text: "r"}}}, nil
+	})
+	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(upstream.Close)
+	keys := sealbox.Random()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Server{Name: "slow", Transport: "http", URL: upstream.URL, Approved: true, ConnectTimeout: 10 * time.Second}
+	var gws []*ptGateway
+	for range 2 {
+		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{cfg}, gopts: &serve.Options{Keys: keys, State: st}}))
+	}
+	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
+	for _, p := range gws {
+		rr.urls = append(rr.urls, p.url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rr}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	defer close(release)
+	for range 2 { // both replicas hold the session
+		if err := cs.Ping(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+	defer scancel()
+	if err := cs.Subscribe(sctx, &mcp.SubscribeParams{URI: "slow://r"}); err != nil {
+		t.Fatalf("subscribe, replayed on the other replica whose upstream subscribe waits: %v", err)
+	}
+	for i := range 4 { // and the session goes on, on both replicas
+		if err := cs.SetLoggingLevel(sctx, &mcp.SetLoggingLevelParams{Level: []mcp.LoggingLevel{"info", "error"}[i%2]}); err != nil {
+			t.Fatalf("setLevel %d: %v", i, err)
+		}
+	}
+}
+
+// TestLoginRetryIsItsOwnAcrossReplicas: a user's first login ran on
+// replica A (call and retry there); after a logout, the same user's second
+// login starts on B and fails (the browser brings back a code the
+// authorization server did not issue), and its retry reaches A: the retry
+// reports the second login's failure, not the first one's success that A
+// still remembers.
+func TestLoginRetryIsItsOwnAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	as := fakeas.New()
+	defer as.Close()
+	keys := sealbox.Random()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prot := &config.Server{Name: "prot", Transport: "http", URL: as.URL(), OAuth: &config.OAuth{AllowLoopback: true}, Approved: true, ConnectTimeout: 10 * time.Second}
+	var gws []*ptGateway
+	for range 2 {
+		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{prot}, tokens: state.AnnouncedTokens(st), gopts: &serve.Options{Keys: keys, State: st}}))
+	}
+	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
+	for _, p := range gws {
+		rr.urls = append(rr.urls, p.url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var spoil atomic.Bool
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if spoil.Load() {
+				followSpoiled(ctx, t, req.Params.URL)
+			} else {
+				follow(ctx, req.Params.URL)
+			}
+			rr.next.Store(0) // the retry reaches A
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rr}}, &mcp.ClientSessionOptions{ProtocolVersion: newProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	rr.next.Store(0) // the first login's call on A
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__prot__authenticate", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("first login, on A: %v %q", err, textOf(res))
+	}
+	// Logged out (on both replicas, which expose the authenticate tool
+	// again), the user logs in again.
+	for _, p := range gws {
+		p.h.Logout(ctx, "prot")
+		p.g.Sync(ctx)
+	}
+	spoil.Store(true)
+	rr.next.Store(1) // the second login's call on B
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__prot__authenticate", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "invalid_grant") {
+		t.Fatalf("second login, on B, failing; its retry on A: %v %+v %q; want its failure", err, res, textOf(res))
+	}
+	if n := len(as.Requests("/authorize")); n != 2 {
+		t.Errorf("%d authorizations, want 2", n)
+	}
+}
+
+// followSpoiled completes a login in the browser with a code the
+// authorization server did not issue: the login fails (invalid_grant).
+func followSpoiled(ctx context.Context, t *testing.T, u string) {
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	resp.Body.Close()
+	callback := resp.Header.Get("Location")
+	if !strings.Contains(callback, "code=") {
+		t.Errorf("the authorization server redirected to %q", callback)
+		return
+	}
+	follow(ctx, strings.Replace(callback, "code=", "code=spoiled", 1))
+}

@@ -89,14 +89,16 @@ type Gateway struct {
 
 	// Scale-out (sessions.go): the session ids' box, the shared state,
 	// this replica's random id, the session tables of the HTTP handlers.
-	box       *sealbox.Box
-	state     state.Backend
-	replica   string
-	tablesMu  sync.Mutex
-	tables    []*httpSessions
-	unsubSess func()
-	unsubFwd  func()
-	unsubTok  func()
+	box      *sealbox.Box
+	state    state.Backend
+	replica  string
+	tablesMu sync.Mutex
+	tables   []*httpSessions
+	// replayMark marks the requests replayed into sessions (sessionsubs.go).
+	replayMark string
+	unsubSess  func()
+	unsubFwd   func()
+	unsubTok   func()
 
 	logins pendingLogins // logins started through authenticate pseudo-tools
 	subs   subscriptions // upstream resource subscriptions (resources.go)
@@ -156,7 +158,11 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
+	var mark [16]byte
+	rand.Read(mark[:])
+	g.replayMark = hex.EncodeToString(mark[:])
 	g.held.bind(g) // (heldforward.go: held calls' ids carry the replica)
+	g.held.box = o.Keys.Box(heldForwardPurpose)
 	g.unsubSess = g.state.Subscribe(sessionChannel, g.sessionsChanged)
 	g.unsubFwd = g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
 	g.unsubTok = g.state.Subscribe(state.TokensChannel, g.credentialsStored)

@@ -200,10 +200,14 @@ func (c *sessionClaims) state(level mcp.LoggingLevel) *mcp.ServerSessionState {
 		NegotiatedProtocolVersion: c.Ver, LogLevel: level}
 }
 
-// writeRecord writes hs's record (its level, and that it is alive).
-func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession, level mcp.LoggingLevel) error {
+// writeRecord writes hs's record (its state, and that it is alive).
+func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession) error {
 	now := time.Now()
-	b, _ := json.Marshal(sessionRecord{Seen: now.UnixMilli(), By: s.g.replica, Level: level, Subs: s.subsOf(hs)})
+	subs := s.subsOf(hs)
+	s.mu.Lock()
+	level := hs.level
+	s.mu.Unlock()
+	b, _ := json.Marshal(sessionRecord{Seen: now.UnixMilli(), By: s.g.replica, Level: level, Subs: subs})
 	if err := s.g.state.Put(ctx, recordKey(hs.sid), b, s.idle+s.idle/4); err != nil {
 		return fmt.Errorf("writing the session's record: %w", err)
 	}
@@ -241,7 +245,7 @@ func (s *httpSessions) open(ctx context.Context, body []byte, owner string) (hs 
 		return nil, nil, err
 	}
 	if ip != nil {
-		if err := s.writeRecord(ctx, hs, ""); err != nil {
+		if err := s.writeRecord(ctx, hs); err != nil {
 			hs.ss.Close()
 			return nil, nil, err
 		}
@@ -272,7 +276,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		if time.Since(written) > s.idle/4 {
 			// Still alive, for the other replicas. (At most once per
 			// quarter of the idle timeout.)
-			if err := s.writeRecord(ctx, hs, s.g.levels.of(hs.ss)); err != nil {
+			if err := s.writeRecord(ctx, hs); err != nil {
 				end()
 				return nil, nil, err
 			}
@@ -299,8 +303,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		s.mu.Lock()
 		hs.stale = false
 		s.mu.Unlock()
-		s.applyLevel(hs, rec.Level)
-		s.applySubs(hs, rec.Subs)
+		s.adopt(hs, rec)
 		return s.lookup(ctx, id, owner, isPost)
 	}
 	hs, err = s.connect(ctx, id, c, c.state(rec.Level))
@@ -310,7 +313,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	if rec.Level != "" {
 		s.g.levels.set(hs.ss, rec.Level, s.g.srv.Sessions)
 	}
-	s.applySubs(hs, rec.Subs)
+	s.adopt(hs, rec)
 	end := s.post(hs, isPost)
 	if end == nil {
 		return nil, nil, errNoSession // (closing: ended meanwhile)
@@ -471,10 +474,8 @@ func (s *httpSessions) changed(msg []byte) {
 	case "gone":
 		s.end(hs)
 		hs.ss.Close()
-	case "level":
-		s.applyLevel(hs, mcp.LoggingLevel(level))
-	case "sub", "unsub": // level is the resource's URI
-		s.applySub(hs, level, kind == "sub")
+	case "level", "sub", "unsub": // level is the level, or the resource's URI
+		s.changedElsewhere(hs, kind, level)
 	case "cancel": // level is the replica that received it (forward.go)
 		if level != s.g.replica {
 			s.cancelled(hs, body)
@@ -483,15 +484,12 @@ func (s *httpSessions) changed(msg []byte) {
 }
 
 // setLevel records a level hs's client set on this replica, for the
-// others (not one applyLevel is applying).
+// others.
 func (s *httpSessions) setLevel(ctx context.Context, hs *httpSession, level mcp.LoggingLevel) {
 	s.mu.Lock()
-	applying := hs.applying > 0
+	hs.level = level
 	s.mu.Unlock()
-	if applying {
-		return
-	}
-	if err := s.writeRecord(ctx, hs, level); err != nil {
+	if err := s.writeRecord(ctx, hs); err != nil {
 		s.g.log.Warn("recording a session's log level", "error", err)
 		return
 	}
@@ -541,29 +539,6 @@ func (s *httpSessions) echoed(msg string) {
 		close(ch)
 	}
 	delete(s.echoes, msg)
-}
-
-// applyLevel sets the level of hs as another replica's client set it: a
-// logging/setLevel delivered to the session as its client would send it,
-// marked (hs.applying) as replicated, not to be published again.
-func (s *httpSessions) applyLevel(hs *httpSession, level mcp.LoggingLevel) {
-	if level == "" || s.g.levels.of(hs.ss) == level {
-		return
-	}
-	s.replay(hs, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-level","method":"logging/setLevel","params":{"level":%q}}`, level))
-}
-
-// replay delivers body, a request another replica's client made, to hs as
-// its client would send it, marked (hs.applying) as replayed, not to be
-// published again.
-func (s *httpSessions) replay(hs *httpSession, body []byte) {
-	s.mu.Lock()
-	hs.applying++
-	s.mu.Unlock()
-	s.inject(hs, body)
-	s.mu.Lock()
-	hs.applying--
-	s.mu.Unlock()
 }
 
 // discard is a ResponseWriter that keeps nothing.
@@ -634,7 +609,10 @@ func (g *Gateway) sessionsChanged(msg []byte) {
 
 // levelSet records the level the client of an HTTP session ss set, for
 // the other replicas.
-func (g *Gateway) levelSet(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel) {
+func (g *Gateway) levelSet(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, level mcp.LoggingLevel) {
+	if g.isReplay(req) {
+		return // another replica's client's, replayed here (sessionsubs.go)
+	}
 	if s, hs := g.heldSession(ss.ID()); hs != nil {
 		s.setLevel(ctx, hs, level)
 	}

@@ -4,26 +4,55 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A 2025-11-25 client's resource subscriptions belong to its session, which
-// every replica may serve: notifications/resources/updated reach the client
+// A 2025-11-25 client's log level and resource subscriptions belong to its
+// session, which every replica may serve: log messages go on the
+// replica's own streams, notifications/resources/updated reach the client
 // on its standalone stream (GET), held by whichever replica the balancer
-// sent the GET to, and that replica must be subscribed for the client. So a
-// subscription made on one replica is recorded in the session's record and
-// published ("sub SID URI", "unsub SID URI"); every replica holding the
-// session replays it into its own go-sdk session (which subscribes
-// upstream on its own connection), and one that rebuilds the session
-// replays those of the record. Each replica's upstream sends it the
-// updates; the one holding the client's stream delivers them.
+// sent the GET to, and that replica must be subscribed for the client.
+//
+// So each replica keeps the session's state (hs.level, hs.subs: what the
+// client asked for, wherever it asked) apart from what its own go-sdk
+// session has applied (hs.applied). A change the client makes on one
+// replica is written to the session's record and published ("level SID
+// LEVEL", "sub SID URI", "unsub SID URI"); every replica holding the
+// session takes it into its state at once and replays it into its go-sdk
+// session in the background (a subscription subscribes upstream, on that
+// replica's own connection), one request at a time per session; a replica
+// that rebuilds the session, or that may have missed messages, takes the
+// record's state. Records are written from the state, never from what was
+// applied: a replay that failed on one replica loses nothing for the
+// others. Replayed requests carry a mark of this gateway's (replayHeader),
+// so that they are not taken for the client's own and published again.
+
+// replayHeader marks a request replayed into a session (its value is the
+// gateway's replayMark, which no client knows).
+const replayHeader = "Mcp-Mcphost-Replay"
+
+// replayTimeout bounds one replayed request (an upstream subscribe may
+// connect first).
+const replayTimeout = 30 * time.Second
+
+// isReplay reports whether req is a request the gateway replayed into its
+// session.
+func (g *Gateway) isReplay(req mcp.Request) bool {
+	if req == nil {
+		return false
+	}
+	ex := req.GetExtra()
+	return ex != nil && ex.Header != nil && ex.Header.Get(replayHeader) == g.replayMark
+}
 
 // subscribed records a subscription (on) or unsubscription the client of
-// session ss made on this replica, for the other replicas; one replayed
-// from another replica is only noted.
-func (g *Gateway) subscribed(ctx context.Context, ss *mcp.ServerSession, uri string, on bool) {
+// session ss made on this replica, for the other replicas; a replayed one
+// is only noted as applied.
+func (g *Gateway) subscribed(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, uri string, on bool) {
 	if ss == nil {
 		return
 	}
@@ -31,22 +60,18 @@ func (g *Gateway) subscribed(ctx context.Context, ss *mcp.ServerSession, uri str
 	if hs == nil {
 		return // stdio, or a 2026-07-28 client's subscriptions/listen
 	}
+	replayed := g.isReplay(req)
 	s.mu.Lock()
+	setMember(&hs.applied, uri, on)
 	was := hs.subs[uri]
-	if on {
-		if hs.subs == nil {
-			hs.subs = map[string]bool{}
-		}
-		hs.subs[uri] = true
-	} else {
-		delete(hs.subs, uri)
+	if !replayed {
+		setMember(&hs.subs, uri, on)
 	}
-	replayed := hs.applying > 0
 	s.mu.Unlock()
 	if replayed || was == on {
 		return
 	}
-	if err := s.writeRecord(ctx, hs, g.levels.of(hs.ss)); err != nil {
+	if err := s.writeRecord(ctx, hs); err != nil {
 		g.log.Warn("recording a session's subscriptions", "error", err)
 		return
 	}
@@ -55,6 +80,18 @@ func (g *Gateway) subscribed(ctx context.Context, ss *mcp.ServerSession, uri str
 		kind = "sub"
 	}
 	s.publishChange(ctx, kind+" "+hs.sid+" "+uri)
+}
+
+// setMember adds (on) or removes key in *m.
+func setMember(m *map[string]bool, key string, on bool) {
+	if !on {
+		delete(*m, key)
+		return
+	}
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	(*m)[key] = true
 }
 
 // subsOf returns the resources hs's client subscribed to, sorted.
@@ -69,34 +106,135 @@ func (s *httpSessions) subsOf(hs *httpSession) []string {
 	return out
 }
 
-// applySubs makes hs's subscriptions those of its record: the missing ones
-// are replayed, those the record no longer has are unsubscribed.
-func (s *httpSessions) applySubs(hs *httpSession, uris []string) {
-	want := map[string]bool{}
-	for _, uri := range uris {
-		want[uri] = true
-		s.applySub(hs, uri, true)
+// adopt makes rec's level and subscriptions hs's state, and has them
+// applied.
+func (s *httpSessions) adopt(hs *httpSession, rec *sessionRecord) {
+	s.mu.Lock()
+	hs.level = rec.Level
+	hs.subs = nil
+	for _, uri := range rec.Subs {
+		setMember(&hs.subs, uri, true)
 	}
-	for _, uri := range s.subsOf(hs) {
-		if !want[uri] {
-			s.applySub(hs, uri, false)
-		}
-	}
+	s.mu.Unlock()
+	s.sync(hs)
 }
 
-// applySub replays a subscription (on) or unsubscription another replica's
-// client made into hs.
-func (s *httpSessions) applySub(hs *httpSession, uri string, on bool) {
+// changedElsewhere takes a change another replica's client made into hs's
+// state, and has it applied.
+func (s *httpSessions) changedElsewhere(hs *httpSession, kind, arg string) {
 	s.mu.Lock()
-	has := hs.subs[uri]
+	switch kind {
+	case "level":
+		hs.level = mcp.LoggingLevel(arg)
+	case "sub", "unsub":
+		setMember(&hs.subs, arg, kind == "sub")
+	}
 	s.mu.Unlock()
-	if has == on {
+	s.sync(hs)
+}
+
+// sync has hs's go-sdk session brought to hs's state, in the background:
+// one goroutine per session at most, which ends when nothing is left to do
+// (the table's replays wait group owns it).
+func (s *httpSessions) sync(hs *httpSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return
 	}
-	method := "resources/unsubscribe"
-	if on {
-		method = "resources/subscribe"
+	if hs.syncing || hs.closing {
+		hs.resync = true
+		return
+	}
+	hs.syncing = true
+	s.replaying.Add(1)
+	go func() {
+		defer s.replaying.Done()
+		for s.syncOnce(hs) {
+		}
+	}()
+}
+
+// syncOnce makes one replayed request that brings hs's go-sdk session
+// closer to hs's state, and reports whether there may be more to do.
+func (s *httpSessions) syncOnce(hs *httpSession) bool {
+	s.mu.Lock()
+	var body []byte
+	switch {
+	case hs.closing:
+	case hs.level != "" && hs.level != s.g.levels.of(hs.ss):
+		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":"logging/setLevel","params":{"level":%q}}`, s.replays.Add(1), hs.level)
+	default:
+		body = s.nextSubLocked(hs)
+	}
+	if body == nil {
+		if hs.resync && !hs.closing {
+			hs.resync = false
+			s.mu.Unlock()
+			return true
+		}
+		hs.syncing = false
+		s.mu.Unlock()
+		return false
+	}
+	hs.resync = false
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), replayTimeout)
+	defer cancel()
+	before := s.replayState(hs)
+	s.replay(ctx, hs, body)
+	if s.replayState(hs) == before {
+		// Not applied (the upstream refused, or timed out): tried again
+		// with the next change or record read, not in a loop now.
+		s.mu.Lock()
+		hs.syncing = false
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// nextSubLocked returns the replayed request for one subscription hs's
+// state and its go-sdk session differ in, or nil. The caller holds s.mu.
+func (s *httpSessions) nextSubLocked(hs *httpSession) []byte {
+	method, uri := "", ""
+	for u := range hs.subs {
+		if !hs.applied[u] {
+			method, uri = "resources/subscribe", u
+			break
+		}
+	}
+	if uri == "" {
+		for u := range hs.applied {
+			if !hs.subs[u] {
+				method, uri = "resources/unsubscribe", u
+				break
+			}
+		}
+	}
+	if uri == "" {
+		return nil
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
-	s.replay(hs, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":%q,"params":%s}`, s.replays.Add(1), method, params))
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":%q,"params":%s}`, s.replays.Add(1), method, params)
+}
+
+// replayState is what a replay may change in hs's go-sdk session: its
+// level and applied subscriptions.
+func (s *httpSessions) replayState(hs *httpSession) string {
+	level := s.g.levels.of(hs.ss)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	applied := make([]string, 0, len(hs.applied))
+	for u := range hs.applied {
+		applied = append(applied, u)
+	}
+	slices.Sort(applied)
+	return fmt.Sprint(level, applied)
+}
+
+// replay delivers body, a request another replica's client made, to hs as
+// its client would send it, marked as replayed.
+func (s *httpSessions) replay(ctx context.Context, hs *httpSession, body []byte) {
+	s.injectWith(ctx, hs, body, http.Header{replayHeader: {s.g.replayMark}})
 }
