@@ -129,6 +129,15 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 	// token is written to disk that the configuration cannot recreate. A
 	// shared store (sealed at rest) keeps them, for the other replicas.
 	src, err := h.install(r, shared)
+	if shared && isStoreError(err) {
+		// The shared store is unreachable: the token serves this process
+		// anyway (the other replicas get their own), rather than being
+		// thrown away and granted again on every request. It stays a
+		// shared store's token: its renewal reads the store again, and
+		// saves the new one there once the store is back (renewLocked).
+		h.log.Warn("saving the token in the shared token store failed: it is kept in this process only until its renewal", "server", h.cfg.Server, "grant", h.o.Grant, "error", err)
+		src, err = h.use(r, true), nil
+	}
 	if err != nil {
 		return &FlowError{Server: h.cfg.Server, Err: err}
 	}
@@ -140,7 +149,8 @@ func (h *Handler) authorizeMachine(ctx context.Context, req *http.Request, chall
 
 // storedMachine returns a token source for a usable token of this
 // handler's machine grant at tokenURL that another process stored, or nil.
-// Its regrant is the caller's to set.
+// A DPoP-bound token's key is installed with it, as stored does. Its
+// regrant is the caller's to set.
 func (h *Handler) storedMachine(tokenURL string) *tokenSource {
 	r, err := h.cfg.Store.Load(h.cfg.StoreKey)
 	if err != nil || r.Token == nil || r.Grant != h.o.Grant || r.ClientID != h.o.ClientID || r.TokenURL != tokenURL || !usable(r.Token) {
@@ -148,6 +158,10 @@ func (h *Handler) storedMachine(tokenURL string) *tokenSource {
 	}
 	if cur := h.Record(); cur != nil && cur.Token != nil && cur.Token.AccessToken == r.Token.AccessToken {
 		return nil // the one just refused
+	}
+	if err := h.useStoredDPoPKey(r); err != nil {
+		h.log.Warn("stored DPoP key unusable; granting a new token", "server", h.cfg.Server, "error", err)
+		return nil
 	}
 	return &tokenSource{h: h, rec: r, persist: true}
 }

@@ -195,16 +195,10 @@ func (h *Handler) stored(except string) *tokenSource {
 	case isMachineGrant(r.Grant):
 		// Renewed by its grant, which only authorizeMachine can make.
 		return nil
-	case r.DPoPKey != "":
-		k, err := parseDPoPKey(r.DPoPKey)
-		if err != nil {
-			h.log.Warn("stored DPoP key unusable; a new login is needed", "error", err)
-			return nil
-		}
-		h.dpopMu.Lock()
-		h.dpop = k
-		h.dpopMu.Unlock()
-		h.noteDPoPEndpoint(r.TokenURL)
+	}
+	if err := h.useStoredDPoPKey(r); err != nil {
+		h.log.Warn("stored DPoP key unusable; a new login is needed", "error", err)
+		return nil
 	}
 	// A stored token's refreshes are stored too: its rotated refresh
 	// token must outlive this process.
@@ -526,25 +520,84 @@ func (h *Handler) discoverCode(ctx context.Context, reqURL string, challenges []
 }
 
 // install makes r the current credentials, saving it first when persist.
+// A failed save is a *storeError.
 func (h *Handler) install(r *Record, persist bool) (*tokenSource, error) {
+	if err := h.bindDPoPKey(r); err != nil {
+		return nil, err
+	}
+	if persist && h.cfg.Store != nil {
+		if err := h.cfg.Store.Save(h.cfg.StoreKey, r); err != nil {
+			return nil, &storeError{fmt.Errorf("saving credentials for %s: %w", h.cfg.Server, err)}
+		}
+	}
+	return h.use(r, persist), nil
+}
+
+// bindDPoPKey dates r and, for a DPoP-bound token, records in it the key
+// the token is bound to (the handler's), to be stored with it.
+func (h *Handler) bindDPoPKey(r *Record) error {
 	r.UpdatedAt = time.Now()
 	if r.Token != nil && strings.EqualFold(r.Token.TokenType, "DPoP") {
 		k, err := h.dpopKeyFor(false)
 		if err != nil || k == nil {
-			return nil, fmt.Errorf("%s: a DPoP-bound token without a DPoP key", h.cfg.Server)
+			return fmt.Errorf("%s: a DPoP-bound token without a DPoP key", h.cfg.Server)
 		}
 		r.DPoPKey = k.pem()
 	}
-	if persist && h.cfg.Store != nil {
-		if err := h.cfg.Store.Save(h.cfg.StoreKey, r); err != nil {
-			return nil, fmt.Errorf("saving credentials for %s: %w", h.cfg.Server, err)
-		}
-	}
+	return nil
+}
+
+// use makes r, as it is, the current credentials.
+func (h *Handler) use(r *Record, persist bool) *tokenSource {
 	src := &tokenSource{h: h, rec: r, persist: persist}
 	h.mu.Lock()
 	h.src = src
 	h.mu.Unlock()
-	return src, nil
+	return src
+}
+
+// useStoredDPoPKey makes the DPoP key (RFC 9449) stored with r the
+// handler's, for r's tokens read from the store (stored by this process
+// before, or by another sharing the store): they are bound to that key, and
+// a proof signed with any other is refused. The key already in use is kept
+// (with the nonces its servers sent) when it is that one. A record without
+// a key changes nothing; a DPoP-bound token stored without one cannot be
+// used.
+func (h *Handler) useStoredDPoPKey(r *Record) error {
+	if r.DPoPKey == "" {
+		if r.Token != nil && strings.EqualFold(r.Token.TokenType, "DPoP") {
+			return errors.New("a DPoP-bound token stored without its DPoP key")
+		}
+		return nil
+	}
+	h.dpopMu.Lock()
+	same := h.dpop != nil && h.dpop.pem() == r.DPoPKey
+	h.dpopMu.Unlock()
+	if !same {
+		k, err := parseDPoPKey(r.DPoPKey)
+		if err != nil {
+			return err
+		}
+		h.dpopMu.Lock()
+		h.dpop = k
+		h.dpopMu.Unlock()
+	}
+	h.noteDPoPEndpoint(r.TokenURL)
+	return nil
+}
+
+// storeError is a failure of the token store (reading, saving or leasing a
+// record), as opposed to one of the authorization server: a machine grant,
+// which needs nothing stored, gets its token without the store then.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// isStoreError reports whether err is (or wraps) a *storeError.
+func isStoreError(err error) bool {
+	var se *storeError
+	return errors.As(err, &se)
 }
 
 // Logout revokes the refresh and access tokens at the authorization
@@ -691,7 +744,16 @@ func (s *tokenSource) renewLocked(ctx context.Context) error {
 		stale = s.rec.Token.AccessToken
 	}
 	if l, ok := store.(Leaser); ok {
-		return s.renewLeased(ctx, l, stale)
+		err := s.renewLeased(ctx, l, stale)
+		if err != nil && s.regrant != nil && isStoreError(err) {
+			// A machine grant needs nothing stored: with the shared store
+			// unreachable, this process renews its token on its own (and
+			// saves it if the store is back by then) rather than stop
+			// working.
+			s.h.log.Warn("the shared token store is unreachable: renewing the token in this process only", "server", s.h.cfg.Server, "error", err)
+			return s.refreshLocked(ctx)
+		}
+		return err
 	}
 	switch adopted, err := s.reloadLocked(stale); {
 	case err != nil:
@@ -732,7 +794,7 @@ func (s *tokenSource) renewLeased(ctx context.Context, l Leaser, stale string) e
 		case err == nil:
 			return s.refreshLeasedLocked(ctx, release, ttl, stale)
 		case !errors.Is(err, ErrLeaseHeld):
-			return fmt.Errorf("refreshing the token of %s: taking the refresh lease: %w", s.h.cfg.Server, err)
+			return &storeError{fmt.Errorf("refreshing the token of %s: taking the refresh lease: %w", s.h.cfg.Server, err)}
 		case !waited:
 			waited = true
 			s.h.log.Debug("another process is refreshing the token; waiting for it", "server", s.h.cfg.Server)
@@ -767,25 +829,23 @@ func (s *tokenSource) refreshLeasedLocked(ctx context.Context, release func(), t
 // access token found expiring or refused) as it is. A record that is gone
 // (a logout, maybe by another process) needs a new login: refreshing from
 // the record in memory might spend a refresh token another process spent.
+// (A machine grant's, which needs no login, is granted again: the record in
+// memory stays the base, and the new token is saved.)
 func (s *tokenSource) reloadLocked(stale string) (adopted bool, err error) {
 	r, err := s.h.cfg.Store.Load(s.h.cfg.StoreKey)
 	if errors.Is(err, ErrNotFound) || (err == nil && r.Token == nil) {
+		if s.regrant != nil {
+			return false, nil
+		}
 		return false, fmt.Errorf("%w: the stored credentials of %s were deleted (a logout?)", ErrLoginRequired, s.h.cfg.Server)
 	}
 	if err != nil {
-		return false, fmt.Errorf("refreshing the token of %s: reading the stored credentials: %w", s.h.cfg.Server, err)
+		return false, &storeError{fmt.Errorf("refreshing the token of %s: reading the stored credentials: %w", s.h.cfg.Server, err)}
 	}
-	if r.DPoPKey != "" && r.DPoPKey != s.rec.DPoPKey {
-		// Logged in again elsewhere, with a new key: the stored tokens
-		// are bound to it.
-		k, err := parseDPoPKey(r.DPoPKey)
-		if err != nil {
-			return false, fmt.Errorf("refreshing the token of %s: stored DPoP key: %w", s.h.cfg.Server, err)
-		}
-		s.h.dpopMu.Lock()
-		s.h.dpop = k
-		s.h.dpopMu.Unlock()
-		s.h.noteDPoPEndpoint(r.TokenURL)
+	// Logged in again elsewhere, maybe with a new key: the stored tokens
+	// are bound to it.
+	if err := s.h.useStoredDPoPKey(r); err != nil {
+		return false, fmt.Errorf("refreshing the token of %s: stored DPoP key: %w", s.h.cfg.Server, err)
 	}
 	s.rec = r
 	if r.Token.AccessToken == stale || !usable(r.Token) {
@@ -818,6 +878,12 @@ func (s *tokenSource) refreshLocked(ctx context.Context) error {
 		if err == nil && tok.RefreshToken == "" {
 			tok.RefreshToken = s.rec.Token.RefreshToken // not rotated
 		}
+		if err != nil && s.regrant != nil {
+			// A machine grant's refresh token (spent by a process whose
+			// token could not be saved, say) is not needed: grant again.
+			s.h.log.Debug("refreshing a machine grant's token failed; granting a new one", "server", s.h.cfg.Server, "error", err)
+			tok, err = s.regrant(ctx)
+		}
 	case s.regrant != nil:
 		tok, err = s.regrant(ctx)
 	default:
@@ -839,7 +905,12 @@ func (s *tokenSource) refreshLocked(ctx context.Context) error {
 	if s.persist && s.h.cfg.Store != nil {
 		// Saved before use: a rotated refresh token must not be lost.
 		if err := s.h.cfg.Store.Save(s.h.cfg.StoreKey, &next); err != nil {
-			return fmt.Errorf("saving refreshed credentials of %s: %w", s.h.cfg.Server, err)
+			if s.regrant == nil {
+				return fmt.Errorf("saving refreshed credentials of %s: %w", s.h.cfg.Server, err)
+			}
+			// A machine grant's token serves this process unsaved (the
+			// others get their own) until a renewal can save one.
+			s.h.log.Warn("saving the renewed token in the shared token store failed: it is kept in this process only", "server", s.h.cfg.Server, "error", err)
 		}
 	}
 	s.rec = &next

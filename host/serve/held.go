@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // A server of a protocol version before 2026-07-28 asks during a call by a
@@ -50,17 +52,21 @@ type heldCalls struct {
 
 	// Scale-out (heldforward.go): the gateway whose replica the held
 	// calls' ids name (nil: ids name none, every retry is this process's),
-	// the rounds served for retries other replicas passed on (their
-	// cancellations, by reply key), and the pace of those rounds' replies.
+	// the box that seals what is passed between replicas (the gateway's
+	// keys, heldForwardPurpose), the rounds served for retries other
+	// replicas passed on (their cancellations, by reply key), and the pace
+	// of those rounds' replies.
 	g       *Gateway
+	box     *sealbox.Box
 	rounds  map[string]context.CancelFunc
-	pulse   time.Duration // a forwarded round's owner says it is alive this often ...
+	ackWait time.Duration // the replica waiting gives up after this long without the owner's ack ...
+	pulse   time.Duration // ... the owner then says it is alive this often ...
 	silence time.Duration // ... and the replica waiting gives up after this long without a word
 }
 
 func newHeldCalls() *heldCalls {
 	h := &heldCalls{m: map[string]*heldCall{}, limit: heldWait, rounds: map[string]context.CancelFunc{},
-		pulse: heldPulse, silence: heldSilence}
+		ackWait: heldAckWait, pulse: heldPulse, silence: heldSilence}
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	return h
 }

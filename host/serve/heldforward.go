@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // A held call's retry that reaches another replica (scale-out).
@@ -40,9 +41,21 @@ import (
 //     end: the next question (its key, which this replica seals into the
 //     request state, as the owner would have) or the call's outcome.
 //
-// The replica waiting gives up after heldSilence without a reply (the
-// owner is gone, and the call with it: the client is told to call the tool
-// again), or when its request ends; either way it tells the owner
+// Both the retry and every reply are sealed (heldForwardPurpose, a key
+// derived from MCPHOST_SESSION_KEYS) and bound to the owner and the reply
+// list, so that the shared state never holds a client's answer, a
+// question, progress or a result in clear, and a message made or moved by
+// another than a replica does not open: the owner drops a retry or a
+// cancellation that does not open (it neither acknowledges nor serves
+// it), and the replica waiting fails the round on a reply that does not.
+//
+// The replica waiting gives up after heldAckWait without the ack (the
+// owner takes a retry at once: it is gone, or it never existed, as for the
+// retry of a call of a process restarted since, whose id names the old
+// process's replica), or after heldSilence without a reply once the owner
+// has acked (the owner is gone, and the call with it: either way the
+// client is told to call the tool again), or when its request ends; then
+// it tells the owner
 // ("heldcancel REPLY"), which then ends the call, as it does when a request
 // of its own ends. (A request ends at its replica's drain deadline; a
 // 2026-07-28 client going away does not end it, here as on the owner: the
@@ -59,8 +72,13 @@ const (
 	// heldPulse is how often the owner of a held call serving a round for
 	// another replica tells it that it is alive.
 	heldPulse = 2 * time.Second
-	// heldSilence is how long the replica waiting for a round's replies
-	// waits for the next one before it takes the owner for gone.
+	// heldAckWait is how long the replica that passed a retry on waits for
+	// the owner's ack (pushed as soon as the retry arrives) before it takes
+	// the owner for gone.
+	heldAckWait = 2 * time.Second
+	// heldSilence is how long the replica waiting for a round's replies,
+	// once the owner acked, waits for the next one before it takes the
+	// owner for gone.
 	heldSilence = 10 * time.Second
 	// heldReplyTTL bounds how long the replies of a round outlive the
 	// replica that gave up waiting for them.
@@ -70,7 +88,17 @@ const (
 	// heldRetryOverhead bounds what a retry passed on holds besides its
 	// answer (its key, the caller's id).
 	heldRetryOverhead = 64 << 10
+	// heldForwardPurpose is the purpose of the key that seals retries and
+	// replies passed between replicas (sealbox.Keys.Box).
+	heldForwardPurpose = "held-forward"
 )
+
+// heldAAD is what a sealed retry ("held-retry"), cancellation
+// ("held-cancel") or reply ("held-reply") is bound to: the owner of the
+// held call and the round's reply list.
+func heldAAD(kind, owner, reply string) []byte {
+	return []byte(kind + "\x00" + owner + "\x00" + reply)
+}
 
 // heldRetry is a retry passed on to the owner of its held call.
 type heldRetry struct {
@@ -220,7 +248,7 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 	var rk [16]byte
 	rand.Read(rk[:])
 	reply := heldReplyPrefix + hex.EncodeToString(rk[:])
-	msg := append([]byte("held "+reply+"\n"), retry...)
+	msg := h.box.Seal([]byte("held "+reply+"\n"), retry, heldAAD("held-retry", hc.remote, reply))
 	if err := g.state.Publish(ctx, forwardChannel(hc.remote), msg); err != nil {
 		g.log.Warn("passing a held call's retry to the replica that holds the call", "replica", hc.remote, "error", err)
 		// (The call still waits there: the same retry may succeed later.)
@@ -230,13 +258,16 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 		// The owner ends the call, as for a request of its own that ends.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldPushTimeout)
 		defer cancel()
-		if err := g.state.Publish(cctx, forwardChannel(hc.remote), []byte("heldcancel "+reply+"\n")); err != nil {
+		msg := h.box.Seal([]byte("heldcancel "+reply+"\n"), nil, heldAAD("held-cancel", hc.remote, reply))
+		if err := g.state.Publish(cctx, forwardChannel(hc.remote), msg); err != nil {
 			g.log.Warn("cancelling a held call on the replica that holds it", "replica", hc.remote, "error", err)
 		}
 	}
-	limit := g.heldReplyLimit()
+	limit := g.heldReplyLimit() + sealbox.Overhead
+	aad := heldAAD("held-reply", hc.remote, reply)
+	acked, wait := false, h.ackWait // (the owner acks at once; then it says it is alive every pulse)
 	for {
-		b, err := g.state.Pop(ctx, reply, h.silence)
+		sealed, err := g.state.Pop(ctx, reply, wait)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -244,15 +275,28 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 			return nil, false, ctx.Err()
 		case errors.Is(err, state.ErrNotFound):
 			giveUp()
-			g.log.Warn("a held call's replica did not answer its retry: the call is lost", "replica", hc.remote, "waited", h.silence)
-			return nil, false, heldLost(hc.remote, h.silence)
+			what := "did not acknowledge its retry"
+			if acked {
+				what = "went silent while serving its retry"
+			}
+			g.log.Warn("a held call's replica "+what+": the call is lost", "replica", hc.remote, "waited", wait)
+			return nil, false, heldLost(hc.remote, wait)
 		default:
 			giveUp()
 			g.log.Warn("waiting for a held call's round on another replica", "replica", hc.remote, "error", err)
 			return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call is held by another gateway replica, and the shared state failed while waiting for it: the call is cancelled; call the tool again"}
 		}
+		acked, wait = true, h.silence
 		var r heldReply
-		if len(b) > limit || json.Unmarshal(b, &r) != nil {
+		var b []byte
+		ok := len(sealed) <= limit
+		if ok {
+			if b, err = h.box.Open(nil, sealed, aad); err != nil {
+				ok = false
+				g.log.Warn("a held call's reply from another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS)", "replica", hc.remote)
+			}
+		}
+		if !ok || json.Unmarshal(b, &r) != nil {
 			giveUp()
 			return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway replica that holds the call sent a malformed or oversized reply: the call is cancelled; call the tool again"}
 		}
@@ -282,13 +326,18 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 
 // heldForwarded takes what another replica passed on about a held call of
 // this one: "held REPLY" (a retry, body) or "heldcancel REPLY" (that
-// replica's request for it ended). It reports whether kind was one of
-// those. It runs on the shared state's subscription: the round is served
-// by a goroutine of its own.
+// replica's request for it ended), each sealed. It reports whether kind was
+// one of those. A message that does not open is dropped. It runs on the
+// shared state's subscription: the round is served by a goroutine of its
+// own.
 func (g *Gateway) heldForwarded(kind, reply string, body []byte) bool {
 	h := g.held
 	switch kind {
 	case "heldcancel":
+		if _, err := h.box.Open(nil, body, heldAAD("held-cancel", g.replica, reply)); err != nil {
+			g.log.Warn("a held call's cancellation from another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
+			return true
+		}
 		h.mu.Lock()
 		cancel := h.rounds[reply]
 		h.mu.Unlock()
@@ -301,6 +350,15 @@ func (g *Gateway) heldForwarded(kind, reply string, body []byte) bool {
 		return false
 	}
 	if !validReplyKey(reply) {
+		return true
+	}
+	if len(body) > MaxMessageBytes+heldRetryOverhead+sealbox.Overhead {
+		g.log.Warn("a held call's retry from another replica is too large: dropped", "bytes", len(body))
+		return true
+	}
+	body, err := h.box.Open(nil, body, heldAAD("held-retry", g.replica, reply))
+	if err != nil {
+		g.log.Warn("a held call's retry from another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return true
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -329,8 +387,8 @@ func (g *Gateway) heldForwarded(kind, reply string, body []byte) bool {
 	return true
 }
 
-// pushHeld pushes r to the replies of round reply, and reports whether it
-// could.
+// pushHeld pushes r, sealed, to the replies of round reply, and reports
+// whether it could.
 func (g *Gateway) pushHeld(reply string, r *heldReply) bool {
 	b, err := json.Marshal(r)
 	if err == nil && len(b) > g.heldReplyLimit() {
@@ -345,6 +403,7 @@ func (g *Gateway) pushHeld(reply string, r *heldReply) bool {
 		g.log.Warn("a held call's reply to another replica", "kind", r.Kind, "error", err)
 		return false
 	}
+	b = g.held.box.Seal(nil, b, heldAAD("held-reply", g.replica, reply))
 	ctx, cancel := context.WithTimeout(context.Background(), heldPushTimeout)
 	defer cancel()
 	if err := g.state.Push(ctx, reply, b, heldReplyTTL); err != nil {
@@ -355,7 +414,7 @@ func (g *Gateway) pushHeld(reply string, r *heldReply) bool {
 }
 
 // serveForwarded serves the round of a retry another replica passed on
-// (body, a heldRetry) as a retry of this replica's own, until ctx ends
+// (body, a heldRetry, opened) as a retry of this replica's own, until ctx ends
 // (that replica's request ended). The replies go to the list reply.
 func (g *Gateway) serveForwarded(ctx context.Context, reply string, body []byte) {
 	h := g.held

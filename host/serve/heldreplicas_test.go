@@ -33,22 +33,38 @@ const heldOldProtocol = "2025-11-25"
 
 // heldOps counts what one replica asks of the shared state for held
 // calls' retries passed on (publishes of retries and cancellations, pushes
-// and pops of their replies).
+// and pops of their replies), and keeps what it publishes and pushes for
+// them. A forged reply, when set, is pushed instead of each of the
+// replica's.
 type heldOps struct {
 	state.Backend
-	n atomic.Int64
+	n      atomic.Int64
+	forged atomic.Pointer[[]byte]
+
+	mu   sync.Mutex
+	sent [][]byte // held calls' messages published and replies pushed
+}
+
+func (s *heldOps) keep(b []byte) {
+	s.n.Add(1)
+	s.mu.Lock()
+	s.sent = append(s.sent, bytes.Clone(b))
+	s.mu.Unlock()
 }
 
 func (s *heldOps) Publish(ctx context.Context, channel string, msg []byte) error {
 	if bytes.HasPrefix(msg, []byte("held")) {
-		s.n.Add(1)
+		s.keep(msg)
 	}
 	return s.Backend.Publish(ctx, channel, msg)
 }
 
 func (s *heldOps) Push(ctx context.Context, key string, value []byte, ttl time.Duration) error {
 	if strings.HasPrefix(key, heldReplyPrefix) {
-		s.n.Add(1)
+		if f := s.forged.Load(); f != nil {
+			value = *f
+		}
+		s.keep(value)
 	}
 	return s.Backend.Push(ctx, key, value, ttl)
 }
@@ -60,6 +76,12 @@ func (s *heldOps) Pop(ctx context.Context, key string, timeout time.Duration) ([
 	return s.Backend.Pop(ctx, key, timeout)
 }
 
+// The held calls' forwarding's waits in tests (heldCluster).
+const (
+	heldTestAckWait = 250 * time.Millisecond
+	heldTestSilence = 5 * time.Second
+)
+
 type heldReplica struct {
 	g   *Gateway
 	url string
@@ -68,7 +90,8 @@ type heldReplica struct {
 
 // heldCluster starts n gateways over servers sharing keys and st, as
 // replicas behind a balancer. Their held calls' forwarding runs at a test's
-// pace: a pulse every 50ms, an owner taken for gone after 1s of silence.
+// pace: an owner taken for gone without its ack within 250ms, a pulse
+// every 50ms, an owner that acked taken for gone after 5s of silence.
 func heldCluster(t *testing.T, n int, st state.Backend, servers []*config.Server, hopts *HTTPOptions) []*heldReplica {
 	t.Helper()
 	keys := sealbox.Random()
@@ -93,7 +116,7 @@ func heldCluster(t *testing.T, n int, st state.Backend, servers []*config.Server
 		h.ConnectAll(ctx, nil)
 		ops := &heldOps{Backend: st}
 		g := New(h, &Options{Keys: keys, State: ops})
-		g.held.pulse, g.held.silence = 50*time.Millisecond, time.Second
+		g.held.ackWait, g.held.pulse, g.held.silence = heldTestAckWait, 50*time.Millisecond, heldTestSilence
 		if p := g.Sync(ctx); len(p) > 0 {
 			t.Fatal(p)
 		}
@@ -272,8 +295,10 @@ func heldUpstream(t *testing.T, hung chan<- struct{}, cancelled chan<- error) *c
 //   - on the replica holding the call: the shared state is not touched;
 //   - on others (a question each, on two replicas): passed on, answered,
 //     the progress of the rounds passed on reaches the client;
-//   - the replica holding the call is gone: the client is told, within the
-//     silence the replica waiting allows (never a hang);
+//   - the replica holding the call is gone: the client is told once the
+//     replica waiting has had no ack within its short wait for one (not
+//     after the longer silence it allows an owner that acked; never a
+//     hang);
 //   - the request of a retry passed on ends while its round runs (the
 //     deadline of its replica's drain passed): the call ends on the
 //     replica holding it, as when a request of its own ends.
@@ -324,11 +349,13 @@ func TestHeldRetryRouting(t *testing.T) {
 			defer cancel()
 			progress := make(chan string, 10)
 			var n atomic.Int64
+			var answered atomic.Int64 // (UnixNano) the last answer's time
 			cs := dialHeld(t, ctx, rs[0].url, router, &mcp.ClientOptions{
 				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					if tc.ownerGone {
 						rs[0].g.CloseSessions()
 					}
+					defer func() { answered.Store(time.Now().UnixNano()) }()
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": fmt.Sprintf("yes-%d", n.Add(1))}}, nil
 				},
 				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -368,7 +395,15 @@ func TestHeldRetryRouting(t *testing.T) {
 				if took > 10*time.Second {
 					t.Errorf("the error took %s", took)
 				}
-				t.Logf("owner gone: %v (after %s)", err, took.Round(time.Millisecond))
+				// The retry waited for the ack, not for the silence.
+				retried := time.Since(time.Unix(0, answered.Load()))
+				if retried < heldTestAckWait || retried > heldTestSilence/2 {
+					t.Errorf("the retry failed %s after the answer; want after the ack wait (%s), well before the silence (%s)", retried.Round(time.Millisecond), heldTestAckWait, heldTestSilence)
+				}
+				if want := "within " + heldTestAckWait.String(); !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q, want it to say %q", err, want)
+				}
+				t.Logf("owner gone: %v (after %s, the retry after %s)", err, took.Round(time.Millisecond), retried.Round(time.Millisecond))
 			default:
 				if err != nil || res.IsError || heldText(res) != tc.wantText {
 					t.Fatalf("%v %q, want %q", err, heldText(res), tc.wantText)
@@ -462,5 +497,107 @@ func TestHeldRetryOfAnotherPrincipal(t *testing.T) {
 	res, err = retry(alice, res.RequestState, "again")
 	if err != nil || res.IsError || heldText(res) != "alice's again" {
 		t.Fatalf("alice's second retry: %v %q", err, heldText(res))
+	}
+}
+
+// TestHeldForwardSealed: what a held call's retry passed on to another
+// replica puts in the shared state (the retry published, the replies
+// pushed) is sealed: neither the client's answers, nor the server's
+// questions, progress and result are in it.
+func TestHeldForwardSealed(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := heldCluster(t, 2, st, []*config.Server{upstream}, nil)
+	// Calls reach replica 0, retries replica 1.
+	router := &heldRouter{urls: urlsOf(rs), pick: func(retry bool) int {
+		if retry {
+			return 1
+		}
+		return 0
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var n atomic.Int64
+	cs := dialHeld(t, ctx, rs[0].url, router, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": fmt.Sprintf("canary-answer-%d", n.Add(1))}}, nil
+		},
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {},
+	})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__twice", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "p"}})
+	if want := "canary-answer-1 canary-answer-2"; err != nil || res.IsError || heldText(res) != want {
+		t.Fatalf("%v %q, want %q", err, heldText(res), want)
+	}
+	var published, pushed int
+	for i, r := range rs {
+		r.ops.mu.Lock()
+		sent := r.ops.sent
+		r.ops.mu.Unlock()
+		for _, b := range sent {
+			if bytes.HasPrefix(b, []byte("held")) {
+				published++
+			} else {
+				pushed++
+			}
+			// The answers (in the retries, in the result), the questions,
+			// the progress.
+			for _, clear := range []string{"canary", "first?", "second?", "after "} {
+				if bytes.Contains(b, []byte(clear)) {
+					t.Errorf("replica %d put %q in the shared state in clear: %q", i, clear, b)
+				}
+			}
+		}
+	}
+	if published < 2 || pushed < 4 {
+		t.Errorf("%d messages published, %d replies pushed: want the retries passed on and their replies", published, pushed)
+	}
+}
+
+// TestHeldForwardForged: a held call's message that does not open with
+// the replicas' keys is dropped: a retry is neither acknowledged nor
+// served, and a reply fails the round as malformed (never taken for the
+// call's outcome).
+func TestHeldForwardForged(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := heldCluster(t, 2, st, []*config.Server{upstream}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	// A retry in clear, as another than a replica could publish it.
+	reply := heldReplyPrefix + strings.Repeat("ab", 16)
+	retry := `{"key":"` + rs[0].g.replica + `.00/1","answer":{},"from":"00"}`
+	if err := st.Publish(ctx, forwardChannel(rs[0].g.replica), []byte("held "+reply+"\n"+retry)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := st.Pop(ctx, reply, 4*heldTestAckWait); !errors.Is(err, state.ErrNotFound) {
+		t.Errorf("a retry in clear was answered: %q %v", b, err)
+	}
+
+	// A reply in clear, as another than a replica could push it.
+	forged := []byte(`{"kind":"done","result":{"content":[{"type":"text","text":"forged"}]}}`)
+	rs[0].ops.forged.Store(&forged)
+	router := &heldRouter{urls: urlsOf(rs), pick: func(retry bool) int {
+		if retry {
+			return 1
+		}
+		return 0
+	}}
+	cs := dialHeld(t, ctx, rs[0].url, router, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
+		},
+	})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__twice", Arguments: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("got %v %q, want the round failed on a malformed reply", err, heldText(res))
 	}
 }

@@ -2,11 +2,13 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,22 +20,41 @@ import (
 // loginKey names the gateway's login request among a call's input requests.
 const loginKey = "mcphost-login"
 
-// pendingLogins tracks the logins started for downstream clients, one per
-// server (per server and gateway user for a per-user server), each bounded
-// by hauth.FlowTimeout.
+// pendingLogins tracks the logins started for downstream clients, one at a
+// time per server (per server and gateway user for a per-user server), each
+// bounded by hauth.FlowTimeout. An ended login is forgotten loginLinger
+// after its end.
 type pendingLogins struct {
-	mu sync.Mutex
-	m  map[string]*pendingLogin
+	mu      sync.Mutex
+	current map[string]*pendingLogin // by loginID: the latest login of each
+	byNonce map[string]*pendingLogin // every login not yet forgotten
+
+	// run runs a login: the host's Login when nil (tests replace it).
+	run func(ctx context.Context, server string, present hauth.Presenter) error
 }
 
 // pendingLogin is a login running in the background. url and ready are set
 // before the login is published (ready closed once the URL is known or the
 // login ended); done is closed when it ends, and err then says how.
 type pendingLogin struct {
+	id    string // loginID: the server, and the user
+	nonce string // this login's random id (see login)
 	ready chan struct{}
 	url   string // written once, before ready is closed
 	done  chan struct{}
 	err   error // written once, before done is closed
+}
+
+// forget drops p, unless a newer login replaced it.
+func (l *pendingLogins) forget(p *pendingLogin) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byNonce[p.nonce] == p {
+		delete(l.byNonce, p.nonce)
+	}
+	if l.current[p.id] == p {
+		delete(l.current, p.id)
+	}
 }
 
 // login answers a call of a server's authenticate pseudo-tool. The login
@@ -44,35 +65,27 @@ type pendingLogin struct {
 // the retried call, carrying the request state issued for this call, waits
 // for the login to finish and returns the server's tools. A client without
 // it gets the URL as text, and the login completes in the background.
+//
+// Each login has a nonce, a random id, which the request state issued with
+// its URL carries (sealed) and its shared record is named by: a retry waits
+// for its own login, never for an older or newer one of the same user and
+// server, whichever replica it reaches.
 func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, server string) *mcp.CallToolResult {
 	p := req.Params
 	if resp, ok := p.InputResponses[loginKey]; ok {
-		if _, ok := g.openState(ctx, p.RequestState, stateLogin, name, p.Arguments); !ok {
+		nonce, ok := g.openState(ctx, p.RequestState, stateLogin, name, p.Arguments)
+		if !ok {
 			return errorResult(errors.New("the login answer does not belong to this call"))
 		}
 		if er, ok := resp.(*mcp.ElicitResult); !ok || er.Action != "accept" {
 			return errorResult(fmt.Errorf("the login to %s was declined", server))
 		}
-		g.logins.mu.Lock()
-		pl := g.logins.m[loginID(ctx, server)]
-		g.logins.mu.Unlock()
-		if pl == nil {
-			// Started by another replica (the balancer sent the retry
-			// elsewhere): its outcome is in the shared state.
-			if err := g.awaitSharedLogin(ctx, server, name); err != nil {
-				return errorResult(err)
-			}
+		here, err := g.awaitLogin(ctx, server, name, string(nonce))
+		if err != nil {
+			return errorResult(err)
+		}
+		if !here {
 			g.h.LoggedInElsewhere(ctx, server)
-			g.Sync(ctx)
-			return g.loginResult(ctx, server)
-		}
-		select {
-		case <-pl.done:
-		case <-ctx.Done():
-			return errorResult(ctx.Err())
-		}
-		if err := pl.err; err != nil {
-			return errorResult(fmt.Errorf("logging in to %s: %w", server, err))
 		}
 		g.Sync(ctx) // the real tools are served before the client hears of them
 		return g.loginResult(ctx, server)
@@ -104,8 +117,34 @@ func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, ser
 			URL:           pl.url,
 			ElicitationID: g.sealState(ctx, stateLogin, server, nil, nil),
 		}},
-		RequestState: g.sealState(ctx, stateLogin, name, p.Arguments, nil),
+		RequestState: g.sealState(ctx, stateLogin, name, p.Arguments, []byte(pl.nonce)),
 	}
+}
+
+// awaitLogin waits for the login of ctx's caller to server whose nonce a
+// retry's request state carries, and returns how it ended (nil: logged in)
+// and whether it ran on this replica. A login this replica runs (or ran,
+// within loginLinger) is waited for here; any other, through its shared
+// record (awaitSharedLogin).
+func (g *Gateway) awaitLogin(ctx context.Context, server, tool, nonce string) (here bool, err error) {
+	id := loginID(ctx, server)
+	g.logins.mu.Lock()
+	pl := g.logins.byNonce[nonce]
+	g.logins.mu.Unlock()
+	if pl == nil || pl.id != id {
+		// Started by another replica (the balancer sent the retry
+		// elsewhere): its outcome is in the shared state.
+		return false, g.awaitSharedLogin(ctx, id, nonce, server, tool)
+	}
+	select {
+	case <-pl.done:
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+	if pl.err != nil {
+		return true, fmt.Errorf("logging in to %s: %w", server, pl.err)
+	}
+	return true, nil
 }
 
 // startLogin starts server's login in the background (or joins the one in
@@ -114,11 +153,12 @@ func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, ser
 // waiting for the URL.
 func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendingLogin, error) {
 	g.logins.mu.Lock()
-	if g.logins.m == nil {
-		g.logins.m = map[string]*pendingLogin{}
+	if g.logins.current == nil {
+		g.logins.current = map[string]*pendingLogin{}
+		g.logins.byNonce = map[string]*pendingLogin{}
 	}
-	key := loginID(life, server)
-	p, ok := g.logins.m[key]
+	id := loginID(life, server)
+	p, ok := g.logins.current[id]
 	if ok {
 		select {
 		case <-p.done:
@@ -127,8 +167,13 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 		}
 	}
 	if !ok {
-		p = &pendingLogin{ready: make(chan struct{}), done: make(chan struct{})}
-		g.logins.m[key] = p
+		p = &pendingLogin{id: id, nonce: rand.Text(), ready: make(chan struct{}), done: make(chan struct{})}
+		g.logins.current[id] = p
+		g.logins.byNonce[p.nonce] = p
+		run := g.logins.run
+		if run == nil {
+			run = g.h.Login
+		}
 		lctx, cancel := context.WithTimeout(life, hauth.FlowTimeout)
 		var once sync.Once
 		ready := func(u string) {
@@ -139,16 +184,20 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 		}
 		go func() {
 			defer cancel()
-			// Recorded before the URL is known, so before any retry.
-			g.recordLogin(lctx, key, loginPending, nil)
-			err := g.h.Login(lctx, server, func(_ context.Context, u string) error {
+			// Recorded before the URL is known, so before any retry, and
+			// kept alive while the login runs.
+			g.recordLogin(lctx, p, loginPending, nil)
+			stopRenewing := g.renewPendingLogin(lctx, p)
+			err := run(lctx, server, func(_ context.Context, u string) error {
 				ready(u)
 				return nil
 			})
+			stopRenewing() // (before the end is recorded, which it must not overwrite)
 			p.err = err
-			g.recordLogin(life, key, loginEnded, err)
+			g.recordLogin(life, p, loginEnded, err)
 			ready("") // no URL was needed, or the login failed first
 			close(p.done)
+			time.AfterFunc(loginLinger, func() { g.logins.forget(p) })
 		}()
 	}
 	g.logins.mu.Unlock()

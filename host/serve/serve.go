@@ -162,6 +162,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	rand.Read(mark[:])
 	g.replayMark = hex.EncodeToString(mark[:])
 	g.held.bind(g) // (heldforward.go: held calls' ids carry the replica)
+	g.held.box = o.Keys.Box(heldForwardPurpose)
 	g.unsubSess = g.state.Subscribe(sessionChannel, g.sessionsChanged)
 	g.unsubFwd = g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
 	g.unsubTok = g.state.Subscribe(state.TokensChannel, g.credentialsStored)

@@ -20,6 +20,16 @@
 // so neither Redis nor whoever reads its memory, backups or traffic sees a
 // token, and a record copied under another key does not open.
 //
+// # Connections
+//
+// Every call but Pop takes a connection of one go-redis pool, sized by the
+// URL's pool_size (go-redis's default: 10 per GOMAXPROCS). Pop waits in
+// BLPOPs, each holding its connection for its whole wait: Pops have a
+// client, and a pool, of their own (Options.PopPoolSize), so that however
+// many Pops wait, they never take a connection from the other calls
+// (session records, leases, rate limits, tokens). Pub/Sub has a client of
+// its own too (one connection).
+//
 // # Failures
 //
 // Every call is bounded by Options.DialTimeout and Options.Timeout (and by
@@ -59,6 +69,7 @@ const (
 	DefaultDialTimeout    = 2 * time.Second
 	DefaultTimeout        = 2 * time.Second
 	DefaultInFlightExpiry = 5 * time.Minute
+	DefaultPopPoolSize    = 256
 )
 
 // popSlice is the longest BLPOP that Pop sends: a Pop longer than that is
@@ -96,11 +107,20 @@ type Options struct {
 	// replica that died mid-request): a request that runs longer stops
 	// counting after it. OPTIONAL: DefaultInFlightExpiry.
 	InFlightExpiry time.Duration
+	// PopPoolSize is how many Pops may wait at once: each holds a
+	// connection of a pool of their own for its wait (never one of the
+	// pool of every other call, which the URL's pool_size sizes). A Pop
+	// beyond them waits for a connection as long as the URL's pool_timeout
+	// (go-redis's default: Timeout + 1s), then fails. The connections are
+	// made as Pops need them and closed after a minute idle. OPTIONAL:
+	// DefaultPopPoolSize.
+	PopPoolSize int
 }
 
 // Backend is the state in Redis. Its methods are safe for concurrent use.
 type Backend struct {
-	rdb            *redis.Client
+	rdb            *redis.Client // every call's but Pop's and Pub/Sub's
+	pops           *redis.Client // Pop's (Options.PopPoolSize)
 	prefix         string
 	box            *sealbox.Box
 	log            hclog.Logger
@@ -139,6 +159,8 @@ func newBackend(o Options) (*Backend, error) {
 		return nil, errors.New("redis state: no key to seal tokens with")
 	case o.DialTimeout < 0 || o.Timeout < 0 || o.InFlightExpiry < 0:
 		return nil, errors.New("redis state: a negative timeout")
+	case o.PopPoolSize < 0:
+		return nil, errors.New("redis state: a negative pool size for Pop")
 	}
 	b := &Backend{
 		prefix:         o.KeyPrefix,
@@ -163,11 +185,25 @@ func newBackend(o Options) (*Backend, error) {
 	b.opTimeout = ro.DialTimeout + 2*ro.ReadTimeout
 	b.popSlice = min(popSlice, ro.ReadTimeout/2)
 	b.rdb = redis.NewClient(ro)
+	// Pops have a client of their own: a BLPOP holds its connection for
+	// its whole wait, and Pops waiting must not leave the other calls
+	// without connections.
+	pop, err := clientOptions(o)
+	if err != nil {
+		b.rdb.Close()
+		return nil, err
+	}
+	pop.PoolSize = cmp.Or(o.PopPoolSize, DefaultPopPoolSize)
+	pop.MinIdleConns, pop.MaxIdleConns, pop.MaxActiveConns = 0, 0, 0
+	pop.ConnMaxIdleTime = time.Minute // (a burst of waits does not leave its connections open)
+	pop.PipelinePoolSize = -1         // (no pipelines)
+	b.pops = redis.NewClient(pop)
 	// The Pub/Sub connection has a client of its own, whose connections
 	// are counted: a new one means the previous one was lost.
 	po, err := clientOptions(o)
 	if err != nil {
 		b.rdb.Close()
+		b.pops.Close()
 		return nil, err
 	}
 	b.ps = newPubsub(b, po)
@@ -395,7 +431,10 @@ func (b *Backend) Push(ctx context.Context, key string, value []byte, ttl time.D
 
 // Pop takes the oldest value of key's list, waiting up to timeout: BLPOPs
 // of at most popSlice each, so that a cancelled ctx is noticed soon and no
-// value popped by Redis is lost to a read that gave up.
+// value popped by Redis is lost to a read that gave up. Its commands go
+// through the pool of Pops (Options.PopPoolSize), never the one of the
+// other calls: however many Pops wait, those calls are not kept waiting
+// for a connection.
 func (b *Backend) Pop(ctx context.Context, key string, timeout time.Duration) ([]byte, error) {
 	k := b.key("list:", key)
 	deadline := time.Now().Add(timeout)
@@ -413,7 +452,7 @@ func (b *Backend) Pop(ctx context.Context, key string, timeout time.Duration) ([
 		}
 		if wait < time.Millisecond {
 			// BLPOP's 0 is forever: a last look without waiting.
-			v, err := b.rdb.LPop(ctx, k).Bytes()
+			v, err := b.pops.LPop(ctx, k).Bytes()
 			switch {
 			case err == nil:
 				return v, nil
@@ -426,7 +465,7 @@ func (b *Backend) Pop(ctx context.Context, key string, timeout time.Duration) ([
 			return nil, state.ErrNotFound
 		}
 		secs := strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)
-		res, err := b.rdb.Do(ctx, "blpop", k, secs).StringSlice()
+		res, err := b.pops.Do(ctx, "blpop", k, secs).StringSlice()
 		switch {
 		case err == nil && len(res) == 2:
 			return []byte(res[1]), nil
@@ -455,7 +494,7 @@ func (b *Backend) Close() error {
 	var err error
 	b.closed.Do(func() {
 		b.ps.close()
-		err = b.rdb.Close()
+		err = errors.Join(b.rdb.Close(), b.pops.Close())
 		unsetLibraryLogger(&b.log)
 	})
 	return err

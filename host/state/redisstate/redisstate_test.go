@@ -456,6 +456,7 @@ func TestNewErrors(t *testing.T) {
 		{"CertWithoutKey", Options{URL: "rediss://127.0.0.1:1/", TokenBox: box, CertFile: "/c.pem"}, "key file"},
 		{"MissingCA", Options{URL: "rediss://127.0.0.1:1/", TokenBox: box, CAFile: "/nonexistent/ca.pem"}, "CA file"},
 		{"NegativeTimeout", Options{URL: srv.URL(), TokenBox: box, Timeout: -1}, "negative"},
+		{"NegativePopPoolSize", Options{URL: srv.URL(), TokenBox: box, PopPoolSize: -1}, "negative pool size"},
 		{"NoReadTimeout", Options{URL: srv.URL() + "?read_timeout=-1", TokenBox: box}, "disables a timeout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -622,4 +623,58 @@ func TestCloseStopsGoroutine(t *testing.T) {
 	cancel()
 	b.Close() // again: harmless
 	b.Subscribe("ch", func([]byte) {})()
+}
+
+// TestPopsDoNotStarveOtherCalls checks that Pops waiting, more of them
+// than the connections of the pool of every other call (the URL's
+// pool_size), take none of those: a Get, a Put and a Lease still complete
+// promptly while they wait.
+func TestPopsDoNotStarveOtherCalls(t *testing.T) {
+	t.Parallel()
+	srv := testredis.Start(t, testredis.Options{})
+	o := options(t, srv, "")
+	o.URL += "?pool_size=2"
+	b := open(t, o)
+	b.popSlice = time.Second // (each BLPOP holds its connection this long)
+	ctx := t.Context()
+	const waiters = 12
+	var wg sync.WaitGroup
+	errs := make(chan error, waiters)
+	for i := range waiters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := b.Pop(ctx, fmt.Sprintf("empty-%d", i), 3*time.Second)
+			if !errors.Is(err, state.ErrNotFound) {
+				errs <- fmt.Errorf("Pop %d: %v, want ErrNotFound", i, err)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // every Pop is in its BLPOP
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"Put", func() error { return b.Put(ctx, "k", []byte("v"), time.Minute) }},
+		{"Get", func() error { _, err := b.Get(ctx, "k"); return err }},
+		{"Lease", func() error {
+			release, err := b.Lease(ctx, "l", time.Minute)
+			if err == nil {
+				release()
+			}
+			return err
+		}},
+		{"Get", func() error { _, err := b.Get(ctx, "k"); return err }},
+	} {
+		start := time.Now()
+		err := c.call()
+		if d := time.Since(start); err != nil || d > 300*time.Millisecond {
+			t.Errorf("%s with %d Pops waiting: %v after %v, want success at once", c.name, waiters, err, d)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
