@@ -292,8 +292,10 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"tools/call"` {
 		return false
 	}
-	if hs != nil && g.levels.of(hs.ss) != "" {
-		return false // (its log messages go on the call's stream: the go-sdk path)
+	if hs != nil && (g.levels.of(hs.ss) != "" || sessions.levelOf(hs) != "") {
+		// Its log messages go on the call's stream: the go-sdk path (also
+		// while a level set on another replica is being replayed here).
+		return false
 	}
 	rr, ok := g.relayable(ms, ps, "")
 	id, name, args, ver, caps := rr.id, rr.name, rr.args, rr.version, rr.caps

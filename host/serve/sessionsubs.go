@@ -94,6 +94,13 @@ func setMember(m *map[string]bool, key string, on bool) {
 	(*m)[key] = true
 }
 
+// levelOf returns the log level hs's client set, wherever it set it.
+func (s *httpSessions) levelOf(hs *httpSession) mcp.LoggingLevel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return hs.level
+}
+
 // subsOf returns the resources hs's client subscribed to, sorted.
 func (s *httpSessions) subsOf(hs *httpSession) []string {
 	s.mu.Lock()
