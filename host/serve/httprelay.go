@@ -21,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/internal/sealbox"
@@ -65,14 +66,19 @@ type httpSession struct {
 	sid string // the random id sealed in the session id: its record's key
 	// owner is the principal that opened the session (its ID; "" without
 	// inbound OAuth): only its requests reach the session.
-	owner   string
-	closing bool // closed as idle, or ended by its client: nothing more is relayed on it
-	stale   bool // changes published by other replicas may have been missed: read the record again
+	owner string
+	// principal is whom the client's last request here was authenticated
+	// as (nil without inbound OAuth): replayed subscriptions are checked
+	// against this replica's rules for it.
+	principal *inbound.Principal
+	closing   bool // closed as idle, or ended by its client: nothing more is relayed on it
+	stale     bool // changes published by other replicas may have been missed: read the record again
 	// The session's state, wherever its client set it, and what this
 	// replica's go-sdk session has applied of it (sessionsubs.go).
 	level   mcp.LoggingLevel
 	subs    map[string]bool // the resources the client subscribed to, as served
 	applied map[string]bool // ... and those this replica is subscribed to for it
+	refused map[string]bool // ... and those not replayed since the state last changed: denied here to principal, or refused upstream
 	syncing bool            // a replay goroutine runs for the session
 	resync  bool            // the state changed while it ran
 	outAsks int             // go-sdk requests to the client awaiting its answer (forward.go)

@@ -197,6 +197,14 @@ func principalOf(req mcp.Request) *inbound.Principal {
 	return principalOfToken(extra.TokenInfo)
 }
 
+// principalIn returns the principal of ctx's caller, or nil.
+func principalIn(ctx context.Context) *inbound.Principal {
+	if c := host.CallerOf(ctx); c != nil {
+		return c.Principal
+	}
+	return nil
+}
+
 // principalOfToken returns the principal of a verified token's TokenInfo:
 // inbound's, or for another verifier one made of its UserID, which the
 // session binds to all the same.

@@ -2,16 +2,20 @@ package serve_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/demoserver"
@@ -35,6 +39,24 @@ func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
 	target := strings.TrimPrefix(rr.urls[i], "http://")
 	u.Host, r.Host = target, target
 	r.URL = &u
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// steered sends every request to the replica the test chose (target), as
+// user token's.
+type steered struct {
+	urls   []string
+	token  string
+	target atomic.Int64
+}
+
+func (st *steered) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	u := *r.URL
+	addr := strings.TrimPrefix(st.urls[st.target.Load()], "http://")
+	u.Host, r.Host = addr, addr
+	r.URL = &u
+	r.Header.Set("Authorization", "Bearer "+st.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -416,6 +438,105 @@ func TestReplayDoesNotBlockDelivery(t *testing.T) {
 	for i := range 4 { // and the session goes on, on both replicas
 		if err := cs.SetLoggingLevel(sctx, &mcp.SetLoggingLevelParams{Level: []mcp.LoggingLevel{"info", "error"}[i%2]}); err != nil {
 			t.Fatalf("setLevel %d: %v", i, err)
+		}
+	}
+}
+
+// TestReplayedSubscriptionChecked: a session's subscriptions, made on
+// replica A whose rules allow them, are replayed on replica B when it
+// rebuilds the session — those B's own rules allow its principal (B's may
+// differ: a reload there came first). A subscription refused there does
+// not hold up the others: each session subscribes to one resource of a
+// server B denies to alice and to one of a server B allows her, and B
+// replays them in any order. The upstreams count the subscriptions they
+// are asked for, by resource: one per replica subscribed.
+func TestReplayedSubscriptionChecked(t *testing.T) {
+	t.Parallel()
+	const sessions = 12
+	var subscribes sync.Map // URI → *atomic.Int64
+	upstream := func(name string) *config.Server {
+		srv := mcp.NewServer(&mcp.Implementation{Name: name}, &mcp.ServerOptions{
+			SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+				n, _ := subscribes.LoadOrStore(req.Params.URI, new(atomic.Int64))
+				n.(*atomic.Int64).Add(1)
+				return nil
+			},
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		})
+		for i := range sessions + 1 {
+			uri := fmt.Sprintf("%s://r%d", name, i)
+			srv.AddResource(&mcp.Resource{URI: uri, Name: fmt.Sprint("r", i)}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "r"}}}, nil
+			})
+		}
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		t.Cleanup(hs.Close)
+		return &config.Server{Name: name, Transport: "http", URL: hs.URL, Approved: true, ConnectTimeout: 10 * time.Second}
+	}
+	servers := []*config.Server{upstream("res"), upstream("oth")}
+	count := func(uri string) int64 {
+		n, ok := subscribes.Load(uri)
+		if !ok {
+			return 0
+		}
+		return n.(*atomic.Int64).Load()
+	}
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if token != "alice" && token != "bob" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	denyAlice := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__res",
+		For: &permissions.Principals{Subjects: []string{"alice"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	keys := sealbox.Random()
+	var gws []*ptGateway
+	for _, rules := range [][]config.PermissionRule{nil, {denyAlice}} {
+		gws = append(gws, ptServe(t, ptOptions{servers: servers, rules: rules,
+			http:  &serve.HTTPOptions{OAuth: &serve.InboundOAuth{Verify: verify, Resource: "http://gateway.example/mcp"}},
+			gopts: &serve.Options{Keys: keys, State: st}}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// session i subscribes on A to res://ri and oth://ri, then reaches B.
+	session := func(i int, user string) {
+		t.Helper()
+		router := &steered{urls: []string{gws[0].url, gws[1].url}, token: user}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "sub"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: router}, DisableStandaloneSSE: true},
+			&mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		for _, uri := range []string{fmt.Sprintf("res://r%d", i), fmt.Sprintf("oth://r%d", i)} {
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Fatalf("%s subscribes to %s on A: %v", user, uri, err)
+			}
+		}
+		router.target.Store(1)
+		if err := cs.Ping(ctx, nil); err != nil { // B rebuilds the session, and replays
+			t.Fatal(err)
+		}
+		serve.WaitReplays(gws[1].g)
+	}
+	for i := range sessions {
+		session(i, "alice")
+		if got := count(fmt.Sprintf("res://r%d", i)); got != 1 {
+			t.Errorf("alice's res://r%d: %d upstream subscriptions, want 1 (A's; B denies it to her)", i, got)
+		}
+		if got := count(fmt.Sprintf("oth://r%d", i)); got != 2 {
+			t.Errorf("alice's oth://r%d: %d upstream subscriptions, want 2 (A's and B's)", i, got)
+		}
+	}
+	session(sessions, "bob")
+	for _, uri := range []string{fmt.Sprintf("res://r%d", sessions), fmt.Sprintf("oth://r%d", sessions)} {
+		if got := count(uri); got != 2 {
+			t.Errorf("bob's %s: %d upstream subscriptions, want 2 (A's and B's)", uri, got)
 		}
 	}
 }

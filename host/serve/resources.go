@@ -167,20 +167,30 @@ func (g *Gateway) owner(uri string) (subKey, bool) {
 const upstreamUnsubscribeTimeout = 10 * time.Second
 
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	k, ok := g.owner(req.Params.URI)
-	if !ok {
-		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", req.Params.URI)}
-	}
-	if c := host.CallerOf(ctx); c != nil && g.h.ServerDeniedFor(c.Principal, k.server) {
-		// (Checked here too: with a subscriber already, the upstream is
-		// not asked again.)
-		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", req.Params.URI)}
+	k, err := g.subscribable(principalIn(ctx), req.Params.URI)
+	if err != nil {
+		return err
 	}
 	if err := g.join(ctx, k, req.Session); err != nil {
 		return err
 	}
 	g.subscribed(ctx, req, req.Session, req.Params.URI, true) // (sessionsubs.go)
 	return nil
+}
+
+// subscribable returns the server and its resource that uri names for a
+// subscription of p (nil: nobody in particular), or the error a client
+// gets when no server offers it or the permission rules deny its server
+// to p (the same error: nothing tells a denied resource from a missing
+// one).
+func (g *Gateway) subscribable(p *inbound.Principal, uri string) (subKey, error) {
+	k, ok := g.owner(uri)
+	if !ok || (p != nil && g.h.ServerDeniedFor(p, k.server)) {
+		// (Checked here too, not only when listing or reading: with a
+		// subscriber already, the upstream is not asked again.)
+		return subKey{}, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", uri)}
+	}
+	return k, nil
 }
 
 // join adds ss to k's subscribers, subscribing upstream for the first.

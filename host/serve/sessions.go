@@ -272,6 +272,9 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		}
 		s.mu.Lock()
 		written := hs.written
+		if p := principalIn(ctx); p != nil {
+			hs.principal = p // (its groups as its latest token says)
+		}
 		s.mu.Unlock()
 		if time.Since(written) > s.idle/4 {
 			// Still alive, for the other replicas. (At most once per
@@ -339,7 +342,7 @@ func (s *httpSessions) connect(ctx context.Context, id string, c *sessionClaims,
 	if err != nil {
 		return nil, fmt.Errorf("connecting the session: %w", err)
 	}
-	hs := &httpSession{ss: ss, tr: tr, sid: c.SID, owner: c.P, calls: map[string]context.CancelFunc{}}
+	hs := &httpSession{ss: ss, tr: tr, sid: c.SID, owner: c.P, principal: principalIn(ctx), calls: map[string]context.CancelFunc{}}
 	if st != nil {
 		hs.caps = conn.CapabilitiesJSON(st.InitializeParams.Capabilities)
 	}

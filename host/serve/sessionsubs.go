@@ -118,7 +118,7 @@ func (s *httpSessions) subsOf(hs *httpSession) []string {
 func (s *httpSessions) adopt(hs *httpSession, rec *sessionRecord) {
 	s.mu.Lock()
 	hs.level = rec.Level
-	hs.subs = nil
+	hs.subs, hs.refused = nil, nil
 	for _, uri := range rec.Subs {
 		setMember(&hs.subs, uri, true)
 	}
@@ -130,6 +130,7 @@ func (s *httpSessions) adopt(hs *httpSession, rec *sessionRecord) {
 // state, and has it applied.
 func (s *httpSessions) changedElsewhere(hs *httpSession, kind, arg string) {
 	s.mu.Lock()
+	hs.refused = nil // checked again
 	switch kind {
 	case "level":
 		hs.level = mcp.LoggingLevel(arg)
@@ -167,12 +168,34 @@ func (s *httpSessions) sync(hs *httpSession) {
 func (s *httpSessions) syncOnce(hs *httpSession) bool {
 	s.mu.Lock()
 	var body []byte
+	var method, uri string // of a subscription's replay
 	switch {
 	case hs.closing:
 	case hs.level != "" && hs.level != s.g.levels.of(hs.ss):
 		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":"logging/setLevel","params":{"level":%q}}`, s.replays.Add(1), hs.level)
 	default:
-		body = s.nextSubLocked(hs)
+		method, uri = s.nextSubLocked(hs)
+		if method == "" {
+			break
+		}
+		if method == "resources/subscribe" {
+			p := hs.principal
+			s.mu.Unlock()
+			_, err := s.g.subscribable(p, uri)
+			s.mu.Lock()
+			if err != nil {
+				// The client's subscribe was checked on the replica it
+				// reached; this one's rules (after a reload, say) may
+				// deny the resource to the client: not subscribed here.
+				setMember(&hs.refused, uri, true)
+				s.mu.Unlock()
+				s.g.log.Info("a session's subscription is not replayed on this replica: its rules deny the resource to the session's principal",
+					"session", logSessionID(hs.ss.ID()), "uri", uri)
+				return true
+			}
+		}
+		params, _ := json.Marshal(map[string]string{"uri": uri})
+		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":%q,"params":%s}`, s.replays.Add(1), method, params)
 	}
 	if body == nil {
 		if hs.resync && !hs.closing {
@@ -192,38 +215,35 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 	s.replay(ctx, hs, body)
 	if s.replayState(hs) == before {
 		// Not applied (the upstream refused, or timed out): tried again
-		// with the next change or record read, not in a loop now.
+		// with the next change or record read, not in a loop now; the
+		// session's other subscriptions are replayed meanwhile.
 		s.mu.Lock()
+		defer s.mu.Unlock()
+		if method == "resources/subscribe" {
+			setMember(&hs.refused, uri, true)
+			return true
+		}
 		hs.syncing = false
-		s.mu.Unlock()
 		return false
 	}
 	return true
 }
 
-// nextSubLocked returns the replayed request for one subscription hs's
-// state and its go-sdk session differ in, or nil. The caller holds s.mu.
-func (s *httpSessions) nextSubLocked(hs *httpSession) []byte {
-	method, uri := "", ""
+// nextSubLocked returns the method and resource of one subscription hs's
+// state and its go-sdk session differ in (those refused here since the
+// state last changed left out), or "". The caller holds s.mu.
+func (s *httpSessions) nextSubLocked(hs *httpSession) (method, uri string) {
 	for u := range hs.subs {
-		if !hs.applied[u] {
-			method, uri = "resources/subscribe", u
-			break
+		if !hs.applied[u] && !hs.refused[u] {
+			return "resources/subscribe", u
 		}
 	}
-	if uri == "" {
-		for u := range hs.applied {
-			if !hs.subs[u] {
-				method, uri = "resources/unsubscribe", u
-				break
-			}
+	for u := range hs.applied {
+		if !hs.subs[u] {
+			return "resources/unsubscribe", u
 		}
 	}
-	if uri == "" {
-		return nil
-	}
-	params, _ := json.Marshal(map[string]string{"uri": uri})
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":%q,"params":%s}`, s.replays.Add(1), method, params)
+	return "", ""
 }
 
 // replayState is what a replay may change in hs's go-sdk session: its
