@@ -37,5 +37,8 @@ trap 'rm -f "$out" "$out.test" "$out.scaleout"' EXIT
 for i in $(seq "${SCALEOUT_COUNT:-3}"); do
   (cd test/scaleout && "$out.scaleout" -test.run='^$' -test.bench='^BenchmarkReplicas$' -test.benchtime="${SCALEOUT_BENCHTIME:-2000x}") | tee -a "$out"
 done
+# One Redis round trip after both ends idled, over a plain socket and
+# through the backend: the floor of what Redis adds to a request here.
+go test -run='^$' -bench='^BenchmarkRedisRoundTripAfterIdle$' -benchtime=300x -count="${SCALEOUT_COUNT:-3}" ./host/state/redisstate | tee -a "$out"
 { go run ./internal/benchreport < "$out"; echo; cat test/bench/NOTES.md; } > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

@@ -363,7 +363,21 @@ func scaleOut(w io.Writer, samples map[string]map[string][]float64) {
 	fmt.Fprintf(w, "\nReferences, in the same loops: the limiter's Acquire from the benchmark's process after the calls %.0f µs (back to back, Redis and the caller never idle: %.0f µs); the same GET as a session's %.0f µs; Redis's own time per command (INFO commandstats) %.1f µs for GET, %.1f µs for the limiter's script. Commands per session moved (open, first request elsewhere, DELETE): %.1f; scripts per round of the rate-limit loop: %.1f.\n\n",
 		median(ls["acquire-µs-p50"]), median(ls["acquire-hot-µs-p50"]), median(ss["get-µs-p50"]),
 		median(ss["redis-server-µs/cmd"]), median(ls["redis-server-µs/script"]), median(ss["redis-cmds/session"]), median(ls["redis-scripts/round"]))
+	idle := []string{"0s", "1ms", "10ms"}
+	if len(samples[roundTripAfterIdle+idle[0]+"/socket"]) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "One GET after Redis and its caller idled (`BenchmarkRedisRoundTripAfterIdle`, host/state/redisstate: p50 µs): what a round trip costs here before any client library's work — a plain socket, the command written and read by hand — and through the backend (go-redis):\n\n| idle before | socket | backend |\n|---|---|---|\n")
+	for _, gap := range idle {
+		fmt.Fprintf(w, "| %s | %.0f | %.0f |\n", gap,
+			median(samples[roundTripAfterIdle+gap+"/socket"]["p50-ns"])/1000, median(samples[roundTripAfterIdle+gap+"/backend"]["p50-ns"])/1000)
+	}
+	fmt.Fprintln(w)
 }
+
+// roundTripAfterIdle names the benchmark of one Redis round trip after an
+// idle time (its sub-benchmarks: idle=GAP/socket, idle=GAP/backend).
+const roundTripAfterIdle = "RedisRoundTripAfterIdle/idle="
 
 // pairedRatio is the median of the per-round ratios path[i]/base[i]: the
 // rounds are interleaved, so each pair shares the machine's state of the

@@ -1,7 +1,12 @@
 package redisstate
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -31,10 +36,17 @@ func localBackend(b *testing.B) state.Backend {
 }
 
 // timeEach runs op b.N times and reports the latency percentiles.
-func timeEach(b *testing.B, op func() error) {
+func timeEach(b *testing.B, op func() error) { timeEachAfter(b, 0, op) }
+
+// timeEachAfter runs op b.N times, each after idling for gap (not timed),
+// and reports the latency percentiles.
+func timeEachAfter(b *testing.B, gap time.Duration, op func() error) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
+		if gap > 0 {
+			time.Sleep(gap) // (the idle time measured: not a wait for a result)
+		}
 		start := time.Now()
 		if err := op(); err != nil {
 			b.Fatal(err)
@@ -101,3 +113,52 @@ func BenchmarkRedisRateLimit(b *testing.B) { benchRateLimit(b, redisBackend(b)) 
 func BenchmarkLocalRateLimit(b *testing.B) { benchRateLimit(b, localBackend(b)) }
 func BenchmarkRedisLease(b *testing.B)     { benchLease(b, redisBackend(b)) }
 func BenchmarkLocalLease(b *testing.B)     { benchLease(b, localBackend(b)) }
+
+// BenchmarkRedisRoundTripAfterIdle times one GET after both processes
+// idled for a while, as a gateway's request finds Redis between requests:
+// the same GET over a plain socket, written and read by hand (no client
+// library: the floor), and through the backend (go-redis). On a virtual
+// machine whose idle CPUs halt, waking the two processes costs more than
+// Redis's own work; this is the part of "what Redis adds to a request"
+// that no client can remove.
+func BenchmarkRedisRoundTripAfterIdle(b *testing.B) {
+	srv := testredis.Start(b, testredis.Options{})
+	be := open(b, options(b, srv, ""))
+	ctx := context.Background()
+	if err := be.Put(ctx, "sess:bench", make([]byte, 256), time.Hour); err != nil {
+		b.Fatal(err)
+	}
+	for _, gap := range []time.Duration{0, time.Millisecond, 10 * time.Millisecond} {
+		b.Run("idle="+gap.String(), func(b *testing.B) {
+			b.Run("socket", func(b *testing.B) {
+				c, err := net.Dial("tcp", srv.Addr())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				r := bufio.NewReader(c)
+				key := be.key("kv:", "sess:bench")
+				get := fmt.Appendf(nil, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(key), key)
+				reply := make([]byte, len("$256\r\n")+256+2)
+				timeEachAfter(b, gap, func() error {
+					if _, err := c.Write(get); err != nil {
+						return err
+					}
+					if _, err := io.ReadFull(r, reply); err != nil {
+						return err
+					}
+					if !bytes.HasPrefix(reply, []byte("$256\r\n")) {
+						return fmt.Errorf("unexpected reply %q", reply[:8])
+					}
+					return nil
+				})
+			})
+			b.Run("backend", func(b *testing.B) {
+				timeEachAfter(b, gap, func() error {
+					_, err := be.Get(ctx, "sess:bench")
+					return err
+				})
+			})
+		})
+	}
+}
