@@ -122,12 +122,14 @@ type heldCall struct {
 
 // heldClient is the client of a held call's current round: the session of
 // the request this replica serves, or for a retry passed on by another
-// replica, relay, which sends progress back to it.
+// replica, relay and relayLog, which send progress and log messages back
+// to it.
 type heldClient struct {
-	ss    *mcp.ServerSession
-	ctx   context.Context // the request's
-	token any             // its progress token
-	relay func(*mcp.ProgressNotificationParams)
+	ss       *mcp.ServerSession
+	ctx      context.Context // the request's
+	token    any             // its progress token
+	relay    func(*mcp.ProgressNotificationParams)
+	relayLog func(*mcp.LoggingMessageParams)
 }
 
 // requestClient is the client of a request this replica serves.
@@ -282,6 +284,21 @@ func (hc *heldCall) progress(pn *mcp.ProgressNotificationParams) {
 	fwd := *pn
 	fwd.ProgressToken = token
 	ss.NotifyProgress(ctx, &fwd)
+}
+
+// log passes a log message of the server (tagged with the server) on to
+// the current round's client; between rounds no stream is open to it.
+func (hc *heldCall) log(p *mcp.LoggingMessageParams) {
+	hc.mu.Lock()
+	relay := hc.at.relayLog
+	hc.mu.Unlock()
+	if relay != nil {
+		relay(p) // (to the replica the round's request reached)
+		return
+	}
+	if ss, ctx, _ := hc.current(); ss != nil {
+		ss.Log(ctx, p)
+	}
 }
 
 // answer passes the client's answer, from its retry, to question seq, the

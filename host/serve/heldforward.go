@@ -64,8 +64,8 @@ import (
 // for it, and its deadline cuts it short). Both messages are bounded: the retry by the limit of a request body, a
 // reply by twice the limit of an upstream message (room for re-encoding).
 //
-// The upstream's log messages during a round passed on are not forwarded
-// (they go to the session of a round the owner serves itself); progress is.
+// The upstream's progress and log messages during a round passed on go
+// back on the reply list too, to the session of the retry's request.
 // A retry that reaches the owner touches no shared state.
 
 const (
@@ -114,6 +114,7 @@ const (
 	heldAck      = "ack"      // the owner took the retry
 	heldAlive    = "alive"    // and is still serving its round
 	heldProgress = "progress" // the call's progress
+	heldLog      = "log"      // a log message of the server during the round
 	heldAsked    = "asked"    // the round's end: the server asks again
 	heldDone     = "done"     // the round's end: the call's outcome
 )
@@ -122,6 +123,7 @@ const (
 type heldReply struct {
 	Kind     string                          `json:"kind"`
 	Progress *mcp.ProgressNotificationParams `json:"progress,omitempty"`
+	Log      *mcp.LoggingMessageParams       `json:"log,omitempty"`
 	Key      string                          `json:"key,omitempty"`      // asked: the question's key
 	Question json.RawMessage                 `json:"question,omitempty"` // asked: {heldKey: the question} (an mcp.InputRequestMap)
 	Result   *mcp.CallToolResult             `json:"result,omitempty"`   // done
@@ -308,6 +310,10 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 				p.ProgressToken = token
 				req.Session.NotifyProgress(ctx, &p)
 			}
+		case heldLog:
+			if r.Log != nil && req.Session != nil {
+				req.Session.Log(ctx, r.Log) // (its level filters it, as for a round served here)
+			}
 		case heldAsked:
 			var q mcp.InputRequestMap
 			if json.Unmarshal(r.Question, &q) != nil || q[heldKey] == nil || !strings.HasPrefix(r.Key, hc.id+"/") {
@@ -451,15 +457,17 @@ func (g *Gateway) serveForwarded(ctx context.Context, reply string, body []byte)
 	defer cancel()
 	stop := context.AfterFunc(g.abort, cancel) // the drain deadline
 	defer stop()
-	progress := make(chan *mcp.ProgressNotificationParams, 16)
-	client := heldClient{ctx: rctx}
-	if m.Progress {
-		client.relay = func(p *mcp.ProgressNotificationParams) {
-			select {
-			case progress <- p:
-			default: // (the replica waiting is behind: progress may be dropped)
-			}
+	// The round's progress and log messages, in the order they came.
+	notes := make(chan *heldReply, 32)
+	note := func(r *heldReply) {
+		select {
+		case notes <- r:
+		default: // (the replica waiting is behind: a message may be dropped)
 		}
+	}
+	client := heldClient{ctx: rctx, relayLog: func(p *mcp.LoggingMessageParams) { note(&heldReply{Kind: heldLog, Log: p}) }}
+	if m.Progress {
+		client.relay = func(p *mcp.ProgressNotificationParams) { note(&heldReply{Kind: heldProgress, Progress: p}) }
 	}
 	if err := hc.answerFrom(client, seq, answers[heldKey]); err != nil {
 		fail(&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: " + err.Error()})
@@ -481,11 +489,11 @@ func (g *Gateway) serveForwarded(ctx context.Context, reply string, body []byte)
 		select {
 		case <-pulse.C:
 			g.pushHeld(reply, &heldReply{Kind: heldAlive})
-		case p := <-progress:
-			g.pushHeld(reply, &heldReply{Kind: heldProgress, Progress: p})
+		case r := <-notes:
+			g.pushHeld(reply, r)
 		case o := <-done:
-			for len(progress) > 0 { // (before the round's end, as it came)
-				g.pushHeld(reply, &heldReply{Kind: heldProgress, Progress: <-progress})
+			for len(notes) > 0 { // (before the round's end, as they came)
+				g.pushHeld(reply, <-notes)
 			}
 			switch {
 			case o.asked:

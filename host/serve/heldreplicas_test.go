@@ -248,8 +248,8 @@ func TestHeldCallsAcrossReplicas(t *testing.T) {
 }
 
 // heldUpstream is a server of 2025-11-25 whose tools ask by requests of
-// their own: twice (two questions, a progress notification after each
-// answer) and hang (one question, then it runs until cancelled, which it
+// their own: twice (two questions, a progress notification and a log
+// message after each answer) and hang (one question, then it runs until cancelled, which it
 // reports on cancelled).
 func heldUpstream(t *testing.T, hung chan<- struct{}, cancelled chan<- error) *config.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "old"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{heldOldProtocol}})
@@ -270,6 +270,7 @@ func heldUpstream(t *testing.T, hung chan<- struct{}, cancelled chan<- error) *c
 			}
 			got = append(got, a)
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 2, Message: "after " + q})
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Data: "logged after " + q})
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(got, " ")}}}, nil
 	})
@@ -294,7 +295,8 @@ func heldUpstream(t *testing.T, hung chan<- struct{}, cancelled chan<- error) *c
 // shared state carries, never the outcome.
 //   - on the replica holding the call: the shared state is not touched;
 //   - on others (a question each, on two replicas): passed on, answered,
-//     the progress of the rounds passed on reaches the client;
+//     the progress and log messages of the rounds passed on reach the
+//     client;
 //   - the replica holding the call is gone: the client is told once the
 //     replica waiting has had no ack within its short wait for one (not
 //     after the longer silence it allows an owner that acked; never a
@@ -347,7 +349,7 @@ func TestHeldRetryRouting(t *testing.T) {
 			}}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			progress := make(chan string, 10)
+			progress, logs := make(chan string, 10), make(chan string, 10)
 			var n atomic.Int64
 			var answered atomic.Int64 // (UnixNano) the last answer's time
 			cs := dialHeld(t, ctx, rs[0].url, router, &mcp.ClientOptions{
@@ -361,6 +363,9 @@ func TestHeldRetryRouting(t *testing.T) {
 				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 					progress <- req.Params.Message
 				},
+				LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+					logs <- fmt.Sprintf("%s %s: %v", req.Params.Level, req.Params.Logger, req.Params.Data)
+				},
 			})
 			if tc.drained {
 				go func() {
@@ -372,8 +377,15 @@ func TestHeldRetryRouting(t *testing.T) {
 					}
 				}()
 			}
+			// The server (of 2025-11-25) logs once asked to (as a client
+			// of that version's logging/setLevel would have the gateway
+			// ask it); the client names its level in the call's _meta.
+			for _, r := range rs {
+				r.g.h.SetLogLevel(ctx, "info")
+			}
 			start := time.Now()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__" + tc.tool, Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "p"}})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__" + tc.tool, Arguments: map[string]any{},
+				Meta: mcp.Meta{"progressToken": "p", mcp.MetaKeyLogLevel: "info"}})
 			took := time.Since(start)
 			switch {
 			case tc.drained:
@@ -417,6 +429,17 @@ func TestHeldRetryRouting(t *testing.T) {
 						}
 					case <-ctx.Done():
 						t.Fatalf("no progress %q", want)
+					}
+				}
+				// And its log messages, tagged with the server.
+				for _, want := range []string{"notice u: logged after first?", "notice u: logged after second?"} {
+					select {
+					case got := <-logs:
+						if got != want {
+							t.Errorf("log message %q, want %q", got, want)
+						}
+					case <-ctx.Done():
+						t.Fatalf("no log message %q", want)
 					}
 				}
 			}

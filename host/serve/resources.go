@@ -314,11 +314,7 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 		return // a relayed call's, whose client set no log level
 	}
 	if hr, ok := r.(*heldRequester); ok {
-		// A held call's: to its client's request in progress (between
-		// rounds no stream is open to it).
-		if ss, ctx, _ := hr.hc.current(); ss != nil {
-			ss.Log(ctx, &fwd)
-		}
+		hr.hc.log(&fwd) // a held call's: to its client's request in progress
 		return
 	}
 	for ss := range g.srv.Sessions() {
