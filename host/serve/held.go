@@ -270,34 +270,24 @@ func (h *heldCalls) serveRound(ctx context.Context, hc *heldCall, client heldCli
 // progress passes the server's progress on to the current round's client,
 // under that request's progress token.
 func (hc *heldCall) progress(pn *mcp.ProgressNotificationParams) {
-	hc.mu.Lock()
-	relay := hc.at.relay
-	hc.mu.Unlock()
-	if relay != nil {
-		relay(pn) // (to the replica the round's request reached)
-		return
+	switch c := hc.round(); {
+	case c.relay != nil:
+		c.relay(pn) // (to the replica the round's request reached)
+	case c.ss != nil && c.token != nil:
+		fwd := *pn
+		fwd.ProgressToken = c.token
+		c.ss.NotifyProgress(c.ctx, &fwd)
 	}
-	ss, ctx, token := hc.current()
-	if ss == nil || token == nil {
-		return
-	}
-	fwd := *pn
-	fwd.ProgressToken = token
-	ss.NotifyProgress(ctx, &fwd)
 }
 
 // log passes a log message of the server (tagged with the server) on to
 // the current round's client; between rounds no stream is open to it.
 func (hc *heldCall) log(p *mcp.LoggingMessageParams) {
-	hc.mu.Lock()
-	relay := hc.at.relayLog
-	hc.mu.Unlock()
-	if relay != nil {
-		relay(p) // (to the replica the round's request reached)
-		return
-	}
-	if ss, ctx, _ := hc.current(); ss != nil {
-		ss.Log(ctx, p)
+	switch c := hc.round(); {
+	case c.relayLog != nil:
+		c.relayLog(p) // (to the replica the round's request reached)
+	case c.ss != nil:
+		c.ss.Log(c.ctx, p)
 	}
 }
 
@@ -336,12 +326,11 @@ func (hc *heldCall) answerFrom(client heldClient, seq uint64, resp mcp.InputResp
 	return nil
 }
 
-// current is the session and request context of the round in progress
-// (nil between rounds).
-func (hc *heldCall) current() (*mcp.ServerSession, context.Context, any) {
+// round is the client of the round in progress (none between rounds).
+func (hc *heldCall) round() heldClient {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	return hc.at.ss, hc.at.ctx, hc.at.token
+	return hc.at
 }
 
 // heldRequester answers a held call's server requests by asking the client

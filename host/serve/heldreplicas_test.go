@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
@@ -420,26 +419,25 @@ func TestHeldRetryRouting(t *testing.T) {
 				if err != nil || res.IsError || heldText(res) != tc.wantText {
 					t.Fatalf("%v %q, want %q", err, heldText(res), tc.wantText)
 				}
-				// Each answer's progress, whichever replica served the round.
-				for _, want := range []string{"after first?", "after second?"} {
-					select {
-					case got := <-progress:
-						if got != want {
-							t.Errorf("progress %q, want %q", got, want)
+				// Each answer's progress and log message (tagged with the
+				// server), whichever replica served the round.
+				for _, want := range []struct {
+					what string
+					from chan string
+					msgs []string
+				}{
+					{"progress", progress, []string{"after first?", "after second?"}},
+					{"log message", logs, []string{"notice u: logged after first?", "notice u: logged after second?"}},
+				} {
+					for _, msg := range want.msgs {
+						select {
+						case got := <-want.from:
+							if got != msg {
+								t.Errorf("%s %q, want %q", want.what, got, msg)
+							}
+						case <-ctx.Done():
+							t.Fatalf("no %s %q", want.what, msg)
 						}
-					case <-ctx.Done():
-						t.Fatalf("no progress %q", want)
-					}
-				}
-				// And its log messages, tagged with the server.
-				for _, want := range []string{"notice u: logged after first?", "notice u: logged after second?"} {
-					select {
-					case got := <-logs:
-						if got != want {
-							t.Errorf("log message %q, want %q", got, want)
-						}
-					case <-ctx.Done():
-						t.Fatalf("no log message %q", want)
 					}
 				}
 			}
@@ -466,12 +464,7 @@ func TestHeldRetryOfAnotherPrincipal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		if token != "alice" && token != "bob" {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
+	verify := UsersVerifier("alice", "bob")
 	rs := heldCluster(t, 2, st, []*config.Server{upstream}, &HTTPOptions{OAuth: &InboundOAuth{Verify: verify, Resource: "http://gateway.example/mcp"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -485,12 +484,7 @@ func TestReplayedSubscriptionChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		if token != "alice" && token != "bob" {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
+	verify := serve.UsersVerifier("alice", "bob")
 	denyAlice := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__res",
 		For: &permissions.Principals{Subjects: []string{"alice"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
 	keys := sealbox.Random()
