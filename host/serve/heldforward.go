@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,7 +107,10 @@ type heldRetry struct {
 	Caller   string          `json:"caller,omitempty"` // callerID of the retry's request
 	Answer   json.RawMessage `json:"answer"`           // {heldKey: the client's answer} (an mcp.InputResponseMap)
 	Progress bool            `json:"progress,omitempty"`
-	From     string          `json:"from"` // the replica that passes it on (for the logs)
+	// LogLevel is the retry's request's log level (its _meta): the
+	// server's log messages at it and above go back ("" for none).
+	LogLevel mcp.LoggingLevel `json:"logLevel,omitempty"`
+	From     string           `json:"from"` // the replica that passes it on (for the logs)
 }
 
 // The kinds of a round's replies.
@@ -246,7 +250,7 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	token := req.Params.GetProgressToken()
 	retry, _ := json.Marshal(&heldRetry{Key: hc.id + "/" + strconv.FormatUint(hc.fwdSeq, 10), Caller: callerID(ctx),
-		Answer: answer, Progress: token != nil, From: g.replica})
+		Answer: answer, Progress: token != nil, LogLevel: metaLogLevel(req.Params.Meta), From: g.replica})
 	var rk [16]byte
 	rand.Read(rk[:])
 	reply := heldReplyPrefix + hex.EncodeToString(rk[:])
@@ -465,7 +469,16 @@ func (g *Gateway) serveForwarded(ctx context.Context, reply string, body []byte)
 		default: // (the replica waiting is behind: a message may be dropped)
 		}
 	}
-	client := heldClient{ctx: rctx, relayLog: func(p *mcp.LoggingMessageParams) { note(&heldReply{Kind: heldLog, Log: p}) }}
+	client := heldClient{ctx: rctx}
+	if min := logSeverity(m.LogLevel); min > 0 {
+		client.relayLog = func(p *mcp.LoggingMessageParams) {
+			// Progress first: log messages take no more than half the
+			// room left for the replica waiting.
+			if logSeverity(p.Level) >= min && len(notes) < cap(notes)/2 {
+				note(&heldReply{Kind: heldLog, Log: p})
+			}
+		}
+	}
 	if m.Progress {
 		client.relay = func(p *mcp.ProgressNotificationParams) { note(&heldReply{Kind: heldProgress, Progress: p}) }
 	}
@@ -512,4 +525,19 @@ func (g *Gateway) serveForwarded(ctx context.Context, reply string, body []byte)
 			return
 		}
 	}
+}
+
+// logSeverity ranks a log level (RFC 5424's, as MCP names them) from 1,
+// or 0 for none of them.
+func logSeverity(l mcp.LoggingLevel) int {
+	return 1 + slices.Index([]mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}, l)
+}
+
+// metaLogLevel returns the log level a request's _meta names, or "".
+func metaLogLevel(m mcp.Meta) mcp.LoggingLevel {
+	level, _ := m[mcp.MetaKeyLogLevel].(string)
+	if logSeverity(mcp.LoggingLevel(level)) == 0 {
+		return ""
+	}
+	return mcp.LoggingLevel(level)
 }

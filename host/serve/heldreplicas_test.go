@@ -247,9 +247,9 @@ func TestHeldCallsAcrossReplicas(t *testing.T) {
 }
 
 // heldUpstream is a server of 2025-11-25 whose tools ask by requests of
-// their own: twice (two questions, a progress notification and a log
-// message after each answer) and hang (one question, then it runs until cancelled, which it
-// reports on cancelled).
+// their own: twice (two questions, a progress notification and log
+// messages at debug and notice after each answer) and hang (one question,
+// then it runs until cancelled, which it reports on cancelled).
 func heldUpstream(t *testing.T, hung chan<- struct{}, cancelled chan<- error) *config.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "old"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{heldOldProtocol}})
 	schema := map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}
@@ -269,6 +269,7 @@ func heldUpstream(t *testing.T, hung chan<- struct{}, cancelled chan<- error) *c
 			}
 			got = append(got, a)
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 2, Message: "after " + q})
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "debug after " + q})
 			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Data: "logged after " + q})
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(got, " ")}}}, nil
@@ -378,9 +379,10 @@ func TestHeldRetryRouting(t *testing.T) {
 			}
 			// The server (of 2025-11-25) logs once asked to (as a client
 			// of that version's logging/setLevel would have the gateway
-			// ask it); the client names its level in the call's _meta.
+			// ask it), here at debug; the client names its own level,
+			// info, in the call's _meta: no debug message reaches it.
 			for _, r := range rs {
-				r.g.h.SetLogLevel(ctx, "info")
+				r.g.h.SetLogLevel(ctx, "debug")
 			}
 			start := time.Now()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__" + tc.tool, Arguments: map[string]any{},

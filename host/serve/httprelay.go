@@ -75,18 +75,19 @@ type httpSession struct {
 	stale     bool // changes published by other replicas may have been missed: read the record again
 	// The session's state, wherever its client set it, and what this
 	// replica's go-sdk session has applied of it (sessionsubs.go).
-	level   mcp.LoggingLevel
-	subs    map[string]bool // the resources the client subscribed to, as served
-	applied map[string]bool // ... and those this replica is subscribed to for it
-	refused map[string]bool // ... and those not replayed since the state last changed: denied here to principal, or refused upstream
-	syncing bool            // a replay goroutine runs for the session
-	resync  bool            // the state changed while it ran
-	outAsks int             // go-sdk requests to the client awaiting its answer (forward.go)
-	caps    []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
-	posts   int             // POSTs in progress
-	used    time.Time       // the last request's start or end
-	written time.Time       // when this replica last wrote the session's record
-	timer   *time.Timer     // closes the session once idle; stopped while a POST is in progress
+	level    mcp.LoggingLevel
+	subs     map[string]bool // the resources the client subscribed to, as served
+	applied  map[string]bool // ... and those this replica is subscribed to for it
+	refused  map[string]bool // ... and those set aside since rechecks last moved: denied here to principal, or refused upstream
+	rechecks uint64          // counts the times refused was emptied
+	syncing  bool            // a replay goroutine runs for the session
+	resync   bool            // the state changed while it ran
+	outAsks  int             // go-sdk requests to the client awaiting its answer (forward.go)
+	caps     []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
+	posts    int             // POSTs in progress
+	used     time.Time       // the last request's start or end
+	written  time.Time       // when this replica last wrote the session's record
+	timer    *time.Timer     // closes the session once idle; stopped while a POST is in progress
 	// calls are the relayed calls in progress, by request id (their
 	// cancellation).
 	calls map[string]context.CancelFunc

@@ -447,8 +447,10 @@ func TestReplayDoesNotBlockDelivery(t *testing.T) {
 // differ: a reload there came first). A subscription refused there does
 // not hold up the others: each session subscribes to one resource of a
 // server B denies to alice and to one of a server B allows her, and B
-// replays them in any order. The upstreams count the subscriptions they
-// are asked for, by resource: one per replica subscribed.
+// replays them in any order. Once B's rules are reloaded without the
+// deny, what it set aside is subscribed. The upstreams count the
+// subscriptions they are asked for, by resource: one per replica
+// subscribed.
 func TestReplayedSubscriptionChecked(t *testing.T) {
 	t.Parallel()
 	const sessions = 12
@@ -531,6 +533,20 @@ func TestReplayedSubscriptionChecked(t *testing.T) {
 	for _, uri := range []string{fmt.Sprintf("res://r%d", sessions), fmt.Sprintf("oth://r%d", sessions)} {
 		if got := count(uri); got != 2 {
 			t.Errorf("bob's %s: %d upstream subscriptions, want 2 (A's and B's)", uri, got)
+		}
+	}
+	// B's rules reloaded without the deny: the subscriptions it set aside
+	// are tried again, and made.
+	if _, err := gws[1].h.Reload(ctx, &config.Config{Servers: servers, DefaultMode: "allow_all"}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sessions {
+		uri := fmt.Sprintf("res://r%d", i)
+		for count(uri) < 2 && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond) // (polling for the replay the reload led to)
+		}
+		if got := count(uri); got != 2 {
+			t.Fatalf("alice's %s after B's reload: %d upstream subscriptions, want 2", uri, got)
 		}
 	}
 }

@@ -167,7 +167,7 @@ func (g *Gateway) owner(uri string) (subKey, bool) {
 const upstreamUnsubscribeTimeout = 10 * time.Second
 
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	k, err := g.subscribable(principalIn(ctx), req.Params.URI)
+	k, _, err := g.subscribable(principalIn(ctx), req.Params.URI)
 	if err != nil {
 		return err
 	}
@@ -181,16 +181,17 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // subscribable returns the server and its resource that uri names for a
 // subscription of p (nil: nobody in particular), or the error a client
 // gets when no server offers it or the permission rules deny its server
-// to p (the same error: nothing tells a denied resource from a missing
-// one).
-func (g *Gateway) subscribable(p *inbound.Principal, uri string) (subKey, error) {
+// to p (the same error: nothing tells a client a denied resource from a
+// missing one; denied tells the gateway).
+func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, denied bool, err error) {
 	k, ok := g.owner(uri)
-	if !ok || (p != nil && g.h.ServerDeniedFor(p, k.server)) {
+	denied = ok && p != nil && g.h.ServerDeniedFor(p, k.server)
+	if !ok || denied {
 		// (Checked here too, not only when listing or reading: with a
 		// subscriber already, the upstream is not asked again.)
-		return subKey{}, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", uri)}
+		return subKey{}, denied, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", uri)}
 	}
-	return k, nil
+	return k, false, nil
 }
 
 // join adds ss to k's subscribers, subscribing upstream for the first.

@@ -272,10 +272,11 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		}
 		s.mu.Lock()
 		written := hs.written
-		if p := principalIn(ctx); p != nil {
-			hs.principal = p // (its groups as its latest token says)
-		}
+		recheck := s.seenLocked(hs, principalIn(ctx))
 		s.mu.Unlock()
+		if recheck {
+			s.sync(hs)
+		}
 		if time.Since(written) > s.idle/4 {
 			// Still alive, for the other replicas. (At most once per
 			// quarter of the idle timeout.)
@@ -305,6 +306,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	if hs != nil { // stale: the record is read again
 		s.mu.Lock()
 		hs.stale = false
+		s.seenLocked(hs, principalIn(ctx)) // (before adopt replays)
 		s.mu.Unlock()
 		s.adopt(hs, rec)
 		return s.lookup(ctx, id, owner, isPost)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/inbound"
 )
 
 // A 2025-11-25 client's log level and resource subscriptions belong to its
@@ -118,7 +120,8 @@ func (s *httpSessions) subsOf(hs *httpSession) []string {
 func (s *httpSessions) adopt(hs *httpSession, rec *sessionRecord) {
 	s.mu.Lock()
 	hs.level = rec.Level
-	hs.subs, hs.refused = nil, nil
+	hs.subs = nil
+	recheckLocked(hs)
 	for _, uri := range rec.Subs {
 		setMember(&hs.subs, uri, true)
 	}
@@ -130,7 +133,7 @@ func (s *httpSessions) adopt(hs *httpSession, rec *sessionRecord) {
 // state, and has it applied.
 func (s *httpSessions) changedElsewhere(hs *httpSession, kind, arg string) {
 	s.mu.Lock()
-	hs.refused = nil // checked again
+	recheckLocked(hs)
 	switch kind {
 	case "level":
 		hs.level = mcp.LoggingLevel(arg)
@@ -169,6 +172,14 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 	s.mu.Lock()
 	var body []byte
 	var method, uri string // of a subscription's replay
+	rechecks := hs.rechecks
+	// setAside puts uri aside, unless the session's subscriptions are to
+	// be checked again since (the caller holds s.mu).
+	setAside := func() {
+		if hs.rechecks == rechecks {
+			setMember(&hs.refused, uri, true)
+		}
+	}
 	switch {
 	case hs.closing:
 	case hs.level != "" && hs.level != s.g.levels.of(hs.ss):
@@ -181,15 +192,21 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 		if method == "resources/subscribe" {
 			p := hs.principal
 			s.mu.Unlock()
-			_, err := s.g.subscribable(p, uri)
+			_, denied, err := s.g.subscribable(p, uri)
 			s.mu.Lock()
 			if err != nil {
 				// The client's subscribe was checked on the replica it
 				// reached; this one's rules (after a reload, say) may
-				// deny the resource to the client: not subscribed here.
-				setMember(&hs.refused, uri, true)
+				// deny the resource to the client, or its lists may not
+				// offer it yet: not subscribed here until the rules, the
+				// lists or the session's state change.
+				setAside()
 				s.mu.Unlock()
-				s.g.log.Info("a session's subscription is not replayed on this replica: its rules deny the resource to the session's principal",
+				why := "no server offers the resource here (yet)"
+				if denied {
+					why = "the permission rules deny the resource to the session's principal here"
+				}
+				s.g.log.Debug("a session's subscription is not replayed on this replica", "why", why,
 					"session", logSessionID(hs.ss.ID()), "uri", uri)
 				return true
 			}
@@ -219,8 +236,8 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 		// session's other subscriptions are replayed meanwhile.
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if method == "resources/subscribe" {
-			setMember(&hs.refused, uri, true)
+		if method != "" {
+			setAside()
 			return true
 		}
 		hs.syncing = false
@@ -229,9 +246,60 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 	return true
 }
 
+// recheckLocked has the subscriptions set aside for hs tried again (the
+// caller holds s.mu and syncs hs).
+func recheckLocked(hs *httpSession) {
+	hs.refused = nil
+	hs.rechecks++
+}
+
+// seenLocked notes that a request of p (nil: no inbound OAuth) reached hs,
+// and reports whether hs's subscriptions set aside are to be tried again:
+// p's groups changed (the caller holds s.mu, and syncs hs then).
+func (s *httpSessions) seenLocked(hs *httpSession, p *inbound.Principal) bool {
+	if p == nil {
+		return false
+	}
+	old := hs.principal
+	hs.principal = p // (its groups as its latest token says)
+	if old == nil || slices.Equal(old.Groups, p.Groups) || len(hs.refused) == 0 {
+		return false
+	}
+	recheckLocked(hs)
+	return true
+}
+
+// recheck has every session's subscriptions set aside tried again: the
+// rules or the lists changed.
+func (s *httpSessions) recheck() {
+	s.mu.Lock()
+	var again []*httpSession
+	for _, hs := range s.bySID {
+		if len(hs.refused) > 0 {
+			recheckLocked(hs)
+			again = append(again, hs)
+		}
+	}
+	s.mu.Unlock()
+	for _, hs := range again {
+		s.sync(hs)
+	}
+}
+
+// recheckSubscriptions has the subscriptions set aside in every session
+// table tried again.
+func (g *Gateway) recheckSubscriptions() {
+	g.tablesMu.Lock()
+	tables := slices.Clone(g.tables)
+	g.tablesMu.Unlock()
+	for _, s := range tables {
+		s.recheck()
+	}
+}
+
 // nextSubLocked returns the method and resource of one subscription hs's
-// state and its go-sdk session differ in (those refused here since the
-// state last changed left out), or "". The caller holds s.mu.
+// state and its go-sdk session differ in (those set aside left out), or
+// "". The caller holds s.mu.
 func (s *httpSessions) nextSubLocked(hs *httpSession) (method, uri string) {
 	for u := range hs.subs {
 		if !hs.applied[u] && !hs.refused[u] {
@@ -239,7 +307,7 @@ func (s *httpSessions) nextSubLocked(hs *httpSession) (method, uri string) {
 		}
 	}
 	for u := range hs.applied {
-		if !hs.subs[u] {
+		if !hs.subs[u] && !hs.refused[u] {
 			return "resources/unsubscribe", u
 		}
 	}

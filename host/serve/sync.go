@@ -73,6 +73,9 @@ func newExposure() exposure {
 func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	g.lockSync()
 	defer g.exposed.syncing.Unlock()
+	// The sessions' subscriptions set aside (sessionsubs.go) are tried
+	// again, the rules or lists having changed: once g.mu is released.
+	defer g.recheckSubscriptions()
 	// What is served to all is the host's own: never listed for (or
 	// through the connections of) the user whose request led here.
 	ctx = host.WithoutCaller(ctx)
