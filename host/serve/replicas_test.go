@@ -59,6 +59,33 @@ func (st *steered) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// newRoundRobin balances over gws.
+func newRoundRobin(gws []*ptGateway) *roundRobin {
+	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
+	for _, p := range gws {
+		rr.urls = append(rr.urls, p.url)
+	}
+	return rr
+}
+
+// loginReplicas starts two replicas of a server behind as (its OAuth
+// logins by loopback), sharing keys and a local state whose token saves
+// are announced, and a balancer over them.
+func loginReplicas(t *testing.T, as *fakeas.Server) ([]*ptGateway, *roundRobin) {
+	t.Helper()
+	keys := sealbox.Random()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prot := &config.Server{Name: "prot", Transport: "http", URL: as.URL(), OAuth: &config.OAuth{AllowLoopback: true}, Approved: true, ConnectTimeout: 10 * time.Second}
+	var gws []*ptGateway
+	for range 2 {
+		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{prot}, tokens: state.AnnouncedTokens(st), gopts: &serve.Options{Keys: keys, State: st}}))
+	}
+	return gws, newRoundRobin(gws)
+}
+
 // replicas starts n gateways sharing keys and state, as replicas behind a
 // balancer.
 func replicas(t *testing.T, n int, keys *sealbox.Keys, st state.Backend) []*ptGateway {
@@ -83,10 +110,7 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	gws := replicas(t, 3, keys, st)
-	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
-	for _, p := range gws {
-		rr.urls = append(rr.urls, p.url)
-	}
+	rr := newRoundRobin(gws)
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rr}, DisableStandaloneSSE: true},
@@ -173,10 +197,7 @@ func TestAnswersAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	gws := replicas(t, 2, keys, st)
-	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
-	for _, p := range gws {
-		rr.urls = append(rr.urls, p.url)
-	}
+	rr := newRoundRobin(gws)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -217,20 +238,7 @@ func TestLoginAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	as := fakeas.New()
 	defer as.Close()
-	keys := sealbox.Random()
-	st, err := state.NewLocal(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prot := &config.Server{Name: "prot", Transport: "http", URL: as.URL(), OAuth: &config.OAuth{AllowLoopback: true}, Approved: true, ConnectTimeout: 10 * time.Second}
-	var gws []*ptGateway
-	for range 2 {
-		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{prot}, tokens: state.AnnouncedTokens(st), gopts: &serve.Options{Keys: keys, State: st}}))
-	}
-	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
-	for _, p := range gws {
-		rr.urls = append(rr.urls, p.url)
-	}
+	gws, rr := loginReplicas(t, as)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var asked atomic.Int64
@@ -289,10 +297,7 @@ func TestSubscriptionsAcrossReplicas(t *testing.T) {
 	for range 3 {
 		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{a}, gopts: &serve.Options{Keys: keys, State: st}}))
 	}
-	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
-	for _, p := range gws {
-		rr.urls = append(rr.urls, p.url)
-	}
+	rr := newRoundRobin(gws)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	updates := make(chan string, 64)
@@ -410,10 +415,7 @@ func TestReplayDoesNotBlockDelivery(t *testing.T) {
 	for range 2 {
 		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{cfg}, gopts: &serve.Options{Keys: keys, State: st}}))
 	}
-	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
-	for _, p := range gws {
-		rr.urls = append(rr.urls, p.url)
-	}
+	rr := newRoundRobin(gws)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, nil).Connect(ctx,
@@ -561,20 +563,7 @@ func TestLoginRetryIsItsOwnAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	as := fakeas.New()
 	defer as.Close()
-	keys := sealbox.Random()
-	st, err := state.NewLocal(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prot := &config.Server{Name: "prot", Transport: "http", URL: as.URL(), OAuth: &config.OAuth{AllowLoopback: true}, Approved: true, ConnectTimeout: 10 * time.Second}
-	var gws []*ptGateway
-	for range 2 {
-		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{prot}, tokens: state.AnnouncedTokens(st), gopts: &serve.Options{Keys: keys, State: st}}))
-	}
-	rr := &roundRobin{hits: make([]atomic.Int64, len(gws))}
-	for _, p := range gws {
-		rr.urls = append(rr.urls, p.url)
-	}
+	gws, rr := loginReplicas(t, as)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var spoil atomic.Bool
