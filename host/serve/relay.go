@@ -55,10 +55,17 @@ type relayConn struct {
 	// pending holds the IDKey of every client request not yet answered,
 	// with the cancel function of a relayed call (nil on the go-sdk path).
 	pending map[string]context.CancelFunc
-	initID  []byte                            // id of the client's initialize request
-	version atomic.Pointer[string]            // protocol version negotiated with the client
-	caps    atomic.Pointer[[]byte]            // the client's capabilities, from its initialize
-	ss      atomic.Pointer[mcp.ServerSession] // the go-sdk's session with the client, once connected
+	initID  []byte                 // id of the client's initialize request
+	version atomic.Pointer[string] // protocol version negotiated with the client
+	caps    atomic.Pointer[[]byte] // the client's capabilities, from its initialize
+	// ss is the go-sdk's session with the client, set before connected is
+	// closed. The read loop starts before the go-sdk's Connect returns, so
+	// a request can arrive (after the client's initialize was answered)
+	// before ss is known: a tools/call waits for connected rather than
+	// losing the relay path.
+	ss        *mcp.ServerSession
+	connected chan struct{}
+	connectMu sync.Once
 	// carried holds, by IDKey, the token of the span of each relayed call
 	// passed on to the go-sdk server, until it is answered (telemetry.go).
 	carried map[string]string
@@ -66,9 +73,10 @@ type relayConn struct {
 
 func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 	c := &relayConn{
-		g:       g,
-		pending: map[string]context.CancelFunc{},
-		work:    make(chan func()),
+		g:         g,
+		pending:   map[string]context.CancelFunc{},
+		work:      make(chan func()),
+		connected: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.calls, c.cancelCalls = g.abortable(c.ctx)
@@ -85,6 +93,26 @@ func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
 	}
 	c.Start(r, w, cfg)
 	return c
+}
+
+// setSession records the go-sdk's session with the client (nil: Connect
+// failed) and lets requests waiting for it go on.
+func (c *relayConn) setSession(ss *mcp.ServerSession) {
+	c.connectMu.Do(func() {
+		c.ss = ss
+		close(c.connected)
+	})
+}
+
+// session is the go-sdk's session with the client, once the go-sdk's
+// Connect has returned; nil if it failed or the connection closed first.
+func (c *relayConn) session() *mcp.ServerSession {
+	select {
+	case <-c.connected:
+		return c.ss
+	case <-c.ctx.Done():
+		return nil
+	}
 }
 
 // Connect implements mcp.Transport (it is used once).
@@ -230,8 +258,11 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	if p := c.caps.Load(); caps == nil && p != nil {
 		caps = *p // the client's initialize's
 	}
-	ss := c.ss.Load()
-	if !ok || caps == nil || ss == nil || c.g.levels.of(ss) != "" {
+	if !ok || caps == nil {
+		return false
+	}
+	ss := c.session()
+	if ss == nil || c.g.levels.of(ss) != "" {
 		// (A client that set a log level: the go-sdk path asks a server of
 		// 2026-07-28 for its messages at that level, call by call.)
 		return false

@@ -125,6 +125,64 @@ func TestRelayConcurrentCalls(t *testing.T) {
 	}
 }
 
+// TestRelayFirstCallAfterConnect: a client's first tools/call can reach the
+// gateway before the go-sdk's Connect has returned to ServeStdio (the read
+// loop starts first, and the client's initialize is answered by then); it
+// still takes the relay path. The hook holds ServeStdio in that gap for as
+// long as the client takes to connect and call, so the old code (which
+// passed such a call to the go-sdk) fails every time.
+func TestRelayFirstCallAfterConnect(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ConnectAll(ctx, nil)
+	g := serve.New(h, nil)
+	g.Sync(ctx)
+	t.Cleanup(func() {
+		cancel()
+		h.Close()
+	})
+	called := make(chan struct{})
+	serve.SetStdioConnected(g, func() {
+		select {
+		case <-called: // the client's call was sent (and, on the new code, waits)
+		case <-time.After(5 * time.Second):
+		}
+	})
+	w, r := servePipes(t, g)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "first-call"}, nil).Connect(ctx, &mcp.IOTransport{Reader: r, Writer: w}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "first"}})
+		done <- result{res, err}
+	}()
+	// The call is on its way; on the old code it is answered by the go-sdk
+	// while ServeStdio is still held.
+	time.Sleep(100 * time.Millisecond)
+	close(called)
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if text := host.TextOf(got.res.Content); text != "first" || got.res.IsError {
+		t.Fatalf("got %q (isError %v)", text, got.res.IsError)
+	}
+	if n := g.RelayedCalls(); n != 1 {
+		t.Fatalf("%d calls relayed, want 1", n)
+	}
+}
+
 // TestRelayKeepsBehaviour: results that need the host's processing, tool
 // errors, unknown tools and progress all behave as on the go-sdk path.
 func TestRelayKeepsBehaviour(t *testing.T) {

@@ -123,6 +123,10 @@ type Gateway struct {
 
 	tel     *telemetry.Telemetry // Options.Telemetry: nil, or disabled, is off
 	carries carries              // relayed calls' spans passed on to the go-sdk (telemetry.go)
+
+	// stdioConnected, if set (by tests, before serving), is called by
+	// ServeStdio between the go-sdk's Connect and the session's use.
+	stdioConnected func()
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
@@ -252,10 +256,13 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 	go g.Run(sctx)
 	rc := newRelayConn(g, r, w)
 	ss, err := g.srv.Connect(sctx, rc, nil)
+	if g.stdioConnected != nil {
+		g.stdioConnected()
+	}
+	rc.setSession(ss)
 	if err != nil {
 		return err
 	}
-	rc.ss.Store(ss)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
