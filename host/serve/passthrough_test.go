@@ -972,3 +972,90 @@ func TestPassthroughSubscriptionsEnd(t *testing.T) {
 	}
 	waitUpstream("unsubscribe", 3)
 }
+
+// TestRevokedSubscriptionUpdates: a subscription is checked when it is
+// made; a reload that comes to deny its resource's server to the session's
+// principal stops its updates (as its reads are refused), while another
+// principal's subscription to the same resource goes on; a reload that
+// allows it again brings them back.
+func TestRevokedSubscriptionUpdates(t *testing.T) {
+	t.Parallel()
+	servers := []*config.Server{demo("a", "-passthrough")}
+	gw := ptServe(t, ptOptions{servers: servers,
+		http: &serve.HTTPOptions{OAuth: &serve.InboundOAuth{Verify: serve.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const readme = "demo://readme"
+	dial := func(user string) (*mcp.ClientSession, chan string) {
+		t.Helper()
+		updates := make(chan string, 64)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: user}, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.url + "/", HTTPClient: &http.Client{Transport: &steered{urls: []string{gw.url}, token: user}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: readme}); err != nil {
+			t.Fatalf("%s subscribes: %v", user, err)
+		}
+		return cs, updates
+	}
+	_, alice := dial("alice")
+	bob, bobs := dial("bob")
+	touch := func() {
+		t.Helper()
+		res, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__touch", Arguments: map[string]any{"uri": readme}})
+		if err != nil || res.IsError {
+			t.Fatalf("touch: %v %+v", err, res)
+		}
+	}
+	got := func(ch chan string, wait time.Duration) bool {
+		select {
+		case <-ch:
+			return true
+		case <-time.After(wait): // (waiting for an update that may not come)
+			return false
+		}
+	}
+	drain := func(ch chan string) {
+		for got(ch, 100*time.Millisecond) {
+		}
+	}
+	// Both standalone streams open (an update before then has nowhere to
+	// go): each gets an update of a touch.
+	for i := 0; ; i++ {
+		touch()
+		if got(bobs, 200*time.Millisecond) && got(alice, 200*time.Millisecond) {
+			break
+		}
+		if i == 20 {
+			t.Fatal("no update of the subscribed resource reached both clients")
+		}
+	}
+	drain(alice)
+	drain(bobs)
+	denyAlice := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__a",
+		For: &permissions.Principals{Subjects: []string{"alice"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	for _, step := range []struct {
+		rules     []config.PermissionRule
+		aliceGets bool
+	}{
+		{rules: []config.PermissionRule{denyAlice}, aliceGets: false},
+		{rules: nil, aliceGets: true},
+	} {
+		if _, err := gw.h.Reload(ctx, &config.Config{Servers: servers, Permissions: step.rules, DefaultMode: "allow_all"}, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			touch()
+			if !got(bobs, 5*time.Second) {
+				t.Fatalf("rules %v, touch %d: bob got no update", step.rules, i)
+			}
+			if g := got(alice, 300*time.Millisecond); g != step.aliceGets {
+				t.Fatalf("rules %v, touch %d: alice got an update: %v, want %v", step.rules, i, g, step.aliceGets)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -622,4 +623,123 @@ func followSpoiled(ctx context.Context, t *testing.T, u string) {
 		return
 	}
 	follow(ctx, strings.Replace(callback, "code=", "code=spoiled", 1))
+}
+
+// streamCutter sends a session's POSTs and DELETEs to the first replica
+// and its standalone stream (GET) to the replica the test chose (getTo);
+// cut ends the open stream as a replica going away would.
+type streamCutter struct {
+	urls   []string
+	getTo  atomic.Int64
+	opened chan struct{} // a GET was answered
+
+	mu     sync.Mutex
+	stream io.Closer // the open GET's body
+}
+
+func (sc *streamCutter) RoundTrip(r *http.Request) (*http.Response, error) {
+	i := 0
+	if r.Method == http.MethodGet {
+		i = int(sc.getTo.Load())
+	}
+	r = r.Clone(r.Context())
+	u := *r.URL
+	addr := strings.TrimPrefix(sc.urls[i], "http://")
+	u.Host, r.Host = addr, addr
+	r.URL = &u
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodGet {
+		sc.mu.Lock()
+		sc.stream = resp.Body
+		sc.mu.Unlock()
+		sc.opened <- struct{}{}
+	}
+	return resp, err
+}
+
+// cut ends the open GET's stream: the client reads an error and opens it
+// again.
+func (sc *streamCutter) cut() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.stream.Close()
+}
+
+// TestStreamReopenTellsSubscriptions: an update of a subscribed resource
+// made while a 2025-11-25 client's standalone stream is down has nowhere
+// to go; so the stream it opens again — on the same gateway, or on
+// another replica after the one holding it went away — starts with an
+// update of each resource it is subscribed to, and of no other (one it
+// unsubscribed from), each once. No upstream update is made in the test:
+// on the old code nothing arrives.
+func TestStreamReopenTellsSubscriptions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		replicas int
+		reopenOn int
+	}{
+		{name: "same gateway", replicas: 1, reopenOn: 0},
+		{name: "another replica", replicas: 2, reopenOn: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st, err := state.NewLocal(nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gws := replicas(t, tc.replicas, sealbox.Random(), st)
+			sc := &streamCutter{opened: make(chan struct{}, 8)}
+			for _, p := range gws {
+				sc.urls = append(sc.urls, p.url)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			updates := make(chan string, 16)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "reopen"}, &mcp.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+			}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: sc}}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			select {
+			case <-sc.opened: // the first stream, opened before any subscription
+			case <-ctx.Done():
+				t.Fatal("the client opened no stream")
+			}
+			const readme, whoami = "demo://readme", "demo://whoami"
+			for _, uri := range []string{readme, whoami} {
+				if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: whoami}); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range gws {
+				serve.WaitReplays(p.g)
+			}
+			sc.getTo.Store(int64(tc.reopenOn))
+			sc.cut()
+			select {
+			case <-sc.opened:
+			case <-ctx.Done():
+				t.Fatal("the client did not open its stream again")
+			}
+			select {
+			case u := <-updates:
+				if u != readme {
+					t.Fatalf("update of %q, want %q", u, readme)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the reopened stream told of no subscribed resource")
+			}
+			select {
+			case u := <-updates: // (waiting for an update that must not come)
+				t.Fatalf("another update, of %q", u)
+			case <-time.After(300 * time.Millisecond):
+			}
+		})
+	}
 }

@@ -132,6 +132,10 @@ type subscriptions struct {
 	mu      sync.Mutex
 	by      map[subKey]map[*mcp.ServerSession]bool
 	watched map[*mcp.ServerSession]bool // sessions whose end is watched
+	// who is the principal of each subscribed session's latest
+	// subscribe, if any (inbound OAuth): whom its updates are checked for
+	// (revokedUpdates).
+	who map[*mcp.ServerSession]*inbound.Principal
 }
 
 type subKey struct{ server, uri string }
@@ -167,11 +171,12 @@ func (g *Gateway) owner(uri string) (subKey, bool) {
 const upstreamUnsubscribeTimeout = 10 * time.Second
 
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	k, _, err := g.subscribable(principalIn(ctx), req.Params.URI)
+	p := principalIn(ctx)
+	k, _, err := g.subscribable(p, req.Params.URI)
 	if err != nil {
 		return err
 	}
-	if err := g.join(ctx, k, req.Session); err != nil {
+	if err := g.join(ctx, k, req.Session, p); err != nil {
 		return err
 	}
 	g.subscribed(ctx, req, req.Session, req.Params.URI, true) // (sessionsubs.go)
@@ -194,8 +199,9 @@ func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, deni
 	return k, false, nil
 }
 
-// join adds ss to k's subscribers, subscribing upstream for the first.
-func (g *Gateway) join(ctx context.Context, k subKey, ss *mcp.ServerSession) error {
+// join adds ss, subscribing as p, to k's subscribers, subscribing upstream
+// for the first.
+func (g *Gateway) join(ctx context.Context, k subKey, ss *mcp.ServerSession, p *inbound.Principal) error {
 	g.subs.mu.Lock()
 	defer g.subs.mu.Unlock()
 	if len(g.subs.by[k]) == 0 {
@@ -206,6 +212,10 @@ func (g *Gateway) join(ctx context.Context, k subKey, ss *mcp.ServerSession) err
 	if g.subs.by == nil {
 		g.subs.by = map[subKey]map[*mcp.ServerSession]bool{}
 		g.subs.watched = map[*mcp.ServerSession]bool{}
+		g.subs.who = map[*mcp.ServerSession]*inbound.Principal{}
+	}
+	if p != nil {
+		g.subs.who[ss] = p
 	}
 	if g.subs.by[k] == nil {
 		g.subs.by[k] = map[*mcp.ServerSession]bool{}
@@ -260,6 +270,7 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	g.subs.mu.Lock()
 	defer g.subs.mu.Unlock()
 	delete(g.subs.watched, ss)
+	delete(g.subs.who, ss)
 	for k, subs := range g.subs.by {
 		if subs[ss] {
 			if err := g.leave(context.Background(), k, ss); err != nil {
@@ -291,6 +302,56 @@ func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificat
 	fwd.URI = uri
 	stripProtocolMeta(fwd.Meta)
 	g.srv.ResourceUpdated(context.Background(), &fwd)
+}
+
+// revokedUpdates is a sending middleware of the go-sdk server: it drops a
+// notifications/resources/updated for a session whose principal the
+// permission rules now deny the resource's server to. A subscription is
+// checked when it is made; a reload (or the principal's groups changing)
+// may come to deny it while it is in place, and its updates then stop
+// reaching the client (as its reads are refused). The go-sdk keeps the
+// session subscribed, so updates come again if the rules allow the
+// resource again; the upstream subscription stays until its subscribers
+// leave.
+func (g *Gateway) revokedUpdates(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/resources/updated" {
+			return next(ctx, method, req)
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		params, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+		if ss == nil || params == nil {
+			return next(ctx, method, req)
+		}
+		if p := g.subscriberOf(ss); p != nil {
+			if _, denied, _ := g.subscribable(p, params.URI); denied {
+				g.log.Debug("a resource update not sent: the rules now deny the resource to the session's principal",
+					"session", logSessionID(ss.ID()), "uri", params.URI)
+				return nil, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// subscriberOf is the principal ss's resource updates are checked for:
+// for an HTTP session, whom its client's latest request here was
+// authenticated as; else whom its latest subscribe was; nil without
+// inbound OAuth.
+func (g *Gateway) subscriberOf(ss *mcp.ServerSession) *inbound.Principal {
+	if id := ss.ID(); id != "" {
+		if s, hs := g.heldSession(id); hs != nil {
+			s.mu.Lock()
+			p := hs.principal
+			s.mu.Unlock()
+			if p != nil {
+				return p
+			}
+		}
+	}
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	return g.subs.who[ss]
 }
 
 // upstreamLog forwards an upstream's notifications/message, tagged with the

@@ -184,7 +184,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
-	g.srv.AddSendingMiddleware(g.askTracking)
+	g.srv.AddSendingMiddleware(g.askTracking, g.revokedUpdates)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}
