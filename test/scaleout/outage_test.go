@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,6 +164,41 @@ func testKill(t *testing.T, c *cluster) {
 		t.Fatal("the slow call reported no progress")
 	}
 
+	// A subscriber whose standalone stream (GET) is on the victim: after
+	// the kill it opens the stream again through the balancer, on another
+	// replica, which starts it with an update of the subscribed resource
+	// (one made while no stream was open would be lost otherwise). Nobody
+	// updates the resource in this test.
+	const readme = "mcphost://demo/demo://readme" // (three servers offer demo://readme: qualified)
+	var victimDown atomic.Bool
+	streams := make(chan string, 8) // the replica of each stream opened
+	updates := make(chan string, 8)
+	subscriber := c.mustConnect(t, oldProtocol, &transport{
+		route: func(r *http.Request, _ []byte) *replica {
+			if r.Method == http.MethodGet && !victimDown.Load() {
+				return victim
+			}
+			return nil
+		},
+		seen: func(_ []byte, replica string, resp *http.Response) {
+			if resp.Request.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+				streams <- replica
+			}
+		},
+	}, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI }})
+	select {
+	case r := <-streams:
+		if r != victim.name {
+			t.Fatalf("the subscriber's stream is on %s, want %s", r, victim.name)
+		}
+	case <-ctx.Done():
+		t.Fatal("the subscriber opened no stream")
+	}
+	if err := subscriber.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: readme}); err != nil {
+		t.Fatal(err)
+	}
+
+	victimDown.Store(true)
 	killAt := time.Now()
 	kids := victim.kill(t)
 	outCtx, outCancel := context.WithTimeout(ctx, 15*time.Second)
@@ -180,6 +216,22 @@ func testKill(t *testing.T, c *cluster) {
 	slowEnded := time.Since(killAt)
 	if slowErr == nil {
 		t.Errorf("the call in flight on the killed replica succeeded")
+	}
+	var reopenedOn, updated string
+	var reopenedAfter time.Duration
+	select {
+	case reopenedOn = <-streams:
+		reopenedAfter = time.Since(killAt)
+	case <-ctx.Done():
+		t.Fatal("the subscriber did not open its stream again")
+	}
+	select {
+	case updated = <-updates:
+		if updated != readme {
+			t.Errorf("the reopened stream told of %q, want %q", updated, readme)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("the subscriber's stream, reopened on %s, told of no update of its subscription", reopenedOn)
 	}
 	// Its session goes on, through another replica.
 	nextCtx, nextCancel := context.WithTimeout(ctx, 10*time.Second)
@@ -251,9 +303,10 @@ func testKill(t *testing.T, c *cluster) {
 		t.Logf("request without a response (kill at %s): %s", killAt.Format("15:04:05.000"), f)
 	}
 	t.Logf("kill: tool calls %d, results %d, started between the kill and the victim out of rotation (or in flight at the kill) %d, of which failed %d, failed otherwise %d, sessions lost %d; "+
-		"victim's servers %v gone; out of rotation %v after the kill, back %v after its restart; the slow call on it ended %v after the kill (%v), its session's next call: %v; %s",
+		"victim's servers %v gone; out of rotation %v after the kill, back %v after its restart; the slow call on it ended %v after the kill (%v), its session's next call: %v; "+
+		"the subscriber's stream reopened on %s %v after the kill, starting with an update of %q; %s",
 		len(l.calls), ok, inFlight, failedInFlight, failedOther, lost, kids, outAfter.Round(time.Millisecond), inAfter.Round(time.Millisecond),
-		slowEnded.Round(time.Millisecond), slowErr, errString(nextErr), total)
+		slowEnded.Round(time.Millisecond), slowErr, errString(nextErr), reopenedOn, reopenedAfter.Round(time.Millisecond), updated, total)
 	if lost != 0 || failedOther != 0 || ok+failedInFlight != len(l.calls) {
 		t.Errorf("sessions lost %d, calls failed other than those sent to the killed replica %d: want none", lost, failedOther)
 	}
