@@ -81,6 +81,7 @@ type httpSession struct {
 	refused  map[string]bool // ... and those set aside since rechecks last moved: denied here to principal, or refused upstream
 	rechecks uint64          // counts the times refused was emptied
 	syncing  bool            // a replay goroutine runs for the session
+	synced   chan struct{}   // closed when the replay goroutine ends, for those waiting (awaitSync); nil when none waits
 	resync   bool            // the state changed while it ran
 	outAsks  int             // go-sdk requests to the client awaiting its answer (forward.go)
 	caps     []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known

@@ -1020,7 +1020,7 @@ func TestRevokedSubscriptionUpdates(t *testing.T) {
 		}
 	}
 	drain := func(ch chan string) {
-		for got(ch, 100*time.Millisecond) {
+		for got(ch, 500*time.Millisecond) {
 		}
 	}
 	// Both standalone streams open (an update before then has nowhere to
@@ -1057,5 +1057,83 @@ func TestRevokedSubscriptionUpdates(t *testing.T) {
 				t.Fatalf("rules %v, touch %d: alice got an update: %v, want %v", step.rules, i, g, step.aliceGets)
 			}
 		}
+	}
+}
+
+// TestUpdatesNotHeldBySubscribe: an upstream's resource update reaches its
+// subscribers while another upstream takes its time to answer a subscribe
+// (the gateway's subscription table is held across that subscribe; the
+// check of an update's recipient must not wait on it, nor hold up the
+// upstream's notifications).
+func TestUpdatesNotHeldBySubscribe(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	upstream := func(name string, hold bool) (*mcp.Server, *config.Server) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: name}, &mcp.ServerOptions{
+			SubscribeHandler: func(ctx context.Context, _ *mcp.SubscribeRequest) error {
+				if hold {
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				return nil
+			},
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		})
+		uri := name + "://r"
+		srv.AddResource(&mcp.Resource{URI: uri, Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "r"}}}, nil
+		})
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		t.Cleanup(hs.Close)
+		return srv, &config.Server{Name: name, Transport: "http", URL: hs.URL, Approved: true, ConnectTimeout: 10 * time.Second}
+	}
+	fast, fastCfg := upstream("fast", false)
+	_, slowCfg := upstream("slow", true)
+	gw := ptServe(t, ptOptions{servers: []*config.Server{fastCfg, slowCfg}})
+	defer close(release) // (before the gateway's cleanup)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dial := func(updates chan string) *mcp.ClientSession {
+		return gw.dial(t, oldProtocol, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+		})
+	}
+	updates := make(chan string, 64)
+	alice := dial(updates)
+	if err := alice.Subscribe(ctx, &mcp.SubscribeParams{URI: "fast://r"}); err != nil {
+		t.Fatal(err)
+	}
+	// The first update may precede alice's standalone stream: updated
+	// until one arrives.
+	arrived := func(wait time.Duration) bool {
+		for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
+			if err := fast.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "fast://r"}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-updates:
+				return true
+			case <-time.After(100 * time.Millisecond): // (polling for the stream to be open)
+			}
+		}
+		return false
+	}
+	if !arrived(10 * time.Second) {
+		t.Fatal("no update reached alice")
+	}
+	// bob's subscribe to slow://r is held by its upstream.
+	bob := dial(make(chan string, 1))
+	subscribing := make(chan error, 1)
+	go func() { subscribing <- bob.Subscribe(ctx, &mcp.SubscribeParams{URI: "slow://r"}) }()
+	time.Sleep(200 * time.Millisecond) // (bob's subscribe on its way upstream)
+	if !arrived(3 * time.Second) {
+		t.Fatal("an update of fast://r waited for the subscribe to slow://r")
+	}
+	select {
+	case err := <-subscribing:
+		t.Fatalf("bob's subscribe was not held: %v", err)
+	default:
 	}
 }

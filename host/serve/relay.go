@@ -107,6 +107,13 @@ func (c *relayConn) setSession(ss *mcp.ServerSession) {
 // session is the go-sdk's session with the client, once the go-sdk's
 // Connect has returned; nil if it failed or the connection closed first.
 func (c *relayConn) session() *mcp.ServerSession {
+	if c.g.stdioWaiting != nil {
+		select {
+		case <-c.connected:
+		default:
+			c.g.stdioWaiting()
+		}
+	}
 	select {
 	case <-c.connected:
 		return c.ss

@@ -1,5 +1,8 @@
 package serve
 
-// SetStdioConnected sets the function ServeStdio calls between the go-sdk's
-// Connect and the session's use. Set it before serving.
-func SetStdioConnected(g *Gateway, f func()) { g.stdioConnected = f }
+// SetStdioHooks sets the functions ServeStdio calls between the go-sdk's
+// Connect and the session's use (connected), and that a request calls when
+// it waits for that use (waiting). Set them before serving.
+func SetStdioHooks(g *Gateway, connected, waiting func()) {
+	g.stdioConnected, g.stdioWaiting = connected, waiting
+}

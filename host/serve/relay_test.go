@@ -128,9 +128,10 @@ func TestRelayConcurrentCalls(t *testing.T) {
 // TestRelayFirstCallAfterConnect: a client's first tools/call can reach the
 // gateway before the go-sdk's Connect has returned to ServeStdio (the read
 // loop starts first, and the client's initialize is answered by then); it
-// still takes the relay path. The hook holds ServeStdio in that gap for as
-// long as the client takes to connect and call, so the old code (which
-// passed such a call to the go-sdk) fails every time.
+// still takes the relay path. The hooks hold ServeStdio in that gap until
+// the call waits for the session (on the old code, which passed such a
+// call to the go-sdk, nothing waits: the hook gives up after 5 s and the
+// call was answered off the relay path).
 func TestRelayFirstCallAfterConnect(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -145,11 +146,16 @@ func TestRelayFirstCallAfterConnect(t *testing.T) {
 		cancel()
 		h.Close()
 	})
-	called := make(chan struct{})
-	serve.SetStdioConnected(g, func() {
+	waiting := make(chan struct{}, 1)
+	serve.SetStdioHooks(g, func() {
 		select {
-		case <-called: // the client's call was sent (and, on the new code, waits)
+		case <-waiting: // the client's call waits for the session
 		case <-time.After(5 * time.Second):
+		}
+	}, func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
 		}
 	})
 	w, r := servePipes(t, g)
@@ -158,25 +164,12 @@ func TestRelayFirstCallAfterConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	type result struct {
-		res *mcp.CallToolResult
-		err error
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "first"}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "first"}})
-		done <- result{res, err}
-	}()
-	// The call is on its way; on the old code it is answered by the go-sdk
-	// while ServeStdio is still held.
-	time.Sleep(100 * time.Millisecond)
-	close(called)
-	got := <-done
-	if got.err != nil {
-		t.Fatal(got.err)
-	}
-	if text := host.TextOf(got.res.Content); text != "first" || got.res.IsError {
-		t.Fatalf("got %q (isError %v)", text, got.res.IsError)
+	if text := host.TextOf(res.Content); text != "first" || res.IsError {
+		t.Fatalf("got %q (isError %v)", text, res.IsError)
 	}
 	if n := g.RelayedCalls(); n != 1 {
 		t.Fatalf("%d calls relayed, want 1", n)

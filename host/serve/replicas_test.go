@@ -631,7 +631,7 @@ func followSpoiled(ctx context.Context, t *testing.T, u string) {
 type streamCutter struct {
 	urls   []string
 	getTo  atomic.Int64
-	opened chan struct{} // a GET was answered
+	opened chan struct{} // a GET was answered 200
 
 	mu     sync.Mutex
 	stream io.Closer // the open GET's body
@@ -648,7 +648,7 @@ func (sc *streamCutter) RoundTrip(r *http.Request) (*http.Response, error) {
 	u.Host, r.Host = addr, addr
 	r.URL = &u
 	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err == nil && r.Method == http.MethodGet {
+	if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
 		sc.mu.Lock()
 		sc.stream = resp.Body
 		sc.mu.Unlock()
@@ -741,5 +741,87 @@ func TestStreamReopenTellsSubscriptions(t *testing.T) {
 			case <-time.After(300 * time.Millisecond):
 			}
 		})
+	}
+}
+
+// TestStreamReopenAfterReplay: a standalone stream reopened on a replica
+// that rebuilds the session there opens once the session's subscriptions
+// are replayed (subscribed upstream) on it: an update right after the
+// catch-up one reaches the client. The upstream takes 500 ms to subscribe
+// the second replica; on the old code the catch-up update came first, and
+// an update in that time was lost.
+func TestStreamReopenAfterReplay(t *testing.T) {
+	t.Parallel()
+	var subscribes atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: "slow"}, &mcp.ServerOptions{
+		SubscribeHandler: func(ctx context.Context, _ *mcp.SubscribeRequest) error {
+			if subscribes.Add(1) > 1 {
+				select {
+				case <-time.After(500 * time.Millisecond): // (an upstream slow to subscribe)
+				case <-ctx.Done():
+				}
+			}
+			return nil
+		},
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	const uri = "slow://r"
+	srv.AddResource(&mcp.Resource{URI: uri, Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "r"}}}, nil
+	})
+	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(upstream.Close)
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := sealbox.Random()
+	cfg := &config.Server{Name: "slow", Transport: "http", URL: upstream.URL, Approved: true, ConnectTimeout: 10 * time.Second}
+	sc := &streamCutter{opened: make(chan struct{}, 8)}
+	var gws []*ptGateway
+	for range 2 {
+		p := ptServe(t, ptOptions{servers: []*config.Server{cfg}, gopts: &serve.Options{Keys: keys, State: st}})
+		gws = append(gws, p)
+		sc.urls = append(sc.urls, p.url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	updates := make(chan string, 16)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "reopen"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: sc}}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	select {
+	case <-sc.opened:
+	case <-ctx.Done():
+		t.Fatal("the client opened no stream")
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil { // on A only: B has not seen the session
+		t.Fatal(err)
+	}
+	sc.getTo.Store(1)
+	sc.cut()
+	select {
+	case <-sc.opened:
+	case <-ctx.Done():
+		t.Fatal("the client did not open its stream again")
+	}
+	for i, what := range []string{"the catch-up update", "the update right after it"} {
+		select {
+		case u := <-updates:
+			if u != uri {
+				t.Fatalf("%s: of %q, want %q", what, u, uri)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s never reached the client", what)
+		}
+		if i == 0 {
+			if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -134,8 +134,11 @@ type subscriptions struct {
 	watched map[*mcp.ServerSession]bool // sessions whose end is watched
 	// who is the principal of each subscribed session's latest
 	// subscribe, if any (inbound OAuth): whom its updates are checked for
-	// (revokedUpdates).
-	who map[*mcp.ServerSession]*inbound.Principal
+	// (revokedUpdates). Under whoMu, never held across I/O (mu is held
+	// across upstream subscribes, and updates are sent on an upstream's
+	// notification goroutine).
+	whoMu sync.Mutex
+	who   map[*mcp.ServerSession]*inbound.Principal
 }
 
 type subKey struct{ server, uri string }
@@ -212,10 +215,14 @@ func (g *Gateway) join(ctx context.Context, k subKey, ss *mcp.ServerSession, p *
 	if g.subs.by == nil {
 		g.subs.by = map[subKey]map[*mcp.ServerSession]bool{}
 		g.subs.watched = map[*mcp.ServerSession]bool{}
-		g.subs.who = map[*mcp.ServerSession]*inbound.Principal{}
 	}
-	if p != nil {
+	if p != nil && ss != nil {
+		g.subs.whoMu.Lock()
+		if g.subs.who == nil {
+			g.subs.who = map[*mcp.ServerSession]*inbound.Principal{}
+		}
 		g.subs.who[ss] = p
+		g.subs.whoMu.Unlock()
 	}
 	if g.subs.by[k] == nil {
 		g.subs.by[k] = map[*mcp.ServerSession]bool{}
@@ -270,7 +277,9 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	g.subs.mu.Lock()
 	defer g.subs.mu.Unlock()
 	delete(g.subs.watched, ss)
+	g.subs.whoMu.Lock()
 	delete(g.subs.who, ss)
+	g.subs.whoMu.Unlock()
 	for k, subs := range g.subs.by {
 		if subs[ss] {
 			if err := g.leave(context.Background(), k, ss); err != nil {
@@ -349,8 +358,8 @@ func (g *Gateway) subscriberOf(ss *mcp.ServerSession) *inbound.Principal {
 			}
 		}
 	}
-	g.subs.mu.Lock()
-	defer g.subs.mu.Unlock()
+	g.subs.whoMu.Lock()
+	defer g.subs.whoMu.Unlock()
 	return g.subs.who[ss]
 }
 

@@ -125,8 +125,10 @@ type Gateway struct {
 	carries carries              // relayed calls' spans passed on to the go-sdk (telemetry.go)
 
 	// stdioConnected, if set (by tests, before serving), is called by
-	// ServeStdio between the go-sdk's Connect and the session's use.
+	// ServeStdio between the go-sdk's Connect and the session's use;
+	// stdioWaiting when a request waits for that use.
 	stdioConnected func()
+	stdioWaiting   func()
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path

@@ -577,7 +577,7 @@ func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *
 			http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
 			return
 		}
-		w = s.updatedOnOpen(w, hs) // (streamopen.go)
+		w = s.updatedOnOpen(r.Context(), w, hs) // (streamopen.go)
 	case http.MethodDelete:
 		if err := s.terminate(r.Context(), hs); err != nil {
 			s.g.log.Warn("ending a session", "error", err)

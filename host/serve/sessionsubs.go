@@ -166,6 +166,38 @@ func (s *httpSessions) sync(hs *httpSession) {
 	}()
 }
 
+// endSyncLocked notes that hs's replay goroutine ended, and lets those
+// waiting for it go on (the caller holds s.mu).
+func endSyncLocked(hs *httpSession) {
+	hs.syncing = false
+	if hs.synced != nil {
+		close(hs.synced)
+		hs.synced = nil
+	}
+}
+
+// awaitSync waits until hs's go-sdk session has been brought to hs's state
+// (no replay goroutine runs for it), at most limit, or until ctx ends.
+func (s *httpSessions) awaitSync(ctx context.Context, hs *httpSession, limit time.Duration) {
+	s.mu.Lock()
+	if !hs.syncing {
+		s.mu.Unlock()
+		return
+	}
+	if hs.synced == nil {
+		hs.synced = make(chan struct{})
+	}
+	ch := hs.synced
+	s.mu.Unlock()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // syncOnce makes one replayed request that brings hs's go-sdk session
 // closer to hs's state, and reports whether there may be more to do.
 func (s *httpSessions) syncOnce(hs *httpSession) bool {
@@ -220,7 +252,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 			s.mu.Unlock()
 			return true
 		}
-		hs.syncing = false
+		endSyncLocked(hs)
 		s.mu.Unlock()
 		return false
 	}
@@ -240,7 +272,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 			setAside()
 			return true
 		}
-		hs.syncing = false
+		endSyncLocked(hs)
 		return false
 	}
 	return true

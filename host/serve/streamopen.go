@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,12 +21,27 @@ import (
 // notifications/resources/updated for each resource subscribed to (and not
 // refused or denied to the session's principal here): the resource may have changed meanwhile, and the client
 // reads it again, as for any update. A first stream, opened before any
-// subscription, starts with none.
+// subscription, starts with none. On a replica that has just rebuilt the
+// session, its subscriptions are being replayed (subscribed upstream
+// here): the stream waits for that, up to streamOpenReplayWait, so that
+// the client's reads follow the replica's subscription and an update
+// after them is not missed.
+
+// streamOpenReplayWait bounds how long a standalone stream waits for its
+// session's subscriptions to be replayed before it opens.
+const streamOpenReplayWait = 5 * time.Second
 
 // updatedOnOpen wraps w, the response to hs's standalone stream request,
 // so that the stream starts with an update of each of hs's subscriptions;
 // w itself when hs has none.
-func (s *httpSessions) updatedOnOpen(w http.ResponseWriter, hs *httpSession) http.ResponseWriter {
+func (s *httpSessions) updatedOnOpen(ctx context.Context, w http.ResponseWriter, hs *httpSession) http.ResponseWriter {
+	s.mu.Lock()
+	subscribed := len(hs.subs) > 0
+	s.mu.Unlock()
+	if !subscribed {
+		return w
+	}
+	s.awaitSync(ctx, hs, streamOpenReplayWait)
 	s.mu.Lock()
 	var uris []string
 	for uri := range hs.subs {
@@ -43,11 +60,11 @@ func (s *httpSessions) updatedOnOpen(w http.ResponseWriter, hs *httpSession) htt
 		if _, denied, _ := s.g.subscribable(p, uri); denied {
 			continue // (as revokedUpdates: none for a resource denied to p here)
 		}
-		p, err := json.Marshal(&mcp.ResourceUpdatedNotificationParams{URI: uri})
+		params, err := json.Marshal(&mcp.ResourceUpdatedNotificationParams{URI: uri})
 		if err != nil {
 			continue
 		}
-		msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: "notifications/resources/updated", Params: p})
+		msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: "notifications/resources/updated", Params: params})
 		if err != nil {
 			continue
 		}
@@ -69,17 +86,20 @@ type openedStream struct {
 	events []byte // written at the first flush, then nil
 }
 
-// Flush writes the events at the first flush, then flushes.
-func (o *openedStream) Flush() {
+// FlushError writes the events at the first flush, then flushes.
+func (o *openedStream) FlushError() error {
 	if o.events != nil {
 		events := o.events
 		o.events = nil
 		if _, err := o.ResponseWriter.Write(events); err != nil {
-			return
+			return err
 		}
 	}
-	_ = http.NewResponseController(o.ResponseWriter).Flush()
+	return http.NewResponseController(o.ResponseWriter).Flush()
 }
+
+// Flush is FlushError for an http.Flusher.
+func (o *openedStream) Flush() { _ = o.FlushError() }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (o *openedStream) Unwrap() http.ResponseWriter { return o.ResponseWriter }
