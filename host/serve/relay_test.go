@@ -32,6 +32,14 @@ func stdioGateway(t testing.TB, rules ...config.PermissionRule) (*serve.Gateway,
 // stdioGatewayOf is stdioGateway over the given servers.
 func stdioGatewayOf(t testing.TB, servers []*config.Server, rules ...config.PermissionRule) (*serve.Gateway, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
+	g := gatewayOf(t, servers, rules...)
+	w, r := servePipes(t, g)
+	return g, w, r
+}
+
+// gatewayOf is a gateway over servers, synced, not yet serving.
+func gatewayOf(t testing.TB, servers []*config.Server, rules ...config.PermissionRule) *serve.Gateway {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.New(&config.Config{Servers: servers, Permissions: rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(),
 		// As `mcphost serve` offers servers of versions before 2026-07-28.
@@ -46,8 +54,7 @@ func stdioGatewayOf(t testing.TB, servers []*config.Server, rules ...config.Perm
 		cancel()
 		h.Close()
 	})
-	w, r := servePipes(t, g)
-	return g, w, r
+	return g
 }
 
 // servePipes serves g on in-process pipes, as `mcphost serve` does on its
@@ -134,18 +141,8 @@ func TestRelayConcurrentCalls(t *testing.T) {
 // call was answered off the relay path).
 func TestRelayFirstCallAfterConnect(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.ConnectAll(ctx, nil)
-	g := serve.New(h, nil)
-	g.Sync(ctx)
-	t.Cleanup(func() {
-		cancel()
-		h.Close()
-	})
+	ctx := context.Background()
+	g := gatewayOf(t, []*config.Server{demo("a")})
 	waiting := make(chan struct{}, 1)
 	serve.SetStdioHooks(g, func() {
 		select {

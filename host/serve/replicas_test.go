@@ -665,6 +665,46 @@ func (sc *streamCutter) cut() {
 	sc.stream.Close()
 }
 
+// reopenClient connects a 2025-11-25 client to gws through a new
+// streamCutter, waits for its first standalone stream, and returns the
+// client, the cutter and the URIs of the updates it gets.
+func reopenClient(ctx context.Context, t *testing.T, gws []*ptGateway) (*mcp.ClientSession, *streamCutter, chan string) {
+	t.Helper()
+	sc := &streamCutter{opened: make(chan struct{}, 8)}
+	for _, p := range gws {
+		sc.urls = append(sc.urls, p.url)
+	}
+	updates := make(chan string, 16)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "reopen"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: sc}}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	sc.awaitOpen(ctx, t, "the client opened no stream")
+	return cs, sc, updates
+}
+
+// awaitOpen waits for a GET answered 200.
+func (sc *streamCutter) awaitOpen(ctx context.Context, t *testing.T, failure string) {
+	t.Helper()
+	select {
+	case <-sc.opened:
+	case <-ctx.Done():
+		t.Fatal(failure)
+	}
+}
+
+// reopenOn cuts the open stream and waits for the client to open it
+// again, on the replica i.
+func (sc *streamCutter) reopenOn(ctx context.Context, t *testing.T, i int) {
+	t.Helper()
+	sc.getTo.Store(int64(i))
+	sc.cut()
+	sc.awaitOpen(ctx, t, "the client did not open its stream again")
+}
+
 // TestStreamReopenTellsSubscriptions: an update of a subscribed resource
 // made while a 2025-11-25 client's standalone stream is down has nowhere
 // to go; so the stream it opens again — on the same gateway, or on
@@ -689,25 +729,9 @@ func TestStreamReopenTellsSubscriptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			gws := replicas(t, tc.replicas, sealbox.Random(), st)
-			sc := &streamCutter{opened: make(chan struct{}, 8)}
-			for _, p := range gws {
-				sc.urls = append(sc.urls, p.url)
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			updates := make(chan string, 16)
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "reopen"}, &mcp.ClientOptions{
-				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
-			}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: sc}}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
-			select {
-			case <-sc.opened: // the first stream, opened before any subscription
-			case <-ctx.Done():
-				t.Fatal("the client opened no stream")
-			}
+			cs, sc, updates := reopenClient(ctx, t, gws) // (its first stream opened before any subscription)
 			const readme, whoami = "demo://readme", "demo://whoami"
 			for _, uri := range []string{readme, whoami} {
 				if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
@@ -720,13 +744,7 @@ func TestStreamReopenTellsSubscriptions(t *testing.T) {
 			for _, p := range gws {
 				serve.WaitReplays(p.g)
 			}
-			sc.getTo.Store(int64(tc.reopenOn))
-			sc.cut()
-			select {
-			case <-sc.opened:
-			case <-ctx.Done():
-				t.Fatal("the client did not open its stream again")
-			}
+			sc.reopenOn(ctx, t, tc.reopenOn)
 			select {
 			case u := <-updates:
 				if u != readme {
@@ -777,38 +795,17 @@ func TestStreamReopenAfterReplay(t *testing.T) {
 	}
 	keys := sealbox.Random()
 	cfg := &config.Server{Name: "slow", Transport: "http", URL: upstream.URL, Approved: true, ConnectTimeout: 10 * time.Second}
-	sc := &streamCutter{opened: make(chan struct{}, 8)}
 	var gws []*ptGateway
 	for range 2 {
-		p := ptServe(t, ptOptions{servers: []*config.Server{cfg}, gopts: &serve.Options{Keys: keys, State: st}})
-		gws = append(gws, p)
-		sc.urls = append(sc.urls, p.url)
+		gws = append(gws, ptServe(t, ptOptions{servers: []*config.Server{cfg}, gopts: &serve.Options{Keys: keys, State: st}}))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	updates := make(chan string, 16)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "reopen"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
-	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: sc}}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	select {
-	case <-sc.opened:
-	case <-ctx.Done():
-		t.Fatal("the client opened no stream")
-	}
+	cs, sc, updates := reopenClient(ctx, t, gws)
 	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil { // on A only: B has not seen the session
 		t.Fatal(err)
 	}
-	sc.getTo.Store(1)
-	sc.cut()
-	select {
-	case <-sc.opened:
-	case <-ctx.Done():
-		t.Fatal("the client did not open its stream again")
-	}
+	sc.reopenOn(ctx, t, 1)
 	for i, what := range []string{"the catch-up update", "the update right after it"} {
 		select {
 		case u := <-updates:
