@@ -48,6 +48,16 @@ type loginReplica struct {
 	end chan error
 }
 
+// loginPair is two login replicas, A and B, sharing a local state.
+func loginPair(t *testing.T) (a, b *loginReplica) {
+	t.Helper()
+	shared, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newLoginReplica("A", shared), newLoginReplica("B", shared)
+}
+
 func newLoginReplica(name string, shared state.Backend) *loginReplica {
 	r := &loginReplica{st: &mortalState{Backend: shared}, end: make(chan error)}
 	r.Gateway = &Gateway{log: hclog.NewNullLogger(), state: r.st, replica: name}
@@ -103,11 +113,7 @@ func (r *loginReplica) forgotten() bool {
 // logins loginLinger after their end.
 func TestLoginRetryWaitsForItsOwnLogin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		shared, err := state.NewLocal(nil, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := newLoginReplica("A", shared), newLoginReplica("B", shared)
+		a, b := loginPair(t)
 		ctx := context.Background()
 
 		l1, err := a.startLogin(ctx, ctx, "srv")
@@ -175,11 +181,7 @@ func TestLoginRetryWaitsForItsOwnLogin(t *testing.T) {
 // tool is to be called again, rather than wait for the login's timeout.
 func TestLoginLostWithItsReplica(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		shared, err := state.NewLocal(nil, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := newLoginReplica("A", shared), newLoginReplica("B", shared)
+		a, b := loginPair(t)
 		ctx := context.Background()
 		l, err := a.startLogin(ctx, ctx, "srv")
 		if err != nil {
