@@ -120,6 +120,9 @@ func (g *Gateway) drainMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
+		if method == methodListen {
+			return g.serveListen(ctx, method, req, next) // (listen.go: a stream, not a call)
+		}
 		cctx, end, ok := g.begin(ctx)
 		if !ok {
 			return nil, errShuttingDown("no new requests are accepted")
@@ -136,13 +139,16 @@ func (g *Gateway) drainMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // Drain stops taking requests, waits up to the drain timeout for the ones in
 // flight, then cancels those still running: each is answered with a
 // CodeShuttingDown error (the gateway waits up to two more seconds for those
-// answers to be written). It returns when nothing is in flight or that grace
-// has passed, or when ctx is done. Drain is the first half of a graceful
-// shutdown; the caller then closes the sessions and the listener.
+// answers to be written). Streams that carry no call (subscriptions/listen)
+// are ended at once with that error, not waited for. It returns when nothing
+// is in flight or that grace has passed, or when ctx is done. Drain is the
+// first half of a graceful shutdown; the caller then closes the sessions
+// (and with them the standalone streams) and the listener.
 func (g *Gateway) Drain(ctx context.Context) {
 	g.drainMu.Lock()
 	g.draining = true
 	g.drainMu.Unlock()
+	g.listens.endAll(errListenDrained) // (none starts once draining is set)
 	timer := time.NewTimer(g.DrainTimeout())
 	defer timer.Stop()
 	select {

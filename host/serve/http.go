@@ -44,14 +44,26 @@ type HTTPOptions struct {
 	// SessionIdleTimeout ends a session that sent no request for this long.
 	// OPTIONAL: defaults to config.DefaultSessionIdleTimeout.
 	SessionIdleTimeout time.Duration
-	// MaxSessions caps the sessions open at once; an initialize over the cap
-	// is refused with 503 and a JSON-RPC error. OPTIONAL: defaults to
+	// MaxSessions caps the sessions (of clients before 2026-07-28) this
+	// replica holds at once, those it rebuilds from another replica's
+	// session ids included; an initialize, or a request that would rebuild
+	// a session, over the cap is refused with 503 and a JSON-RPC error. A
+	// 2026-07-28 request (no session) takes no slot. OPTIONAL: defaults to
 	// config.DefaultMaxSessions.
 	MaxSessions int
 	// MaxSessionsPerPrincipal caps one principal's sessions under OAuth,
 	// so that one user cannot take every session of MaxSessions.
 	// OPTIONAL: defaults to a tenth of MaxSessions (at least 1).
 	MaxSessionsPerPrincipal int
+	// MaxListenStreams caps the subscriptions/listen streams open at once
+	// on this replica (listen.go), apart from MaxSessions; one over the cap
+	// is refused with 503 and a JSON-RPC error. OPTIONAL: defaults to
+	// MaxSessions.
+	MaxListenStreams int
+	// MaxListenStreamsPerPrincipal caps one principal's listen streams
+	// under OAuth. OPTIONAL: defaults to a tenth of MaxListenStreams (at
+	// least 1).
+	MaxListenStreamsPerPrincipal int
 	// BodyTimeout bounds the reading of one request body. OPTIONAL: defaults
 	// to DefaultBodyTimeout.
 	BodyTimeout time.Duration
@@ -78,8 +90,40 @@ type HTTPOptions struct {
 // sessionLimit admits new sessions while fewer than max are open on this
 // replica.
 type sessionLimit struct {
-	mu      sync.Mutex
-	opening int // initialize requests admitted but not yet answered
+	mu        sync.Mutex
+	opening   int            // sessions admitted but not yet in a session table
+	openingBy map[string]int // ... by principal
+}
+
+// sessionCaps are the limits a session is opened or rebuilt under.
+type sessionCaps struct {
+	max          int // sessions held on this replica (HTTPOptions.MaxSessions)
+	perPrincipal int // by one principal (0: not applied, without inbound OAuth)
+}
+
+// tooManySessionsError is a session refused over its caps.
+type tooManySessionsError struct {
+	limit        int
+	perPrincipal bool
+}
+
+func (e *tooManySessionsError) Error() string {
+	if e.perPrincipal {
+		return fmt.Sprintf("too many sessions: one principal may have at most %d open at once; end unused sessions (HTTP DELETE) or wait for idle ones to expire", e.limit)
+	}
+	return fmt.Sprintf("too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire", e.limit)
+}
+
+// refuseSessions answers a request refused by err, a
+// *tooManySessionsError: 503 with a JSON-RPC error.
+func (g *Gateway) refuseSessions(w http.ResponseWriter, r *http.Request, err *tooManySessionsError) {
+	writeJSONRPCError(w, http.StatusServiceUnavailable, fmt.Appendf(nil,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, CodeTooManySessions, err.Error()))
+	reason := "too many sessions"
+	if err.perPrincipal {
+		reason += " for this principal"
+	}
+	g.refused(r, http.StatusServiceUnavailable, reason)
 }
 
 // Handler returns the streamable HTTP handler (mount it at /mcp). In order:
@@ -90,10 +134,12 @@ type sessionLimit struct {
 // request over the principal's rate limit is refused (429); a POST body must arrive within BodyTimeout, be at
 // most MaxMessageBytes (413) and pass the strict JSON scan, each element of a
 // batch too (400 with a JSON-RPC error: duplicate or case-variant names,
-// escaped or non-ASCII names, trailing data); a new session is refused over
-// MaxSessions (503); and the go-sdk handler refuses a non-localhost Host on
-// a loopback connection (DNS rebinding, 403). Sessions idle for
-// SessionIdleTimeout are closed. There is no CORS: no
+// escaped or non-ASCII names, trailing data); a new or rebuilt session is
+// refused over MaxSessions or its principal's share (503), a
+// subscriptions/listen request over MaxListenStreams or its principal's
+// share (503); and the go-sdk handler refuses a non-localhost Host on
+// a loopback connection (DNS rebinding, 403). Sessions, and listen streams,
+// idle for SessionIdleTimeout are closed. There is no CORS: no
 // Access-Control-Allow-Origin is ever sent.
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
@@ -109,6 +155,12 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	if o.MaxSessionsPerPrincipal <= 0 {
 		o.MaxSessionsPerPrincipal = max(1, o.MaxSessions/10)
 	}
+	if o.MaxListenStreams <= 0 {
+		o.MaxListenStreams = o.MaxSessions
+	}
+	if o.MaxListenStreamsPerPrincipal <= 0 {
+		o.MaxListenStreamsPerPrincipal = max(1, o.MaxListenStreams/10)
+	}
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
@@ -121,9 +173,14 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	sdkLog := hclogslog.New(g.log.Named("http"))
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, Logger: sdkLog})
 	sessions := newHTTPSessions(g, o.SessionIdleTimeout)
+	sessions.limits = sessionCaps{max: o.MaxSessions}
+	g.listens.setIdle(o.SessionIdleTimeout)
+	listenPerPrincipal := 0
 	want := []byte("Bearer " + o.Token)
 	var authn *authenticator
 	if o.OAuth != nil {
+		sessions.limits.perPrincipal = o.MaxSessionsPerPrincipal
+		listenPerPrincipal = o.MaxListenStreamsPerPrincipal
 		authn = newAuthenticator(o.OAuth)
 		if !g.users.Swap(true) {
 			// Served to users of inbound OAuth: per-user servers leave
@@ -215,6 +272,13 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			}
 			defer release()
 		}
+		// A subscriptions/listen stream lasts until its client ends it: it
+		// takes a slot of the listen caps, not of max_sessions (listen.go).
+		releaseListen, ok := g.admitListen(w, r, owner, body, o.MaxListenStreams, listenPerPrincipal)
+		if !ok {
+			return
+		}
+		defer releaseListen()
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// Counted until the handler returns: a streamable POST returns once
 		// its responses are written, so a drain waits for those writes.
@@ -247,23 +311,15 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return
 		}
 		// Any POST without a session id may open a session (however its
-		// method is spelled), so each one is admitted against the cap.
-		if authn != nil && sessions.owned(owner) >= o.MaxSessionsPerPrincipal {
-			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
-				`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: one principal may have at most %d open at once; end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
-				CodeTooManySessions, o.MaxSessionsPerPrincipal)))
-			g.refused(r, http.StatusServiceUnavailable, "too many sessions for this principal")
-			return
-		}
-		if !g.admitSession(o.MaxSessions) {
-			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(fmt.Sprintf(
-				`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"too many sessions: the gateway serves at most %d at once (settings max_sessions); end unused sessions (HTTP DELETE) or wait for idle ones to expire"}}`,
-				CodeTooManySessions, o.MaxSessions)))
-			g.refused(r, http.StatusServiceUnavailable, "too many sessions")
+		// method is spelled), so each one is admitted against the caps.
+		opened, err := g.admitSession(owner, sessions.limits)
+		var capped *tooManySessionsError
+		if errors.As(err, &capped) {
+			g.refuseSessions(w, r, capped)
 			return
 		}
 		nhs, endPost, err := sessions.open(r.Context(), body, owner)
-		g.sessionOpened()
+		opened()
 		if err != nil {
 			g.log.Error("opening a session", "error", err)
 			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the session could not be opened: the gateway's shared state is unavailable; retry later"}}`))
@@ -343,24 +399,58 @@ func writeJSONRPCError(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-// admitSession reports whether a new session may open under max, counting
-// the open sessions and the initializations in progress.
-func (g *Gateway) admitSession(max int) bool {
+// admitSession admits a session of owner to open (or be rebuilt) under
+// caps, counting the sessions this replica's tables hold (a 2026-07-28
+// request's go-sdk session, or a listen stream's, is none of them) and
+// those being opened; or returns a *tooManySessionsError. opened ends the
+// admission, once the session is in its table (or failed to open).
+func (g *Gateway) admitSession(owner string, caps sessionCaps) (opened func(), err error) {
 	g.sessions.mu.Lock()
 	defer g.sessions.mu.Unlock()
-	n := g.sessions.opening
-	for range g.srv.Sessions() {
-		n++
+	total, mine := g.heldSessions(owner)
+	total += g.sessions.opening
+	mine += g.sessions.openingBy[owner]
+	switch {
+	case caps.perPrincipal > 0 && mine >= caps.perPrincipal:
+		return nil, &tooManySessionsError{limit: caps.perPrincipal, perPrincipal: true}
+	case total >= caps.max:
+		return nil, &tooManySessionsError{limit: caps.max}
 	}
-	if n >= max {
-		return false
+	if g.sessions.openingBy == nil {
+		g.sessions.openingBy = map[string]int{}
 	}
 	g.sessions.opening++
-	return true
+	g.sessions.openingBy[owner]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.sessions.mu.Lock()
+			defer g.sessions.mu.Unlock()
+			g.sessions.opening--
+			if g.sessions.openingBy[owner]--; g.sessions.openingBy[owner] <= 0 {
+				delete(g.sessions.openingBy, owner)
+			}
+		})
+	}, nil
 }
 
-func (g *Gateway) sessionOpened() {
-	g.sessions.mu.Lock()
-	g.sessions.opening--
-	g.sessions.mu.Unlock()
+// heldSessions counts the sessions the HTTP handlers' tables hold (not
+// closing), and those of owner.
+func (g *Gateway) heldSessions(owner string) (total, mine int) {
+	g.tablesMu.Lock()
+	defer g.tablesMu.Unlock()
+	for _, s := range g.tables {
+		s.mu.Lock()
+		for _, hs := range s.byID {
+			if hs.closing {
+				continue
+			}
+			total++
+			if hs.owner == owner {
+				mine++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return total, mine
 }

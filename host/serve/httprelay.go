@@ -58,6 +58,8 @@ type httpSessions struct {
 	replays   atomic.Uint64
 	replaying sync.WaitGroup
 	closed    bool // no more replays start (the gateway closes its sessions)
+	// limits are what a session is opened or rebuilt under (http.go).
+	limits sessionCaps
 }
 
 type httpSession struct {
@@ -103,19 +105,6 @@ func newHTTPSessions(g *Gateway, idle time.Duration) *httpSessions {
 	g.tables = append(g.tables, s)
 	g.tablesMu.Unlock()
 	return s
-}
-
-// owned counts owner's open sessions on this replica.
-func (s *httpSessions) owned(owner string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, hs := range s.byID {
-		if hs.owner == owner && !hs.closing {
-			n++
-		}
-	}
-	return n
 }
 
 // caps returns the capabilities of hs's client (nil before its initialize

@@ -113,7 +113,8 @@ type Gateway struct {
 	abort        context.Context // cancelled when the drain deadline passes
 	cancelAbort  context.CancelFunc
 
-	sessions sessionLimit // serve --http session cap (http.go)
+	sessions sessionLimit  // serve --http session cap (http.go)
+	listens  listenStreams // subscriptions/listen streams' caps, idle end and drain (listen.go)
 
 	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
 
@@ -186,7 +187,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
-	g.srv.AddSendingMiddleware(g.askTracking, g.revokedUpdates)
+	g.srv.AddSendingMiddleware(g.askTracking, g.revokedUpdates, g.listenActivity)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}

@@ -127,3 +127,52 @@ func TestServeStdioSignals(t *testing.T) {
 	defer cs.Close()
 	exercise(t, cmd, cs, stderr)
 }
+
+// TestServeHTTPShutdownWithStreams (issue 33 item 18): SIGTERM while
+// streams that carry no call are open — a 2026-07-28 client's
+// subscriptions/listen, a 2025-11-25 client's standalone stream — exits
+// at once, not after drain_timeout (30 s here): a client that exits and
+// stops its gateway is not left waiting for a forced kill.
+func TestServeHTTPShutdownWithStreams(t *testing.T) {
+	t.Parallel()
+	const drainTimeout = 30 * time.Second
+	port := testbin.FreePort(t)
+	cmd, stderr := testbin.ServeCmd(t, binDir, "settings {\n  drain_timeout = \"30s\"\n}\n", "info", nil,
+		"--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	testbin.WaitListening(t, port)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		// A list_changed handler: the 2026-07-28 client listens for it.
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "streams"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+		}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("%s client: %v", version, err)
+		}
+		defer cs.Close()
+		// (Its stream was opened as it connected; a request after it.)
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatalf("%s client: %v", version, err)
+		}
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v; stderr:\n%s", err, stderr)
+		}
+	case <-time.After(drainTimeout):
+		cmd.Process.Kill()
+		t.Fatalf("the gateway waited out drain_timeout with only streams open; stderr:\n%s", stderr)
+	}
+	t.Logf("SIGTERM to exit with a listen and a standalone stream open: %s (drain_timeout %s)", time.Since(start), drainTimeout)
+}

@@ -1,0 +1,277 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/serve"
+)
+
+// listenBody is a 2026-07-28 client's subscriptions/listen request (id)
+// for tools/list_changed: a stream that stays open.
+func listenBody(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id)
+}
+
+// listenStream is a subscriptions/listen request's open response.
+type listenStream struct {
+	resp *http.Response
+	br   *bufio.Reader
+}
+
+// openListen POSTs a listen request (id) as user token ("" for none) and
+// returns its response: on 200 its first event (the acknowledgement) is
+// read, the stream left open (closed with the test); else the body is
+// read whole, into body.
+func openListen(t *testing.T, url, token string, id int) (ls *listenStream, status int, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(listenBody(id)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return nil, resp.StatusCode, string(b)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	ls = &listenStream{resp: resp, br: bufio.NewReader(resp.Body)}
+	if m, err := ls.next(); m == nil || m["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("listen %d: first message %v (%v), want the acknowledgement", id, m, err)
+	}
+	return ls, resp.StatusCode, ""
+}
+
+// next returns the stream's next message, or nil at its end.
+func (ls *listenStream) next() (map[string]any, error) {
+	for {
+		line, err := ls.br.ReadString('\n')
+		if err != nil {
+			return nil, nil
+		}
+		data, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data: ")
+		if !ok {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			return nil, fmt.Errorf("listen stream: %q: %w", data, err)
+		}
+		return m, nil
+	}
+}
+
+// answer returns the stream's answer to its listen request (its last
+// message), or an error if the stream ends without one or goes on after it.
+func (ls *listenStream) answer() (map[string]any, error) {
+	for {
+		m, err := ls.next()
+		switch {
+		case err != nil:
+			return nil, err
+		case m == nil:
+			return nil, errors.New("the listen stream ended without an answer")
+		}
+		if _, ok := m["id"]; ok {
+			if more, _ := ls.next(); more != nil {
+				return m, fmt.Errorf("the listen stream goes on after its answer: %v", more)
+			}
+			return m, nil
+		}
+	}
+}
+
+// TestListenStreamsBounded (issue 33 item 1): one principal opening many
+// subscriptions/listen streams gets its share of them (a tenth of the
+// gateway's), the rest refused with a JSON-RPC error, and takes no session
+// slot: another principal still initializes a session and listens.
+func TestListenStreamsBounded(t *testing.T) {
+	t.Parallel()
+	g, url := gatewayServer(t, nil, &serve.HTTPOptions{MaxSessions: 20,
+		OAuth: &serve.InboundOAuth{Verify: serve.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}})
+	before := runtime.NumGoroutine()
+	const flood = 25 // more than max_sessions
+	open, refused := 0, 0
+	for i := range flood {
+		_, status, body := openListen(t, url, "alice", i+1)
+		switch status {
+		case http.StatusOK:
+			open++
+		case http.StatusServiceUnavailable:
+			refused++
+			if !strings.Contains(body, `"code":-32000`) || !strings.Contains(body, "at most 2 subscriptions/listen streams") || !strings.Contains(body, fmt.Sprintf(`"id":%d`, i+1)) {
+				t.Fatalf("listen %d refused with %s", i+1, body)
+			}
+		default:
+			t.Fatalf("listen %d: %d %s", i+1, status, body)
+		}
+	}
+	if open != 2 || refused != flood-2 {
+		t.Errorf("alice: %d listen streams open, %d refused; want 2 and %d (a tenth of 20)", open, refused, flood-2)
+	}
+	t.Logf("%d listen streams tried: %d open; goroutines %d -> %d", flood, open, before, runtime.NumGoroutine())
+
+	// Another principal is not locked out, of sessions or of streams.
+	resp, body := post(t, url, initialize, map[string]string{"Authorization": "Bearer bob"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("bob's initialize: %s %s", resp.Status, body)
+	}
+	if _, status, body := openListen(t, url, "bob", 1); status != http.StatusOK {
+		t.Errorf("bob's listen: %d %s", status, body)
+	}
+	if n := countSessions(g); n > 1+open+1 {
+		t.Errorf("%d go-sdk sessions open, want at most %d", n, 1+open+1)
+	}
+}
+
+// TestStatelessRequestsTakeNoSessionSlots (issue 33 item 1): 2026-07-28
+// requests (here listen streams, each a go-sdk session while it lasts) do
+// not count toward max_sessions, which bounds the sessions of earlier
+// clients only.
+func TestStatelessRequestsTakeNoSessionSlots(t *testing.T) {
+	t.Parallel()
+	_, url := gatewayServer(t, nil, &serve.HTTPOptions{MaxSessions: 2, MaxListenStreams: 5})
+	for i := range 5 {
+		if _, status, body := openListen(t, url, "", i+1); status != http.StatusOK {
+			t.Fatalf("listen %d: %d %s", i+1, status, body)
+		}
+	}
+	if _, status, body := openListen(t, url, "", 6); status != http.StatusServiceUnavailable || !strings.Contains(body, "at most 5 subscriptions/listen streams") {
+		t.Errorf("listen over max_listen: %d %s", status, body)
+	}
+	for i := range 2 {
+		if resp, body := post(t, url, initialize, nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d with 5 listen streams open: %s %s", i, resp.Status, body)
+		}
+	}
+	if resp, body := post(t, url, initialize, nil); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "max_sessions") {
+		t.Errorf("third initialize: %s %s, want 503 naming max_sessions", resp.Status, body)
+	}
+}
+
+// TestListenStreamIdleEnds (issue 33 item 1): a listen stream on which
+// nothing was sent for the session idle timeout is ended with its result
+// (so the client knows to open it again), and its slot is free again.
+func TestListenStreamIdleEnds(t *testing.T) {
+	t.Parallel()
+	_, url := gatewayServer(t, nil, &serve.HTTPOptions{SessionIdleTimeout: 200 * time.Millisecond, MaxListenStreams: 1})
+	ls, status, body := openListen(t, url, "", 7)
+	if status != http.StatusOK {
+		t.Fatalf("listen: %d %s", status, body)
+	}
+	type answer struct {
+		m   map[string]any
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() { m, err := ls.answer(); done <- answer{m, err} }()
+	select {
+	case a := <-done:
+		if a.err != nil || a.m["id"] != float64(7) || a.m["result"] == nil {
+			t.Errorf("idle listen stream's answer: %v (%v), want its result", a.m, a.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("an idle listen stream was never ended")
+	}
+	// Its slot is free again (the POST's end, just after its answer).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, status, body := openListen(t, url, "", 8)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("listen after the idle one ended: %d %s", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDrainEndsStreams (issue 33 item 18): a shutdown ends the listen
+// streams at once (with a shutting-down error), while a call in flight is
+// still drained to its end; the drain returns once the call is answered,
+// well before its timeout; closing the sessions then ends the standalone
+// streams of earlier clients.
+func TestDrainEndsStreams(t *testing.T) {
+	t.Parallel()
+	const drainTimeout = time.Minute
+	g, url := gatewayServer(t, &serve.Options{DrainTimeout: drainTimeout}, nil)
+	// A call in flight, to be drained (not cut).
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "drain"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	called := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__slow", Arguments: map[string]any{"milliseconds": 3000}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("tool error: %s", textOf(res))
+		}
+		called <- err
+	}()
+	waitInFlight(t, g) // (before the streams open: the call is in flight)
+
+	ls, status, body := openListen(t, url, "", 1)
+	if status != http.StatusOK {
+		t.Fatalf("listen: %d %s", status, body)
+	}
+	// A client before 2026-07-28, with its standalone stream (GET) open.
+	resp, body := post(t, url, initialize, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %s %s", resp.Status, body)
+	}
+	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Session-Id": sid})
+	greq, _ := http.NewRequest(http.MethodGet, url, nil)
+	greq.Header.Set("Accept", "text/event-stream")
+	greq.Header.Set("Mcp-Session-Id", sid)
+	get, err := http.DefaultClient.Do(greq)
+	if err != nil || get.StatusCode != http.StatusOK {
+		t.Fatalf("standalone stream: %v %v", err, get)
+	}
+	defer get.Body.Close()
+	drained := make(chan struct{})
+	go func() { g.Drain(context.Background()); close(drained) }()
+	m, err := ls.answer()
+	if e, _ := m["error"].(map[string]any); err != nil || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "shutting down") {
+		t.Errorf("the listen stream's answer on shutdown: %v (%v), want a shutting-down error", m, err)
+	}
+	select {
+	case err := <-called:
+		t.Fatalf("the call in flight ended (%v) before the listen stream was seen ended: the stream was not ended at once", err)
+	default:
+	}
+	select {
+	case <-drained:
+	case <-time.After(drainTimeout):
+		t.Fatal("the drain waited out its timeout")
+	}
+	if err := <-called; err != nil {
+		t.Errorf("the call in flight was not drained to its end: %v", err)
+	}
+	g.CloseSessions()
+	if _, err := io.Copy(io.Discard, get.Body); err != nil {
+		t.Errorf("standalone stream: %v", err)
+	}
+}
