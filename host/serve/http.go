@@ -226,11 +226,17 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			var endPost func()
 			var err error
 			hs, endPost, err = sessions.lookup(r.Context(), id, owner, r.Method == http.MethodPost)
+			var capped *tooManySessionsError
 			switch {
 			case errors.Is(err, errNoSession):
 				// Another principal's session, or none: the same answer.
 				errNotOwner(w)
 				g.refused(r, http.StatusNotFound, "session not found for this principal")
+				return
+			case errors.As(err, &capped):
+				// Rebuilding another replica's session here would pass
+				// this one's caps.
+				g.refuseSessions(w, r, capped)
 				return
 			case err != nil:
 				g.log.Error("looking up a session", "error", err)

@@ -822,3 +822,69 @@ func TestStreamReopenAfterReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuiltSessionsAdmitted (issue 33 item 3): a session rebuilt on a
+// replica that did not hold it takes a slot of that replica's max_sessions
+// and of its principal's share there, as one opened there does: over them,
+// its request is refused 503 with the JSON-RPC error of a new session (and
+// the session is not lost: the replica holding it still serves it).
+func TestRebuiltSessionsAdmitted(t *testing.T) {
+	t.Parallel()
+	keys := sealbox.Random()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oauth := &serve.InboundOAuth{Verify: serve.UsersVerifier("alice", "bob", "carol"), Resource: "http://gateway.example/mcp"}
+	replica := func(o *serve.HTTPOptions) *ptGateway {
+		o.OAuth = oauth
+		return ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, gopts: &serve.Options{Keys: keys, State: st}, http: o})
+	}
+	a := replica(&serve.HTTPOptions{})
+	b := replica(&serve.HTTPOptions{MaxSessions: 4, MaxSessionsPerPrincipal: 2})
+	sessions := map[string][]string{}
+	for user, n := range map[string]int{"alice": 3, "bob": 2, "carol": 1} {
+		for range n {
+			resp, body := post(t, a.url, initialize, map[string]string{"Authorization": "Bearer " + user})
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s's initialize on the first replica: %s %s", user, resp.Status, body)
+			}
+			sessions[user] = append(sessions[user], resp.Header.Get("Mcp-Session-Id"))
+		}
+	}
+	ping := func(p *ptGateway, user, sid string) (*http.Response, string) {
+		return post(t, p.url, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"Authorization": "Bearer " + user, "Mcp-Session-Id": sid})
+	}
+	tests := []struct {
+		user    string
+		session int
+		refused string // the error's words, or "" for served
+	}{
+		{"alice", 0, ""},
+		{"alice", 1, ""},
+		{"alice", 2, "one principal may have at most 2"},
+		{"alice", 0, ""}, // held now: no new slot
+		{"bob", 0, ""},
+		{"bob", 1, ""},
+		{"carol", 0, "(settings max_sessions)"},
+	}
+	for _, tc := range tests {
+		resp, body := ping(b, tc.user, sessions[tc.user][tc.session])
+		switch {
+		case tc.refused == "" && resp.StatusCode != http.StatusOK:
+			t.Errorf("%s's session %d on the second replica: %s %s, want it rebuilt", tc.user, tc.session, resp.Status, body)
+		case tc.refused != "" && (resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, `"code":-32000`) || !strings.Contains(body, tc.refused)):
+			t.Errorf("%s's session %d on the second replica: %s %s, want 503 with %q", tc.user, tc.session, resp.Status, body, tc.refused)
+		}
+	}
+	// The rebuilt sessions count for a new one there too.
+	if resp, body := post(t, b.url, initialize, map[string]string{"Authorization": "Bearer carol"}); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "max_sessions") {
+		t.Errorf("an initialize on the full second replica: %s %s, want 503", resp.Status, body)
+	}
+	// A refused session is not lost: the replica holding it serves it.
+	for _, user := range []string{"alice", "carol"} {
+		if resp, body := ping(a, user, sessions[user][len(sessions[user])-1]); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s's refused session on the first replica: %s %s", user, resp.Status, body)
+		}
+	}
+}

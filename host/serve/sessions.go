@@ -256,7 +256,8 @@ func (s *httpSessions) open(ctx context.Context, body []byte, owner string) (hs 
 // lookup returns the session id names for owner, rebuilding it from its id
 // when this replica does not hold it, with its POST (for a POST) counted in
 // progress. It fails with errNoSession for an id that names no session of
-// owner's, or with the shared state's error.
+// owner's, with a *tooManySessionsError when rebuilding it would pass this
+// replica's caps, or with the shared state's error.
 func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool) (*httpSession, func(), error) {
 	s.mu.Lock()
 	hs := s.byID[id]
@@ -311,7 +312,14 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		s.adopt(hs, rec)
 		return s.lookup(ctx, id, owner, isPost)
 	}
+	// Rebuilt here, the session takes a slot of this replica's caps, as
+	// one opened here does.
+	opened, err := s.g.admitSession(owner, s.limits)
+	if err != nil {
+		return nil, nil, err
+	}
 	hs, err = s.connect(ctx, id, c, c.state(rec.Level))
+	opened()
 	if err != nil {
 		return nil, nil, err
 	}
