@@ -212,31 +212,39 @@ func (g *Gateway) listenActivity(next mcp.MethodHandler) mcp.MethodHandler {
 // body holds (each element of a batch counts), and the id to answer a
 // refusal with ("null" for a batch).
 func listenRequests(body []byte) (n int, id []byte) {
-	id = []byte("null")
 	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		elems, err := rawjson.Elements(nil, trimmed)
-		if err != nil {
-			return 0, id
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		if id, ok := listenRequest(body); ok {
+			return 1, id
 		}
-		for _, e := range elems {
-			if k, _ := listenRequests(e); k > 0 {
-				n++
-			}
-		}
-		return n, id
+		return 0, []byte("null")
 	}
-	var arr, parr [8]rawjson.Member
-	ms, _, err := rawjson.Message(arr[:0], parr[:0], body)
+	elems, err := rawjson.Elements(nil, trimmed)
 	if err != nil {
-		return 0, id
+		return 0, []byte("null")
+	}
+	for _, e := range elems {
+		if _, ok := listenRequest(e); ok {
+			n++
+		}
+	}
+	return n, []byte("null")
+}
+
+// listenRequest reports whether msg is a subscriptions/listen request (a
+// message with that method and an id), and returns its id.
+func listenRequest(msg []byte) (id []byte, ok bool) {
+	var arr, parr [8]rawjson.Member
+	ms, _, err := rawjson.Message(arr[:0], parr[:0], msg)
+	if err != nil {
+		return nil, false
 	}
 	m, _ := rawjson.Find(ms, "method")
 	i, hasID := rawjson.Find(ms, "id")
 	if !hasID || !rawjson.Is(m.Value, methodListen) {
-		return 0, id
+		return nil, false
 	}
-	return 1, i.Value
+	return i.Value, true
 }
 
 // admitListen admits the listen requests of a POST body of owner, or
