@@ -1,0 +1,266 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/state/redisstate"
+	"github.com/mcphost/mcphost/internal/sealbox"
+	"github.com/mcphost/mcphost/internal/testredis"
+)
+
+// What replicas pass each other about a 2025-11-25 session over a real
+// Redis (forward.go): clients' answers, cancellations, session changes.
+
+// redisMonitor is a MONITOR connection to a Redis server: every command
+// any client sends, as Redis prints it (binary bytes escaped).
+type redisMonitor struct {
+	mu    sync.Mutex
+	lines []string
+	seen  chan struct{} // signalled at each line
+}
+
+func startRedisMonitor(t *testing.T, addr string) *redisMonitor {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := bufio.NewReader(c)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "*1\r\n$7\r\nMONITOR\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+OK") {
+		t.Fatalf("MONITOR: %q %v", line, err)
+	}
+	c.SetDeadline(time.Time{})
+	m := &redisMonitor{seen: make(chan struct{}, 1)}
+	go func() { // (ends when the connection closes, at the test's end)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			m.mu.Lock()
+			m.lines = append(m.lines, strings.TrimSpace(line))
+			m.mu.Unlock()
+			select {
+			case m.seen <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return m
+}
+
+// upTo returns the commands seen until one containing mark (which the
+// test sends last), waiting for it.
+func (m *redisMonitor) upTo(t *testing.T, mark string) []string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		m.mu.Lock()
+		for i, l := range m.lines {
+			if strings.Contains(l, mark) {
+				out := append([]string(nil), m.lines[:i]...)
+				m.mu.Unlock()
+				return out
+			}
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.seen:
+		case <-deadline:
+			t.Fatalf("MONITOR did not show %s", mark)
+		}
+	}
+}
+
+// byKind routes a 2025-11-25 client's requests over replicas: a
+// tools/call to calls, anything else (initialize, answers, notifications)
+// to others.
+type byKind struct {
+	urls          []string
+	calls, others int
+}
+
+func (b *byKind) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	i := b.others
+	if req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			i = b.calls
+		}
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
+	target := strings.TrimPrefix(b.urls[i], "http://")
+	u := *req.URL
+	u.Host, req.Host = target, target
+	req.URL = &u
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// redisCluster starts a Redis server and n replicas sharing it, serving
+// upstream; and a MONITOR of the server.
+func redisCluster(t *testing.T, n int, upstream *config.Server, hopts *HTTPOptions) ([]*heldReplica, *redisstate.Backend, *testredis.Server) {
+	t.Helper()
+	srv := testredis.Start(t, testredis.Options{})
+	st, err := redisstate.New(context.Background(), redisstate.Options{URL: srv.URL(), TokenBox: sealbox.Random().Box("tokens")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return heldCluster(t, n, st, []*config.Server{upstream}, hopts), st, srv
+}
+
+// TestForwardedAnswersSealed: a 2025-11-25 client's call asks it (an
+// elicitation) on replica 0; its answers reach replica 1, which passes
+// them on over Redis. A message published on replica 0's channel by a
+// party with access to Redis (in the old clear format with the victim's
+// session id, unsealed, sealed with other keys, sealed for another
+// replica, replayed from long ago, or of another principal) answers
+// nothing: the call completes with the client's own answers. And a
+// reader of Redis (MONITOR) sees neither the session id, the record key
+// in anything published, the answers typed into the form, nor a
+// cancellation's reason.
+func TestForwardedAnswersSealed(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	rs, st, srv := redisCluster(t, 2, upstream, nil)
+	mon := startRedisMonitor(t, srv.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	asked := make(chan struct{})
+	release := make(chan struct{})
+	var n int
+	var mu sync.Mutex
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "victim"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			n++
+			i := n
+			mu.Unlock()
+			if i == 1 {
+				close(asked)
+				<-release
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": fmt.Sprintf("canary-form-%d", i)}}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rs[1].url, HTTPClient: &http.Client{Transport: &byKind{urls: urlsOf(rs), calls: 0, others: 1}}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__twice", Arguments: map[string]any{}})
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-asked:
+	case o := <-done:
+		t.Fatalf("the call ended before asking: %v %q", o.err, heldText(o.res))
+	case <-ctx.Done():
+		t.Fatal("the call did not ask")
+	}
+	s, hs := rs[0].g.heldSession(cs.ID())
+	if hs == nil {
+		t.Fatal("replica 0 does not hold the session")
+	}
+	id := waitAsk(t, s, hs) // the id of the request out to the client
+	answer := `{"jsonrpc":"2.0","id":"` + id + `","result":{"action":"accept","content":{"answer":"forged"}}}`
+	owner := rs[0].g.replica
+	sealed := func(box *sealbox.Box, target string, m *forwardMsg) []byte {
+		b, _ := json.Marshal(m)
+		return box.Seal([]byte("answer\n"), b, forwardAAD("answer", target))
+	}
+	now := time.Now().UnixMilli()
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+	}{
+		{"the old clear format", []byte("answer " + cs.ID() + "\n" + answer)},
+		{"unsealed", []byte("answer\n" + answer)},
+		{"sealed with other keys", sealed(sealbox.Random().Box(forwardPurpose), owner, &forwardMsg{SID: hs.sid, ID: id, T: now, Body: json.RawMessage(answer)})},
+		{"sealed for another replica", sealed(rs[0].g.fwdBox, rs[1].g.replica, &forwardMsg{SID: hs.sid, ID: id, T: now, Body: json.RawMessage(answer)})},
+		{"replayed", sealed(rs[0].g.fwdBox, owner, &forwardMsg{SID: hs.sid, ID: id, T: now - 10*time.Minute.Milliseconds(), Body: json.RawMessage(answer)})},
+		{"of another principal", sealed(rs[0].g.fwdBox, owner, &forwardMsg{SID: hs.sid, P: "mallory", ID: id, T: now, Body: json.RawMessage(answer)})},
+	} {
+		if err := st.Publish(ctx, forwardChannel(owner), tc.msg); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+	}
+	// The client's own answer comes after the forged ones, on the same
+	// channel: were one taken, the call's first answer would be "forged".
+	close(release)
+	o := <-done
+	if want := "canary-form-1 canary-form-2"; o.err != nil || o.res.IsError || heldText(o.res) != want {
+		t.Fatalf("the call ended with %v %q, want %q (the client's own answers)", o.err, heldText(o.res), want)
+	}
+
+	// A cancellation reaching replica 1, told to the others.
+	req, _ := http.NewRequest(http.MethodPost, rs[1].url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"canary-reason"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	mark := "mark-" + rand.Text()
+	if err := st.Publish(ctx, "mark", []byte(mark)); err != nil {
+		t.Fatal(err)
+	}
+	var published int
+	for _, l := range mon.upTo(t, mark) {
+		if strings.Contains(l, "forged") {
+			continue // (the test's own forgeries)
+		}
+		isPublish := strings.Contains(l, `"publish"`)
+		if isPublish {
+			published++
+		}
+		for _, clear := range []string{cs.ID(), "canary"} {
+			if strings.Contains(l, clear) {
+				t.Errorf("Redis saw %q in clear: %s", clear, l)
+			}
+		}
+		if isPublish && strings.Contains(l, hs.sid) {
+			t.Errorf("a publish names the session in clear: %s", l)
+		}
+	}
+	if published < 3 {
+		t.Errorf("%d publishes seen: want the two answers and the cancellation passed on", published)
+	}
+}
