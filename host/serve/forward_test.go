@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/state/redisstate"
 	"github.com/mcphost/mcphost/internal/sealbox"
 	"github.com/mcphost/mcphost/internal/testredis"
@@ -122,8 +123,8 @@ func (b *byKind) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // redisCluster starts a Redis server and n replicas sharing it, serving
-// upstream; and a MONITOR of the server.
-func redisCluster(t *testing.T, n int, upstream *config.Server, hopts *HTTPOptions) ([]*heldReplica, *redisstate.Backend, *testredis.Server) {
+// upstream, with the HTTP options hopts makes (nil: none).
+func redisCluster(t *testing.T, n int, upstream *config.Server, hopts func(*redisstate.Backend) *HTTPOptions) ([]*heldReplica, *redisstate.Backend, *testredis.Server) {
 	t.Helper()
 	srv := testredis.Start(t, testredis.Options{})
 	st, err := redisstate.New(context.Background(), redisstate.Options{URL: srv.URL(), TokenBox: sealbox.Random().Box("tokens")})
@@ -131,7 +132,46 @@ func redisCluster(t *testing.T, n int, upstream *config.Server, hopts *HTTPOptio
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return heldCluster(t, n, st, []*config.Server{upstream}, hopts), st, srv
+	var o *HTTPOptions
+	if hopts != nil {
+		o = hopts(st)
+	}
+	return heldCluster(t, n, st, []*config.Server{upstream}, o), st, srv
+}
+
+// publishes returns how many PUBLISH commands the Redis server at addr
+// has executed (INFO commandstats).
+func publishes(t *testing.T, addr string) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "*2\r\n$4\r\nINFO\r\n$12\r\ncommandstats\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n') // $LENGTH
+	if err != nil || !strings.HasPrefix(head, "$") {
+		t.Fatalf("INFO: %q %v", head, err)
+	}
+	var size int
+	fmt.Sscanf(head[1:], "%d", &size)
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		// cmdstat_publish:calls=12,usec=34,…
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_publish:calls="); ok {
+			var n int
+			fmt.Sscanf(rest, "%d", &n)
+			return n
+		}
+	}
+	return 0
 }
 
 // TestForwardedAnswersSealed: a 2025-11-25 client's call asks it (an
@@ -262,5 +302,77 @@ func TestForwardedAnswersSealed(t *testing.T) {
 	}
 	if published < 3 {
 		t.Errorf("%d publishes seen: want the two answers and the cancellation passed on", published)
+	}
+}
+
+// TestNotificationFloodNotAmplified: a client floods a replica that does
+// not run its calls with 700 notifications/cancelled (each for another
+// request id) and responses to requests never put to it (ids of relayed
+// asks of the other replica, and of go-sdk requests). Before, each was
+// published to the other replicas (700 publishes) and none counted
+// against the principal's rate; now the flood is refused with 429 past
+// the rate limit's burst, at most one publish goes out per admitted
+// cancellation, none for an answer to nothing; and afterwards, the
+// principal's bucket for notifications empty, a call that asks the
+// client still gets its answer through the other replica.
+func TestNotificationFloodNotAmplified(t *testing.T) {
+	t.Parallel()
+	const flood, burst = 700, 10
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	rs, _, srv := redisCluster(t, 2, upstream, func(st *redisstate.Backend) *HTTPOptions {
+		return &HTTPOptions{RateLimit: st.RateLimiter("flood", ratelimit.Options{Rate: 1, Burst: burst})}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "flood"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rs[1].url, HTTPClient: &http.Client{Transport: &byKind{urls: urlsOf(rs), calls: 0, others: 1}}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	before := publishes(t, srv.Addr())
+	statuses := map[int]int{}
+	for i := range flood {
+		var body string
+		switch i % 3 {
+		case 0:
+			body = fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"flood"}}`, i)
+		case 1:
+			body = fmt.Sprintf(`{"jsonrpc":"2.0","id":"mcphost-ask-%s-%d","result":{}}`, rs[0].g.replica, i)
+		default:
+			body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[1].url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		statuses[resp.StatusCode]++
+	}
+	published := publishes(t, srv.Addr()) - before
+	t.Logf("%d notifications and unsolicited responses: statuses %v, %d publishes", flood, statuses, published)
+	if published > burst+2 {
+		t.Errorf("%d publishes for the flood, want at most %d (one per cancellation admitted)", published, burst+2)
+	}
+	if statuses[http.StatusTooManyRequests] < flood-3*burst {
+		t.Errorf("%d of %d refused with 429, want the flood refused past the burst (%d)", statuses[http.StatusTooManyRequests], flood, burst)
+	}
+
+	// The flood spent the principal's budget for notifications: a call
+	// that asks (on replica 0) still gets its answers (through replica 1).
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__twice", Arguments: map[string]any{}})
+	if err != nil || res.IsError || heldText(res) != "yes yes" {
+		t.Fatalf("a call that asks after the flood: %v %q, want its answers", err, heldText(res))
 	}
 }

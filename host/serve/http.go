@@ -209,7 +209,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			telemetryHeaders(r.Header, body) // (telemetry.go)
 		}
 		if o.RateLimit != nil {
-			release, ok := g.admitRate(w, r, o.RateLimit, owner, body)
+			release, ok := g.admitRate(w, r, o.RateLimit, owner, body, func() bool {
+				return hs != nil && sessions.awaited(r.Context(), hs, body) // (forward.go)
+			})
 			if !ok {
 				return
 			}
