@@ -242,8 +242,11 @@ func (f *inflight) only() (c *call, ok bool) {
 // moved (see schema.go); other messages are returned as they are.
 func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, changed bool) {
 	req, ok := msg.(*jsonrpc.Request)
-	if ok && req.IsCall() && req.Method == "elicitation/create" {
-		return hideSchema(req) // (schema.go)
+	if ok && req.IsCall() {
+		switch req.Method {
+		case "elicitation/create", "sampling/createMessage", "roots/list":
+			return c.routeRequest(req, on)
+		}
 	}
 	if !ok || req.IsCall() {
 		return msg, false
@@ -288,6 +291,41 @@ func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, ch
 		return msg, false
 	}
 	cp := *req
+	cp.Params = params
+	return &cp, true
+}
+
+// routeRequest routes a request of the server's own (elicitation,
+// sampling, roots) read on the response stream of the call on: it goes to
+// that call's Requester (requesterFor), whatever other clients' calls are
+// in flight. Read elsewhere (on nil: a stdio server's, one on the
+// standalone stream), it carries no route and goes to the Requester of the
+// calls in flight (requester). A route the server put there is removed
+// either way. An elicitation/create has its schema moved (schema.go).
+func (c *Conn) routeRequest(req *jsonrpc.Request, on *call) (jsonrpc.Message, bool) {
+	out, changed := req, false
+	if req.Method == "elicitation/create" {
+		out, changed = hideSchema(req)
+	}
+	var tag uint64
+	if on != nil {
+		tag = c.routes.add(route{call: on})
+	}
+	in := out.Params
+	if tag != 0 && (len(in) == 0 || string(in) == "null") {
+		in = json.RawMessage(`{}`) // (a roots/list without params)
+	}
+	params, ok := withRoute(in, tag)
+	if !ok {
+		if tag != 0 {
+			c.routes.take(mcp.Meta{routeKey: strconv.FormatUint(tag, 10)})
+		}
+		return out, changed
+	}
+	if string(params) == string(out.Params) {
+		return out, changed
+	}
+	cp := *out
 	cp.Params = params
 	return &cp, true
 }

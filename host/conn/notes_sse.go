@@ -48,7 +48,8 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 		on, _ = req.Context().Value(callKey{}).(*call)
 	}
 	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, func(data []byte) []byte {
-		if !bytes.Contains(data, []byte(`notifications/`)) && !bytes.Contains(data, []byte(`elicitation/create`)) {
+		if !bytes.Contains(data, []byte(`notifications/`)) && !bytes.Contains(data, []byte(`elicitation/create`)) &&
+			!bytes.Contains(data, []byte(`sampling/createMessage`)) && !bytes.Contains(data, []byte(`roots/list`)) {
 			return nil
 		}
 		msg, err := jsonrpcmsg.Decode(data)

@@ -409,7 +409,7 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 	if m.opts.OnElicit != nil || caps.Elicitation != nil {
 		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			restoreSchema(req.Params) // (schema.go)
-			r, err := c.requester()
+			r, err := c.requesterFor(req.Params.Meta)
 			var res *mcp.ElicitResult
 			switch {
 			case err != nil:
@@ -432,7 +432,7 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 	}
 	if m.opts.OnCreateMessage != nil || caps.Sampling != nil {
 		o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			r, err := c.requester()
+			r, err := c.requesterFor(req.Params.Meta)
 			switch {
 			case err != nil:
 				return nil, err
@@ -456,16 +456,16 @@ func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "roots/list" {
 			return next(ctx, method, req)
 		}
-		r, err := c.requester()
+		p, _ := req.GetParams().(*mcp.ListRootsParams)
+		if p == nil {
+			p = &mcp.ListRootsParams{}
+		}
+		r, err := c.requesterFor(p.Meta)
 		switch {
 		case err != nil:
 			return nil, err
 		case r == nil:
 			return next(ctx, method, req)
-		}
-		p, _ := req.GetParams().(*mcp.ListRootsParams)
-		if p == nil {
-			p = &mcp.ListRootsParams{}
 		}
 		res, err := fulfilOne(ctx, r, p)
 		if err != nil {
@@ -491,6 +491,17 @@ func (c *Conn) listChanged(kind ChangeKind) {
 	case c.m.opts.OnListChanged != nil:
 		c.m.opts.OnListChanged(c.cfg.Name, kind)
 	}
+}
+
+// requesterFor is the Requester a server's own request whose _meta is meta
+// goes to: that of the call on whose response stream it came
+// (routeRequest; nil: the host's own callbacks), else requester's. The
+// route is removed from meta.
+func (c *Conn) requesterFor(meta mcp.Meta) (Requester, error) {
+	if rt, ok := c.routes.take(meta); ok && rt.call != nil {
+		return rt.call.r, nil
+	}
+	return c.requester()
 }
 
 // requester is the Requester a server's own request goes to: that of the

@@ -3,6 +3,12 @@ package serve
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/internal/rawjson"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // What reaches a replica but belongs to another (scale-out).
@@ -21,20 +28,125 @@ import (
 // which the balancer may send to another replica: that replica passes it
 // on, through the shared state, to the one that asked, and answers 202 as
 // the asker would. The asker is known by the answer's id for the relay's
-// requests (mcphost-ask-REPLICA-N, httpasks.go), and by the record
+// requests (mcphost-ask-REPLICA-N-TAG, httpasks.go), and by the record
 // ask:<sid> for the go-sdk path's (written while such a request is out,
 // askTracking). A client's cancellation of a call (notifications/cancelled)
 // is told to every replica holding the session.
 //
+// What crosses the shared state is sealed (forwardPurpose, a key derived
+// from MCPHOST_SESSION_KEYS) and bound to what it is for: an answer to its
+// kind and the replica it is for, and inside the seal to the session (its
+// record's key and principal), the request it answers and the time it was
+// sealed; a session change or cancellation (sessions.go, publish) to the
+// sessions channel and its time; an ask record to its session. So a reader
+// of the shared state sees no session id, answer or cancellation, and a
+// party that can write to it cannot answer a request: what does not open,
+// is for another replica, is older than forwardMaxAge, or answers no
+// request outstanding on that session of that principal is dropped. (Such
+// a party can still delete the records, and so end sessions and lose
+// answers.)
+//
+// Before anything is published, the replica a response reaches checks that
+// it can answer a request out: a relayed call's request id carries a tag
+// (a MAC of the session and the id, askTag) that only a replica issues, and
+// a go-sdk request is passed on only while the session's ask record says
+// one is out, at most as many ids as requests went out since the session's
+// asks last started from none. Each id is passed on at most once, and so
+// is each request id's cancellation: a client's flood of responses or
+// cancellations is not multiplied into publishes (ratelimit.go counts them
+// against the principal's rate besides).
+//
 // Nothing is forwarded to a replica that is gone: its calls ended with it,
 // and their clients see the calls' streams end.
 
-// forwardTTL bounds how long an ask's record outlives a replica that died
-// with the ask out.
-const forwardTTL = 10 * time.Minute
+const (
+	// forwardTTL bounds how long an ask's record outlives a replica that
+	// died with the ask out.
+	forwardTTL = 10 * time.Minute
+	// forwardPurpose is the purpose of the key that seals what replicas
+	// pass each other about sessions (sealbox.Keys.Box).
+	forwardPurpose = "session-forward"
+	// askIDPurpose is the purpose of the key of relayed asks' id tags.
+	askIDPurpose = "ask-id"
+	// forwardMaxAge bounds the age of a sealed message when it arrives (a
+	// replayed one is older), with room for the replicas' clocks to differ.
+	forwardMaxAge = 2 * time.Minute
+	// maxForwardedIDs bounds the ids of one session a replica remembers
+	// having passed on (answers, cancellations); past it they are forgotten.
+	maxForwardedIDs = 256
+	// askTagLen is the length of a relayed ask's id tag (bytes of MAC).
+	askTagLen = 12
+)
 
 func askRecordKey(sid string) string   { return "ask:" + sid }
 func forwardChannel(rid string) string { return "fwd:" + rid }
+
+// forwardAAD is what a sealed message of kind for target (a replica, a
+// channel, a session) is bound to.
+func forwardAAD(kind, target string) []byte { return []byte("fwd-" + kind + "\x00" + target) }
+
+// forwardMsg is a client's answer passed on to the replica that asked.
+type forwardMsg struct {
+	SID  string          `json:"s"`           // the session's record key
+	P    string          `json:"p,omitempty"` // its principal (owner)
+	ID   string          `json:"i"`           // the id of the request answered
+	From string          `json:"f"`           // the replica that passes it on
+	T    int64           `json:"t"`           // when it was sealed (Unix ms)
+	Body json.RawMessage `json:"b"`           // the client's response
+}
+
+// askRecord is the record ask:<sid>, sealed: which replica has go-sdk
+// requests out to the session's client.
+type askRecord struct {
+	Replica string `json:"r"`
+	// Episode is random, new each time the session's requests out start
+	// from none; Asked counts the requests put to the client since.
+	Episode string `json:"e"`
+	Asked   int    `json:"n"`
+}
+
+// fresh reports whether a message sealed at t (Unix ms) is recent enough.
+func fresh(t int64) bool {
+	age := time.Since(time.UnixMilli(t))
+	return age <= forwardMaxAge && age >= -forwardMaxAge
+}
+
+// askTag is the tag of a relayed ask's id (askIDPrefix REPLICA-N) on
+// session sid, under key.
+func askTag(key []byte, sid, id string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(sid))
+	m.Write([]byte{0})
+	m.Write([]byte(id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:askTagLen])
+}
+
+// relayAskID returns the id of the relayed ask of this replica numbered n
+// on the session sid: its tag names the session.
+func (g *Gateway) relayAskID(sid string, n uint64) string {
+	id := askIDPrefix + g.replica + "-" + strconv.FormatUint(n, 10)
+	return id + "-" + askTag(g.askIDKeys[0], sid, id)
+}
+
+// relayAskOwner returns the replica that issued id, a relayed ask's id on
+// session sid, when its tag is valid for that session.
+func (g *Gateway) relayAskOwner(sid, id string) (string, bool) {
+	rest, ok := strings.CutPrefix(id, askIDPrefix)
+	if !ok {
+		return "", false
+	}
+	i := len(id) - base64.RawURLEncoding.EncodedLen(askTagLen) - 1 // (the tag's length is fixed; it may hold '-')
+	owner, _, _ := strings.Cut(rest, "-")
+	if i <= len(askIDPrefix) || id[i] != '-' || owner == "" {
+		return "", false
+	}
+	for _, key := range g.askIDKeys { // (the first tags; each checks, for a rotation)
+		if hmac.Equal([]byte(id[i+1:]), []byte(askTag(key, sid, id[:i]))) {
+			return owner, true
+		}
+	}
+	return "", false
+}
 
 // askTracking is the go-sdk server's sending middleware that records which
 // replica put a request to a session's client, while it waits for the
@@ -54,13 +166,25 @@ func (g *Gateway) askTracking(next mcp.MethodHandler) mcp.MethodHandler {
 		if hs == nil {
 			return next(ctx, method, req)
 		}
+		// The record's writes are in order (a later count never
+		// overwritten by an earlier one).
+		hs.askMu.Lock()
 		s.mu.Lock()
+		if hs.outAsks == 0 {
+			hs.askEpisode, hs.askCount = rand.Text(), 0
+		}
 		hs.outAsks++
+		hs.askCount++
+		rec := askRecord{Replica: g.replica, Episode: hs.askEpisode, Asked: hs.askCount}
 		s.mu.Unlock()
-		if err := g.state.Put(ctx, askRecordKey(hs.sid), []byte(g.replica), forwardTTL); err != nil {
+		b, _ := json.Marshal(&rec)
+		if err := g.state.Put(ctx, askRecordKey(hs.sid), g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), forwardTTL); err != nil {
 			g.log.Warn("recording a request to a client (its answer must reach this replica)", "error", err)
 		}
+		hs.askMu.Unlock()
 		defer func() {
+			hs.askMu.Lock()
+			defer hs.askMu.Unlock()
 			s.mu.Lock()
 			hs.outAsks--
 			last := hs.outAsks == 0
@@ -89,34 +213,139 @@ func (g *Gateway) heldSession(id string) (*httpSessions, *httpSession) {
 	return nil, nil
 }
 
-// forwardAnswer passes body, a client's answer on session hs, to the
-// replica that asked, if that is another, and reports whether it did (the
-// POST is then answered 202).
-func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body []byte) bool {
+// sessionBySID returns the session whose record's key is sid, that this
+// replica holds, and its table, or nils.
+func (g *Gateway) sessionBySID(sid string) (*httpSessions, *httpSession) {
+	g.tablesMu.Lock()
+	defer g.tablesMu.Unlock()
+	for _, s := range g.tables {
+		s.mu.Lock()
+		hs := s.bySID[sid]
+		s.mu.Unlock()
+		if hs != nil {
+			return s, hs
+		}
+	}
+	return nil, nil
+}
+
+// readAskRecord returns session sid's ask record, or false when there is
+// none (or it does not open: not a replica's).
+func (g *Gateway) readAskRecord(ctx context.Context, sid string) (*askRecord, bool) {
+	b, err := g.state.Get(ctx, askRecordKey(sid))
+	if err != nil {
+		return nil, false // (no ask out anywhere: the go-sdk session answers)
+	}
+	plain, err := g.fwdBox.Open(nil, b, forwardAAD("ask-record", sid))
+	if err != nil {
+		g.log.Warn("a session's ask record does not open (every replica needs the same MCPHOST_SESSION_KEYS): ignored")
+		return nil, false
+	}
+	var rec askRecord
+	if json.Unmarshal(plain, &rec) != nil || !validReplica(rec.Replica) {
+		return nil, false
+	}
+	return &rec, true
+}
+
+// forwardable reports where body, a client's response on session hs,
+// goes: to owner, another replica that has the request it answers out
+// (id), or nowhere (ok false: this replica's own, or no request out). rec
+// is the ask record it was judged by (nil for a relayed ask's).
+func (s *httpSessions) forwardable(ctx context.Context, hs *httpSession, body []byte) (owner, id string, rec *askRecord, ok bool) {
+	id, ok = responseID(body)
+	if !ok {
+		return "", "", nil, false
+	}
+	if strings.HasPrefix(id, askIDPrefix) {
+		owner, ok := s.g.relayAskOwner(hs.sid, id)
+		if !ok || owner == s.g.replica {
+			return "", "", nil, false
+		}
+		s.mu.Lock()
+		done := hs.fwdIDs[id]
+		s.mu.Unlock()
+		return owner, id, nil, !done
+	}
+	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
+		return "", "", nil, false // (the go-sdk's requests have integer ids)
+	}
+	s.mu.Lock()
+	mine := hs.outAsks > 0
+	s.mu.Unlock()
+	if mine {
+		return "", "", nil, false
+	}
+	rec, ok = s.g.readAskRecord(ctx, hs.sid)
+	if !ok || rec.Replica == s.g.replica {
+		return "", "", nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if hs.fwdEpisode == rec.Episode && (hs.fwdEpisodeIDs[id] || len(hs.fwdEpisodeIDs) >= rec.Asked) {
+		return "", "", nil, false // passed on already, or as many as were asked
+	}
+	return rec.Replica, id, rec, true
+}
+
+// markForwarded records that id, answered on hs, was passed on (judged by
+// rec, nil for a relayed ask's), and reports whether it was not already.
+func (s *httpSessions) markForwarded(hs *httpSession, id string, rec *askRecord) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec == nil {
+		if hs.fwdIDs[id] {
+			return false
+		}
+		if hs.fwdIDs == nil || len(hs.fwdIDs) >= maxForwardedIDs {
+			hs.fwdIDs = map[string]bool{}
+		}
+		hs.fwdIDs[id] = true
+		return true
+	}
+	if hs.fwdEpisode != rec.Episode {
+		hs.fwdEpisode, hs.fwdEpisodeIDs = rec.Episode, map[string]bool{}
+	}
+	if hs.fwdEpisodeIDs[id] || len(hs.fwdEpisodeIDs) >= rec.Asked {
+		return false
+	}
+	hs.fwdEpisodeIDs[id] = true
+	return true
+}
+
+// awaited reports whether body, a client's response on session hs,
+// answers a request out to that client: this replica's, or another's that
+// it would pass on. (Such an answer is never refused by the rate limit.)
+func (s *httpSessions) awaited(ctx context.Context, hs *httpSession, body []byte) bool {
 	id, ok := responseID(body)
 	if !ok {
 		return false
 	}
-	var owner string
-	if rest, relay := strings.CutPrefix(id, askIDPrefix); relay {
-		owner, _, _ = strings.Cut(rest, "-")
-	} else {
-		s.mu.Lock()
-		mine := hs.outAsks > 0
-		s.mu.Unlock()
-		if mine {
-			return false
-		}
-		b, err := s.g.state.Get(ctx, askRecordKey(hs.sid))
-		if err != nil {
-			return false // (no ask out anywhere: the go-sdk session answers)
-		}
-		owner = string(b)
+	s.mu.Lock()
+	_, relayed := hs.asks[id]
+	goSDK := hs.outAsks > 0
+	s.mu.Unlock()
+	if relayed || (goSDK && !strings.HasPrefix(id, askIDPrefix)) {
+		return true
 	}
-	if owner == "" || owner == s.g.replica {
+	_, _, _, ok = s.forwardable(ctx, hs, body)
+	return ok
+}
+
+// forwardAnswer passes body, a client's answer on session hs, to the
+// replica that asked, if that is another and the answer is to a request
+// out there, and reports whether it did (the POST is then answered 202).
+func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body []byte) bool {
+	owner, id, rec, ok := s.forwardable(ctx, hs, body)
+	if !ok || !s.markForwarded(hs, id, rec) {
 		return false
 	}
-	msg := append([]byte("answer "+hs.ss.ID()+"\n"), body...)
+	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), Body: body}
+	plain, err := json.Marshal(m)
+	if err != nil {
+		return false
+	}
+	msg := s.g.fwdBox.Seal([]byte("answer\n"), plain, forwardAAD("answer", owner))
 	if err := s.g.state.Publish(ctx, forwardChannel(owner), msg); err != nil {
 		s.g.log.Warn("passing a client's answer to the replica that asked", "error", err)
 		return false
@@ -125,7 +354,7 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body 
 }
 
 // forwarded takes what another replica passed on to this one: a client's
-// answer to a request this replica put to it.
+// answer to a request this replica put to it, or a held call's retry.
 func (g *Gateway) forwarded(msg []byte) {
 	head, body, ok := bytes.Cut(msg, []byte{'\n'})
 	if !ok {
@@ -138,15 +367,71 @@ func (g *Gateway) forwarded(msg []byte) {
 	if kind != "answer" {
 		return
 	}
-	s, hs := g.heldSession(id)
+	if len(body) > MaxMessageBytes+forwardOverhead {
+		g.log.Warn("a client's answer passed on by another replica is too large: dropped", "bytes", len(body))
+		return
+	}
+	plain, err := g.fwdBox.Open(nil, body, forwardAAD("answer", g.replica))
+	var m forwardMsg
+	if err != nil || json.Unmarshal(plain, &m) != nil {
+		g.log.Warn("a client's answer passed on by another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
+		return
+	}
+	if !fresh(m.T) {
+		g.log.Warn("a client's answer passed on by another replica is too old (replayed, or the replicas' clocks differ): dropped", "replica", m.From)
+		return
+	}
+	s, hs := g.sessionBySID(m.SID)
 	if hs == nil {
 		return // (the session ended here: the call that asked with it)
 	}
-	if s.answer(hs, body) {
+	if hs.owner != m.P {
+		g.log.Warn("a client's answer passed on by another replica is another principal's: dropped", "replica", m.From)
+		return
+	}
+	if id, ok := responseID(m.Body); !ok || id != m.ID {
+		return
+	}
+	if s.answer(hs, m.Body) {
 		return // a relayed call's (httpasks.go)
 	}
-	s.inject(hs, body)
+	if strings.HasPrefix(m.ID, askIDPrefix) {
+		return // (no longer awaited)
+	}
+	s.mu.Lock()
+	out := hs.outAsks > 0
+	s.mu.Unlock()
+	if !out {
+		return // (no go-sdk request out: nothing it could answer)
+	}
+	s.inject(hs, m.Body) // a go-sdk call's: the go-sdk session takes it if its id is one out
 }
+
+// sealChange seals msg, a session change for the sessions channel, with
+// the time.
+func (g *Gateway) sealChange(msg string) []byte {
+	plain := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(msg)), uint64(time.Now().UnixMilli()))
+	return g.fwdBox.Seal(nil, append(plain, msg...), forwardAAD("change", sessionChannel))
+}
+
+// openChange opens a session change sealChange sealed, or reports false
+// (and logs why) when it does not open or is too old.
+func (g *Gateway) openChange(sealed []byte) ([]byte, bool) {
+	plain, err := g.fwdBox.Open(nil, sealed, forwardAAD("change", sessionChannel))
+	if err != nil || len(plain) < 8 {
+		g.log.Warn("a session change from the shared state does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
+		return nil, false
+	}
+	if !fresh(int64(binary.BigEndian.Uint64(plain))) {
+		g.log.Warn("a session change from the shared state is too old (replayed, or the replicas' clocks differ): dropped")
+		return nil, false
+	}
+	return plain[8:], true
+}
+
+// forwardOverhead bounds what a sealed answer holds besides the client's
+// response.
+const forwardOverhead = 4<<10 + sealbox.Overhead
 
 // inject delivers body to hs's go-sdk session as if its client had POSTed
 // it; what the session answers is dropped (an answer or a notification
@@ -172,9 +457,23 @@ func (s *httpSessions) injectWith(ctx context.Context, hs *httpSession, body []b
 
 // forwardCancel tells the other replicas holding hs of a cancellation its
 // client sent (body, a notifications/cancelled), for a call one of them
-// runs.
-func (s *httpSessions) forwardCancel(ctx context.Context, hs *httpSession, body []byte) {
-	if !isCancellation(body) {
+// runs: not when the call is a relayed one of this replica's (local), and
+// once per request id.
+func (s *httpSessions) forwardCancel(ctx context.Context, hs *httpSession, body []byte, local bool) {
+	key, ok := cancelledID(body)
+	if !ok || local {
+		return
+	}
+	s.mu.Lock()
+	done := hs.cancelsSent[key]
+	if !done {
+		if hs.cancelsSent == nil || len(hs.cancelsSent) >= maxForwardedIDs {
+			hs.cancelsSent = map[string]bool{}
+		}
+		hs.cancelsSent[key] = true
+	}
+	s.mu.Unlock()
+	if done {
 		return
 	}
 	s.publish(ctx, "cancel "+hs.sid+" "+s.g.replica+"\n"+string(body))
@@ -212,16 +511,24 @@ func responseID(body []byte) (string, bool) {
 	return "", false
 }
 
-// isCancellation reports whether body is a notifications/cancelled.
-func isCancellation(body []byte) bool {
+// cancelledID returns the key (rawjson.IDKey) of the request id that
+// body, a notifications/cancelled, names.
+func cancelledID(body []byte) (string, bool) {
 	if !bytes.Contains(body, []byte("notifications/cancelled")) {
-		return false
+		return "", false
 	}
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Members(arr[:0], bytes.TrimSpace(body))
+	var arr, parr [8]rawjson.Member
+	ms, ps, err := rawjson.Message(arr[:0], parr[:0], body)
 	if err != nil {
-		return false
+		return "", false
 	}
-	m, _ := rawjson.Find(ms, "method")
-	return string(m.Value) == `"notifications/cancelled"`
+	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"notifications/cancelled"` {
+		return "", false
+	}
+	rid, ok := rawjson.Find(ps, "requestId")
+	if !ok {
+		return "", false
+	}
+	key, err := rawjson.IDKey(rid.Value)
+	return key, err == nil
 }

@@ -272,7 +272,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			telemetryHeaders(r.Header, body) // (telemetry.go)
 		}
 		if o.RateLimit != nil {
-			release, ok := g.admitRate(w, r, o.RateLimit, owner, body)
+			release, ok := g.admitRate(w, r, o.RateLimit, owner, body, func() bool {
+				return hs != nil && sessions.awaited(r.Context(), hs, body) // (forward.go)
+			})
 			if !ok {
 				return
 			}
@@ -291,8 +293,8 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		g.calls.add()
 		defer g.calls.done()
 		if hs != nil {
-			sessions.cancel(hs, body)                     // a relayed call's cancellation
-			sessions.forwardCancel(r.Context(), hs, body) // (forward.go)
+			local := sessions.cancel(hs, body)                   // a relayed call's cancellation
+			sessions.forwardCancel(r.Context(), hs, body, local) // (forward.go)
 			if sessions.answer(hs, body) || sessions.forwardAnswer(r.Context(), hs, body) {
 				w.WriteHeader(http.StatusAccepted) // (httpasks.go, forward.go)
 				return

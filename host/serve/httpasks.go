@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -206,7 +205,7 @@ func (s *httpSessions) awaitAnswer(hs *httpSession) (id string, answer <-chan []
 		return "", nil, nil, false
 	}
 	s.asked++
-	id = askIDPrefix + s.g.replica + "-" + strconv.FormatUint(s.asked, 10) // (forward.go)
+	id = s.g.relayAskID(hs.sid, s.asked) // (forward.go)
 	if hs.asks == nil {
 		hs.asks = map[string]chan []byte{}
 	}

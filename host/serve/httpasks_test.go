@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // TestStreamAskerEndsWithItsCall: a request a relayed call put to its
@@ -17,7 +19,7 @@ import (
 // answer is taken once, on the session that was asked.
 func TestStreamAskerEndsWithItsCall(t *testing.T) {
 	t.Parallel()
-	s := newHTTPSessions(&Gateway{}, time.Minute)
+	s := newHTTPSessions(&Gateway{askIDKeys: sealbox.Random().MACKeys(askIDPurpose)}, time.Minute)
 	hs := &httpSession{calls: map[string]context.CancelFunc{}}
 	other := &httpSession{calls: map[string]context.CancelFunc{}}
 	s.byID["a"], s.byID["b"] = hs, other

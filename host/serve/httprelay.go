@@ -86,11 +86,24 @@ type httpSession struct {
 	synced   chan struct{}   // closed when the replay goroutine ends, for those waiting (awaitSync); nil when none waits
 	resync   bool            // the state changed while it ran
 	outAsks  int             // go-sdk requests to the client awaiting its answer (forward.go)
-	caps     []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
-	posts    int             // POSTs in progress
-	used     time.Time       // the last request's start or end
-	written  time.Time       // when this replica last wrote the session's record
-	timer    *time.Timer     // closes the session once idle; stopped while a POST is in progress
+	// The ask record's episode and count (forward.go, askTracking); askMu
+	// keeps the record's writes in order.
+	askMu      sync.Mutex
+	askEpisode string
+	askCount   int
+	// What this replica passed on for the session to the others
+	// (forward.go), each at most once: answers to relayed asks, by id;
+	// answers to go-sdk asks of the ask record's episode fwdEpisode, by id;
+	// cancellations, by request id.
+	fwdIDs        map[string]bool
+	fwdEpisode    string
+	fwdEpisodeIDs map[string]bool
+	cancelsSent   map[string]bool
+	caps          []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
+	posts         int         // POSTs in progress
+	used          time.Time   // the last request's start or end
+	written       time.Time   // when this replica last wrote the session's record
+	timer         *time.Timer // closes the session once idle; stopped while a POST is in progress
 	// calls are the relayed calls in progress, by request id (their
 	// cancellation).
 	calls map[string]context.CancelFunc
@@ -154,23 +167,23 @@ func (s *httpSessions) track(hs *httpSession, key string, cancel context.CancelF
 }
 
 // cancel cancels the relayed call of hs that a notifications/cancelled
-// names, if there is one.
-func (s *httpSessions) cancel(hs *httpSession, body []byte) {
+// names, if there is one, and reports whether there was.
+func (s *httpSessions) cancel(hs *httpSession, body []byte) bool {
 	var arr, parr [8]rawjson.Member
 	ms, ps, err := rawjson.Message(arr[:0], parr[:0], body)
 	if err != nil {
-		return
+		return false
 	}
 	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"notifications/cancelled"` {
-		return
+		return false
 	}
 	rid, ok := rawjson.Find(ps, "requestId")
 	if !ok {
-		return
+		return false
 	}
 	key, err := rawjson.IDKey(rid.Value)
 	if err != nil {
-		return
+		return false
 	}
 	s.mu.Lock()
 	cancel := hs.calls[key]
@@ -178,6 +191,7 @@ func (s *httpSessions) cancel(hs *httpSession, body []byte) {
 	if cancel != nil {
 		cancel()
 	}
+	return cancel != nil
 }
 
 // isLoopback reports whether addr (host, or host:port) is localhost or a

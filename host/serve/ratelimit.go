@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/state"
@@ -17,15 +18,32 @@ import (
 const CodeRateLimited = -32029
 
 // admitRate admits a POSTed request of principal key under l, or answers
-// it 429 (nothing goes upstream) and reports false. Only requests count,
-// each element of a batch: a body of notifications or responses (a
-// client's answers, its cancellations) is always admitted, so that
-// limiting never strands a call in flight; and subscriptions/listen, a
-// stream that lasts as long as its session, takes no slot of
-// max_concurrent (its rate token is spent). release ends the requests'
-// concurrency slots.
-func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body []byte) (release func(), ok bool) {
+// it 429 (nothing goes upstream) and reports false. Each request counts,
+// each element of a batch; and subscriptions/listen, a stream that lasts
+// as long as its session, takes no slot of max_concurrent (its rate token
+// is spent). A body of notifications or responses (a client's answers,
+// its cancellations) counts once, against a bucket of its own with the
+// same limits (notificationsKey), so that they do not take the requests'
+// tokens; over it, the body is refused unless awaited (nil: never) reports
+// that it answers a request out to the client — such an answer is always
+// admitted, so that limiting never strands a call in flight. release ends
+// the requests' concurrency slots.
+func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body []byte, awaited func() bool) (release func(), ok bool) {
 	id, n, listen := requests(body)
+	if n == 0 {
+		rel, retry, reason, err := l.Acquire(r.Context(), notificationsKey(key))
+		switch {
+		case err != nil:
+			g.log.Warn("rate limit not applied: its shared counts are unavailable", "error", err)
+		case reason == 0:
+			rel() // (no slot of max_concurrent: nothing waits upstream for it)
+		case awaited != nil && awaited():
+		default:
+			g.refuseRate(w, r, id, retry, reason)
+			return nil, false
+		}
+		return func() {}, true
+	}
 	var releases []func()
 	releaseAll := func() {
 		for _, f := range releases {
@@ -42,12 +60,7 @@ func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.Rate
 		}
 		if reason != 0 {
 			releaseAll()
-			secs := ratelimit.RetryAfterSeconds(retry)
-			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-			writeJSONRPCError(w, http.StatusTooManyRequests, fmt.Appendf(nil,
-				`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"rate limit: %s; retry after %d s","data":{"retryAfterSeconds":%d}}}`,
-				id, CodeRateLimited, reason, secs, secs))
-			g.refused(r, http.StatusTooManyRequests, reason.String())
+			g.refuseRate(w, r, id, retry, reason)
 			return nil, false
 		}
 		releases = append(releases, rel)
@@ -58,6 +71,21 @@ func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.Rate
 	}
 	return releaseAll, true
 }
+
+// refuseRate answers a request (id) refused over its principal's rate
+// limit for reason: 429, retry after retry.
+func (g *Gateway) refuseRate(w http.ResponseWriter, r *http.Request, id []byte, retry time.Duration, reason ratelimit.Reason) {
+	secs := ratelimit.RetryAfterSeconds(retry)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	writeJSONRPCError(w, http.StatusTooManyRequests, fmt.Appendf(nil,
+		`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"rate limit: %s; retry after %d s","data":{"retryAfterSeconds":%d}}}`,
+		id, CodeRateLimited, reason, secs, secs))
+	g.refused(r, http.StatusTooManyRequests, reason.String())
+}
+
+// notificationsKey is the rate limiter's key of principal key's
+// notifications and responses.
+func notificationsKey(key string) string { return key + "\x00notifications" }
 
 // requests returns the id of a JSON-RPC body's request ("null" for a
 // batch, or none), how many requests it holds (a message with a method and

@@ -89,11 +89,16 @@ type Gateway struct {
 
 	// Scale-out (sessions.go): the session ids' box, the shared state,
 	// this replica's random id, the session tables of the HTTP handlers.
-	box      *sealbox.Box
-	state    state.Backend
-	replica  string
-	tablesMu sync.Mutex
-	tables   []*httpSessions
+	box *sealbox.Box
+	// fwdBox seals what replicas pass each other about sessions (clients'
+	// answers, session changes, ask records); askIDKeys key the tags of
+	// the ids of the requests relayed calls put to clients (forward.go).
+	fwdBox    *sealbox.Box
+	askIDKeys [][]byte
+	state     state.Backend
+	replica   string
+	tablesMu  sync.Mutex
+	tables    []*httpSessions
 	// replayMark marks the requests replayed into sessions (sessionsubs.go).
 	replayMark string
 	unsubSess  func()
@@ -160,7 +165,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 	var rid [6]byte
 	rand.Read(rid[:])
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1),
-		askKeys: o.Keys.MACKeys("request-state"), box: o.Keys.Box(sessionPurpose), state: o.State, replica: hex.EncodeToString(rid[:]),
+		askKeys: o.Keys.MACKeys("request-state"), box: o.Keys.Box(sessionPurpose), state: o.State,
+		fwdBox: o.Keys.Box(forwardPurpose), askIDKeys: o.Keys.MACKeys(askIDPurpose), replica: hex.EncodeToString(rid[:]),
 		calls: newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))

@@ -453,8 +453,11 @@ func (s *httpSessions) terminate(ctx context.Context, hs *httpSession) error {
 	return nil
 }
 
+// publish tells the other replicas of a change of a session (msg), sealed
+// (forward.go): the shared state sees neither the session nor the change,
+// and a message not sealed by a replica, or replayed later, is dropped.
 func (s *httpSessions) publish(ctx context.Context, msg string) {
-	if err := s.g.state.Publish(ctx, sessionChannel, []byte(msg)); err != nil {
+	if err := s.g.state.Publish(ctx, sessionChannel, s.g.sealChange(msg)); err != nil {
 		s.g.log.Warn("publishing a session change", "error", err)
 	}
 }
@@ -613,6 +616,12 @@ func logSessionID(id string) string {
 // sessionsChanged passes a session change published by a replica to the
 // session tables of this one's HTTP handlers.
 func (g *Gateway) sessionsChanged(msg []byte) {
+	if msg != nil {
+		var ok bool
+		if msg, ok = g.openChange(msg); !ok {
+			return
+		}
+	}
 	g.tablesMu.Lock()
 	tables := slices.Clone(g.tables)
 	g.tablesMu.Unlock()

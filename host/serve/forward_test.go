@@ -1,0 +1,378 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/ratelimit"
+	"github.com/mcphost/mcphost/host/state/redisstate"
+	"github.com/mcphost/mcphost/internal/sealbox"
+	"github.com/mcphost/mcphost/internal/testredis"
+)
+
+// What replicas pass each other about a 2025-11-25 session over a real
+// Redis (forward.go): clients' answers, cancellations, session changes.
+
+// redisMonitor is a MONITOR connection to a Redis server: every command
+// any client sends, as Redis prints it (binary bytes escaped).
+type redisMonitor struct {
+	mu    sync.Mutex
+	lines []string
+	seen  chan struct{} // signalled at each line
+}
+
+func startRedisMonitor(t *testing.T, addr string) *redisMonitor {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := bufio.NewReader(c)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "*1\r\n$7\r\nMONITOR\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+OK") {
+		t.Fatalf("MONITOR: %q %v", line, err)
+	}
+	c.SetDeadline(time.Time{})
+	m := &redisMonitor{seen: make(chan struct{}, 1)}
+	go func() { // (ends when the connection closes, at the test's end)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			m.mu.Lock()
+			m.lines = append(m.lines, strings.TrimSpace(line))
+			m.mu.Unlock()
+			select {
+			case m.seen <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return m
+}
+
+// upTo returns the commands seen until one containing mark (which the
+// test sends last), waiting for it.
+func (m *redisMonitor) upTo(t *testing.T, mark string) []string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		m.mu.Lock()
+		for i, l := range m.lines {
+			if strings.Contains(l, mark) {
+				out := append([]string(nil), m.lines[:i]...)
+				m.mu.Unlock()
+				return out
+			}
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.seen:
+		case <-deadline:
+			t.Fatalf("MONITOR did not show %s", mark)
+		}
+	}
+}
+
+// byKind routes a 2025-11-25 client's requests over replicas: a
+// tools/call to calls, anything else (initialize, answers, notifications)
+// to others.
+type byKind struct {
+	urls          []string
+	calls, others int
+}
+
+func (b *byKind) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	i := b.others
+	if req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			i = b.calls
+		}
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
+	target := strings.TrimPrefix(b.urls[i], "http://")
+	u := *req.URL
+	u.Host, req.Host = target, target
+	req.URL = &u
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// redisCluster starts a Redis server and n replicas sharing it, serving
+// upstream, with the HTTP options hopts makes (nil: none).
+func redisCluster(t *testing.T, n int, upstream *config.Server, hopts func(*redisstate.Backend) *HTTPOptions) ([]*heldReplica, *redisstate.Backend, *testredis.Server) {
+	t.Helper()
+	srv := testredis.Start(t, testredis.Options{})
+	st, err := redisstate.New(context.Background(), redisstate.Options{URL: srv.URL(), TokenBox: sealbox.Random().Box("tokens")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var o *HTTPOptions
+	if hopts != nil {
+		o = hopts(st)
+	}
+	return heldCluster(t, n, st, []*config.Server{upstream}, o), st, srv
+}
+
+// publishes returns how many PUBLISH commands the Redis server at addr
+// has executed (INFO commandstats).
+func publishes(t *testing.T, addr string) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "*2\r\n$4\r\nINFO\r\n$12\r\ncommandstats\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n') // $LENGTH
+	if err != nil || !strings.HasPrefix(head, "$") {
+		t.Fatalf("INFO: %q %v", head, err)
+	}
+	var size int
+	fmt.Sscanf(head[1:], "%d", &size)
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		// cmdstat_publish:calls=12,usec=34,…
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_publish:calls="); ok {
+			var n int
+			fmt.Sscanf(rest, "%d", &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// TestForwardedAnswersSealed: a 2025-11-25 client's call asks it (an
+// elicitation) on replica 0; its answers reach replica 1, which passes
+// them on over Redis. A message published on replica 0's channel by a
+// party with access to Redis (in the old clear format with the victim's
+// session id, unsealed, sealed with other keys, sealed for another
+// replica, replayed from long ago, or of another principal) answers
+// nothing: the call completes with the client's own answers. And a
+// reader of Redis (MONITOR) sees neither the session id, the record key
+// in anything published, the answers typed into the form, nor a
+// cancellation's reason.
+func TestForwardedAnswersSealed(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	rs, st, srv := redisCluster(t, 2, upstream, nil)
+	mon := startRedisMonitor(t, srv.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	asked := make(chan struct{})
+	release := make(chan struct{})
+	var n int
+	var mu sync.Mutex
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "victim"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			n++
+			i := n
+			mu.Unlock()
+			if i == 1 {
+				close(asked)
+				<-release
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": fmt.Sprintf("canary-form-%d", i)}}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rs[1].url, HTTPClient: &http.Client{Transport: &byKind{urls: urlsOf(rs), calls: 0, others: 1}}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__twice", Arguments: map[string]any{}})
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-asked:
+	case o := <-done:
+		t.Fatalf("the call ended before asking: %v %q", o.err, heldText(o.res))
+	case <-ctx.Done():
+		t.Fatal("the call did not ask")
+	}
+	s, hs := rs[0].g.heldSession(cs.ID())
+	if hs == nil {
+		t.Fatal("replica 0 does not hold the session")
+	}
+	id := waitAsk(t, s, hs) // the id of the request out to the client
+	answer := `{"jsonrpc":"2.0","id":"` + id + `","result":{"action":"accept","content":{"answer":"forged"}}}`
+	owner := rs[0].g.replica
+	sealed := func(box *sealbox.Box, target string, m *forwardMsg) []byte {
+		b, _ := json.Marshal(m)
+		return box.Seal([]byte("answer\n"), b, forwardAAD("answer", target))
+	}
+	now := time.Now().UnixMilli()
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+	}{
+		{"the old clear format", []byte("answer " + cs.ID() + "\n" + answer)},
+		{"unsealed", []byte("answer\n" + answer)},
+		{"sealed with other keys", sealed(sealbox.Random().Box(forwardPurpose), owner, &forwardMsg{SID: hs.sid, ID: id, T: now, Body: json.RawMessage(answer)})},
+		{"sealed for another replica", sealed(rs[0].g.fwdBox, rs[1].g.replica, &forwardMsg{SID: hs.sid, ID: id, T: now, Body: json.RawMessage(answer)})},
+		{"replayed", sealed(rs[0].g.fwdBox, owner, &forwardMsg{SID: hs.sid, ID: id, T: now - 10*time.Minute.Milliseconds(), Body: json.RawMessage(answer)})},
+		{"of another principal", sealed(rs[0].g.fwdBox, owner, &forwardMsg{SID: hs.sid, P: "mallory", ID: id, T: now, Body: json.RawMessage(answer)})},
+	} {
+		if err := st.Publish(ctx, forwardChannel(owner), tc.msg); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+	}
+	// The client's own answer comes after the forged ones, on the same
+	// channel: were one taken, the call's first answer would be "forged".
+	close(release)
+	o := <-done
+	if want := "canary-form-1 canary-form-2"; o.err != nil || o.res.IsError || heldText(o.res) != want {
+		t.Fatalf("the call ended with %v %q, want %q (the client's own answers)", o.err, heldText(o.res), want)
+	}
+
+	// A cancellation reaching replica 1, told to the others.
+	req, _ := http.NewRequest(http.MethodPost, rs[1].url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"canary-reason"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	mark := "mark-" + rand.Text()
+	if err := st.Publish(ctx, "mark", []byte(mark)); err != nil {
+		t.Fatal(err)
+	}
+	var published int
+	for _, l := range mon.upTo(t, mark) {
+		if strings.Contains(l, "forged") {
+			continue // (the test's own forgeries)
+		}
+		isPublish := strings.Contains(l, `"publish"`)
+		if isPublish {
+			published++
+		}
+		for _, clear := range []string{cs.ID(), "canary"} {
+			if strings.Contains(l, clear) {
+				t.Errorf("Redis saw %q in clear: %s", clear, l)
+			}
+		}
+		if isPublish && strings.Contains(l, hs.sid) {
+			t.Errorf("a publish names the session in clear: %s", l)
+		}
+	}
+	if published < 3 {
+		t.Errorf("%d publishes seen: want the two answers and the cancellation passed on", published)
+	}
+}
+
+// TestNotificationFloodNotAmplified: a client floods a replica that does
+// not run its calls with 700 notifications/cancelled (each for another
+// request id) and responses to requests never put to it (ids of relayed
+// asks of the other replica, and of go-sdk requests). Before, each was
+// published to the other replicas (700 publishes) and none counted
+// against the principal's rate; now the flood is refused with 429 past
+// the rate limit's burst, at most one publish goes out per admitted
+// cancellation, none for an answer to nothing; and afterwards, the
+// principal's bucket for notifications empty, a call that asks the
+// client still gets its answer through the other replica.
+func TestNotificationFloodNotAmplified(t *testing.T) {
+	t.Parallel()
+	const flood, burst = 700, 10
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	rs, _, srv := redisCluster(t, 2, upstream, func(st *redisstate.Backend) *HTTPOptions {
+		return &HTTPOptions{RateLimit: st.RateLimiter("flood", ratelimit.Options{Rate: 1, Burst: burst})}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "flood"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rs[1].url, HTTPClient: &http.Client{Transport: &byKind{urls: urlsOf(rs), calls: 0, others: 1}}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	before := publishes(t, srv.Addr())
+	statuses := map[int]int{}
+	for i := range flood {
+		var body string
+		switch i % 3 {
+		case 0:
+			body = fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"flood"}}`, i)
+		case 1:
+			body = fmt.Sprintf(`{"jsonrpc":"2.0","id":"mcphost-ask-%s-%d","result":{}}`, rs[0].g.replica, i)
+		default:
+			body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[1].url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		statuses[resp.StatusCode]++
+	}
+	published := publishes(t, srv.Addr()) - before
+	t.Logf("%d notifications and unsolicited responses: statuses %v, %d publishes", flood, statuses, published)
+	if published > burst+2 {
+		t.Errorf("%d publishes for the flood, want at most %d (one per cancellation admitted)", published, burst+2)
+	}
+	if statuses[http.StatusTooManyRequests] < flood-3*burst {
+		t.Errorf("%d of %d refused with 429, want the flood refused past the burst (%d)", statuses[http.StatusTooManyRequests], flood, burst)
+	}
+
+	// The flood spent the principal's budget for notifications: a call
+	// that asks (on replica 0) still gets its answers (through replica 1).
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__twice", Arguments: map[string]any{}})
+	if err != nil || res.IsError || heldText(res) != "yes yes" {
+		t.Fatalf("a call that asks after the flood: %v %q, want its answers", err, heldText(res))
+	}
+}
