@@ -11,6 +11,12 @@
 //   - its signature verifies with a key of the issuer's JWKS (discovered from
 //     the issuer's metadata, or Options.JWKSURL), found by kid; an unknown
 //     kid refetches the JWKS, at most once per MinRefresh;
+//   - its typ header is an accepted access token type: at+jwt (RFC 9068
+//     §2.1, RFC 8725 §3.11) unless Options.AcceptTypes says otherwise, so
+//     that an ID token, a DPoP proof or another JWT the issuer signed for
+//     the same audience is not taken for an access token; a token accepted
+//     under another type must not look like an ID token either (nonce,
+//     at_hash, c_hash; Keycloak's typ "ID", Cognito's token_use "id");
 //   - iss is the issuer exactly, aud names one of the audiences, exp is in
 //     the future and nbf/iat not (with Options.Leeway), and sub is set.
 //
@@ -47,6 +53,20 @@ var AllowedAlgorithms = []jose.SignatureAlgorithm{
 	jose.ES256, jose.ES384, jose.ES512,
 	jose.EdDSA,
 }
+
+// Access token types (the JWT typ header) Options.AcceptTypes may name,
+// compared without case and without an "application/" prefix (RFC 7515
+// §4.1.9).
+const (
+	// TypeAccessToken is RFC 9068's type, the default.
+	TypeAccessToken = "at+jwt"
+	// TypeJWT is the generic "JWT", which many issuers put on access and
+	// ID tokens alike (Microsoft Entra ID, Keycloak, zitadel).
+	TypeJWT = "JWT"
+	// TypeNone accepts a token without typ (Okta's custom authorization
+	// servers).
+	TypeNone = "none"
+)
 
 // Defaults of Options.
 const (
@@ -105,6 +125,39 @@ type Options struct {
 	// introspection endpoint (client_secret_basic). ClientID is REQUIRED
 	// with IntrospectionURL.
 	ClientID, ClientSecret string
+	// AcceptTypes lists the JWT typ values accepted for access tokens:
+	// TypeAccessToken, TypeJWT and TypeNone. OPTIONAL: TypeAccessToken
+	// only. Other types (dpop+jwt, logout+jwt, an issuer's private ones)
+	// are never accepted.
+	AcceptTypes []string
+}
+
+// normType is typ as compared: lower case, without "application/".
+func normType(typ string) string {
+	t := strings.ToLower(typ)
+	if rest, ok := strings.CutPrefix(t, "application/"); ok && !strings.Contains(rest, "/") {
+		return rest
+	}
+	return t
+}
+
+// CheckTypes checks a list of access token types (Options.AcceptTypes) and
+// returns it normalized, or an error wrapping ErrConfig that names the
+// first type that cannot be accepted.
+func CheckTypes(types []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	if len(types) == 0 {
+		types = []string{TypeAccessToken}
+	}
+	for _, t := range types {
+		switch n := normType(t); n {
+		case TypeAccessToken, "jwt", TypeNone:
+			set[n] = true
+		default:
+			return nil, fmt.Errorf("%w: %q is not an access token type: accept %s, %s or %s", ErrConfig, t, TypeAccessToken, TypeJWT, TypeNone)
+		}
+	}
+	return set, nil
 }
 
 // Principal is who a token speaks for.
@@ -134,6 +187,7 @@ func PrincipalOf(ti *auth.TokenInfo) *Principal {
 // Verifier checks bearer tokens. Its methods are safe for concurrent use.
 type Verifier struct {
 	o      Options
+	types  map[string]bool // accepted typ values, normalized (normType)
 	client *http.Client
 	in     *introspector // nil without Options.IntrospectionURL
 	// verified caches the JWTs that passed, by SHA-256, until their exp
@@ -167,7 +221,11 @@ func New(o Options) (*Verifier, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	v := &Verifier{o: o, client: o.HTTPClient, jwksURL: o.JWKSURL, verified: tokenCache{max: verifiedCacheSize}}
+	types, err := CheckTypes(o.AcceptTypes)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{o: o, types: types, client: o.HTTPClient, jwksURL: o.JWKSURL, verified: tokenCache{max: verifiedCacheSize}}
 	if v.client == nil {
 		v.client = oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: o.AllowLoopback})
 	}
@@ -214,6 +272,10 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 		return nil, invalid("one signature expected")
 	}
 	h := tok.Headers[0]
+	typ, err := v.checkType(h)
+	if err != nil {
+		return nil, err
+	}
 	key, err := v.key(ctx, h.KeyID, h.Algorithm)
 	if err != nil {
 		return nil, err
@@ -232,6 +294,11 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if c.Subject == "" {
 		return nil, invalid("no subject (sub)")
 	}
+	if typ != TypeAccessToken {
+		if m := idTokenMark(extra); m != "" {
+			return nil, invalid("an ID token (%s), not an access token", m)
+		}
+	}
 	if _, bound := extra["cnf"]; bound {
 		// A sender-constrained token (DPoP, mTLS: RFC 9449, 8705)
 		// presented as a plain bearer token: its holder is not proven.
@@ -248,6 +315,49 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 		until = p.Expiry
 	}
 	return v.verified.put(sum, p, now, until), nil
+}
+
+// checkType checks the typ header of a token against the accepted types
+// and returns it normalized (TypeNone when absent). Its errors name the
+// type only when it is a registered one: nothing of the token is quoted.
+func (v *Verifier) checkType(h jose.Header) (string, error) {
+	typ := TypeNone
+	if raw, ok := h.ExtraHeaders[jose.HeaderType]; ok {
+		s, isString := raw.(string)
+		if !isString {
+			return "", invalid("the typ header is not a string")
+		}
+		typ = normType(s)
+	}
+	if v.types[typ] {
+		return typ, nil
+	}
+	switch typ {
+	case TypeNone:
+		return "", invalid("no typ header; access tokens have typ %s (see accept_jwt_types)", TypeAccessToken)
+	case "jwt", "dpop+jwt", "logout+jwt", "secevent+jwt", "id_token+jwt":
+		return "", invalid("typ %s is not an accepted access token type (see accept_jwt_types)", typ)
+	}
+	return "", invalid("the typ header is not an accepted access token type (see accept_jwt_types)")
+}
+
+// idTokenMark names the claim by which a token says it is an ID token (or
+// another token that is not an access token), or returns "": a nonce,
+// at_hash or c_hash (OpenID Connect Core §2, §3.3.2.11), Keycloak's typ
+// claim "ID" or Cognito's token_use "id".
+func idTokenMark(claims map[string]any) string {
+	for _, c := range []string{"nonce", "at_hash", "c_hash"} {
+		if _, ok := claims[c]; ok {
+			return c
+		}
+	}
+	if t, _ := claims["typ"].(string); strings.EqualFold(t, "ID") {
+		return "typ"
+	}
+	if u, _ := claims["token_use"].(string); strings.EqualFold(u, "id") {
+		return "token_use"
+	}
+	return ""
 }
 
 // key returns the JWKS key for kid and alg, fetching the JWKS when it is
