@@ -8,6 +8,9 @@
 //
 //   - its algorithm is an asymmetric one of AllowedAlgorithms (never none,
 //     never an HMAC: a public key is not a shared secret);
+//   - its header has no crit (RFC 7515 §4.1.11: no extension is understood
+//     here, and an empty list is not allowed), nor a duplicate or
+//     case-variant member;
 //   - its signature verifies with a key of the issuer's JWKS (discovered from
 //     the issuer's metadata, or Options.JWKSURL), found by kid; an unknown
 //     kid refetches the JWKS, at most once per MinRefresh;
@@ -32,9 +35,11 @@ package inbound
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,15 +48,22 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/sdk/oauthkit"
 )
 
-// AllowedAlgorithms are the signature algorithms a token may use.
-var AllowedAlgorithms = []jose.SignatureAlgorithm{
+// allowedAlgorithms are the signature algorithms a token may use.
+var allowedAlgorithms = []jose.SignatureAlgorithm{
 	jose.RS256, jose.RS384, jose.RS512,
 	jose.PS256, jose.PS384, jose.PS512,
 	jose.ES256, jose.ES384, jose.ES512,
 	jose.EdDSA,
+}
+
+// AllowedAlgorithms returns the signature algorithms a token may use (a
+// copy: changing it changes nothing here).
+func AllowedAlgorithms() []jose.SignatureAlgorithm {
+	return slices.Clone(allowedAlgorithms)
 }
 
 // Access token types (the JWT typ header) Options.AcceptTypes may name,
@@ -264,7 +276,10 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if ti, ok := v.verified.get(sum, v.o.Now()); ok {
 		return ti, nil
 	}
-	tok, err := jwt.ParseSigned(token, AllowedAlgorithms)
+	if err := checkHeader(token); err != nil {
+		return nil, err
+	}
+	tok, err := jwt.ParseSigned(token, allowedAlgorithms)
 	if err != nil {
 		return nil, invalid("not a signed JWT with an allowed algorithm (%s)", algNames())
 	}
@@ -315,6 +330,30 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 		until = p.Expiry
 	}
 	return v.verified.put(sum, p, now, until), nil
+}
+
+// checkHeader refuses a JWS header with crit (go-jose accepts an empty
+// list, null and b64, none of which a JWT access token may have: RFC 7515
+// §4.1.11, RFC 7797 §7) or with a duplicate, case-variant or escaped
+// member name, which could be read two ways. A header that is not a JSON
+// object passes: jwt.ParseSigned refuses it.
+func checkHeader(token string) error {
+	seg, _, _ := strings.Cut(token, ".")
+	b, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return nil
+	}
+	ms, err := rawjson.Members(nil, b)
+	switch {
+	case errors.Is(err, rawjson.ErrDuplicate), errors.Is(err, rawjson.ErrName):
+		return invalid("the JWS header has a duplicate, case-variant or escaped member name")
+	case err != nil:
+		return nil
+	}
+	if _, ok := rawjson.Find(ms, "crit"); ok {
+		return invalid("a crit header (no JWS extension is understood here)")
+	}
+	return nil
 }
 
 // checkType checks the typ header of a token against the accepted types
@@ -390,7 +429,8 @@ func (v *Verifier) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, 
 			if keys == nil {
 				return nil, fmt.Errorf("the issuer's keys could not be fetched (tried again at most every %s): %w", MinRefresh, ErrUnavailable)
 			}
-			return nil, invalid("no key of the issuer has kid %q for %s", kid, alg)
+			// (The kid is the client's to choose: it is not quoted.)
+			return nil, invalid("no key of the issuer has the token's kid for %s", alg)
 		}
 		if err := v.refresh(ctx); err != nil {
 			if keys != nil {
@@ -515,7 +555,7 @@ func claimError(err error) string {
 
 func algNames() string {
 	var names []string
-	for _, a := range AllowedAlgorithms {
+	for _, a := range allowedAlgorithms {
 		names = append(names, string(a))
 	}
 	return strings.Join(names, ", ")

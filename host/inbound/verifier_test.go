@@ -2,6 +2,7 @@ package inbound
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/hmac"
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,6 +94,40 @@ func signTyped(t testing.TB, key jose.JSONWebKey, alg jose.SignatureAlgorithm, t
 	return tok
 }
 
+// signHeader makes a JWT of claims with key and the extra header members
+// h.
+func signHeader(t testing.TB, key jose.JSONWebKey, alg jose.SignatureAlgorithm, h map[jose.HeaderKey]any, claims any) string {
+	t.Helper()
+	opts := &jose.SignerOptions{}
+	for k, v := range h {
+		opts.WithHeader(k, v)
+	}
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// rawHeader makes a JWS of claims with exactly the protected header
+// header, signed RS256 with key (go-jose would not write a duplicate
+// member).
+func rawHeader(t testing.TB, key jose.JSONWebKey, header string, claims any) string {
+	t.Helper()
+	payload, _ := json.Marshal(claims)
+	in := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString(payload)
+	sum := sha256.Sum256([]byte(in))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key.Key.(*rsa.PrivateKey), crypto.SHA256, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
 // unsigned makes a token with header h and claims, signed (if mac is set)
 // with HMAC-SHA256 under mac.
 func unsigned(t *testing.T, h map[string]any, claims any, mac []byte) string {
@@ -163,6 +199,14 @@ func TestVerify(t *testing.T) {
 		{"a DPoP proof", signTyped(t, ek, jose.ES256, "dpop+jwt", good(nil)), "typ dpop+jwt"},
 		{"a private typ is not quoted", signTyped(t, rk, jose.RS256, "CANARY+jwt", good(nil)), "not an accepted access token type"},
 		{"typ not a string", signTyped(t, rk, jose.RS256, 7, good(nil)), "not a string"},
+		// The header (issue 33 item 16): crit, duplicates, a kid not quoted.
+		{"crit empty", signHeader(t, rk, jose.RS256, map[jose.HeaderKey]any{"typ": "at+jwt", "crit": []string{}}, good(nil)), "crit"},
+		{"crit naming an unknown extension", signHeader(t, rk, jose.RS256, map[jose.HeaderKey]any{"typ": "at+jwt", "crit": []string{"exp"}, "exp": 1}, good(nil)), "crit"},
+		{"crit b64", signHeader(t, rk, jose.RS256, map[jose.HeaderKey]any{"typ": "at+jwt", "crit": []string{"b64"}, "b64": true}, good(nil)), "crit"},
+		{"crit null", rawHeader(t, rk, `{"alg":"RS256","kid":"r1","typ":"at+jwt","crit":null}`, good(nil)), "crit"},
+		{"duplicate typ", rawHeader(t, rk, `{"alg":"RS256","kid":"r1","typ":"JWT","typ":"at+jwt"}`, good(nil)), "duplicate"},
+		{"case-variant kid", rawHeader(t, rk, `{"alg":"RS256","kid":"r1","typ":"at+jwt","KID":"x"}`, good(nil)), "case-variant"},
+		{"an unknown kid is not quoted", signHeader(t, jose.JSONWebKey{Key: rsaKey, KeyID: "CANARY-kid"}, jose.RS256, map[jose.HeaderKey]any{"typ": "at+jwt"}, good(nil)), "no key of the issuer has the token's kid"},
 		{"garbage", "not.a.jwt", "allowed algorithm"},
 	}
 	tampered := sign(t, rk, jose.RS256, good(nil))
@@ -200,6 +244,18 @@ func TestVerify(t *testing.T) {
 	}
 	if n := is.fetches.Load(); n != 1 {
 		t.Errorf("%d JWKS fetches for one key set, want 1", n)
+	}
+}
+
+// TestAllowedAlgorithmsIsACopy: a caller changing the list it got changes
+// nothing the verifier accepts.
+func TestAllowedAlgorithmsIsACopy(t *testing.T) {
+	algs := AllowedAlgorithms()
+	for i := range algs {
+		algs[i] = "HS256"
+	}
+	if got := AllowedAlgorithms(); slices.Contains(got, "HS256") || len(got) != 10 {
+		t.Fatalf("AllowedAlgorithms() = %v after the caller changed its copy", got)
 	}
 }
 
