@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -90,6 +91,13 @@ addressed) or allowed with --allow-origin.`,
 			cfg, err := a.loadConfig() // (its errors show before the client is awaited)
 			if err != nil {
 				return err
+			}
+			if httpAddr != "" && !noAuth && (cfg.Gateway == nil || cfg.Gateway.OAuth == nil) {
+				if token, _ := a.lookupEnv("MCPHOST_SERVE_TOKEN"); token != "" {
+					if err := checkServeToken(token); err != nil {
+						return err
+					}
+				}
 			}
 			log := a.logger()
 			// The gateway's clients answer what servers ask during calls:
@@ -214,6 +222,28 @@ addressed) or allowed with --allow-origin.`,
 	cmd.Flags().BoolVar(&toolSearch, "tool-search", false, "list only search_tools and call_tool: clients find the registry's tools by searching instead of receiving the whole list")
 	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "accept browser requests from this `ORIGIN` (repeatable), e.g. http://localhost:6274")
 	return cmd
+}
+
+// minServeTokenLen is the shortest MCPHOST_SERVE_TOKEN accepted: 16
+// characters (the generated token has 64 hex digits, 256 bits).
+const minServeTokenLen = 16
+
+// errWeakServeToken classifies an MCPHOST_SERVE_TOKEN that is refused.
+var errWeakServeToken = errors.New("MCPHOST_SERVE_TOKEN is not usable")
+
+// checkServeToken refuses a static bearer token that is too short to guess
+// at, or holds characters an Authorization header cannot carry as one
+// token (space, control or non-ASCII). The error never quotes the token.
+func checkServeToken(token string) error {
+	if n := utf8.RuneCountInString(token); n < minServeTokenLen {
+		return fmt.Errorf("%w: it has %d characters, at least %d are required; use a random one (e.g. openssl rand -hex 32), or unset it and mcphost serve generates and prints one", errWeakServeToken, n, minServeTokenLen)
+	}
+	for _, c := range token {
+		if c <= ' ' || c > '~' {
+			return fmt.Errorf("%w: it holds a space, control or non-ASCII character, which an Authorization header cannot carry; use letters, digits and -._~+/ (e.g. openssl rand -hex 32)", errWeakServeToken)
+		}
+	}
+	return nil
 }
 
 func checkLoopback(addr string) error {

@@ -35,6 +35,7 @@ func gatewayOptions(cfg *config.Config, st state.Backend, opts *serve.HTTPOption
 			ClientID:         o.ClientID,
 			ClientSecret:     o.ClientSecret,
 			AllowLoopback:    o.AllowLoopback,
+			AcceptTypes:      o.AcceptJWTTypes,
 		})
 		if err != nil {
 			return fmt.Errorf("gateway oauth (%s): %w", gw.Origin.Source(), err)

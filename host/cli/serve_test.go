@@ -56,6 +56,43 @@ func TestServeBannerKeepsSecrets(t *testing.T) {
 	}
 }
 
+// TestServeTokenTooWeak: an MCPHOST_SERVE_TOKEN too short to resist
+// guessing, or one a header cannot carry, stops serve before it listens,
+// with an error that says what to do and does not quote the token.
+func TestServeTokenTooWeak(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg.hcl")
+	os.WriteFile(cfg, []byte(""), 0o600)
+	t.Setenv("HOME", dir)
+	t.Setenv("MCPHOST_CONFIG_DIR", filepath.Join(dir, "config"))
+	t.Setenv("MCPHOST_MANAGED_CONFIG", filepath.Join(dir, "managed.hcl"))
+	tests := []struct {
+		name, token, want string
+	}{
+		{"one character", "Q", "it has 1 characters, at least 16 are required"},
+		{"fifteen characters", "QQQQQQQQQQQQQQQ", "it has 15 characters"},
+		{"a space", "QQQQQQQQ QQQQQQQQ", "a space, control or non-ASCII character"},
+		{"non-ASCII", "QQQQQQQQQQQQQQQé", "non-ASCII"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("MCPHOST_SERVE_TOKEN", tc.token)
+			var stdout, stderr syncbuf.Buffer
+			code := Run(context.Background(), []string{"--config", cfg, "serve", "--http", "127.0.0.1:0"}, strings.NewReader(""), &stdout, &stderr)
+			out := stdout.String() + stderr.String()
+			if code == 0 || !strings.Contains(out, tc.want) || !strings.Contains(out, "openssl rand -hex 32") {
+				t.Fatalf("exit %d, output:\n%s\nwant an error about %q", code, out, tc.want)
+			}
+			if strings.Contains(out, tc.token) {
+				t.Errorf("the error quotes the token:\n%s", out)
+			}
+			if strings.Contains(out, "Serving") {
+				t.Errorf("served anyway:\n%s", out)
+			}
+		})
+	}
+}
+
 // serveBanner runs the CLI until it has printed its serve banner, then stops
 // it and returns everything it wrote.
 func serveBanner(t *testing.T, args ...string) string {

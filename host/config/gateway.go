@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -69,7 +70,16 @@ type GatewayOAuth struct {
 	// AllowLoopback permits an http issuer (and JWKS, introspection) on a
 	// loopback address: tests and local development only.
 	AllowLoopback bool `hcl:"allow_loopback,optional" json:"allow_loopback,omitempty"`
+	// AcceptJWTTypes lists the typ header values accepted on JWT access
+	// tokens: "at+jwt" (RFC 9068), "JWT" and "none" (no typ), compared
+	// without case and without an "application/" prefix. Default:
+	// ["at+jwt"].
+	AcceptJWTTypes []string `hcl:"accept_jwt_types,optional" json:"accept_jwt_types,omitempty"`
 }
+
+// jwtTypes are the values accept_jwt_types may hold, as inbound.CheckTypes
+// accepts them (normalized: lower case, without "application/").
+var jwtTypes = []string{"at+jwt", "jwt", "none"}
 
 // RateLimit bounds each principal's requests to the gateway (gateway {
 // rate_limit { … } }).
@@ -203,6 +213,14 @@ func checkGatewayOAuth(g *Gateway, nb *hcl.Block, attrs hcl.Attributes, at func(
 	}
 	if o.ClientSecret != "" && o.ClientID == "" {
 		diags = append(diags, errorf(at(attrs, "client_secret", &nb.DefRange), "client_secret without client_id", "Set client_id too."))
+	}
+	for _, t := range o.AcceptJWTTypes {
+		n := strings.TrimPrefix(strings.ToLower(t), "application/")
+		if !slices.Contains(jwtTypes, n) {
+			diags = append(diags, errorf(at(attrs, "accept_jwt_types", &nb.DefRange), "Invalid accept_jwt_types",
+				"%q is not an access token type: accept_jwt_types may list \"at+jwt\" (RFC 9068, the default), \"JWT\" (for issuers that mark access tokens so, such as Microsoft Entra ID and Keycloak) and \"none\" (no typ header, such as Okta's custom authorization servers).", t))
+			break
+		}
 	}
 	if o.GroupsClaim == "" {
 		o.GroupsClaim = "groups"

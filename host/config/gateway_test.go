@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ func TestGatewayBlock(t *testing.T) {
     introspection_url = "https://login.corp.example/introspect"
     client_id = "gw"
     client_secret = "s3cret"
+    accept_jwt_types = ["at+jwt", "JWT"]
   }
   rate_limit {
     per_principal = "20/s"
@@ -37,6 +39,12 @@ audit { path = "audit.jsonl" }
 	o := g.OAuth
 	if o.Issuer != "https://login.corp.example" || strings.Join(o.Audience, ",") != g.URL || o.GroupsClaim != "groups" || o.ClientSecret != "s3cret" {
 		t.Errorf("oauth = %+v (the audience defaults to the url, groups_claim to groups)", o)
+	}
+	if strings.Join(o.AcceptJWTTypes, ",") != "at+jwt,JWT" {
+		t.Errorf("accept_jwt_types = %q", o.AcceptJWTTypes)
+	}
+	if out := string(Render(cfg)); !regexp.MustCompile(`accept_jwt_types +=  *\["at\+jwt", "JWT"\]`).MatchString(out) {
+		t.Errorf("config show leaves out accept_jwt_types:\n%s", out)
 	}
 	if r := g.RateLimit; r.PerPrincipal != "20/s" || r.Burst != 40 || r.MaxConcurrent != 16 {
 		t.Errorf("rate_limit = %+v", r)
@@ -89,6 +97,7 @@ func TestGatewayDiagnostics(t *testing.T) {
 		{"oauth without url", "gateway {\n  oauth { issuer = \"https://i.example\" }\n}\n", "2:3: Missing gateway url"},
 		{"http issuer", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth { issuer = \"http://i.example\" }\n}\n", "3:20: Invalid issuer"},
 		{"missing issuer", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth { scopes = [\"mcp\"] }\n}\n", "3:11: Missing required argument"},
+		{"accept_jwt_types names a DPoP proof", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth {\n    issuer = \"https://i.example\"\n    accept_jwt_types = [\"at+jwt\", \"dpop+jwt\"]\n  }\n}\n", "5:24: Invalid accept_jwt_types"},
 		{"introspection without client", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth {\n    issuer = \"https://i.example\"\n    introspection_url = \"https://i.example/in\"\n  }\n}\n", "5:25: Missing client_id"},
 		{"bad rate", "gateway {\n  rate_limit { per_principal = \"fast\" }\n}\n", "2:32: Invalid per_principal"},
 		{"negative burst", "gateway {\n  rate_limit {\n    per_principal = \"1/s\"\n    burst = -1\n  }\n}\n", "4:13: Invalid burst"},

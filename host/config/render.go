@@ -230,6 +230,9 @@ func writeGateway(b *hclwrite.Body, cfg *Config) {
 			if len(o.Scopes) > 0 {
 				ob.SetAttributeValue("scopes", stringList(o.Scopes))
 			}
+			if len(o.AcceptJWTTypes) > 0 {
+				ob.SetAttributeValue("accept_jwt_types", stringList(o.AcceptJWTTypes))
+			}
 			if o.AllowLoopback {
 				ob.SetAttributeValue("allow_loopback", cty.True)
 			}

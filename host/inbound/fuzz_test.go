@@ -5,12 +5,15 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
 // FuzzVerify: whatever a client sends as a bearer token, Verify returns an
@@ -37,6 +40,48 @@ func FuzzVerify(f *testing.F) {
 		}
 		if p := PrincipalOf(ti); p == nil || p.Subject == "" || p.Issuer != "https://as.example" {
 			t.Fatalf("accepted %q as %+v", token, ti)
+		}
+	})
+}
+
+// FuzzIntrospectionResponse: whatever the introspection endpoint answers,
+// the verdict is an error wrapping exactly one of auth.ErrInvalidToken and
+// ErrUnavailable, or a principal that passed every check; never a panic.
+func FuzzIntrospectionResponse(f *testing.F) {
+	now := time.Unix(1_900_000_000, 0)
+	f.Add([]byte(`{"active":true,"iss":"https://as.example","sub":"alice","aud":["p","a"],"exp":1900003600,"scope":"mcp read","groups":["eng"]}`))
+	f.Add([]byte(`{"active":true,"sub":"alice","aud":"a","exp":1900000000.5,"nbf":1899999999,"iat":1e9,"groups":"ops"}`))
+	f.Add([]byte(`{"active":false}`))
+	f.Add([]byte(`{"active":"true"}`))
+	f.Add([]byte(`{"active":true,"sub":"s","aud":"a","exp":1e300}`))
+	f.Add([]byte(`{"active":true,"sub":"s","aud":"a","exp":1900003600,"cnf":{"jkt":"x"}}`))
+	f.Add([]byte(`{"active":true,"active":false}`))
+	f.Add([]byte(`{"active":false,"sub":"s","aud":"a","exp":1900003600,"active":true}`))
+	f.Add([]byte(`{"active":true,"sub":"alice","aud":"a","exp":1900003600,"Sub":"admin"}`))
+	f.Add([]byte(`{"active":true,"\u0073ub":"s","aud":"a","exp":1900003600,"ſub":"x"}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(``))
+	v, err := New(Options{Issuer: "https://as.example", Audience: []string{"a"}, IntrospectionURL: "https://as.example/introspect", ClientID: "gw"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p, err := v.principalFrom(body, now)
+		if err != nil {
+			if errors.Is(err, auth.ErrInvalidToken) == errors.Is(err, ErrUnavailable) {
+				t.Fatalf("err = %v, want exactly one of auth.ErrInvalidToken and ErrUnavailable", err)
+			}
+			return
+		}
+		if p.Subject == "" || p.Issuer != "https://as.example" || now.After(p.Expiry.Add(DefaultLeeway)) {
+			t.Fatalf("accepted %q as %+v", body, p)
+		}
+		var m map[string]any
+		if json.Unmarshal(body, &m) != nil || m["active"] != true {
+			t.Fatalf("accepted %q, which is not active", body)
+		}
+		if _, err := rawjson.Members(nil, body); err != nil {
+			t.Fatalf("accepted %q, which the strict scan refuses: %v", body, err)
 		}
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/sdk/oauthkit"
 )
 
@@ -297,13 +298,9 @@ type introspection struct {
 //     hint), and not sender-constrained (cnf: mTLS or DPoP bound), for no
 //     proof of possession is checked here.
 func (v *Verifier) principalFrom(body []byte, now time.Time) (*Principal, error) {
-	var members map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&members); err != nil || members == nil {
-		return nil, fmt.Errorf("%w: the response is not a JSON object", ErrUnavailable)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: the response has data after its JSON object", ErrUnavailable)
+	members, err := introspectionMembers(body)
+	if err != nil {
+		return nil, err
 	}
 	var active bool
 	if err := json.Unmarshal(members["active"], &active); err != nil {
@@ -313,7 +310,7 @@ func (v *Verifier) principalFrom(body []byte, now time.Time) (*Principal, error)
 		return nil, invalid("inactive (revoked, expired or unknown to the issuer)")
 	}
 	var r introspection
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := r.decode(members); err != nil {
 		return nil, fmt.Errorf("%w: the response has a member of the wrong type: %v", ErrUnavailable, typeError(err))
 	}
 	if _, ok := members["iss"]; ok && r.Issuer != v.o.Issuer {
@@ -355,6 +352,56 @@ func (v *Verifier) principalFrom(body []byte, now time.Time) (*Principal, error)
 		Scopes:  strings.Fields(r.Scope),
 		Expiry:  exp,
 	}, nil
+}
+
+// introspectionMembers scans an introspection response strictly (the
+// repository's rawjson scanner) and returns its top-level members by name.
+// Names are matched exactly, as RFC 7662 writes them: encoding/json would
+// match "Sub" for sub and let the last of two "active" members win, so one
+// answer could be read two ways. A duplicate, case-variant, escaped or
+// non-ASCII member name refuses the token (an error wrapping
+// auth.ErrInvalidToken: the answer says nothing trustworthy about it); a
+// body that is not one JSON object is an error wrapping ErrUnavailable.
+func introspectionMembers(body []byte) (map[string]json.RawMessage, error) {
+	ms, err := rawjson.Members(nil, body)
+	switch {
+	case errors.Is(err, rawjson.ErrDuplicate), errors.Is(err, rawjson.ErrName):
+		return nil, invalid("the introspection response has a duplicate, case-variant or escaped member name")
+	case err != nil:
+		dec := json.NewDecoder(bytes.NewReader(body))
+		var v any
+		if dec.Decode(&v) == nil {
+			if _, isObject := v.(map[string]any); isObject {
+				return nil, fmt.Errorf("%w: the response has data after its JSON object", ErrUnavailable)
+			}
+		}
+		return nil, fmt.Errorf("%w: the response is not a JSON object", ErrUnavailable)
+	}
+	members := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		members[string(m.Key)] = m.Value
+	}
+	return members, nil
+}
+
+// decode sets r's fields from the members of exactly their names.
+func (r *introspection) decode(members map[string]json.RawMessage) error {
+	for name, dst := range map[string]any{
+		"scope": &r.Scope, "iss": &r.Issuer, "sub": &r.Subject, "aud": &r.Audience,
+		"exp": &r.Expiry, "nbf": &r.NotBefore, "iat": &r.IssuedAt,
+		"token_type": &r.TokenType, "token_use": &r.TokenUse, "typ": &r.Typ,
+	} {
+		if raw, ok := members[name]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) && te.Field == "" {
+					te.Field = name
+				}
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // notAccessToken names the member by which r says the token is not an

@@ -189,6 +189,12 @@ func TestIntrospect(t *testing.T) {
 		{name: "exp a string", answer: active(func(m map[string]any) { m["exp"] = "tomorrow" }), wantErr: "date", wantUnavailable: true},
 		{name: "aud a number", answer: active(func(m map[string]any) { m["aud"] = 7 }), wantErr: "aud", wantUnavailable: true},
 		{name: "sub a number", answer: active(func(m map[string]any) { m["sub"] = 7 }), wantErr: "sub", wantUnavailable: true},
+		// Strict decoding (issue 33 item 13): one answer, one reading.
+		{name: "duplicate active", answer: raw(`{"active":false,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600,"active":true}`), wantErr: "duplicate"},
+		{name: "case-variant sub", answer: raw(`{"active":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600,"Sub":"admin"}`), wantErr: "case-variant"},
+		{name: "escaped name", answer: raw(`{"active":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600,"\u0073ub":"admin"}`), wantErr: "escaped"},
+		{name: "Sub alone is not sub", answer: raw(`{"active":true,"Sub":"admin","aud":"https://mcp.example.com/mcp","exp":1900003600}`), wantErr: "sub"},
+		{name: "Active alone is not active", answer: raw(`{"Active":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600}`), wantErr: "active", wantUnavailable: true},
 		{name: "oversized", answer: active(func(m map[string]any) { m["pad"] = strings.Repeat("x", maxIntrospectionBytes) }), wantErr: "over", wantUnavailable: true},
 	}
 	for i, tc := range tests {
@@ -482,40 +488,4 @@ func TestTokenCacheBound(t *testing.T) {
 			t.Fatalf("%d entries, over the bound", n)
 		}
 	}
-}
-
-// FuzzIntrospectionResponse: whatever the introspection endpoint answers,
-// the verdict is an error wrapping exactly one of auth.ErrInvalidToken and
-// ErrUnavailable, or a principal that passed every check; never a panic.
-func FuzzIntrospectionResponse(f *testing.F) {
-	now := time.Unix(1_900_000_000, 0)
-	f.Add([]byte(`{"active":true,"iss":"https://as.example","sub":"alice","aud":["p","a"],"exp":1900003600,"scope":"mcp read","groups":["eng"]}`))
-	f.Add([]byte(`{"active":true,"sub":"alice","aud":"a","exp":1900000000.5,"nbf":1899999999,"iat":1e9,"groups":"ops"}`))
-	f.Add([]byte(`{"active":false}`))
-	f.Add([]byte(`{"active":"true"}`))
-	f.Add([]byte(`{"active":true,"sub":"s","aud":"a","exp":1e300}`))
-	f.Add([]byte(`{"active":true,"sub":"s","aud":"a","exp":1900003600,"cnf":{"jkt":"x"}}`))
-	f.Add([]byte(`{"active":true,"active":false}`))
-	f.Add([]byte(`null`))
-	f.Add([]byte(``))
-	v, err := New(Options{Issuer: "https://as.example", Audience: []string{"a"}, IntrospectionURL: "https://as.example/introspect", ClientID: "gw"})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		p, err := v.principalFrom(body, now)
-		if err != nil {
-			if errors.Is(err, auth.ErrInvalidToken) == errors.Is(err, ErrUnavailable) {
-				t.Fatalf("err = %v, want exactly one of auth.ErrInvalidToken and ErrUnavailable", err)
-			}
-			return
-		}
-		if p.Subject == "" || p.Issuer != "https://as.example" || now.After(p.Expiry.Add(DefaultLeeway)) {
-			t.Fatalf("accepted %q as %+v", body, p)
-		}
-		var m map[string]any
-		if json.Unmarshal(body, &m) != nil || m["active"] != true {
-			t.Fatalf("accepted %q, which is not active", body)
-		}
-	})
 }

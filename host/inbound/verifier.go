@@ -8,9 +8,18 @@
 //
 //   - its algorithm is an asymmetric one of AllowedAlgorithms (never none,
 //     never an HMAC: a public key is not a shared secret);
+//   - its header has no crit (RFC 7515 §4.1.11: no extension is understood
+//     here, and an empty list is not allowed), nor a duplicate or
+//     case-variant member;
 //   - its signature verifies with a key of the issuer's JWKS (discovered from
 //     the issuer's metadata, or Options.JWKSURL), found by kid; an unknown
 //     kid refetches the JWKS, at most once per MinRefresh;
+//   - its typ header is an accepted access token type: at+jwt (RFC 9068
+//     §2.1, RFC 8725 §3.11) unless Options.AcceptTypes says otherwise, so
+//     that an ID token, a DPoP proof or another JWT the issuer signed for
+//     the same audience is not taken for an access token; a token accepted
+//     under another type must not look like an ID token either (nonce,
+//     at_hash, c_hash; Keycloak's typ "ID", Cognito's token_use "id");
 //   - iss is the issuer exactly, aud names one of the audiences, exp is in
 //     the future and nbf/iat not (with Options.Leeway), and sub is set.
 //
@@ -26,9 +35,11 @@ package inbound
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,16 +48,37 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/sdk/oauthkit"
 )
 
-// AllowedAlgorithms are the signature algorithms a token may use.
-var AllowedAlgorithms = []jose.SignatureAlgorithm{
+// allowedAlgorithms are the signature algorithms a token may use.
+var allowedAlgorithms = []jose.SignatureAlgorithm{
 	jose.RS256, jose.RS384, jose.RS512,
 	jose.PS256, jose.PS384, jose.PS512,
 	jose.ES256, jose.ES384, jose.ES512,
 	jose.EdDSA,
 }
+
+// AllowedAlgorithms returns the signature algorithms a token may use (a
+// copy: changing it changes nothing here).
+func AllowedAlgorithms() []jose.SignatureAlgorithm {
+	return slices.Clone(allowedAlgorithms)
+}
+
+// Access token types (the JWT typ header) Options.AcceptTypes may name,
+// compared without case and without an "application/" prefix (RFC 7515
+// §4.1.9).
+const (
+	// TypeAccessToken is RFC 9068's type, the default.
+	TypeAccessToken = "at+jwt"
+	// TypeJWT is the generic "JWT", which many issuers put on access and
+	// ID tokens alike (Microsoft Entra ID, Keycloak, zitadel).
+	TypeJWT = "JWT"
+	// TypeNone accepts a token without typ (Okta's custom authorization
+	// servers).
+	TypeNone = "none"
+)
 
 // Defaults of Options.
 const (
@@ -105,6 +137,39 @@ type Options struct {
 	// introspection endpoint (client_secret_basic). ClientID is REQUIRED
 	// with IntrospectionURL.
 	ClientID, ClientSecret string
+	// AcceptTypes lists the JWT typ values accepted for access tokens:
+	// TypeAccessToken, TypeJWT and TypeNone. OPTIONAL: TypeAccessToken
+	// only. Other types (dpop+jwt, logout+jwt, an issuer's private ones)
+	// are never accepted.
+	AcceptTypes []string
+}
+
+// normType is typ as compared: lower case, without "application/".
+func normType(typ string) string {
+	t := strings.ToLower(typ)
+	if rest, ok := strings.CutPrefix(t, "application/"); ok && !strings.Contains(rest, "/") {
+		return rest
+	}
+	return t
+}
+
+// CheckTypes checks a list of access token types (Options.AcceptTypes) and
+// returns it normalized, or an error wrapping ErrConfig that names the
+// first type that cannot be accepted.
+func CheckTypes(types []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	if len(types) == 0 {
+		types = []string{TypeAccessToken}
+	}
+	for _, t := range types {
+		switch n := normType(t); n {
+		case TypeAccessToken, "jwt", TypeNone:
+			set[n] = true
+		default:
+			return nil, fmt.Errorf("%w: %q is not an access token type: accept %s, %s or %s", ErrConfig, t, TypeAccessToken, TypeJWT, TypeNone)
+		}
+	}
+	return set, nil
 }
 
 // Principal is who a token speaks for.
@@ -134,6 +199,7 @@ func PrincipalOf(ti *auth.TokenInfo) *Principal {
 // Verifier checks bearer tokens. Its methods are safe for concurrent use.
 type Verifier struct {
 	o      Options
+	types  map[string]bool // accepted typ values, normalized (normType)
 	client *http.Client
 	in     *introspector // nil without Options.IntrospectionURL
 	// verified caches the JWTs that passed, by SHA-256, until their exp
@@ -167,7 +233,11 @@ func New(o Options) (*Verifier, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	v := &Verifier{o: o, client: o.HTTPClient, jwksURL: o.JWKSURL, verified: tokenCache{max: verifiedCacheSize}}
+	types, err := CheckTypes(o.AcceptTypes)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{o: o, types: types, client: o.HTTPClient, jwksURL: o.JWKSURL, verified: tokenCache{max: verifiedCacheSize}}
 	if v.client == nil {
 		v.client = oauthkit.NewGuardedClient(oauthkit.GuardOptions{AllowLoopback: o.AllowLoopback})
 	}
@@ -206,7 +276,10 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if ti, ok := v.verified.get(sum, v.o.Now()); ok {
 		return ti, nil
 	}
-	tok, err := jwt.ParseSigned(token, AllowedAlgorithms)
+	if err := checkHeader(token); err != nil {
+		return nil, err
+	}
+	tok, err := jwt.ParseSigned(token, allowedAlgorithms)
 	if err != nil {
 		return nil, invalid("not a signed JWT with an allowed algorithm (%s)", algNames())
 	}
@@ -214,6 +287,10 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 		return nil, invalid("one signature expected")
 	}
 	h := tok.Headers[0]
+	typ, err := v.checkType(h)
+	if err != nil {
+		return nil, err
+	}
 	key, err := v.key(ctx, h.KeyID, h.Algorithm)
 	if err != nil {
 		return nil, err
@@ -232,6 +309,11 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if c.Subject == "" {
 		return nil, invalid("no subject (sub)")
 	}
+	if typ != TypeAccessToken {
+		if m := idTokenMark(extra); m != "" {
+			return nil, invalid("an ID token (%s), not an access token", m)
+		}
+	}
 	if _, bound := extra["cnf"]; bound {
 		// A sender-constrained token (DPoP, mTLS: RFC 9449, 8705)
 		// presented as a plain bearer token: its holder is not proven.
@@ -248,6 +330,73 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 		until = p.Expiry
 	}
 	return v.verified.put(sum, p, now, until), nil
+}
+
+// checkHeader refuses a JWS header with crit (go-jose accepts an empty
+// list, null and b64, none of which a JWT access token may have: RFC 7515
+// §4.1.11, RFC 7797 §7) or with a duplicate, case-variant or escaped
+// member name, which could be read two ways. A header that is not a JSON
+// object passes: jwt.ParseSigned refuses it.
+func checkHeader(token string) error {
+	seg, _, _ := strings.Cut(token, ".")
+	b, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return nil
+	}
+	ms, err := rawjson.Members(nil, b)
+	switch {
+	case errors.Is(err, rawjson.ErrDuplicate), errors.Is(err, rawjson.ErrName):
+		return invalid("the JWS header has a duplicate, case-variant or escaped member name")
+	case err != nil:
+		return nil
+	}
+	if _, ok := rawjson.Find(ms, "crit"); ok {
+		return invalid("a crit header (no JWS extension is understood here)")
+	}
+	return nil
+}
+
+// checkType checks the typ header of a token against the accepted types
+// and returns it normalized (TypeNone when absent). Its errors name the
+// type only when it is a registered one: nothing of the token is quoted.
+func (v *Verifier) checkType(h jose.Header) (string, error) {
+	typ := TypeNone
+	if raw, ok := h.ExtraHeaders[jose.HeaderType]; ok {
+		s, isString := raw.(string)
+		if !isString {
+			return "", invalid("the typ header is not a string")
+		}
+		typ = normType(s)
+	}
+	if v.types[typ] {
+		return typ, nil
+	}
+	switch typ {
+	case TypeNone:
+		return "", invalid("no typ header; access tokens have typ %s (see accept_jwt_types)", TypeAccessToken)
+	case "jwt", "dpop+jwt", "logout+jwt", "secevent+jwt", "id_token+jwt":
+		return "", invalid("typ %s is not an accepted access token type (see accept_jwt_types)", typ)
+	}
+	return "", invalid("the typ header is not an accepted access token type (see accept_jwt_types)")
+}
+
+// idTokenMark names the claim by which a token says it is an ID token (or
+// another token that is not an access token), or returns "": a nonce,
+// at_hash or c_hash (OpenID Connect Core §2, §3.3.2.11), Keycloak's typ
+// claim "ID" or Cognito's token_use "id".
+func idTokenMark(claims map[string]any) string {
+	for _, c := range []string{"nonce", "at_hash", "c_hash"} {
+		if _, ok := claims[c]; ok {
+			return c
+		}
+	}
+	if t, _ := claims["typ"].(string); strings.EqualFold(t, "ID") {
+		return "typ"
+	}
+	if u, _ := claims["token_use"].(string); strings.EqualFold(u, "id") {
+		return "token_use"
+	}
+	return ""
 }
 
 // key returns the JWKS key for kid and alg, fetching the JWKS when it is
@@ -280,7 +429,8 @@ func (v *Verifier) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, 
 			if keys == nil {
 				return nil, fmt.Errorf("the issuer's keys could not be fetched (tried again at most every %s): %w", MinRefresh, ErrUnavailable)
 			}
-			return nil, invalid("no key of the issuer has kid %q for %s", kid, alg)
+			// (The kid is the client's to choose: it is not quoted.)
+			return nil, invalid("no key of the issuer has the token's kid for %s", alg)
 		}
 		if err := v.refresh(ctx); err != nil {
 			if keys != nil {
@@ -405,7 +555,7 @@ func claimError(err error) string {
 
 func algNames() string {
 	var names []string
-	for _, a := range AllowedAlgorithms {
+	for _, a := range allowedAlgorithms {
 		names = append(names, string(a))
 	}
 	return strings.Join(names, ", ")

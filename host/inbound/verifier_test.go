@@ -2,6 +2,7 @@ package inbound
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/hmac"
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,10 +69,21 @@ func (is *issuer) addKey(kid string, priv any, alg jose.SignatureAlgorithm) jose
 	return k
 }
 
-// sign makes a JWT of claims with key.
+// sign makes a JWT access token (typ at+jwt) of claims with key.
 func sign(t testing.TB, key jose.JSONWebKey, alg jose.SignatureAlgorithm, claims any) string {
 	t.Helper()
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt"))
+	return signTyped(t, key, alg, "at+jwt", claims)
+}
+
+// signTyped makes a JWT of claims with key and the typ header typ (none if
+// typ is nil).
+func signTyped(t testing.TB, key jose.JSONWebKey, alg jose.SignatureAlgorithm, typ any, claims any) string {
+	t.Helper()
+	opts := &jose.SignerOptions{}
+	if typ != nil {
+		opts.WithHeader(jose.HeaderType, typ)
+	}
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +92,40 @@ func sign(t testing.TB, key jose.JSONWebKey, alg jose.SignatureAlgorithm, claims
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// signHeader makes a JWT of claims with key and the extra header members
+// h.
+func signHeader(t testing.TB, key jose.JSONWebKey, alg jose.SignatureAlgorithm, h map[jose.HeaderKey]any, claims any) string {
+	t.Helper()
+	opts := &jose.SignerOptions{}
+	for k, v := range h {
+		opts.WithHeader(k, v)
+	}
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// rawHeader makes a JWS of claims with exactly the protected header
+// header, signed RS256 with key (go-jose would not write a duplicate
+// member).
+func rawHeader(t testing.TB, key jose.JSONWebKey, header string, claims any) string {
+	t.Helper()
+	payload, _ := json.Marshal(claims)
+	in := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString(payload)
+	sum := sha256.Sum256([]byte(in))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key.Key.(*rsa.PrivateKey), crypto.SHA256, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
 
 // unsigned makes a token with header h and claims, signed (if mac is set)
@@ -143,7 +190,23 @@ func TestVerify(t *testing.T) {
 		{"signed by a stranger under a known kid", sign(t, stranger, jose.RS256, good(nil)), "bad signature"},
 		{"alg none", unsigned(t, map[string]any{"alg": "none", "kid": "r1"}, good(nil), nil), "allowed algorithm"},
 		{"HS256 with the public key as the secret", unsigned(t, map[string]any{"alg": "HS256", "kid": "r1"}, good(nil), pemBytes), "allowed algorithm"},
-		{"RS256 header on the EC key", unsigned(t, map[string]any{"alg": "RS256", "kid": "e1"}, good(nil), nil), "no key"},
+		{"RS256 header on the EC key", unsigned(t, map[string]any{"alg": "RS256", "kid": "e1", "typ": "at+jwt"}, good(nil), nil), "no key"},
+		// The token type (issue 33 item 5): access tokens only.
+		{"typ application/at+jwt", signTyped(t, rk, jose.RS256, "application/at+jwt", good(nil)), ""},
+		{"typ AT+JWT", signTyped(t, rk, jose.RS256, "AT+JWT", good(nil)), ""},
+		{"typ JWT", signTyped(t, rk, jose.RS256, "JWT", good(nil)), "typ jwt is not an accepted"},
+		{"no typ", signTyped(t, rk, jose.RS256, nil, good(nil)), "no typ header"},
+		{"a DPoP proof", signTyped(t, ek, jose.ES256, "dpop+jwt", good(nil)), "typ dpop+jwt"},
+		{"a private typ is not quoted", signTyped(t, rk, jose.RS256, "CANARY+jwt", good(nil)), "not an accepted access token type"},
+		{"typ not a string", signTyped(t, rk, jose.RS256, 7, good(nil)), "not a string"},
+		// The header (issue 33 item 16): crit, duplicates, a kid not quoted.
+		{"crit empty", signHeader(t, rk, jose.RS256, map[jose.HeaderKey]any{"typ": "at+jwt", "crit": []string{}}, good(nil)), "crit"},
+		{"crit naming an unknown extension", signHeader(t, rk, jose.RS256, map[jose.HeaderKey]any{"typ": "at+jwt", "crit": []string{"exp"}, "exp": 1}, good(nil)), "crit"},
+		{"crit b64", signHeader(t, rk, jose.RS256, map[jose.HeaderKey]any{"typ": "at+jwt", "crit": []string{"b64"}, "b64": true}, good(nil)), "crit"},
+		{"crit null", rawHeader(t, rk, `{"alg":"RS256","kid":"r1","typ":"at+jwt","crit":null}`, good(nil)), "crit"},
+		{"duplicate typ", rawHeader(t, rk, `{"alg":"RS256","kid":"r1","typ":"JWT","typ":"at+jwt"}`, good(nil)), "duplicate"},
+		{"case-variant kid", rawHeader(t, rk, `{"alg":"RS256","kid":"r1","typ":"at+jwt","KID":"x"}`, good(nil)), "case-variant"},
+		{"an unknown kid is not quoted", signHeader(t, jose.JSONWebKey{Key: rsaKey, KeyID: "CANARY-kid"}, jose.RS256, map[jose.HeaderKey]any{"typ": "at+jwt"}, good(nil)), "no key of the issuer has the token's kid"},
 		{"garbage", "not.a.jwt", "allowed algorithm"},
 	}
 	tampered := sign(t, rk, jose.RS256, good(nil))
@@ -174,13 +237,87 @@ func TestVerify(t *testing.T) {
 			if err == nil || !errors.Is(err, auth.ErrInvalidToken) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want auth.ErrInvalidToken about %q", err, tc.wantErr)
 			}
-			if strings.Contains(err.Error(), tc.token) {
+			if strings.Contains(err.Error(), tc.token) || strings.Contains(err.Error(), "CANARY") {
 				t.Error("the error quotes the token")
 			}
 		})
 	}
 	if n := is.fetches.Load(); n != 1 {
 		t.Errorf("%d JWKS fetches for one key set, want 1", n)
+	}
+}
+
+// TestAllowedAlgorithmsIsACopy: a caller changing the list it got changes
+// nothing the verifier accepts.
+func TestAllowedAlgorithmsIsACopy(t *testing.T) {
+	algs := AllowedAlgorithms()
+	for i := range algs {
+		algs[i] = "HS256"
+	}
+	if got := AllowedAlgorithms(); slices.Contains(got, "HS256") || len(got) != 10 {
+		t.Fatalf("AllowedAlgorithms() = %v after the caller changed its copy", got)
+	}
+}
+
+// TestAcceptTypes: an operator may accept typ JWT (or none) for an issuer
+// that puts it on access tokens; an ID token shaped one is still refused,
+// and a type that is not an access token's cannot be configured.
+func TestAcceptTypes(t *testing.T) {
+	is := newIssuer(t)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	k := is.addKey("k", key, jose.ES256)
+	now := time.Unix(1_900_000_000, 0)
+	const aud = "https://mcp.example.com/mcp"
+	claims := func(extra ...any) map[string]any {
+		m := map[string]any{"iss": is.srv.URL, "sub": "alice", "aud": aud, "exp": now.Add(time.Hour).Unix()}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i].(string)] = extra[i+1]
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		accept  []string
+		typ     any
+		claims  map[string]any
+		wantErr string
+	}{
+		{"JWT accepted", []string{"at+jwt", "JWT"}, "JWT", claims(), ""},
+		{"application/jwt accepted", []string{"at+jwt", "JWT"}, "application/jwt", claims(), ""},
+		{"at+jwt still accepted", []string{"at+jwt", "JWT"}, "at+jwt", claims(), ""},
+		{"no typ still refused", []string{"at+jwt", "JWT"}, nil, claims(), "no typ"},
+		{"dpop+jwt still refused", []string{"at+jwt", "JWT"}, "dpop+jwt", claims(), "dpop+jwt"},
+		{"an ID token with a nonce", []string{"JWT"}, "JWT", claims("nonce", "n"), "ID token (nonce)"},
+		{"an ID token with at_hash", []string{"JWT"}, "JWT", claims("at_hash", "h", "azp", "client"), "ID token (at_hash)"},
+		{"a Keycloak ID token", []string{"JWT"}, "JWT", claims("typ", "ID"), "ID token (typ)"},
+		{"a Cognito ID token", []string{"JWT"}, "JWT", claims("token_use", "id"), "ID token (token_use)"},
+		{"a Keycloak access token", []string{"JWT"}, "JWT", claims("typ", "Bearer", "azp", "client"), ""},
+		{"no typ accepted", []string{"none"}, nil, claims(), ""},
+		{"no typ, ID token shaped", []string{"none"}, nil, claims("nonce", "n"), "ID token"},
+		{"JWT refused under none", []string{"none"}, "JWT", claims(), "typ jwt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := New(Options{Issuer: is.srv.URL, Audience: []string{aud}, AllowLoopback: true, Now: func() time.Time { return now }, AcceptTypes: tc.accept})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = v.Verify(context.Background(), signTyped(t, k, jose.ES256, tc.typ, tc.claims), nil)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, auth.ErrInvalidToken) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want auth.ErrInvalidToken about %q", err, tc.wantErr)
+			}
+		})
+	}
+	for _, bad := range [][]string{{"dpop+jwt"}, {"at+jwt", "application/okta-internal-at+jwt"}, {""}, {"logout+jwt"}} {
+		if _, err := New(Options{Issuer: is.srv.URL, Audience: []string{aud}, AcceptTypes: bad}); !errors.Is(err, ErrConfig) {
+			t.Errorf("AcceptTypes %q: err = %v, want ErrConfig", bad, err)
+		}
 	}
 }
 

@@ -88,6 +88,9 @@ func newAuthenticator(o *InboundOAuth) *authenticator {
 		if st, ok := ctx.Value(authStateKey{}).(*authState); ok {
 			st.token = token
 			st.unavailable = err != nil && errors.Is(err, inbound.ErrUnavailable)
+			if errors.Is(err, auth.ErrInvalidToken) {
+				st.invalid = err
+			}
 		}
 		return ti, err
 	}, &auth.RequireBearerTokenOptions{ResourceMetadataURL: o.MetadataURL(), Scopes: o.Scopes, ClockSkew: inbound.DefaultLeeway})
@@ -101,6 +104,10 @@ type authState struct {
 	r           *http.Request // the request as passed on (with its TokenInfo), or nil
 	token       string        // the bearer token the middleware read
 	unavailable bool
+	// invalid is the verifier's refusal of the token: a fixed class of
+	// failure ("bad signature: invalid token"), which never quotes the
+	// token, for the audit log.
+	invalid error
 }
 
 var passThrough = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
@@ -141,6 +148,9 @@ func (w *challengeWriter) WriteHeader(code int) {
 		w.reason = "no token"
 		if w.token {
 			w.reason = "invalid token"
+			if w.st.invalid != nil {
+				w.reason = w.st.invalid.Error()
+			}
 			addChallengeParam(h, `error="invalid_token"`)
 		}
 	case http.StatusForbidden:

@@ -150,6 +150,8 @@ gateway {
     client_id         = %q
     client_secret     = %q
     allow_loopback    = true
+    # zitadel (internal/testidp) marks its access tokens typ JWT, not at+jwt
+    accept_jwt_types = ["at+jwt", "JWT"]
   }
   rate_limit {
     per_principal  = "5/s"
@@ -468,6 +470,7 @@ func attacks(t *testing.T, g *gateway, alice, bob string) {
 		{name: "iss rewritten", token: claims(func(c map[string]any) { c["iss"] = other.Issuer }), status: 401},
 		{name: "alg none", token: unsigned("none", nil), status: 401},
 		{name: "HS256 with the JWKS public key", token: unsigned("HS256", pub), status: 401},
+		{name: "an ID token accepted as typ JWT", token: claims(func(c map[string]any) { c["nonce"], c["at_hash"] = "n", "h" }), status: 401, header: `error="invalid_token"`},
 		{name: "sender-constrained token as bearer", token: claims(func(c map[string]any) { c["cnf"] = map[string]string{"jkt": "x"} }), status: 401},
 		{name: "missing scope", token: g.idp.Login(t, "alice", "openid"), status: 403, header: `error="insufficient_scope"`},
 		{name: "bob replays alice's session", token: bob, session: aliceSession, status: 404},

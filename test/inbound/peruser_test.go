@@ -170,6 +170,8 @@ gateway {
     issuer         = %q
     scopes         = ["mcp"]
     allow_loopback = true
+    # zitadel (internal/testidp) marks its access tokens typ JWT, not at+jwt
+    accept_jwt_types = ["at+jwt", "JWT"]
   }
 }
 permissions { allow = ["mcp__files__*", "mcp__notes__*"] }

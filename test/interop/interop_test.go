@@ -208,7 +208,7 @@ func TestServeWithInspectorCLI(t *testing.T) {
 	t.Parallel()
 	port := testbin.FreePort(t)
 	serve := mcphostCmd(t, "--config", writeConfig(t), "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port))
-	const token = "interop-token"
+	const token = "interop-token-0123456789"
 	serve.Env = append(serve.Env, "MCPHOST_SERVE_TOKEN="+token)
 	out, err := serve.StdoutPipe()
 	if err != nil {
