@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -123,4 +124,24 @@ func mergeTools(ctx context.Context, tools []*registry.Tool, problems []registry
 	tools = append(tools, t2...)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	return tools, append(problems, p2...)
+}
+
+// ToolVisible reports whether name is the registry name of a tool that
+// ctx's caller is served: held by the registry that lists its server for
+// the caller (its own view for a per-user server), and, for a gateway user
+// (WithCaller), not denied to it by the rules. It never lists a server: a tool whose server's list
+// is not held is reported as not visible. (Telemetry names only such tools:
+// any other name a client sends is not a label value.)
+func (h *Host) ToolVisible(ctx context.Context, name string) bool {
+	server, _, ok := registry.ParseName(name)
+	if !ok {
+		return false
+	}
+	if _, ok := h.regFor(ctx, server).LookupHeld(name); !ok {
+		return false
+	}
+	// (Without a caller — no inbound OAuth — a denied tool is listed, and
+	// its calls refused as denied.)
+	who := whoOf(ctx)
+	return who == nil || h.policy.Load().DecideFor(name, who).Behavior != permissions.Deny
 }

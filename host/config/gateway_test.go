@@ -256,6 +256,16 @@ func TestToolFilter(t *testing.T) {
 		{&ToolFilter{Include: []string{"*"}, Exclude: []string{"delete_*"}}, "delete_x", false},
 		{&ToolFilter{Include: []string{"get_?"}}, "get_a", true},
 		{&ToolFilter{Include: []string{"get_?"}}, "get_ab", false},
+		// The name as served (invisible characters removed, NFKC) is judged too.
+		{&ToolFilter{Exclude: []string{"delete_*"}}, "del\u200bete_x", false},
+		{&ToolFilter{Exclude: []string{"delete_*"}}, "\uff44\uff45\uff4c\uff45\uff54\uff45_x", false},
+		{&ToolFilter{Exclude: []string{"delete_*"}}, "\u202edelete_x", false},
+		{&ToolFilter{Exclude: []string{"delete_*"}}, "dele\U000E0074te_x", false},
+		{&ToolFilter{Exclude: []string{"delete_*"}}, "DELETE_x", false},
+		{&ToolFilter{Exclude: []string{"delete.x"}}, "delete.x", false},
+		{&ToolFilter{Exclude: []string{"delete_*"}}, "d\u0435lete_x", true}, // Cyrillic е is served as '_'
+		{&ToolFilter{Include: []string{"read_*"}}, "\uff52\uff45\uff41\uff44_x", true},
+		{&ToolFilter{Include: []string{"read_*"}}, "READ_x", false},
 	} {
 		if got := tc.f.Allows(tc.tool); got != tc.want {
 			t.Errorf("%+v Allows(%q) = %v", tc.f, tc.tool, got)

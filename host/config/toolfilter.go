@@ -1,9 +1,12 @@
 package config
 
 import (
+	"strings"
+
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/registry"
 )
 
 // ToolFilter limits which of a server's tools are served, for everyone (a
@@ -13,6 +16,12 @@ import (
 // and no exclude pattern. A tool left out is not listed and cannot be
 // called; the authenticate pseudo-tool of a server that needs a login is
 // never left out.
+//
+// Patterns see the name as the server gives it and as it is served
+// (registry.Normalize: invisible characters removed, NFKC-folded, so
+// "del\u200bete_x" and full-width "ｄｅｌｅｔｅ_x" are both "delete_x"): a
+// tool is excluded if either form matches an exclude pattern, ignoring
+// case, and included if either form matches an include pattern.
 type ToolFilter struct {
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
@@ -23,16 +32,21 @@ func (f *ToolFilter) Allows(tool string) bool {
 	if f == nil {
 		return true
 	}
-	for _, p := range f.Exclude {
-		if permissions.Glob(p, tool) {
-			return false
+	served := registry.Normalize(tool)
+	if len(f.Exclude) > 0 {
+		lowRaw, lowServed := strings.ToLower(tool), strings.ToLower(served)
+		for _, p := range f.Exclude {
+			p = strings.ToLower(p)
+			if permissions.Glob(p, lowRaw) || permissions.Glob(p, lowServed) {
+				return false
+			}
 		}
 	}
 	if len(f.Include) == 0 {
 		return true
 	}
 	for _, p := range f.Include {
-		if permissions.Glob(p, tool) {
+		if permissions.Glob(p, tool) || permissions.Glob(p, served) {
 			return true
 		}
 	}

@@ -363,7 +363,11 @@ func buildTools(server string, tools []*mcp.Tool) toolSet {
 			ts.problems = append(ts.problems, Problem{server, "a tool without a name was ignored"})
 			continue
 		}
-		rt := convertTool(server, t)
+		rt, err := convertTool(server, t)
+		if err != nil {
+			ts.problems = append(ts.problems, Problem{server, fmt.Sprintf("tool %q is not exposed: %v", Sanitize(t.Name), err)})
+			continue
+		}
 		groups[rt.Name] = append(groups[rt.Name], rt)
 	}
 	for name, g := range groups {
@@ -411,15 +415,26 @@ func headerParams(schema any) bool {
 	return err == nil && bytes.Contains(b, []byte(`"x-mcp-header"`))
 }
 
-func convertTool(server string, t *mcp.Tool) *Tool {
+// convertTool makes the registry tool of a server's tool: its text
+// sanitized, its schemas cleaned (CleanSchema). An error (matching
+// ErrSchema) refuses the tool.
+func convertTool(server string, t *mcp.Tool) (*Tool, error) {
+	in, err := CleanSchema(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	out, err := CleanSchema(t.OutputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
 	rt := &Tool{
 		Fingerprint:  fingerprint(t),
 		Name:         ToolName(server, t.Name),
 		Server:       server,
 		Original:     t.Name,
 		Description:  Cap(t.Description, MaxDescriptionLen),
-		InputSchema:  t.InputSchema,
-		OutputSchema: t.OutputSchema,
+		InputSchema:  in,
+		OutputSchema: out,
 		HeaderParams: headerParams(t.InputSchema),
 		OpenWorld:    true, // MCP defaults: open-world and destructive unless said otherwise
 		Destructive:  true,
@@ -448,7 +463,7 @@ func convertTool(server string, t *mcp.Tool) *Tool {
 		title = t.Name
 	}
 	rt.DisplayName = Cap(title, 256)
-	return rt
+	return rt, nil
 }
 
 type promptSet struct {

@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -95,7 +97,7 @@ func (g *Gateway) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 				info.ProtocolVersion = r.ProtocolVersion()
 			}
 			info.Meta = metaOf(req)
-			rs.target = targetOf(req)
+			rs.target = g.targetLabel(host.WithCaller(ctx, principalOf(req), ""), method, targetOf(req))
 			rs.start = time.Now()
 			ctx, rs.span = g.tel.StartRequest(ctx, method, rs.target, info)
 		}
@@ -131,6 +133,34 @@ func targetOf(req mcp.Request) string {
 	return ""
 }
 
+// targetLabel is the span target, and metric label, of a request of
+// method naming target (targetOf): target itself when it names a tool (or
+// prompt) that ctx's caller is served, else telemetry.TargetUnknown —
+// never a name a client made up, nor one hidden from the caller.
+func (g *Gateway) targetLabel(ctx context.Context, method, target string) string {
+	if target == "" {
+		return ""
+	}
+	switch method {
+	case telemetry.MethodToolsCall:
+		name, ok := g.canonicalTool(target)
+		if !ok && g.userTool(target) {
+			name, ok = target, true // (a per-user server's, served under its registry name)
+		}
+		if ok && g.h.ToolVisible(ctx, name) {
+			return target
+		}
+	case telemetry.MethodPromptsGet:
+		g.mu.Lock()
+		p, ok := g.exposed.prompts[target]
+		g.mu.Unlock()
+		if ok && g.h.DecideFor(principalIn(ctx), p.Name).Behavior != permissions.Deny {
+			return target
+		}
+	}
+	return telemetry.TargetUnknown
+}
+
 // metaOf returns a request's params._meta, or nil.
 func metaOf(req mcp.Request) map[string]any {
 	p := req.GetParams()
@@ -162,7 +192,8 @@ func (g *Gateway) startRelay(ctx context.Context, ps []rawjson.Member, key, vers
 	}
 	rs := &relaySpan{start: time.Now()}
 	if n, ok := rawjson.Find(ps, "name"); ok {
-		rs.target, _ = rawjson.String(n.Value)
+		name, _ := rawjson.String(n.Value)
+		rs.target = g.targetLabel(ctx, telemetry.MethodToolsCall, name)
 	}
 	info := telemetry.RequestInfo{SessionID: session, ProtocolVersion: version, Transport: transport}
 	if len(key) > 1 {

@@ -19,8 +19,9 @@
 //
 //   - A downstream request is a SERVER span "{mcp.method.name} {target}"
 //     (target: gen_ai.tool.name for tools/call, gen_ai.prompt.name for
-//     prompts/get; no target otherwise, so no resource URI ever names a
-//     span) with mcp.method.name, jsonrpc.request.id, mcp.session.id,
+//     prompts/get — TargetUnknown for a name that names nothing the
+//     caller is served; no target otherwise, so no resource URI ever names
+//     a span) with mcp.method.name, jsonrpc.request.id, mcp.session.id,
 //     mcp.protocol.version, network.transport and, for tools/call,
 //     gen_ai.operation.name=execute_tool. Its parent is the trace context in
 //     the request's params._meta; an ambient context (from the HTTP headers)

@@ -6,6 +6,13 @@ package telemetry
 // http.request.method).
 const MethodOther = "_OTHER"
 
+// TargetUnknown replaces, in span names and attributes, a tool or prompt
+// name (gen_ai.tool.name, gen_ai.prompt.name) that names nothing the
+// caller is served: a made-up name, or one hidden from that caller. Only
+// names the registry holds become label values, so that a client cannot
+// grow the metric series at will, nor learn by them what it is not shown.
+const TargetUnknown = "_unknown"
+
 // knownMethods are the MCP methods and notifications: those of the
 // semantic conventions v1.41.0 and those the go-sdk v1.8.0 handles.
 var knownMethods = map[string]bool{
