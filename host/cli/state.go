@@ -59,7 +59,10 @@ func (a *app) sharedState(ctx context.Context, cfg *config.Config) (state.Backen
 		octx, cancel := context.WithTimeout(ctx, stateOpenTimeout)
 		defer cancel()
 		rs, err := redisstate.New(octx, redisstate.Options{URL: s.URL, KeyPrefix: s.KeyPrefix, CAFile: s.CAFile, CertFile: s.CertFile, KeyFile: s.KeyFile,
-			TokenBox: keys.Box(tokenPurpose), Logger: a.logger().Named("state")})
+			TokenBox: keys.Box(tokenPurpose), Logger: a.logger().Named("state"),
+			// A held reply, the largest value stored, is at most twice
+			// max_message_bytes, sealed: the replies' cap leaves room for it.
+			MaxReplyBytes: max(redisstate.DefaultMaxReplyBytes, 2*int64(cfg.Settings.MaxMessageBytes)+1<<20)})
 		if err != nil {
 			return nil, nil, fmt.Errorf("state (%s): %w", s.Origin.Source(), err)
 		}

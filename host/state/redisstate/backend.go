@@ -115,6 +115,15 @@ type Options struct {
 	// made as Pops need them and closed after a minute idle. OPTIONAL:
 	// DefaultPopPoolSize.
 	PopPoolSize int
+	// MaxReplyBytes caps one reply: a value longer than that (or a reply
+	// announcing it, or announcing more than 131,072 elements) fails its
+	// call with ErrReplyTooLarge and closes the connection before anything
+	// of the announced size is allocated, so that a hostile server, or one
+	// in the middle of a redis:// connection, cannot make the replica
+	// allocate gigabytes with a few bytes. It must exceed the largest value
+	// the gateway stores (a held reply: a server's message, up to the
+	// max_message_bytes setting). OPTIONAL: DefaultMaxReplyBytes.
+	MaxReplyBytes int64
 }
 
 // Backend is the state in Redis. Its methods are safe for concurrent use.
@@ -161,6 +170,8 @@ func newBackend(o Options) (*Backend, error) {
 		return nil, errors.New("redis state: a negative timeout")
 	case o.PopPoolSize < 0:
 		return nil, errors.New("redis state: a negative pool size for Pop")
+	case o.MaxReplyBytes < 0:
+		return nil, errors.New("redis state: a negative reply size limit")
 	}
 	b := &Backend{
 		prefix:         o.KeyPrefix,
@@ -242,6 +253,7 @@ func clientOptions(o Options) (*redis.Options, error) {
 		ro.MaxRetries = -1
 	}
 	ro.DialerRetries = 1
+	ro.Dialer = capDialer(redis.NewDialer(ro), cmp.Or(o.MaxReplyBytes, DefaultMaxReplyBytes))
 	ro.ContextTimeoutEnabled = true
 	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	return ro, nil
