@@ -13,7 +13,9 @@
 //	PREFIX tok:<key>         OAuth token records, sealed (no TTL)
 //	PREFIX rl:<name>:<key>   a rate limiter's state for one key (ZSET;
 //	                         expires once idle)
-//	PREFIX pins              tool pins (HASH name → fingerprint)
+//	PREFIX pinset            tool pins, sealed (no TTL; see pins)
+//	PREFIX pins              tool pins of the former format (HASH name →
+//	                         fingerprint), read once into pinset
 //	PREFIX ch:<channel>      Pub/Sub channels
 //
 // Token records are sealed with Options.TokenBox, bound to their full key,
@@ -93,6 +95,9 @@ type Options struct {
 	CertFile, KeyFile string
 	// TokenBox seals the OAuth token records. REQUIRED.
 	TokenBox *sealbox.Box
+	// PinBox seals the tool pins (a box of another purpose than
+	// TokenBox's). REQUIRED.
+	PinBox *sealbox.Box
 	// Logger receives what the backend has to say (lost connections,
 	// leases it could not release). OPTIONAL: nothing is logged.
 	Logger hclog.Logger
@@ -132,6 +137,8 @@ type Backend struct {
 	pops           *redis.Client // Pop's (Options.PopPoolSize)
 	prefix         string
 	box            *sealbox.Box
+	pinBox         *sealbox.Box
+	pinMem         pinMemory // the newest tool pins seen
 	log            hclog.Logger
 	opTimeout      time.Duration // of a call without a context
 	inFlightExpiry time.Duration
@@ -166,6 +173,8 @@ func newBackend(o Options) (*Backend, error) {
 		return nil, errors.New("redis state: no URL")
 	case o.TokenBox == nil:
 		return nil, errors.New("redis state: no key to seal tokens with")
+	case o.PinBox == nil:
+		return nil, errors.New("redis state: no key to seal tool pins with")
 	case o.DialTimeout < 0 || o.Timeout < 0 || o.InFlightExpiry < 0:
 		return nil, errors.New("redis state: a negative timeout")
 	case o.PopPoolSize < 0:
@@ -176,6 +185,7 @@ func newBackend(o Options) (*Backend, error) {
 	b := &Backend{
 		prefix:         o.KeyPrefix,
 		box:            o.TokenBox,
+		pinBox:         o.PinBox,
 		log:            o.Logger,
 		inFlightExpiry: o.InFlightExpiry,
 		idPrefix:       rand.Text()[:12] + ":",

@@ -131,7 +131,7 @@ func TestHostileReplyIsCapped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := Options{URL: hostileRedis(t, tt.reply), TokenBox: tokenBox(), MaxReplyBytes: limit}
+			o := Options{URL: hostileRedis(t, tt.reply), TokenBox: tokenBox(), PinBox: pinBox(), MaxReplyBytes: limit}
 			b := open(t, o)
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
