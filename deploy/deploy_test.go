@@ -171,6 +171,11 @@ func TestChart(t *testing.T) {
 		name:    "defaults",
 		release: "mcphost",
 		values:  required,
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true},
+	}, {
+		name:    "redis without TLS, when asked",
+		release: "mcphost",
+		values:  required + "  tls:\n    enabled: false\n",
 		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, helm: true},
 	}, {
 		name:    "replicas 5 and an existing Secret",
@@ -183,7 +188,7 @@ redis:
 podAnnotations:
   prometheus.io/scrape: "true"
 `,
-		want: want{replicas: 5, secret: "mcphost-keys", redisSecret: "mcphost-keys", pdb: true, helm: true},
+		want: want{replicas: 5, secret: "mcphost-keys", redisSecret: "mcphost-keys", pdb: true, tls: true, helm: true},
 	}, {
 		name:    "redis over TLS with a client certificate, its password in its own Secret",
 		release: "mcphost",
@@ -203,21 +208,26 @@ redis:
     certKey: tls.crt
     keyKey: tls.key
 `,
-		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, sessionKeys: 2, redisSecret: "redis", redisKey: "password", pdb: true, tls: true, helm: true},
+		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, sessionKeys: 2, redisSecret: "redis", redisKey: "password", pdb: true, tls: true, tlsFiles: 3, helm: true},
 	}, {
 		name:    "no PodDisruptionBudget",
 		release: "mcphost",
 		values:  required + "pdb:\n  enabled: false\n",
-		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", helm: true},
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", tls: true, helm: true},
 	}, {
 		name:    "minAvailable 2, another release name",
 		release: "edge",
 		values:  required + "pdb:\n  minAvailable: 2\n",
-		want:    want{replicas: 3, secret: "edge-mcphost", secretInSet: true, realKeys: true, redisSecret: "edge-mcphost", pdb: true, helm: true},
+		want:    want{replicas: 3, secret: "edge-mcphost", secretInSet: true, realKeys: true, redisSecret: "edge-mcphost", pdb: true, tls: true, helm: true},
 	}, {
 		name:    "the single Redis for trying it out",
 		release: "mcphost",
 		values:  "redis:\n  dev:\n    enabled: true\n",
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, tls: true, tlsFiles: 1, helm: true},
+	}, {
+		name:    "the single Redis without TLS",
+		release: "mcphost",
+		values:  "redis:\n  dev:\n    enabled: true\n  tls:\n    enabled: false\n",
 		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, helm: true},
 	}}
 	for _, tt := range tests {
@@ -248,6 +258,7 @@ func TestChartRefuses(t *testing.T) {
 		{"a session key that is not 32 bytes in base64", "redis:\n  host: r\n  password: p\nsessionKeys: [c2hvcnQ=]\n", "sessionKeys"},
 		{"a state block in config", "redis:\n  host: r\n  password: p\nconfig: |\n  state {\n    backend = \"redis\"\n  }\n", "do not write a state block"},
 		{"TLS files without their Secret", "redis:\n  host: r\n  password: p\n  tls:\n    enabled: true\n    caKey: ca.crt\n", "redis.tls.secretName is required"},
+		{"TLS files for the single Redis", "redis:\n  dev:\n    enabled: true\n  tls:\n    secretName: s\n", "makes its own certificate"},
 		{"a probe on another path", "redis:\n  host: r\n  password: p\nlivenessProbe:\n  tcpSocket:\n    port: http\n", "livenessProbe"},
 	}
 	for _, tt := range tests {

@@ -1,8 +1,15 @@
 package deploy
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"net/url"
+	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +45,7 @@ type want struct {
 	redisSecret, redisKey string
 	pdb                   bool
 	tls                   bool // rediss://, with the TLS files mounted
+	tlsFiles              int  // of ca_file, cert_file and key_file
 	devRedis              bool // the single Redis is in the set
 	helm                  bool // rolls on config changes (checksum/config)
 }
@@ -329,8 +337,8 @@ func checkSet(t *testing.T, objs []manifest, w want) {
 			t.Errorf("state %s = %s: not on a read-only Secret volume", attr, p)
 		}
 	}
-	if w.tls && len(state.files) != 3 {
-		t.Errorf("state block: %d of ca_file, cert_file, key_file; want 3", len(state.files))
+	if len(state.files) != w.tlsFiles {
+		t.Errorf("state block: %d of ca_file, cert_file, key_file; want %d", len(state.files), w.tlsFiles)
 	}
 	checkRedis(t, objs, state, w)
 
@@ -439,9 +447,6 @@ func checkRedis(t *testing.T, objs []manifest, state *stateBlock, w want) {
 		t.Errorf("Redis %s: one replica, recreated; got %d, %s", redis.Name, *redis.Spec.Replicas, redis.Spec.Strategy.Type)
 	}
 	c := &redis.Spec.Template.Spec.Containers[0]
-	if i := slices.Index(c.Args, "--requirepass"); i < 0 || c.Args[i+1] != "$(REDIS_PASSWORD)" {
-		t.Errorf("Redis %s: args %v; want --requirepass $(REDIS_PASSWORD)", redis.Name, c.Args)
-	}
 	var pass *corev1.EnvVar
 	for i := range c.Env {
 		if c.Env[i].Name == "REDIS_PASSWORD" {
@@ -454,6 +459,10 @@ func checkRedis(t *testing.T, objs []manifest, state *stateBlock, w want) {
 	}
 	if pass == nil || pass.ValueFrom == nil || pass.ValueFrom.SecretKeyRef == nil || pass.ValueFrom.SecretKeyRef.Name != w.redisSecret || pass.ValueFrom.SecretKeyRef.Key != key {
 		t.Errorf("Redis %s: REDIS_PASSWORD %+v; want Secret %s key %s, as the gateway", redis.Name, pass, w.redisSecret, key)
+	}
+	checkRedisPassword(t, redis, c)
+	if w.tls {
+		checkRedisTLS(t, objs, redis, c, state)
 	}
 	var svc *corev1.Service
 	for _, s := range objectsOf[*corev1.Service](objs) {
@@ -469,6 +478,124 @@ func checkRedis(t *testing.T, objs []manifest, state *stateBlock, w want) {
 	}
 	if len(svc.Spec.Ports) != 1 || itoa(int(svc.Spec.Ports[0].Port)) != state.url.Port() || portOf(t, c, svc.Spec.Ports[0].TargetPort) != 6379 {
 		t.Errorf("Service %s: ports %+v; the state url says port %s", svc.Name, svc.Spec.Ports, state.url.Port())
+	}
+}
+
+// checkRedisPassword runs the single Redis's command with a sh of this
+// machine, a stand-in redis-server that records what it is given and
+// /run/redis moved to a temporary directory: the password (one with the
+// characters Redis's configuration quotes) reaches redis-server in a 0600
+// configuration file on a memory volume, never in its arguments, which
+// /proc/PID/cmdline shows every user, nor in its environment.
+func checkRedisPassword(t *testing.T, redis *appsv1.Deployment, c *corev1.Container) {
+	t.Helper()
+	argv := append(slices.Clone(c.Command), c.Args...)
+	for _, a := range argv {
+		if strings.Contains(a, "$(REDIS_PASSWORD)") || a == "--requirepass" {
+			t.Errorf("Redis %s: the password in redis-server's arguments: %q", redis.Name, argv)
+		}
+	}
+	if len(argv) < 3 || argv[0] != "sh" || argv[1] != "-c" {
+		t.Fatalf("Redis %s: command %q; want sh -c writing its configuration file", redis.Name, argv)
+	}
+	const run = "/run/redis"
+	m, v := mountOf(t, c, &redis.Spec.Template.Spec, run+"/redis.conf")
+	if m == nil || v.EmptyDir == nil || v.EmptyDir.Medium != corev1.StorageMediumMemory {
+		t.Fatalf("Redis %s: %s is not on a memory emptyDir", redis.Name, run)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stub := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + dir + "/argv\nenv > " + dir + "/environ\n"
+	if err := os.WriteFile(filepath.Join(bin, "redis-server"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const password = `p@ss "Zq8\w" $(x)`
+	script := strings.ReplaceAll(argv[2], run, dir)
+	cmd := exec.Command("sh", append([]string{"-c", script}, argv[3:]...)...)
+	cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "REDIS_PASSWORD=" + password}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("Redis %s: its command: %v\n%s", redis.Name, err, out)
+	}
+	gotArgv, err1 := os.ReadFile(filepath.Join(dir, "argv"))
+	gotEnv, err2 := os.ReadFile(filepath.Join(dir, "environ"))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatalf("Redis %s: redis-server was not started: %v", redis.Name, err)
+	}
+	if strings.Contains(string(gotArgv), "Zq8") || strings.Contains(string(gotEnv), "Zq8") {
+		t.Errorf("Redis %s: the password reaches redis-server's arguments or environment:\n%s\n%s", redis.Name, gotArgv, gotEnv)
+	}
+	conf := filepath.Join(dir, "redis.conf")
+	if first := strings.SplitN(string(gotArgv), "\n", 2)[0]; first != conf {
+		t.Errorf("Redis %s: redis-server's first argument %q; want its configuration file", redis.Name, first)
+	}
+	fi, err := os.Stat(conf)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("Redis %s: the configuration file: %v, %v; want mode 0600", redis.Name, err, fi)
+	}
+	b, _ := os.ReadFile(conf)
+	if want := `requirepass "p@ss \"Zq8\\w\" $(x)"` + "\n"; string(b) != want {
+		t.Errorf("Redis %s: configuration file %q; want %q", redis.Name, b, want)
+	}
+}
+
+// checkRedisTLS checks the single Redis over TLS: it listens on TLS only,
+// with a certificate of a Secret in the set whose CA is the gateway's
+// ca_file and which is valid for the state url's host.
+func checkRedisTLS(t *testing.T, objs []manifest, redis *appsv1.Deployment, c *corev1.Container, state *stateBlock) {
+	t.Helper()
+	if flag(c.Args, "--port") != "0" || flag(c.Args, "--tls-port") != "6379" {
+		t.Errorf("Redis %s: args %q; want --port 0 --tls-port 6379 (TLS only)", redis.Name, c.Args)
+	}
+	pod := &redis.Spec.Template.Spec
+	files := map[string]string{}
+	var secret string
+	for _, f := range []string{"--tls-cert-file", "--tls-key-file"} {
+		p := flag(c.Args, f)
+		m, v := mountOf(t, c, pod, p)
+		if m == nil || v.Secret == nil {
+			t.Fatalf("Redis %s: %s %s is not on a Secret volume", redis.Name, f, p)
+		}
+		secret = v.Secret.SecretName
+		files[f] = path.Base(p)
+	}
+	caPath := state.files["ca_file"]
+	gw := gateway(t, objs)
+	m, v := mountOf(t, &gw.Spec.Template.Spec.Containers[0], &gw.Spec.Template.Spec, caPath)
+	if caPath == "" || m == nil || v.Secret == nil || v.Secret.SecretName != secret {
+		t.Fatalf("the gateway's ca_file %q is not from Redis's Secret %s", caPath, secret)
+	}
+	var s *corev1.Secret
+	for _, o := range objectsOf[*corev1.Secret](objs) {
+		if o.Name == secret {
+			s = o
+		}
+	}
+	if s == nil {
+		t.Fatalf("Redis's TLS Secret %s: not in the set", secret)
+	}
+	caPEM, _ := secretValue(s, path.Base(caPath))
+	certPEM, _ := secretValue(s, files["--tls-cert-file"])
+	keyPEM, _ := secretValue(s, files["--tls-key-file"])
+	if _, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM)); err != nil {
+		t.Fatalf("Secret %s: the certificate and its key: %v", secret, err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(caPEM)) {
+		t.Fatalf("Secret %s: no CA certificate", secret)
+	}
+	blk, _ := pem.Decode([]byte(certPEM))
+	if blk == nil {
+		t.Fatalf("Secret %s: no certificate", secret)
+	}
+	cert, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: state.url.Hostname()}); err != nil {
+		t.Errorf("Secret %s: the certificate does not verify for %s with the gateway's CA: %v", secret, state.url.Hostname(), err)
 	}
 }
 

@@ -59,11 +59,14 @@ func (p *pins) observe(tools []*registry.Tool) map[string]bool {
 	ctx, cancel := context.WithTimeout(context.Background(), pinsTimeout)
 	defer cancel()
 	recorded, err := p.store.Pin(ctx, ask)
+	// A store that cannot vouch for some names (state.ErrPinMissing) has
+	// recorded the others.
+	failed := err != nil && !errors.Is(err, state.ErrPinMissing)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for name, fp := range ask {
 		switch cur, ok := recorded[name]; {
-		case err != nil || !ok:
+		case failed || !ok:
 			changed[name] = true
 		default:
 			p.seen[name] = cur

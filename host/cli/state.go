@@ -21,6 +21,9 @@ const stateOpenTimeout = 10 * time.Second
 // state.
 const tokenPurpose = "token-at-rest"
 
+// pinPurpose is the sealbox purpose of the tool pins in shared state.
+const pinPurpose = "tool-pins"
+
 // sharedState opens, once per command, the state the configuration's state
 // block names (this machine's files without one) and the keys of
 // MCPHOST_SESSION_KEYS (nil when unset: a random key per process). The
@@ -59,7 +62,10 @@ func (a *app) sharedState(ctx context.Context, cfg *config.Config) (state.Backen
 		octx, cancel := context.WithTimeout(ctx, stateOpenTimeout)
 		defer cancel()
 		rs, err := redisstate.New(octx, redisstate.Options{URL: s.URL, KeyPrefix: s.KeyPrefix, CAFile: s.CAFile, CertFile: s.CertFile, KeyFile: s.KeyFile,
-			TokenBox: keys.Box(tokenPurpose), Logger: a.logger().Named("state")})
+			TokenBox: keys.Box(tokenPurpose), PinBox: keys.Box(pinPurpose), Logger: a.logger().Named("state"),
+			// A held reply, the largest value stored, is at most twice
+			// max_message_bytes, sealed: the replies' cap leaves room for it.
+			MaxReplyBytes: max(redisstate.DefaultMaxReplyBytes, 2*int64(cfg.Settings.MaxMessageBytes)+1<<20)})
 		if err != nil {
 			return nil, nil, fmt.Errorf("state (%s): %w", s.Origin.Source(), err)
 		}

@@ -14,6 +14,8 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/host/auth"
@@ -23,6 +25,27 @@ import (
 // ErrNotFound is returned by Get, Pop and Pins.Get when there is nothing
 // under the key (or nothing arrived in time).
 var ErrNotFound = errors.New("state: not found")
+
+// ErrPinMissing is what a Pins.Pin error wraps (a *MissingPinsError) for
+// names it cannot vouch for because the store's pins were tampered with: a
+// shared store whose pins are older than those this process saw (deleted,
+// or replaced by an older copy) or do not open with the configured keys.
+// Such a tool is refused, not pinned afresh, until it is approved again.
+var ErrPinMissing = errors.New("state: tool pin missing")
+
+// MissingPinsError lists the names Pins.Pin could not vouch for; the
+// fingerprints it returns with it are those of the other names.
+type MissingPinsError struct {
+	Names  []string // sorted
+	Reason string   // why, for the operator
+}
+
+func (e *MissingPinsError) Error() string {
+	return fmt.Sprintf("%s: %s (%s): approve the tool again with `mcphost tools approve`", ErrPinMissing, strings.Join(e.Names, ", "), e.Reason)
+}
+
+// Unwrap returns ErrPinMissing.
+func (e *MissingPinsError) Unwrap() error { return ErrPinMissing }
 
 // ErrHeld is returned by Lease when another holder has the lease (it is
 // auth.ErrLeaseHeld, which token stores that are leasers return).
@@ -107,7 +130,10 @@ type RateLimiter interface {
 type Pins interface {
 	// Pin records, for each name of fps with no recorded fingerprint, its
 	// fingerprint in fps, and returns the recorded fingerprint of every
-	// name of fps (fps's own where it was recorded now).
+	// name of fps (fps's own where it was recorded now). A shared store
+	// whose pins were tampered with fails with a *MissingPinsError
+	// (ErrPinMissing) for the names it cannot vouch for, and returns the
+	// recorded fingerprints of the others.
 	Pin(ctx context.Context, fps map[string]string) (map[string]string, error)
 	// Approve records fp for name, replacing any.
 	Approve(ctx context.Context, name, fp string) error

@@ -145,6 +145,13 @@ func (b *Box) Seal(dst, plain, aad []byte) []byte {
 	return aead.Seal(dst, dst[n:n+aead.NonceSize()], plain, aad)
 }
 
+// SealedByFirst reports whether sealed names the first key (the one Seal
+// uses): a value kept longer than a key is used, and opened with another
+// key, is to be sealed again before that key is dropped.
+func (b *Box) SealedByFirst(sealed []byte) bool {
+	return len(sealed) >= Overhead && sealed[0] == version && bytes.Equal(sealed[1:1+idLen], b.ids[0][:])
+}
+
 // Open opens a value Seal sealed with any of the keys and the same aad,
 // appending the plain value to dst. It fails with ErrOpen otherwise.
 func (b *Box) Open(dst, sealed, aad []byte) ([]byte, error) {

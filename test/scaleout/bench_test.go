@@ -353,7 +353,7 @@ func benchRateLimit(b *testing.B, c *cluster, plain, limited, capped *replica) {
 // c's Redis, for the probes of this process.
 func (c *cluster) backend(tb testing.TB) *redisstate.Backend {
 	tb.Helper()
-	be, err := redisstate.New(context.Background(), redisstate.Options{URL: c.redis.URL(), KeyPrefix: "scaleout:bench:", TokenBox: sealbox.Random().Box("bench")})
+	be, err := redisstate.New(context.Background(), redisstate.Options{URL: c.redis.URL(), KeyPrefix: "scaleout:bench:", TokenBox: sealbox.Random().Box("bench"), PinBox: sealbox.Random().Box("bench pins")})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -13,7 +13,9 @@
 //	PREFIX tok:<key>         OAuth token records, sealed (no TTL)
 //	PREFIX rl:<name>:<key>   a rate limiter's state for one key (ZSET;
 //	                         expires once idle)
-//	PREFIX pins              tool pins (HASH name → fingerprint)
+//	PREFIX pinset            tool pins, sealed (no TTL; see pins)
+//	PREFIX pins              tool pins of the former format (HASH name →
+//	                         fingerprint), read once into pinset
 //	PREFIX ch:<channel>      Pub/Sub channels
 //
 // Token records are sealed with Options.TokenBox, bound to their full key,
@@ -93,6 +95,9 @@ type Options struct {
 	CertFile, KeyFile string
 	// TokenBox seals the OAuth token records. REQUIRED.
 	TokenBox *sealbox.Box
+	// PinBox seals the tool pins (a box of another purpose than
+	// TokenBox's). REQUIRED.
+	PinBox *sealbox.Box
 	// Logger receives what the backend has to say (lost connections,
 	// leases it could not release). OPTIONAL: nothing is logged.
 	Logger hclog.Logger
@@ -115,6 +120,15 @@ type Options struct {
 	// made as Pops need them and closed after a minute idle. OPTIONAL:
 	// DefaultPopPoolSize.
 	PopPoolSize int
+	// MaxReplyBytes caps one reply: a value longer than that (or a reply
+	// announcing it, or announcing more than 131,072 elements) fails its
+	// call with ErrReplyTooLarge and closes the connection before anything
+	// of the announced size is allocated, so that a hostile server, or one
+	// in the middle of a redis:// connection, cannot make the replica
+	// allocate gigabytes with a few bytes. It must exceed the largest value
+	// the gateway stores (a held reply: a server's message, up to the
+	// max_message_bytes setting). OPTIONAL: DefaultMaxReplyBytes.
+	MaxReplyBytes int64
 }
 
 // Backend is the state in Redis. Its methods are safe for concurrent use.
@@ -123,6 +137,8 @@ type Backend struct {
 	pops           *redis.Client // Pop's (Options.PopPoolSize)
 	prefix         string
 	box            *sealbox.Box
+	pinBox         *sealbox.Box
+	pinMem         pinMemory // the newest tool pins seen
 	log            hclog.Logger
 	opTimeout      time.Duration // of a call without a context
 	inFlightExpiry time.Duration
@@ -157,14 +173,19 @@ func newBackend(o Options) (*Backend, error) {
 		return nil, errors.New("redis state: no URL")
 	case o.TokenBox == nil:
 		return nil, errors.New("redis state: no key to seal tokens with")
+	case o.PinBox == nil:
+		return nil, errors.New("redis state: no key to seal tool pins with")
 	case o.DialTimeout < 0 || o.Timeout < 0 || o.InFlightExpiry < 0:
 		return nil, errors.New("redis state: a negative timeout")
 	case o.PopPoolSize < 0:
 		return nil, errors.New("redis state: a negative pool size for Pop")
+	case o.MaxReplyBytes < 0:
+		return nil, errors.New("redis state: a negative reply size limit")
 	}
 	b := &Backend{
 		prefix:         o.KeyPrefix,
 		box:            o.TokenBox,
+		pinBox:         o.PinBox,
 		log:            o.Logger,
 		inFlightExpiry: o.InFlightExpiry,
 		idPrefix:       rand.Text()[:12] + ":",
@@ -242,6 +263,7 @@ func clientOptions(o Options) (*redis.Options, error) {
 		ro.MaxRetries = -1
 	}
 	ro.DialerRetries = 1
+	ro.Dialer = capDialer(redis.NewDialer(ro), cmp.Or(o.MaxReplyBytes, DefaultMaxReplyBytes))
 	ro.ContextTimeoutEnabled = true
 	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	return ro, nil

@@ -1,10 +1,13 @@
 package redisstate
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +38,8 @@ var testKeys = sealbox.Random()
 
 func tokenBox() *sealbox.Box { return testKeys.Box("state tokens") }
 
+func pinBox() *sealbox.Box { return testKeys.Box("state pins") }
+
 // options returns the options of a backend of srv with a fresh prefix
 // under base.
 func options(t testing.TB, srv *testredis.Server, base string) Options {
@@ -48,6 +53,7 @@ func options(t testing.TB, srv *testredis.Server, base string) Options {
 		URL:       srv.URL(),
 		KeyPrefix: newPrefix(base),
 		TokenBox:  tokenBox(),
+		PinBox:    pinBox(),
 		Logger:    hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Debug}),
 	}
 	if strings.HasPrefix(o.URL, "rediss:") {
@@ -196,7 +202,7 @@ func TestKeyPrefix(t *testing.T) {
 	keys, err := rawClient(t, srv).Keys(ctx, "*").Result()
 	must(err)
 	want := []string{"custom-prefix:kv:kv", "custom-prefix:lease:lease", "custom-prefix:list:list",
-		"custom-prefix:pins", "custom-prefix:rl:rl:alice", "custom-prefix:tok:srv:1"}
+		"custom-prefix:pinset", "custom-prefix:rl:rl:alice", "custom-prefix:tok:srv:1"}
 	if diff := cmp.Diff(want, sorted(keys)); diff != "" {
 		t.Errorf("keys in Redis (-want +got):\n%s", diff)
 	}
@@ -437,27 +443,28 @@ func TestNewErrors(t *testing.T) {
 	stopped.Stop()
 	wrong := &url.URL{Scheme: "redis", User: url.UserPassword("", password+"-wrong"), Host: srv.Addr()}
 	gone := &url.URL{Scheme: "redis", User: url.UserPassword("", password), Host: stopped.Addr()}
-	box := tokenBox()
+	box, pins := tokenBox(), pinBox()
 	for _, tt := range []struct {
 		name string
 		o    Options
 		want string // in the error
 	}{
-		{"NoURL", Options{TokenBox: box}, "no URL"},
+		{"NoURL", Options{TokenBox: box, PinBox: pins}, "no URL"},
 		{"NoTokenBox", Options{URL: srv.URL()}, "no key to seal tokens"},
-		{"WrongPassword", Options{URL: wrong.String(), TokenBox: box}, "WRONGPASS"},
-		{"Unreachable", Options{URL: gone.String(), TokenBox: box, DialTimeout: time.Second}, "connecting to"},
-		{"BadPort", Options{URL: "redis://:" + password + "@127.0.0.1:port/", TokenBox: box}, "URL"},
-		{"BadScheme", Options{URL: "http://:" + password + "@127.0.0.1:1/", TokenBox: box}, "scheme"},
-		{"BadDB", Options{URL: "redis://:" + password + "@127.0.0.1:1/" + password, TokenBox: box}, "database"},
-		{"UnknownOption", Options{URL: "redis://:" + password + "@127.0.0.1:1/?" + password + "=1", TokenBox: box}, "option"},
-		{"CAWithoutTLS", Options{URL: srv.URL(), TokenBox: box, CAFile: "/nonexistent"}, "not rediss://"},
-		{"SkipVerify", Options{URL: "rediss://127.0.0.1:1/?skip_verify=true", TokenBox: box}, "skip_verify"},
-		{"CertWithoutKey", Options{URL: "rediss://127.0.0.1:1/", TokenBox: box, CertFile: "/c.pem"}, "key file"},
-		{"MissingCA", Options{URL: "rediss://127.0.0.1:1/", TokenBox: box, CAFile: "/nonexistent/ca.pem"}, "CA file"},
-		{"NegativeTimeout", Options{URL: srv.URL(), TokenBox: box, Timeout: -1}, "negative"},
-		{"NegativePopPoolSize", Options{URL: srv.URL(), TokenBox: box, PopPoolSize: -1}, "negative pool size"},
-		{"NoReadTimeout", Options{URL: srv.URL() + "?read_timeout=-1", TokenBox: box}, "disables a timeout"},
+		{"NoPinBox", Options{URL: srv.URL(), TokenBox: box}, "no key to seal tool pins"},
+		{"WrongPassword", Options{URL: wrong.String(), TokenBox: box, PinBox: pins}, "WRONGPASS"},
+		{"Unreachable", Options{URL: gone.String(), TokenBox: box, PinBox: pins, DialTimeout: time.Second}, "connecting to"},
+		{"BadPort", Options{URL: "redis://:" + password + "@127.0.0.1:port/", TokenBox: box, PinBox: pins}, "URL"},
+		{"BadScheme", Options{URL: "http://:" + password + "@127.0.0.1:1/", TokenBox: box, PinBox: pins}, "scheme"},
+		{"BadDB", Options{URL: "redis://:" + password + "@127.0.0.1:1/" + password, TokenBox: box, PinBox: pins}, "database"},
+		{"UnknownOption", Options{URL: "redis://:" + password + "@127.0.0.1:1/?" + password + "=1", TokenBox: box, PinBox: pins}, "option"},
+		{"CAWithoutTLS", Options{URL: srv.URL(), TokenBox: box, PinBox: pins, CAFile: "/nonexistent"}, "not rediss://"},
+		{"SkipVerify", Options{URL: "rediss://127.0.0.1:1/?skip_verify=true", TokenBox: box, PinBox: pins}, "skip_verify"},
+		{"CertWithoutKey", Options{URL: "rediss://127.0.0.1:1/", TokenBox: box, PinBox: pins, CertFile: "/c.pem"}, "key file"},
+		{"MissingCA", Options{URL: "rediss://127.0.0.1:1/", TokenBox: box, PinBox: pins, CAFile: "/nonexistent/ca.pem"}, "CA file"},
+		{"NegativeTimeout", Options{URL: srv.URL(), TokenBox: box, PinBox: pins, Timeout: -1}, "negative"},
+		{"NegativePopPoolSize", Options{URL: srv.URL(), TokenBox: box, PinBox: pins, PopPoolSize: -1}, "negative pool size"},
+		{"NoReadTimeout", Options{URL: srv.URL() + "?read_timeout=-1", TokenBox: box, PinBox: pins}, "disables a timeout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -677,4 +684,160 @@ func TestPopsDoNotStarveOtherCalls(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// TestPinsTampered: what someone with access to Redis can do to the tool
+// pins, and what each replica then vouches for. b1 is a replica that has
+// pinned t=v1; each case tampers with Redis, then checks what b1 (which
+// remembers) and a fresh replica (which does not) record for t, now v2,
+// and for a new tool n.
+func TestPinsTampered(t *testing.T) {
+	t.Parallel()
+	srv := testredis.Start(t, testredis.Options{})
+	raw := rawClient(t, srv)
+	missing := "missing"
+	for _, tt := range []struct {
+		name   string
+		tamper func(ctx context.Context, b1 *Backend, key string, before string)
+		// What b1 and a fresh replica record for t (v2 asked) and n
+		// ("missing": refused with ErrPinMissing).
+		b1T, b1N, freshT, freshN string
+	}{
+		{"untouched", func(context.Context, *Backend, string, string) {}, "v1", "n1", "v1", "n1"},
+		{"deleted", func(ctx context.Context, _ *Backend, key, _ string) { raw.Del(ctx, key) },
+			"v1", missing, "v2", "n1"},
+		{"overwritten", func(ctx context.Context, _ *Backend, key, _ string) { raw.Set(ctx, key, "forged", 0) },
+			"v1", missing, missing, missing},
+		{"copied from another prefix's", func(ctx context.Context, b1 *Backend, key, _ string) {
+			other := open(t, options(t, srv, ""))
+			other.Pins().Pin(ctx, map[string]string{"t": "v2"})
+			raw.Set(ctx, key, raw.Get(ctx, other.Pins().(pins).key()).Val(), 0)
+		}, "v1", missing, missing, missing},
+		{"an older copy put back", func(ctx context.Context, b1 *Backend, key, before string) {
+			if err := b1.Pins().Approve(ctx, "t", "v0"); err != nil {
+				t.Fatal(err)
+			}
+			raw.Set(ctx, key, before, 0) // t=v1 again
+		}, "v0", missing, "v1", "n1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			o := options(t, srv, "")
+			b1 := open(t, o)
+			key := b1.Pins().(pins).key()
+			if _, err := b1.Pins().Pin(ctx, map[string]string{"t": "v1"}); err != nil {
+				t.Fatal(err)
+			}
+			before := raw.Get(ctx, key).Val()
+			tt.tamper(ctx, b1, key, before)
+			fresh := open(t, o)
+			for _, r := range []struct {
+				who  string
+				b    *Backend
+				t, n string
+			}{{"b1", b1, tt.b1T, tt.b1N}, {"fresh", fresh, tt.freshT, tt.freshN}} {
+				for _, q := range []struct{ name, fp, want string }{{"t", "v2", r.t}, {"n", "n1", r.n}} {
+					got, err := r.b.Pins().Pin(ctx, map[string]string{q.name: q.fp})
+					switch {
+					case q.want == missing:
+						var me *state.MissingPinsError
+						if !errors.As(err, &me) || !errors.Is(err, state.ErrPinMissing) || !slices.Equal(me.Names, []string{q.name}) {
+							t.Errorf("%s: Pin(%s) = %v, %v; want ErrPinMissing", r.who, q.name, got, err)
+						}
+					case err != nil || got[q.name] != q.want:
+						t.Errorf("%s: Pin(%s) = %v, %v; want %s", r.who, q.name, got, err, q.want)
+					}
+				}
+			}
+			// An approval (here by a process that remembers nothing, as the
+			// CLI) makes a newer set that every replica trusts again.
+			cli := open(t, o)
+			if err := cli.Pins().Approve(ctx, "t", "v2"); err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range []*Backend{b1, fresh} {
+				got, err := b.Pins().Pin(ctx, map[string]string{"t": "v2", "n2": "x"})
+				if err != nil || got["t"] != "v2" || got["n2"] != "x" {
+					t.Errorf("after the approval: Pin = %v, %v; want t=v2, n2 pinned", got, err)
+				}
+			}
+		})
+	}
+}
+
+// TestPinsSealed: the set in Redis is sealed (no fingerprint in the clear),
+// sealed again with a rotated key's successor, and read from the former
+// unsealed hash once.
+func TestPinsSealed(t *testing.T) {
+	t.Parallel()
+	srv := testredis.Start(t, testredis.Options{})
+	raw := rawClient(t, srv)
+	ctx := t.Context()
+
+	t.Run("sealed", func(t *testing.T) {
+		b := open(t, options(t, srv, ""))
+		if _, err := b.Pins().Pin(ctx, map[string]string{"mcp__s__t": "fp-canary-77"}); err != nil {
+			t.Fatal(err)
+		}
+		if v := raw.Get(ctx, b.Pins().(pins).key()).Val(); v == "" || strings.Contains(v, "fp-canary-77") || strings.Contains(v, "mcp__s__t") {
+			t.Errorf("the pins in Redis: %q; want them sealed", v)
+		}
+	})
+
+	t.Run("key rotation", func(t *testing.T) {
+		newKeys, err := sealbox.Parse(keyText(t, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		both, err := sealbox.Parse(keyText(t, 2) + "," + keyText(t, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := options(t, srv, "")
+		o.PinBox = mustKeys(t, keyText(t, 1)).Box("pins")
+		if _, err := open(t, o).Pins().Pin(ctx, map[string]string{"t": "v1"}); err != nil {
+			t.Fatal(err)
+		}
+		// The new key first, the old one still there: a replica pins once.
+		o.PinBox = both.Box("pins")
+		if got, err := open(t, o).Pins().Pin(ctx, map[string]string{"t": "v2"}); err != nil || got["t"] != "v1" {
+			t.Fatalf("with both keys: %v, %v", got, err)
+		}
+		// The old key dropped: the pins still open.
+		o.PinBox = newKeys.Box("pins")
+		if got, err := open(t, o).Pins().Pin(ctx, map[string]string{"t": "v2"}); err != nil || got["t"] != "v1" {
+			t.Errorf("after the old key was dropped: %v, %v; want t=v1", got, err)
+		}
+	})
+
+	t.Run("the former hash", func(t *testing.T) {
+		o := options(t, srv, "")
+		b := open(t, o)
+		raw.HSet(ctx, b.Pins().(pins).legacyKey(), "t", "v0")
+		if got, err := b.Pins().Pin(ctx, map[string]string{"t": "v9", "u": "u1"}); err != nil || got["t"] != "v0" || got["u"] != "u1" {
+			t.Fatalf("Pin = %v, %v; want t from the former hash", got, err)
+		}
+		// Read once: a later change of the hash is ignored.
+		raw.HSet(ctx, b.Pins().(pins).legacyKey(), "t", "forged")
+		if got, err := open(t, o).Pins().Pin(ctx, map[string]string{"t": "forged"}); err != nil || got["t"] != "v0" {
+			t.Errorf("Pin = %v, %v; want the sealed t=v0", got, err)
+		}
+	})
+}
+
+// keyText returns a key in MCPHOST_SESSION_KEYS's form, the same for the
+// same n.
+func keyText(t *testing.T, n byte) string {
+	t.Helper()
+	return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{n}, sealbox.KeySize))
+}
+
+func mustKeys(t *testing.T, s string) *sealbox.Keys {
+	t.Helper()
+	k, err := sealbox.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

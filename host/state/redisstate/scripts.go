@@ -13,9 +13,9 @@ var (
 	releaseLua    string
 	releaseScript = redis.NewScript(releaseLua)
 
-	//go:embed pin.lua
-	pinLua    string
-	pinScript = redis.NewScript(pinLua)
+	//go:embed pinswap.lua
+	pinSwapLua    string
+	pinSwapScript = redis.NewScript(pinSwapLua)
 
 	//go:embed ratelimit.lua
 	rateLimitLua    string

@@ -71,7 +71,7 @@ app.kubernetes.io/component: gateway
 {{- if .Values.redis.host }}
 {{- .Values.redis.host }}
 {{- else if .Values.redis.dev.enabled }}
-{{- printf "%s-redis" (include "mcphost.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- include "mcphost.redisDevName" . }}
 {{- else }}
 {{- fail "redis.host is required: the Redis the replicas share their state in (or, to try the chart, --set redis.dev.enabled=true for a single Redis, not HA)" }}
 {{- end }}
@@ -86,6 +86,32 @@ app.kubernetes.io/component: gateway
 
 {{- define "mcphost.redisTLSDir" -}}/etc/mcphost-redis-tls{{- end }}
 
+{{/* The single Redis's name (redis.dev). */}}
+{{- define "mcphost.redisDevName" -}}
+{{- printf "%s-redis" (include "mcphost.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The Secret with the Redis TLS files the gateway mounts: redis.tls.secretName, or the
+     certificate the chart makes for redis.dev; "" when none (or no TLS). */}}
+{{- define "mcphost.redisTLSSecret" -}}
+{{- if .Values.redis.tls.enabled }}
+{{- if .Values.redis.tls.secretName }}
+{{- .Values.redis.tls.secretName }}
+{{- else if .Values.redis.dev.enabled }}
+{{- printf "%s-tls" (include "mcphost.redisDevName" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The key of the CA in that Secret ("" for the system's roots). */}}
+{{- define "mcphost.redisCAKey" -}}
+{{- if .Values.redis.tls.caKey }}
+{{- .Values.redis.tls.caKey }}
+{{- else if .Values.redis.dev.enabled }}
+{{- "ca.crt" }}
+{{- end }}
+{{- end }}
+
 {{/* The state block, from the redis values. */}}
 {{- define "mcphost.stateBlock" -}}
 # What the replicas share, sealed with MCPHOST_SESSION_KEYS (added by the
@@ -95,8 +121,8 @@ state {
   url        = "{{ include "mcphost.redisURL" . }}"
   key_prefix = {{ .Values.redis.keyPrefix | quote }}
 {{- with .Values.redis.tls }}
-{{- if and .enabled .caKey }}
-  ca_file    = "{{ include "mcphost.redisTLSDir" $ }}/{{ .caKey }}"
+{{- if and .enabled (include "mcphost.redisCAKey" $) }}
+  ca_file    = "{{ include "mcphost.redisTLSDir" $ }}/{{ include "mcphost.redisCAKey" $ }}"
 {{- end }}
 {{- if and .enabled .certKey }}
   cert_file  = "{{ include "mcphost.redisTLSDir" $ }}/{{ .certKey }}"
@@ -132,7 +158,7 @@ state {
 {{- if and .Values.redis.tls.enabled (or .Values.redis.tls.caKey .Values.redis.tls.certKey .Values.redis.tls.keyKey) (not .Values.redis.tls.secretName) }}
 {{- fail "redis.tls.secretName is required with caKey, certKey or keyKey" }}
 {{- end }}
-{{- if and .Values.redis.tls.enabled .Values.redis.dev.enabled }}
-{{- fail "redis.dev (the single Redis for trying the chart) has no TLS: unset redis.tls.enabled or redis.dev.enabled" }}
+{{- if and .Values.redis.tls.enabled .Values.redis.dev.enabled (or .Values.redis.tls.secretName .Values.redis.tls.caKey .Values.redis.tls.certKey .Values.redis.tls.keyKey) }}
+{{- fail "redis.dev (the single Redis for trying the chart) makes its own certificate: unset redis.tls.secretName, caKey, certKey and keyKey" }}
 {{- end }}
 {{- end }}
