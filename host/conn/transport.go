@@ -238,6 +238,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 				msg, _ = c.routeNote(msg, nil)
 				return msg
 			},
+			log:     c.log,
 			command: s.Command,
 			args:    s.Args,
 			env:     childEnv(c.m.opts.LookupEnv, s.InheritEnv, s.Env),
