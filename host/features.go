@@ -11,6 +11,7 @@ import (
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
 // What servers offer besides tools — resource templates, raw reads,
@@ -86,15 +87,18 @@ func (h *Host) ResourceTemplatesOf(ctx context.Context, servers []string) ([]*re
 // ReadResourceResult reads a resource from server and returns the server's
 // result as is (ReadResource decodes it and writes blobs to files).
 // p.URI is the server's own URI; the rest of p (a retry's input responses
-// and request state, _meta) is sent as is.
+// and request state, _meta but for its protocol-reserved members: see
+// mcpmeta.Forwardable) is sent as is.
 func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	if err := h.serverAllowed(ctx, server); err != nil {
 		return nil, err
 	}
+	up := *p
+	up.Meta = mcpmeta.Forwardable(p.Meta) // (spoken to in the server's own version)
 	var res *mcp.ReadResourceResult
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
-		res, err = cs.ReadResource(ctx, p)
+		res, err = cs.ReadResource(ctx, &up)
 		return err
 	})
 	if err != nil {
@@ -135,11 +139,15 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 }
 
 // Complete asks server for completions (completion/complete); p names the
-// prompt or resource template by the server's own name or URI template.
+// prompt or resource template by the server's own name or URI template. Its
+// _meta is sent without its protocol-reserved members (mcpmeta.Forwardable).
 func (h *Host) Complete(ctx context.Context, server string, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if err := h.serverAllowed(ctx, server); err != nil {
 		return nil, err
 	}
+	up := *p
+	up.Meta = mcpmeta.Forwardable(p.Meta)
+	p = &up
 	var res *mcp.CompleteResult
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Completions == nil {
@@ -218,6 +226,7 @@ func (h *Host) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) {
 // (logging/setLevel does not apply to it), so without it the server logs
 // nothing during the call. Servers of earlier versions ignore the key.
 func (h *Host) withLogLevel(m mcp.Meta) mcp.Meta {
+	m = mcpmeta.Forwardable(m) // (spoken to in the server's own version)
 	h.notes.mu.Lock()
 	level := h.notes.level
 	h.notes.mu.Unlock()

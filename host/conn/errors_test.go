@@ -246,7 +246,7 @@ type stdioPair struct {
 func newStdioPair(t *testing.T) *stdioPair {
 	cr, cw := io.Pipe() // client to server
 	sr, sw := io.Pipe() // server to client
-	lc := newLineConn(sr, cw, DefaultMaxMessageBytes, nil)
+	lc := newLineConn(sr, cw, DefaultMaxMessageBytes, nil, nil)
 	p := connect(t, &mcp.IOTransport{Reader: cr, Writer: sw}, fixedTransport{lc})
 	return &stdioPair{pair: p, closeServerOutput: func() { sw.Close() }}
 }
@@ -261,7 +261,7 @@ func (t fixedTransport) Connect(context.Context) (mcp.Connection, error) { retur
 func oneLineConn(t *testing.T) *lineConn {
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
-	lc := newLineConn(sr, cw, DefaultMaxMessageBytes, nil)
+	lc := newLineConn(sr, cw, DefaultMaxMessageBytes, nil, nil)
 	t.Cleanup(func() { lc.Close() })
 	go func() {
 		bufio.NewReader(cr).ReadBytes('\n')
@@ -276,7 +276,7 @@ func oneLineConn(t *testing.T) *lineConn {
 func scriptedCallError(t *testing.T, werr *jsonrpc.Error) error {
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
-	lc := newLineConn(sr, cw, DefaultMaxMessageBytes, nil)
+	lc := newLineConn(sr, cw, DefaultMaxMessageBytes, nil, nil)
 	go func() {
 		defer sw.Close()
 		br := bufio.NewReader(cr)

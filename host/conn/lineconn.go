@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcphost/mcphost/internal/lineconn"
@@ -21,18 +22,20 @@ var errLineTooLong = errors.New("message from the server exceeds the size limit"
 type lineConn struct {
 	lineconn.Conn
 	*rawLane
+	noise noise
 }
 
 // newLineConn starts a connection on r and w; route, if set, sees each
 // message the go-sdk is handed, on the read loop (see routeNote): so a
 // notification is routed to its call before the call's raw response, read
-// after it, is returned.
-func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int, route func(jsonrpc.Message) jsonrpc.Message) *lineConn {
-	c := &lineConn{}
+// after it, is returned. Lines that do not look like JSON-RPC are skipped,
+// and logged to log if it is set (see noise).
+func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int, route func(jsonrpc.Message) jsonrpc.Message, log hclog.Logger) *lineConn {
+	c := &lineConn{noise: noise{log: log}}
 	c.rawLane = newRawLane(c.WriteLine)
 	c.Start(r, w, lineconn.Config{ // the read loop ends when r is closed or the server closes its stdout
 		MaxLine: maxLine,
-		Line:    c.response,
+		Line:    c.line,
 		Batches: true,
 		End:     c.end,
 		Written: c.written,
@@ -41,9 +44,20 @@ func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int, route func(json
 	return c
 }
 
+// line takes a line off the go-sdk's path: one that is not JSON-RPC (a
+// banner, a warning), which is skipped, or a raw call's response.
+func (c *lineConn) line(line []byte) bool {
+	if !looksJSONRPC(line) {
+		c.noise.skip(line)
+		return true
+	}
+	return c.response(line)
+}
+
 // end ends the read loop: pending raw calls get no response. Read reports
 // err.
 func (c *lineConn) end(err error) error {
+	c.noise.end()
 	if errors.Is(err, lineio.ErrTooLong) {
 		err = errLineTooLong
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -80,6 +81,8 @@ type stdioTransport struct {
 	conn *lineConn
 	// route routes the notifications read (Conn.routeNote).
 	route func(jsonrpc.Message) jsonrpc.Message
+	// log is told of the lines on the server's stdout that are skipped.
+	log hclog.Logger
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -91,7 +94,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if t.onStart != nil {
 		t.onStart(p.pid)
 	}
-	t.conn = newLineConn(p.stdout, p, t.maxMsg, t.route)
+	t.conn = newLineConn(p.stdout, p, t.maxMsg, t.route, t.log)
 	return t.conn, nil
 }
 

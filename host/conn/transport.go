@@ -238,6 +238,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 				msg, _ = c.routeNote(msg, nil)
 				return msg
 			},
+			log:     c.log,
 			command: s.Command,
 			args:    s.Args,
 			env:     childEnv(c.m.opts.LookupEnv, s.InheritEnv, s.Env),
@@ -290,7 +291,8 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			}
 			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 		}
-		hc.Transport = &sseRouting{base: hc.Transport, c: c, meta: new(rawMeta)}
+		// (One refused request must not end the session: requestRejections.)
+		hc.Transport = &sseRouting{base: &requestRejections{base: hc.Transport}, c: c, meta: new(rawMeta)}
 		st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}
 		if pa != nil {
 			st.OAuthHandler = pa

@@ -114,6 +114,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no served prompt or resource template matches the completion ref %s %q", ref.Type, ref.Name+ref.URI)}
 	}
 	p.Ref = &ref
+	p.Meta = forwardMeta(p.Meta) // (not the client's protocol _meta: the server is spoken to in its own version)
 	res, err := g.h.Complete(ctx, server, &p)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,36 @@ func Strip(m mcp.Meta) {
 	}
 }
 
+// Forwardable is m as a request of another hop may carry it: without its
+// reserved members, but for the log level (a request's own, which a server
+// of 2026-07-28 takes from its _meta alone, and one of an earlier version
+// ignores). The go-sdk client puts its own session's protocol version,
+// client info and capabilities on each request that has none, and takes the
+// protocol version header from them: a downstream client's, forwarded,
+// would be sent to a server that may not speak its version. m is returned
+// as is if it has nothing to remove, else a copy.
+func Forwardable(m mcp.Meta) mcp.Meta {
+	n := 0
+	for k := range m {
+		if IsReserved(k) && k != mcp.MetaKeyLogLevel {
+			n++
+		}
+	}
+	if n == 0 {
+		return m
+	}
+	if n == len(m) {
+		return nil
+	}
+	out := make(mcp.Meta, len(m)-n)
+	for k, v := range m {
+		if !IsReserved(k) || k == mcp.MetaKeyLogLevel {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // MayHave reports whether the raw JSON b may hold a reserved member (a
 // cheap test before StripRaw).
 func MayHave(b []byte) bool { return bytes.Contains(b, prefix) }

@@ -1,6 +1,8 @@
 package mcpmeta
 
 import (
+	"maps"
+	"reflect"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,6 +45,33 @@ func TestWithout(t *testing.T) {
 	} {
 		if got := string(Without([]byte(tc.in), tc.key)); got != tc.want {
 			t.Errorf("Without(%s, %s) = %s, want %s", tc.in, tc.key, got, tc.want)
+		}
+	}
+}
+
+func TestForwardable(t *testing.T) {
+	pv, ci := mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities
+	for _, tc := range []struct {
+		name     string
+		in, want mcp.Meta
+		same     bool // in itself is returned
+	}{
+		{name: "nil", in: nil, want: nil, same: true},
+		{name: "none reserved", in: mcp.Meta{"a": 1, "progressToken": "t"}, want: mcp.Meta{"a": 1, "progressToken": "t"}, same: true},
+		{name: "log level kept", in: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}, want: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}, same: true},
+		{name: "only reserved", in: mcp.Meta{pv: "2026-07-28", ci: map[string]any{}}, want: nil},
+		{name: "mixed", in: mcp.Meta{pv: "2026-07-28", "a": 1, mcp.MetaKeyLogLevel: "info"}, want: mcp.Meta{"a": 1, mcp.MetaKeyLogLevel: "info"}},
+	} {
+		in := maps.Clone(tc.in)
+		got := Forwardable(tc.in)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Forwardable(%v) = %v, want %v", tc.name, tc.in, got, tc.want)
+		}
+		if !reflect.DeepEqual(tc.in, in) {
+			t.Errorf("%s: the argument was changed to %v", tc.name, tc.in)
+		}
+		if tc.same && tc.in != nil && reflect.ValueOf(got).Pointer() != reflect.ValueOf(tc.in).Pointer() {
+			t.Errorf("%s: a copy was made with nothing to remove", tc.name)
 		}
 	}
 }

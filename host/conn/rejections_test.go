@@ -1,0 +1,120 @@
+package conn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/demoserver"
+)
+
+// A streamable HTTP server that refuses one request with an HTTP error the
+// go-sdk client cannot decode as that request's JSON-RPC error (plain text,
+// the TypeScript SDK's error with "id": null, an HTML page) fails that
+// request alone, with the server's words (scrubbed): the session, which
+// every user of the server shares, stays up, and the calls in flight and
+// after it succeed on it.
+func TestRejectedRequestKeepsTheSession(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, ctype, body string
+		status            int
+		want              string
+	}{
+		{"plain text 400", "text/plain", "Bad Request: unsupported protocol version 2026-07-28\n", 400, "HTTP 400 Bad Request: Bad Request: unsupported protocol version"},
+		{"TypeScript SDK", "application/json", `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Unsupported protocol version (supported versions: 2025-11-25)"},"id":null}`, 400, "Unsupported protocol version"},
+		{"HTML 422 with a secret", "text/html", "<html><body>Unprocessable: token=hunter2hunter2 " + strings.Repeat("x", 500) + "</body></html>", 422, "HTTP 422"},
+		{"JSON-RPC error of the request", "", "", 400, "refused by the server"}, // (the body is made below)
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := demoserver.New(&demoserver.Options{Name: "o", ProtocolVersions: []string{"2025-11-25"}, Passthrough: true})
+			sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+			var initializes atomic.Int32
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(strings.NewReader(string(body)))
+					var msg struct {
+						ID     json.RawMessage `json:"id"`
+						Method string          `json:"method"`
+					}
+					json.Unmarshal(body, &msg)
+					switch msg.Method {
+					case "initialize":
+						initializes.Add(1)
+					case "completion/complete":
+						b := tc.body
+						if b == "" {
+							b = `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"error":{"code":-32602,"message":"refused by the server"}}`
+						}
+						if tc.ctype != "" {
+							w.Header().Set("Content-Type", tc.ctype)
+						}
+						w.WriteHeader(tc.status)
+						io.WriteString(w, b)
+						return
+					}
+				}
+				sdk.ServeHTTP(w, r)
+			}))
+			t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+			m := NewManager([]*config.Server{{Name: "o", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}, &Options{})
+			t.Cleanup(func() { m.Close() })
+			ctx := context.Background()
+			echo := func(msg string) error {
+				res, err := m.CallTool(ctx, "o", &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": msg}}, nil)
+				if err == nil && (res.IsError || res.Content[0].(*mcp.TextContent).Text != msg) {
+					err = errors.New("wrong result")
+				}
+				return err
+			}
+			if err := echo("before"); err != nil {
+				t.Fatal(err)
+			}
+			// Calls of other users in flight meanwhile.
+			var wg sync.WaitGroup
+			errs := make(chan error, 20)
+			for i := range 20 {
+				wg.Go(func() { errs <- echo("during " + string(rune('a'+i))) })
+			}
+			err := m.Do(ctx, "o", func(ctx context.Context, cs *mcp.ClientSession) error {
+				_, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "introduce"},
+					Argument: mcp.CompleteParamsArgument{Name: "who", Value: "A"}})
+				return err
+			})
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("complete: %v; want the server's JSON-RPC error with %q", err, tc.want)
+			}
+			if err != nil && (strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), strings.Repeat("x", 300))) {
+				t.Errorf("the error shows the server's body unscrubbed or uncut: %v", err)
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Errorf("a call in flight: %v", err)
+				}
+			}
+			if err := echo("after"); err != nil {
+				t.Errorf("a call after: %v", err)
+			}
+			if n := initializes.Load(); n != 1 {
+				t.Errorf("the server was initialized %d times, want once: the refusal ended the session", n)
+			}
+		})
+	}
+}
