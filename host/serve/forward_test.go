@@ -311,10 +311,11 @@ func TestForwardedAnswersSealed(t *testing.T) {
 // TestNotificationFloodNotAmplified: a client floods a replica that does
 // not run its calls with 700 notifications/cancelled (each for another
 // request id) and responses to requests never put to it (ids of relayed
-// asks of the other replica, and of go-sdk requests). Before, each was
-// published to the other replicas (700 publishes) and none counted
-// against the principal's rate; now the flood is refused with 429 past
-// the rate limit's burst, at most one publish goes out per admitted
+// asks of the other replica, and of go-sdk requests). Before, the
+// cancellations and the relayed asks' answers were each published to the
+// other replicas (467 publishes) and none counted against the principal's
+// rate; now the flood is refused with 429 past the rate limit's burst (the
+// rate refills next to nothing meanwhile), at most one publish goes out per admitted
 // cancellation, none for an answer to nothing; and afterwards, the
 // principal's bucket for notifications empty, a call that asks the
 // client still gets its answer through the other replica.
@@ -323,7 +324,7 @@ func TestNotificationFloodNotAmplified(t *testing.T) {
 	const flood, burst = 700, 10
 	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
 	rs, _, srv := redisCluster(t, 2, upstream, func(st *redisstate.Backend) *HTTPOptions {
-		return &HTTPOptions{RateLimit: st.RateLimiter("flood", ratelimit.Options{Rate: 1, Burst: burst})}
+		return &HTTPOptions{RateLimit: st.RateLimiter("flood", ratelimit.Options{Rate: 0.01, Burst: burst})}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
