@@ -348,6 +348,10 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body 
 	msg := s.g.fwdBox.Seal([]byte("answer\n"), plain, forwardAAD("answer", owner))
 	if err := s.g.state.Publish(ctx, forwardChannel(owner), msg); err != nil {
 		s.g.log.Warn("passing a client's answer to the replica that asked", "error", err)
+		s.mu.Lock()
+		delete(hs.fwdIDs, id) // (the client may send it again)
+		delete(hs.fwdEpisodeIDs, id)
+		s.mu.Unlock()
 		return false
 	}
 	return true

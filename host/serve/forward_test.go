@@ -12,13 +12,16 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/ratelimit"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/state/redisstate"
 	"github.com/mcphost/mcphost/internal/sealbox"
 	"github.com/mcphost/mcphost/internal/testredis"
@@ -308,10 +311,11 @@ func TestForwardedAnswersSealed(t *testing.T) {
 // TestNotificationFloodNotAmplified: a client floods a replica that does
 // not run its calls with 700 notifications/cancelled (each for another
 // request id) and responses to requests never put to it (ids of relayed
-// asks of the other replica, and of go-sdk requests). Before, each was
-// published to the other replicas (700 publishes) and none counted
-// against the principal's rate; now the flood is refused with 429 past
-// the rate limit's burst, at most one publish goes out per admitted
+// asks of the other replica, and of go-sdk requests). Before, the
+// cancellations and the relayed asks' answers were each published to the
+// other replicas (467 publishes) and none counted against the principal's
+// rate; now the flood is refused with 429 past the rate limit's burst (the
+// rate refills next to nothing meanwhile), at most one publish goes out per admitted
 // cancellation, none for an answer to nothing; and afterwards, the
 // principal's bucket for notifications empty, a call that asks the
 // client still gets its answer through the other replica.
@@ -320,7 +324,7 @@ func TestNotificationFloodNotAmplified(t *testing.T) {
 	const flood, burst = 700, 10
 	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
 	rs, _, srv := redisCluster(t, 2, upstream, func(st *redisstate.Backend) *HTTPOptions {
-		return &HTTPOptions{RateLimit: st.RateLimiter("flood", ratelimit.Options{Rate: 1, Burst: burst})}
+		return &HTTPOptions{RateLimit: st.RateLimiter("flood", ratelimit.Options{Rate: 0.01, Burst: burst})}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -374,5 +378,119 @@ func TestNotificationFloodNotAmplified(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__u__twice", Arguments: map[string]any{}})
 	if err != nil || res.IsError || heldText(res) != "yes yes" {
 		t.Fatalf("a call that asks after the flood: %v %q, want its answers", err, heldText(res))
+	}
+}
+
+// FuzzForwardParsers: what a client sends (a response's id, a
+// cancellation) and what arrives from the shared state (a message on a
+// replica's channel, a session change) never panics; an id is taken for a
+// relayed ask's only with its session's tag, and one the gateway issued
+// always is.
+func FuzzForwardParsers(f *testing.F) {
+	keys := sealbox.Random()
+	g := &Gateway{log: hclog.NewNullLogger(), replica: "0a1b2c", fwdBox: keys.Box(forwardPurpose),
+		askIDKeys: keys.MACKeys(askIDPurpose), held: newHeldCalls()}
+	g.held.box = keys.Box(heldForwardPurpose)
+	issued := g.relayAskID("sid", 7)
+	for _, seed := range []string{
+		issued,
+		`{"jsonrpc":"2.0","id":"` + issued + `","result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x","reason":"r"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}`,
+		"answer\n" + string(g.fwdBox.Seal(nil, []byte(`{"s":"sid"}`), forwardAAD("answer", g.replica))),
+		"answer " + issued + "\n{}",
+		"held held-reply:" + strings.Repeat("ab", 16) + "\n\x00\xff{}",
+		"mcphost-ask-0a1b2c-1-", "mcphost-ask--", "\x00\xff{}", `{}{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := string(b)
+		if owner, ok := g.relayAskOwner("sid", s); ok && (s != issued || owner != g.replica) {
+			t.Fatalf("%q taken for a relayed ask of %q", s, owner)
+		}
+		if _, ok := g.relayAskOwner("other", s); ok && s == issued {
+			t.Fatal("an id issued on one session taken on another")
+		}
+		responseID(b)
+		cancelledID(b)
+		g.forwarded(b)
+		g.openChange(b)
+	})
+}
+
+// countingState counts the publishes of a shared state.
+type countingState struct {
+	state.Backend
+	n atomic.Int64
+}
+
+func (c *countingState) Publish(ctx context.Context, channel string, msg []byte) error {
+	c.n.Add(1)
+	return c.Backend.Publish(ctx, channel, msg)
+}
+
+// TestForwardedOnce: what a client POSTs to a replica that does not run
+// its calls is published for the others only when it can matter, and once:
+// a cancellation once per request id; an answer only to an id a replica
+// issued on this session, once; an answer to a go-sdk request only while
+// one is out.
+func TestForwardedOnce(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	local, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &countingState{Backend: local}
+	rs := heldCluster(t, 2, st, []*config.Server{upstream}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "once"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[1].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, hs := rs[1].g.heldSession(cs.ID())
+	if hs == nil {
+		t.Fatal("replica 1 does not hold the session")
+	}
+	post := func(body string) int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[1].url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	answer := func(id string) string { return `{"jsonrpc":"2.0","id":` + id + `,"result":{}}` }
+	for _, tc := range []struct {
+		name  string
+		body  string
+		times int
+		want  int64 // publishes
+	}{
+		{"a cancellation, again and again", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, 5, 1},
+		{"another request's cancellation", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"8"}}`, 1, 1},
+		{"an answer to an id issued on this session, again", answer(`"` + rs[0].g.relayAskID(hs.sid, 99) + `"`), 3, 1},
+		{"an answer to an id issued on another session", answer(`"` + rs[0].g.relayAskID("another", 1) + `"`), 1, 0},
+		{"an answer to an id without its tag", answer(`"mcphost-ask-` + rs[0].g.replica + `-1"`), 1, 0},
+		{"an answer to a go-sdk request, none out", answer(`3`), 1, 0},
+	} {
+		before := st.n.Load()
+		for range tc.times {
+			post(tc.body)
+		}
+		if got := st.n.Load() - before; got != tc.want {
+			t.Errorf("%s (%d times): %d publishes, want %d", tc.name, tc.times, got, tc.want)
+		}
 	}
 }

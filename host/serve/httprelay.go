@@ -86,6 +86,17 @@ type httpSession struct {
 	synced   chan struct{}   // closed when the replay goroutine ends, for those waiting (awaitSync); nil when none waits
 	resync   bool            // the state changed while it ran
 	outAsks  int             // go-sdk requests to the client awaiting its answer (forward.go)
+	caps     []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
+	posts    int             // POSTs in progress
+	used     time.Time       // the last request's start or end
+	written  time.Time       // when this replica last wrote the session's record
+	timer    *time.Timer     // closes the session once idle; stopped while a POST is in progress
+	// calls are the relayed calls in progress, by request id (their
+	// cancellation).
+	calls map[string]context.CancelFunc
+	// asks are the requests relayed calls put to the client, awaiting its
+	// answer, by id (httpasks.go).
+	asks map[string]chan []byte
 	// The ask record's episode and count (forward.go, askTracking); askMu
 	// keeps the record's writes in order.
 	askMu      sync.Mutex
@@ -99,17 +110,6 @@ type httpSession struct {
 	fwdEpisode    string
 	fwdEpisodeIDs map[string]bool
 	cancelsSent   map[string]bool
-	caps          []byte      // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
-	posts         int         // POSTs in progress
-	used          time.Time   // the last request's start or end
-	written       time.Time   // when this replica last wrote the session's record
-	timer         *time.Timer // closes the session once idle; stopped while a POST is in progress
-	// calls are the relayed calls in progress, by request id (their
-	// cancellation).
-	calls map[string]context.CancelFunc
-	// asks are the requests relayed calls put to the client, awaiting its
-	// answer, by id (httpasks.go).
-	asks map[string]chan []byte
 }
 
 func newHTTPSessions(g *Gateway, idle time.Duration) *httpSessions {
