@@ -64,7 +64,7 @@ func mountGateway(mux *http.ServeMux, opts *serve.HTTPOptions) {
 	if opts.OAuth == nil {
 		return
 	}
-	h := opts.OAuth.MetadataHandler()
+	h := serve.GuardHost(opts.OAuth.MetadataHandler())
 	for _, p := range opts.OAuth.MetadataPaths() {
 		mux.Handle(p, h)
 	}
