@@ -276,7 +276,7 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 	mountGateway(mux, opts)
 	g.MountHealth(mux, health)
 	if metrics != nil {
-		mux.Handle("/metrics", metrics) // (telemetry { prometheus = true })
+		mux.Handle("/metrics", serve.GuardHost(metrics)) // (telemetry { prometheus = true })
 	}
 	srv := &http.Server{
 		Handler:           mux,

@@ -59,12 +59,21 @@ func gatewayOptions(cfg *config.Config, st state.Backend, opts *serve.HTTPOption
 }
 
 // mountGateway mounts, beside /mcp, what the gateway block adds: the
-// protected resource metadata.
+// protected resource metadata; or, with the static token, answers to OAuth
+// discovery that say to send the token (serve.NoOAuthHandler).
 func mountGateway(mux *http.ServeMux, opts *serve.HTTPOptions) {
 	if opts.OAuth == nil {
+		if opts.Token != "" {
+			// A client that looks for OAuth after a 401 is told to send
+			// the static token instead.
+			h := serve.NoOAuthHandler()
+			for _, p := range serve.NoOAuthPaths() {
+				mux.Handle(p, h)
+			}
+		}
 		return
 	}
-	h := opts.OAuth.MetadataHandler()
+	h := serve.GuardHost(opts.OAuth.MetadataHandler())
 	for _, p := range opts.OAuth.MetadataPaths() {
 		mux.Handle(p, h)
 	}

@@ -2,7 +2,10 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -55,7 +58,9 @@ type serverHealth struct {
 	PerUser bool `json:"per_user,omitempty"`
 }
 
-// MountHealth mounts /healthz and /readyz on mux. Neither needs a token.
+// MountHealth mounts /healthz and /readyz on mux. Neither needs a token;
+// both refuse, as /mcp does, a Host that is not the loopback name a
+// loopback connection was addressed by (DNS rebinding: GuardHost).
 //
 // /healthz answers 200 {"status":"ok"} while the process serves.
 // /readyz answers 200 when the gateway should be sent requests and 503
@@ -64,19 +69,60 @@ type serverHealth struct {
 // connected are, as settings { ready_when } says — "all" of them, "any"
 // (at least one; or none is configured), or "none" (servers do not count).
 // Disabled, unapproved and blocked servers, and servers connected per user,
-// do not count.
+// do not count. The last reload's errors name files by base name only.
 func (g *Gateway) MountHealth(mux *http.ServeMux, opts *HealthOptions) {
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/healthz", GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeHealth(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+	})))
+	mux.Handle("/readyz", GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hs := g.readiness(opts)
 		code := http.StatusOK
 		if hs.Status != "ready" {
 			code = http.StatusServiceUnavailable
 		}
 		writeHealth(w, code, hs)
+	})))
+}
+
+// GuardHost serves h only to requests whose Host is a loopback name when
+// they came in on a loopback address, as the MCP endpoint does: a web page
+// whose name was rebound to 127.0.0.1 gets 403 (DNS rebinding). For the
+// endpoints beside /mcp that need no token (/healthz, /readyz, /metrics,
+// OAuth metadata).
+func GuardHost(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rebinding(r) {
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
 	})
+}
+
+// absPath matches an absolute file path in a message: a Unix one, or a
+// Windows one with a drive letter or a UNC prefix, starting the message or
+// after a space, quote, parenthesis or '='. (A URL's path follows "//host"
+// and a ':', so it does not match.)
+var absPath = regexp.MustCompile(`(^|[\s"'(=])(/[^\s"'():,]+|[A-Za-z]:\\[^\s"'():,]*|\\\\[^\s"'():,]+)`)
+
+// baseNames replaces each absolute path in msg with its base name: /readyz
+// is served without a token, and where the configuration lives is not for
+// anyone who can reach the port.
+func baseNames(msg string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range absPath.FindAllStringSubmatchIndex(msg, -1) {
+		start, end := m[4], m[5]
+		path := strings.TrimRight(msg[start:end], `/\`)
+		if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+			path = path[i+1:]
+		}
+		b.WriteString(msg[last:start])
+		b.WriteString(path)
+		last = end
+	}
+	b.WriteString(msg[last:])
+	return b.String()
 }
 
 // readiness computes /readyz's answer.
@@ -88,6 +134,8 @@ func (g *Gateway) readiness(opts *HealthOptions) *health {
 	}
 	if opts != nil && opts.Reload != nil {
 		hs.Config = opts.Reload()
+		hs.Config.Errors = mapStrings(hs.Config.Errors, baseNames)
+		hs.Config.RestartNeeded = mapStrings(hs.Config.RestartNeeded, baseNames)
 	}
 	g.drainMu.Lock()
 	hs.Draining = g.draining
@@ -117,6 +165,18 @@ func (g *Gateway) readiness(opts *HealthOptions) *health {
 		hs.Status = "not ready"
 	}
 	return hs
+}
+
+// mapStrings returns f of each of list, in a new slice (nil for none).
+func mapStrings(list []string, f func(string) string) []string {
+	if len(list) == 0 {
+		return list
+	}
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = f(s)
+	}
+	return out
 }
 
 func writeHealth(w http.ResponseWriter, code int, v any) {

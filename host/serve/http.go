@@ -3,7 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -176,7 +176,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	sessions.limits = sessionCaps{max: o.MaxSessions}
 	g.listens.setIdle(o.SessionIdleTimeout)
 	listenPerPrincipal := 0
-	want := []byte("Bearer " + o.Token)
+	want := sha256.Sum256([]byte(o.Token))
 	var authn *authenticator
 	if o.OAuth != nil {
 		sessions.limits.perPrincipal = o.MaxSessionsPerPrincipal
@@ -212,11 +212,11 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 			r = ar
-		case o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost"`)
-			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
-			g.refused(r, http.StatusUnauthorized, "no valid token")
-			return
+		case o.Token != "":
+			if reason := checkStaticToken(w, r.Header, want); reason != "" { // (inbound.go)
+				g.refused(r, http.StatusUnauthorized, reason)
+				return
+			}
 		}
 		owner := sessionOwner(r)
 		id := r.Header.Get("Mcp-Session-Id")

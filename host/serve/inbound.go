@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/url"
@@ -186,6 +188,88 @@ func addChallengeParam(h http.Header, param string) {
 		return
 	}
 	h.Set("WWW-Authenticate", "Bearer "+param)
+}
+
+// Answers to a request refused by the static token (HTTPOptions.Token).
+// Each says what to do: MCP clients show a 401's body to the user.
+const (
+	msgTokenRequired = "a bearer token is required: send Authorization: Bearer <token> (mcphost serve printed it, or $MCPHOST_SERVE_TOKEN)"
+	msgTokenInvalid  = "the bearer token is not valid: send the token mcphost serve printed, or the one in $MCPHOST_SERVE_TOKEN"
+	msgNotBearer     = "the Authorization header is not a bearer token: send Authorization: Bearer <token> (mcphost serve printed it, or $MCPHOST_SERVE_TOKEN)"
+	msgManyHeaders   = "more than one Authorization header: send one, Authorization: Bearer <token>"
+)
+
+// checkStaticToken checks a request's Authorization header against the
+// static token whose SHA-256 is want. It returns "" when the header is
+// "Bearer TOKEN" (the scheme in any case, RFC 7235 §2.1); otherwise it
+// answers 401 with what is wrong and returns the reason for the audit log.
+// The comparison takes the same time whatever the presented token (its
+// hash is compared, in constant time); nothing of it is quoted.
+//
+// The challenge is a plain Bearer one, realm="mcphost" (RFC 7235 §4.1: a 401
+// carries one), with error="invalid_token" for a wrong token (RFC 6750
+// §3.1), and no resource_metadata: there is no OAuth to discover. Clients
+// with an OAuth provider (the TypeScript SDK's transports) start discovery
+// on any 401 whatever its challenge; NoOAuthHandler answers them.
+func checkStaticToken(w http.ResponseWriter, h http.Header, want [sha256.Size]byte) (reason string) {
+	vals := h.Values("Authorization")
+	challenge := `Bearer realm="mcphost"`
+	var msg string
+	switch {
+	case len(vals) == 0 || strings.TrimSpace(vals[0]) == "":
+		msg, reason = msgTokenRequired, "no token"
+	case len(vals) > 1:
+		msg, reason = msgManyHeaders, "several Authorization headers"
+	default:
+		scheme, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+		token = strings.TrimSpace(token)
+		switch {
+		case !strings.EqualFold(scheme, "bearer"):
+			msg, reason = msgNotBearer, "not a bearer token"
+		case token == "":
+			msg, reason = msgTokenRequired, "no token"
+		default:
+			got := sha256.Sum256([]byte(token))
+			if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+				return ""
+			}
+			msg, reason = msgTokenInvalid, "invalid token"
+			challenge += `, error="invalid_token", error_description="the bearer token is not valid"`
+		}
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	http.Error(w, msg, http.StatusUnauthorized)
+	return reason
+}
+
+// NoOAuthPaths returns the OAuth discovery and registration paths (as
+// http.ServeMux patterns) a client may try on a gateway that uses the
+// static token (see NoOAuthHandler): RFC 9728 and RFC 8414 metadata,
+// OpenID discovery (also path-suffixed), and the endpoints the TypeScript
+// SDK falls back to without metadata.
+func NoOAuthPaths() []string {
+	return []string{
+		wellKnownPRM, wellKnownPRM + "/",
+		"/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server/",
+		"/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+		"/register", "/authorize", "/token",
+	}
+}
+
+// NoOAuthHandler answers OAuth discovery and registration on a gateway
+// that uses the static token: 404 with an OAuth error body (RFC 6749 §5.2
+// members) that says so, so that a client which went looking for OAuth
+// after a 401 reports how to authenticate instead of a failed dynamic
+// client registration. (The TypeScript SDK takes a 4xx on the metadata as
+// "none", then POSTs to /register and reports its error_description.)
+func NoOAuthHandler() http.Handler {
+	body := []byte(`{"error":"invalid_request","error_description":"this mcphost gateway does not use OAuth: send Authorization: Bearer <token> (mcphost serve printed it, or $MCPHOST_SERVE_TOKEN)"}` + "\n")
+	return GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write(body)
+	}))
 }
 
 // bearer returns the bearer token of an Authorization header, or "".

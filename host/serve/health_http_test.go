@@ -1,0 +1,78 @@
+package serve_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/serve"
+)
+
+// TestHealthEndpointsGuardHost: /healthz, /readyz and a handler guarded
+// like /metrics refuse a foreign Host on a loopback connection (DNS
+// rebinding), as /mcp does, and /readyz shows no absolute path.
+func TestHealthEndpointsGuardHost(t *testing.T) {
+	t.Parallel()
+	h, err := host.New(&config.Config{DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	g := serve.New(h, nil)
+	g.Sync(context.Background())
+	mux := http.NewServeMux()
+	g.MountHealth(mux, &serve.HealthOptions{Reload: func() serve.ReloadStatus {
+		return serve.ReloadStatus{Outcome: serve.ReloadRejected, Errors: []string{
+			"/home/alice/.config/mcphost/config.hcl:3:5: Invalid gateway url",
+			`plugin directory "/opt/mcphost/plugins" is writable by others`,
+		}}
+	}})
+	mux.Handle("/metrics", serve.GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "metrics\n") })))
+	srv := httptest.NewServer(mux) // on 127.0.0.1
+	t.Cleanup(srv.Close)
+
+	tests := []struct {
+		path, host string
+		want       int
+	}{
+		{"/healthz", "", http.StatusOK},
+		{"/healthz", "evil.example", http.StatusForbidden},
+		{"/healthz", "localhost:8080", http.StatusOK},
+		{"/readyz", "", http.StatusOK},
+		{"/readyz", "evil.example:80", http.StatusForbidden},
+		{"/metrics", "", http.StatusOK},
+		{"/metrics", "evil.example", http.StatusForbidden},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path+" "+tc.host, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, body)
+			}
+			if tc.path == "/readyz" && tc.want == http.StatusOK {
+				for _, abs := range []string{"/home/alice", "/opt/mcphost"} {
+					if strings.Contains(string(body), abs) {
+						t.Errorf("/readyz shows %q: %s", abs, body)
+					}
+				}
+				if !strings.Contains(string(body), "config.hcl:3:5: Invalid gateway url") || !strings.Contains(string(body), `\"plugins\" is writable`) {
+					t.Errorf("/readyz lost the errors' base names: %s", body)
+				}
+			}
+		})
+	}
+}
