@@ -137,6 +137,10 @@ func (a *callAudit) done(err error, respBytes int) {
 		a.rec.Outcome = audit.OutcomeOK
 	case errors.Is(err, host.ErrDenied):
 		a.rec.Outcome = audit.OutcomeDenied
+	case errors.Is(err, registry.ErrNotFound):
+		// No such tool (a per-user server's, or one gone since it was
+		// listed): answered as unknown, and no rule decided.
+		a.rec.Outcome, a.rec.Decision, a.rec.Rule = audit.OutcomeNotFound, audit.DecisionUnknown, ""
 	case errors.Is(err, context.Canceled):
 		a.rec.Outcome = audit.OutcomeCancelled
 	default:
@@ -149,4 +153,46 @@ func (a *callAudit) done(err error, respBytes int) {
 		}
 	}
 	a.g.audit.Write(&a.rec)
+}
+
+// maxAuditedName caps, in characters, a tool name a client sent that names
+// no tool, as its audit line records it.
+const maxAuditedName = 128
+
+// unknownToolMiddleware writes the audit line of a tools/call naming no
+// tool the gateway serves, which the go-sdk server answers itself
+// (unknownTool), on every path: the relay passes such calls to it. The
+// line's decision is "unknown", its outcome not_found, its tool the name
+// as sent, sanitized and capped. (A tool hidden from the caller is a
+// served tool: Gateway.call writes its line, with the rule that hid it.)
+func (g *Gateway) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		cr, ok := req.(*mcp.CallToolRequest)
+		if !ok || g.audit == nil || cr.Params == nil || g.servesTool(cr.Params.Name) {
+			return next(ctx, method, req)
+		}
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		rec := &audit.Record{Event: audit.EventToolCall, Tool: registry.Cap(cr.Params.Name, maxAuditedName),
+			Decision: audit.DecisionUnknown, Outcome: audit.OutcomeNotFound, RequestBytes: len(cr.Params.Arguments)}
+		if c := host.CallerOf(ctx); c != nil {
+			rec.Issuer, rec.Subject = c.Principal.Issuer, c.Principal.Subject
+		}
+		if id := sessionID(cr.Session); id != "" {
+			rec.Session = audit.SessionRef(id)
+		}
+		rec.Duration = time.Since(start)
+		g.audit.Write(rec)
+		return res, err
+	}
+}
+
+// servesTool reports whether name is a tool the go-sdk server has a
+// handler for: a served tool, a per-user server's (callerMiddleware), or
+// one of tool search's.
+func (g *Gateway) servesTool(name string) bool {
+	if _, ok := g.canonicalTool(name); ok || g.userTool(name) {
+		return true
+	}
+	return g.search != nil && (name == SearchToolName || name == CallToolName)
 }

@@ -33,9 +33,31 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		name, ok := g.canonicalTool(exposed)
 		if !ok {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", exposed)}
+			return nil, unknownTool(exposed)
 		}
-		return g.call(ctx, req, name)
+		return knownOrNot(g.call(ctx, req, name))(exposed)
+	}
+}
+
+// unknownTool is the answer to a call of a tool that the caller is not
+// served: one that does not exist, and — the same answer, byte for byte —
+// one hidden from the caller (denied to it by the rules, not in its
+// per-user view, left out by the server's tools block). It is the go-sdk
+// server's own answer for a name it has no tool for: -32602, unknown tool
+// "NAME" (so also HTTP 400 from 2026-07-28 on).
+func unknownTool(name string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// knownOrNot returns a call's outcome, a not-found error (a tool hidden
+// from the caller, or gone) answered as unknownTool of the name the
+// client called.
+func knownOrNot(res *mcp.CallToolResult, err error) func(name string) (*mcp.CallToolResult, error) {
+	return func(name string) (*mcp.CallToolResult, error) {
+		if errors.Is(err, registry.ErrNotFound) {
+			return nil, unknownTool(name)
+		}
+		return res, err
 	}
 }
 
