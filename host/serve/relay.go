@@ -147,6 +147,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 	var arr, parr [8]rawjson.Member
 	ms, ps, err := rawjson.Message(arr[:0], parr[:0], line)
 	if err != nil {
+		c.g.refusedLine(strictReason(err))
 		c.WriteLine(strictError(err))
 		return true
 	}
@@ -295,6 +296,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	c.setCancel(key, cancel)
 	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true, Trace: rr.trace}
 	a := c.g.auditCall(ctx, audit.EventToolCall, name, "", "", len(args))
+	ctx = a.with(ctx) // (the gate's decision, for the line)
 	// What the call's end writes; on the upstream connection's read loop
 	// when the call started there at once.
 	finish := func(resp []byte, handled bool, err error) {

@@ -70,7 +70,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 	if a == nil {
 		return g.callTool(ctx, req, name)
 	}
-	res, err := g.callTool(context.WithValue(ctx, callAuditKey{}, a), req, name)
+	res, err := g.callTool(a.with(ctx), req, name)
 	a.finish(res, err)
 	return res, err
 }
@@ -105,6 +105,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 				err = errors.New("not approved")
 			}
 			err = fmt.Errorf("%w: %s: %v", host.ErrDenied, name, err)
+			declinedByClient(ctx)
 			noteCallError(ctx, err)
 			return errorResult(err), nil
 		}
@@ -158,6 +159,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 				// The held call outlives the request: it is made for the
 				// same principal all the same.
 				hctx = host.WithCallerOf(hctx, caller)
+			}
+			if a, ok := ctx.Value(callAuditKey{}).(*callAudit); ok {
+				hctx = host.WithDecisionNote(hctx, &a.note) // (the gate's decision, for the line)
 			}
 			return g.h.CallTool(hctx, name, args, &o)
 		})
