@@ -17,19 +17,26 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/internal/fakeas"
 	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // hiddenGateway is a gateway over demo server a whose tools block leaves
-// out "large", where the rules deny alice "crash", with an audit log.
+// out "large", where the rules deny alice "crash", and over "prot", an
+// OAuth server whose logins are per user (alice has none: her view of it
+// is its authenticate pseudo-tool, its "whoami" hidden), with an audit log.
 func hiddenGateway(t *testing.T) (*serve.Gateway, *audit.Log, *syncbuf.Buffer) {
 	t.Helper()
 	a := demo("a")
 	a.Tools = &config.ToolFilter{Exclude: []string{"large"}}
+	as := fakeas.New()
+	t.Cleanup(as.Close)
+	prot := &config.Server{Name: "prot", Transport: config.TransportHTTP, URL: as.URL(), OAuth: &config.OAuth{PerUser: true, AllowLoopback: true}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}, Approved: true}
 	deny := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__a__crash",
 		For: &permissions.Principals{Subjects: []string{"alice"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{a}, Permissions: []config.PermissionRule{deny}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
+	h, err := host.New(&config.Config{Servers: []*config.Server{a, prot}, Permissions: []config.PermissionRule{deny}, DefaultMode: "allow_all"},
+		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +44,7 @@ func hiddenGateway(t *testing.T) (*serve.Gateway, *audit.Log, *syncbuf.Buffer) {
 	var buf syncbuf.Buffer
 	log := audit.New(&buf, nil)
 	g := serve.New(h, &serve.Options{Audit: log})
-	if p := g.Sync(ctx); len(p) > 0 {
-		t.Fatal(p)
-	}
+	g.Sync(ctx) // (prot's problem: it needs a login)
 	t.Cleanup(func() {
 		cancel()
 		h.Close()
@@ -86,7 +91,8 @@ func auditLines(t *testing.T, log *audit.Log, buf *syncbuf.Buffer) []audit.Recor
 // its server's tools block — gets byte for byte the answer (JSON-RPC code
 // and message, HTTP status) of a call of a name that names nothing, on
 // every path: the relay's and the go-sdk server's, over stdio and HTTP, for
-// clients of 2025-11-25 and 2026-07-28. That answer is the go-sdk's for an
+// clients of 2025-11-25 and 2026-07-28; a per-user server's tool missing
+// from the caller's own view, or from the server, too. That answer is the go-sdk's for an
 // unknown tool (-32602). Each call has one audit line: a hidden tool's with
 // the rule that hid it, an unknown name's with decision "unknown".
 func TestHiddenToolAnsweredAsUnknown(t *testing.T) {
@@ -94,15 +100,15 @@ func TestHiddenToolAnsweredAsUnknown(t *testing.T) {
 	const missing = "mcp__a__no_such_tool"
 	for _, tc := range []struct {
 		name   string
-		hidden []string // hidden from the caller
+		hidden []string // hidden from the caller (or, on a per-user server, missing)
 		meta   string   // the request's params._meta members
 		call   func(t *testing.T, g *serve.Gateway, id int, name, meta string) rpcAnswer
 	}{
-		{name: "http 2025-11-25 relay", hidden: []string{"mcp__a__crash", "mcp__a__large"}, call: httpSessionCall()},
-		{name: "http 2025-11-25 go-sdk", hidden: []string{"mcp__a__crash", "mcp__a__large"}, meta: `"progressToken":"p"`, call: httpSessionCall()},
-		{name: "http 2026-07-28 relay", hidden: []string{"mcp__a__crash", "mcp__a__large"},
+		{name: "http 2025-11-25 relay", hidden: []string{"mcp__a__crash", "mcp__a__large", "mcp__prot__whoami", "mcp__prot__no_such_tool"}, call: httpSessionCall()},
+		{name: "http 2025-11-25 go-sdk", hidden: []string{"mcp__a__crash", "mcp__a__large", "mcp__prot__whoami", "mcp__prot__no_such_tool"}, meta: `"progressToken":"p"`, call: httpSessionCall()},
+		{name: "http 2026-07-28 relay", hidden: []string{"mcp__a__crash", "mcp__a__large", "mcp__prot__whoami", "mcp__prot__no_such_tool"},
 			meta: `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`, call: httpStatelessCall},
-		{name: "http 2026-07-28 go-sdk", hidden: []string{"mcp__a__crash", "mcp__a__large"},
+		{name: "http 2026-07-28 go-sdk", hidden: []string{"mcp__a__crash", "mcp__a__large", "mcp__prot__whoami", "mcp__prot__no_such_tool"},
 			meta: `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"`, call: httpStatelessCall},
 		// (stdio has no gateway users: the rules hide nothing there.)
 		{name: "stdio relay", hidden: []string{"mcp__a__large"}, call: stdioCall()},
