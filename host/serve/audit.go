@@ -237,6 +237,10 @@ func (g *Gateway) servesTool(name string) bool {
 	return g.search != nil && (name == SearchToolName || name == CallToolName)
 }
 
+// reasonDuplicateID is the audit reason of a request refused because a
+// request with its id is in flight.
+const reasonDuplicateID = "a request with this id is in flight"
+
 // bodyReason is the audit reason of a POST whose body was refused with
 // status (readBody).
 func bodyReason(status int) string {

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -107,12 +108,39 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Fatalf("answer %q %v", line[:n], err)
 			}
 		}, 0, "strict JSON: duplicate or case-variant member names"},
+		{"stdio not JSON-RPC", func(t *testing.T, g *serve.Gateway) {
+			w, r := servePipes(t, g)
+			io.WriteString(w, `{"jsonrpc":"1.0","id":2,"method":"ping","params":{"`+canary+`":1}}`+"\n")
+			line := make([]byte, 4096)
+			if n, err := r.Read(line); err != nil || !strings.Contains(string(line[:n]), "-32600") {
+				t.Fatalf("answer %q %v", line[:n], err)
+			}
+		}, 0, "not a JSON-RPC 2.0 message"},
+		{"stdio duplicate id", func(t *testing.T, g *serve.Gateway) {
+			w, r := servePipes(t, g)
+			br := bufio.NewReader(r)
+			io.WriteString(w, strings.Replace(initialize, "2025-06-18", "2025-11-25", 1)+"\n")
+			br.ReadString('\n')
+			io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp__a__slow","arguments":{"milliseconds":300,"steps":1}}}`+"\n")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"`+canary+`"}}}`+"\n")
+			for _, want := range []string{"already in flight", `"result"`} {
+				if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, want) {
+					t.Fatalf("answer %q %v, want %s", line, err, want)
+				}
+			}
+		}, 0, "a request with this id is in flight"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			g, log, buf := auditGateway(t)
 			tc.send(t, g)
-			recs := allRecords(t, log, buf)
+			var recs []audit.Record
+			for _, r := range allRecords(t, log, buf) {
+				if r.Event != audit.EventToolCall || r.Tool != "mcp__a__slow" { // (the call in flight has its own)
+					recs = append(recs, r)
+				}
+			}
 			if len(recs) != 1 {
 				t.Fatalf("%d audit lines, want 1: %+v", len(recs), recs)
 			}

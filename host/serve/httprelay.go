@@ -358,6 +358,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		defer cancel()
 		forget, ok := sessions.track(hs, key, cancel)
 		if !ok {
+			g.refused(r, http.StatusBadRequest, reasonDuplicateID)
 			rw.final(http.StatusBadRequest, duplicateIDError(clientID))
 			g.endRelay(rs, errDuplicateID)
 			return true

@@ -155,6 +155,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 	if id, ok := rawjson.Find(ms, "id"); ok && isRequest {
 		key, err := rawjson.IDKey(id.Value)
 		if err != nil {
+			c.g.refusedLine("invalid request id")
 			c.WriteLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}`))
 			return true
 		}
@@ -165,6 +166,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 		}
 		c.mu.Unlock()
 		if dup {
+			c.g.refusedLine(reasonDuplicateID)
 			c.WriteLine(duplicateIDError(id.Value))
 			return true
 		}
@@ -244,6 +246,7 @@ func (c *relayConn) done1(id []byte) {
 // ("jsonrpc":"1.0", a method that is not a string). Its id, if any, is
 // answered and freed, so it can neither be refused later nor grow the map.
 func (c *relayConn) invalid(line []byte, _ error) {
+	c.g.refusedLine("not a JSON-RPC 2.0 message")
 	var arr [8]rawjson.Member
 	ms, _ := rawjson.Members(arr[:0], line)
 	if id, ok := rawjson.Find(ms, "id"); ok {
