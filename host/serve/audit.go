@@ -265,7 +265,8 @@ func strictReason(err error) string {
 }
 
 // refusedLine writes the audit line of a message refused on stdio before
-// any method ran (the strict JSON scan): stdio has no HTTP status.
+// any method ran (the strict JSON scan, an invalid or duplicate id, not
+// JSON-RPC): stdio has no HTTP status.
 func (g *Gateway) refusedLine(reason string) {
 	if g.audit == nil {
 		return

@@ -35,7 +35,8 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 		if !ok {
 			return nil, unknownTool(exposed)
 		}
-		return knownOrNot(g.call(ctx, req, name))(exposed)
+		res, err := g.call(ctx, req, name)
+		return asUnknown(exposed, res, err)
 	}
 }
 
@@ -49,16 +50,14 @@ func unknownTool(name string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 }
 
-// knownOrNot returns a call's outcome, a not-found error (a tool hidden
-// from the caller, or gone) answered as unknownTool of the name the
+// asUnknown returns a call's outcome, a not-found error (a tool hidden
+// from the caller, or gone) answered as unknownTool of name, the name the
 // client called.
-func knownOrNot(res *mcp.CallToolResult, err error) func(name string) (*mcp.CallToolResult, error) {
-	return func(name string) (*mcp.CallToolResult, error) {
-		if errors.Is(err, registry.ErrNotFound) {
-			return nil, unknownTool(name)
-		}
-		return res, err
+func asUnknown(name string, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, unknownTool(name)
 	}
+	return res, err
 }
 
 // call serves a call of the registry tool name (see toolHandler): req's
