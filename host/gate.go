@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -110,6 +111,8 @@ func (h *Host) gate(ctx context.Context, name string, approved bool, timeout tim
 		return nil, err // a changed definition never reaches the server until approved
 	}
 	d := h.decide(ctx, t.Name, mode)
+	note := decisionNoteOf(ctx)
+	note.set(d, approved && d.Behavior == permissions.Ask)
 	switch d.Behavior {
 	case permissions.Allow:
 	case permissions.Deny:
@@ -185,4 +188,54 @@ func (h *Host) decide(ctx context.Context, name string, mode gateMode) permissio
 		h.tel.RecordDecision(ctx, outcome)
 	}
 	return d
+}
+
+// DecisionNote receives the permission decision the call gate applied to
+// a call (WithDecisionNote), so that what reports on the call (the
+// gateway's audit line) records that decision rather than deciding again,
+// possibly otherwise (the rules may be reloaded in between). Its methods
+// are safe for concurrent use; a nil *DecisionNote records nothing.
+type DecisionNote struct {
+	mu       sync.Mutex
+	decision permissions.Decision
+	approved bool
+	decided  bool
+}
+
+// Get returns the decision the gate applied; approved says the decision
+// was ask and the caller's approval of this very call
+// (CallOptions.Approved) satisfied it. ok is false if the call ended
+// before the gate decided (an unknown tool, a changed definition). When
+// a call was gated more than once (the relay's try, then the full path),
+// the last decision is the one applied.
+func (n *DecisionNote) Get() (d permissions.Decision, approved, ok bool) {
+	if n == nil {
+		return permissions.Decision{}, false, false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.decision, n.approved, n.decided
+}
+
+func (n *DecisionNote) set(d permissions.Decision, approved bool) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	n.decision, n.approved, n.decided = d, approved, true
+	n.mu.Unlock()
+}
+
+type decisionNoteKey struct{}
+
+// WithDecisionNote returns ctx whose tool calls record in n the permission
+// decision their gate applies.
+func WithDecisionNote(ctx context.Context, n *DecisionNote) context.Context {
+	return context.WithValue(ctx, decisionNoteKey{}, n)
+}
+
+// decisionNoteOf returns ctx's DecisionNote, or nil.
+func decisionNoteOf(ctx context.Context) *DecisionNote {
+	n, _ := ctx.Value(decisionNoteKey{}).(*DecisionNote)
+	return n
 }

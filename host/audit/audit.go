@@ -75,11 +75,16 @@ const (
 	EventDropped = "audit_dropped"
 )
 
-// Decisions: the Decision of a Record, as the permissions package names them.
+// Decisions: the Decision of a Record, as the permissions package names
+// them, and DecisionUnknown.
 const (
 	DecisionAllow = "allow"
 	DecisionAsk   = "ask"
 	DecisionDeny  = "deny"
+	// DecisionUnknown is the decision of a call of a name that names no
+	// tool (answered as an unknown tool; Outcome not_found): no rule was
+	// consulted.
+	DecisionUnknown = "unknown"
 )
 
 // Outcomes: the Outcome of a Record.

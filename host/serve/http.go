@@ -253,18 +253,22 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			case hs != nil:
 				sessions.serveSession(w, r, hs)
 			case r.Method == http.MethodGet || r.Method == http.MethodDelete:
+				g.refused(r, http.StatusBadRequest, "no session id")
 				http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
 			default:
+				g.refused(r, http.StatusMethodNotAllowed, "method not allowed")
 				w.Header().Set("Allow", "GET, POST, DELETE")
 				http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 			}
 			return
 		}
-		body, ok := readBody(w, r, o.BodyTimeout)
-		if !ok {
+		body, status := readBody(w, r, o.BodyTimeout)
+		if status != 0 {
+			g.refused(r, status, bodyReason(status))
 			return
 		}
 		if err := scanBody(body); err != nil {
+			g.refused(r, http.StatusBadRequest, strictReason(err))
 			writeJSONRPCError(w, http.StatusBadRequest, strictError(err))
 			return
 		}
@@ -359,8 +363,9 @@ func sameOrigin(r *http.Request, origin string) bool {
 
 // readBody reads a POST body within timeout and MaxMessageBytes, then clears
 // the read deadline again: net/http would take its expiry while a response
-// streams as the client going away.
-func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, bool) {
+// streams as the client going away. A body that cannot be read is answered
+// here, with the status returned (0: read).
+func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, int) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(timeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
@@ -371,13 +376,13 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			http.Error(w, fmt.Sprintf("the request body exceeds %d bytes", MaxMessageBytes), http.StatusRequestEntityTooLarge)
-		} else {
-			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+			return nil, http.StatusRequestEntityTooLarge
 		}
-		return nil, false
+		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+		return nil, http.StatusBadRequest
 	}
 	rc.SetReadDeadline(time.Time{})
-	return body, true
+	return body, 0
 }
 
 // scanBody holds a POST body to the strict JSON rules: one message, or a

@@ -322,7 +322,8 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx = host.WithCaller(ctx, p, bearer(req.GetExtra().Header))
 		if cr, ok := req.(*mcp.CallToolRequest); ok && g.userTool(cr.Params.Name) {
-			return g.call(ctx, cr, cr.Params.Name) // (not among the tools served to all)
+			res, err := g.call(ctx, cr, cr.Params.Name) // (not among the tools served to all)
+			return asUnknown(cr.Params.Name, res, err)
 		}
 		res, err := next(ctx, method, req)
 		if err != nil {

@@ -147,6 +147,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 	var arr, parr [8]rawjson.Member
 	ms, ps, err := rawjson.Message(arr[:0], parr[:0], line)
 	if err != nil {
+		c.g.refusedLine(strictReason(err))
 		c.WriteLine(strictError(err))
 		return true
 	}
@@ -154,6 +155,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 	if id, ok := rawjson.Find(ms, "id"); ok && isRequest {
 		key, err := rawjson.IDKey(id.Value)
 		if err != nil {
+			c.g.refusedLine("invalid request id")
 			c.WriteLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}`))
 			return true
 		}
@@ -164,6 +166,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 		}
 		c.mu.Unlock()
 		if dup {
+			c.g.refusedLine(reasonDuplicateID)
 			c.WriteLine(duplicateIDError(id.Value))
 			return true
 		}
@@ -243,6 +246,7 @@ func (c *relayConn) done1(id []byte) {
 // ("jsonrpc":"1.0", a method that is not a string). Its id, if any, is
 // answered and freed, so it can neither be refused later nor grow the map.
 func (c *relayConn) invalid(line []byte, _ error) {
+	c.g.refusedLine("not a JSON-RPC 2.0 message")
 	var arr [8]rawjson.Member
 	ms, _ := rawjson.Members(arr[:0], line)
 	if id, ok := rawjson.Find(ms, "id"); ok {
@@ -295,6 +299,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	c.setCancel(key, cancel)
 	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true, Trace: rr.trace}
 	a := c.g.auditCall(ctx, audit.EventToolCall, name, "", "", len(args))
+	ctx = a.with(ctx) // (the gate's decision, for the line)
 	// What the call's end writes; on the upstream connection's read loop
 	// when the call started there at once.
 	finish := func(resp []byte, handled bool, err error) {

@@ -33,10 +33,31 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		name, ok := g.canonicalTool(exposed)
 		if !ok {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", exposed)}
+			return nil, unknownTool(exposed)
 		}
-		return g.call(ctx, req, name)
+		res, err := g.call(ctx, req, name)
+		return asUnknown(exposed, res, err)
 	}
+}
+
+// unknownTool is the answer to a call of a tool that the caller is not
+// served: one that does not exist, and — the same answer, byte for byte —
+// one hidden from the caller (denied to it by the rules, not in its
+// per-user view, left out by the server's tools block). It is the go-sdk
+// server's own answer for a name it has no tool for: -32602, unknown tool
+// "NAME" (so also HTTP 400 from 2026-07-28 on).
+func unknownTool(name string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// asUnknown returns a call's outcome, a not-found error (a tool hidden
+// from the caller, or gone) answered as unknownTool of name, the name the
+// client called.
+func asUnknown(name string, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, unknownTool(name)
+	}
+	return res, err
 }
 
 // call serves a call of the registry tool name (see toolHandler): req's
@@ -48,7 +69,7 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name strin
 	if a == nil {
 		return g.callTool(ctx, req, name)
 	}
-	res, err := g.callTool(context.WithValue(ctx, callAuditKey{}, a), req, name)
+	res, err := g.callTool(a.with(ctx), req, name)
 	a.finish(res, err)
 	return res, err
 }
@@ -83,6 +104,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 				err = errors.New("not approved")
 			}
 			err = fmt.Errorf("%w: %s: %v", host.ErrDenied, name, err)
+			declinedByClient(ctx)
 			noteCallError(ctx, err)
 			return errorResult(err), nil
 		}
@@ -136,6 +158,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 				// The held call outlives the request: it is made for the
 				// same principal all the same.
 				hctx = host.WithCallerOf(hctx, caller)
+			}
+			if a, ok := ctx.Value(callAuditKey{}).(*callAudit); ok {
+				hctx = host.WithDecisionNote(hctx, &a.note) // (the gate's decision, for the line)
 			}
 			return g.h.CallTool(hctx, name, args, &o)
 		})

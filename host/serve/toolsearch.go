@@ -293,9 +293,10 @@ func (g *Gateway) callHandler(ctx context.Context, req *mcp.CallToolRequest) (*m
 	p.Name = t.Name
 	res, err := g.call(ctx, &mcp.CallToolRequest{Session: req.Session, Params: &p, Extra: req.Extra}, t.Name)
 	if errors.Is(err, registry.ErrNotFound) {
-		// (Gone since it was found: an answer for the model, not a
-		// protocol error about call_tool.)
-		return errorResult(fmt.Errorf("%s: %w", CallToolName, err)), nil
+		// (Gone since it was found, or hidden from the caller: an answer
+		// for the model, not a protocol error about call_tool — the same
+		// as for a name never found.)
+		return errorResult(fmt.Errorf("%s: no tool %q; find tools with %s", CallToolName, a.Name, SearchToolName)), nil
 	}
 	return res, err
 }

@@ -1,0 +1,207 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/internal/syncbuf"
+)
+
+// auditGateway is a gateway over demo server a with rules and an audit log.
+func auditGateway(t *testing.T, rules ...config.PermissionRule) (*serve.Gateway, *audit.Log, *syncbuf.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, Permissions: rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(),
+		ClientCapabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ConnectAll(ctx, nil)
+	var buf syncbuf.Buffer
+	log := audit.New(&buf, nil)
+	g := serve.New(h, &serve.Options{Audit: log})
+	if p := g.Sync(ctx); len(p) > 0 {
+		t.Fatal(p)
+	}
+	t.Cleanup(func() {
+		cancel()
+		h.Close()
+		log.Close(context.Background())
+	})
+	return g, log, &buf
+}
+
+// allRecords closes the log and returns its records.
+func allRecords(t *testing.T, log *audit.Log, buf *syncbuf.Buffer) []audit.Record {
+	t.Helper()
+	if err := log.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var out []audit.Record
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var r audit.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestRefusedRequestsAudited (issue 33, item 14): a request refused before
+// any method ran — a body that fails the strict JSON scan, one over the size
+// limit, on HTTP or stdio — has exactly one audit line, with its status and
+// a fixed reason, and nothing of the body.
+func TestRefusedRequestsAudited(t *testing.T) {
+	t.Parallel()
+	const canary = "BODY-CANARY-77"
+	for _, tc := range []struct {
+		name   string
+		send   func(t *testing.T, g *serve.Gateway)
+		status int
+		reason string
+	}{
+		{"http duplicate key", func(t *testing.T, g *serve.Gateway) {
+			srv := httptest.NewServer(g.Handler(nil))
+			defer srv.Close()
+			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__a__echo","Name":"`+canary+`"}}`, nil)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %s", resp.Status)
+			}
+		}, http.StatusBadRequest, "strict JSON: duplicate or case-variant member names"},
+		{"http concatenated", func(t *testing.T, g *serve.Gateway) {
+			srv := httptest.NewServer(g.Handler(nil))
+			defer srv.Close()
+			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"ping"}{"`+canary+`":1}`, nil)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %s", resp.Status)
+			}
+		}, http.StatusBadRequest, "strict JSON: parse error"},
+		{"http too large", func(t *testing.T, g *serve.Gateway) {
+			srv := httptest.NewServer(g.Handler(nil))
+			defer srv.Close()
+			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"`+canary+strings.Repeat("x", serve.MaxMessageBytes)+`"}}`, nil)
+			if resp.StatusCode != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status %s", resp.Status)
+			}
+		}, http.StatusRequestEntityTooLarge, "request body too large"},
+		{"stdio duplicate key", func(t *testing.T, g *serve.Gateway) {
+			w, r := servePipes(t, g)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":2,"method":"ping","id":3,"params":{"`+canary+`":1}}`+"\n")
+			line := make([]byte, 4096)
+			if n, err := r.Read(line); err != nil || !strings.Contains(string(line[:n]), "-32600") {
+				t.Fatalf("answer %q %v", line[:n], err)
+			}
+		}, 0, "strict JSON: duplicate or case-variant member names"},
+		{"stdio not JSON-RPC", func(t *testing.T, g *serve.Gateway) {
+			w, r := servePipes(t, g)
+			io.WriteString(w, `{"jsonrpc":"1.0","id":2,"method":"ping","params":{"`+canary+`":1}}`+"\n")
+			line := make([]byte, 4096)
+			if n, err := r.Read(line); err != nil || !strings.Contains(string(line[:n]), "-32600") {
+				t.Fatalf("answer %q %v", line[:n], err)
+			}
+		}, 0, "not a JSON-RPC 2.0 message"},
+		{"stdio duplicate id", func(t *testing.T, g *serve.Gateway) {
+			w, r := servePipes(t, g)
+			br := bufio.NewReader(r)
+			io.WriteString(w, strings.Replace(initialize, "2025-06-18", "2025-11-25", 1)+"\n")
+			br.ReadString('\n')
+			io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp__a__slow","arguments":{"milliseconds":300,"steps":1}}}`+"\n")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"`+canary+`"}}}`+"\n")
+			for _, want := range []string{"already in flight", `"result"`} {
+				if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, want) {
+					t.Fatalf("answer %q %v, want %s", line, err, want)
+				}
+			}
+		}, 0, "a request with this id is in flight"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g, log, buf := auditGateway(t)
+			tc.send(t, g)
+			var recs []audit.Record
+			for _, r := range allRecords(t, log, buf) {
+				if r.Event != audit.EventToolCall || r.Tool != "mcp__a__slow" { // (the call in flight has its own)
+					recs = append(recs, r)
+				}
+			}
+			if len(recs) != 1 {
+				t.Fatalf("%d audit lines, want 1: %+v", len(recs), recs)
+			}
+			if r := recs[0]; r.Event != audit.EventRefused || r.Status != tc.status || r.Reason != tc.reason || r.Outcome != audit.OutcomeError {
+				t.Errorf("audit line %+v, want refused, status %d, reason %q", r, tc.status, tc.reason)
+			}
+			if strings.Contains(buf.String(), canary) {
+				t.Error("the audit line holds the body")
+			}
+		})
+	}
+}
+
+// TestAskDecisionAudited (issue 33, item 14): each round of a call of an
+// ask tool has one audit line recording the decision the gate applied
+// (decided once, by the gate; not decided again for the line): the first,
+// answered with the gateway's question, "ask"; the retry carrying the
+// client's answer "allow" (approved by the client) or "deny" (declined).
+// (For a client before 2026-07-28 the go-sdk server asks by
+// elicitation/create and runs the call's handler again with the answer:
+// two rounds of one request.)
+func TestAskDecisionAudited(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		version  string
+		answer   string
+		decision string
+		outcome  string
+		reason   string
+	}{
+		{"approved", newProtocol, "allow", audit.DecisionAllow, audit.OutcomeOK, "approved by the client"},
+		{"declined", newProtocol, "deny", audit.DecisionDeny, audit.OutcomeDenied, "declined by the client"},
+		{"approved by elicitation/create", oldProtocol, "allow", audit.DecisionAllow, audit.OutcomeOK, "approved by the client"},
+		{"declined by elicitation/create", oldProtocol, "deny", audit.DecisionDeny, audit.OutcomeDenied, "declined by the client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g, log, buf := auditGateway(t, askEcho)
+			w, r := servePipes(t, g)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "ask"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": tc.answer}}, nil
+				}}).Connect(context.Background(), &mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "m"}}); err != nil {
+				t.Fatal(err)
+			}
+			cs.Close()
+			recs := allRecords(t, log, buf)
+			if len(recs) != 2 {
+				t.Fatalf("%d audit lines for the call and its retry, want 2: %+v", len(recs), recs)
+			}
+			if r := recs[0]; r.Decision != audit.DecisionAsk || r.Outcome != audit.OutcomeDenied || r.Reason != "approval asked of the client" || !strings.Contains(r.Rule, `ask "mcp__a__echo"`) {
+				t.Errorf("the question's line: %+v", r)
+			}
+			if r := recs[1]; r.Decision != tc.decision || r.Outcome != tc.outcome || r.Reason != tc.reason {
+				t.Errorf("the retry's line: decision %q, outcome %q, reason %q; want %q, %q, %q", r.Decision, r.Outcome, r.Reason, tc.decision, tc.outcome, tc.reason)
+			}
+		})
+	}
+}
