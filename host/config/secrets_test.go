@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -56,7 +55,7 @@ func TestReadSecretRefusesUntrustedFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.unix && runtime.GOOS == "windows" {
+			if tt.unix && !unixLike {
 				t.Skip("Unix permissions, links and FIFOs") // (Windows: ACLs; openNoFollow refuses reparse points)
 			}
 			dir := filepath.Join(t.TempDir(), "secrets")

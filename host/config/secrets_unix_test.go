@@ -13,6 +13,9 @@ import (
 	"time"
 )
 
+// unixLike: Unix permissions, links and FIFOs are tested.
+const unixLike = true
+
 func mkfifo(t *testing.T, p string) {
 	t.Helper()
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
