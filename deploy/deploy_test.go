@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
@@ -36,12 +37,13 @@ type manifest struct {
 // apiTypes are the kinds the deployment is made of, by apiVersion/kind. Any
 // other is an error: a misspelled kind or apiVersion included.
 var apiTypes = map[string]func() metav1.Object{
-	"v1/ConfigMap":                  func() metav1.Object { return new(corev1.ConfigMap) },
-	"v1/Secret":                     func() metav1.Object { return new(corev1.Secret) },
-	"v1/Service":                    func() metav1.Object { return new(corev1.Service) },
-	"v1/ServiceAccount":             func() metav1.Object { return new(corev1.ServiceAccount) },
-	"apps/v1/Deployment":            func() metav1.Object { return new(appsv1.Deployment) },
-	"policy/v1/PodDisruptionBudget": func() metav1.Object { return new(policyv1.PodDisruptionBudget) },
+	"v1/ConfigMap":                       func() metav1.Object { return new(corev1.ConfigMap) },
+	"v1/Secret":                          func() metav1.Object { return new(corev1.Secret) },
+	"v1/Service":                         func() metav1.Object { return new(corev1.Service) },
+	"v1/ServiceAccount":                  func() metav1.Object { return new(corev1.ServiceAccount) },
+	"apps/v1/Deployment":                 func() metav1.Object { return new(appsv1.Deployment) },
+	"policy/v1/PodDisruptionBudget":      func() metav1.Object { return new(policyv1.PodDisruptionBudget) },
+	"networking.k8s.io/v1/NetworkPolicy": func() metav1.Object { return new(networkingv1.NetworkPolicy) },
 }
 
 // splitDocuments splits a YAML stream at its "---" lines, dropping the
@@ -171,12 +173,12 @@ func TestChart(t *testing.T) {
 		name:    "defaults",
 		release: "mcphost",
 		values:  required,
-		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true},
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true, netpol: true},
 	}, {
 		name:    "redis without TLS, when asked",
 		release: "mcphost",
 		values:  required + "  tls:\n    enabled: false\n",
-		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, helm: true},
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, helm: true, netpol: true},
 	}, {
 		name:    "replicas 5 and an existing Secret",
 		release: "gw",
@@ -188,7 +190,7 @@ redis:
 podAnnotations:
   prometheus.io/scrape: "true"
 `,
-		want: want{replicas: 5, secret: "mcphost-keys", redisSecret: "mcphost-keys", pdb: true, tls: true, helm: true},
+		want: want{replicas: 5, secret: "mcphost-keys", redisSecret: "mcphost-keys", pdb: true, tls: true, helm: true, netpol: true},
 	}, {
 		name:    "redis over TLS with a client certificate, its password in its own Secret",
 		release: "mcphost",
@@ -208,27 +210,52 @@ redis:
     certKey: tls.crt
     keyKey: tls.key
 `,
-		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, sessionKeys: 2, redisSecret: "redis", redisKey: "password", pdb: true, tls: true, tlsFiles: 3, helm: true},
+		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, sessionKeys: 2, redisSecret: "redis", redisKey: "password", pdb: true, tls: true, tlsFiles: 3, helm: true, netpol: true},
+	}, {
+		name:    "no NetworkPolicy",
+		release: "mcphost",
+		values:  required + "networkPolicy:\n  enabled: false\n",
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true},
+	}, {
+		name:    "NetworkPolicy peers: an ingress controller, a Redis address, an upstream",
+		release: "mcphost",
+		values: required + `networkPolicy:
+  ingressFrom:
+    - namespaceSelector:
+        matchLabels:
+          kubernetes.io/metadata.name: ingress-nginx
+  redisTo:
+    - ipBlock:
+        cidr: 10.20.0.5/32
+  egress:
+    - to:
+        - ipBlock:
+            cidr: 203.0.113.0/24
+      ports:
+        - port: 443
+          protocol: TCP
+`,
+		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true, netpol: true},
 	}, {
 		name:    "no PodDisruptionBudget",
 		release: "mcphost",
 		values:  required + "pdb:\n  enabled: false\n",
-		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", tls: true, helm: true},
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", tls: true, helm: true, netpol: true},
 	}, {
 		name:    "minAvailable 2, another release name",
 		release: "edge",
 		values:  required + "pdb:\n  minAvailable: 2\n",
-		want:    want{replicas: 3, secret: "edge-mcphost", secretInSet: true, realKeys: true, redisSecret: "edge-mcphost", pdb: true, tls: true, helm: true},
+		want:    want{replicas: 3, secret: "edge-mcphost", secretInSet: true, realKeys: true, redisSecret: "edge-mcphost", pdb: true, tls: true, helm: true, netpol: true},
 	}, {
 		name:    "the single Redis for trying it out",
 		release: "mcphost",
 		values:  "redis:\n  dev:\n    enabled: true\n",
-		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, tls: true, tlsFiles: 1, helm: true},
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, tls: true, tlsFiles: 1, helm: true, netpol: true},
 	}, {
 		name:    "the single Redis without TLS",
 		release: "mcphost",
 		values:  "redis:\n  dev:\n    enabled: true\n  tls:\n    enabled: false\n",
-		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, helm: true},
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, helm: true, netpol: true},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -48,6 +49,7 @@ type want struct {
 	tlsFiles              int  // of ca_file, cert_file and key_file
 	devRedis              bool // the single Redis is in the set
 	helm                  bool // rolls on config changes (checksum/config)
+	netpol                bool // NetworkPolicies around the gateway (and the single Redis)
 }
 
 // The gateway's environment that the checks rely on.
@@ -341,6 +343,7 @@ func checkSet(t *testing.T, objs []manifest, w want) {
 		t.Errorf("state block: %d of ca_file, cert_file, key_file; want %d", len(state.files), w.tlsFiles)
 	}
 	checkRedis(t, objs, state, w)
+	checkNetworkPolicies(t, objs, d, port, state, w)
 
 	// What the gateway writes is on emptyDirs (the root filesystem is
 	// read-only): the image's TMPDIR, cache and config directory.
@@ -478,6 +481,114 @@ func checkRedis(t *testing.T, objs []manifest, state *stateBlock, w want) {
 	}
 	if len(svc.Spec.Ports) != 1 || itoa(int(svc.Spec.Ports[0].Port)) != state.url.Port() || portOf(t, c, svc.Spec.Ports[0].TargetPort) != 6379 {
 		t.Errorf("Service %s: ports %+v; the state url says port %s", svc.Name, svc.Spec.Ports, state.url.Port())
+	}
+}
+
+// checkNetworkPolicies checks the NetworkPolicies: one around the
+// gateway's pods, when wanted, letting in only its port and out only DNS,
+// Redis (the single Redis's pods, when in the set) and rules with ports;
+// one around the single Redis, letting in only the gateway on its port.
+func checkNetworkPolicies(t *testing.T, objs []manifest, gw *appsv1.Deployment, port int, state *stateBlock, w want) {
+	t.Helper()
+	c := &gw.Spec.Template.Spec.Containers[0]
+	gwLabels := labels.Set(gw.Spec.Template.Labels)
+	var redis *appsv1.Deployment
+	for _, d := range objectsOf[*appsv1.Deployment](objs) {
+		if !isGateway(d) {
+			redis = d
+		}
+	}
+	var gwPolicies, redisPolicies []*networkingv1.NetworkPolicy
+	for _, p := range objectsOf[*networkingv1.NetworkPolicy](objs) {
+		switch {
+		case selects(t, p.Spec.PodSelector.MatchLabels, gwLabels):
+			gwPolicies = append(gwPolicies, p)
+		case redis != nil && selects(t, p.Spec.PodSelector.MatchLabels, redis.Spec.Template.Labels):
+			redisPolicies = append(redisPolicies, p)
+		default:
+			t.Errorf("NetworkPolicy %s selects neither the gateway's pods nor Redis's", p.Name)
+		}
+	}
+	if !w.netpol {
+		if len(gwPolicies)+len(redisPolicies) != 0 {
+			t.Errorf("%d NetworkPolicies; want none", len(gwPolicies)+len(redisPolicies))
+		}
+		return
+	}
+	if len(gwPolicies) != 1 {
+		t.Fatalf("%d NetworkPolicies select the gateway's pods; want 1", len(gwPolicies))
+	}
+	p := gwPolicies[0]
+	if !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) || !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) {
+		t.Errorf("NetworkPolicy %s: policyTypes %v; want Ingress and Egress", p.Name, p.Spec.PolicyTypes)
+	}
+	if len(p.Spec.Ingress) == 0 {
+		t.Errorf("NetworkPolicy %s: no ingress rule: nobody reaches the gateway", p.Name)
+	}
+	for _, r := range p.Spec.Ingress {
+		if len(r.Ports) == 0 {
+			t.Errorf("NetworkPolicy %s: an ingress rule for every port", p.Name)
+		}
+		for _, rp := range r.Ports {
+			if rp.Port == nil || portOf(t, c, *rp.Port) != port || ptrOr(rp.Protocol) != corev1.ProtocolTCP {
+				t.Errorf("NetworkPolicy %s: ingress on %v; want only the gateway's port %d/TCP", p.Name, rp.Port, port)
+			}
+		}
+	}
+	var dnsUDP, dnsTCP, toRedis bool
+	for _, r := range p.Spec.Egress {
+		if len(r.Ports) == 0 {
+			t.Errorf("NetworkPolicy %s: an egress rule for every port", p.Name)
+		}
+		for _, rp := range r.Ports {
+			if rp.Port == nil {
+				t.Errorf("NetworkPolicy %s: an egress rule for every port", p.Name)
+				continue
+			}
+			switch n := rp.Port.IntValue(); {
+			case n == 53 && ptrOr(rp.Protocol) == corev1.ProtocolUDP:
+				dnsUDP = true
+			case n == 53 && ptrOr(rp.Protocol) == corev1.ProtocolTCP:
+				dnsTCP = true
+			case itoa(n) == state.url.Port() && redis == nil:
+				toRedis = true
+			case n == 6379 && redis != nil:
+				for _, peer := range r.To {
+					if peer.PodSelector != nil && selects(t, peer.PodSelector.MatchLabels, redis.Spec.Template.Labels) && peer.NamespaceSelector == nil {
+						toRedis = true
+					}
+				}
+			}
+		}
+	}
+	if !dnsUDP || !dnsTCP || !toRedis {
+		t.Errorf("NetworkPolicy %s: egress to DNS over UDP %v and TCP %v, to Redis (port %s) %v; want all", p.Name, dnsUDP, dnsTCP, state.url.Port(), toRedis)
+	}
+	if redis == nil {
+		return
+	}
+	if len(redisPolicies) != 1 {
+		t.Fatalf("%d NetworkPolicies select Redis's pods; want 1", len(redisPolicies))
+	}
+	rp := redisPolicies[0]
+	rc := &redis.Spec.Template.Spec.Containers[0]
+	if !slices.Contains(rp.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) || !slices.Contains(rp.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) || len(rp.Spec.Egress) != 0 {
+		t.Errorf("NetworkPolicy %s: policyTypes %v, egress %v; want Ingress and Egress, no egress", rp.Name, rp.Spec.PolicyTypes, rp.Spec.Egress)
+	}
+	for _, r := range rp.Spec.Ingress {
+		if len(r.From) == 0 || len(r.Ports) == 0 {
+			t.Errorf("NetworkPolicy %s: ingress from anyone or on every port", rp.Name)
+		}
+		for _, peer := range r.From {
+			if peer.PodSelector == nil || peer.NamespaceSelector != nil || peer.IPBlock != nil || !selects(t, peer.PodSelector.MatchLabels, gwLabels) {
+				t.Errorf("NetworkPolicy %s: ingress from %+v; want only the gateway's pods", rp.Name, peer)
+			}
+		}
+		for _, pp := range r.Ports {
+			if pp.Port == nil || portOf(t, rc, *pp.Port) != 6379 {
+				t.Errorf("NetworkPolicy %s: ingress on %v; want Redis's port only", rp.Name, pp.Port)
+			}
+		}
 	}
 }
 

@@ -35,3 +35,12 @@ func Executable(name string, fi os.FileInfo) bool { return fi.Mode().Perm()&0o11
 
 // PluginName is the plugin name of an executable file's name.
 func PluginName(file string) string { return file }
+
+// fileOwner returns the user ID that owns fi's file.
+func fileOwner(fi os.FileInfo) (uid int, ok bool) {
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(sys.Uid), true
+}

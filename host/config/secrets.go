@@ -77,8 +77,21 @@ func DeleteSecret(dir, name string) error {
 	return nil
 }
 
-// readSecret reads the secret name from dir. A file or directory that
-// others can read or write is refused; the error never holds the value.
+// ErrSecretFile is returned (wrapped) for a secret file, or secrets
+// directory, that mcphost does not trust: a symbolic link (or, on Windows,
+// another reparse point), not a regular file, owned by another user than
+// the current one or root (an *OwnerError too), or accessible to group or
+// others, as ssh refuses such keys. The error names the file, never its
+// content.
+var ErrSecretFile = errors.New("untrusted secret file")
+
+// errSymlink is openNoFollow's error for a symbolic link.
+var errSymlink = errors.New("a symbolic link")
+
+// readSecret reads the secret name from dir. A file that is a symbolic
+// link, not regular, owned by another user, or that others can read or
+// write, is refused (ErrSecretFile), as is such a directory; the error
+// never holds the value.
 func readSecret(dir, name string) (string, error) {
 	if dir == "" {
 		return "", errors.New("there is no config directory (set HOME or MCPHOST_CONFIG_DIR)")
@@ -86,13 +99,23 @@ func readSecret(dir, name string) (string, error) {
 	if err := CheckSecretName(name); err != nil {
 		return "", err
 	}
-	if st, err := os.Stat(dir); err == nil && OpenTo(st, 0o077) {
-		return "", fmt.Errorf("the secrets directory %s is accessible to others (mode %v); run chmod 700 on it", dir, st.Mode().Perm())
+	if st, err := os.Stat(dir); err == nil {
+		if uid, ok := fileOwner(st); ok && uid != os.Getuid() && uid != 0 {
+			return "", fmt.Errorf("%w: the secrets directory: %w", ErrSecretFile, &OwnerError{Path: dir, UID: uid})
+		}
+		if OpenTo(st, 0o077) {
+			return "", fmt.Errorf("%w: the secrets directory %s is accessible to others (mode %v); run chmod 700 on it", ErrSecretFile, dir, st.Mode().Perm())
+		}
 	}
 	p := filepath.Join(dir, name)
-	f, err := os.Open(p)
+	// Not following a link: the file read is the one whose owner and mode
+	// are checked, not what a link points to (and a FIFO does not block).
+	f, err := openNoFollow(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("secret %s is not stored (looked for %s)", name, p)
+	}
+	if errors.Is(err, errSymlink) {
+		return "", fmt.Errorf("%w: secret file %s is a symbolic link; secrets are read from regular files only: replace the link with the file itself (mode 0600)", ErrSecretFile, p)
 	}
 	if err != nil {
 		return "", fmt.Errorf("reading secret %s: %w", name, err)
@@ -102,11 +125,8 @@ func readSecret(dir, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading secret %s: %w", name, err)
 	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("secret %s (%s) is not a regular file", name, p)
-	}
-	if OpenTo(st, 0o077) {
-		return "", fmt.Errorf("secret file %s is accessible to others (mode %v); run chmod 600 on it", p, st.Mode().Perm())
+	if err := checkSecretFile(p, st); err != nil {
+		return "", err
 	}
 	if st.Size() > maxSecretSize {
 		return "", fmt.Errorf("secret file %s is %d bytes; the limit is %d", p, st.Size(), maxSecretSize)
@@ -119,6 +139,22 @@ func readSecret(dir, name string) (string, error) {
 		return "", fmt.Errorf("secret file %s is over %d bytes", p, maxSecretSize)
 	}
 	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// checkSecretFile returns an ErrSecretFile error unless st, the opened
+// secret file p, is a regular file of the current user's or root's that
+// group and others cannot access.
+func checkSecretFile(p string, st fs.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: secret file %s is not a regular file", ErrSecretFile, p)
+	}
+	if uid, ok := fileOwner(st); ok && uid != os.Getuid() && uid != 0 {
+		return fmt.Errorf("%w: %w", ErrSecretFile, &OwnerError{Path: p, UID: uid})
+	}
+	if OpenTo(st, 0o077) {
+		return fmt.Errorf("%w: secret file %s is accessible to others (mode %v); run chmod 600 on it", ErrSecretFile, p, st.Mode().Perm())
+	}
+	return nil
 }
 
 // secretFunc is secret("NAME"): the secret NAME from dir.

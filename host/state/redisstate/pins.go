@@ -199,16 +199,11 @@ func (p pins) Pin(ctx context.Context, fps map[string]string) (map[string]string
 		// A set sealed with a key other than the first is sealed again, so
 		// that it still opens once that key is dropped.
 		write := !current
-		if set == nil { // none yet, and none seen
-			set = &pinSet{Pins: map[string]string{}}
-			if version == 0 {
-				legacy, err := p.b.rdb.HGetAll(ctx, p.legacyKey()).Result()
-				if err != nil {
-					return nil, wrap(ctx, "pinning tools", err)
-				}
-				maps.Copy(set.Pins, legacy)
-				write = len(legacy) > 0
+		if set == nil { // none yet, and none seen (else it would be stale)
+			if set, err = p.legacy(ctx); err != nil {
+				return nil, wrap(ctx, "pinning tools", err)
 			}
+			write = len(set.Pins) > 0
 		}
 		for name, fp := range fps {
 			switch cur, ok := set.Pins[name]; {
@@ -239,6 +234,17 @@ func (p pins) Pin(ctx context.Context, fps map[string]string) (map[string]string
 	return nil, wrap(ctx, "pinning tools", fmt.Errorf("the pins kept changing under %d attempts", maxPinAttempts))
 }
 
+// legacy returns a set of the pins of the former format (none: empty).
+func (p pins) legacy(ctx context.Context) (*pinSet, error) {
+	old, err := p.b.rdb.HGetAll(ctx, p.legacyKey()).Result()
+	if err != nil {
+		return nil, err
+	}
+	set := &pinSet{Pins: map[string]string{}}
+	maps.Copy(set.Pins, old)
+	return set, nil
+}
+
 // Approve records fp for name, replacing any, in a newer set. A stale set
 // is replaced by the pins this backend remembers (and those of the stale
 // set it does not), so that approving one tool does not make an older
@@ -251,11 +257,18 @@ func (p pins) Approve(ctx context.Context, name, fp string) error {
 		}
 		version, mem := p.memory()
 		next := &pinSet{Pins: map[string]string{}}
-		if set != nil {
-			maps.Copy(next.Pins, set.Pins)
-		}
-		if staleReason(set, opened, version) != "" {
+		switch {
+		case staleReason(set, opened, version) != "":
+			if set != nil {
+				maps.Copy(next.Pins, set.Pins)
+			}
 			maps.Copy(next.Pins, mem)
+		case set != nil:
+			maps.Copy(next.Pins, set.Pins)
+		default: // none yet, and none seen
+			if next, err = p.legacy(ctx); err != nil {
+				return wrap(ctx, "approving a tool", err)
+			}
 		}
 		next.Pins[name] = fp
 		next.Version = nextVersion(set, version)

@@ -824,6 +824,18 @@ func TestPinsSealed(t *testing.T) {
 			t.Errorf("Pin = %v, %v; want the sealed t=v0", got, err)
 		}
 	})
+
+	t.Run("the former hash, an approval first", func(t *testing.T) {
+		o := options(t, srv, "")
+		b := open(t, o)
+		raw.HSet(ctx, b.Pins().(pins).legacyKey(), "t", "v0")
+		if err := b.Pins().Approve(ctx, "u", "u1"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := open(t, o).Pins().Pin(ctx, map[string]string{"t": "v9", "u": "u9"}); err != nil || got["t"] != "v0" || got["u"] != "u1" {
+			t.Errorf("Pin = %v, %v; want t from the former hash, u approved", got, err)
+		}
+	})
 }
 
 // keyText returns a key in MCPHOST_SESSION_KEYS's form, the same for the
