@@ -115,6 +115,8 @@ type Gateway struct {
 
 	sessions sessionLimit // serve --http session cap (http.go)
 
+	starting atomic.Bool // servers are connecting at start (connecting.go)
+
 	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
 
 	audit *audit.Log // or nil (audit.go)
