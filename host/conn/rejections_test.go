@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -132,4 +133,30 @@ func TestRejectedRequestKeepsTheSession(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRejection: whatever error body a server sends, the JSON-RPC error
+// made of it is bounded, valid UTF-8 on one line, and encodes.
+func FuzzRejection(f *testing.F) {
+	for _, s := range []string{
+		"Bad Request\n",
+		`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Unsupported protocol version"},"id":null}`,
+		`{"error":{"code":1,"message":"` + strings.Repeat("é", 300) + `"}}`,
+		"\x00\xff{}", `{"error":{"message":"a","message":"b"}}`, "token=secret123456789 \r\n x",
+	} {
+		f.Add(400, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		e := rejection(status, body)
+		if n := len(e.Message); n > rejectionShown+200 {
+			t.Fatalf("message of %d bytes", n)
+		}
+		if !utf8.ValidString(e.Message) || strings.ContainsAny(e.Message, "\r\n") {
+			t.Fatalf("message %q", e.Message)
+		}
+		id, _ := jsonrpc.MakeID(float64(1))
+		if _, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
