@@ -167,7 +167,6 @@ addressed) or allowed with --allow-origin.`,
 					yield(state.String(), count)
 				}
 			})
-			a.connectAll(ctx, h)
 			settings := h.Config().Settings
 			auditLog, closeAudit, err := openAudit(cfg, log)
 			if err != nil {
@@ -181,6 +180,13 @@ addressed) or allowed with --allow-origin.`,
 			}
 			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
 				Keys: keys, State: st})
+			// Clients are served at once, not after the slowest server's
+			// connect (up to its connect_timeout): their initialize is
+			// answered, servers are served as they connect, and the
+			// clients told by list_changed.
+			cctx, stopConnecting := context.WithCancel(ctx)
+			connected := g.ConnectAll(cctx, a.connectProgress(h))
+			defer func() { stopConnecting(); <-connected }()
 			problems := g.Sync(ctx)
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
@@ -211,7 +217,7 @@ addressed) or allowed with --allow-origin.`,
 			if err := gatewayOptions(cfg, st, hopts); err != nil {
 				return err
 			}
-			return a.serveHTTP(ctx, g, h, httpAddr, hopts, &serve.HealthOptions{Reload: rl.Status}, tel.Handler())
+			return a.serveHTTP(ctx, g, h, httpAddr, connected, hopts, &serve.HealthOptions{Reload: rl.Status}, tel.Handler())
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
@@ -261,7 +267,10 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, addr string, opts *serve.HTTPOptions, health *serve.HealthOptions, metrics http.Handler) error {
+// serveHTTP serves g on addr until ctx is done. It serves at once, while
+// the servers connect; the banner is printed once settled is closed (every
+// server connected or failed).
+func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, addr string, settled <-chan struct{}, opts *serve.HTTPOptions, health *serve.HealthOptions, metrics http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -284,6 +293,19 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-settled:
+		g.Sync(ctx) // (the banner's lists are those served)
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		return shutdownHTTP(srv, g, errc)
 	}
 
 	statuses := h.Servers(ctx)
@@ -321,8 +343,6 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 		f.Sync()
 	}
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {

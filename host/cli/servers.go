@@ -72,6 +72,12 @@ func notConnected(cfg *config.Config, statuses []host.ServerStatus) error {
 
 // connectAll connects every server, showing progress on a terminal.
 func (a *app) connectAll(ctx context.Context, h *host.Host) {
+	h.ConnectAll(ctx, a.connectProgress(h))
+}
+
+// connectProgress shows, on a terminal, the servers of h connecting and
+// each as it settles (the progress function of host.Host.ConnectAll).
+func (a *app) connectProgress(h *host.Host) func(name string, st conn.Status) {
 	total := len(h.ActiveServers())
 	show := a.isTerminal(a.stderr) && total > 0
 	var mu sync.Mutex
@@ -79,7 +85,7 @@ func (a *app) connectAll(ctx context.Context, h *host.Host) {
 	if show {
 		fmt.Fprintf(a.stderr, "Connecting to %d server(s)…\n", total)
 	}
-	h.ConnectAll(ctx, func(name string, st conn.Status) {
+	return func(name string, st conn.Status) {
 		if !show {
 			return
 		}
@@ -87,7 +93,7 @@ func (a *app) connectAll(ctx context.Context, h *host.Host) {
 		defer mu.Unlock()
 		done++
 		fmt.Fprintf(a.stderr, "  [%d/%d] %s: %s\n", done, total, name, st.State)
-	})
+	}
 }
 
 func (a *app) printServers(statuses []host.ServerStatus, skipped []*config.Skipped) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcphost/mcphost/host/redact"
@@ -25,11 +26,13 @@ import (
 // "id": null (its answer to an unsupported protocol version header, say).
 // Such an answer to a request is that request's failure: it is given the
 // request's id, so the go-sdk fails that call alone, with the server's
-// words. 401, 403 and 404 keep their meaning to the go-sdk (authorization,
-// a lost session), and answers to notifications and responses are left as
-// they are.
+// words. Such an answer to a notification, which has no answer to fail, is
+// logged, and passed to the go-sdk as accepted (202). 401, 403 and 404 keep
+// their meaning to the go-sdk (authorization, a lost session), and answers
+// to responses are left as they are.
 type requestRejections struct {
 	base http.RoundTripper
+	log  hclog.Logger
 }
 
 // rejectionShown caps the part of a server's error body put in the error.
@@ -44,14 +47,24 @@ func (t *requestRejections) RoundTrip(req *http.Request) (*http.Response, error)
 	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusTooManyRequests:
 		return resp, nil // the go-sdk's own handling (429 is transient to it)
 	}
-	id, ok := requestID(req)
+	msg, ok := postedRequest(req)
 	if !ok {
 		return resp, nil
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	if msg, err := jsonrpc.DecodeMessage(body); err == nil {
-		if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil && r.ID == id {
+	if !msg.IsCall() {
+		t.log.Warn("the server refused a notification", "method", msg.Method, "error", rejection(resp.StatusCode, body).Message)
+		resp.StatusCode, resp.Status = http.StatusAccepted, "202 Accepted"
+		resp.Body, resp.ContentLength = http.NoBody, 0
+		resp.Header = resp.Header.Clone()
+		resp.Header.Del("Content-Type")
+		resp.Header.Del("Content-Length")
+		return resp, nil
+	}
+	id := msg.ID
+	if answer, err := jsonrpc.DecodeMessage(body); err == nil {
+		if r, ok := answer.(*jsonrpc.Response); ok && r.Error != nil && r.ID == id {
 			resp.Body = io.NopCloser(bytes.NewReader(body)) // already the call's answer
 			return resp, nil
 		}
@@ -68,26 +81,24 @@ func (t *requestRejections) RoundTrip(req *http.Request) (*http.Response, error)
 	return resp, nil
 }
 
-// requestID is the id of the JSON-RPC request req posts, if it posts one.
-func requestID(req *http.Request) (jsonrpc.ID, bool) {
+// postedRequest is the JSON-RPC request or notification req posts, if it
+// posts one.
+func postedRequest(req *http.Request) (*jsonrpc.Request, bool) {
 	rc, err := req.GetBody()
 	if err != nil {
-		return jsonrpc.ID{}, false
+		return nil, false
 	}
 	defer rc.Close()
 	b, err := io.ReadAll(rc)
 	if err != nil {
-		return jsonrpc.ID{}, false
+		return nil, false
 	}
 	msg, err := jsonrpcmsg.Decode(b)
 	if err != nil {
-		return jsonrpc.ID{}, false
+		return nil, false
 	}
 	r, ok := msg.(*jsonrpc.Request)
-	if !ok || !r.IsCall() {
-		return jsonrpc.ID{}, false
-	}
-	return r.ID, true
+	return r, ok
 }
 
 // rejection is the JSON-RPC error for an HTTP error answer to a request:

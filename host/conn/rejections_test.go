@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,12 +13,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/demoserver"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // A streamable HTTP server that refuses one request with an HTTP error the
@@ -25,18 +29,22 @@ import (
 // the TypeScript SDK's error with "id": null, an HTML page) fails that
 // request alone, with the server's words (scrubbed): the session, which
 // every user of the server shares, stays up, and the calls in flight and
-// after it succeed on it.
+// after it succeed on it. A refused notification is logged and the session
+// stays up too.
 func TestRejectedRequestKeepsTheSession(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, ctype, body string
 		status            int
-		want              string
+		want              string // in the complete's error ("": it succeeds)
+		refused           string // the method refused ("": completion/complete)
+		logged            string
 	}{
-		{"plain text 400", "text/plain", "Bad Request: unsupported protocol version 2026-07-28\n", 400, "HTTP 400 Bad Request: Bad Request: unsupported protocol version"},
-		{"TypeScript SDK", "application/json", `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Unsupported protocol version (supported versions: 2025-11-25)"},"id":null}`, 400, "Unsupported protocol version"},
-		{"HTML 422 with a secret", "text/html", "<html><body>Unprocessable: token=hunter2hunter2 " + strings.Repeat("x", 500) + "</body></html>", 422, "HTTP 422"},
-		{"JSON-RPC error of the request", "", "", 400, "refused by the server"}, // (the body is made below)
+		{"plain text 400", "text/plain", "Bad Request: unsupported protocol version 2026-07-28\n", 400, "HTTP 400 Bad Request: Bad Request: unsupported protocol version", "", ""},
+		{"TypeScript SDK", "application/json", `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Unsupported protocol version (supported versions: 2025-11-25)"},"id":null}`, 400, "Unsupported protocol version", "", ""},
+		{"HTML 422 with a secret", "text/html", "<html><body>Unprocessable: token=hunter2hunter2 " + strings.Repeat("x", 500) + "</body></html>", 422, "HTTP 422", "", ""},
+		{"JSON-RPC error of the request", "", "", 400, "refused by the server", "", ""}, // (the body is made below)
+		{"notification", "text/plain", "Bad Request\n", 400, "", "notifications/initialized", "the server refused a notification: method=notifications/initialized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -55,7 +63,7 @@ func TestRejectedRequestKeepsTheSession(t *testing.T) {
 					switch msg.Method {
 					case "initialize":
 						initializes.Add(1)
-					case "completion/complete":
+					case cmp.Or(tc.refused, "completion/complete"):
 						b := tc.body
 						if b == "" {
 							b = `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"error":{"code":-32602,"message":"refused by the server"}}`
@@ -71,7 +79,9 @@ func TestRejectedRequestKeepsTheSession(t *testing.T) {
 				sdk.ServeHTTP(w, r)
 			}))
 			t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-			m := NewManager([]*config.Server{{Name: "o", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}, &Options{})
+			logs := &syncbuf.Buffer{}
+			m := NewManager([]*config.Server{{Name: "o", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}},
+				&Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs})})
 			t.Cleanup(func() { m.Close() })
 			ctx := context.Background()
 			echo := func(msg string) error {
@@ -96,8 +106,14 @@ func TestRejectedRequestKeepsTheSession(t *testing.T) {
 				return err
 			})
 			var je *jsonrpc.Error
-			if !errors.As(err, &je) || !strings.Contains(err.Error(), tc.want) {
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("complete: %v", err)
+			case tc.want != "" && (!errors.As(err, &je) || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("complete: %v; want the server's JSON-RPC error with %q", err, tc.want)
+			}
+			if !strings.Contains(logs.String(), tc.logged) {
+				t.Errorf("logs lack %q:\n%s", tc.logged, logs)
 			}
 			if err != nil && (strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), strings.Repeat("x", 300))) {
 				t.Errorf("the error shows the server's body unscrubbed or uncut: %v", err)
@@ -117,4 +133,30 @@ func TestRejectedRequestKeepsTheSession(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRejection: whatever error body a server sends, the JSON-RPC error
+// made of it is bounded, valid UTF-8 on one line, and encodes.
+func FuzzRejection(f *testing.F) {
+	for _, s := range []string{
+		"Bad Request\n",
+		`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Unsupported protocol version"},"id":null}`,
+		`{"error":{"code":1,"message":"` + strings.Repeat("é", 300) + `"}}`,
+		"\x00\xff{}", `{"error":{"message":"a","message":"b"}}`, "token=secret123456789 \r\n x",
+	} {
+		f.Add(400, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		e := rejection(status, body)
+		if n := len(e.Message); n > rejectionShown+200 {
+			t.Fatalf("message of %d bytes", n)
+		}
+		if !utf8.ValidString(e.Message) || strings.ContainsAny(e.Message, "\r\n") {
+			t.Fatalf("message %q", e.Message)
+		}
+		id, _ := jsonrpc.MakeID(float64(1))
+		if _, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

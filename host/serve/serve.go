@@ -121,6 +121,8 @@ type Gateway struct {
 	sessions sessionLimit  // serve --http session cap (http.go)
 	listens  listenStreams // subscriptions/listen streams' caps, idle end and drain (listen.go)
 
+	starting atomic.Bool // servers are connecting at start (connecting.go)
+
 	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
 
 	audit *audit.Log // or nil (audit.go)

@@ -80,15 +80,16 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	// through the connections of) the user whose request led here.
 	ctx = host.WithoutCaller(ctx)
 	active := g.sharedServers()
-	bare := prefixFree(g.naming, len(active))
-	tools, problems := g.h.ToolsOf(ctx, active)
+	bare := prefixFree(g.naming, len(active)) // (of all: names do not change as servers connect)
+	listed := g.settled(active)               // not those still connecting at start (connecting.go)
+	tools, problems := g.h.ToolsOf(ctx, listed)
 	g.syncPoint("read")
 	if g.search != nil {
 		g.reindex(tools)
 	}
-	prompts, pp := g.h.PromptsOf(ctx, active)
-	resources, rp := g.h.ResourcesOf(ctx, active)
-	templates, tp := g.h.ResourceTemplatesOf(ctx, active)
+	prompts, pp := g.h.PromptsOf(ctx, listed)
+	resources, rp := g.h.ResourcesOf(ctx, listed)
+	templates, tp := g.h.ResourceTemplatesOf(ctx, listed)
 	problems = append(append(append(problems, pp...), rp...), tp...)
 
 	wantTools, p1 := exposeNames(bare, "tool", tools,
