@@ -88,10 +88,12 @@ func (g *Gateway) MountHealth(mux *http.ServeMux, opts *HealthOptions) {
 // they came in on a loopback address, as the MCP endpoint does: a web page
 // whose name was rebound to 127.0.0.1 gets 403 (DNS rebinding). For the
 // endpoints beside /mcp that need no token (/healthz, /readyz, /metrics,
-// OAuth metadata).
+// OAuth metadata). A request without Host passes: browsers always send
+// one, and a load balancer's HTTP/1.0 health check (HAProxy's option
+// httpchk) does not.
 func GuardHost(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rebinding(r) {
+		if r.Host != "" && rebinding(r) {
 			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 			return
 		}

@@ -1,8 +1,11 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,16 +48,24 @@ func TestHealthEndpointsGuardHost(t *testing.T) {
 		{"/healthz", "localhost:8080", http.StatusOK},
 		{"/readyz", "", http.StatusOK},
 		{"/readyz", "evil.example:80", http.StatusForbidden},
+		{"/readyz", "-", http.StatusOK}, // no Host: an HTTP/1.0 load balancer check
 		{"/metrics", "", http.StatusOK},
 		{"/metrics", "evil.example", http.StatusForbidden},
 	}
 	for _, tc := range tests {
 		t.Run(tc.path+" "+tc.host, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
-			if tc.host != "" {
+			var resp *http.Response
+			var err error
+			switch tc.host {
+			case "":
+				resp, err = http.DefaultClient.Do(req)
+			case "-":
+				resp, err = http10(srv.Listener.Addr().String(), tc.path)
+			default:
 				req.Host = tc.host
+				resp, err = http.DefaultClient.Do(req)
 			}
-			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,4 +86,24 @@ func TestHealthEndpointsGuardHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// http10 sends "GET path HTTP/1.0" without a Host header to addr, as
+// HAProxy's option httpchk does, and reads the response.
+func http10(addr, path string) (*http.Response, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.0\r\n\r\n", path); err != nil {
+		return nil, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body = io.NopCloser(strings.NewReader(string(body)))
+	return resp, err
 }
