@@ -27,6 +27,12 @@ import (
 // is its authenticate pseudo-tool, its "whoami" hidden), with an audit log.
 func hiddenGateway(t *testing.T) (*serve.Gateway, *audit.Log, *syncbuf.Buffer) {
 	t.Helper()
+	return hiddenGatewayWith(t, serve.Options{})
+}
+
+// hiddenGatewayWith is hiddenGateway with gateway options (Audit is set).
+func hiddenGatewayWith(t *testing.T, gopts serve.Options) (*serve.Gateway, *audit.Log, *syncbuf.Buffer) {
+	t.Helper()
 	a := demo("a")
 	a.Tools = &config.ToolFilter{Exclude: []string{"large"}}
 	as := fakeas.New()
@@ -43,7 +49,8 @@ func hiddenGateway(t *testing.T) (*serve.Gateway, *audit.Log, *syncbuf.Buffer) {
 	h.ConnectAll(ctx, nil)
 	var buf syncbuf.Buffer
 	log := audit.New(&buf, nil)
-	g := serve.New(h, &serve.Options{Audit: log})
+	gopts.Audit = log
+	g := serve.New(h, &gopts)
 	g.Sync(ctx) // (prot's problem: it needs a login)
 	t.Cleanup(func() {
 		cancel()
@@ -102,7 +109,7 @@ func TestHiddenToolAnsweredAsUnknown(t *testing.T) {
 		name   string
 		hidden []string // hidden from the caller (or, on a per-user server, missing)
 		meta   string   // the request's params._meta members
-		call   func(t *testing.T, g *serve.Gateway, id int, name, meta string) rpcAnswer
+		call   func(t *testing.T, g *serve.Gateway, body, name string) rpcAnswer
 	}{
 		{name: "http 2025-11-25 relay", hidden: []string{"mcp__a__crash", "mcp__a__large", "mcp__prot__whoami", "mcp__prot__no_such_tool"}, call: httpSessionCall()},
 		{name: "http 2025-11-25 go-sdk", hidden: []string{"mcp__a__crash", "mcp__a__large", "mcp__prot__whoami", "mcp__prot__no_such_tool"}, meta: `"progressToken":"p"`, call: httpSessionCall()},
@@ -117,12 +124,12 @@ func TestHiddenToolAnsweredAsUnknown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			g, log, buf := hiddenGateway(t)
-			want := tc.call(t, g, 7, missing, tc.meta)
+			want := tc.call(t, g, callBody(7, missing, tc.meta), missing)
 			if !strings.Contains(want.body, `"code":-32602`) || !strings.Contains(want.body, fmt.Sprintf(`unknown tool \"%s\"`, missing)) {
 				t.Fatalf("a missing tool's answer: %d %s, want -32602 unknown tool", want.status, want.body)
 			}
 			for _, name := range tc.hidden {
-				got := tc.call(t, g, 7, name, tc.meta)
+				got := tc.call(t, g, callBody(7, name, tc.meta), name)
 				if got.status != want.status || strings.ReplaceAll(got.body, name, missing) != want.body {
 					t.Errorf("hidden %s: %d %s\nmissing:      %d %s", name, got.status, got.body, want.status, want.body)
 				}
@@ -141,6 +148,27 @@ func TestHiddenToolAnsweredAsUnknown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHiddenToolThroughToolSearch: under --tool-search, call_tool of a
+// tool hidden from the caller answers as call_tool of a name never found.
+func TestHiddenToolThroughToolSearch(t *testing.T) {
+	t.Parallel()
+	g, _, _ := hiddenGatewayWith(t, serve.Options{ToolSearch: true})
+	call := httpSessionCall()
+	search := func(name string) rpcAnswer {
+		return call(t, g, fmt.Sprintf(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":%q,"arguments":{"name":%q,"arguments":{}}}}`, serve.CallToolName, name), serve.CallToolName)
+	}
+	want := search("mcp__a__no_such_tool")
+	if !strings.Contains(want.body, `no tool \"mcp__a__no_such_tool\"`) {
+		t.Fatalf("call_tool of a missing tool: %d %s", want.status, want.body)
+	}
+	for _, name := range []string{"mcp__a__crash", "mcp__a__large"} {
+		got := search(name)
+		if got.status != want.status || strings.ReplaceAll(got.body, name, "mcp__a__no_such_tool") != want.body {
+			t.Errorf("call_tool of hidden %s: %d %s\nof a missing one:  %d %s", name, got.status, got.body, want.status, want.body)
+		}
 	}
 }
 
@@ -168,9 +196,9 @@ func aliceServer(t *testing.T, g *serve.Gateway) string {
 
 // httpSessionCall returns a caller over one 2025-11-25 session of alice's,
 // opened on first use.
-func httpSessionCall() func(t *testing.T, g *serve.Gateway, id int, name, meta string) rpcAnswer {
+func httpSessionCall() func(t *testing.T, g *serve.Gateway, body, name string) rpcAnswer {
 	var url, sid string
-	return func(t *testing.T, g *serve.Gateway, id int, name, meta string) rpcAnswer {
+	return func(t *testing.T, g *serve.Gateway, body, name string) rpcAnswer {
 		t.Helper()
 		auth := map[string]string{"Authorization": "Bearer alice"}
 		if url == "" {
@@ -182,25 +210,25 @@ func httpSessionCall() func(t *testing.T, g *serve.Gateway, id int, name, meta s
 			sid = resp.Header.Get("Mcp-Session-Id")
 			post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Authorization": "Bearer alice", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
 		}
-		resp, body := post(t, url, callBody(id, name, meta), map[string]string{"Authorization": "Bearer alice", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
-		return rpcAnswer{resp.StatusCode, answerOf(body)}
+		resp, answer := post(t, url, body, map[string]string{"Authorization": "Bearer alice", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"})
+		return rpcAnswer{resp.StatusCode, answerOf(answer)}
 	}
 }
 
 // httpStatelessCall calls as a 2026-07-28 client of alice's.
-func httpStatelessCall(t *testing.T, g *serve.Gateway, id int, name, meta string) rpcAnswer {
+func httpStatelessCall(t *testing.T, g *serve.Gateway, body, name string) rpcAnswer {
 	t.Helper()
-	resp, body := post(t, aliceServer(t, g), callBody(id, name, meta), map[string]string{"Authorization": "Bearer alice",
+	resp, answer := post(t, aliceServer(t, g), body, map[string]string{"Authorization": "Bearer alice",
 		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name})
-	return rpcAnswer{resp.StatusCode, answerOf(body)}
+	return rpcAnswer{resp.StatusCode, answerOf(answer)}
 }
 
 // stdioCall returns a caller over one stdio connection, initialized on
 // first use.
-func stdioCall() func(t *testing.T, g *serve.Gateway, id int, name, meta string) rpcAnswer {
+func stdioCall() func(t *testing.T, g *serve.Gateway, body, name string) rpcAnswer {
 	var w io.WriteCloser
 	var r *bufio.Reader
-	return func(t *testing.T, g *serve.Gateway, id int, name, meta string) rpcAnswer {
+	return func(t *testing.T, g *serve.Gateway, body, _ string) rpcAnswer {
 		t.Helper()
 		send := func(line string) {
 			if _, err := io.WriteString(w, line+"\n"); err != nil {
@@ -236,7 +264,7 @@ func stdioCall() func(t *testing.T, g *serve.Gateway, id int, name, meta string)
 			recv()
 			send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		}
-		send(callBody(id, name, meta))
+		send(body)
 		return rpcAnswer{0, recv()}
 	}
 }
