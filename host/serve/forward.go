@@ -341,11 +341,13 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body 
 		return false
 	}
 	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), Body: body}
-	plain, err := json.Marshal(m)
-	if err != nil {
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false) // (the body as it came: escaping could grow it past what the owner takes)
+	if err := enc.Encode(m); err != nil {
 		return false
 	}
-	msg := s.g.fwdBox.Seal([]byte("answer\n"), plain, forwardAAD("answer", owner))
+	msg := s.g.fwdBox.Seal([]byte("answer\n"), plain.Bytes(), forwardAAD("answer", owner))
 	if err := s.g.state.Publish(ctx, forwardChannel(owner), msg); err != nil {
 		s.g.log.Warn("passing a client's answer to the replica that asked", "error", err)
 		s.mu.Lock()
