@@ -130,7 +130,7 @@ func (b *byKind) RoundTrip(req *http.Request) (*http.Response, error) {
 func redisCluster(t *testing.T, n int, upstream *config.Server, hopts func(*redisstate.Backend) *HTTPOptions) ([]*heldReplica, *redisstate.Backend, *testredis.Server) {
 	t.Helper()
 	srv := testredis.Start(t, testredis.Options{})
-	st, err := redisstate.New(context.Background(), redisstate.Options{URL: srv.URL(), TokenBox: sealbox.Random().Box("tokens")})
+	st, err := redisstate.New(context.Background(), redisstate.Options{URL: srv.URL(), TokenBox: sealbox.Random().Box("tokens"), PinBox: sealbox.Random().Box("pins")})
 	if err != nil {
 		t.Fatal(err)
 	}
