@@ -208,6 +208,10 @@ func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession) error {
 	level := hs.level
 	s.mu.Unlock()
 	b, _ := json.Marshal(sessionRecord{Seen: now.UnixMilli(), By: s.g.replica, Level: level, Subs: subs})
+	// Sealed and bound to the session: a reader of the shared state
+	// learns neither the resources a session subscribed to nor its level,
+	// and a writer cannot give a session another's record.
+	b = s.g.fwdBox.Seal(nil, b, forwardAAD("session-record", hs.sid))
 	if err := s.g.state.Put(ctx, recordKey(hs.sid), b, s.idle+s.idle/4); err != nil {
 		return fmt.Errorf("writing the session's record: %w", err)
 	}
@@ -226,8 +230,15 @@ func (s *httpSessions) readRecord(ctx context.Context, sid string) (*sessionReco
 	if err != nil {
 		return nil, fmt.Errorf("reading the session's record: %w", err)
 	}
+	plain, err := s.g.fwdBox.Open(nil, b, forwardAAD("session-record", sid))
+	if err != nil {
+		// Not sealed by a replica with the gateway's keys, or sealed for
+		// another session: as no record (a rolling upgrade from a version
+		// that wrote records in clear ends those sessions once).
+		return nil, errNoSession
+	}
 	var rec sessionRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
+	if err := json.Unmarshal(plain, &rec); err != nil {
 		return nil, errNoSession
 	}
 	return &rec, nil
