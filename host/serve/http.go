@@ -172,15 +172,17 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	// is to be stateless.
 	sdkLog := hclogslog.New(g.log.Named("http"))
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, Logger: sdkLog})
-	sessions := newHTTPSessions(g, o.SessionIdleTimeout)
-	sessions.limits = sessionCaps{max: o.MaxSessions}
-	g.listens.setIdle(o.SessionIdleTimeout)
+	limits := sessionCaps{max: o.MaxSessions}
 	listenPerPrincipal := 0
+	if o.OAuth != nil {
+		limits.perPrincipal = o.MaxSessionsPerPrincipal
+		listenPerPrincipal = o.MaxListenStreamsPerPrincipal
+	}
+	sessions := newHTTPSessions(g, o.SessionIdleTimeout, limits)
+	g.listens.setIdle(o.SessionIdleTimeout)
 	want := []byte("Bearer " + o.Token)
 	var authn *authenticator
 	if o.OAuth != nil {
-		sessions.limits.perPrincipal = o.MaxSessionsPerPrincipal
-		listenPerPrincipal = o.MaxListenStreamsPerPrincipal
 		authn = newAuthenticator(o.OAuth)
 		if !g.users.Swap(true) {
 			// Served to users of inbound OAuth: per-user servers leave
@@ -225,7 +227,15 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if sessionful && id != "" {
 			var endPost func()
 			var err error
-			hs, endPost, err = sessions.lookup(r.Context(), id, owner, r.Method == http.MethodPost)
+			ended := false
+			if r.Method == http.MethodDelete {
+				// Another replica's session is ended without being
+				// rebuilt here (and so whatever this replica's caps).
+				ended, err = sessions.terminateUnheld(r.Context(), id, owner)
+			}
+			if !ended && err == nil {
+				hs, endPost, err = sessions.lookup(r.Context(), id, owner, r.Method == http.MethodPost)
+			}
 			var capped *tooManySessionsError
 			switch {
 			case errors.Is(err, errNoSession):
@@ -242,6 +252,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				g.log.Error("looking up a session", "error", err)
 				http.Error(w, "the gateway's shared state is unavailable; retry later", http.StatusServiceUnavailable)
 				g.refused(r, http.StatusServiceUnavailable, "shared state unavailable")
+				return
+			case ended:
+				w.WriteHeader(http.StatusNoContent)
 				return
 			}
 			defer endPost()
@@ -408,19 +421,41 @@ func writeJSONRPCError(w http.ResponseWriter, status int, body []byte) {
 // admitSession admits a session of owner to open (or be rebuilt) under
 // caps, counting the sessions this replica's tables hold (a 2026-07-28
 // request's go-sdk session, or a listen stream's, is none of them) and
-// those being opened; or returns a *tooManySessionsError. opened ends the
-// admission, once the session is in its table (or failed to open).
+// those being opened; or returns a *tooManySessionsError. Over a cap, the
+// least recently used copy of another replica's session held here (of
+// owner, for owner's share) with nothing in progress is dropped first:
+// its record is in the shared state, so it is rebuilt at its next
+// request, and a client whose requests go to every replica in turn does
+// not fill them all with copies. opened ends the admission, once the
+// session is in its table (or failed to open).
 func (g *Gateway) admitSession(owner string, caps sessionCaps) (opened func(), err error) {
+	var dropped []*httpSession
+	defer func() {
+		for _, hs := range dropped {
+			hs.ss.Close() // (outside the locks)
+		}
+	}()
 	g.sessions.mu.Lock()
 	defer g.sessions.mu.Unlock()
-	total, mine := g.heldSessions(owner)
-	total += g.sessions.opening
-	mine += g.sessions.openingBy[owner]
-	switch {
-	case caps.perPrincipal > 0 && mine >= caps.perPrincipal:
-		return nil, &tooManySessionsError{limit: caps.perPrincipal, perPrincipal: true}
-	case total >= caps.max:
-		return nil, &tooManySessionsError{limit: caps.max}
+	for {
+		total, mine := g.heldSessions(owner)
+		total += g.sessions.opening
+		mine += g.sessions.openingBy[owner]
+		var capped *tooManySessionsError
+		switch {
+		case caps.perPrincipal > 0 && mine >= caps.perPrincipal:
+			capped = &tooManySessionsError{limit: caps.perPrincipal, perPrincipal: true}
+		case total >= caps.max:
+			capped = &tooManySessionsError{limit: caps.max}
+		}
+		if capped == nil {
+			break
+		}
+		hs := g.evict(owner, !capped.perPrincipal)
+		if hs == nil {
+			return nil, capped
+		}
+		dropped = append(dropped, hs)
 	}
 	if g.sessions.openingBy == nil {
 		g.sessions.openingBy = map[string]int{}
@@ -438,6 +473,32 @@ func (g *Gateway) admitSession(owner string, caps sessionCaps) (opened func(), e
 			}
 		})
 	}, nil
+}
+
+// evict drops the least recently used copy of another replica's session
+// the HTTP handlers' tables hold with nothing in progress, of owner or of
+// anyone when all (httpSession.evictable), and returns it; nil when
+// there is none.
+func (g *Gateway) evict(owner string, all bool) *httpSession {
+	g.tablesMu.Lock()
+	defer g.tablesMu.Unlock()
+	var lru *httpSession
+	var from *httpSessions
+	for _, s := range g.tables {
+		s.mu.Lock()
+		for _, hs := range s.byID {
+			if hs.evictable() && (all || hs.owner == owner) && (lru == nil || hs.used.Before(lru.used)) {
+				lru, from = hs, s
+			}
+		}
+		s.mu.Unlock()
+	}
+	if lru == nil {
+		return nil
+	}
+	from.mu.Lock()
+	defer from.mu.Unlock()
+	return from.evictLocked(lru)
 }
 
 // heldSessions counts the sessions the HTTP handlers' tables hold (not
