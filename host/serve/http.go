@@ -61,8 +61,9 @@ type HTTPOptions struct {
 	// MaxSessions.
 	MaxListenStreams int
 	// MaxListenStreamsPerPrincipal caps one principal's listen streams
-	// under OAuth. OPTIONAL: defaults to a tenth of MaxListenStreams (at
-	// least 1).
+	// under OAuth: a new one over it ends the principal's stream quiet the
+	// longest. OPTIONAL: defaults to a tenth of MaxListenStreams (at least
+	// 1).
 	MaxListenStreamsPerPrincipal int
 	// BodyTimeout bounds the reading of one request body. OPTIONAL: defaults
 	// to DefaultBodyTimeout.
@@ -136,10 +137,12 @@ func (g *Gateway) refuseSessions(w http.ResponseWriter, r *http.Request, err *to
 // batch too (400 with a JSON-RPC error: duplicate or case-variant names,
 // escaped or non-ASCII names, trailing data); a new or rebuilt session is
 // refused over MaxSessions or its principal's share (503), a
-// subscriptions/listen request over MaxListenStreams or its principal's
-// share (503); and the go-sdk handler refuses a non-localhost Host on
-// a loopback connection (DNS rebinding, 403). Sessions, and listen streams,
-// idle for SessionIdleTimeout are closed. There is no CORS: no
+// subscriptions/listen request over MaxListenStreams (503; one over its
+// principal's share replaces that principal's stream quiet the longest); and the go-sdk handler refuses a non-localhost Host on
+// a loopback connection (DNS rebinding, 403). Sessions idle for
+// SessionIdleTimeout are closed; a listen stream lasts until its client
+// ends or leaves it, or a newer one of its principal's over the share
+// replaces it. There is no CORS: no
 // Access-Control-Allow-Origin is ever sent.
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
@@ -179,7 +182,6 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		listenPerPrincipal = o.MaxListenStreamsPerPrincipal
 	}
 	sessions := newHTTPSessions(g, o.SessionIdleTimeout, limits)
-	g.listens.setIdle(o.SessionIdleTimeout)
 	want := []byte("Bearer " + o.Token)
 	var authn *authenticator
 	if o.OAuth != nil {
@@ -293,7 +295,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		// A subscriptions/listen stream lasts until its client ends it: it
 		// takes a slot of the listen caps, not of max_sessions (listen.go).
-		releaseListen, ok := g.admitListen(w, r, owner, body, o.MaxListenStreams, listenPerPrincipal)
+		r, releaseListen, ok := g.admitListen(w, r, owner, body, o.MaxListenStreams, listenPerPrincipal)
 		if !ok {
 			return
 		}
