@@ -61,8 +61,9 @@ type HTTPOptions struct {
 	// MaxSessions.
 	MaxListenStreams int
 	// MaxListenStreamsPerPrincipal caps one principal's listen streams
-	// under OAuth. OPTIONAL: defaults to a tenth of MaxListenStreams (at
-	// least 1).
+	// under OAuth: a new one over it ends the principal's stream quiet the
+	// longest. OPTIONAL: defaults to a tenth of MaxListenStreams (at least
+	// 1).
 	MaxListenStreamsPerPrincipal int
 	// BodyTimeout bounds the reading of one request body. OPTIONAL: defaults
 	// to DefaultBodyTimeout.
@@ -136,10 +137,12 @@ func (g *Gateway) refuseSessions(w http.ResponseWriter, r *http.Request, err *to
 // batch too (400 with a JSON-RPC error: duplicate or case-variant names,
 // escaped or non-ASCII names, trailing data); a new or rebuilt session is
 // refused over MaxSessions or its principal's share (503), a
-// subscriptions/listen request over MaxListenStreams or its principal's
-// share (503); and the go-sdk handler refuses a non-localhost Host on
-// a loopback connection (DNS rebinding, 403). Sessions, and listen streams,
-// idle for SessionIdleTimeout are closed. There is no CORS: no
+// subscriptions/listen request over MaxListenStreams (503; one over its
+// principal's share replaces that principal's stream quiet the longest); and the go-sdk handler refuses a non-localhost Host on
+// a loopback connection (DNS rebinding, 403). Sessions idle for
+// SessionIdleTimeout are closed; a listen stream lasts until its client
+// ends or leaves it, or a newer one of its principal's over the share
+// replaces it. There is no CORS: no
 // Access-Control-Allow-Origin is ever sent.
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
@@ -172,15 +175,16 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	// is to be stateless.
 	sdkLog := hclogslog.New(g.log.Named("http"))
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, Logger: sdkLog})
-	sessions := newHTTPSessions(g, o.SessionIdleTimeout)
-	sessions.limits = sessionCaps{max: o.MaxSessions}
-	g.listens.setIdle(o.SessionIdleTimeout)
+	limits := sessionCaps{max: o.MaxSessions}
 	listenPerPrincipal := 0
+	if o.OAuth != nil {
+		limits.perPrincipal = o.MaxSessionsPerPrincipal
+		listenPerPrincipal = o.MaxListenStreamsPerPrincipal
+	}
+	sessions := newHTTPSessions(g, o.SessionIdleTimeout, limits)
 	want := sha256.Sum256([]byte(o.Token))
 	var authn *authenticator
 	if o.OAuth != nil {
-		sessions.limits.perPrincipal = o.MaxSessionsPerPrincipal
-		listenPerPrincipal = o.MaxListenStreamsPerPrincipal
 		authn = newAuthenticator(o.OAuth)
 		if !g.users.Swap(true) {
 			// Served to users of inbound OAuth: per-user servers leave
@@ -225,7 +229,15 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if sessionful && id != "" {
 			var endPost func()
 			var err error
-			hs, endPost, err = sessions.lookup(r.Context(), id, owner, r.Method == http.MethodPost)
+			ended := false
+			if r.Method == http.MethodDelete {
+				// Another replica's session is ended without being
+				// rebuilt here (and so whatever this replica's caps).
+				ended, err = sessions.terminateUnheld(r.Context(), id, owner)
+			}
+			if !ended && err == nil {
+				hs, endPost, err = sessions.lookup(r.Context(), id, owner, r.Method == http.MethodPost)
+			}
 			var capped *tooManySessionsError
 			switch {
 			case errors.Is(err, errNoSession):
@@ -242,6 +254,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				g.log.Error("looking up a session", "error", err)
 				http.Error(w, "the gateway's shared state is unavailable; retry later", http.StatusServiceUnavailable)
 				g.refused(r, http.StatusServiceUnavailable, "shared state unavailable")
+				return
+			case ended:
+				w.WriteHeader(http.StatusNoContent)
 				return
 			}
 			defer endPost()
@@ -286,7 +301,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		// A subscriptions/listen stream lasts until its client ends it: it
 		// takes a slot of the listen caps, not of max_sessions (listen.go).
-		releaseListen, ok := g.admitListen(w, r, owner, body, o.MaxListenStreams, listenPerPrincipal)
+		r, releaseListen, ok := g.admitListen(w, r, owner, body, o.MaxListenStreams, listenPerPrincipal)
 		if !ok {
 			return
 		}
@@ -415,19 +430,41 @@ func writeJSONRPCError(w http.ResponseWriter, status int, body []byte) {
 // admitSession admits a session of owner to open (or be rebuilt) under
 // caps, counting the sessions this replica's tables hold (a 2026-07-28
 // request's go-sdk session, or a listen stream's, is none of them) and
-// those being opened; or returns a *tooManySessionsError. opened ends the
-// admission, once the session is in its table (or failed to open).
+// those being opened; or returns a *tooManySessionsError. Over a cap, the
+// least recently used copy of another replica's session held here (of
+// owner, for owner's share) with nothing in progress is dropped first:
+// its record is in the shared state, so it is rebuilt at its next
+// request, and a client whose requests go to every replica in turn does
+// not fill them all with copies. opened ends the admission, once the
+// session is in its table (or failed to open).
 func (g *Gateway) admitSession(owner string, caps sessionCaps) (opened func(), err error) {
+	var dropped []*httpSession
+	defer func() {
+		for _, hs := range dropped {
+			hs.ss.Close() // (outside the locks)
+		}
+	}()
 	g.sessions.mu.Lock()
 	defer g.sessions.mu.Unlock()
-	total, mine := g.heldSessions(owner)
-	total += g.sessions.opening
-	mine += g.sessions.openingBy[owner]
-	switch {
-	case caps.perPrincipal > 0 && mine >= caps.perPrincipal:
-		return nil, &tooManySessionsError{limit: caps.perPrincipal, perPrincipal: true}
-	case total >= caps.max:
-		return nil, &tooManySessionsError{limit: caps.max}
+	for {
+		total, mine := g.heldSessions(owner)
+		total += g.sessions.opening
+		mine += g.sessions.openingBy[owner]
+		var capped *tooManySessionsError
+		switch {
+		case caps.perPrincipal > 0 && mine >= caps.perPrincipal:
+			capped = &tooManySessionsError{limit: caps.perPrincipal, perPrincipal: true}
+		case total >= caps.max:
+			capped = &tooManySessionsError{limit: caps.max}
+		}
+		if capped == nil {
+			break
+		}
+		hs := g.evict(owner, !capped.perPrincipal)
+		if hs == nil {
+			return nil, capped
+		}
+		dropped = append(dropped, hs)
 	}
 	if g.sessions.openingBy == nil {
 		g.sessions.openingBy = map[string]int{}
@@ -445,6 +482,32 @@ func (g *Gateway) admitSession(owner string, caps sessionCaps) (opened func(), e
 			}
 		})
 	}, nil
+}
+
+// evict drops the least recently used copy of another replica's session
+// the HTTP handlers' tables hold with nothing in progress, of owner or of
+// anyone when all (httpSession.evictable), and returns it; nil when
+// there is none.
+func (g *Gateway) evict(owner string, all bool) *httpSession {
+	g.tablesMu.Lock()
+	defer g.tablesMu.Unlock()
+	var lru *httpSession
+	var from *httpSessions
+	for _, s := range g.tables {
+		s.mu.Lock()
+		for _, hs := range s.byID {
+			if hs.evictable() && (all || hs.owner == owner) && (lru == nil || hs.used.Before(lru.used)) {
+				lru, from = hs, s
+			}
+		}
+		s.mu.Unlock()
+	}
+	if lru == nil {
+		return nil
+	}
+	from.mu.Lock()
+	defer from.mu.Unlock()
+	return from.evictLocked(lru)
 }
 
 // heldSessions counts the sessions the HTTP handlers' tables hold (not

@@ -19,7 +19,7 @@ import (
 // answer is taken once, on the session that was asked.
 func TestStreamAskerEndsWithItsCall(t *testing.T) {
 	t.Parallel()
-	s := newHTTPSessions(&Gateway{askIDKeys: sealbox.Random().MACKeys(askIDPurpose)}, time.Minute)
+	s := newHTTPSessions(&Gateway{askIDKeys: sealbox.Random().MACKeys(askIDPurpose)}, time.Minute, sessionCaps{max: 1})
 	hs := &httpSession{calls: map[string]context.CancelFunc{}}
 	other := &httpSession{calls: map[string]context.CancelFunc{}}
 	s.byID["a"], s.byID["b"] = hs, other

@@ -88,6 +88,8 @@ type httpSession struct {
 	outAsks  int             // go-sdk requests to the client awaiting its answer (forward.go)
 	caps     []byte          // the client's capabilities, as a 2026-07-28 request's _meta names them, once known
 	posts    int             // POSTs in progress
+	gets     int             // standalone streams (GET) open
+	rebuilt  bool            // rebuilt here from another replica's session: a copy this replica may drop (admitSession)
 	used     time.Time       // the last request's start or end
 	written  time.Time       // when this replica last wrote the session's record
 	timer    *time.Timer     // closes the session once idle; stopped while a POST is in progress
@@ -112,8 +114,10 @@ type httpSession struct {
 	cancelsSent   map[string]bool
 }
 
-func newHTTPSessions(g *Gateway, idle time.Duration) *httpSessions {
-	s := &httpSessions{g: g, byID: map[string]*httpSession{}, bySID: map[string]*httpSession{}, idle: idle, box: g.box}
+// newHTTPSessions returns the session table of an HTTP handler: sessions
+// closed after idle, opened and rebuilt under limits.
+func newHTTPSessions(g *Gateway, idle time.Duration, limits sessionCaps) *httpSessions {
+	s := &httpSessions{g: g, byID: map[string]*httpSession{}, bySID: map[string]*httpSession{}, idle: idle, box: g.box, limits: limits}
 	g.tablesMu.Lock()
 	g.tables = append(g.tables, s)
 	g.tablesMu.Unlock()

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/internal/rawjson"
@@ -24,12 +26,16 @@ import (
 //
 //   - it is admitted against caps of its own (HTTPOptions.MaxListenStreams,
 //     and a principal's share of them under inbound OAuth), counted while
-//     its POST is served; one over them is answered 503 with a JSON-RPC
-//     error (CodeTooManySessions), and nothing else is spent on it;
-//   - a stream on whose session nothing was sent for the session idle
-//     timeout is ended with its result, as an idle session is closed: the
-//     client opens it again if it still wants it (the answer tells it the
-//     stream is over, unlike a cut connection);
+//     its POST is served; one over the gateway's cap is answered 503 with a
+//     JSON-RPC error (CodeTooManySessions), and nothing else is spent on it;
+//   - one over its principal's share ends that principal's stream on which
+//     nothing was sent for the longest (with a CodeTooManySessions error)
+//     and takes its place, so that a client that reconnects is never locked
+//     out by streams it abandoned; it is refused only when the principal's
+//     streams are all still starting or ending;
+//   - a stream is not ended for being quiet (a client such as the go-sdk's
+//     opens its stream once, at connect, and never again); one whose client
+//     went away ends with its request's context (the connection's close);
 //   - a drain (shutdown) ends every stream at once with a CodeShuttingDown
 //     error, instead of waiting for it as for a call in flight, and refuses
 //     new ones.
@@ -43,22 +49,39 @@ type listenStreams struct {
 	open    int            // listen requests admitted over HTTP and not yet answered
 	byOwner map[string]int // ... by principal
 	// parked are the listen handlers running, by session: what a drain
-	// ends, and what a notification sent to the session keeps alive.
+	// ends, what a notification sent to the session marks active, and
+	// what a principal's new stream over its share replaces.
 	parked  map[*mcp.ServerSession]map[*listenStream]bool
 	nParked atomic.Int64 // len of every parked set, read without mu by sends
-	idle    time.Duration
 }
 
 // listenStream is one running listen handler.
 type listenStream struct {
 	cancel context.CancelCauseFunc
-	timer  *time.Timer // ends it once idle; nil without an idle timeout
+	owner  string        // the principal whose stream it is ("" without inbound OAuth)
+	ticket *listenTicket // its POST's admission (nil: none, or not known)
+	last   time.Time     // when it started, or something was last sent to its session
+	ending bool          // ended for another stream
 }
 
+// listenTicket is the admission of a POST's listen requests, passed to
+// their handlers in the request's context (the go-sdk's stateless handler
+// runs a listen stream with it): a stream ended for another gives its
+// place in its principal's share up at once, not when its POST is
+// answered.
+type listenTicket struct {
+	owner    string
+	n        int  // listen requests admitted
+	replaced int  // ... of which ended for others (their places given up)
+	released bool // counted out
+}
+
+type listenTicketKey struct{}
+
 var (
-	// errListenIdle ends a listen stream on whose session nothing was sent
-	// for the idle timeout.
-	errListenIdle = errors.New("subscription stream idle")
+	// errListenReplaced ends a principal's stream for a newer one over its
+	// share.
+	errListenReplaced = errors.New("subscription stream replaced")
 	// errListenDrained ends a listen stream when the gateway drains.
 	errListenDrained = errors.New("the gateway is shutting down")
 )
@@ -71,60 +94,90 @@ type listenCapsError struct {
 
 func (e *listenCapsError) Error() string {
 	if e.perPrincipal {
-		return fmt.Sprintf("too many subscription streams: one principal may have at most %d subscriptions/listen streams open at once; end unused ones", e.limit)
+		return fmt.Sprintf("too many subscription streams: one principal may have at most %d subscriptions/listen streams open at once, and its others are still starting or ending; retry", e.limit)
 	}
 	return fmt.Sprintf("too many subscription streams: the gateway serves at most %d subscriptions/listen streams at once; end unused ones or retry later", e.limit)
 }
 
-// setIdle sets the idle timeout of the streams that start from now on
-// (the HTTP handler's session idle timeout; 0: none).
-func (l *listenStreams) setIdle(d time.Duration) {
-	l.mu.Lock()
-	l.idle = d
-	l.mu.Unlock()
-}
-
 // admit counts n listen requests of owner in, under max (this replica's)
-// and perPrincipal (0: not applied), or returns a *listenCapsError. release
-// counts them out.
-func (l *listenStreams) admit(owner string, n, max, perPrincipal int) (release func(), err error) {
+// and perPrincipal (0: not applied), or returns a *listenCapsError. Over
+// perPrincipal, owner's streams on which nothing was sent for the longest
+// are ended to make room. release counts them out.
+func (l *listenStreams) admit(owner string, n, max, perPrincipal int) (t *listenTicket, release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch {
-	case perPrincipal > 0 && l.byOwner[owner]+n > perPrincipal:
-		return nil, &listenCapsError{limit: perPrincipal, perPrincipal: true}
-	case l.open+n > max:
-		return nil, &listenCapsError{limit: max}
+	if l.open+n > max {
+		return nil, nil, &listenCapsError{limit: max}
+	}
+	if perPrincipal > 0 {
+		// A stream ended for another without a ticket keeps its place
+		// until it returns.
+		var live []*listenStream
+		ending := 0
+		for _, set := range l.parked {
+			for st := range set {
+				switch {
+				case st.owner != owner:
+				case !st.ending:
+					live = append(live, st)
+				case st.ticket == nil:
+					ending++
+				}
+			}
+		}
+		need := l.byOwner[owner] + ending + n - perPrincipal
+		if need > len(live) || n > perPrincipal {
+			return nil, nil, &listenCapsError{limit: perPrincipal, perPrincipal: true}
+		}
+		if need > 0 {
+			slices.SortFunc(live, func(a, b *listenStream) int { return a.last.Compare(b.last) })
+			for _, st := range live[:need] {
+				l.replaceLocked(st)
+			}
+		}
 	}
 	if l.byOwner == nil {
 		l.byOwner = map[string]int{}
 	}
 	l.open += n
 	l.byOwner[owner] += n
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			l.open -= n
-			if l.byOwner[owner] -= n; l.byOwner[owner] <= 0 {
-				delete(l.byOwner, owner)
-			}
-		})
+	t = &listenTicket{owner: owner, n: n}
+	return t, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if t.released {
+			return
+		}
+		t.released = true
+		l.open -= t.n
+		if l.byOwner[owner] -= t.n - t.replaced; l.byOwner[owner] <= 0 {
+			delete(l.byOwner, owner)
+		}
 	}, nil
 }
 
-// park registers a listen handler of ss running with ctx, and returns the
-// context it is to run with (ended when idle or drained) and the function
-// to call when it returns.
-func (l *listenStreams) park(ctx context.Context, ss *mcp.ServerSession) (context.Context, func()) {
+// replaceLocked ends st for a newer stream of its principal's, and gives
+// its place in the principal's share up (l.mu is held).
+func (l *listenStreams) replaceLocked(st *listenStream) {
+	st.ending = true
+	st.cancel(errListenReplaced)
+	if t := st.ticket; t != nil && !t.released && t.replaced < t.n {
+		t.replaced++
+		if l.byOwner[t.owner]--; l.byOwner[t.owner] <= 0 {
+			delete(l.byOwner, t.owner)
+		}
+	}
+}
+
+// park registers a listen handler of owner's on ss running with ctx, and
+// returns the context it is to run with (ended when replaced or drained,
+// or with ctx) and the function to call when it returns.
+func (l *listenStreams) park(ctx context.Context, ss *mcp.ServerSession, owner string) (context.Context, func()) {
 	lctx, cancel := context.WithCancelCause(ctx)
-	st := &listenStream{cancel: cancel}
+	t, _ := ctx.Value(listenTicketKey{}).(*listenTicket)
+	st := &listenStream{cancel: cancel, owner: owner, ticket: t, last: time.Now()}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.idle > 0 {
-		st.timer = time.AfterFunc(l.idle, func() { cancel(errListenIdle) })
-	}
 	if l.parked == nil {
 		l.parked = map[*mcp.ServerSession]map[*listenStream]bool{}
 	}
@@ -136,9 +189,6 @@ func (l *listenStreams) park(ctx context.Context, ss *mcp.ServerSession) (contex
 	return lctx, func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if st.timer != nil {
-			st.timer.Stop()
-		}
 		cancel(nil)
 		if l.parked[ss][st] {
 			delete(l.parked[ss], st)
@@ -150,17 +200,16 @@ func (l *listenStreams) park(ctx context.Context, ss *mcp.ServerSession) (contex
 	}
 }
 
-// touch keeps the listen streams of ss alive: something was sent to it.
+// touch marks the listen streams of ss active: something was sent to it.
 func (l *listenStreams) touch(ss *mcp.ServerSession) {
 	if l.nParked.Load() == 0 {
 		return
 	}
+	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for st := range l.parked[ss] {
-		if st.timer != nil {
-			st.timer.Reset(l.idle)
-		}
+		st.last = now
 	}
 }
 
@@ -176,27 +225,36 @@ func (l *listenStreams) endAll(cause error) {
 }
 
 // serveListen runs a listen handler (next) for the drain middleware: not
-// counted as a call in flight, ended when idle or when the gateway
+// counted as a call in flight, ended when replaced or when the gateway
 // drains, refused while it drains.
 func (g *Gateway) serveListen(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
+	owner := ""
+	if p := principalOf(req); p != nil {
+		owner = p.ID() // (as sessionOwner names the request's principal)
+	}
 	g.drainMu.Lock()
 	if g.draining {
 		g.drainMu.Unlock()
 		return nil, errShuttingDown("no new requests are accepted")
 	}
-	lctx, end := g.listens.park(ctx, ss)
+	lctx, end := g.listens.park(ctx, ss, owner)
 	g.drainMu.Unlock()
 	defer end()
 	res, err := next(lctx, method, req)
-	if errors.Is(context.Cause(lctx), errListenDrained) && ctx.Err() == nil {
-		return nil, errShuttingDown("the subscription stream is ended")
+	if ctx.Err() == nil {
+		switch cause := context.Cause(lctx); {
+		case errors.Is(cause, errListenDrained):
+			return nil, errShuttingDown("the subscription stream is ended")
+		case errors.Is(cause, errListenReplaced):
+			return nil, &jsonrpc.Error{Code: CodeTooManySessions, Message: "subscription stream ended: replaced by a newer subscriptions/listen stream of the same principal, over its share"}
+		}
 	}
 	return res, err
 }
 
 // listenActivity is a sending middleware of the go-sdk server: a
-// notification sent to a session keeps its listen streams alive.
+// notification sent to a session marks its listen streams active.
 func (g *Gateway) listenActivity(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if strings.HasPrefix(method, "notifications/") {
@@ -248,14 +306,15 @@ func listenRequest(msg []byte) (id []byte, ok bool) {
 }
 
 // admitListen admits the listen requests of a POST body of owner, or
-// answers it 503 with a JSON-RPC error and reports false. release counts
-// them out when the POST is answered.
-func (g *Gateway) admitListen(w http.ResponseWriter, r *http.Request, owner string, body []byte, max, perPrincipal int) (release func(), ok bool) {
+// answers it 503 with a JSON-RPC error and reports false. It returns r
+// with the admission in its context, for the streams' handlers, and
+// release, which counts them out when the POST is answered.
+func (g *Gateway) admitListen(w http.ResponseWriter, r *http.Request, owner string, body []byte, max, perPrincipal int) (_ *http.Request, release func(), ok bool) {
 	n, id := listenRequests(body)
 	if n == 0 {
-		return func() {}, true
+		return r, func() {}, true
 	}
-	release, err := g.listens.admit(owner, n, max, perPrincipal)
+	t, release, err := g.listens.admit(owner, n, max, perPrincipal)
 	var capped *listenCapsError
 	if errors.As(err, &capped) {
 		writeJSONRPCError(w, http.StatusServiceUnavailable, fmt.Appendf(nil,
@@ -265,7 +324,7 @@ func (g *Gateway) admitListen(w http.ResponseWriter, r *http.Request, owner stri
 			reason += " for this principal"
 		}
 		g.refused(r, http.StatusServiceUnavailable, reason)
-		return nil, false
+		return r, nil, false
 	}
-	return release, true
+	return r.WithContext(context.WithValue(r.Context(), listenTicketKey{}, t)), release, true
 }

@@ -825,9 +825,14 @@ func TestStreamReopenAfterReplay(t *testing.T) {
 
 // TestRebuiltSessionsAdmitted (issue 33 item 3): a session rebuilt on a
 // replica that did not hold it takes a slot of that replica's max_sessions
-// and of its principal's share there, as one opened there does: over them,
-// its request is refused 503 with the JSON-RPC error of a new session (and
-// the session is not lost: the replica holding it still serves it).
+// and of its principal's share there, as one opened there does. Over them,
+// the least recently used copy rebuilt there with nothing in progress (of
+// the principal, for its share) is dropped first, so that a client whose
+// requests go to every replica in turn does not fill them all; only when
+// every copy is in use (here a standalone stream open on it) is the request
+// refused 503 with the JSON-RPC error of a new session. A dropped or
+// refused session is not lost (its record is shared), and a DELETE of a
+// session the full replica does not hold ends it without rebuilding it.
 func TestRebuiltSessionsAdmitted(t *testing.T) {
 	t.Parallel()
 	keys := sealbox.Random()
@@ -841,7 +846,7 @@ func TestRebuiltSessionsAdmitted(t *testing.T) {
 		return ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, gopts: &serve.Options{Keys: keys, State: st}, http: o})
 	}
 	a := replica(&serve.HTTPOptions{})
-	b := replica(&serve.HTTPOptions{MaxSessions: 4, MaxSessionsPerPrincipal: 2})
+	b := replica(&serve.HTTPOptions{MaxSessions: 3, MaxSessionsPerPrincipal: 2})
 	sessions := map[string][]string{}
 	for user, n := range map[string]int{"alice": 3, "bob": 2, "carol": 1} {
 		for range n {
@@ -852,39 +857,80 @@ func TestRebuiltSessionsAdmitted(t *testing.T) {
 			sessions[user] = append(sessions[user], resp.Header.Get("Mcp-Session-Id"))
 		}
 	}
+	// stream opens a standalone stream of a session on p, kept open: the
+	// session's copy there is in use.
+	stream := func(p *ptGateway, user, sid string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, p.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+user)
+		req.Header.Set("Mcp-Session-Id", sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp, ""
+	}
+	del := func(p *ptGateway, user, sid string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodDelete, p.url, nil)
+		req.Header.Set("Authorization", "Bearer "+user)
+		req.Header.Set("Mcp-Session-Id", sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
 	ping := func(p *ptGateway, user, sid string) (*http.Response, string) {
 		return post(t, p.url, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"Authorization": "Bearer " + user, "Mcp-Session-Id": sid})
 	}
-	tests := []struct {
+	initialize := func(p *ptGateway, user, _ string) (*http.Response, string) {
+		return post(t, p.url, initialize, map[string]string{"Authorization": "Bearer " + user})
+	}
+	type request func(p *ptGateway, user, sid string) (*http.Response, string)
+	steps := []struct {
+		what    string
+		do      request
+		on      *ptGateway
 		user    string
 		session int
-		refused string // the error's words, or "" for served
+		status  int
+		refused string // the error's words, for a 503
 	}{
-		{"alice", 0, ""},
-		{"alice", 1, ""},
-		{"alice", 2, "one principal may have at most 2"},
-		{"alice", 0, ""}, // held now: no new slot
-		{"bob", 0, ""},
-		{"bob", 1, ""},
-		{"carol", 0, "(settings max_sessions)"},
+		{"rebuilt", ping, b, "bob", 0, http.StatusOK, ""},
+		{"rebuilt", ping, b, "alice", 0, http.StatusOK, ""},
+		{"rebuilt", ping, b, "alice", 1, http.StatusOK, ""},
+		{"streaming", stream, b, "alice", 0, http.StatusOK, ""},
+		{"streaming", stream, b, "alice", 1, http.StatusOK, ""},
+		// alice's copies are in use; bob's idle one is not hers to drop.
+		{"over the share", ping, b, "alice", 2, http.StatusServiceUnavailable, "one principal may have at most 2"},
+		{"held: no new slot", ping, b, "alice", 0, http.StatusOK, ""},
+		{"rebuilt, bob's idle copy dropped", ping, b, "bob", 1, http.StatusOK, ""},
+		{"rebuilt, bob's idle copy dropped", ping, b, "carol", 0, http.StatusOK, ""},
+		{"streaming", stream, b, "carol", 0, http.StatusOK, ""},
+		{"every copy in use", ping, b, "bob", 0, http.StatusServiceUnavailable, "(settings max_sessions)"},
+		{"every copy in use", initialize, b, "carol", 0, http.StatusServiceUnavailable, "(settings max_sessions)"},
+		// Ended on the full replica without being rebuilt there.
+		{"ended", del, b, "bob", 1, http.StatusNoContent, ""},
+		{"ended everywhere", ping, a, "bob", 1, http.StatusNotFound, ""},
+		// Dropped and refused sessions are not lost.
+		{"dropped", ping, a, "bob", 0, http.StatusOK, ""},
+		{"refused", ping, a, "alice", 2, http.StatusOK, ""},
 	}
-	for _, tc := range tests {
-		resp, body := ping(b, tc.user, sessions[tc.user][tc.session])
-		switch {
-		case tc.refused == "" && resp.StatusCode != http.StatusOK:
-			t.Errorf("%s's session %d on the second replica: %s %s, want it rebuilt", tc.user, tc.session, resp.Status, body)
-		case tc.refused != "" && (resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, `"code":-32000`) || !strings.Contains(body, tc.refused)):
-			t.Errorf("%s's session %d on the second replica: %s %s, want 503 with %q", tc.user, tc.session, resp.Status, body, tc.refused)
+	for i, tc := range steps {
+		resp, body := tc.do(tc.on, tc.user, sessions[tc.user][tc.session])
+		if resp.StatusCode != tc.status || (tc.refused != "" && (!strings.Contains(body, `"code":-32000`) || !strings.Contains(body, tc.refused))) {
+			t.Errorf("step %d (%s): %s's session %d: %s %s, want %d %s", i, tc.what, tc.user, tc.session, resp.Status, body, tc.status, tc.refused)
 		}
 	}
-	// The rebuilt sessions count for a new one there too.
-	if resp, body := post(t, b.url, initialize, map[string]string{"Authorization": "Bearer carol"}); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "max_sessions") {
-		t.Errorf("an initialize on the full second replica: %s %s, want 503", resp.Status, body)
+	// A DELETE of another principal's session, not held, is refused as
+	// one of no session, and ends nothing.
+	if resp, body := del(b, "bob", sessions["alice"][2]); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("bob's DELETE of alice's session: %s %s, want 404", resp.Status, body)
 	}
-	// A refused session is not lost: the replica holding it serves it.
-	for _, user := range []string{"alice", "carol"} {
-		if resp, body := ping(a, user, sessions[user][len(sessions[user])-1]); resp.StatusCode != http.StatusOK {
-			t.Errorf("%s's refused session on the first replica: %s %s", user, resp.Status, body)
-		}
+	if resp, body := ping(a, "alice", sessions["alice"][2]); resp.StatusCode != http.StatusOK {
+		t.Errorf("alice's session after bob's DELETE of it: %s %s", resp.Status, body)
 	}
 }

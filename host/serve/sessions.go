@@ -280,6 +280,14 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		}
 		end := s.post(hs, isPost)
 		if end == nil {
+			s.mu.Lock()
+			dropped := s.byID[id] != hs
+			s.mu.Unlock()
+			if dropped {
+				// Dropped meanwhile (for another session, admitSession, or
+				// ended): the record tells which.
+				return s.lookup(ctx, id, owner, isPost)
+			}
 			return nil, nil, errNoSession // (closing)
 		}
 		s.mu.Lock()
@@ -334,6 +342,9 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	if err != nil {
 		return nil, nil, err
 	}
+	s.mu.Lock()
+	hs.rebuilt = true
+	s.mu.Unlock()
 	if rec.Level != "" {
 		s.g.levels.set(hs.ss, rec.Level, s.g.srv.Sessions)
 	}
@@ -444,6 +455,35 @@ func (s *httpSessions) idled(hs *httpSession) {
 	}
 }
 
+// evictable reports whether hs is a copy of a session rebuilt here with
+// nothing in progress on it: no POST, no standalone stream, no request to
+// its client. Its record is in the shared state, so dropping it loses
+// nothing: a request of the session rebuilds it again, here or on another
+// replica. s.mu is held.
+func (hs *httpSession) evictable() bool {
+	return hs.rebuilt && !hs.closing && hs.posts == 0 && hs.gets == 0 && hs.outAsks == 0 && len(hs.calls) == 0
+}
+
+// evictLocked drops hs, if still evictable, from s for another session,
+// and returns it (not yet closed: the caller closes it, outside the
+// locks); else nil. s.mu is held.
+func (s *httpSessions) evictLocked(hs *httpSession) *httpSession {
+	if !hs.evictable() {
+		return nil
+	}
+	hs.closing = true
+	hs.timer.Stop()
+	for id, h := range s.byID {
+		if h == hs {
+			delete(s.byID, id) // (its next request rebuilds it)
+		}
+	}
+	if s.bySID[hs.sid] == hs {
+		delete(s.bySID, hs.sid)
+	}
+	return hs
+}
+
 // drop closes hs on this replica only (its record is left alone).
 func (s *httpSessions) drop(hs *httpSession) {
 	s.mu.Lock()
@@ -462,6 +502,39 @@ func (s *httpSessions) terminate(ctx context.Context, hs *httpSession) error {
 	}
 	s.publish(ctx, "gone "+hs.sid)
 	return nil
+}
+
+// terminateUnheld ends session id of owner for its client (DELETE) when
+// this replica does not hold it: without rebuilding it here (which would
+// take a slot of this replica's caps), its record is deleted and every
+// replica told, as terminate does. It reports false, doing nothing, for a
+// session this replica holds (its DELETE is served by the session); it
+// fails with errNoSession for an id that names no session of owner's, or
+// with the shared state's error.
+func (s *httpSessions) terminateUnheld(ctx context.Context, id, owner string) (ended bool, err error) {
+	s.mu.Lock()
+	held := s.byID[id] != nil
+	s.mu.Unlock()
+	if held {
+		return false, nil
+	}
+	c, err := s.openSession(id)
+	if err != nil {
+		return false, err
+	}
+	if c.P != owner {
+		return false, errNoSession
+	}
+	rctx, cancel := context.WithTimeout(ctx, sessionLookupTimeout)
+	defer cancel()
+	if _, err := s.readRecord(rctx, c.SID); err != nil {
+		return false, err
+	}
+	if err := s.g.state.Delete(rctx, recordKey(c.SID)); err != nil {
+		return false, fmt.Errorf("deleting the session's record: %w", err)
+	}
+	s.publish(rctx, "gone "+c.SID)
+	return true, nil
 }
 
 // publish tells the other replicas of a change of a session (msg), sealed
@@ -600,6 +673,15 @@ func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *
 			return
 		}
 		w = s.updatedOnOpen(r.Context(), w, hs) // (streamopen.go)
+		s.mu.Lock()
+		hs.gets++ // (in use: not dropped for another session, admitSession)
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			hs.gets--
+			hs.used = time.Now()
+			s.mu.Unlock()
+		}()
 	case http.MethodDelete:
 		if err := s.terminate(r.Context(), hs); err != nil {
 			s.g.log.Warn("ending a session", "error", err)
