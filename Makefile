@@ -85,8 +85,6 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSERouter -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMessage -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzHandshakeLine -fuzztime=$(FUZZTIME)
-	$(GO) test ./host/inbound -run=^$$ -fuzz=FuzzIntrospectionResponse -fuzztime=$(FUZZTIME)
-	$(GO) test ./host/inbound -run=^$$ -fuzz=FuzzVerify -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzCheckAddr -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk -run=^$$ -fuzz=FuzzFrameReader -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/toolsearch -run=^$$ -fuzz=FuzzQuery -fuzztime=$(FUZZTIME)

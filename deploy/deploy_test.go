@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -282,6 +283,8 @@ func TestChartRefuses(t *testing.T) {
 		{"no Redis password", "redis:\n  host: r\n", "redis.password is required"},
 		{"a misspelled value", "redis:\n  host: r\n  password: p\nreplicas: 3\n", "additional properties 'replicas' not allowed"},
 		{"a value of the wrong type", "redis:\n  host: r\n  password: p\nreplicaCount: three\n", "replicaCount"},
+		{"a serve token under 16 characters", "redis:\n  host: r\n  password: p\nserveToken: short-token\n", "serveToken: at least 16"},
+		{"a serve token with a space", "redis:\n  host: r\n  password: p\nserveToken: \"0123456789 abcdef\"\n", "serveToken: at least 16"},
 		{"a session key that is not 32 bytes in base64", "redis:\n  host: r\n  password: p\nsessionKeys: [c2hvcnQ=]\n", "sessionKeys"},
 		{"a state block in config", "redis:\n  host: r\n  password: p\nconfig: |\n  state {\n    backend = \"redis\"\n  }\n", "do not write a state block"},
 		{"TLS files without their Secret", "redis:\n  host: r\n  password: p\n  tls:\n    enabled: true\n    caKey: ca.crt\n", "redis.tls.secretName is required"},
@@ -296,6 +299,14 @@ func TestChartRefuses(t *testing.T) {
 				t.Errorf("render: %v; want an error with %q", err, tt.want)
 			}
 		})
+	}
+	// A serve token of 16 characters is the shortest mcphost serve takes.
+	out, err := render(c, "mcphost", "redis:\n  host: r\n  password: p\nserveToken: 0123456789abcdef\n")
+	if err != nil {
+		t.Fatalf("render with a 16-character serveToken: %v", err)
+	}
+	if secret := out["mcphost/templates/secret.yaml"]; !strings.Contains(secret, base64.StdEncoding.EncodeToString([]byte("0123456789abcdef"))) {
+		t.Errorf("the Secret does not hold the serveToken set:\n%s", secret)
 	}
 }
 

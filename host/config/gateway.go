@@ -77,9 +77,10 @@ type GatewayOAuth struct {
 	AcceptJWTTypes []string `hcl:"accept_jwt_types,optional" json:"accept_jwt_types,omitempty"`
 }
 
-// jwtTypes are the values accept_jwt_types may hold, as inbound.CheckTypes
-// accepts them (normalized: lower case, without "application/").
-var jwtTypes = []string{"at+jwt", "jwt", "none"}
+// jwtTypes are the typ values accept_jwt_types may hold besides "none", as
+// inbound.CheckTypes accepts them (normalized: lower case, without
+// "application/").
+var jwtTypes = []string{"at+jwt", "jwt"}
 
 // RateLimit bounds each principal's requests to the gateway (gateway {
 // rate_limit { … } }).
@@ -215,8 +216,10 @@ func checkGatewayOAuth(g *Gateway, nb *hcl.Block, attrs hcl.Attributes, at func(
 		diags = append(diags, errorf(at(attrs, "client_secret", &nb.DefRange), "client_secret without client_id", "Set client_id too."))
 	}
 	for _, t := range o.AcceptJWTTypes {
+		// "none" is a word of the configuration (no typ header), not a
+		// media type: "application/none" is no type.
 		n := strings.TrimPrefix(strings.ToLower(t), "application/")
-		if !slices.Contains(jwtTypes, n) {
+		if !strings.EqualFold(t, "none") && !slices.Contains(jwtTypes, n) {
 			diags = append(diags, errorf(at(attrs, "accept_jwt_types", &nb.DefRange), "Invalid accept_jwt_types",
 				"%q is not an access token type: accept_jwt_types may list \"at+jwt\" (RFC 9068, the default), \"JWT\" (for issuers that mark access tokens so, such as Microsoft Entra ID and Keycloak) and \"none\" (no typ header, such as Okta's custom authorization servers).", t))
 			break

@@ -98,6 +98,7 @@ func TestGatewayDiagnostics(t *testing.T) {
 		{"http issuer", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth { issuer = \"http://i.example\" }\n}\n", "3:20: Invalid issuer"},
 		{"missing issuer", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth { scopes = [\"mcp\"] }\n}\n", "3:11: Missing required argument"},
 		{"accept_jwt_types names a DPoP proof", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth {\n    issuer = \"https://i.example\"\n    accept_jwt_types = [\"at+jwt\", \"dpop+jwt\"]\n  }\n}\n", "5:24: Invalid accept_jwt_types"},
+		{"accept_jwt_types names application/none", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth {\n    issuer = \"https://i.example\"\n    accept_jwt_types = [\"at+jwt\", \"application/none\"]\n  }\n}\n", "5:24: Invalid accept_jwt_types"},
 		{"introspection without client", "gateway {\n  url = \"https://g.example/mcp\"\n  oauth {\n    issuer = \"https://i.example\"\n    introspection_url = \"https://i.example/in\"\n  }\n}\n", "5:25: Missing client_id"},
 		{"bad rate", "gateway {\n  rate_limit { per_principal = \"fast\" }\n}\n", "2:32: Invalid per_principal"},
 		{"negative burst", "gateway {\n  rate_limit {\n    per_principal = \"1/s\"\n    burst = -1\n  }\n}\n", "4:13: Invalid burst"},

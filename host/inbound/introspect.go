@@ -19,12 +19,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/sdk/oauthkit"
 )
 
@@ -298,7 +300,7 @@ type introspection struct {
 //     hint), and not sender-constrained (cnf: mTLS or DPoP bound), for no
 //     proof of possession is checked here.
 func (v *Verifier) principalFrom(body []byte, now time.Time) (*Principal, error) {
-	members, err := introspectionMembers(body)
+	members, err := introspectionMembers(body, v.o.GroupsClaim)
 	if err != nil {
 		return nil, err
 	}
@@ -354,34 +356,185 @@ func (v *Verifier) principalFrom(body []byte, now time.Time) (*Principal, error)
 	}, nil
 }
 
-// introspectionMembers scans an introspection response strictly (the
-// repository's rawjson scanner) and returns its top-level members by name.
-// Names are matched exactly, as RFC 7662 writes them: encoding/json would
-// match "Sub" for sub and let the last of two "active" members win, so one
-// answer could be read two ways. A duplicate, case-variant, escaped or
-// non-ASCII member name refuses the token (an error wrapping
-// auth.ErrInvalidToken: the answer says nothing trustworthy about it); a
-// body that is not one JSON object is an error wrapping ErrUnavailable.
-func introspectionMembers(body []byte) (map[string]json.RawMessage, error) {
-	ms, err := rawjson.Members(nil, body)
-	switch {
-	case errors.Is(err, rawjson.ErrDuplicate), errors.Is(err, rawjson.ErrName):
-		return nil, invalid("the introspection response has a duplicate, case-variant or escaped member name")
-	case err != nil:
-		dec := json.NewDecoder(bytes.NewReader(body))
-		var v any
-		if dec.Decode(&v) == nil {
-			if _, isObject := v.(map[string]any); isObject {
-				return nil, fmt.Errorf("%w: the response has data after its JSON object", ErrUnavailable)
-			}
-		}
-		return nil, fmt.Errorf("%w: the response is not a JSON object", ErrUnavailable)
+// readMembers are the members of an introspection response that
+// principalFrom reads, besides the groups claim.
+var readMembers = []string{"active", "scope", "iss", "sub", "aud", "exp", "nbf", "iat", "token_type", "token_use", "typ", "cnf"}
+
+// introspectionMembers reads an introspection response strictly and returns
+// its top-level members by name (escapes decoded). Names are matched
+// exactly, as RFC 7662 writes them: encoding/json would match "Sub" (or
+// "ſub") for sub and let the last of two "active" members win, so one
+// answer could be read two ways. Escaped and non-ASCII names are fine
+// (System.Text.Json writes "r\u00F4le", PHP "https:\/\/x\/roles"), but
+// these refuse the token, with an error wrapping auth.ErrInvalidToken (the
+// answer says nothing trustworthy about it):
+//
+//   - two names equal under Unicode case folding (duplicates, "Sub" next
+//     to "sub", "ſub" next to "sub", "\u212A" next to "k");
+//   - a name that is read (readMembers, groupsClaim), or a case variant of
+//     one, spelled with an escaped letter, digit or '_' ("\u0073ub"): no
+//     encoder writes those, a forger would, and a reader with other rules
+//     could skip it;
+//   - a name with an invalid escape or a lone UTF-16 surrogate.
+//
+// A body that is not one JSON object in UTF-8 is an error wrapping
+// ErrUnavailable.
+func introspectionMembers(body []byte, groupsClaim string) (map[string]json.RawMessage, error) {
+	notObject := fmt.Errorf("%w: the response is not a JSON object", ErrUnavailable)
+	if !utf8.Valid(body) {
+		return nil, fmt.Errorf("%w: the response is not UTF-8", ErrUnavailable)
 	}
-	members := make(map[string]json.RawMessage, len(ms))
-	for _, m := range ms {
-		members[string(m.Key)] = m.Value
+	read := make(map[string]bool, len(readMembers)+1)
+	for _, n := range append(readMembers, groupsClaim) {
+		read[foldName(n)] = true
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, notObject
+	}
+	members := map[string]json.RawMessage{}
+	folded := map[string]bool{}
+	for dec.More() {
+		start := dec.InputOffset()
+		t, err := dec.Token()
+		if err != nil {
+			return nil, notObject
+		}
+		// The name as sent: past the comma and white space before it.
+		q := bytes.IndexByte(body[start:], '"')
+		if q < 0 {
+			return nil, notObject
+		}
+		name, escapedWord, ok := unescapeName(body[start+int64(q):])
+		if !ok || name != t {
+			return nil, invalid("the introspection response has a member name that is not valid Unicode")
+		}
+		f := foldName(name)
+		if folded[f] {
+			return nil, invalid("the introspection response has a duplicate or case-variant member name")
+		}
+		folded[f] = true
+		if escapedWord && read[f] {
+			return nil, invalid("the introspection response spells a member name it is read for with an escape")
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, notObject
+		}
+		members[name] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, notObject
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: the response has data after its JSON object", ErrUnavailable)
 	}
 	return members, nil
+}
+
+// unescapeName decodes the JSON string at the start of b (its opening
+// quote) strictly: only the escapes of RFC 8259 §7, and a \u escape of a
+// UTF-16 surrogate only as a pair. escapedWord reports an escaped ASCII
+// letter, digit or '_'. b must be valid UTF-8.
+func unescapeName(b []byte) (name string, escapedWord, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", false, false
+	}
+	var sb strings.Builder
+	for i := 1; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			return sb.String(), escapedWord, true
+		case c < 0x20:
+			return "", false, false
+		case c != '\\':
+			sb.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 >= len(b) {
+			return "", false, false
+		}
+		var r rune
+		switch e := b[i+1]; e {
+		case '"', '\\', '/':
+			r = rune(e)
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'u':
+			r = hex4(b[i+2:])
+			if r < 0 {
+				return "", false, false
+			}
+			if utf16.IsSurrogate(r) {
+				if r >= 0xDC00 || i+12 > len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
+					return "", false, false
+				}
+				lo := hex4(b[i+8:])
+				if lo < 0xDC00 || lo > 0xDFFF {
+					return "", false, false
+				}
+				r = utf16.DecodeRune(r, lo)
+				i += 6
+			}
+			i += 4
+		default:
+			return "", false, false
+		}
+		i += 2
+		if r < utf8.RuneSelf && (r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+			escapedWord = true
+		}
+		sb.WriteRune(r)
+	}
+	return "", false, false
+}
+
+// hex4 decodes the four hex digits at the start of b, or returns -1.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	var r rune
+	for _, h := range b[:4] {
+		switch {
+		case '0' <= h && h <= '9':
+			h -= '0'
+		case 'a' <= h && h <= 'f':
+			h -= 'a' - 10
+		case 'A' <= h && h <= 'F':
+			h -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(h)
+	}
+	return r
+}
+
+// foldName maps name to one representative of its Unicode simple case
+// folding class (each rune to the least rune of its orbit), so that two
+// names encoding/json would match to one field ("sub", "Sub", "ſub";
+// "k", "K", "\u212A") fold to the same string.
+func foldName(name string) string {
+	var sb strings.Builder
+	for _, r := range name {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		sb.WriteRune(least)
+	}
+	return sb.String()
 }
 
 // decode sets r's fields from the members of exactly their names.

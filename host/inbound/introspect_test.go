@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,7 +193,7 @@ func TestIntrospect(t *testing.T) {
 		// Strict decoding (issue 33 item 13): one answer, one reading.
 		{name: "duplicate active", answer: raw(`{"active":false,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600,"active":true}`), wantErr: "duplicate"},
 		{name: "case-variant sub", answer: raw(`{"active":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600,"Sub":"admin"}`), wantErr: "case-variant"},
-		{name: "escaped name", answer: raw(`{"active":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600,"\u0073ub":"admin"}`), wantErr: "escaped"},
+		{name: "escaped duplicate", answer: raw(`{"active":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600,"\u0073ub":"admin"}`), wantErr: "duplicate"},
 		{name: "Sub alone is not sub", answer: raw(`{"active":true,"Sub":"admin","aud":"https://mcp.example.com/mcp","exp":1900003600}`), wantErr: "sub"},
 		{name: "Active alone is not active", answer: raw(`{"Active":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600}`), wantErr: "active", wantUnavailable: true},
 		{name: "oversized", answer: active(func(m map[string]any) { m["pad"] = strings.Repeat("x", maxIntrospectionBytes) }), wantErr: "over", wantUnavailable: true},
@@ -233,6 +234,75 @@ func TestIntrospect(t *testing.T) {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("the error %q quotes %q", err, secret)
 				}
+			}
+		})
+	}
+}
+
+// TestIntrospectionMemberNames: member names are read with their escapes
+// decoded, so that the escaped and non-ASCII names real issuers write
+// (System.Text.Json escapes non-ASCII, PHP's json_encode writes "\/") are
+// no reason to refuse a token; what could be read two ways still is:
+// names equal under Unicode case folding, and a name that is read spelled
+// with an escaped letter (issue 33 review, finding 9).
+func TestIntrospectionMemberNames(t *testing.T) {
+	now := time.Unix(1_900_000_000, 0)
+	const base = `"active":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600`
+	tests := []struct {
+		name        string
+		body        string
+		groupsClaim string
+		wantGroups  []string
+		wantSubject string // "" for "alice"
+		wantErr     string // "" to accept
+	}{
+		{name: "System.Text.Json escapes a non-ASCII name", body: `{` + base + `,"r\u00F4le":"x","\u00E9quipe":["a"]}`},
+		{name: "a raw non-ASCII name", body: `{` + base + `,"rôle":"x"}`},
+		{name: "PHP escapes the slashes of a URL-named claim", body: `{` + base + `,"https:\/\/x.example\/roles":["eng"]}`},
+		{name: "the groups claim named by a URL, slashes escaped", body: `{` + base + `,"https:\/\/x.example\/roles":["eng"]}`, groupsClaim: "https://x.example/roles", wantGroups: []string{"eng"}},
+		{name: "the groups claim named in non-ASCII, escaped", body: `{` + base + `,"r\u00F4les":["ops"]}`, groupsClaim: "rôles", wantGroups: []string{"ops"}},
+		{name: "escaped quote and backslash in an unread name", body: `{` + base + `,"a\"b\\c":1,"\u0061":2}`},
+		{name: "a surrogate pair", body: `{` + base + `,"\uD83D\uDE00":1}`},
+		{name: "unread names differing in case only", body: `{` + base + `,"k":1,"K":2}`, wantErr: "case-variant"},
+		{name: "Kelvin sign folds to k", body: `{` + base + `,"k":1,"\u212A":2}`, wantErr: "case-variant"},
+		{name: "raw Kelvin sign folds to k", body: `{` + base + `,"k":1,"K":2}`, wantErr: "case-variant"},
+		{name: "escaped duplicate of sub", body: `{` + base + `,"\u0073ub":"admin"}`, wantErr: "duplicate"},
+		{name: "long s folds to sub", body: `{` + base + `,"ſub":"admin"}`, wantErr: "case-variant"},
+		{name: "escaped long s folds to sub", body: `{` + base + `,"\u017Fub":"admin"}`, wantErr: "case-variant"},
+		{name: "an escaped duplicate of an unread name", body: `{` + base + `,"x":1,"\u0078":2}`, wantErr: "duplicate"},
+		{name: "sub spelled with an escape, alone", body: `{"active":true,"\u0073ub":"admin","aud":"https://mcp.example.com/mcp","exp":1900003600}`, wantErr: "escape"},
+		{name: "active spelled with an escape", body: `{"act\u0069ve":true,"sub":"alice","aud":"https://mcp.example.com/mcp","exp":1900003600}`, wantErr: "escape"},
+		{name: "Sub spelled with an escape", body: `{"active":true,"\u0053ub":"admin","aud":"https://mcp.example.com/mcp","exp":1900003600}`, wantErr: "escape"},
+		{name: "scope spelled with an escape", body: `{` + base + `,"sc\u006Fpe":"admin"}`, wantErr: "escape"},
+		{name: "token_type with an escaped underscore", body: `{` + base + `,"token\u005Ftype":"refresh_token"}`, wantErr: "escape"},
+		{name: "the groups claim with an escaped letter", body: `{` + base + `,"gr\u006Fups":["admin"]}`, wantErr: "escape"},
+		{name: "a lone high surrogate", body: `{` + base + `,"\uD800x":1}`, wantErr: "Unicode"},
+		{name: "a lone low surrogate", body: `{` + base + `,"\uDC00":1}`, wantErr: "Unicode"},
+		{name: "a high surrogate before a non-surrogate", body: `{` + base + `,"\uD800\u0041":1}`, wantErr: "Unicode"},
+		{name: "not UTF-8", body: "{" + base + ",\"\xff\":1}", wantErr: "UTF-8"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := introspectingVerifier(t, "https://as.example.com/introspect", func(o *Options) {
+				if tc.groupsClaim != "" {
+					o.GroupsClaim = tc.groupsClaim
+				}
+			})
+			p, err := v.principalFrom([]byte(tc.body), now)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one about %q", err, tc.wantErr)
+				}
+				if tc.wantErr != "UTF-8" && !errors.Is(err, auth.ErrInvalidToken) {
+					t.Errorf("err = %v, want auth.ErrInvalidToken", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if p.Subject != "alice" || !slices.Equal(p.Groups, tc.wantGroups) {
+				t.Errorf("principal %+v, want subject alice and groups %q", p, tc.wantGroups)
 			}
 		})
 	}

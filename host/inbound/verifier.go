@@ -36,6 +36,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -73,10 +74,14 @@ const (
 	// TypeAccessToken is RFC 9068's type, the default.
 	TypeAccessToken = "at+jwt"
 	// TypeJWT is the generic "JWT", which many issuers put on access and
-	// ID tokens alike (Microsoft Entra ID, Keycloak, zitadel).
+	// ID tokens alike (Microsoft Entra ID, Keycloak, zitadel, Auth0's
+	// default profile). A token accepted by it, or by TypeNone, must not
+	// look like an ID token and must have a claim only access tokens have
+	// (accessTokenMark).
 	TypeJWT = "JWT"
 	// TypeNone accepts a token without typ (Okta's custom authorization
-	// servers).
+	// servers). It is a word of the configuration, not a typ value: a typ
+	// header "none" is refused.
 	TypeNone = "none"
 )
 
@@ -162,8 +167,12 @@ func CheckTypes(types []string) (map[string]bool, error) {
 		types = []string{TypeAccessToken}
 	}
 	for _, t := range types {
+		if strings.EqualFold(t, TypeNone) { // a word of the configuration, not a typ value
+			set[TypeNone] = true
+			continue
+		}
 		switch n := normType(t); n {
-		case TypeAccessToken, "jwt", TypeNone:
+		case TypeAccessToken, "jwt":
 			set[n] = true
 		default:
 			return nil, fmt.Errorf("%w: %q is not an access token type: accept %s, %s or %s", ErrConfig, t, TypeAccessToken, TypeJWT, TypeNone)
@@ -254,8 +263,22 @@ func New(o Options) (*Verifier, error) {
 // claims are the claims a token is read for.
 type claims struct {
 	jwt.Claims
-	Scope string   `json:"scope"`
-	Scp   []string `json:"scp"`
+	Scope string    `json:"scope"`
+	Scp   scopeList `json:"scp"`
+}
+
+// scopeList is the scp claim: an array (Okta) or a space-separated string
+// (Microsoft Entra ID).
+type scopeList []string
+
+// UnmarshalJSON reads an array of strings or a space-separated string.
+func (l *scopeList) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*l = strings.Fields(s)
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(l))
 }
 
 // Verify checks token and returns its TokenInfo: Scopes, Expiration,
@@ -313,6 +336,9 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 		if m := idTokenMark(extra); m != "" {
 			return nil, invalid("an ID token (%s), not an access token", m)
 		}
+		if !accessTokenMark(extra) {
+			return nil, invalid("no claim of an access token (scope, scp, client_id, or roles with azp or appid), and no typ %s: an ID token?", TypeAccessToken)
+		}
 	}
 	if _, bound := extra["cnf"]; bound {
 		// A sender-constrained token (DPoP, mTLS: RFC 9449, 8705)
@@ -322,7 +348,7 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	p := &Principal{Issuer: c.Issuer, Subject: c.Subject, Expiry: c.Expiry.Time(), Groups: stringsOf(extra[v.o.GroupsClaim])}
 	p.Scopes = strings.Fields(c.Scope)
 	if len(p.Scopes) == 0 {
-		p.Scopes = c.Scp
+		p.Scopes = []string(c.Scp)
 	}
 	now := v.o.Now()
 	until := now.Add(VerifiedCacheTTL)
@@ -360,21 +386,25 @@ func checkHeader(token string) error {
 // and returns it normalized (TypeNone when absent). Its errors name the
 // type only when it is a registered one: nothing of the token is quoted.
 func (v *Verifier) checkType(h jose.Header) (string, error) {
-	typ := TypeNone
-	if raw, ok := h.ExtraHeaders[jose.HeaderType]; ok {
-		s, isString := raw.(string)
-		if !isString {
-			return "", invalid("the typ header is not a string")
+	raw, ok := h.ExtraHeaders[jose.HeaderType]
+	if !ok {
+		if v.types[TypeNone] {
+			return TypeNone, nil
 		}
-		typ = normType(s)
+		return "", invalid("no typ header; access tokens have typ %s (see accept_jwt_types)", TypeAccessToken)
 	}
-	if v.types[typ] {
+	s, isString := raw.(string)
+	if !isString {
+		return "", invalid("the typ header is not a string")
+	}
+	// A typ header "none" is a value like any other, not the absence of
+	// one that TypeNone accepts.
+	typ := normType(s)
+	if typ != TypeNone && v.types[typ] {
 		return typ, nil
 	}
 	switch typ {
-	case TypeNone:
-		return "", invalid("no typ header; access tokens have typ %s (see accept_jwt_types)", TypeAccessToken)
-	case "jwt", "dpop+jwt", "logout+jwt", "secevent+jwt", "id_token+jwt":
+	case "none", "jwt", "dpop+jwt", "logout+jwt", "secevent+jwt", "id_token+jwt":
 		return "", invalid("typ %s is not an accepted access token type (see accept_jwt_types)", typ)
 	}
 	return "", invalid("the typ header is not an accepted access token type (see accept_jwt_types)")
@@ -397,6 +427,28 @@ func idTokenMark(claims map[string]any) string {
 		return "token_use"
 	}
 	return ""
+}
+
+// accessTokenMark reports whether claims has a claim only access tokens
+// have, which a token whose typ does not say it is one (TypeJWT, TypeNone)
+// must show: an ID token without nonce, at_hash and c_hash (Entra ID's from
+// a code flow without a nonce) has the same aud when one app registration
+// serves both. The marks: scope (RFC 9068 §2.2.3, Keycloak, Auth0), scp
+// (Okta, Entra ID's delegated tokens), client_id (RFC 9068 §2.2, zitadel),
+// and roles together with azp or appid (Entra ID's app-only tokens: its ID
+// tokens carry roles too, but neither azp nor appid).
+func accessTokenMark(claims map[string]any) bool {
+	for _, c := range []string{"scope", "scp", "client_id"} {
+		if _, ok := claims[c]; ok {
+			return true
+		}
+	}
+	if _, ok := claims["roles"]; ok {
+		_, azp := claims["azp"]
+		_, appid := claims["appid"]
+		return azp || appid
+	}
+	return false
 }
 
 // key returns the JWKS key for kid and alg, fetching the JWKS when it is

@@ -282,19 +282,32 @@ func TestAcceptTypes(t *testing.T) {
 		claims  map[string]any
 		wantErr string
 	}{
-		{"JWT accepted", []string{"at+jwt", "JWT"}, "JWT", claims(), ""},
-		{"application/jwt accepted", []string{"at+jwt", "JWT"}, "application/jwt", claims(), ""},
+		{"JWT accepted", []string{"at+jwt", "JWT"}, "JWT", claims("scope", "mcp"), ""},
+		{"application/jwt accepted", []string{"at+jwt", "JWT"}, "application/jwt", claims("scope", "mcp"), ""},
 		{"at+jwt still accepted", []string{"at+jwt", "JWT"}, "at+jwt", claims(), ""},
-		{"no typ still refused", []string{"at+jwt", "JWT"}, nil, claims(), "no typ"},
-		{"dpop+jwt still refused", []string{"at+jwt", "JWT"}, "dpop+jwt", claims(), "dpop+jwt"},
-		{"an ID token with a nonce", []string{"JWT"}, "JWT", claims("nonce", "n"), "ID token (nonce)"},
+		{"no typ still refused", []string{"at+jwt", "JWT"}, nil, claims("scope", "mcp"), "no typ"},
+		{"dpop+jwt still refused", []string{"at+jwt", "JWT"}, "dpop+jwt", claims("scope", "mcp"), "dpop+jwt"},
+		{"an ID token with a nonce", []string{"JWT"}, "JWT", claims("scope", "mcp", "nonce", "n"), "ID token (nonce)"},
 		{"an ID token with at_hash", []string{"JWT"}, "JWT", claims("at_hash", "h", "azp", "client"), "ID token (at_hash)"},
 		{"a Keycloak ID token", []string{"JWT"}, "JWT", claims("typ", "ID"), "ID token (typ)"},
 		{"a Cognito ID token", []string{"JWT"}, "JWT", claims("token_use", "id"), "ID token (token_use)"},
-		{"a Keycloak access token", []string{"JWT"}, "JWT", claims("typ", "Bearer", "azp", "client"), ""},
-		{"no typ accepted", []string{"none"}, nil, claims(), ""},
-		{"no typ, ID token shaped", []string{"none"}, nil, claims("nonce", "n"), "ID token"},
-		{"JWT refused under none", []string{"none"}, "JWT", claims(), "typ jwt"},
+		{"a Keycloak access token", []string{"JWT"}, "JWT", claims("typ", "Bearer", "azp", "client", "scope", "openid mcp"), ""},
+		{"no typ accepted", []string{"none"}, nil, claims("scp", []string{"mcp"}, "cid", "client"), ""},
+		{"no typ, ID token shaped", []string{"none"}, nil, claims("scp", []string{"mcp"}, "nonce", "n"), "ID token"},
+		{"JWT refused under none", []string{"none"}, "JWT", claims("scope", "mcp"), "typ jwt"},
+		// An access token must show it is one when its typ does not
+		// (issue 33 review, finding 10).
+		{"an Entra ID token from a code flow without a nonce", []string{"JWT"}, "JWT", claims("oid", "o", "tid", "t", "ver", "2.0", "roles", []string{"admin"}), "no claim of an access token"},
+		{"no typ and no access token claim", []string{"none"}, nil, claims("azp", "client"), "no claim of an access token"},
+		{"an Entra delegated access token", []string{"JWT"}, "JWT", claims("scp", "mcp.read", "azp", "client", "ver", "2.0"), ""},
+		{"an Entra app-only access token (v2)", []string{"JWT"}, "JWT", claims("roles", []string{"mcp.all"}, "azp", "client", "ver", "2.0"), ""},
+		{"an Entra app-only access token (v1)", []string{"JWT"}, "JWT", claims("roles", []string{"mcp.all"}, "appid", "client", "ver", "1.0"), ""},
+		{"a zitadel access token", []string{"JWT"}, "JWT", claims("client_id", "client"), ""},
+		{"at+jwt needs no such claim", []string{"at+jwt"}, "at+jwt", claims(), ""},
+		// A typ header "none" is not the absence of one (finding 11).
+		{"typ none refused under none", []string{"none"}, "none", claims("scope", "mcp"), "typ none is not an accepted"},
+		{"typ application/none refused under none", []string{"none"}, "application/none", claims("scope", "mcp"), "typ none is not an accepted"},
+		{"typ NONE refused under none and JWT", []string{"none", "JWT"}, "NONE", claims("scope", "mcp"), "typ none is not an accepted"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,7 +327,21 @@ func TestAcceptTypes(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][]string{{"dpop+jwt"}, {"at+jwt", "application/okta-internal-at+jwt"}, {""}, {"logout+jwt"}} {
+	// Entra ID's scp is a space-separated string, Okta's an array.
+	v, err := New(Options{Issuer: is.srv.URL, Audience: []string{aud}, AllowLoopback: true, Now: func() time.Time { return now }, AcceptTypes: []string{"JWT"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scp := range []any{"mcp.read mcp.write", []string{"mcp.read", "mcp.write"}} {
+		ti, err := v.Verify(context.Background(), signTyped(t, k, jose.ES256, "JWT", claims("scp", scp, "azp", "client")), nil)
+		if err != nil || !slices.Equal(ti.Scopes, []string{"mcp.read", "mcp.write"}) {
+			t.Errorf("scp %q: scopes %v, err %v; want mcp.read and mcp.write", scp, ti, err)
+		}
+	}
+	if _, err := New(Options{Issuer: is.srv.URL, Audience: []string{aud}, AcceptTypes: []string{"None", "application/JWT"}}); err != nil {
+		t.Errorf("AcceptTypes None and application/JWT: %v", err)
+	}
+	for _, bad := range [][]string{{"dpop+jwt"}, {"at+jwt", "application/okta-internal-at+jwt"}, {""}, {"logout+jwt"}, {"application/none"}} {
 		if _, err := New(Options{Issuer: is.srv.URL, Audience: []string{aud}, AcceptTypes: bad}); !errors.Is(err, ErrConfig) {
 			t.Errorf("AcceptTypes %q: err = %v, want ErrConfig", bad, err)
 		}

@@ -152,6 +152,9 @@ state {
 {{- fail "sessionKeys: each key is 32 random bytes in standard base64 (openssl rand -base64 32)" }}
 {{- end }}
 {{- end }}
+{{- if and .Values.serveToken (not (regexMatch "^[!-~]{16,}$" .Values.serveToken)) }}
+{{- fail "serveToken: at least 16 printable ASCII characters without spaces, as mcphost serve requires (openssl rand -hex 32), or empty to generate one" }}
+{{- end }}
 {{- if and .Values.redis.auth (not .Values.existingSecret) (not .Values.redis.existingSecret) (not .Values.redis.password) (not .Values.redis.dev.enabled) }}
 {{- fail "redis.password is required (or redis.existingSecret, existingSecret, or redis.auth=false)" }}
 {{- end }}
