@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -241,13 +242,18 @@ func (g *Gateway) servesTool(name string) bool {
 // request with its id is in flight.
 const reasonDuplicateID = "a request with this id is in flight"
 
-// bodyReason is the audit reason of a POST whose body was refused with
-// status (readBody).
-func bodyReason(status int) string {
-	if status == http.StatusRequestEntityTooLarge {
+// bodyReason is the audit reason of a POST whose body could not be read
+// for err (readBody): too large, not in time, or cut short (the client
+// went away, a body shorter than its Content-Length).
+func bodyReason(err error) string {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		return "request body too large"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "request body not read in time"
 	}
-	return "request body not read in time"
+	return "request body could not be read"
 }
 
 // strictReason is the audit reason of a message refused by the strict

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -100,6 +103,22 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Fatalf("status %s", resp.Status)
 			}
 		}, http.StatusRequestEntityTooLarge, "request body too large"},
+		{"http body cut short", func(t *testing.T, g *serve.Gateway) {
+			srv := httptest.NewServer(g.Handler(nil))
+			defer srv.Close()
+			// The client goes away (its half of the connection closed)
+			// before its body's announced length.
+			if resp := rawPost(t, srv.Listener.Addr().String(), `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"`+canary, true); resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %s", resp.Status)
+			}
+		}, http.StatusBadRequest, "request body could not be read"},
+		{"http body not in time", func(t *testing.T, g *serve.Gateway) {
+			srv := httptest.NewServer(g.Handler(&serve.HTTPOptions{BodyTimeout: 100 * time.Millisecond}))
+			defer srv.Close()
+			if resp := rawPost(t, srv.Listener.Addr().String(), `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"`+canary, false); resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %s", resp.Status)
+			}
+		}, http.StatusBadRequest, "request body not read in time"},
 		{"stdio duplicate key", func(t *testing.T, g *serve.Gateway) {
 			w, r := servePipes(t, g)
 			io.WriteString(w, `{"jsonrpc":"2.0","id":2,"method":"ping","id":3,"params":{"`+canary+`":1}}`+"\n")
@@ -152,6 +171,29 @@ func TestRefusedRequestsAudited(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawPost sends a POST to addr announcing a 1,000-byte body and sending
+// only part, then (closeWrite) closes its half of the connection or
+// (!closeWrite) waits, and returns the gateway's answer.
+func rawPost(t *testing.T, addr, part string, closeWrite bool) *http.Response {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n%s", part)
+	if closeWrite {
+		c.(*net.TCPConn).CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
 }
 
 // TestAskDecisionAudited (issue 33, item 14): each round of a call of an
