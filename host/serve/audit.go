@@ -60,6 +60,8 @@ type callAudit struct {
 	// declined is set when the client answered the gateway's question
 	// about the call with no (the gate is not reached).
 	declined bool
+	// principal is the call's caller, or nil.
+	principal *inbound.Principal
 }
 
 // with returns ctx carrying a (noteCallError, declinedByClient) and its
@@ -133,6 +135,7 @@ func (g *Gateway) auditCall(ctx context.Context, event, name, session, remote st
 		p = c.Principal
 		a.rec.Issuer, a.rec.Subject = p.Issuer, p.Subject
 	}
+	a.principal = p
 	if session != "" {
 		a.rec.Session = audit.SessionRef(session)
 	}
@@ -170,7 +173,13 @@ func (a *callAudit) done(err error, respBytes int) {
 				a.rec.Decision, a.rec.Reason = permissions.Allow.String(), "approved by the client"
 			}
 		} else if a.declined {
+			// The gate is not reached: the rule recorded is the one that
+			// asked the question (the one deciding now: unless the rules
+			// were reloaded between question and answer, the same).
+			_, a.rec.Rule = decisionFields(a.g.h.DecideFor(a.principal, a.rec.Tool))
 			a.rec.Decision, a.rec.Reason = permissions.Deny.String(), "declined by the client"
+		} else {
+			a.rec.Decision = audit.DecisionNone
 		}
 	}
 	var approval *host.ApprovalRequiredError

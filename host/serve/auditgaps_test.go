@@ -241,9 +241,35 @@ func TestAskDecisionAudited(t *testing.T) {
 			if r := recs[0]; r.Decision != audit.DecisionAsk || r.Outcome != audit.OutcomeDenied || r.Reason != "approval asked of the client" || !strings.Contains(r.Rule, `ask "mcp__a__echo"`) {
 				t.Errorf("the question's line: %+v", r)
 			}
-			if r := recs[1]; r.Decision != tc.decision || r.Outcome != tc.outcome || r.Reason != tc.reason {
-				t.Errorf("the retry's line: decision %q, outcome %q, reason %q; want %q, %q, %q", r.Decision, r.Outcome, r.Reason, tc.decision, tc.outcome, tc.reason)
+			if r := recs[1]; r.Decision != tc.decision || r.Outcome != tc.outcome || r.Reason != tc.reason || !strings.Contains(r.Rule, `ask "mcp__a__echo"`) {
+				t.Errorf("the retry's line: decision %q, outcome %q, reason %q, rule %q; want %q, %q, %q and the ask rule", r.Decision, r.Outcome, r.Reason, r.Rule, tc.decision, tc.outcome, tc.reason)
 			}
 		})
+	}
+}
+
+// TestUndecidedCallAudited: a tool call that ends before the gate decides
+// (here: its request state is not the gateway's) has decision "none", not
+// an empty one.
+func TestUndecidedCallAudited(t *testing.T) {
+	t.Parallel()
+	g, log, buf := auditGateway(t, askEcho)
+	w, r := servePipes(t, g)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "undecided"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: newProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "m"},
+		RequestState: "bm90IHRoZSBnYXRld2F5J3M"}); err == nil || !strings.Contains(err.Error(), "invalid requestState") {
+		t.Fatalf("the call: %v, want an invalid requestState error", err)
+	}
+	cs.Close()
+	recs := allRecords(t, log, buf)
+	if len(recs) != 1 {
+		t.Fatalf("%d audit lines, want 1: %+v", len(recs), recs)
+	}
+	if r := recs[0]; r.Decision != audit.DecisionNone || r.Rule != "" || r.Outcome != audit.OutcomeError || r.Tool != "mcp__a__echo" {
+		t.Errorf("audit line %+v, want decision %q, outcome error", r, audit.DecisionNone)
 	}
 }
