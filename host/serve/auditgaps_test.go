@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
@@ -170,6 +173,64 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Error("the audit line holds the body")
 			}
 		})
+	}
+}
+
+// failingPuts is a shared state whose writes fail once failing is set: a
+// replica whose state (Redis) has gone away. (A wrapper, not a stopped
+// redis-server: the gateway must first start on the state, then lose it
+// for one request, and only its writes matter here.)
+type failingPuts struct {
+	state.Backend
+	failing atomic.Bool
+}
+
+func (s *failingPuts) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if s.failing.Load() {
+		return errors.New("the shared state is gone")
+	}
+	return s.Backend.Put(ctx, key, value, ttl)
+}
+
+// TestSessionOpenFailureAudited: an initialize whose session cannot be
+// opened (its record not written to the shared state) is answered 503 and
+// has one audit line, a refusal with that status.
+func TestSessionOpenFailureAudited(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &failingPuts{Backend: local}
+	var buf syncbuf.Buffer
+	log := audit.New(&buf, nil)
+	g := serve.New(h, &serve.Options{Audit: log, State: st})
+	t.Cleanup(func() {
+		cancel()
+		h.Close()
+		log.Close(context.Background())
+	})
+	h.ConnectAll(ctx, nil)
+	if p := g.Sync(ctx); len(p) > 0 {
+		t.Fatal(p)
+	}
+	srv := httptest.NewServer(g.Handler(nil))
+	defer srv.Close()
+	st.failing.Store(true)
+	if resp, body := post(t, srv.URL, initialize, nil); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("initialize: %s %s, want 503", resp.Status, body)
+	}
+	recs := allRecords(t, log, &buf)
+	if len(recs) != 1 {
+		t.Fatalf("%d audit lines, want 1: %+v", len(recs), recs)
+	}
+	if r := recs[0]; r.Event != audit.EventRefused || r.Status != http.StatusServiceUnavailable || r.Reason != "session could not be opened" || r.Outcome != audit.OutcomeError {
+		t.Errorf("audit line %+v, want refused, 503", r)
 	}
 }
 

@@ -271,6 +271,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if err != nil {
 			g.log.Error("opening a session", "error", err)
 			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the session could not be opened: the gateway's shared state is unavailable; retry later"}}`))
+			g.refused(r, http.StatusServiceUnavailable, "session could not be opened")
 			return
 		}
 		defer endPost()
