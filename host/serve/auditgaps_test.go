@@ -28,8 +28,29 @@ import (
 // auditGateway is a gateway over demo server a with rules and an audit log.
 func auditGateway(t *testing.T, rules ...config.PermissionRule) (*serve.Gateway, *audit.Log, *syncbuf.Buffer) {
 	t.Helper()
+	g, log, buf, _ := auditGatewayBlocking(t, rules...)
+	return g, log, buf
+}
+
+// auditGatewayBlocking is auditGateway with an in-process server b too,
+// whose tool wait (mcp__b__wait) answers once release is closed.
+func auditGatewayBlocking(t *testing.T, rules ...config.PermissionRule) (*serve.Gateway, *audit.Log, *syncbuf.Buffer, chan struct{}) {
+	t.Helper()
+	release := make(chan struct{})
+	b := mcp.NewServer(&mcp.Implementation{Name: "b", Version: "1"}, nil)
+	b.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-release:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	bs := config.InProcessServer("b")
+	bs.Approved = true
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, Permissions: rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(),
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), bs}, Permissions: rules, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir(),
+		InProcess:          map[string]*mcp.Server{"b": b},
 		ClientCapabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +67,7 @@ func auditGateway(t *testing.T, rules ...config.PermissionRule) (*serve.Gateway,
 		h.Close()
 		log.Close(context.Background())
 	})
-	return g, log, &buf
+	return g, log, &buf, release
 }
 
 // allRecords closes the log and returns its records.
@@ -78,11 +99,11 @@ func TestRefusedRequestsAudited(t *testing.T) {
 	const canary = "BODY-CANARY-77"
 	for _, tc := range []struct {
 		name   string
-		send   func(t *testing.T, g *serve.Gateway)
+		send   func(t *testing.T, g *serve.Gateway, release chan struct{})
 		status int
 		reason string
 	}{
-		{"http duplicate key", func(t *testing.T, g *serve.Gateway) {
+		{"http duplicate key", func(t *testing.T, g *serve.Gateway, _ chan struct{}) {
 			srv := httptest.NewServer(g.Handler(nil))
 			defer srv.Close()
 			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__a__echo","Name":"`+canary+`"}}`, nil)
@@ -90,7 +111,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Fatalf("status %s", resp.Status)
 			}
 		}, http.StatusBadRequest, "strict JSON: duplicate or case-variant member names"},
-		{"http concatenated", func(t *testing.T, g *serve.Gateway) {
+		{"http concatenated", func(t *testing.T, g *serve.Gateway, _ chan struct{}) {
 			srv := httptest.NewServer(g.Handler(nil))
 			defer srv.Close()
 			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"ping"}{"`+canary+`":1}`, nil)
@@ -98,7 +119,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Fatalf("status %s", resp.Status)
 			}
 		}, http.StatusBadRequest, "strict JSON: parse error"},
-		{"http too large", func(t *testing.T, g *serve.Gateway) {
+		{"http too large", func(t *testing.T, g *serve.Gateway, _ chan struct{}) {
 			srv := httptest.NewServer(g.Handler(nil))
 			defer srv.Close()
 			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"`+canary+strings.Repeat("x", serve.MaxMessageBytes)+`"}}`, nil)
@@ -106,7 +127,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Fatalf("status %s", resp.Status)
 			}
 		}, http.StatusRequestEntityTooLarge, "request body too large"},
-		{"http body cut short", func(t *testing.T, g *serve.Gateway) {
+		{"http body cut short", func(t *testing.T, g *serve.Gateway, _ chan struct{}) {
 			srv := httptest.NewServer(g.Handler(nil))
 			defer srv.Close()
 			// The client goes away (its half of the connection closed)
@@ -115,14 +136,14 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Fatalf("status %s", resp.Status)
 			}
 		}, http.StatusBadRequest, "request body could not be read"},
-		{"http body not in time", func(t *testing.T, g *serve.Gateway) {
+		{"http body not in time", func(t *testing.T, g *serve.Gateway, _ chan struct{}) {
 			srv := httptest.NewServer(g.Handler(&serve.HTTPOptions{BodyTimeout: 100 * time.Millisecond}))
 			defer srv.Close()
 			if resp := rawPost(t, srv.Listener.Addr().String(), `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"`+canary, false); resp.StatusCode != http.StatusBadRequest {
 				t.Fatalf("status %s", resp.Status)
 			}
 		}, http.StatusBadRequest, "request body not read in time"},
-		{"stdio duplicate key", func(t *testing.T, g *serve.Gateway) {
+		{"stdio duplicate key", func(t *testing.T, g *serve.Gateway, _ chan struct{}) {
 			w, r := servePipes(t, g)
 			io.WriteString(w, `{"jsonrpc":"2.0","id":2,"method":"ping","id":3,"params":{"`+canary+`":1}}`+"\n")
 			line := make([]byte, 4096)
@@ -130,7 +151,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Fatalf("answer %q %v", line[:n], err)
 			}
 		}, 0, "strict JSON: duplicate or case-variant member names"},
-		{"stdio not JSON-RPC", func(t *testing.T, g *serve.Gateway) {
+		{"stdio not JSON-RPC", func(t *testing.T, g *serve.Gateway, _ chan struct{}) {
 			w, r := servePipes(t, g)
 			io.WriteString(w, `{"jsonrpc":"1.0","id":2,"method":"ping","params":{"`+canary+`":1}}`+"\n")
 			line := make([]byte, 4096)
@@ -138,28 +159,31 @@ func TestRefusedRequestsAudited(t *testing.T) {
 				t.Fatalf("answer %q %v", line[:n], err)
 			}
 		}, 0, "not a JSON-RPC 2.0 message"},
-		{"stdio duplicate id", func(t *testing.T, g *serve.Gateway) {
+		{"stdio duplicate id", func(t *testing.T, g *serve.Gateway, release chan struct{}) {
 			w, r := servePipes(t, g)
 			br := bufio.NewReader(r)
 			io.WriteString(w, strings.Replace(initialize, "2025-06-18", "2025-11-25", 1)+"\n")
 			br.ReadString('\n')
 			io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-			io.WriteString(w, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp__a__slow","arguments":{"milliseconds":300,"steps":1}}}`+"\n")
+			// Id 5 is in flight until release is closed.
+			io.WriteString(w, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp__b__wait","arguments":{}}}`+"\n")
 			io.WriteString(w, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"`+canary+`"}}}`+"\n")
-			for _, want := range []string{"already in flight", `"result"`} {
-				if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, want) {
-					t.Fatalf("answer %q %v, want %s", line, err, want)
-				}
+			if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, "already in flight") {
+				t.Fatalf("answer %q %v, want already in flight", line, err)
+			}
+			close(release)
+			if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, `"result"`) || !strings.Contains(line, "released") {
+				t.Fatalf("answer %q %v, want the waiting call's result", line, err)
 			}
 		}, 0, "a request with this id is in flight"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g, log, buf := auditGateway(t)
-			tc.send(t, g)
+			g, log, buf, release := auditGatewayBlocking(t)
+			tc.send(t, g, release)
 			var recs []audit.Record
 			for _, r := range allRecords(t, log, buf) {
-				if r.Event != audit.EventToolCall || r.Tool != "mcp__a__slow" { // (the call in flight has its own)
+				if r.Event != audit.EventToolCall || r.Tool != "mcp__b__wait" { // (the call in flight has its own)
 					recs = append(recs, r)
 				}
 			}
