@@ -76,7 +76,7 @@ const (
 )
 
 // Decisions: the Decision of a Record, as the permissions package names
-// them, and DecisionUnknown.
+// them, DecisionUnknown and DecisionNone.
 const (
 	DecisionAllow = "allow"
 	DecisionAsk   = "ask"
@@ -85,6 +85,10 @@ const (
 	// tool (answered as an unknown tool; Outcome not_found): no rule was
 	// consulted.
 	DecisionUnknown = "unknown"
+	// DecisionNone is the decision of a tool call that ended before the
+	// permission rules were consulted: a changed definition not yet
+	// approved (pin), an invalid request state.
+	DecisionNone = "none"
 )
 
 // Outcomes: the Outcome of a Record.

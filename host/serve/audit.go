@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -59,6 +60,8 @@ type callAudit struct {
 	// declined is set when the client answered the gateway's question
 	// about the call with no (the gate is not reached).
 	declined bool
+	// principal is the call's caller, or nil.
+	principal *inbound.Principal
 }
 
 // with returns ctx carrying a (noteCallError, declinedByClient) and its
@@ -132,6 +135,7 @@ func (g *Gateway) auditCall(ctx context.Context, event, name, session, remote st
 		p = c.Principal
 		a.rec.Issuer, a.rec.Subject = p.Issuer, p.Subject
 	}
+	a.principal = p
 	if session != "" {
 		a.rec.Session = audit.SessionRef(session)
 	}
@@ -169,7 +173,13 @@ func (a *callAudit) done(err error, respBytes int) {
 				a.rec.Decision, a.rec.Reason = permissions.Allow.String(), "approved by the client"
 			}
 		} else if a.declined {
+			// The gate is not reached: the rule recorded is the one that
+			// asked the question (the one deciding now: unless the rules
+			// were reloaded between question and answer, the same).
+			_, a.rec.Rule = decisionFields(a.g.h.DecideFor(a.principal, a.rec.Tool))
 			a.rec.Decision, a.rec.Reason = permissions.Deny.String(), "declined by the client"
+		} else {
+			a.rec.Decision = audit.DecisionNone
 		}
 	}
 	var approval *host.ApprovalRequiredError
@@ -241,13 +251,18 @@ func (g *Gateway) servesTool(name string) bool {
 // request with its id is in flight.
 const reasonDuplicateID = "a request with this id is in flight"
 
-// bodyReason is the audit reason of a POST whose body was refused with
-// status (readBody).
-func bodyReason(status int) string {
-	if status == http.StatusRequestEntityTooLarge {
+// bodyReason is the audit reason of a POST whose body could not be read
+// for err (readBody): too large, not in time, or cut short (the client
+// went away, a body shorter than its Content-Length).
+func bodyReason(err error) string {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
 		return "request body too large"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "request body not read in time"
 	}
-	return "request body not read in time"
+	return "request body could not be read"
 }
 
 // strictReason is the audit reason of a message refused by the strict

@@ -277,9 +277,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			}
 			return
 		}
-		body, status := readBody(w, r, o.BodyTimeout)
+		body, status, err := readBody(w, r, o.BodyTimeout)
 		if status != 0 {
-			g.refused(r, status, bodyReason(status))
+			g.refused(r, status, bodyReason(err))
 			return
 		}
 		if err := scanBody(body); err != nil {
@@ -350,6 +350,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if err != nil {
 			g.log.Error("opening a session", "error", err)
 			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the session could not be opened: the gateway's shared state is unavailable; retry later"}}`))
+			g.refused(r, http.StatusServiceUnavailable, "session could not be opened")
 			return
 		}
 		defer endPost()
@@ -379,8 +380,8 @@ func sameOrigin(r *http.Request, origin string) bool {
 // readBody reads a POST body within timeout and MaxMessageBytes, then clears
 // the read deadline again: net/http would take its expiry while a response
 // streams as the client going away. A body that cannot be read is answered
-// here, with the status returned (0: read).
-func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, int) {
+// here, with the status returned (0: read) and the reading's error.
+func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, int, error) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(timeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
@@ -391,13 +392,13 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			http.Error(w, fmt.Sprintf("the request body exceeds %d bytes", MaxMessageBytes), http.StatusRequestEntityTooLarge)
-			return nil, http.StatusRequestEntityTooLarge
+			return nil, http.StatusRequestEntityTooLarge, err
 		}
 		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-		return nil, http.StatusBadRequest
+		return nil, http.StatusBadRequest, err
 	}
 	rc.SetReadDeadline(time.Time{})
-	return body, 0
+	return body, 0, nil
 }
 
 // scanBody holds a POST body to the strict JSON rules: one message, or a

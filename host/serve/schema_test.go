@@ -31,8 +31,10 @@ func hiddenChars(s string) int {
 
 // TestNestedSchemaTextCleaned: hidden characters (U+E0000 tag characters,
 // zero-width, bidi overrides) anywhere in a tool's schemas — nested
-// property descriptions, titles, enums, defaults — reach neither the
-// gateway's tools/list nor the `tools --format` exports.
+// property descriptions and titles, cleaned; enums and defaults, whose
+// tool is refused — reach neither the gateway's tools/list nor the
+// `tools --format` exports. Data values are served unchanged ("µg" is not
+// folded to "μg").
 func TestNestedSchemaTextCleaned(t *testing.T) {
 	t.Parallel()
 	var tags strings.Builder
@@ -44,7 +46,7 @@ func TestNestedSchemaTextCleaned(t *testing.T) {
 		"type": "object",
 		"properties": map[string]any{
 			"q": map[string]any{"type": "string", "description": dirty("query"), "title": dirty("Q"),
-				"enum": []any{dirty("a"), "b"}, "default": dirty("a")},
+				"enum": []any{"µg", "b"}, "default": "µg"},
 			"opts": map[string]any{"type": "object", "description": dirty("options"), "properties": map[string]any{
 				"deep": map[string]any{"type": "array", "items": map[string]any{"type": "string", "description": dirty("item")}},
 			}},
@@ -52,6 +54,11 @@ func TestNestedSchemaTextCleaned(t *testing.T) {
 		"required": []any{"q"},
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "refused", InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"q": map[string]any{"type": "string", "enum": []any{dirty("a"), "b"}, "default": dirty("a")}}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	server.AddTool(&mcp.Tool{Name: "find", Description: "finds", InputSchema: schema,
 		OutputSchema: map[string]any{"type": "object", "properties": map[string]any{"hits": map[string]any{"type": "integer", "description": dirty("hits")}}}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -70,8 +77,8 @@ func TestNestedSchemaTextCleaned(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	g := serve.New(h, nil)
-	if p := g.Sync(ctx); len(p) > 0 {
-		t.Fatal(p)
+	if p := g.Sync(ctx); len(p) != 1 || !strings.Contains(p[0].Detail, `tool "refused" is not exposed: input schema: unusable schema: the value "a\u200b`) {
+		t.Fatalf("problems %v, want the tool refused for its default's hidden characters", p)
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
@@ -87,7 +94,7 @@ func TestNestedSchemaTextCleaned(t *testing.T) {
 		t.Fatalf("tools/list: %v %v", res, err)
 	}
 	b, _ := json.Marshal(res.Tools)
-	if n := hiddenChars(string(b)); n != 0 || !strings.Contains(string(b), `"query"`) {
+	if n := hiddenChars(string(b)); n != 0 || !strings.Contains(string(b), `"query"`) || !strings.Contains(string(b), `"enum":["µg","b"]`) {
 		t.Errorf("tools/list: %d hidden characters survived: %s", n, b)
 	}
 	tools, _ := h.Tools(ctx)
@@ -97,7 +104,7 @@ func TestNestedSchemaTextCleaned(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, _ := json.Marshal(e)
-		if n := hiddenChars(string(b)); n != 0 || !strings.Contains(string(b), "query") {
+		if n := hiddenChars(string(b)); n != 0 || !strings.Contains(string(b), "query") || !strings.Contains(string(b), "µg") || strings.Contains(string(b), "refused") {
 			t.Errorf("tools --format %s: %d hidden characters survived: %s", f, n, b)
 		}
 	}

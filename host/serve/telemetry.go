@@ -135,14 +135,19 @@ func targetOf(req mcp.Request) string {
 
 // targetLabel is the span target, and metric label, of a request of
 // method naming target (targetOf): target itself when it names a tool (or
-// prompt) that ctx's caller is served, else telemetry.TargetUnknown —
-// never a name a client made up, nor one hidden from the caller.
+// prompt) that ctx's caller is served — tool search's own two tools
+// included —, else telemetry.TargetUnknown: never a name a client made
+// up, nor one hidden from the caller. (A per-user server's prompts are
+// not served: see users.go.)
 func (g *Gateway) targetLabel(ctx context.Context, method, target string) string {
 	if target == "" {
 		return ""
 	}
 	switch method {
 	case telemetry.MethodToolsCall:
+		if g.search != nil && (target == SearchToolName || target == CallToolName) {
+			return target
+		}
 		name, ok := g.canonicalTool(target)
 		if !ok && g.userTool(target) {
 			name, ok = target, true // (a per-user server's, served under its registry name)

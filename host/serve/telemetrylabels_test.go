@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/serve"
@@ -110,5 +111,60 @@ func TestTelemetryMadeUpToolNames(t *testing.T) {
 				t.Errorf("span names: %d distinct, want the made-up and hidden names as %q", len(names), "tools/call "+telemetry.TargetUnknown)
 			}
 		})
+	}
+}
+
+// TestTelemetryToolSearchNames: under --tool-search, calls of the mode's
+// own tools (search_tools, call_tool) keep their names as gen_ai.tool.name
+// and span target; a made-up name is still "_unknown".
+func TestTelemetryToolSearchNames(t *testing.T) {
+	t.Parallel()
+	rec := newTelRecorder(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, DefaultMode: "allow_all"},
+		&host.Options{OutputDir: t.TempDir(), Telemetry: rec.tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ConnectAll(ctx, nil)
+	g := serve.New(h, &serve.Options{Telemetry: rec.tel, ToolSearch: true})
+	g.Sync(ctx)
+	t.Cleanup(func() {
+		cancel()
+		h.Close()
+	})
+	cs := telStdio(t, g)
+	for _, c := range []*mcp.CallToolParams{
+		{Name: serve.SearchToolName, Arguments: map[string]any{"query": "echo"}},
+		{Name: serve.CallToolName, Arguments: map[string]any{"name": "mcp__a__echo", "arguments": map[string]any{"message": "x"}}},
+		{Name: serve.CallToolName, Arguments: map[string]any{"name": "mcp__a__add", "arguments": map[string]any{"a": 1, "b": 2}}},
+	} {
+		if res, err := cs.CallTool(ctx, c); err != nil || res.IsError {
+			t.Fatalf("%s: %v %v", c.Name, res, err)
+		}
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__made_up"}); err == nil {
+		t.Fatal("a made-up tool was called")
+	}
+	rec.waitServer(t, "tools/call "+telemetry.TargetUnknown)
+	values := map[string]uint64{}
+	for _, p := range rec.durations(t) {
+		if v, ok := p.Attributes.Value("gen_ai.tool.name"); ok {
+			values[v.Emit()] += p.Count
+		}
+	}
+	want := map[string]uint64{serve.SearchToolName: 1, serve.CallToolName: 2, telemetry.TargetUnknown: 1}
+	if len(values) != len(want) {
+		t.Errorf("gen_ai.tool.name values %v, want %v", values, want)
+	}
+	for k, n := range want {
+		if values[k] != n {
+			t.Errorf("gen_ai.tool.name=%q counted %d requests, want %d", k, values[k], n)
+		}
+	}
+	for _, name := range []string{"tools/call " + serve.SearchToolName, "tools/call " + serve.CallToolName} {
+		if len(rec.servers(t, name)) == 0 {
+			t.Errorf("no SERVER span %q", name)
+		}
 	}
 }
