@@ -98,6 +98,7 @@ func TestRejectedRequestKeepsTheSession(t *testing.T) {
 				sdk.ServeHTTP(w, r)
 			}))
 			t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+			t.Cleanup(func() { refusedOnce.Do(func() { close(refused) }) }) // (a failed test leaves no call held)
 			logs := &syncbuf.Buffer{}
 			m := NewManager([]*config.Server{{Name: "o", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}},
 				&Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs})})
