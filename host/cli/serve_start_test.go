@@ -1,12 +1,19 @@
+//go:build !windows
+
+// (The slow server is a shell loop: not on Windows.)
+
 package cli
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,6 +120,23 @@ permissions {
 			if slices.Contains(tools(), "mcp__slow__echo") {
 				t.Fatal("the slow server is served before it started")
 			}
+			readyz := func() (int, string) {
+				t.Helper()
+				resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			if tc.name == "http" {
+				// Not ready while a server is still connecting, though one
+				// is (ready_when = "any").
+				if code, body := readyz(); code != http.StatusServiceUnavailable || !strings.Contains(body, `"starting":true`) {
+					t.Errorf("/readyz while the slow server connects: %d %s; want 503, starting", code, body)
+				}
+			}
 
 			if err := os.WriteFile(gate, nil, 0o600); err != nil {
 				t.Fatal(err)
@@ -138,6 +162,16 @@ permissions {
 			}
 			if !slices.Contains(prompts, "mcp__slow__introduce") {
 				t.Errorf("prompts after the slow server connected: %q", prompts)
+			}
+			if tc.name == "http" {
+				// Ready once every server has connected (or failed).
+				for code, body := readyz(); code != http.StatusOK; code, body = readyz() {
+					select {
+					case <-ctx.Done():
+						t.Fatalf("/readyz after the slow server connected: %d %s", code, body)
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
 			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__slow__echo", Arguments: map[string]any{"message": "hi"}})
 			if err != nil {

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
 // What a server asks of the client during a call — elicitation, sampling,
@@ -102,19 +105,44 @@ func fulfilOne(ctx context.Context, r Requester, ir mcp.InputRequest) (mcp.Input
 		if caps.Elicitation == nil || (p.Mode == "url" && caps.Elicitation.URL == nil) {
 			return nil, errUnsupported("elicitation")
 		}
-		return r.Elicit(ctx, p)
+		return across(ctx, p, r.Elicit)
 	case *mcp.CreateMessageParams:
 		if caps.Sampling == nil {
 			return nil, errUnsupported("sampling")
 		}
-		return r.CreateMessage(ctx, p)
+		return across(ctx, p, r.CreateMessage)
 	case *mcp.ListRootsParams:
 		if caps.RootsV2 == nil && !caps.Roots.ListChanged {
 			return nil, errUnsupported("roots")
 		}
-		return r.ListRoots(ctx, p)
+		return across(ctx, p, r.ListRoots)
 	}
 	return nil, errUnsupported(fmt.Sprintf("the request %T", ir))
+}
+
+// across asks the caller's client by ask, passing a server's request p and
+// the client's answer across the gateway as the other hop may carry them:
+// the protocol-reserved _meta of each hop stays on that hop, both ways
+// (mcpmeta.Forwardable).
+func across[P mcp.Params, R mcp.Result](ctx context.Context, p P, ask func(context.Context, P) (R, error)) (R, error) {
+	if !isNil(p) {
+		if m := p.GetMeta(); m != nil {
+			p.SetMeta(mcpmeta.Forwardable(m))
+		}
+	}
+	res, err := ask(ctx, p)
+	if err == nil && !isNil(res) {
+		if m := res.GetMeta(); m != nil {
+			res.SetMeta(mcpmeta.Forwardable(m))
+		}
+	}
+	return res, err
+}
+
+// isNil reports whether v is nil or a nil pointer.
+func isNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	return !rv.IsValid() || (rv.Kind() == reflect.Pointer && rv.IsNil())
 }
 
 // URLElicitations returns the URL elicitations of a -32042 (URL elicitation

@@ -417,7 +417,7 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 			case err != nil:
 				return nil, err
 			case r != nil:
-				res, err = r.Elicit(ctx, req.Params)
+				res, err = across(ctx, req.Params, r.Elicit)
 			case m.opts.OnElicit != nil:
 				res, err = m.opts.OnElicit(ctx, name, req)
 			default:
@@ -439,7 +439,7 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 			case err != nil:
 				return nil, err
 			case r != nil:
-				return r.CreateMessage(ctx, req.Params)
+				return across(ctx, req.Params, r.CreateMessage)
 			case m.opts.OnCreateMessage != nil:
 				return m.opts.OnCreateMessage(ctx, name, req.Params)
 			}

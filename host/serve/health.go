@@ -46,6 +46,7 @@ type health struct {
 	Status    string         `json:"status"`
 	ReadyWhen string         `json:"ready_when"`
 	Draining  bool           `json:"draining,omitempty"`
+	Starting  bool           `json:"starting,omitempty"` // the servers' first connects are still running
 	Config    ReloadStatus   `json:"config"`
 	Servers   []serverHealth `json:"servers"`
 }
@@ -65,7 +66,8 @@ type serverHealth struct {
 // /healthz answers 200 {"status":"ok"} while the process serves.
 // /readyz answers 200 when the gateway should be sent requests and 503
 // otherwise, with each server's state: ready means the configuration is
-// loaded, the gateway is not shutting down, and the servers that should be
+// loaded, the gateway is not shutting down nor still connecting its servers
+// at start (every one connected or failed), and the servers that should be
 // connected are, as settings { ready_when } says — "all" of them, "any"
 // (at least one; or none is configured), or "none" (servers do not count).
 // Disabled, unapproved and blocked servers, and servers connected per user,
@@ -155,7 +157,10 @@ func (g *Gateway) readiness(opts *HealthOptions) *health {
 		}
 		hs.Servers = append(hs.Servers, sh)
 	}
-	ready := !hs.Draining
+	// Not ready while the servers' first connects run (ConnectAll), whatever
+	// ready_when says: a balancer would send clients a partial tool list.
+	hs.Starting = g.starting.Load()
+	ready := !hs.Draining && !hs.Starting
 	switch hs.ReadyWhen {
 	case config.ReadyAll:
 		ready = ready && connected == counted

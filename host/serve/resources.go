@@ -447,7 +447,9 @@ func (l *logLevels) of(ss *mcp.ServerSession) mcp.LoggingLevel {
 
 // instructionsMiddleware puts the current instructions into the answers to
 // initialize and server/discover: the gateway's own, then each connected
-// upstream's (sanitized and capped by the registry), by server.
+// upstream's (sanitized and capped by the registry), by server. A server
+// that connects later (see ConnectAll) is not in them: MCP has no
+// notification of changed instructions.
 func (g *Gateway) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)

@@ -273,19 +273,14 @@ func (g *Gateway) upstreamMeta(ss *mcp.ServerSession, m mcp.Meta) mcp.Meta {
 	return out
 }
 
-// forwardMeta is the part of a downstream request's _meta sent upstream:
-// everything but the protocol-reserved keys (io.modelcontextprotocol/…),
-// which describe the downstream client's session with the gateway, not the
-// gateway's with the server — except the log level, which the upstream
-// honours for this request.
+// forwardMeta is the part of a downstream request's _meta sent upstream
+// (a new map the caller may change): mcpmeta.Forwardable's, without the
+// progress token.
 func forwardMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
-	for k, v := range m {
+	for k, v := range mcpmeta.Forwardable(m) {
 		if k == "progressToken" {
 			continue // the host asks for progress with its own token
-		}
-		if mcpmeta.IsReserved(k) && k != mcp.MetaKeyLogLevel {
-			continue
 		}
 		if out == nil {
 			out = mcp.Meta{}
