@@ -138,8 +138,28 @@ permissions {
 				}
 			}
 
+			// A call of the slow server's tool made now, before it has
+			// started, waits for it (as a call to the server directly
+			// would) instead of being answered "unknown tool".
+			early := make(chan error, 1)
+			go func() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__slow__echo", Arguments: map[string]any{"message": "early"}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("tool error: %+v", res.Content)
+				}
+				early <- err
+			}()
+
 			if err := os.WriteFile(gate, nil, 0o600); err != nil {
 				t.Fatal(err)
+			}
+			select {
+			case err := <-early:
+				if err != nil {
+					t.Errorf("a call of the slow server's tool made while it connected: %v", err)
+				}
+			case <-ctx.Done():
+				t.Fatal("a call made while the slow server connected was never answered")
 			}
 			seen := map[string]bool{}
 			for !seen["tools"] || !seen["prompts"] || !seen["resources"] {

@@ -2,6 +2,9 @@ package serve
 
 import (
 	"context"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
 )
@@ -22,9 +25,12 @@ import (
 // settled, or ctx is done; the caller waits for it before closing the host.
 func (g *Gateway) ConnectAll(ctx context.Context, progress func(name string, st conn.Status)) <-chan struct{} {
 	g.starting.Store(true)
+	started := make(chan struct{})
+	g.started.Store(&started)
 	done := make(chan struct{})
 	go func() { // owned by the caller, who waits for done
 		defer close(done)
+		defer close(started)
 		g.h.ConnectAll(ctx, func(name string, st conn.Status) {
 			if progress != nil {
 				progress(name, st)
@@ -32,9 +38,79 @@ func (g *Gateway) ConnectAll(ctx context.Context, progress func(name string, st 
 			g.resync()
 		})
 		g.starting.Store(false)
-		g.resync() // (servers ConnectAll does not connect, such as token_exchange ones, are listed as before)
+		// Synced here, not by the Run loop, so that a call waiting for its
+		// server (startupMiddleware) finds it served once started closes.
+		// (Servers ConnectAll does not connect, such as token_exchange
+		// ones, are listed as before.)
+		for _, p := range g.Sync(ctx) {
+			g.log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
+		}
 	}()
 	return done
+}
+
+// startupMiddleware holds a tools/call of a name the gateway does not
+// serve while servers are still connecting at start, until the name is
+// served or every server has settled (connected or failed, within its
+// connect_timeout), or the request is cancelled: a client that calls a
+// tool right after its initialize (answered at once) gets the call, not
+// "unknown tool", as it would connecting to the server directly. A name
+// still not served then is answered as unknown, as ever.
+func (g *Gateway) startupMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if cr, ok := req.(*mcp.CallToolRequest); ok && cr.Params != nil {
+			g.awaitServed(ctx, cr.Params.Name)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// awaitServed waits while name is not a served tool and the connects at
+// start have not settled.
+func (g *Gateway) awaitServed(ctx context.Context, name string) {
+	sp := g.started.Load()
+	if sp == nil {
+		return
+	}
+	for !g.servesTool(name) {
+		synced := g.synced.wait()
+		if g.servesTool(name) {
+			return
+		}
+		select {
+		case <-synced:
+		case <-*sp:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// syncSignal tells waiters that a Sync ended.
+type syncSignal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel closed when the next Sync ends.
+func (s *syncSignal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+// fire wakes every waiter.
+func (s *syncSignal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
 }
 
 // resync asks the Run loop for a Sync.

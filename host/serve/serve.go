@@ -122,6 +122,10 @@ type Gateway struct {
 	listens  listenStreams // subscriptions/listen streams' caps, idle end and drain (listen.go)
 
 	starting atomic.Bool // servers are connecting at start (connecting.go)
+	// started is closed once the connects at start have settled and been
+	// synced in (connecting.go); nil before ConnectAll.
+	started atomic.Pointer[chan struct{}]
+	synced  syncSignal // fired after each Sync (connecting.go)
 
 	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
 
@@ -194,7 +198,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
+	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
 	g.srv.AddSendingMiddleware(g.askTracking, g.revokedUpdates, g.listenActivity)
 	if o.ToolSearch {
 		g.enableToolSearch()

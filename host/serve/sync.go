@@ -73,6 +73,7 @@ func newExposure() exposure {
 func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	g.lockSync()
 	defer g.exposed.syncing.Unlock()
+	defer g.synced.fire() // (runs before the unlock: what was synced is already served)
 	// The sessions' subscriptions set aside (sessionsubs.go) are tried
 	// again, the rules or lists having changed: once g.mu is released.
 	defer g.recheckSubscriptions()
