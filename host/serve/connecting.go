@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -25,6 +26,7 @@ import (
 // settled, or ctx is done; the caller waits for it before closing the host.
 func (g *Gateway) ConnectAll(ctx context.Context, progress func(name string, st conn.Status)) <-chan struct{} {
 	g.starting.Store(true)
+	g.startedAt = time.Now()
 	started := make(chan struct{})
 	g.started.Store(&started)
 	done := make(chan struct{})
@@ -56,12 +58,52 @@ func (g *Gateway) ConnectAll(ctx context.Context, progress func(name string, st 
 // tool right after its initialize (answered at once) gets the call, not
 // "unknown tool", as it would connecting to the server directly. A name
 // still not served then is answered as unknown, as ever.
+//
+// A list (tools, prompts, resources, templates), or a call of tool
+// search's tools, made while servers are still connecting waits for them
+// too, but at most until StartGrace after the connects began: a client
+// that lists once and does not follow list_changed sees every server that
+// connects within the grace, and no client waits longer than that for a
+// list.
 func (g *Gateway) startupMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if cr, ok := req.(*mcp.CallToolRequest); ok && cr.Params != nil {
-			g.awaitServed(ctx, cr.Params.Name)
+		switch method {
+		case "tools/call":
+			if cr, ok := req.(*mcp.CallToolRequest); ok && cr.Params != nil {
+				if g.search != nil && (cr.Params.Name == SearchToolName || cr.Params.Name == CallToolName) {
+					g.awaitGrace(ctx)
+				} else {
+					g.awaitServed(ctx, cr.Params.Name)
+				}
+			}
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			g.awaitGrace(ctx)
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// DefaultStartGrace is how long after the connects at start began a list
+// waits for the servers still connecting (Options.StartGrace).
+const DefaultStartGrace = 5 * time.Second
+
+// awaitGrace waits while the connects at start have not settled, at most
+// until the start grace has passed since they began.
+func (g *Gateway) awaitGrace(ctx context.Context) {
+	sp := g.started.Load()
+	if sp == nil {
+		return
+	}
+	wait := time.Until(g.startedAt.Add(g.startGrace))
+	if wait <= 0 {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-*sp:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 

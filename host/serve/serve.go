@@ -39,6 +39,11 @@ type Options struct {
 	// DrainTimeout bounds Drain: requests still in flight after it are
 	// answered with an error. OPTIONAL: defaults to config.DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// StartGrace is how long, after ConnectAll began, a list request
+	// (tools, prompts, resources) waits for servers still connecting
+	// before it is answered with those connected (the others come with
+	// list_changed). OPTIONAL: defaults to DefaultStartGrace.
+	StartGrace time.Duration
 	// Naming is how tools and prompts are named downstream: config.NamingPrefixed,
 	// config.NamingConditional or config.NamingBare (see naming.go).
 	// OPTIONAL: the config's settings { naming }, else prefixed.
@@ -125,7 +130,11 @@ type Gateway struct {
 	// started is closed once the connects at start have settled and been
 	// synced in (connecting.go); nil before ConnectAll.
 	started atomic.Pointer[chan struct{}]
-	synced  syncSignal // fired after each Sync (connecting.go)
+	// startedAt is when ConnectAll began (set before started, read after
+	// it); startGrace is Options.StartGrace.
+	startedAt  time.Time
+	startGrace time.Duration
+	synced     syncSignal // fired after each Sync (connecting.go)
 
 	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
 
@@ -176,6 +185,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		calls: newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
+	g.startGrace = o.StartGrace
+	if g.startGrace <= 0 {
+		g.startGrace = DefaultStartGrace
+	}
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
 	var mark [16]byte
 	rand.Read(mark[:])

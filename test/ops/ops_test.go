@@ -65,7 +65,34 @@ func startGateway(t *testing.T, cfg string) *gateway {
 		g.cmd.Wait()
 	})
 	testbin.WaitListening(t, port)
+	g.awaitStarted(t)
 	return g
+}
+
+// awaitStarted waits until the gateway's servers have each connected or
+// failed at start (/readyz no longer says starting): serve listens at
+// once, while they connect.
+func (g *gateway) awaitStarted(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(g.base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Starting bool `json:"starting"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
+		if err == nil && !r.Starting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway's servers were still connecting after 60 s (%v)\n%s", err, g.stderr)
+		}
+		time.Sleep(20 * time.Millisecond) // (polling /readyz, as a balancer does)
+	}
 }
 
 // write replaces the configuration file as an editor does (a new file

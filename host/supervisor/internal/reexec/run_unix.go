@@ -77,12 +77,14 @@ func supervise() int {
 	go reap(pid, exited, empty)
 
 	var ws syscall.WaitStatus
+	hostEnded := false
 	for running := true; running; {
 		select {
 		case ws = <-exited:
 			running = false
 		case <-stopc:
 			ws, running = stop(pid, spec.Stop, exited), false
+			hostEnded = true
 		case s := <-sigs:
 			if s == syscall.SIGTERM {
 				ws, running = stop(pid, spec.Stop, exited), false
@@ -94,9 +96,27 @@ func supervise() int {
 	// the child.
 	sweep(pid, empty)
 	if spec.RunDir != "" {
-		RemoveIfStale(spec.RunDir)
+		removeRunDir(spec.RunDir, hostEnded)
 	}
 	return 0
+}
+
+// removeRunDir removes the host's run directory if the host is dead (its
+// lock free). When the host's end of file ended the child (hostEnded), the
+// host may be dying: the kernel closes a dying process's files one by one,
+// so the end of file can arrive before the lock is released; the removal
+// is tried again for a short while then. (A host that is alive and stopped
+// the child keeps its lock, and removes the directory itself.)
+func removeRunDir(dir string, hostEnded bool) {
+	if RemoveIfStale(dir) || !hostEnded {
+		return
+	}
+	for range 10 {
+		time.Sleep(10 * time.Millisecond)
+		if _, err := os.Lstat(dir); err != nil || RemoveIfStale(dir) {
+			return
+		}
+	}
 }
 
 // reap waits for every child of the supervisor: the program, and (as a
