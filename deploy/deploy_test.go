@@ -217,25 +217,27 @@ redis:
 		values:  required + "networkPolicy:\n  enabled: false\n",
 		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true},
 	}, {
-		name:    "NetworkPolicy peers: an ingress controller, a Redis address, an upstream",
+		name:    "NetworkPolicy peers and egress: an ingress controller, a Redis address, an upstream",
 		release: "mcphost",
 		values: required + `networkPolicy:
   ingressFrom:
     - namespaceSelector:
         matchLabels:
           kubernetes.io/metadata.name: ingress-nginx
-  redisTo:
-    - ipBlock:
-        cidr: 10.20.0.5/32
   egress:
-    - to:
-        - ipBlock:
-            cidr: 203.0.113.0/24
-      ports:
-        - port: 443
-          protocol: TCP
+    enabled: true
+    redisTo:
+      - ipBlock:
+          cidr: 10.20.0.5/32
+    rules:
+      - to:
+          - ipBlock:
+              cidr: 203.0.113.0/24
+        ports:
+          - port: 443
+            protocol: TCP
 `,
-		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true, netpol: true},
+		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true, netpol: true, egress: true},
 	}, {
 		name:    "no PodDisruptionBudget",
 		release: "mcphost",
@@ -249,8 +251,8 @@ redis:
 	}, {
 		name:    "the single Redis for trying it out",
 		release: "mcphost",
-		values:  "redis:\n  dev:\n    enabled: true\n",
-		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, tls: true, tlsFiles: 1, helm: true, netpol: true},
+		values:  "redis:\n  dev:\n    enabled: true\nnetworkPolicy:\n  egress:\n    enabled: true\n",
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, tls: true, tlsFiles: 1, helm: true, netpol: true, egress: true},
 	}, {
 		name:    "the single Redis without TLS",
 		release: "mcphost",
