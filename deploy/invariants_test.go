@@ -336,7 +336,8 @@ func checkSet(t *testing.T, objs []manifest, w want) {
 	}
 	for attr, p := range state.files {
 		m, v := mountOf(t, c, pod, p)
-		if m == nil || v.Secret == nil || !m.ReadOnly {
+		// (A CA, which is public, may be on a ConfigMap.)
+		if m == nil || !(v.Secret != nil || attr == "ca_file" && v.ConfigMap != nil) || !m.ReadOnly {
 			t.Errorf("state %s = %s: not on a read-only Secret volume", attr, p)
 		}
 	}
@@ -678,12 +679,6 @@ func checkRedisTLS(t *testing.T, objs []manifest, redis *appsv1.Deployment, c *c
 		secret = v.Secret.SecretName
 		files[f] = path.Base(p)
 	}
-	caPath := state.files["ca_file"]
-	gw := gateway(t, objs)
-	m, v := mountOf(t, &gw.Spec.Template.Spec.Containers[0], &gw.Spec.Template.Spec, caPath)
-	if caPath == "" || m == nil || v.Secret == nil || v.Secret.SecretName != secret {
-		t.Fatalf("the gateway's ca_file %q is not from Redis's Secret %s", caPath, secret)
-	}
 	var s *corev1.Secret
 	for _, o := range objectsOf[*corev1.Secret](objs) {
 		if o.Name == secret {
@@ -693,7 +688,28 @@ func checkRedisTLS(t *testing.T, objs []manifest, redis *appsv1.Deployment, c *c
 	if s == nil {
 		t.Fatalf("Redis's TLS Secret %s: not in the set", secret)
 	}
-	caPEM, _ := secretValue(s, path.Base(caPath))
+	// The gateway mounts the CA alone, from a ConfigMap: never Redis's
+	// Secret, which holds its private key.
+	gw := gateway(t, objs)
+	for _, v := range gw.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == secret {
+			t.Errorf("the gateway mounts Redis's Secret %s (volume %s), private key and all", secret, v.Name)
+		}
+	}
+	caPath := state.files["ca_file"]
+	m, v := mountOf(t, &gw.Spec.Template.Spec.Containers[0], &gw.Spec.Template.Spec, caPath)
+	if caPath == "" || m == nil || v.ConfigMap == nil {
+		t.Fatalf("the gateway's ca_file %q is not on a ConfigMap volume", caPath)
+	}
+	var caPEM string
+	for _, cm := range objectsOf[*corev1.ConfigMap](objs) {
+		if cm.Name == v.ConfigMap.Name {
+			caPEM = cm.Data[path.Base(caPath)]
+		}
+	}
+	if ca, _ := secretValue(s, "ca.crt"); caPEM == "" || caPEM != ca {
+		t.Errorf("the gateway's ca_file %q (ConfigMap %s) is not the CA of Redis's Secret %s", caPath, v.ConfigMap.Name, secret)
+	}
 	certPEM, _ := secretValue(s, files["--tls-cert-file"])
 	keyPEM, _ := secretValue(s, files["--tls-key-file"])
 	if _, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM)); err != nil {
