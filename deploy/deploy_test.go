@@ -270,6 +270,11 @@ redis:
 			if tt.want.devRedis != strings.Contains(notes, "NOT HA") && tt.want.devRedis != strings.Contains(notes, "not highly available") {
 				t.Errorf("NOTES.txt: the warning about redis.dev is missing or misplaced:\n%s", notes)
 			}
+			// TLS became the default: an upgrade with a plain-text Redis
+			// of one's own is told how to keep it.
+			if tt.want.tls && !tt.want.devRedis != strings.Contains(notes, "redis.tls.enabled=false") {
+				t.Errorf("NOTES.txt: the warning about TLS by default is missing or misplaced:\n%s", notes)
+			}
 		})
 	}
 }
