@@ -657,6 +657,26 @@ func checkRedisPassword(t *testing.T, redis *appsv1.Deployment, c *corev1.Contai
 	if want := `requirepass "p@ss \"Zq8\\w\" $(x)"` + "\n"; string(b) != want {
 		t.Errorf("Redis %s: configuration file %q; want %q", redis.Name, b, want)
 	}
+
+	// A line break would end the requirepass line, and the rest be read
+	// as another directive: the start fails, saying why, redis-server
+	// never runs.
+	for _, bad := range []string{"ab\nrename-command CONFIG \"\"", "ab\r\nport 1", "ab\r"} {
+		os.Remove(filepath.Join(dir, "argv"))
+		os.Remove(conf)
+		cmd := exec.Command("sh", append([]string{"-c", script}, argv[3:]...)...)
+		cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "REDIS_PASSWORD=" + bad}
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "line break") {
+			t.Errorf("Redis %s: a password with a line break %q: %v, %q; want a failure saying so", redis.Name, bad, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "argv")); err == nil {
+			t.Errorf("Redis %s: a password with a line break %q: redis-server started", redis.Name, bad)
+		}
+		if b, err := os.ReadFile(conf); err == nil {
+			t.Errorf("Redis %s: a password with a line break %q: configuration file %q", redis.Name, bad, b)
+		}
+	}
 }
 
 // checkRedisTLS checks the single Redis over TLS: it listens on TLS only,
