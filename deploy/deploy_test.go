@@ -218,25 +218,27 @@ redis:
 		values:  required + "networkPolicy:\n  enabled: false\n",
 		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true},
 	}, {
-		name:    "NetworkPolicy peers: an ingress controller, a Redis address, an upstream",
+		name:    "NetworkPolicy peers and egress: an ingress controller, a Redis address, an upstream",
 		release: "mcphost",
 		values: required + `networkPolicy:
   ingressFrom:
     - namespaceSelector:
         matchLabels:
           kubernetes.io/metadata.name: ingress-nginx
-  redisTo:
-    - ipBlock:
-        cidr: 10.20.0.5/32
   egress:
-    - to:
-        - ipBlock:
-            cidr: 203.0.113.0/24
-      ports:
-        - port: 443
-          protocol: TCP
+    enabled: true
+    redisTo:
+      - ipBlock:
+          cidr: 10.20.0.5/32
+    rules:
+      - to:
+          - ipBlock:
+              cidr: 203.0.113.0/24
+        ports:
+          - port: 443
+            protocol: TCP
 `,
-		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true, netpol: true},
+		want: want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, tls: true, helm: true, netpol: true, egress: true},
 	}, {
 		name:    "no PodDisruptionBudget",
 		release: "mcphost",
@@ -250,8 +252,8 @@ redis:
 	}, {
 		name:    "the single Redis for trying it out",
 		release: "mcphost",
-		values:  "redis:\n  dev:\n    enabled: true\n",
-		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, tls: true, tlsFiles: 1, helm: true, netpol: true},
+		values:  "redis:\n  dev:\n    enabled: true\nnetworkPolicy:\n  egress:\n    enabled: true\n",
+		want:    want{replicas: 3, secret: "mcphost", secretInSet: true, realKeys: true, redisSecret: "mcphost", pdb: true, devRedis: true, tls: true, tlsFiles: 1, helm: true, netpol: true, egress: true},
 	}, {
 		name:    "the single Redis without TLS",
 		release: "mcphost",
@@ -268,6 +270,11 @@ redis:
 			}
 			if tt.want.devRedis != strings.Contains(notes, "NOT HA") && tt.want.devRedis != strings.Contains(notes, "not highly available") {
 				t.Errorf("NOTES.txt: the warning about redis.dev is missing or misplaced:\n%s", notes)
+			}
+			// TLS became the default: an upgrade with a plain-text Redis
+			// of one's own is told how to keep it.
+			if tt.want.tls && !tt.want.devRedis != strings.Contains(notes, "redis.tls.enabled=false") {
+				t.Errorf("NOTES.txt: the warning about TLS by default is missing or misplaced:\n%s", notes)
 			}
 		})
 	}

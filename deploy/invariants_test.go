@@ -50,6 +50,7 @@ type want struct {
 	devRedis              bool // the single Redis is in the set
 	helm                  bool // rolls on config changes (checksum/config)
 	netpol                bool // NetworkPolicies around the gateway (and the single Redis)
+	egress                bool // the gateway's NetworkPolicy restricts egress too
 }
 
 // The gateway's environment that the checks rely on.
@@ -335,7 +336,8 @@ func checkSet(t *testing.T, objs []manifest, w want) {
 	}
 	for attr, p := range state.files {
 		m, v := mountOf(t, c, pod, p)
-		if m == nil || v.Secret == nil || !m.ReadOnly {
+		// (A CA, which is public, may be on a ConfigMap.)
+		if m == nil || !(v.Secret != nil || attr == "ca_file" && v.ConfigMap != nil) || !m.ReadOnly {
 			t.Errorf("state %s = %s: not on a read-only Secret volume", attr, p)
 		}
 	}
@@ -519,8 +521,10 @@ func checkNetworkPolicies(t *testing.T, objs []manifest, gw *appsv1.Deployment, 
 		t.Fatalf("%d NetworkPolicies select the gateway's pods; want 1", len(gwPolicies))
 	}
 	p := gwPolicies[0]
-	if !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) || !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) {
-		t.Errorf("NetworkPolicy %s: policyTypes %v; want Ingress and Egress", p.Name, p.Spec.PolicyTypes)
+	// Egress is restricted only when asked: by default an upgrade must not
+	// cut the gateway off its remote servers and identity providers.
+	if !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) || slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) != w.egress {
+		t.Errorf("NetworkPolicy %s: policyTypes %v; want Ingress, and Egress %v", p.Name, p.Spec.PolicyTypes, w.egress)
 	}
 	if len(p.Spec.Ingress) == 0 {
 		t.Errorf("NetworkPolicy %s: no ingress rule: nobody reaches the gateway", p.Name)
@@ -561,7 +565,10 @@ func checkNetworkPolicies(t *testing.T, objs []manifest, gw *appsv1.Deployment, 
 			}
 		}
 	}
-	if !dnsUDP || !dnsTCP || !toRedis {
+	if !w.egress && len(p.Spec.Egress) != 0 {
+		t.Errorf("NetworkPolicy %s: egress rules %v without policyType Egress", p.Name, p.Spec.Egress)
+	}
+	if w.egress && (!dnsUDP || !dnsTCP || !toRedis) {
 		t.Errorf("NetworkPolicy %s: egress to DNS over UDP %v and TCP %v, to Redis (port %s) %v; want all", p.Name, dnsUDP, dnsTCP, state.url.Port(), toRedis)
 	}
 	if redis == nil {
@@ -650,6 +657,26 @@ func checkRedisPassword(t *testing.T, redis *appsv1.Deployment, c *corev1.Contai
 	if want := `requirepass "p@ss \"Zq8\\w\" $(x)"` + "\n"; string(b) != want {
 		t.Errorf("Redis %s: configuration file %q; want %q", redis.Name, b, want)
 	}
+
+	// A line break would end the requirepass line, and the rest be read
+	// as another directive: the start fails, saying why, redis-server
+	// never runs.
+	for _, bad := range []string{"ab\nrename-command CONFIG \"\"", "ab\r\nport 1", "ab\r"} {
+		os.Remove(filepath.Join(dir, "argv"))
+		os.Remove(conf)
+		cmd := exec.Command("sh", append([]string{"-c", script}, argv[3:]...)...)
+		cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "REDIS_PASSWORD=" + bad}
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "line break") {
+			t.Errorf("Redis %s: a password with a line break %q: %v, %q; want a failure saying so", redis.Name, bad, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "argv")); err == nil {
+			t.Errorf("Redis %s: a password with a line break %q: redis-server started", redis.Name, bad)
+		}
+		if b, err := os.ReadFile(conf); err == nil {
+			t.Errorf("Redis %s: a password with a line break %q: configuration file %q", redis.Name, bad, b)
+		}
+	}
 }
 
 // checkRedisTLS checks the single Redis over TLS: it listens on TLS only,
@@ -672,12 +699,6 @@ func checkRedisTLS(t *testing.T, objs []manifest, redis *appsv1.Deployment, c *c
 		secret = v.Secret.SecretName
 		files[f] = path.Base(p)
 	}
-	caPath := state.files["ca_file"]
-	gw := gateway(t, objs)
-	m, v := mountOf(t, &gw.Spec.Template.Spec.Containers[0], &gw.Spec.Template.Spec, caPath)
-	if caPath == "" || m == nil || v.Secret == nil || v.Secret.SecretName != secret {
-		t.Fatalf("the gateway's ca_file %q is not from Redis's Secret %s", caPath, secret)
-	}
 	var s *corev1.Secret
 	for _, o := range objectsOf[*corev1.Secret](objs) {
 		if o.Name == secret {
@@ -687,7 +708,28 @@ func checkRedisTLS(t *testing.T, objs []manifest, redis *appsv1.Deployment, c *c
 	if s == nil {
 		t.Fatalf("Redis's TLS Secret %s: not in the set", secret)
 	}
-	caPEM, _ := secretValue(s, path.Base(caPath))
+	// The gateway mounts the CA alone, from a ConfigMap: never Redis's
+	// Secret, which holds its private key.
+	gw := gateway(t, objs)
+	for _, v := range gw.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == secret {
+			t.Errorf("the gateway mounts Redis's Secret %s (volume %s), private key and all", secret, v.Name)
+		}
+	}
+	caPath := state.files["ca_file"]
+	m, v := mountOf(t, &gw.Spec.Template.Spec.Containers[0], &gw.Spec.Template.Spec, caPath)
+	if caPath == "" || m == nil || v.ConfigMap == nil {
+		t.Fatalf("the gateway's ca_file %q is not on a ConfigMap volume", caPath)
+	}
+	var caPEM string
+	for _, cm := range objectsOf[*corev1.ConfigMap](objs) {
+		if cm.Name == v.ConfigMap.Name {
+			caPEM = cm.Data[path.Base(caPath)]
+		}
+	}
+	if ca, _ := secretValue(s, "ca.crt"); caPEM == "" || caPEM != ca {
+		t.Errorf("the gateway's ca_file %q (ConfigMap %s) is not the CA of Redis's Secret %s", caPath, v.ConfigMap.Name, secret)
+	}
 	certPEM, _ := secretValue(s, files["--tls-cert-file"])
 	keyPEM, _ := secretValue(s, files["--tls-key-file"])
 	if _, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM)); err != nil {

@@ -295,22 +295,46 @@ func (h *Host) ToolsOf(ctx context.Context, servers []string) ([]*registry.Tool,
 	return h.withoutChanged(tools, problems)
 }
 
-// withoutChanged pins new tools and moves changed ones into problems.
+// withoutChanged pins new tools and moves changed ones, and those whose
+// pins cannot be checked, into problems.
 func (h *Host) withoutChanged(tools []*registry.Tool, problems []registry.Problem) ([]*registry.Tool, []registry.Problem) {
-	changed := h.pins.observe(tools)
-	if len(changed) == 0 {
+	blocked := h.pins.observe(tools)
+	if len(blocked) == 0 {
 		return tools, problems
 	}
 	kept := tools[:0:0]
 	for _, t := range tools {
-		if changed[t.Name] {
-			problems = append(problems, registry.Problem{Server: t.Server, Detail: fmt.Sprintf(
-				"tool %s changed since it was first seen and is blocked; review it and run `mcphost tools approve %s`", t.Name, t.Name)})
+		err := blocked[t.Name]
+		if err == nil {
+			kept = append(kept, t)
 			continue
 		}
-		kept = append(kept, t)
+		problems = append(problems, registry.Problem{Server: t.Server, Detail: blockedDetail(t.Name, err)})
+		if reason := pinsReason(err); reason != "" && h.pins.newReport(reason) {
+			h.log.Warn("tools are blocked: their pins cannot be checked", "reason", reason)
+		}
 	}
 	return kept, problems
+}
+
+// blockedDetail is the problem of a tool that observe blocked with err.
+func blockedDetail(name string, err error) string {
+	if errors.Is(err, ErrToolChanged) {
+		return fmt.Sprintf("tool %s changed since it was first seen and is blocked; review it and run `mcphost tools approve %s`", name, name)
+	}
+	return fmt.Sprintf("tool %s is blocked: its pin cannot be checked (%s); review it and run `mcphost tools approve %s`", name, pinsReason(err), name)
+}
+
+// pinsReason says why a tool's pin could not be checked ("" for a changed
+// tool).
+func pinsReason(err error) string {
+	if errors.Is(err, ErrToolChanged) {
+		return ""
+	}
+	if mp, ok := errors.AsType[*state.MissingPinsError](err); ok {
+		return mp.Reason
+	}
+	return redact.String(err.Error()) // (the store cannot be reached)
 }
 
 // ApproveTool records the current definition of a tool whose definition

@@ -32,18 +32,21 @@ const pinsTimeout = 5 * time.Second
 type pins struct {
 	store state.Pins
 
-	mu   sync.Mutex
-	seen map[string]string // registry name -> recorded fingerprint, as last read
+	mu       sync.Mutex
+	seen     map[string]string // registry name -> recorded fingerprint, as last read
+	reported string            // the reason last logged for pins that could not be checked
 }
 
 func newPins(store state.Pins) *pins {
 	return &pins{store: store, seen: map[string]string{}}
 }
 
-// observe pins the tools it has not seen and reports which ones changed
-// (or could not be checked: a store that cannot be reached blocks what is
-// not known to match).
-func (p *pins) observe(tools []*registry.Tool) map[string]bool {
+// observe pins the tools it has not seen and reports which ones are
+// blocked, and why: an error wrapping ErrToolChanged for a definition that
+// changed, or ErrPinsUnavailable for one that could not be checked (a store
+// that cannot be reached, or that cannot vouch for the pin: a
+// *state.MissingPinsError) and is blocked as not known to match.
+func (p *pins) observe(tools []*registry.Tool) map[string]error {
 	p.mu.Lock()
 	ask := map[string]string{}
 	for _, t := range tools {
@@ -52,9 +55,9 @@ func (p *pins) observe(tools []*registry.Tool) map[string]bool {
 		}
 	}
 	p.mu.Unlock()
-	changed := map[string]bool{}
+	blocked := map[string]error{}
 	if len(ask) == 0 {
-		return changed
+		return blocked
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pinsTimeout)
 	defer cancel()
@@ -67,15 +70,27 @@ func (p *pins) observe(tools []*registry.Tool) map[string]bool {
 	for name, fp := range ask {
 		switch cur, ok := recorded[name]; {
 		case failed || !ok:
-			changed[name] = true
+			blocked[name] = fmt.Errorf("%w: %w", ErrPinsUnavailable, err)
 		default:
 			p.seen[name] = cur
 			if cur != fp {
-				changed[name] = true
+				blocked[name] = ErrToolChanged
 			}
 		}
 	}
-	return changed
+	return blocked
+}
+
+// newReport reports whether reason differs from the one last reported (so
+// that a reason is logged once, not at every tool list).
+func (p *pins) newReport(reason string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if reason == p.reported {
+		return false
+	}
+	p.reported = reason
+	return true
 }
 
 // check fails for a tool whose definition differs from its pin (pinning it

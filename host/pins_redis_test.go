@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/state/redisstate"
 	"github.com/mcphost/mcphost/internal/sealbox"
 	"github.com/mcphost/mcphost/internal/testredis"
@@ -113,6 +114,70 @@ func TestPinsInRedisTampered(t *testing.T) {
 			}
 			if _, err := h2.CallTool(ctx, "mcp__calc__add", map[string]any{}, nil); err != nil {
 				t.Errorf("the approved tool: %v", err)
+			}
+		})
+	}
+}
+
+// TestPinsMissingReason: a tool this replica never saw, whose pin the
+// tampered Redis cannot vouch for, is blocked with the reason (the pins
+// deleted, or not opening), not as "changed since it was first seen".
+func TestPinsMissingReason(t *testing.T) {
+	ctx := context.Background()
+	srv := testredis.Start(t, testredis.Options{})
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { raw.Close() })
+	cfg := loadInProcess(t, "permissions {\n  allow = [\"mcp__calc\"]\n}\n", "")
+	withMul := calculator()
+	mcp.AddTool(withMul, &mcp.Tool{Name: "mul", Description: "Multiplies two numbers."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
+	keys := sealbox.Random()
+	for _, tt := range []struct {
+		name   string
+		tamper func(prefix string) error
+		reason string // in the problem
+	}{
+		{"the pins deleted", func(prefix string) error { return raw.Del(ctx, prefix+"pinset").Err() }, "deleted"},
+		{"the pins damaged", func(prefix string) error { return raw.Set(ctx, prefix+"pinset", "forged", 0).Err() }, "do not open"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := "reason:" + strings.ReplaceAll(tt.name, " ", "-") + ":"
+			b, err := redisstate.New(ctx, redisstate.Options{URL: srv.URL(), KeyPrefix: prefix,
+				TokenBox: keys.Box("tokens"), PinBox: keys.Box("pins")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			h, err := host.New(cfg, &host.Options{Pins: b.Pins(), InProcess: map[string]*mcp.Server{"calc": calculator()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tools, problems := h.Tools(ctx); len(tools) != 2 || len(problems) != 0 {
+				t.Fatalf("first sight: tools %v, problems %v", tools, problems)
+			}
+			h.Close()
+			if err := tt.tamper(prefix); err != nil {
+				t.Fatal(err)
+			}
+			h2, err := host.New(cfg, &host.Options{Pins: b.Pins(), InProcess: map[string]*mcp.Server{"calc": withMul}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h2.Close() })
+			_, err = h2.CallTool(ctx, "mcp__calc__mul", map[string]any{}, nil)
+			mp, ok := errors.AsType[*state.MissingPinsError](err)
+			if !ok || !errors.Is(err, host.ErrPinsUnavailable) || !strings.Contains(mp.Reason, tt.reason) {
+				t.Fatalf("calling the tool never seen: %v; want ErrPinsUnavailable with a *state.MissingPinsError saying %q", err, tt.reason)
+			}
+			tools, problems := h2.Tools(ctx)
+			if len(tools) != 2 || len(problems) != 1 {
+				t.Fatalf("tools %v, problems %v; want add and divide, and mul's problem", tools, problems)
+			}
+			d := problems[0].Detail
+			if !strings.Contains(d, "mcp__calc__mul") || !strings.Contains(d, mp.Reason) || strings.Contains(d, "changed since") {
+				t.Errorf("the problem %q; want mul's, with the reason %q, not a change", d, mp.Reason)
 			}
 		})
 	}

@@ -54,7 +54,7 @@ func TestSharedPins(t *testing.T) {
 	if err := b.check(v2); !errors.Is(err, ErrToolChanged) {
 		t.Fatalf("a changed definition on the other replica: %v, want ErrToolChanged", err)
 	}
-	if changed := a.observe([]*registry.Tool{v2}); !changed[v2.Name] {
+	if changed := a.observe([]*registry.Tool{v2}); !errors.Is(changed[v2.Name], ErrToolChanged) {
 		t.Fatal("a changed definition is not blocked where it was first seen")
 	}
 	if err := b.approve(v2); err != nil {
@@ -80,7 +80,7 @@ func TestSharedPins(t *testing.T) {
 	if err := a.check(v3); !errors.Is(err, ErrPinsUnavailable) {
 		t.Errorf("an unknown tool with the store down: %v, want ErrPinsUnavailable", err)
 	}
-	if changed := a.observe([]*registry.Tool{v2, v3}); changed[v2.Name] || !changed[v3.Name] {
+	if changed := a.observe([]*registry.Tool{v2, v3}); changed[v2.Name] != nil || !errors.Is(changed[v3.Name], ErrPinsUnavailable) {
 		t.Errorf("observe with the store down: changed %v, want only %s", changed, v3.Name)
 	}
 }

@@ -127,7 +127,10 @@ type Options struct {
 	// in the middle of a redis:// connection, cannot make the replica
 	// allocate gigabytes with a few bytes. It must exceed the largest value
 	// the gateway stores (a held reply: a server's message, up to the
-	// max_message_bytes setting). OPTIONAL: DefaultMaxReplyBytes.
+	// max_message_bytes setting). It bounds go-redis's memory per reply
+	// only roughly: the values go-redis makes of a reply (strings, slices,
+	// maps) may take 5 to 10 times its bytes, on each connection reading
+	// one at once (the pools' sizes). OPTIONAL: DefaultMaxReplyBytes.
 	MaxReplyBytes int64
 }
 

@@ -49,7 +49,11 @@ import (
 //
 // The pins of the former format (the unsealed hash PREFIX pins) are read
 // once, by a process that has seen no set, when there is no set yet: they
-// become the first sealed set.
+// become the first sealed set, whose write deletes the hash. A process that
+// has seen a sealed set never reads it again (a set deleted is stale to
+// it); one started after someone with access to Redis deleted the set and
+// wrote such a hash adopts that hash's pins, as it would trust on first
+// sight without it.
 type pins struct{ b *Backend }
 
 var _ state.Pins = pins{}
@@ -117,7 +121,7 @@ func (p pins) write(ctx context.Context, old string, set *pinSet) (bool, error) 
 		return false, err
 	}
 	sealed := p.b.pinBox.Seal(nil, plain, []byte(p.key()))
-	n, err := pinSwapScript.Run(ctx, p.b.rdb, []string{p.key()}, old, sealed).Int()
+	n, err := pinSwapScript.Run(ctx, p.b.rdb, []string{p.key(), p.legacyKey()}, old, sealed).Int()
 	if err != nil {
 		return false, err
 	}

@@ -818,10 +818,22 @@ func TestPinsSealed(t *testing.T) {
 		if got, err := b.Pins().Pin(ctx, map[string]string{"t": "v9", "u": "u1"}); err != nil || got["t"] != "v0" || got["u"] != "u1" {
 			t.Fatalf("Pin = %v, %v; want t from the former hash", got, err)
 		}
-		// Read once: a later change of the hash is ignored.
+		// Read once, and deleted with the first sealed set.
+		if n := raw.Exists(ctx, b.Pins().(pins).legacyKey()).Val(); n != 0 {
+			t.Errorf("the former hash is still there after the sealed set was written")
+		}
+		// A later change of the hash is ignored.
 		raw.HSet(ctx, b.Pins().(pins).legacyKey(), "t", "forged")
 		if got, err := open(t, o).Pins().Pin(ctx, map[string]string{"t": "forged"}); err != nil || got["t"] != "v0" {
 			t.Errorf("Pin = %v, %v; want the sealed t=v0", got, err)
+		}
+		// The set deleted and a hash of the former format written: a
+		// replica that has seen a sealed set adopts none of it.
+		raw.Del(ctx, b.Pins().(pins).key())
+		raw.HSet(ctx, b.Pins().(pins).legacyKey(), "t", "forged", "n", "forged")
+		got, err := b.Pins().Pin(ctx, map[string]string{"t": "forged", "n": "forged"})
+		if me, ok := errors.AsType[*state.MissingPinsError](err); !ok || !slices.Equal(me.Names, []string{"n"}) || got["t"] != "v0" {
+			t.Errorf("Pin after the set was deleted and the former hash written = %v, %v; want t=v0 remembered, n refused", got, err)
 		}
 	})
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"syscall"
 )
@@ -78,6 +79,17 @@ func (c *capConn) Read(p []byte) (int, error) {
 			c.Conn.Close()
 			return 0, serr
 		}
+	}
+	if err != nil && c.s.midReply() {
+		// A read that fails inside a reply ends the connection: go-redis
+		// keeps a Pub/Sub connection whose read timed out (ReceiveTimeout
+		// takes a timeout for a quiet channel) and parses what comes next
+		// as a new reply, while the scanner would still count those bytes
+		// as the rest of the cut one, and check none of them. The error is
+		// not a timeout, so that go-redis drops the connection.
+		c.err = fmt.Errorf("redis state: the connection failed inside a reply (%s): %w", err.Error(), io.ErrUnexpectedEOF)
+		c.Conn.Close()
+		return n, c.err
 	}
 	return n, err
 }
@@ -181,6 +193,11 @@ func (s *replyScanner) scan(p []byte) error {
 		}
 	}
 	return nil
+}
+
+// midReply reports whether the stream stopped inside a reply.
+func (s *replyScanner) midReply() bool {
+	return s.state != scanType || len(s.stack) > 0
 }
 
 // counted reports whether the element's line is a length or count.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -21,6 +22,21 @@ import (
 // this is what a hostile server, or one in the middle of a redis://
 // connection, can send. (BLPOP too, whose reply is an array.)
 func hostileRedis(t *testing.T, reply string) string {
+	t.Helper()
+	return hostileServer(t, func(args []string) string {
+		switch strings.ToUpper(args[0]) {
+		case "PING":
+			return "+PONG\r\n"
+		case "GET", "BLPOP":
+			return reply
+		}
+		return "-ERR unknown command\r\n"
+	})
+}
+
+// hostileServer is a server on 127.0.0.1 that answers each command with
+// what answer returns for it (nothing for "").
+func hostileServer(t *testing.T, answer func(args []string) string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,16 +71,7 @@ func hostileRedis(t *testing.T, reply string) string {
 					if err != nil {
 						return
 					}
-					var out string
-					switch strings.ToUpper(args[0]) {
-					case "PING":
-						out = "+PONG\r\n"
-					case "GET", "BLPOP":
-						out = reply
-					default:
-						out = "-ERR unknown command\r\n"
-					}
-					if _, err := io.WriteString(c, out); err != nil {
+					if _, err := io.WriteString(c, answer(args)); err != nil {
 						return
 					}
 				}
@@ -170,6 +177,56 @@ func TestHostileReplyIsCapped(t *testing.T) {
 				t.Errorf("Ping after the refused reply: %v", err)
 			}
 		})
+	}
+	t.Run("a Pub/Sub reply cut by a read timeout", func(t *testing.T) { hostilePubSub(t, limit) })
+}
+
+// hostilePubSub is the case of TestHostileReplyIsCapped on the Pub/Sub
+// connection, whose reads time out when the channels are quiet: the server
+// confirms the subscription and sends a message's header and its payload's
+// announcement (100 bytes), and then nothing until the PING that the quiet
+// makes the client send, which it answers with an announcement of 200 MB.
+// go-redis keeps a Pub/Sub connection whose read timed out, and parses
+// what comes next as a new reply: the connection must rather be dropped,
+// as the scanner counts those bytes as the cut payload.
+func hostilePubSub(t *testing.T, limit int64) {
+	var pings atomic.Int32
+	var subscribed atomic.Bool // (New's PING is answered)
+	url := hostileServer(t, func(args []string) string {
+		switch strings.ToUpper(args[0]) {
+		case "SUBSCRIBE":
+			subscribed.Store(true)
+			ch := args[1]
+			head := "$" + strconv.Itoa(len(ch)) + "\r\n" + ch + "\r\n"
+			return "*3\r\n$9\r\nsubscribe\r\n" + head + ":1\r\n" +
+				"*3\r\n$7\r\nmessage\r\n" + head + "$100\r\n"
+		case "PING":
+			if !subscribed.Load() {
+				return "+PONG\r\n"
+			}
+			pings.Add(1)
+			return "$200000000\r\n"
+		}
+		return "-ERR unknown command\r\n"
+	})
+	b := open(t, Options{URL: url, TokenBox: tokenBox(), PinBox: pinBox(), MaxReplyBytes: limit})
+	b.ps.pingEvery = 50 * time.Millisecond
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cancel := b.Subscribe("ch", func([]byte) {})
+	defer cancel()
+	// Each connection is cut inside a reply by a timeout: with the fix at
+	// once made again, on the old code after a PING and its reply.
+	waitFor(t, "three connections cut", func() bool { return b.ps.conns.Load() >= 4 })
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("three connections cut allocated %d KiB; %d PINGs answered", alloc>>10, pings.Load())
+	if alloc > 64<<20 {
+		t.Errorf("three connections cut allocated %d MiB", alloc>>20)
+	}
+	if n := pings.Load(); n != 0 {
+		t.Errorf("%d PINGs on connections cut inside a reply, want none: the connection must be dropped", n)
 	}
 }
 

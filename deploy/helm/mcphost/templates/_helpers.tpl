@@ -103,6 +103,12 @@ app.kubernetes.io/component: gateway
 {{- end }}
 {{- end }}
 
+{{/* The ConfigMap with the CA of the single Redis's certificate (redis.dev), which
+     the gateway mounts instead of the Secret with the Redis's private key. */}}
+{{- define "mcphost.redisDevCA" -}}
+{{- printf "%s-ca" (include "mcphost.redisDevName" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
 {{/* The key of the CA in that Secret ("" for the system's roots). */}}
 {{- define "mcphost.redisCAKey" -}}
 {{- if .Values.redis.tls.caKey }}
