@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/internal/sealbox"
@@ -72,8 +73,13 @@ const (
 	// replayed one is older), with room for the replicas' clocks to differ.
 	forwardMaxAge = 2 * time.Minute
 	// maxForwardedIDs bounds the ids of one session a replica remembers
-	// having passed on (answers, cancellations); past it they are forgotten.
+	// having passed on (answers, cancellations); past it the oldest are
+	// forgotten.
 	maxForwardedIDs = 256
+	// cancelBurst and cancelRate are a session's budget of cancellations
+	// passed on to the other replicas (forwardCancel).
+	cancelBurst = 32
+	cancelRate  = rate.Limit(1)
 	// askTagLen is the length of a relayed ask's id tag (bytes of MAC).
 	askTagLen = 12
 )
@@ -263,7 +269,7 @@ func (s *httpSessions) forwardable(ctx context.Context, hs *httpSession, body []
 			return "", "", nil, false
 		}
 		s.mu.Lock()
-		done := hs.fwdIDs[id]
+		done := hs.fwdIDs.has(id)
 		s.mu.Unlock()
 		return owner, id, nil, !done
 	}
@@ -294,13 +300,10 @@ func (s *httpSessions) markForwarded(hs *httpSession, id string, rec *askRecord)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rec == nil {
-		if hs.fwdIDs[id] {
+		if hs.fwdIDs.has(id) {
 			return false
 		}
-		if hs.fwdIDs == nil || len(hs.fwdIDs) >= maxForwardedIDs {
-			hs.fwdIDs = map[string]bool{}
-		}
-		hs.fwdIDs[id] = true
+		hs.fwdIDs.add(id)
 		return true
 	}
 	if hs.fwdEpisode != rec.Episode {
@@ -351,7 +354,7 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body 
 	if err := s.g.state.Publish(ctx, forwardChannel(owner), msg); err != nil {
 		s.g.log.Warn("passing a client's answer to the replica that asked", "error", err)
 		s.mu.Lock()
-		delete(hs.fwdIDs, id) // (the client may send it again)
+		hs.fwdIDs.remove(id) // (the client may send it again)
 		delete(hs.fwdEpisodeIDs, id)
 		s.mu.Unlock()
 		return false
@@ -463,27 +466,67 @@ func (s *httpSessions) injectWith(ctx context.Context, hs *httpSession, body []b
 
 // forwardCancel tells the other replicas holding hs of a cancellation its
 // client sent (body, a notifications/cancelled), for a call one of them
-// runs: not when the call is a relayed one of this replica's (local), and
-// once per request id.
+// runs: not when the call is a relayed one of this replica's (local), not
+// for a request id it passed on recently (the last maxForwardedIDs), and
+// within the session's budget of cancellations (cancelBurst, then
+// cancelRate), which a client's flood does not pass even with no rate
+// limit: what is over it is dropped (counted, logged once a session).
 func (s *httpSessions) forwardCancel(ctx context.Context, hs *httpSession, body []byte, local bool) {
 	key, ok := cancelledID(body)
 	if !ok || local {
 		return
 	}
 	s.mu.Lock()
-	done := hs.cancelsSent[key]
-	if !done {
-		if hs.cancelsSent == nil || len(hs.cancelsSent) >= maxForwardedIDs {
-			hs.cancelsSent = map[string]bool{}
-		}
-		hs.cancelsSent[key] = true
-	}
-	s.mu.Unlock()
-	if done {
+	if hs.cancelsSent.has(key) {
+		s.mu.Unlock()
 		return
 	}
+	if hs.cancelBudget == nil {
+		hs.cancelBudget = rate.NewLimiter(cancelRate, cancelBurst)
+	}
+	if !hs.cancelBudget.Allow() {
+		hs.cancelsDropped++
+		first := hs.cancelsDropped == 1
+		s.mu.Unlock()
+		if first {
+			s.g.log.Warn("a client's cancellations are over the session's budget: not passed on to the other replicas", "burst", cancelBurst)
+		}
+		return
+	}
+	hs.cancelsSent.add(key)
+	s.mu.Unlock()
 	s.publish(ctx, "cancel "+hs.sid+" "+s.g.replica+"\n"+string(body))
 }
+
+// recentIDs is a set of the last maxForwardedIDs ids added: when full, an
+// add forgets the oldest. Its zero value is empty.
+type recentIDs struct {
+	set  map[string]uint64 // id -> its sequence number in ring
+	ring []recentID
+	n    uint64 // adds so far
+}
+
+type recentID struct {
+	id  string
+	seq uint64
+}
+
+func (r *recentIDs) has(id string) bool { _, ok := r.set[id]; return ok }
+
+func (r *recentIDs) add(id string) {
+	if r.set == nil {
+		r.set, r.ring = map[string]uint64{}, make([]recentID, maxForwardedIDs)
+	}
+	slot := &r.ring[r.n%maxForwardedIDs]
+	if seq, ok := r.set[slot.id]; ok && seq == slot.seq {
+		delete(r.set, slot.id) // the oldest
+	}
+	r.n++
+	*slot = recentID{id: id, seq: r.n}
+	r.set[id] = r.n
+}
+
+func (r *recentIDs) remove(id string) { delete(r.set, id) }
 
 // cancelled applies a cancellation another replica received.
 func (s *httpSessions) cancelled(hs *httpSession, body []byte) {

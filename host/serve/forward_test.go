@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -492,5 +493,74 @@ func TestForwardedOnce(t *testing.T) {
 		if got := st.n.Load() - before; got != tc.want {
 			t.Errorf("%s (%d times): %d publishes, want %d", tc.name, tc.times, got, tc.want)
 		}
+	}
+}
+
+// TestCancellationFloodBounded: with no rate limit (the default), a
+// client's cancellations of distinct request ids on one session are passed
+// on to the other replicas within the session's budget (cancelBurst), not
+// one publish each.
+func TestCancellationFloodBounded(t *testing.T) {
+	t.Parallel()
+	const flood = 300
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	rs, _, srv := redisCluster(t, 2, upstream, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "flood"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[1].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	before := publishes(t, srv.Addr())
+	start := time.Now()
+	for i := range flood {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"flood"}}`, i)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[1].url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	published := publishes(t, srv.Addr()) - before
+	// (the budget refills cancelRate a second while the flood runs)
+	limit := cancelBurst + int(time.Since(start).Seconds()*float64(cancelRate)) + 1
+	t.Logf("%d cancellations of distinct ids in %v: %d publishes", flood, time.Since(start), published)
+	if published > limit {
+		t.Errorf("%d publishes for %d cancellations, want at most %d (the session's budget)", published, flood, limit)
+	}
+}
+
+// TestRecentIDs: a remembered id is not forgotten before maxForwardedIDs
+// others were added after it (no reset that re-allows them all), and the
+// set stays bounded.
+func TestRecentIDs(t *testing.T) {
+	var r recentIDs
+	for i := range 3 * maxForwardedIDs {
+		r.add(strconv.Itoa(i))
+		for _, back := range []int{0, 1, maxForwardedIDs / 2, maxForwardedIDs - 1} {
+			if j := i - back; j >= 0 && !r.has(strconv.Itoa(j)) {
+				t.Fatalf("after adding %d: %d (added %d ago) forgotten", i, j, back)
+			}
+		}
+		if j := i - maxForwardedIDs; j >= 0 && r.has(strconv.Itoa(j)) {
+			t.Fatalf("after adding %d: %d still remembered", i, j)
+		}
+		if len(r.set) > maxForwardedIDs {
+			t.Fatalf("%d ids remembered, want at most %d", len(r.set), maxForwardedIDs)
+		}
+	}
+	r.remove("700")
+	r.add("700")
+	r.add("x")
+	if !r.has("700") || !r.has("x") {
+		t.Fatal("an id removed and added again is forgotten")
 	}
 }
