@@ -51,8 +51,12 @@ import (
 // it can answer a request out: a relayed call's request id carries a tag
 // (a MAC of the session and the id, askTag) that only a replica issues, and
 // a go-sdk request is passed on only while the session's ask record says
-// one is out, at most as many ids as requests went out since the session's
-// asks last started from none. Each id is passed on at most once, and so
+// one is out, to the replica it names (the last to ask: the go-sdk numbers
+// requests from 1 on each replica, so with two asking one session at once
+// an answer can reach the other's request of that number), with the
+// record's episode, which the asker checks against its requests out; at
+// most as many ids as requests went out since the session's asks last
+// started from none. Each id is passed on at most once, and so
 // is each request id's cancellation: a client's flood of responses or
 // cancellations is not multiplied into publishes (ratelimit.go counts them
 // against the principal's rate besides).
@@ -98,6 +102,7 @@ type forwardMsg struct {
 	ID   string          `json:"i"`           // the id of the request answered
 	From string          `json:"f"`           // the replica that passes it on
 	T    int64           `json:"t"`           // when it was sealed (Unix ms)
+	E    string          `json:"e,omitempty"` // a go-sdk request's: the ask record's episode it was judged by
 	Body json.RawMessage `json:"b"`           // the client's response
 }
 
@@ -276,15 +281,12 @@ func (s *httpSessions) forwardable(ctx context.Context, hs *httpSession, body []
 	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
 		return "", "", nil, false // (the go-sdk's requests have integer ids)
 	}
-	s.mu.Lock()
-	mine := hs.outAsks > 0
-	s.mu.Unlock()
-	if mine {
-		return "", "", nil, false
-	}
+	// The go-sdk numbers a session's requests from 1 on each replica that
+	// holds it, so an id does not tell which replica asked: the ask
+	// record's last writer did (even when this replica has asks out too).
 	rec, ok = s.g.readAskRecord(ctx, hs.sid)
 	if !ok || rec.Replica == s.g.replica {
-		return "", "", nil, false
+		return "", "", nil, false // (this replica's go-sdk session takes it if its own)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -344,6 +346,9 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body 
 		return false
 	}
 	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), Body: body}
+	if rec != nil {
+		m.E = rec.Episode
+	}
 	var plain bytes.Buffer
 	enc := json.NewEncoder(&plain)
 	enc.SetEscapeHTML(false) // (the body as it came: escaping could grow it past what the owner takes)
@@ -407,13 +412,18 @@ func (g *Gateway) forwarded(msg []byte) {
 	if strings.HasPrefix(m.ID, askIDPrefix) {
 		return // (no longer awaited)
 	}
-	s.mu.Lock()
-	out := hs.outAsks > 0
-	s.mu.Unlock()
-	if !out {
-		return // (no go-sdk request out: nothing it could answer)
+	if !s.goSDKAsksOut(hs, m.E) {
+		return // (no go-sdk request out, or not those it was judged for: a replay, or the session's asks started again)
 	}
 	s.inject(hs, m.Body) // a go-sdk call's: the go-sdk session takes it if its id is one out
+}
+
+// goSDKAsksOut reports whether hs has go-sdk requests out to its client,
+// of the ask record's episode.
+func (s *httpSessions) goSDKAsksOut(hs *httpSession, episode string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return hs.outAsks > 0 && episode == hs.askEpisode
 }
 
 // sealChange seals msg, a session change for the sessions channel, with

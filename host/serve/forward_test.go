@@ -564,3 +564,64 @@ func TestRecentIDs(t *testing.T) {
 		t.Fatal("an id removed and added again is forgotten")
 	}
 }
+
+// TestGoSDKAnswerToLastAsker: the go-sdk numbers a session's requests from
+// 1 on each replica, so a replica with go-sdk requests of its own out
+// passes an answer on to the replica the ask record names when that is
+// another (before, it kept it: one replica's answer was taken for
+// another's request), with the record's episode; and the asker takes an
+// answer only for the episode of its requests out (not one judged by an
+// earlier record, as a replay into the session's asks started again).
+func TestGoSDKAnswerToLastAsker(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	local, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := heldCluster(t, 2, local, []*config.Server{upstream}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "two-askers"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[1].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	s, hs := rs[1].g.heldSession(cs.ID())
+	if hs == nil {
+		t.Fatal("replica 1 does not hold the session")
+	}
+	// Replica 1 has its go-sdk request 1 out; replica 0 asked since (its
+	// request 1 too) and wrote the record.
+	s.mu.Lock()
+	hs.outAsks, hs.askEpisode, hs.askCount = 1, "episode-1", 1
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		hs.outAsks = 0
+		s.mu.Unlock()
+	}()
+	b, _ := json.Marshal(&askRecord{Replica: rs[0].g.replica, Episode: "episode-0", Asked: 1})
+	if err := local.Put(ctx, askRecordKey(hs.sid), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	owner, id, rec, ok := s.forwardable(ctx, hs, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	if !ok || owner != rs[0].g.replica || id != "1" || rec == nil || rec.Episode != "episode-0" {
+		t.Errorf("an answer to 1 with the record naming replica 0: passed on to %q (%v, episode %v), want replica 0, episode-0", owner, ok, rec)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		episode string
+		want    bool
+	}{
+		{"of the episode out", "episode-1", true},
+		{"of an earlier episode", "episode-0", false},
+		{"of none", "", false},
+	} {
+		if got := s.goSDKAsksOut(hs, tc.episode); got != tc.want {
+			t.Errorf("an answer passed on %s: taken %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
