@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,8 +43,10 @@ import (
 // sessions channel and its time; an ask record to its session. So a reader
 // of the shared state sees no session id, answer or cancellation, and a
 // party that can write to it cannot answer a request: what does not open,
-// is for another replica, is older than forwardMaxAge, or answers no
-// request outstanding on that session of that principal is dropped. (Such
+// is for another replica, is older than forwardMaxAge, was taken already
+// (each message has a random id, remembered while it could be taken), or
+// answers no request outstanding on that session of that principal is
+// dropped; an ask record older than forwardTTL is not taken. (Such
 // a party can still delete the records, and so end sessions and lose
 // answers.)
 //
@@ -103,6 +106,7 @@ type forwardMsg struct {
 	From string          `json:"f"`           // the replica that passes it on
 	T    int64           `json:"t"`           // when it was sealed (Unix ms)
 	E    string          `json:"e,omitempty"` // a go-sdk request's: the ask record's episode it was judged by
+	N    string          `json:"n"`           // the message's random id (a replay within forwardMaxAge is dropped)
 	Body json.RawMessage `json:"b"`           // the client's response
 }
 
@@ -114,6 +118,9 @@ type askRecord struct {
 	// from none; Asked counts the requests put to the client since.
 	Episode string `json:"e"`
 	Asked   int    `json:"n"`
+	// T is when it was written (Unix ms): one older than forwardTTL (a
+	// replayed record) is not taken.
+	T int64 `json:"t"`
 }
 
 // fresh reports whether a message sealed at t (Unix ms) is recent enough.
@@ -186,7 +193,7 @@ func (g *Gateway) askTracking(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		hs.outAsks++
 		hs.askCount++
-		rec := askRecord{Replica: g.replica, Episode: hs.askEpisode, Asked: hs.askCount}
+		rec := askRecord{Replica: g.replica, Episode: hs.askEpisode, Asked: hs.askCount, T: time.Now().UnixMilli()}
 		s.mu.Unlock()
 		b, _ := json.Marshal(&rec)
 		if err := g.state.Put(ctx, askRecordKey(hs.sid), g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), forwardTTL); err != nil {
@@ -254,6 +261,10 @@ func (g *Gateway) readAskRecord(ctx context.Context, sid string) (*askRecord, bo
 	}
 	var rec askRecord
 	if json.Unmarshal(plain, &rec) != nil || !validReplica(rec.Replica) {
+		return nil, false
+	}
+	if age := time.Since(time.UnixMilli(rec.T)); age > forwardTTL+forwardMaxAge || age < -forwardMaxAge {
+		g.log.Warn("a session's ask record is too old (replayed, or the replicas' clocks differ): ignored")
 		return nil, false
 	}
 	return &rec, true
@@ -345,7 +356,7 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body 
 	if !ok || !s.markForwarded(hs, id, rec) {
 		return false
 	}
-	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), Body: body}
+	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), N: rand.Text(), Body: body}
 	if rec != nil {
 		m.E = rec.Episode
 	}
@@ -391,8 +402,8 @@ func (g *Gateway) forwarded(msg []byte) {
 		g.log.Warn("a client's answer passed on by another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return
 	}
-	if !fresh(m.T) {
-		g.log.Warn("a client's answer passed on by another replica is too old (replayed, or the replicas' clocks differ): dropped", "replica", m.From)
+	if !fresh(m.T) || !g.fwdSeen.first(m.N, m.T) {
+		g.log.Warn("a client's answer passed on by another replica is too old or taken already (replayed, or the replicas' clocks differ): dropped", "replica", m.From)
 		return
 	}
 	s, hs := g.sessionBySID(m.SID)
@@ -427,25 +438,79 @@ func (s *httpSessions) goSDKAsksOut(hs *httpSession, episode string) bool {
 }
 
 // sealChange seals msg, a session change for the sessions channel, with
-// the time.
+// the time and a random id.
 func (g *Gateway) sealChange(msg string) []byte {
-	plain := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(msg)), uint64(time.Now().UnixMilli()))
+	plain := binary.BigEndian.AppendUint64(make([]byte, 0, changeHead+len(msg)), uint64(time.Now().UnixMilli()))
+	plain = append(plain, make([]byte, changeIDLen)...)
+	rand.Read(plain[8:changeHead])
 	return g.fwdBox.Seal(nil, append(plain, msg...), forwardAAD("change", sessionChannel))
 }
+
+// A sealed session change starts with its time (8 bytes, Unix ms) and its
+// random id.
+const (
+	changeIDLen = 16
+	changeHead  = 8 + changeIDLen
+)
 
 // openChange opens a session change sealChange sealed, or reports false
 // (and logs why) when it does not open or is too old.
 func (g *Gateway) openChange(sealed []byte) ([]byte, bool) {
 	plain, err := g.fwdBox.Open(nil, sealed, forwardAAD("change", sessionChannel))
-	if err != nil || len(plain) < 8 {
+	if err != nil || len(plain) < changeHead {
 		g.log.Warn("a session change from the shared state does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return nil, false
 	}
-	if !fresh(int64(binary.BigEndian.Uint64(plain))) {
-		g.log.Warn("a session change from the shared state is too old (replayed, or the replicas' clocks differ): dropped")
+	t := int64(binary.BigEndian.Uint64(plain))
+	if !fresh(t) || !g.fwdSeen.first(string(plain[8:changeHead]), t) {
+		g.log.Warn("a session change from the shared state is too old or taken already (replayed, or the replicas' clocks differ): dropped")
 		return nil, false
 	}
-	return plain[8:], true
+	return plain[changeHead:], true
+}
+
+// seenMsgs holds the ids of the sealed messages a replica took, each until
+// the message is too old to be taken anyway (forwardMaxAge past its time),
+// at most maxSeenMsgs: a message whose id is there is a replay. Its zero
+// value is empty.
+type seenMsgs struct {
+	mu    sync.Mutex
+	ids   map[string]int64 // id -> when it may be forgotten (Unix ms)
+	sweep int64            // when next to forget those old enough (Unix ms)
+}
+
+// maxSeenMsgs bounds seenMsgs: past it (with none old enough to forget), a
+// message is dropped rather than taken unchecked.
+const maxSeenMsgs = 1 << 16
+
+// first reports whether id, of a message sealed at t (Unix ms), was not
+// taken before (and records it), false for a replay, or for an empty id.
+func (m *seenMsgs) first(id string, t int64) bool {
+	if id == "" {
+		return false
+	}
+	now := time.Now().UnixMilli()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.ids[id]; ok {
+		return false
+	}
+	if m.ids == nil {
+		m.ids = map[string]int64{}
+	}
+	if now >= m.sweep || len(m.ids) >= maxSeenMsgs {
+		for k, until := range m.ids {
+			if until < now {
+				delete(m.ids, k)
+			}
+		}
+		m.sweep = now + forwardMaxAge.Milliseconds()
+		if len(m.ids) >= maxSeenMsgs {
+			return false
+		}
+	}
+	m.ids[id] = t + forwardMaxAge.Milliseconds()
+	return true
 }
 
 // forwardOverhead bounds what a sealed answer holds besides the client's

@@ -602,7 +602,7 @@ func TestGoSDKAnswerToLastAsker(t *testing.T) {
 		hs.outAsks = 0
 		s.mu.Unlock()
 	}()
-	b, _ := json.Marshal(&askRecord{Replica: rs[0].g.replica, Episode: "episode-0", Asked: 1})
+	b, _ := json.Marshal(&askRecord{Replica: rs[0].g.replica, Episode: "episode-0", Asked: 1, T: time.Now().UnixMilli()})
 	if err := local.Put(ctx, askRecordKey(hs.sid), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -624,4 +624,102 @@ func TestGoSDKAnswerToLastAsker(t *testing.T) {
 			t.Errorf("an answer passed on %s: taken %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestReplaysDropped: a session change captured from Redis and published
+// again within forwardMaxAge (a Redis reader and publisher's replay) is
+// dropped by the replica that took it; so is an answer's message again;
+// and an ask record written longer ago than forwardTTL is not taken.
+func TestReplaysDropped(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	rs, st, _ := redisCluster(t, 2, upstream, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	captured := make(chan []byte, 8)
+	defer st.Subscribe(sessionChannel, func(b []byte) {
+		if b != nil {
+			captured <- b
+		}
+	})()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "replayed"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[1].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[1].url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var change []byte
+	select {
+	case change = <-captured:
+	case <-ctx.Done():
+		t.Fatal("no session change published")
+	}
+	plain, err := rs[0].g.fwdBox.Open(nil, change, forwardAAD("change", sessionChannel))
+	if err != nil || len(plain) < changeHead {
+		t.Fatalf("the change captured does not open: %v", err)
+	}
+	for !seen(&rs[0].g.fwdSeen, string(plain[8:changeHead])) { // (replica 0 takes it through its subscription)
+		if ctx.Err() != nil {
+			t.Fatal("replica 0 did not take the change")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, ok := rs[0].g.openChange(change); ok {
+		t.Error("a session change replayed within forwardMaxAge was taken again")
+	}
+	if _, ok := rs[0].g.openChange(rs[1].g.sealChange("level x debug")); !ok {
+		t.Error("a new session change was dropped")
+	}
+
+	var m seenMsgs
+	now := time.Now().UnixMilli()
+	for _, tc := range []struct {
+		name, id string
+		want     bool
+	}{
+		{"a message", "a", true},
+		{"the message again", "a", false},
+		{"another message", "b", true},
+		{"a message without an id", "", false},
+	} {
+		if got := m.first(tc.id, now); got != tc.want {
+			t.Errorf("%s: taken %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want bool
+	}{
+		{"written now", time.Now(), true},
+		{"written long ago (replayed)", time.Now().Add(-forwardTTL - 2*forwardMaxAge), false},
+		{"written without a time", time.UnixMilli(0), false},
+	} {
+		b, _ := json.Marshal(&askRecord{Replica: rs[0].g.replica, Episode: "e", Asked: 1, T: tc.at.UnixMilli()})
+		if err := st.Put(ctx, askRecordKey("sid"), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", "sid")), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, got := rs[1].g.readAskRecord(ctx, "sid"); got != tc.want {
+			t.Errorf("an ask record %s: taken %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// seen reports whether m holds id.
+func seen(m *seenMsgs, id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.ids[id]
+	return ok
 }
