@@ -332,6 +332,9 @@ func (s *httpSessions) markForwarded(hs *httpSession, id string, rec *askRecord)
 // awaited reports whether body, a client's response on session hs,
 // answers a request out to that client: this replica's, or another's that
 // it would pass on. (Such an answer is never refused by the rate limit.)
+// For this replica's go-sdk requests, whose ids it does not know, at most
+// as many distinct integer ids as requests went out since its asks last
+// started from none are taken for answers, each once.
 func (s *httpSessions) awaited(ctx context.Context, hs *httpSession, body []byte) bool {
 	id, ok := responseID(body)
 	if !ok {
@@ -339,9 +342,19 @@ func (s *httpSessions) awaited(ctx context.Context, hs *httpSession, body []byte
 	}
 	s.mu.Lock()
 	_, relayed := hs.asks[id]
-	goSDK := hs.outAsks > 0
+	goSDK := false
+	if !relayed && hs.outAsks > 0 && !strings.HasPrefix(id, askIDPrefix) {
+		if _, err := strconv.ParseInt(id, 10, 64); err == nil {
+			if hs.awaitEpisode != hs.askEpisode {
+				hs.awaitEpisode, hs.awaitIDs = hs.askEpisode, map[string]bool{}
+			}
+			if !hs.awaitIDs[id] && len(hs.awaitIDs) < hs.askCount {
+				hs.awaitIDs[id], goSDK = true, true
+			}
+		}
+	}
 	s.mu.Unlock()
-	if relayed || (goSDK && !strings.HasPrefix(id, askIDPrefix)) {
+	if relayed || goSDK {
 		return true
 	}
 	_, _, _, ok = s.forwardable(ctx, hs, body)

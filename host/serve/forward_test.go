@@ -723,3 +723,61 @@ func seen(m *seenMsgs, id string) bool {
 	_, ok := m.ids[id]
 	return ok
 }
+
+// TestAwaitedBounded: while this replica has go-sdk requests out to a
+// session's client, a response passes the rate limit as an awaited answer
+// only for an integer id, once per id, and for no more ids than requests
+// went out (before, every response with such an id did).
+func TestAwaitedBounded(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	local, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := heldCluster(t, 1, local, []*config.Server{upstream}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "awaited"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[0].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	s, hs := rs[0].g.heldSession(cs.ID())
+	if hs == nil {
+		t.Fatal("the replica does not hold the session")
+	}
+	s.mu.Lock()
+	hs.outAsks, hs.askEpisode, hs.askCount = 1, "e", 1 // one go-sdk request out
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		hs.outAsks = 0
+		s.mu.Unlock()
+	}()
+	answer := func(id string) []byte { return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`) }
+	for _, tc := range []struct {
+		name string
+		body []byte
+		want bool
+	}{
+		{"an answer to a request out", answer("1"), true},
+		{"the same answer again", answer("1"), false},
+		{"an answer to more requests than went out", answer("2"), false},
+		{"an answer with a string id", answer(`"x"`), false},
+		{"a notification", []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`), false},
+	} {
+		if got := s.awaited(ctx, hs, tc.body); got != tc.want {
+			t.Errorf("%s: awaited %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	s.mu.Lock()
+	hs.askEpisode, hs.askCount = "f", 2 // the asks started again: two out
+	s.mu.Unlock()
+	for _, id := range []string{"1", "2"} {
+		if !s.awaited(ctx, hs, answer(id)) {
+			t.Errorf("an answer to %s of the next round of requests not awaited", id)
+		}
+	}
+}

@@ -106,10 +106,14 @@ type httpSession struct {
 	// answers to go-sdk asks of the ask record's episode fwdEpisode, by id;
 	// cancellations, by request id, within cancelBudget (dropped counts
 	// those over it).
-	fwdIDs         recentIDs
-	fwdEpisode     string
-	fwdEpisodeIDs  map[string]bool
-	cancelsSent    recentIDs
+	fwdIDs        recentIDs
+	fwdEpisode    string
+	fwdEpisodeIDs map[string]bool
+	cancelsSent   recentIDs
+	// The ids of answers to this replica's go-sdk requests of episode
+	// awaitEpisode admitted past the rate limit (awaited).
+	awaitEpisode   string
+	awaitIDs       map[string]bool
 	cancelBudget   *rate.Limiter
 	cancelsDropped int
 }
