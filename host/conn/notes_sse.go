@@ -47,26 +47,45 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPost { // a request's own stream
 		on, _ = req.Context().Value(callKey{}).(*call)
 	}
-	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, func(data []byte) []byte {
-		if !bytes.Contains(data, []byte(`notifications/`)) && !bytes.Contains(data, []byte(`elicitation/create`)) &&
-			!bytes.Contains(data, []byte(`sampling/createMessage`)) && !bytes.Contains(data, []byte(`roots/list`)) {
-			return nil
-		}
-		msg, err := jsonrpcmsg.Decode(data)
-		if err != nil {
-			return nil // the go-sdk reports it
-		}
-		out, changed := t.c.routeNote(msg, on)
-		if !changed {
-			return nil
-		}
-		b, err := jsonrpc.EncodeMessage(out)
-		if err != nil {
-			return nil
-		}
-		return b
-	})
+	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, func(data []byte) []byte { return t.c.routeEvent(data, on) })
 	return resp, nil
+}
+
+// routeEvent routes the message data, an event of a stream read from the
+// server (on: the call whose response stream it is, nil for the standalone
+// stream): it returns the message as routeNote changed it, or nil to keep
+// it as it is.
+func (c *Conn) routeEvent(data []byte, on *call) []byte {
+	if !mayRoute(data) {
+		return nil
+	}
+	msg, err := jsonrpcmsg.Decode(data)
+	if err != nil {
+		return nil // the go-sdk reports it
+	}
+	out, changed := c.routeNote(msg, on)
+	if !changed {
+		return nil
+	}
+	b, err := jsonrpc.EncodeMessage(out)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// mayRoute reports whether data may be a message routeNote routes (or
+// takes a server's route out of): its method is one of those, written as
+// is or with escapes ("roots\/list", "\u0072oots/list"; the only escapes
+// that can spell its characters). What it reports false for is a response
+// or another method's message, passed on unread.
+func mayRoute(data []byte) bool {
+	for _, s := range [...]string{`notifications/`, `elicitation/create`, `sampling/createMessage`, `roots/list`, `\/`, `\u`} {
+		if bytes.Contains(data, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // capture reads the body of a request of the go-sdk client into meta.

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
 
 // namedRequester is a caller of its own (the identity the routing keys on);
@@ -343,4 +345,80 @@ func TestProgressOfAnotherServersCall(t *testing.T) {
 	for msg := range got {
 		t.Errorf("the call got progress %q from another server", msg)
 	}
+}
+
+// TestEscapedMethodRouted: a server's message on one call's response
+// stream whose method is written with escapes ("roots\/list",
+// "\u0072oots/list") is routed like one written as is: a route the server
+// put in its _meta (another call's, guessed) is replaced by that of the
+// call whose stream it came on (before, such an event was passed on
+// unread, and its forged route sent the request to the other call's
+// client).
+func TestEscapedMethodRouted(t *testing.T) {
+	c := &Conn{cfg: &config.Server{Name: "s", Transport: config.TransportHTTP}}
+	alice, bob := newCall("s", nil, nil), newCall("s", nil, nil)
+	for _, tc := range []struct{ name, method string }{
+		{"as is", `roots/list`},
+		{"slash escaped", `roots\/list`},
+		{"letter escaped", `\u0072oots/list`},
+		{"elicitation, escaped", `elicitation\/create`},
+		{"sampling, escaped", `sampling\u002FcreateMessage`},
+		{"log message, escaped", `notifications\/message`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forged := c.routes.add(route{call: bob}) // bob's call awaits a route of its own
+			defer c.routes.take(mcp.Meta{routeKey: fmt.Sprint(forged)})
+			id := `"id":1,`
+			if strings.Contains(tc.name, "log") {
+				id = ""
+			}
+			data := []byte(`{"jsonrpc":"2.0",` + id + `"method":"` + tc.method + `","params":{"_meta":{"dev.mcphost/route":"` + fmt.Sprint(forged) + `"},"level":"info","data":"x","mode":"form","message":"m","requestedSchema":{"type":"object"}}}`)
+			out := c.routeEvent(data, alice)
+			if out == nil {
+				out = data
+			}
+			var msg struct {
+				Params struct {
+					Meta mcp.Meta `json:"_meta"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(out, &msg); err != nil {
+				t.Fatal(err)
+			}
+			rt, ok := c.routes.take(msg.Params.Meta)
+			if !ok || rt.call != alice {
+				t.Errorf("routed to bob %v, alice %v; want alice's call (the stream's)", rt.call == bob, rt.call == alice)
+			}
+		})
+	}
+}
+
+// FuzzMayRoute: every message that decodes to a method routeNote routes
+// passes mayRoute's filter, however its method is escaped.
+func FuzzMayRoute(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"roots\/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"\u0072oots/list"}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		msg, err := jsonrpcmsg.Decode(b)
+		if err != nil {
+			return
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			return
+		}
+		switch {
+		case req.Method == "elicitation/create", req.Method == "sampling/createMessage", req.Method == "roots/list",
+			strings.HasPrefix(req.Method, "notifications/"):
+			if !mayRoute(b) {
+				t.Fatalf("%q (method %q) not routed", b, req.Method)
+			}
+		}
+	})
 }

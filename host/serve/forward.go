@@ -12,9 +12,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/internal/sealbox"
@@ -41,8 +43,10 @@ import (
 // sessions channel and its time; an ask record to its session. So a reader
 // of the shared state sees no session id, answer or cancellation, and a
 // party that can write to it cannot answer a request: what does not open,
-// is for another replica, is older than forwardMaxAge, or answers no
-// request outstanding on that session of that principal is dropped. (Such
+// is for another replica, is older than forwardMaxAge, was taken already
+// (each message has a random id, remembered while it could be taken), or
+// answers no request outstanding on that session of that principal is
+// dropped; an ask record older than forwardTTL is not taken. (Such
 // a party can still delete the records, and so end sessions and lose
 // answers.)
 //
@@ -50,8 +54,12 @@ import (
 // it can answer a request out: a relayed call's request id carries a tag
 // (a MAC of the session and the id, askTag) that only a replica issues, and
 // a go-sdk request is passed on only while the session's ask record says
-// one is out, at most as many ids as requests went out since the session's
-// asks last started from none. Each id is passed on at most once, and so
+// one is out, to the replica it names (the last to ask: the go-sdk numbers
+// requests from 1 on each replica, so with two asking one session at once
+// an answer can reach the other's request of that number), with the
+// record's episode, which the asker checks against its requests out; at
+// most as many ids as requests went out since the session's asks last
+// started from none. Each id is passed on at most once, and so
 // is each request id's cancellation: a client's flood of responses or
 // cancellations is not multiplied into publishes (ratelimit.go counts them
 // against the principal's rate besides).
@@ -72,8 +80,13 @@ const (
 	// replayed one is older), with room for the replicas' clocks to differ.
 	forwardMaxAge = 2 * time.Minute
 	// maxForwardedIDs bounds the ids of one session a replica remembers
-	// having passed on (answers, cancellations); past it they are forgotten.
+	// having passed on (answers, cancellations); past it the oldest are
+	// forgotten.
 	maxForwardedIDs = 256
+	// cancelBurst and cancelRate are a session's budget of cancellations
+	// passed on to the other replicas (forwardCancel).
+	cancelBurst = 32
+	cancelRate  = rate.Limit(1)
 	// askTagLen is the length of a relayed ask's id tag (bytes of MAC).
 	askTagLen = 12
 )
@@ -92,6 +105,8 @@ type forwardMsg struct {
 	ID   string          `json:"i"`           // the id of the request answered
 	From string          `json:"f"`           // the replica that passes it on
 	T    int64           `json:"t"`           // when it was sealed (Unix ms)
+	E    string          `json:"e,omitempty"` // a go-sdk request's: the ask record's episode it was judged by
+	N    string          `json:"n"`           // the message's random id (a replay within forwardMaxAge is dropped)
 	Body json.RawMessage `json:"b"`           // the client's response
 }
 
@@ -103,6 +118,9 @@ type askRecord struct {
 	// from none; Asked counts the requests put to the client since.
 	Episode string `json:"e"`
 	Asked   int    `json:"n"`
+	// T is when it was written (Unix ms): one older than forwardTTL (a
+	// replayed record) is not taken.
+	T int64 `json:"t"`
 }
 
 // fresh reports whether a message sealed at t (Unix ms) is recent enough.
@@ -175,7 +193,7 @@ func (g *Gateway) askTracking(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		hs.outAsks++
 		hs.askCount++
-		rec := askRecord{Replica: g.replica, Episode: hs.askEpisode, Asked: hs.askCount}
+		rec := askRecord{Replica: g.replica, Episode: hs.askEpisode, Asked: hs.askCount, T: time.Now().UnixMilli()}
 		s.mu.Unlock()
 		b, _ := json.Marshal(&rec)
 		if err := g.state.Put(ctx, askRecordKey(hs.sid), g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), forwardTTL); err != nil {
@@ -245,6 +263,10 @@ func (g *Gateway) readAskRecord(ctx context.Context, sid string) (*askRecord, bo
 	if json.Unmarshal(plain, &rec) != nil || !validReplica(rec.Replica) {
 		return nil, false
 	}
+	if age := time.Since(time.UnixMilli(rec.T)); age > forwardTTL+forwardMaxAge || age < -forwardMaxAge {
+		g.log.Warn("a session's ask record is too old (replayed, or the replicas' clocks differ): ignored")
+		return nil, false
+	}
 	return &rec, true
 }
 
@@ -263,22 +285,19 @@ func (s *httpSessions) forwardable(ctx context.Context, hs *httpSession, body []
 			return "", "", nil, false
 		}
 		s.mu.Lock()
-		done := hs.fwdIDs[id]
+		done := hs.fwdIDs.has(id)
 		s.mu.Unlock()
 		return owner, id, nil, !done
 	}
 	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
 		return "", "", nil, false // (the go-sdk's requests have integer ids)
 	}
-	s.mu.Lock()
-	mine := hs.outAsks > 0
-	s.mu.Unlock()
-	if mine {
-		return "", "", nil, false
-	}
+	// The go-sdk numbers a session's requests from 1 on each replica that
+	// holds it, so an id does not tell which replica asked: the ask
+	// record's last writer did (even when this replica has asks out too).
 	rec, ok = s.g.readAskRecord(ctx, hs.sid)
 	if !ok || rec.Replica == s.g.replica {
-		return "", "", nil, false
+		return "", "", nil, false // (this replica's go-sdk session takes it if its own)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -294,13 +313,10 @@ func (s *httpSessions) markForwarded(hs *httpSession, id string, rec *askRecord)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rec == nil {
-		if hs.fwdIDs[id] {
+		if hs.fwdIDs.has(id) {
 			return false
 		}
-		if hs.fwdIDs == nil || len(hs.fwdIDs) >= maxForwardedIDs {
-			hs.fwdIDs = map[string]bool{}
-		}
-		hs.fwdIDs[id] = true
+		hs.fwdIDs.add(id)
 		return true
 	}
 	if hs.fwdEpisode != rec.Episode {
@@ -316,6 +332,9 @@ func (s *httpSessions) markForwarded(hs *httpSession, id string, rec *askRecord)
 // awaited reports whether body, a client's response on session hs,
 // answers a request out to that client: this replica's, or another's that
 // it would pass on. (Such an answer is never refused by the rate limit.)
+// For this replica's go-sdk requests, whose ids it does not know, at most
+// as many distinct integer ids as requests went out since its asks last
+// started from none are taken for answers, each once.
 func (s *httpSessions) awaited(ctx context.Context, hs *httpSession, body []byte) bool {
 	id, ok := responseID(body)
 	if !ok {
@@ -323,9 +342,19 @@ func (s *httpSessions) awaited(ctx context.Context, hs *httpSession, body []byte
 	}
 	s.mu.Lock()
 	_, relayed := hs.asks[id]
-	goSDK := hs.outAsks > 0
+	goSDK := false
+	if !relayed && hs.outAsks > 0 && !strings.HasPrefix(id, askIDPrefix) {
+		if _, err := strconv.ParseInt(id, 10, 64); err == nil {
+			if hs.awaitEpisode != hs.askEpisode {
+				hs.awaitEpisode, hs.awaitIDs = hs.askEpisode, map[string]bool{}
+			}
+			if !hs.awaitIDs[id] && len(hs.awaitIDs) < hs.askCount {
+				hs.awaitIDs[id], goSDK = true, true
+			}
+		}
+	}
 	s.mu.Unlock()
-	if relayed || (goSDK && !strings.HasPrefix(id, askIDPrefix)) {
+	if relayed || goSDK {
 		return true
 	}
 	_, _, _, ok = s.forwardable(ctx, hs, body)
@@ -340,7 +369,10 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body 
 	if !ok || !s.markForwarded(hs, id, rec) {
 		return false
 	}
-	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), Body: body}
+	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), N: rand.Text(), Body: body}
+	if rec != nil {
+		m.E = rec.Episode
+	}
 	var plain bytes.Buffer
 	enc := json.NewEncoder(&plain)
 	enc.SetEscapeHTML(false) // (the body as it came: escaping could grow it past what the owner takes)
@@ -351,7 +383,7 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body 
 	if err := s.g.state.Publish(ctx, forwardChannel(owner), msg); err != nil {
 		s.g.log.Warn("passing a client's answer to the replica that asked", "error", err)
 		s.mu.Lock()
-		delete(hs.fwdIDs, id) // (the client may send it again)
+		hs.fwdIDs.remove(id) // (the client may send it again)
 		delete(hs.fwdEpisodeIDs, id)
 		s.mu.Unlock()
 		return false
@@ -383,8 +415,8 @@ func (g *Gateway) forwarded(msg []byte) {
 		g.log.Warn("a client's answer passed on by another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return
 	}
-	if !fresh(m.T) {
-		g.log.Warn("a client's answer passed on by another replica is too old (replayed, or the replicas' clocks differ): dropped", "replica", m.From)
+	if !fresh(m.T) || !g.fwdSeen.first(m.N, m.T) {
+		g.log.Warn("a client's answer passed on by another replica is too old or taken already (replayed, or the replicas' clocks differ): dropped", "replica", m.From)
 		return
 	}
 	s, hs := g.sessionBySID(m.SID)
@@ -404,35 +436,94 @@ func (g *Gateway) forwarded(msg []byte) {
 	if strings.HasPrefix(m.ID, askIDPrefix) {
 		return // (no longer awaited)
 	}
-	s.mu.Lock()
-	out := hs.outAsks > 0
-	s.mu.Unlock()
-	if !out {
-		return // (no go-sdk request out: nothing it could answer)
+	if !s.goSDKAsksOut(hs, m.E) {
+		return // (no go-sdk request out, or not those it was judged for: a replay, or the session's asks started again)
 	}
 	s.inject(hs, m.Body) // a go-sdk call's: the go-sdk session takes it if its id is one out
 }
 
+// goSDKAsksOut reports whether hs has go-sdk requests out to its client,
+// of the ask record's episode.
+func (s *httpSessions) goSDKAsksOut(hs *httpSession, episode string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return hs.outAsks > 0 && episode == hs.askEpisode
+}
+
 // sealChange seals msg, a session change for the sessions channel, with
-// the time.
+// the time and a random id.
 func (g *Gateway) sealChange(msg string) []byte {
-	plain := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(msg)), uint64(time.Now().UnixMilli()))
+	plain := binary.BigEndian.AppendUint64(make([]byte, 0, changeHead+len(msg)), uint64(time.Now().UnixMilli()))
+	plain = append(plain, make([]byte, changeIDLen)...)
+	rand.Read(plain[8:changeHead])
 	return g.fwdBox.Seal(nil, append(plain, msg...), forwardAAD("change", sessionChannel))
 }
+
+// A sealed session change starts with its time (8 bytes, Unix ms) and its
+// random id.
+const (
+	changeIDLen = 16
+	changeHead  = 8 + changeIDLen
+)
 
 // openChange opens a session change sealChange sealed, or reports false
 // (and logs why) when it does not open or is too old.
 func (g *Gateway) openChange(sealed []byte) ([]byte, bool) {
 	plain, err := g.fwdBox.Open(nil, sealed, forwardAAD("change", sessionChannel))
-	if err != nil || len(plain) < 8 {
+	if err != nil || len(plain) < changeHead {
 		g.log.Warn("a session change from the shared state does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return nil, false
 	}
-	if !fresh(int64(binary.BigEndian.Uint64(plain))) {
-		g.log.Warn("a session change from the shared state is too old (replayed, or the replicas' clocks differ): dropped")
+	t := int64(binary.BigEndian.Uint64(plain))
+	if !fresh(t) || !g.fwdSeen.first(string(plain[8:changeHead]), t) {
+		g.log.Warn("a session change from the shared state is too old or taken already (replayed, or the replicas' clocks differ): dropped")
 		return nil, false
 	}
-	return plain[8:], true
+	return plain[changeHead:], true
+}
+
+// seenMsgs holds the ids of the sealed messages a replica took, each until
+// the message is too old to be taken anyway (forwardMaxAge past its time),
+// at most maxSeenMsgs: a message whose id is there is a replay. Its zero
+// value is empty.
+type seenMsgs struct {
+	mu    sync.Mutex
+	ids   map[string]int64 // id -> when it may be forgotten (Unix ms)
+	sweep int64            // when next to forget those old enough (Unix ms)
+}
+
+// maxSeenMsgs bounds seenMsgs: past it (with none old enough to forget), a
+// message is dropped rather than taken unchecked.
+const maxSeenMsgs = 1 << 16
+
+// first reports whether id, of a message sealed at t (Unix ms), was not
+// taken before (and records it), false for a replay, or for an empty id.
+func (m *seenMsgs) first(id string, t int64) bool {
+	if id == "" {
+		return false
+	}
+	now := time.Now().UnixMilli()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.ids[id]; ok {
+		return false
+	}
+	if m.ids == nil {
+		m.ids = map[string]int64{}
+	}
+	if now >= m.sweep || len(m.ids) >= maxSeenMsgs {
+		for k, until := range m.ids {
+			if until < now {
+				delete(m.ids, k)
+			}
+		}
+		m.sweep = now + forwardMaxAge.Milliseconds()
+		if len(m.ids) >= maxSeenMsgs {
+			return false
+		}
+	}
+	m.ids[id] = t + forwardMaxAge.Milliseconds()
+	return true
 }
 
 // forwardOverhead bounds what a sealed answer holds besides the client's
@@ -463,27 +554,67 @@ func (s *httpSessions) injectWith(ctx context.Context, hs *httpSession, body []b
 
 // forwardCancel tells the other replicas holding hs of a cancellation its
 // client sent (body, a notifications/cancelled), for a call one of them
-// runs: not when the call is a relayed one of this replica's (local), and
-// once per request id.
+// runs: not when the call is a relayed one of this replica's (local), not
+// for a request id it passed on recently (the last maxForwardedIDs), and
+// within the session's budget of cancellations (cancelBurst, then
+// cancelRate), which a client's flood does not pass even with no rate
+// limit: what is over it is dropped (counted, logged once a session).
 func (s *httpSessions) forwardCancel(ctx context.Context, hs *httpSession, body []byte, local bool) {
 	key, ok := cancelledID(body)
 	if !ok || local {
 		return
 	}
 	s.mu.Lock()
-	done := hs.cancelsSent[key]
-	if !done {
-		if hs.cancelsSent == nil || len(hs.cancelsSent) >= maxForwardedIDs {
-			hs.cancelsSent = map[string]bool{}
-		}
-		hs.cancelsSent[key] = true
-	}
-	s.mu.Unlock()
-	if done {
+	if hs.cancelsSent.has(key) {
+		s.mu.Unlock()
 		return
 	}
+	if hs.cancelBudget == nil {
+		hs.cancelBudget = rate.NewLimiter(cancelRate, cancelBurst)
+	}
+	if !hs.cancelBudget.Allow() {
+		hs.cancelsDropped++
+		first := hs.cancelsDropped == 1
+		s.mu.Unlock()
+		if first {
+			s.g.log.Warn("a client's cancellations are over the session's budget: not passed on to the other replicas", "burst", cancelBurst)
+		}
+		return
+	}
+	hs.cancelsSent.add(key)
+	s.mu.Unlock()
 	s.publish(ctx, "cancel "+hs.sid+" "+s.g.replica+"\n"+string(body))
 }
+
+// recentIDs is a set of the last maxForwardedIDs ids added: when full, an
+// add forgets the oldest. Its zero value is empty.
+type recentIDs struct {
+	set  map[string]uint64 // id -> its sequence number in ring
+	ring []recentID
+	n    uint64 // adds so far
+}
+
+type recentID struct {
+	id  string
+	seq uint64
+}
+
+func (r *recentIDs) has(id string) bool { _, ok := r.set[id]; return ok }
+
+func (r *recentIDs) add(id string) {
+	if r.set == nil {
+		r.set, r.ring = map[string]uint64{}, make([]recentID, maxForwardedIDs)
+	}
+	slot := &r.ring[r.n%maxForwardedIDs]
+	if seq, ok := r.set[slot.id]; ok && seq == slot.seq {
+		delete(r.set, slot.id) // the oldest
+	}
+	r.n++
+	*slot = recentID{id: id, seq: r.n}
+	r.set[id] = r.n
+}
+
+func (r *recentIDs) remove(id string) { delete(r.set, id) }
 
 // cancelled applies a cancellation another replica received.
 func (s *httpSessions) cancelled(hs *httpSession, body []byte) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -491,6 +492,292 @@ func TestForwardedOnce(t *testing.T) {
 		}
 		if got := st.n.Load() - before; got != tc.want {
 			t.Errorf("%s (%d times): %d publishes, want %d", tc.name, tc.times, got, tc.want)
+		}
+	}
+}
+
+// TestCancellationFloodBounded: with no rate limit (the default), a
+// client's cancellations of distinct request ids on one session are passed
+// on to the other replicas within the session's budget (cancelBurst), not
+// one publish each.
+func TestCancellationFloodBounded(t *testing.T) {
+	t.Parallel()
+	const flood = 300
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	rs, _, srv := redisCluster(t, 2, upstream, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "flood"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[1].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	before := publishes(t, srv.Addr())
+	start := time.Now()
+	for i := range flood {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"flood"}}`, i)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[1].url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	published := publishes(t, srv.Addr()) - before
+	// (the budget refills cancelRate a second while the flood runs)
+	limit := cancelBurst + int(time.Since(start).Seconds()*float64(cancelRate)) + 1
+	t.Logf("%d cancellations of distinct ids in %v: %d publishes", flood, time.Since(start), published)
+	if published > limit {
+		t.Errorf("%d publishes for %d cancellations, want at most %d (the session's budget)", published, flood, limit)
+	}
+}
+
+// TestRecentIDs: a remembered id is not forgotten before maxForwardedIDs
+// others were added after it (no reset that re-allows them all), and the
+// set stays bounded.
+func TestRecentIDs(t *testing.T) {
+	var r recentIDs
+	for i := range 3 * maxForwardedIDs {
+		r.add(strconv.Itoa(i))
+		for _, back := range []int{0, 1, maxForwardedIDs / 2, maxForwardedIDs - 1} {
+			if j := i - back; j >= 0 && !r.has(strconv.Itoa(j)) {
+				t.Fatalf("after adding %d: %d (added %d ago) forgotten", i, j, back)
+			}
+		}
+		if j := i - maxForwardedIDs; j >= 0 && r.has(strconv.Itoa(j)) {
+			t.Fatalf("after adding %d: %d still remembered", i, j)
+		}
+		if len(r.set) > maxForwardedIDs {
+			t.Fatalf("%d ids remembered, want at most %d", len(r.set), maxForwardedIDs)
+		}
+	}
+	r.remove("700")
+	r.add("700")
+	r.add("x")
+	if !r.has("700") || !r.has("x") {
+		t.Fatal("an id removed and added again is forgotten")
+	}
+}
+
+// TestGoSDKAnswerToLastAsker: the go-sdk numbers a session's requests from
+// 1 on each replica, so a replica with go-sdk requests of its own out
+// passes an answer on to the replica the ask record names when that is
+// another (before, it kept it: one replica's answer was taken for
+// another's request), with the record's episode; and the asker takes an
+// answer only for the episode of its requests out (not one judged by an
+// earlier record, as a replay into the session's asks started again).
+func TestGoSDKAnswerToLastAsker(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	local, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := heldCluster(t, 2, local, []*config.Server{upstream}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "two-askers"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[1].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	s, hs := rs[1].g.heldSession(cs.ID())
+	if hs == nil {
+		t.Fatal("replica 1 does not hold the session")
+	}
+	// Replica 1 has its go-sdk request 1 out; replica 0 asked since (its
+	// request 1 too) and wrote the record.
+	s.mu.Lock()
+	hs.outAsks, hs.askEpisode, hs.askCount = 1, "episode-1", 1
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		hs.outAsks = 0
+		s.mu.Unlock()
+	}()
+	b, _ := json.Marshal(&askRecord{Replica: rs[0].g.replica, Episode: "episode-0", Asked: 1, T: time.Now().UnixMilli()})
+	if err := local.Put(ctx, askRecordKey(hs.sid), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	owner, id, rec, ok := s.forwardable(ctx, hs, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	if !ok || owner != rs[0].g.replica || id != "1" || rec == nil || rec.Episode != "episode-0" {
+		t.Errorf("an answer to 1 with the record naming replica 0: passed on to %q (%v, episode %v), want replica 0, episode-0", owner, ok, rec)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		episode string
+		want    bool
+	}{
+		{"of the episode out", "episode-1", true},
+		{"of an earlier episode", "episode-0", false},
+		{"of none", "", false},
+	} {
+		if got := s.goSDKAsksOut(hs, tc.episode); got != tc.want {
+			t.Errorf("an answer passed on %s: taken %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestReplaysDropped: a session change captured from Redis and published
+// again within forwardMaxAge (a Redis reader and publisher's replay) is
+// dropped by the replica that took it; so is an answer's message again;
+// and an ask record written longer ago than forwardTTL is not taken.
+func TestReplaysDropped(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	rs, st, _ := redisCluster(t, 2, upstream, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	captured := make(chan []byte, 8)
+	defer st.Subscribe(sessionChannel, func(b []byte) {
+		if b != nil {
+			captured <- b
+		}
+	})()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "replayed"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[1].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[1].url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", heldOldProtocol)
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var change []byte
+	select {
+	case change = <-captured:
+	case <-ctx.Done():
+		t.Fatal("no session change published")
+	}
+	plain, err := rs[0].g.fwdBox.Open(nil, change, forwardAAD("change", sessionChannel))
+	if err != nil || len(plain) < changeHead {
+		t.Fatalf("the change captured does not open: %v", err)
+	}
+	for !seen(&rs[0].g.fwdSeen, string(plain[8:changeHead])) { // (replica 0 takes it through its subscription)
+		if ctx.Err() != nil {
+			t.Fatal("replica 0 did not take the change")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, ok := rs[0].g.openChange(change); ok {
+		t.Error("a session change replayed within forwardMaxAge was taken again")
+	}
+	if _, ok := rs[0].g.openChange(rs[1].g.sealChange("level x debug")); !ok {
+		t.Error("a new session change was dropped")
+	}
+
+	var m seenMsgs
+	now := time.Now().UnixMilli()
+	for _, tc := range []struct {
+		name, id string
+		want     bool
+	}{
+		{"a message", "a", true},
+		{"the message again", "a", false},
+		{"another message", "b", true},
+		{"a message without an id", "", false},
+	} {
+		if got := m.first(tc.id, now); got != tc.want {
+			t.Errorf("%s: taken %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want bool
+	}{
+		{"written now", time.Now(), true},
+		{"written long ago (replayed)", time.Now().Add(-forwardTTL - 2*forwardMaxAge), false},
+		{"written without a time", time.UnixMilli(0), false},
+	} {
+		b, _ := json.Marshal(&askRecord{Replica: rs[0].g.replica, Episode: "e", Asked: 1, T: tc.at.UnixMilli()})
+		if err := st.Put(ctx, askRecordKey("sid"), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", "sid")), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, got := rs[1].g.readAskRecord(ctx, "sid"); got != tc.want {
+			t.Errorf("an ask record %s: taken %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// seen reports whether m holds id.
+func seen(m *seenMsgs, id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.ids[id]
+	return ok
+}
+
+// TestAwaitedBounded: while this replica has go-sdk requests out to a
+// session's client, a response passes the rate limit as an awaited answer
+// only for an integer id, once per id, and for no more ids than requests
+// went out (before, every response with such an id did).
+func TestAwaitedBounded(t *testing.T) {
+	t.Parallel()
+	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
+	local, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := heldCluster(t, 1, local, []*config.Server{upstream}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "awaited"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: rs[0].url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: heldOldProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	s, hs := rs[0].g.heldSession(cs.ID())
+	if hs == nil {
+		t.Fatal("the replica does not hold the session")
+	}
+	s.mu.Lock()
+	hs.outAsks, hs.askEpisode, hs.askCount = 1, "e", 1 // one go-sdk request out
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		hs.outAsks = 0
+		s.mu.Unlock()
+	}()
+	answer := func(id string) []byte { return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`) }
+	for _, tc := range []struct {
+		name string
+		body []byte
+		want bool
+	}{
+		{"an answer to a request out", answer("1"), true},
+		{"the same answer again", answer("1"), false},
+		{"an answer to more requests than went out", answer("2"), false},
+		{"an answer with a string id", answer(`"x"`), false},
+		{"a notification", []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`), false},
+	} {
+		if got := s.awaited(ctx, hs, tc.body); got != tc.want {
+			t.Errorf("%s: awaited %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	s.mu.Lock()
+	hs.askEpisode, hs.askCount = "f", 2 // the asks started again: two out
+	s.mu.Unlock()
+	for _, id := range []string{"1", "2"} {
+		if !s.awaited(ctx, hs, answer(id)) {
+			t.Errorf("an answer to %s of the next round of requests not awaited", id)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
@@ -107,11 +108,18 @@ type httpSession struct {
 	// What this replica passed on for the session to the others
 	// (forward.go), each at most once: answers to relayed asks, by id;
 	// answers to go-sdk asks of the ask record's episode fwdEpisode, by id;
-	// cancellations, by request id.
-	fwdIDs        map[string]bool
+	// cancellations, by request id, within cancelBudget (dropped counts
+	// those over it).
+	fwdIDs        recentIDs
 	fwdEpisode    string
 	fwdEpisodeIDs map[string]bool
-	cancelsSent   map[string]bool
+	cancelsSent   recentIDs
+	// The ids of answers to this replica's go-sdk requests of episode
+	// awaitEpisode admitted past the rate limit (awaited).
+	awaitEpisode   string
+	awaitIDs       map[string]bool
+	cancelBudget   *rate.Limiter
+	cancelsDropped int
 }
 
 // newHTTPSessions returns the session table of an HTTP handler: sessions

@@ -99,6 +99,7 @@ type Gateway struct {
 	// answers, session changes, ask records); askIDKeys key the tags of
 	// the ids of the requests relayed calls put to clients (forward.go).
 	fwdBox    *sealbox.Box
+	fwdSeen   seenMsgs // the sealed messages' ids taken (forward.go)
 	askIDKeys [][]byte
 	state     state.Backend
 	replica   string
