@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,21 +33,6 @@ func (r *recordWrites) Put(ctx context.Context, key string, value []byte, ttl ti
 	return r.Backend.Put(ctx, key, value, ttl)
 }
 
-// to sends every request to the replica of index target.
-type to struct {
-	urls   []string
-	target atomic.Int64
-}
-
-func (t *to) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	u := *r.URL
-	addr := strings.TrimPrefix(t.urls[t.target.Load()], "http://")
-	u.Host, r.Host = addr, addr
-	r.URL = &u
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // TestSessionRecordSealed: a 2025-11-25 session's record in the shared
 // state (its log level, the resources it subscribed to) is sealed and
 // bound to the session: a reader of Redis learns neither, and a record
@@ -62,7 +46,7 @@ func TestSessionRecordSealed(t *testing.T) {
 	}
 	st := &recordWrites{Backend: local, last: map[string][]byte{}}
 	gws := replicas(t, 3, sealbox.Random(), st)
-	rt := &to{}
+	rt := &steered{token: "anyone"} // (the replicas check no token)
 	for _, g := range gws {
 		rt.urls = append(rt.urls, g.url)
 	}
