@@ -93,6 +93,13 @@ fuzz:
 	$(GO) test ./host/inbound -run=^$$ -fuzz=FuzzIntrospectionResponse -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/ratelimit -run=^$$ -fuzz=FuzzParseRate -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/audit -run=^$$ -fuzz=FuzzAppendString -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/registry -run=^$$ -fuzz=^FuzzCleanSchema$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/serve -run=^$$ -fuzz=^FuzzForwardParsers$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/serve -run=^$$ -fuzz=^FuzzListenRequests$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzMayRoute$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzRejection$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzStdioServerLines$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/state/redisstate -run=^$$ -fuzz=^FuzzReplyScanner$$ -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build test-deps
