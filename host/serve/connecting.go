@@ -114,6 +114,11 @@ func (g *Gateway) awaitServed(ctx context.Context, name string) {
 	if sp == nil {
 		return
 	}
+	select {
+	case <-*sp:
+		return // (every call after the start)
+	default:
+	}
 	for !g.servesTool(name) {
 		synced := g.synced.wait()
 		if g.servesTool(name) {

@@ -2,6 +2,9 @@ package serve
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -29,6 +32,7 @@ const CodeRateLimited = -32029
 // admitted, so that limiting never strands a call in flight. release ends
 // the requests' concurrency slots.
 func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body []byte, awaited func() bool) (release func(), ok bool) {
+	key = g.rateKey(key)
 	id, n, listen := requests(body)
 	if n == 0 {
 		rel, retry, reason, err := l.Acquire(r.Context(), notificationsKey(key))
@@ -116,4 +120,14 @@ func requests(body []byte) (id []byte, n int, listen bool) {
 		return id, 0, false
 	}
 	return i.Value, 1, string(m.Value) == `"subscriptions/listen"`
+}
+
+// rateKey is the key of principal's counts in the rate limiter: a MAC of
+// it, so that the shared state (Redis key names) does not show who is
+// active (a principal is an issuer and a subject). A key rotation starts
+// the counts afresh.
+func (g *Gateway) rateKey(principal string) string {
+	m := hmac.New(sha256.New, g.rateKeys[0])
+	m.Write([]byte(principal))
+	return hex.EncodeToString(m.Sum(nil)[:16])
 }

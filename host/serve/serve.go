@@ -101,6 +101,7 @@ type Gateway struct {
 	fwdBox    *sealbox.Box
 	fwdSeen   seenMsgs // the sealed messages' ids taken (forward.go)
 	askIDKeys [][]byte
+	rateKeys  [][]byte // key the rate limiter's principal keys (ratelimit.go)
 	state     state.Backend
 	replica   string
 	tablesMu  sync.Mutex
@@ -182,8 +183,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 	rand.Read(rid[:])
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1),
 		askKeys: o.Keys.MACKeys("request-state"), box: o.Keys.Box(sessionPurpose), state: o.State,
-		fwdBox: o.Keys.Box(forwardPurpose), askIDKeys: o.Keys.MACKeys(askIDPurpose), replica: hex.EncodeToString(rid[:]),
-		calls: newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
+		fwdBox: o.Keys.Box(forwardPurpose), askIDKeys: o.Keys.MACKeys(askIDPurpose), rateKeys: o.Keys.MACKeys("rate-limit"),
+		replica: hex.EncodeToString(rid[:]),
+		calls:   newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.startGrace = o.StartGrace
