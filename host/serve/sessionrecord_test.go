@@ -20,13 +20,17 @@ import (
 // each session record key (sess:…), as a reader of Redis would see it.
 type recordWrites struct {
 	state.Backend
-	mu   sync.Mutex
-	last map[string][]byte
+	mu    sync.Mutex
+	last  map[string][]byte
+	order []string // the keys, in the order first written
 }
 
 func (r *recordWrites) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
 	if strings.HasPrefix(key, "sess:") {
 		r.mu.Lock()
+		if _, ok := r.last[key]; !ok {
+			r.order = append(r.order, key)
+		}
 		r.last[key] = bytes.Clone(value)
 		r.mu.Unlock()
 	}
@@ -103,5 +107,53 @@ func TestSessionRecordSealed(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Logf("refused: %v", err)
+	}
+}
+
+// TestSessionRecordBoundToSession: a session's sealed record put under
+// another session's key (by a party with access to the shared state) is
+// no record of that session: a replica that does not hold it does not
+// rebuild it.
+func TestSessionRecordBoundToSession(t *testing.T) {
+	t.Parallel()
+	local, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &recordWrites{Backend: local, last: map[string][]byte{}}
+	gws := replicas(t, 2, sealbox.Random(), st)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func() (*mcp.ClientSession, *steered, string) {
+		t.Helper()
+		rt := &steered{token: "anyone", urls: []string{gws[0].url, gws[1].url}}
+		st.mu.Lock()
+		before := len(st.order)
+		st.mu.Unlock()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "rec"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if len(st.order) != before+1 {
+			t.Fatalf("%d session records after a new session; want %d", len(st.order), before+1)
+		}
+		return cs, rt, st.order[before]
+	}
+	_, _, keyA := connect()
+	csB, rtB, keyB := connect()
+	st.mu.Lock()
+	sealedA := st.last[keyA]
+	st.mu.Unlock()
+	if err := local.Put(ctx, keyB, sealedA, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	rtB.target.Store(1)
+	if _, err := csB.ListTools(ctx, nil); !errors.Is(err, mcp.ErrSessionMissing) {
+		t.Fatalf("a session rebuilt from another session's record: err = %v; want session not found", err)
 	}
 }
