@@ -218,27 +218,23 @@ func (g *Gateway) askTracking(next mcp.MethodHandler) mcp.MethodHandler {
 // heldSession returns the session with id this replica holds, and its
 // table, or nils.
 func (g *Gateway) heldSession(id string) (*httpSessions, *httpSession) {
-	g.tablesMu.Lock()
-	defer g.tablesMu.Unlock()
-	for _, s := range g.tables {
-		s.mu.Lock()
-		hs := s.byID[id]
-		s.mu.Unlock()
-		if hs != nil {
-			return s, hs
-		}
-	}
-	return nil, nil
+	return g.findSession(func(s *httpSessions) *httpSession { return s.byID[id] })
 }
 
 // sessionBySID returns the session whose record's key is sid, that this
 // replica holds, and its table, or nils.
 func (g *Gateway) sessionBySID(sid string) (*httpSessions, *httpSession) {
+	return g.findSession(func(s *httpSessions) *httpSession { return s.bySID[sid] })
+}
+
+// findSession returns the first session of the gateway's tables that pick
+// finds (called with that table's lock held), and its table, or nils.
+func (g *Gateway) findSession(pick func(*httpSessions) *httpSession) (*httpSessions, *httpSession) {
 	g.tablesMu.Lock()
 	defer g.tablesMu.Unlock()
 	for _, s := range g.tables {
 		s.mu.Lock()
-		hs := s.bySID[sid]
+		hs := pick(s)
 		s.mu.Unlock()
 		if hs != nil {
 			return s, hs
