@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 )
 
@@ -72,6 +75,35 @@ func relayRawCalls(b *testing.B, g *serve.Gateway, w io.Writer, r io.Reader) {
 		resp, err := br.ReadBytes('\n')
 		if err != nil || !bytes.Contains(resp, []byte(`"id":"b"`)) {
 			b.Fatal(err, string(resp))
+		}
+	}
+	b.StopTimer()
+	if g.RelayedCalls() == before {
+		b.Fatal("no call took the relay path")
+	}
+}
+
+// BenchmarkRelayHTTP is tools/call through the HTTP handler's relay path,
+// in process (no network: the handler is called with a recorder; the demo
+// server is a child process), a stateless 2025-11-25 request, so that the
+// allocations counted are the handler's, the relay's and its upstream
+// connection's.
+func BenchmarkRelayHTTP(b *testing.B) {
+	g := gatewayOf(b, []*config.Server{demo("a")})
+	h := g.Handler(&serve.HTTPOptions{Stateless: true})
+	body := []byte(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"benchmark payload: the quick brown fox jumps over the lazy dog"}}}`)
+	before := g.RelayedCalls()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"id":"b"`)) {
+			b.Fatal(w.Code, w.Body.String())
 		}
 	}
 	b.StopTimer()
