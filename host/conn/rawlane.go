@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -118,28 +119,11 @@ func (m *rawMeta) request(req rawRequest) (id string, msg []byte) {
 		}
 		meta = append(withTrace, req.trace...)
 	}
-	msg = make([]byte, 0, 96+len(name)+len(req.args)+len(meta))
-	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
-	msg = append(msg, id...)
-	msg = append(msg, `,"method":"tools/call","params":{"name":`...)
-	msg = append(msg, name...)
-	if len(req.args) > 0 {
-		msg = append(msg, `,"arguments":`...)
-		msg = append(msg, req.args...)
-	}
-	if len(meta) > 0 {
-		msg = append(msg, `,"_meta":{`...)
-		msg = append(msg, meta...)
-		msg = append(msg, '}')
-	}
-	msg = append(msg, "}}"...)
-	return id, msg
+	return id, wire.CallRequest([]byte(id), name, req.args, meta)
 }
 
 // cancelled is the notifications/cancelled of a raw call's id.
-func cancelled(id string) []byte {
-	return []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"cancelled by the client"}}`)
-}
+func cancelled(id string) []byte { return wire.Cancelled([]byte(id), "cancelled by the client") }
 
 // rawLane is the raw lane of a connection that is one stream of messages
 // shared with the go-sdk client (stdio, plugin transports): write sends one

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
@@ -128,9 +129,10 @@ func sessionGone(resp *http.Response) *http.Response {
 	return resp
 }
 
-// probeBody is the ping sent after a refused request. Its answer is read
-// here only (its id is not one of the go-sdk's, which are numbers).
-const probeBody = `{"jsonrpc":"2.0","id":"mcphost-probe","method":"ping"}`
+// probeID is the id of the ping sent after a refused request. Its answer
+// is read here only (its id is not one of the go-sdk's, which are
+// numbers).
+const probeID = `"mcphost-probe"`
 
 // sessionRefused reports whether the server refuses a ping posted with the
 // headers of req (its session, protocol version and authorization): an
@@ -144,9 +146,10 @@ func (t *requestRejections) sessionRefused(req *http.Request) bool {
 	probe.Header.Set("Content-Type", "application/json")
 	probe.Header.Set("Accept", "application/json, text/event-stream")
 	probe.Header.Del("Last-Event-Id")
-	probe.Body = io.NopCloser(strings.NewReader(probeBody))
-	probe.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(probeBody)), nil }
-	probe.ContentLength = int64(len(probeBody))
+	body := wire.Request([]byte(probeID), "ping", nil)
+	probe.Body = io.NopCloser(bytes.NewReader(body))
+	probe.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	probe.ContentLength = int64(len(body))
 	probe.Header.Del("Content-Length")
 	resp, err := t.base.RoundTrip(probe)
 	if err != nil {

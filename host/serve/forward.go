@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
@@ -266,12 +267,12 @@ func (g *Gateway) readAskRecord(ctx context.Context, sid string) (*askRecord, bo
 	return &rec, true
 }
 
-// forwardable reports where body, a client's response on session hs,
+// forwardable reports where m, a client's response on session hs,
 // goes: to owner, another replica that has the request it answers out
 // (id), or nowhere (ok false: this replica's own, or no request out). rec
 // is the ask record it was judged by (nil for a relayed ask's).
-func (s *httpSessions) forwardable(ctx context.Context, hs *httpSession, body []byte) (owner, id string, rec *askRecord, ok bool) {
-	id, ok = responseID(body)
+func (s *httpSessions) forwardable(ctx context.Context, hs *httpSession, m *wire.Message) (owner, id string, rec *askRecord, ok bool) {
+	id, ok = responseID(m)
 	if !ok {
 		return "", "", nil, false
 	}
@@ -331,8 +332,8 @@ func (s *httpSessions) markForwarded(hs *httpSession, id string, rec *askRecord)
 // For this replica's go-sdk requests, whose ids it does not know, at most
 // as many distinct integer ids as requests went out since its asks last
 // started from none are taken for answers, each once.
-func (s *httpSessions) awaited(ctx context.Context, hs *httpSession, body []byte) bool {
-	id, ok := responseID(body)
+func (s *httpSessions) awaited(ctx context.Context, hs *httpSession, m *wire.Message) bool {
+	id, ok := responseID(m)
 	if !ok {
 		return false
 	}
@@ -353,19 +354,19 @@ func (s *httpSessions) awaited(ctx context.Context, hs *httpSession, body []byte
 	if relayed || goSDK {
 		return true
 	}
-	_, _, _, ok = s.forwardable(ctx, hs, body)
+	_, _, _, ok = s.forwardable(ctx, hs, m)
 	return ok
 }
 
-// forwardAnswer passes body, a client's answer on session hs, to the
+// forwardAnswer passes wm, a client's answer on session hs, to the
 // replica that asked, if that is another and the answer is to a request
 // out there, and reports whether it did (the POST is then answered 202).
-func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, body []byte) bool {
-	owner, id, rec, ok := s.forwardable(ctx, hs, body)
+func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, wm *wire.Message) bool {
+	owner, id, rec, ok := s.forwardable(ctx, hs, wm)
 	if !ok || !s.markForwarded(hs, id, rec) {
 		return false
 	}
-	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), N: rand.Text(), Body: body}
+	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), N: rand.Text(), Body: wm.Raw}
 	if rec != nil {
 		m.E = rec.Episode
 	}
@@ -423,10 +424,14 @@ func (g *Gateway) forwarded(msg []byte) {
 		g.log.Warn("a client's answer passed on by another replica is another principal's: dropped", "replica", m.From)
 		return
 	}
-	if id, ok := responseID(m.Body); !ok || id != m.ID {
+	var wm wire.Message
+	if wire.Parse(&wm, m.Body) != nil {
 		return
 	}
-	if s.answer(hs, m.Body) {
+	if id, ok := responseID(&wm); !ok || id != m.ID {
+		return
+	}
+	if s.answer(hs, &wm) {
 		return // a relayed call's (httpasks.go)
 	}
 	if strings.HasPrefix(m.ID, askIDPrefix) {
@@ -549,14 +554,14 @@ func (s *httpSessions) injectWith(ctx context.Context, hs *httpSession, body []b
 }
 
 // forwardCancel tells the other replicas holding hs of a cancellation its
-// client sent (body, a notifications/cancelled), for a call one of them
+// client sent (m, a notifications/cancelled), for a call one of them
 // runs: not when the call is a relayed one of this replica's (local), not
 // for a request id it passed on recently (the last maxForwardedIDs), and
 // within the session's budget of cancellations (cancelBurst, then
 // cancelRate), which a client's flood does not pass even with no rate
 // limit: what is over it is dropped (counted, logged once a session).
-func (s *httpSessions) forwardCancel(ctx context.Context, hs *httpSession, body []byte, local bool) {
-	key, ok := cancelledID(body)
+func (s *httpSessions) forwardCancel(ctx context.Context, hs *httpSession, m *wire.Message, local bool) {
+	key, ok := m.CancelledKey()
 	if !ok || local {
 		return
 	}
@@ -579,7 +584,7 @@ func (s *httpSessions) forwardCancel(ctx context.Context, hs *httpSession, body 
 	}
 	hs.cancelsSent.add(key)
 	s.mu.Unlock()
-	s.publish(ctx, "cancel "+hs.sid+" "+s.g.replica+"\n"+string(body))
+	s.publish(ctx, "cancel "+hs.sid+" "+s.g.replica+"\n"+string(m.Raw))
 }
 
 // recentIDs is a set of the last maxForwardedIDs ids added: when full, an
@@ -614,54 +619,29 @@ func (r *recentIDs) remove(id string) { delete(r.set, id) }
 
 // cancelled applies a cancellation another replica received.
 func (s *httpSessions) cancelled(hs *httpSession, body []byte) {
-	s.cancel(hs, body) // a relayed call's
+	var m wire.Message
+	if wire.Parse(&m, body) == nil {
+		s.cancel(hs, &m) // a relayed call's
+	}
 	s.inject(hs, body) // a go-sdk call's
 }
 
-// responseID returns the id of body when it is one JSON-RPC response (an
+// responseID returns the id of m when it is a JSON-RPC response (an
 // answer to a request to the client), as a string key.
-func responseID(body []byte) (string, bool) {
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Members(arr[:0], bytes.TrimSpace(body))
-	if err != nil {
+func responseID(m *wire.Message) (string, bool) {
+	if m.Kind != wire.KindResponse || m.ID == nil {
 		return "", false
 	}
-	if _, isRequest := rawjson.Find(ms, "method"); isRequest {
+	_, hasResult := m.Member("result")
+	_, hasError := m.Member("error")
+	if !(hasResult || hasError) {
 		return "", false
 	}
-	_, hasResult := rawjson.Find(ms, "result")
-	_, hasError := rawjson.Find(ms, "error")
-	idm, ok := rawjson.Find(ms, "id")
-	if !ok || !(hasResult || hasError) {
-		return "", false
-	}
-	if id, ok := rawjson.String(idm.Value); ok {
+	if id, ok := rawjson.String(m.ID); ok {
 		return id, true
 	}
-	if _, err := strconv.ParseInt(string(idm.Value), 10, 64); err == nil {
-		return string(idm.Value), true
+	if _, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil {
+		return string(m.ID), true
 	}
 	return "", false
-}
-
-// cancelledID returns the key (rawjson.IDKey) of the request id that
-// body, a notifications/cancelled, names.
-func cancelledID(body []byte) (string, bool) {
-	if !bytes.Contains(body, []byte("notifications/cancelled")) {
-		return "", false
-	}
-	var arr, parr [8]rawjson.Member
-	ms, ps, err := rawjson.Message(arr[:0], parr[:0], body)
-	if err != nil {
-		return "", false
-	}
-	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"notifications/cancelled"` {
-		return "", false
-	}
-	rid, ok := rawjson.Find(ps, "requestId")
-	if !ok {
-		return "", false
-	}
-	key, err := rawjson.IDKey(rid.Value)
-	return key, err == nil
 }

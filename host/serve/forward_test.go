@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/state/redisstate"
@@ -414,8 +415,11 @@ func FuzzForwardParsers(f *testing.F) {
 		if _, ok := g.relayAskOwner("other", s); ok && s == issued {
 			t.Fatal("an id issued on one session taken on another")
 		}
-		responseID(b)
-		cancelledID(b)
+		var m wire.Message
+		if wire.Parse(&m, b) == nil {
+			responseID(&m)
+			m.CancelledKey()
+		}
 		g.forwarded(b)
 		g.openChange(b)
 	})
@@ -606,7 +610,7 @@ func TestGoSDKAnswerToLastAsker(t *testing.T) {
 	if err := local.Put(ctx, askRecordKey(hs.sid), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	owner, id, rec, ok := s.forwardable(ctx, hs, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	owner, id, rec, ok := s.forwardable(ctx, hs, parsed(t, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)))
 	if !ok || owner != rs[0].g.replica || id != "1" || rec == nil || rec.Episode != "episode-0" {
 		t.Errorf("an answer to 1 with the record naming replica 0: passed on to %q (%v, episode %v), want replica 0, episode-0", owner, ok, rec)
 	}
@@ -768,7 +772,7 @@ func TestAwaitedBounded(t *testing.T) {
 		{"an answer with a string id", answer(`"x"`), false},
 		{"a notification", []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`), false},
 	} {
-		if got := s.awaited(ctx, hs, tc.body); got != tc.want {
+		if got := s.awaited(ctx, hs, parsed(t, tc.body)); got != tc.want {
 			t.Errorf("%s: awaited %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -776,7 +780,7 @@ func TestAwaitedBounded(t *testing.T) {
 	hs.askEpisode, hs.askCount = "f", 2 // the asks started again: two out
 	s.mu.Unlock()
 	for _, id := range []string{"1", "2"} {
-		if !s.awaited(ctx, hs, answer(id)) {
+		if !s.awaited(ctx, hs, parsed(t, answer(id))) {
 			t.Errorf("an answer to %s of the next round of requests not awaited", id)
 		}
 	}

@@ -13,13 +13,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/hclogslog"
-	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
 // CodeTooManySessions is the JSON-RPC error code of a new session refused
@@ -118,8 +119,7 @@ func (e *tooManySessionsError) Error() string {
 // refuseSessions answers a request refused by err, a
 // *tooManySessionsError: 503 with a JSON-RPC error.
 func (g *Gateway) refuseSessions(w http.ResponseWriter, r *http.Request, err *tooManySessionsError) {
-	writeJSONRPCError(w, http.StatusServiceUnavailable, fmt.Appendf(nil,
-		`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, CodeTooManySessions, err.Error()))
+	writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(wire.Null, CodeTooManySessions, err.Error(), nil))
 	reason := "too many sessions"
 	if err.perPrincipal {
 		reason += " for this principal"
@@ -277,22 +277,26 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			}
 			return
 		}
-		body, status, err := readBody(w, r, o.BodyTimeout)
+		raw, status, err := readBody(w, r, o.BodyTimeout)
 		if status != 0 {
 			g.refused(r, status, bodyReason(err))
 			return
 		}
-		if err := scanBody(body); err != nil {
+		// The body is parsed here, once, and held to the strict rules
+		// (each element of a batch too); every later step reads body.
+		var body wire.Body
+		if err := wire.ParseBody(&body, raw); err != nil {
 			g.refused(r, http.StatusBadRequest, strictReason(err))
-			writeJSONRPCError(w, http.StatusBadRequest, strictError(err))
+			writeJSONRPCError(w, http.StatusBadRequest, wire.StrictError(err))
 			return
 		}
+		one := body.One() // (nil for a batch)
 		if g.tel.Enabled() {
-			telemetryHeaders(r.Header, body) // (telemetry.go)
+			telemetryHeaders(r.Header, one) // (telemetry.go)
 		}
 		if o.RateLimit != nil {
-			release, ok := g.admitRate(w, r, o.RateLimit, owner, body, func() bool {
-				return hs != nil && sessions.awaited(r.Context(), hs, body) // (forward.go)
+			release, ok := g.admitRate(w, r, o.RateLimit, owner, &body, func() bool {
+				return hs != nil && one != nil && sessions.awaited(r.Context(), hs, one) // (forward.go)
 			})
 			if !ok {
 				return
@@ -301,25 +305,25 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		// A subscriptions/listen stream lasts until its client ends it: it
 		// takes a slot of the listen caps, not of max_sessions (listen.go).
-		r, releaseListen, ok := g.admitListen(w, r, owner, body, o.MaxListenStreams, listenPerPrincipal)
+		r, releaseListen, ok := g.admitListen(w, r, owner, &body, o.MaxListenStreams, listenPerPrincipal)
 		if !ok {
 			return
 		}
 		defer releaseListen()
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = io.NopCloser(bytes.NewReader(raw))
 		// Counted until the handler returns: a streamable POST returns once
 		// its responses are written, so a drain waits for those writes.
 		g.calls.add()
 		defer g.calls.done()
-		if hs != nil {
-			local := sessions.cancel(hs, body)                   // a relayed call's cancellation
-			sessions.forwardCancel(r.Context(), hs, body, local) // (forward.go)
-			if sessions.answer(hs, body) || sessions.forwardAnswer(r.Context(), hs, body) {
+		if hs != nil && one != nil {
+			local := sessions.cancel(hs, one)                   // a relayed call's cancellation
+			sessions.forwardCancel(r.Context(), hs, one, local) // (forward.go)
+			if sessions.answer(hs, one) || sessions.forwardAnswer(r.Context(), hs, one) {
 				w.WriteHeader(http.StatusAccepted) // (httpasks.go, forward.go)
 				return
 			}
 		}
-		if (hs != nil || !sessionful) && g.relayHTTP(w, r, body, hs, sessions, o.Stateless) {
+		if (hs != nil || !sessionful) && g.relayHTTP(w, r, one, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
 		}
 		if g.tel.Enabled() {
@@ -345,11 +349,11 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			g.refuseSessions(w, r, capped)
 			return
 		}
-		nhs, endPost, err := sessions.open(r.Context(), body, owner)
+		nhs, endPost, err := sessions.open(r.Context(), one, owner)
 		opened()
 		if err != nil {
 			g.log.Error("opening a session", "error", err)
-			writeJSONRPCError(w, http.StatusServiceUnavailable, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the session could not be opened: the gateway's shared state is unavailable; retry later"}}`))
+			writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(wire.Null, jsonrpc.CodeInternalError, "the session could not be opened: the gateway's shared state is unavailable; retry later", nil))
 			g.refused(r, http.StatusServiceUnavailable, "session could not be opened")
 			return
 		}
@@ -399,27 +403,6 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 	}
 	rc.SetReadDeadline(time.Time{})
 	return body, 0, nil
-}
-
-// scanBody holds a POST body to the strict JSON rules: one message, or a
-// batch whose every element is one.
-func scanBody(body []byte) error {
-	var arr, parr [8]rawjson.Member
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '[' {
-		_, _, err := rawjson.Message(arr[:0], parr[:0], body)
-		return err
-	}
-	elems, err := rawjson.Elements(nil, trimmed)
-	if err != nil {
-		return err
-	}
-	for _, e := range elems {
-		if _, _, err := rawjson.Message(arr[:0], parr[:0], e); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func writeJSONRPCError(w http.ResponseWriter, status int, body []byte) {

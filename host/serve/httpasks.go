@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -218,25 +219,13 @@ func (s *httpSessions) awaitAnswer(hs *httpSession) (id string, answer <-chan []
 	}, true
 }
 
-// answer takes a POSTed response to a request a relayed call put to hs's
-// client, and reports whether it did (the POST is then answered 202).
-func (s *httpSessions) answer(hs *httpSession, body []byte) bool {
-	if !bytes.Contains(body, []byte(askIDPrefix)) {
+// answer takes m, a POSTed response to a request a relayed call put to
+// hs's client, and reports whether it did (the POST is then answered 202).
+func (s *httpSessions) answer(hs *httpSession, m *wire.Message) bool {
+	if m.Kind != wire.KindResponse || m.ID == nil || !bytes.Contains(m.Raw, []byte(askIDPrefix)) {
 		return false
 	}
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Members(arr[:0], bytes.TrimSpace(body))
-	if err != nil {
-		return false
-	}
-	if _, isRequest := rawjson.Find(ms, "method"); isRequest {
-		return false
-	}
-	idm, ok := rawjson.Find(ms, "id")
-	if !ok {
-		return false
-	}
-	id, ok := rawjson.String(idm.Value)
+	id, ok := rawjson.String(m.ID)
 	if !ok {
 		return false
 	}
@@ -247,6 +236,6 @@ func (s *httpSessions) answer(hs *httpSession, body []byte) bool {
 	if ch == nil {
 		return false
 	}
-	ch <- bytes.Clone(body)
+	ch <- bytes.Clone(m.Raw)
 	return true
 }

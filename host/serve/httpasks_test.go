@@ -33,7 +33,7 @@ func TestStreamAskerEndsWithItsCall(t *testing.T) {
 		done <- err
 	}()
 	id := waitAsk(t, s, hs)
-	if s.answer(other, []byte(`{"jsonrpc":"2.0","id":"`+id+`","result":{"roots":[]}}`)) {
+	if s.answer(other, parsed(t, []byte(`{"jsonrpc":"2.0","id":"`+id+`","result":{"roots":[]}}`))) {
 		t.Fatal("an answer on another session was taken")
 	}
 	cancelCall()
@@ -45,7 +45,7 @@ func TestStreamAskerEndsWithItsCall(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the ask outlived its call")
 	}
-	if s.answer(hs, []byte(`{"jsonrpc":"2.0","id":"`+id+`","result":{"roots":[]}}`)) {
+	if s.answer(hs, parsed(t, []byte(`{"jsonrpc":"2.0","id":"`+id+`","result":{"roots":[]}}`))) {
 		t.Fatal("an answer to an ask that gave up was taken")
 	}
 	if !strings.Contains(rec.Body.String(), `"method":"roots/list"`) || rec.Header().Get("Content-Type") != "text/event-stream" {

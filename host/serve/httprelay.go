@@ -22,9 +22,9 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/telemetry"
-	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
@@ -178,23 +178,11 @@ func (s *httpSessions) track(hs *httpSession, key string, cancel context.CancelF
 	}, true
 }
 
-// cancel cancels the relayed call of hs that a notifications/cancelled
+// cancel cancels the relayed call of hs that m, a notifications/cancelled,
 // names, if there is one, and reports whether there was.
-func (s *httpSessions) cancel(hs *httpSession, body []byte) bool {
-	var arr, parr [8]rawjson.Member
-	ms, ps, err := rawjson.Message(arr[:0], parr[:0], body)
-	if err != nil {
-		return false
-	}
-	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"notifications/cancelled"` {
-		return false
-	}
-	rid, ok := rawjson.Find(ps, "requestId")
+func (s *httpSessions) cancel(hs *httpSession, m *wire.Message) bool {
+	key, ok := m.CancelledKey()
 	if !ok {
-		return false
-	}
-	key, err := rawjson.IDKey(rid.Value)
-	if err != nil {
 		return false
 	}
 	s.mu.Lock()
@@ -261,22 +249,7 @@ func accepts(r *http.Request) (jsonOK, streamOK bool) {
 // sets it): 404 for method not found; 400 for invalid params, an
 // unsupported protocol version or a missing client capability; else 200.
 func errorStatus(resp []byte) int {
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Members(arr[:0], resp)
-	if err != nil {
-		return http.StatusOK
-	}
-	e, ok := rawjson.Find(ms, "error")
-	if !ok {
-		return http.StatusOK
-	}
-	var earr [4]rawjson.Member
-	es, err := rawjson.Members(earr[:0], e.Value)
-	if err != nil {
-		return http.StatusOK
-	}
-	code, _ := rawjson.Find(es, "code")
-	switch string(code.Value) {
+	switch string(wire.ErrorCode(resp)) {
 	case "-32601":
 		return http.StatusNotFound
 	case "-32602", "-32022", "-32021":
@@ -286,12 +259,12 @@ func errorStatus(resp []byte) int {
 }
 
 // relayHTTP answers a POSTed tools/call by the relay path and reports true,
-// or leaves the request, unanswered, to the go-sdk handler (false). body
-// passed the strict scan. hs is the request's session (nil for a request
+// or leaves the request, unanswered, to the go-sdk handler (false). m is
+// the POST's message (nil for a batch). hs is the request's session (nil for a request
 // that stands alone); stateless says that every request stands alone (serve
 // --http --stateless), those of clients before 2026-07-28 too.
-func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte, hs *httpSession, sessions *httpSessions, stateless bool) bool {
-	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' || !acceptsBoth(r) {
+func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Message, hs *httpSession, sessions *httpSessions, stateless bool) bool {
+	if m == nil || !acceptsBoth(r) {
 		return false // batches, and what the go-sdk handler refuses
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" || r.Header.Get("Last-Event-ID") != "" {
@@ -307,12 +280,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	case hs == nil && older && !stateless:
 		return false // a session's request without one: the go-sdk handler answers
 	}
-	var arr, parr [8]rawjson.Member
-	ms, ps, err := rawjson.Message(arr[:0], parr[:0], body)
-	if err != nil {
-		return false
-	}
-	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"tools/call"` {
+	if !m.IsMethod("tools/call") {
 		return false
 	}
 	if hs != nil && (g.levels.of(hs.ss) != "" || sessions.levelOf(hs) != "") {
@@ -320,10 +288,10 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		// while a level set on another replica is being replayed here).
 		return false
 	}
-	rr, ok := g.relayable(ms, ps, "")
+	rr, ok := g.relayable(m, "")
 	id, name, args, ver, caps := rr.id, rr.name, rr.args, rr.version, rr.caps
 	switch {
-	case !older && (!ok || ver != header || !headersMatch(r, ps, g.headerBound)):
+	case !older && (!ok || ver != header || !headersMatch(r, rr.exposed, g.headerBound)):
 		// A 2026-07-28 request names its version in _meta too, and its
 		// routing headers must match: the go-sdk handler checks them and
 		// refuses what does not.
@@ -332,7 +300,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		if ver != "" {
 			return false // a version in _meta is 2026-07-28's: the go-sdk handler refuses it
 		}
-		if rr, ok = g.relayable(ms, ps, header); !ok || rr.version != header {
+		if rr, ok = g.relayable(m, header); !ok || rr.version != header {
 			return false
 		}
 		id, name, args, ver = rr.id, rr.name, rr.args, rr.version
@@ -346,23 +314,23 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	if caps == nil {
 		return false
 	}
-	key, err := rawjson.IDKey(id.Value)
+	key, err := m.IDKey()
 	if err != nil {
 		return false
 	}
-	clientID := bytes.Clone(id.Value)
+	clientID := bytes.Clone(id)
 	rw := &relayWriter{w: w}
 	// The request's span, from here to its answer (telemetry.go); its
 	// parent is the trace context of the HTTP headers.
 	parent := r.Context()
 	var rs *relaySpan
 	if g.tel.Enabled() {
-		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), ps, key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP, rr.trace)
+		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), m.ParamsMembers(), key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP, rr.trace)
 	}
 	ctx, end, ok := g.begin(parent)
 	if !ok {
 		e := errShuttingDown("no new requests are accepted")
-		rw.final(http.StatusOK, errorJSON(clientID, e))
+		rw.final(http.StatusOK, wire.Error(clientID, e.Code, e.Message, nil))
 		g.endRelay(rs, e)
 		return true
 	}
@@ -374,7 +342,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		forget, ok := sessions.track(hs, key, cancel)
 		if !ok {
 			g.refused(r, http.StatusBadRequest, reasonDuplicateID)
-			rw.final(http.StatusBadRequest, duplicateIDError(clientID))
+			rw.final(http.StatusBadRequest, wire.DuplicateID(clientID))
 			g.endRelay(rs, errDuplicateID)
 			return true
 		}
@@ -398,7 +366,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		if rw.release() {
 			// (Cannot be: a call that asked was taken. Its answer was
 			// begun, so it is ended here rather than by the go-sdk.)
-			rw.final(http.StatusOK, resultJSON(clientID, errorResultJSON("the relayed call was not completed")))
+			rw.final(http.StatusOK, wire.Result(clientID, wire.ErrorResult("the relayed call was not completed")))
 			g.endRelayWith(rs, telemetry.ErrorTypeToolError)
 			return true
 		}
@@ -413,7 +381,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	switch {
 	case g.aborted(r.Context()):
 		e := errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout()))
-		rw.final(http.StatusOK, errorJSON(clientID, e))
+		rw.final(http.StatusOK, wire.Error(clientID, e.Code, e.Message, nil))
 		g.endRelay(rs, e)
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// The client went away, or cancelled the call: nothing to answer.
@@ -421,12 +389,12 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		g.endRelay(rs, err)
 	case err != nil:
 		g.log.Warn("tool call failed", "tool", name, "error", err)
-		rw.final(http.StatusOK, resultJSON(clientID, errorResultJSON(err.Error())))
+		rw.final(http.StatusOK, wire.Result(clientID, wire.ErrorResult(err.Error())))
 		g.endRelay(rs, err)
 	default:
-		out, ok := rewriteResponse(resp, clientID)
+		out, ok := wire.RewriteResponse(resp, clientID)
 		if !ok {
-			out = resultJSON(clientID, errorResultJSON("invalid response from the server for "+name))
+			out = wire.Result(clientID, wire.ErrorResult("invalid response from the server for "+name))
 		}
 		status := http.StatusOK
 		if ver >= conn.NewProtocol {
@@ -438,21 +406,19 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 	return true
 }
 
-// errDuplicateID is duplicateIDError's error, for the request's span.
+// errDuplicateID is wire.DuplicateID's error, for the request's span.
 var errDuplicateID = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already in flight"}
 
-// headersMatch reports whether a 2026-07-28 tools/call carries exactly the
-// routing headers its body implies (SEP-2243: Mcp-Method, Mcp-Name) and no
-// parameter headers, and its tool takes none (headerBound): only such a
-// call is relayed. The go-sdk handler checks the rest and answers a mismatch
-// with its error.
-func headersMatch(r *http.Request, ps []rawjson.Member, headerBound func(string) bool) bool {
+// headersMatch reports whether a 2026-07-28 tools/call of the tool name
+// (as the client sent it) carries exactly the routing headers its body
+// implies (SEP-2243: Mcp-Method, Mcp-Name) and no parameter headers, and
+// its tool takes none (headerBound): only such a call is relayed. The
+// go-sdk handler checks the rest and answers a mismatch with its error.
+func headersMatch(r *http.Request, name string, headerBound func(string) bool) bool {
 	if r.Header.Get("Mcp-Method") != "tools/call" {
 		return false
 	}
-	n, _ := rawjson.Find(ps, "name")
-	name, ok := rawjson.String(n.Value)
-	if !ok || r.Header.Get("Mcp-Name") != name || headerBound(name) {
+	if r.Header.Get("Mcp-Name") != name || headerBound(name) {
 		return false
 	}
 	for k := range r.Header {

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/internal/rawjson"
+	"github.com/mcphost/mcphost/host/gateway/wire"
 )
 
 // A subscriptions/listen request (a 2026-07-28 client's subscriptions and
@@ -268,48 +267,34 @@ func (g *Gateway) listenActivity(next mcp.MethodHandler) mcp.MethodHandler {
 
 // listenRequests returns how many subscriptions/listen requests a POST
 // body holds (each element of a batch counts), and the id to answer a
-// refusal with ("null" for a batch).
-func listenRequests(body []byte) (n int, id []byte) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '[' {
-		if id, ok := listenRequest(body); ok {
-			return 1, id
+// refusal with (null for a batch).
+func listenRequests(body *wire.Body) (n int, id []byte) {
+	if m := body.One(); m != nil {
+		if listenRequest(m) {
+			return 1, m.ID
 		}
-		return 0, []byte("null")
+		return 0, wire.Null
 	}
-	elems, err := rawjson.Elements(nil, trimmed)
-	if err != nil {
-		return 0, []byte("null")
-	}
-	for _, e := range elems {
-		if _, ok := listenRequest(e); ok {
+	all := body.All()
+	for i := range all {
+		if listenRequest(&all[i]) {
 			n++
 		}
 	}
-	return n, []byte("null")
+	return n, wire.Null
 }
 
-// listenRequest reports whether msg is a subscriptions/listen request (a
-// message with that method and an id), and returns its id.
-func listenRequest(msg []byte) (id []byte, ok bool) {
-	var arr, parr [8]rawjson.Member
-	ms, _, err := rawjson.Message(arr[:0], parr[:0], msg)
-	if err != nil {
-		return nil, false
-	}
-	m, _ := rawjson.Find(ms, "method")
-	i, hasID := rawjson.Find(ms, "id")
-	if !hasID || !rawjson.Is(m.Value, methodListen) {
-		return nil, false
-	}
-	return i.Value, true
+// listenRequest reports whether m is a subscriptions/listen request (a
+// message with that method, however escaped, and an id).
+func listenRequest(m *wire.Message) bool {
+	return m.Kind == wire.KindRequest && m.MethodIs(methodListen)
 }
 
 // admitListen admits the listen requests of a POST body of owner, or
 // answers it 503 with a JSON-RPC error and reports false. It returns r
 // with the admission in its context, for the streams' handlers, and
 // release, which counts them out when the POST is answered.
-func (g *Gateway) admitListen(w http.ResponseWriter, r *http.Request, owner string, body []byte, max, perPrincipal int) (_ *http.Request, release func(), ok bool) {
+func (g *Gateway) admitListen(w http.ResponseWriter, r *http.Request, owner string, body *wire.Body, max, perPrincipal int) (_ *http.Request, release func(), ok bool) {
 	n, id := listenRequests(body)
 	if n == 0 {
 		return r, func() {}, true
@@ -317,8 +302,7 @@ func (g *Gateway) admitListen(w http.ResponseWriter, r *http.Request, owner stri
 	t, release, err := g.listens.admit(owner, n, max, perPrincipal)
 	var capped *listenCapsError
 	if errors.As(err, &capped) {
-		writeJSONRPCError(w, http.StatusServiceUnavailable, fmt.Appendf(nil,
-			`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`, id, CodeTooManySessions, capped.Error()))
+		writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(id, CodeTooManySessions, capped.Error(), nil))
 		reason := "too many subscription streams"
 		if capped.perPrincipal {
 			reason += " for this principal"

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/gateway/wire"
 )
 
 // TestListenStreamsReplaced (issue 33 item 1, review): a listen stream is
@@ -150,12 +152,13 @@ func FuzzListenRequests(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		n, id := listenRequests(body)
+		var b wire.Body
+		if wire.ParseBody(&b, body) != nil {
+			return
+		}
+		n, id := listenRequests(&b)
 		if n < 0 || !json.Valid(id) {
 			t.Fatalf("listenRequests: %d, id %q", n, id)
-		}
-		if scanBody(body) != nil {
-			return
 		}
 		var elems []json.RawMessage
 		if err := json.Unmarshal(body, &elems); err != nil {

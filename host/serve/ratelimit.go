@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,9 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/state"
-	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
 // CodeRateLimited is the JSON-RPC error code of a request refused over its
@@ -31,7 +30,7 @@ const CodeRateLimited = -32029
 // that it answers a request out to the client — such an answer is always
 // admitted, so that limiting never strands a call in flight. release ends
 // the requests' concurrency slots.
-func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body []byte, awaited func() bool) (release func(), ok bool) {
+func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body *wire.Body, awaited func() bool) (release func(), ok bool) {
 	key = g.rateKey(key)
 	id, n, listen := requests(body)
 	if n == 0 {
@@ -81,9 +80,8 @@ func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.Rate
 func (g *Gateway) refuseRate(w http.ResponseWriter, r *http.Request, id []byte, retry time.Duration, reason ratelimit.Reason) {
 	secs := ratelimit.RetryAfterSeconds(retry)
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	writeJSONRPCError(w, http.StatusTooManyRequests, fmt.Appendf(nil,
-		`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"rate limit: %s; retry after %d s","data":{"retryAfterSeconds":%d}}}`,
-		id, CodeRateLimited, reason, secs, secs))
+	writeJSONRPCError(w, http.StatusTooManyRequests, wire.Error(id, CodeRateLimited,
+		fmt.Sprintf("rate limit: %s; retry after %d s", reason, secs), fmt.Appendf(nil, `{"retryAfterSeconds":%d}`, secs)))
 	g.refused(r, http.StatusTooManyRequests, reason.String())
 }
 
@@ -91,35 +89,24 @@ func (g *Gateway) refuseRate(w http.ResponseWriter, r *http.Request, id []byte, 
 // notifications and responses.
 func notificationsKey(key string) string { return key + "\x00notifications" }
 
-// requests returns the id of a JSON-RPC body's request ("null" for a
-// batch, or none), how many requests it holds (a message with a method and
-// an id), and whether it is a subscriptions/listen request.
-func requests(body []byte) (id []byte, n int, listen bool) {
-	id = []byte("null")
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		elems, err := rawjson.Elements(nil, trimmed)
-		if err != nil {
-			return id, 0, false
-		}
-		for _, e := range elems {
-			if _, k, _ := requests(e); k > 0 {
+// requests returns the id of a JSON-RPC body's request (null for a batch,
+// or none), how many requests it holds (a message with a method and an
+// id), and whether it is a subscriptions/listen request.
+func requests(body *wire.Body) (id []byte, n int, listen bool) {
+	if body.Batch {
+		all := body.All()
+		for i := range all {
+			if all[i].Kind == wire.KindRequest {
 				n++
 			}
 		}
-		return id, n, false
+		return wire.Null, n, false
 	}
-	var arr, parr [8]rawjson.Member
-	ms, _, err := rawjson.Message(arr[:0], parr[:0], body)
-	if err != nil {
-		return id, 0, false
+	m := body.One()
+	if m.Kind != wire.KindRequest {
+		return wire.Null, 0, false
 	}
-	m, hasMethod := rawjson.Find(ms, "method")
-	i, hasID := rawjson.Find(ms, "id")
-	if !hasMethod || !hasID {
-		return id, 0, false
-	}
-	return i.Value, 1, string(m.Value) == `"subscriptions/listen"`
+	return m.ID, 1, m.IsMethod("subscriptions/listen")
 }
 
 // rateKey is the key of principal's counts in the rate limiter: a MAC of

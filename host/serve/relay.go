@@ -16,9 +16,9 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/lineconn"
-	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
@@ -137,26 +137,24 @@ func endOfInput(err error) error {
 // handleLine relays or answers one message (true), or leaves it to be passed
 // on to the go-sdk server (false).
 //
-// Every message is first held to rawjson.Message's rules (strict JSON: one
+// Every message is first parsed, once, and held to wire.Parse's rules (strict JSON: one
 // meaning for the envelope, params and _meta, nothing after the object), so
 // that policy and routing act on exactly what is forwarded. A request whose
 // id is already in flight (compared as the go-sdk compares ids: 50, 50.0 and
 // 5e1 are one id) is answered -32600 here: the go-sdk would drop it without
 // any answer, and the client would wait forever.
 func (c *relayConn) handleLine(line []byte) bool {
-	var arr, parr [8]rawjson.Member
-	ms, ps, err := rawjson.Message(arr[:0], parr[:0], line)
-	if err != nil {
+	var m wire.Message
+	if err := wire.Parse(&m, line); err != nil {
 		c.g.refusedLine(strictReason(err))
-		c.WriteLine(strictError(err))
+		c.WriteLine(wire.StrictError(err))
 		return true
 	}
-	method, isRequest := rawjson.Find(ms, "method")
-	if id, ok := rawjson.Find(ms, "id"); ok && isRequest {
-		key, err := rawjson.IDKey(id.Value)
+	if m.Kind == wire.KindRequest {
+		key, err := m.IDKey()
 		if err != nil {
 			c.g.refusedLine("invalid request id")
-			c.WriteLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}`))
+			c.WriteLine(wire.InvalidID())
 			return true
 		}
 		c.mu.Lock()
@@ -167,52 +165,31 @@ func (c *relayConn) handleLine(line []byte) bool {
 		c.mu.Unlock()
 		if dup {
 			c.g.refusedLine(reasonDuplicateID)
-			c.WriteLine(duplicateIDError(id.Value))
+			c.WriteLine(wire.DuplicateID(m.ID))
 			return true
 		}
 	}
-	switch string(method.Value) {
-	case `"tools/call"`:
-		if c.relay(ms, ps, line) {
+	switch {
+	case m.IsMethod("tools/call"):
+		if c.relay(&m, line) {
 			return true
 		}
-	case `"notifications/cancelled"`:
-		if c.cancelRelayed(ms) {
+	case m.IsMethod("notifications/cancelled"):
+		if c.cancelRelayed(&m) {
 			return true
 		}
-	case `"initialize"`:
-		if id, ok := rawjson.Find(ms, "id"); ok {
+	case m.IsMethod("initialize"):
+		if m.ID != nil {
 			c.mu.Lock()
-			c.initID = bytes.Clone(id.Value)
+			c.initID = bytes.Clone(m.ID)
 			c.mu.Unlock()
 		}
-		if caps, ok := rawjson.Find(ps, "capabilities"); ok && caps.Value[0] == '{' {
+		if caps, ok := m.Param("capabilities"); ok && caps.Value[0] == '{' {
 			b := bytes.Clone(caps.Value)
 			c.caps.Store(&b)
 		}
 	}
 	return false
-}
-
-// strictError is the answer to a message that fails the strict scan.
-func strictError(err error) []byte {
-	switch {
-	case errors.Is(err, rawjson.ErrDuplicate):
-		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: duplicate or case-variant member names"}}`)
-	case errors.Is(err, rawjson.ErrName):
-		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: member names must be ASCII, without escapes"}}`)
-	case errors.Is(err, rawjson.ErrNotObject):
-		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a message must be one JSON object"}}`)
-	}
-	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`)
-}
-
-// duplicateIDError answers a request whose id is already in flight.
-func duplicateIDError(id []byte) []byte {
-	b := make([]byte, 0, 128+len(id))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	return append(b, `,"error":{"code":-32600,"message":"invalid request: a request with this id is already in flight"}}`...)
 }
 
 // waitAnswered waits, up to timeout, until every client request has been
@@ -247,24 +224,24 @@ func (c *relayConn) done1(id []byte) {
 // answered and freed, so it can neither be refused later nor grow the map.
 func (c *relayConn) invalid(line []byte, _ error) {
 	c.g.refusedLine("not a JSON-RPC 2.0 message")
-	var arr [8]rawjson.Member
-	ms, _ := rawjson.Members(arr[:0], line)
-	if id, ok := rawjson.Find(ms, "id"); ok {
-		if _, err := rawjson.IDKey(id.Value); err == nil {
-			c.writeError(bytes.Clone(id.Value), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: not a JSON-RPC 2.0 message"})
-			return
-		}
+	var m wire.Message
+	wire.Parse(&m, line) // (it passed the strict scan)
+	if _, err := m.IDKey(); err == nil {
+		id := bytes.Clone(m.ID)
+		c.done1(id)
+		c.WriteLine(wire.NotJSONRPC(id))
+		return
 	}
-	c.WriteLine([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON-RPC 2.0 message"}}`))
+	c.WriteLine(wire.NotJSONRPC(wire.Null))
 }
 
 // relay starts a relayed tools/call if the request qualifies.
-func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
+func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	var ver string
 	if v := c.version.Load(); v != nil {
 		ver = *v
 	}
-	rr, ok := c.g.relayable(ms, ps, ver)
+	rr, ok := c.g.relayable(m, ver)
 	id, name, args, ver, caps := rr.id, rr.name, rr.args, rr.version, rr.caps
 	if p := c.caps.Load(); caps == nil && p != nil {
 		caps = *p // the client's initialize's
@@ -281,13 +258,13 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	// The server's requests and log messages during the call go to this
 	// client, before the result (conn.RawCall).
 	r := sessionRequester{ss: ss}
-	key, err := rawjson.IDKey(id.Value)
+	key, err := m.IDKey()
 	if err != nil {
 		return false
 	}
-	clientID := bytes.Clone(id.Value)
+	clientID := bytes.Clone(id)
 	// The request's span, from here to its answer (telemetry.go).
-	parent, rs := c.g.startRelay(c.calls, ps, key, ver, "", telemetry.TransportPipe, rr.trace)
+	parent, rs := c.g.startRelay(c.calls, m.ParamsMembers(), key, ver, "", telemetry.TransportPipe, rr.trace)
 	end, ok := c.g.enter()
 	if !ok {
 		e := errShuttingDown("no new requests are accepted")
@@ -328,15 +305,15 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 			c.g.endRelay(rs, err)
 		case err != nil:
 			c.g.log.Warn("tool call failed", "tool", name, "error", err)
-			c.writeResponse(clientID, errorResultJSON(err.Error()))
+			c.writeResponse(clientID, wire.ErrorResult(err.Error()))
 			c.g.endRelay(rs, err)
 		default:
-			if out, ok := rewriteResponse(resp, clientID); ok {
+			if out, ok := wire.RewriteResponse(resp, clientID); ok {
 				c.done1(clientID)
 				c.WriteLine(out)
 				c.g.endRelayAnswer(rs, out)
 			} else {
-				c.writeResponse(clientID, errorResultJSON("invalid response from the server for "+name))
+				c.writeResponse(clientID, wire.ErrorResult("invalid response from the server for "+name))
 				c.g.endRelayWith(rs, telemetry.ErrorTypeToolError)
 			}
 		}
@@ -366,11 +343,12 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 // relayReq is what a tools/call request that may take the relay path is
 // made of (see relayable).
 type relayReq struct {
-	id      rawjson.Member // the request's id member
-	name    string         // the tool's canonical name
-	args    []byte         // the raw arguments (nil: none)
-	version string         // the client's protocol version
-	caps    []byte         // the client's capabilities, as the request's _meta names them (nil: it does not)
+	id      []byte // the request's raw id
+	exposed string // the tool's name as the client sent it
+	name    string // the tool's canonical name
+	args    []byte // the raw arguments (nil: none)
+	version string // the client's protocol version
+	caps    []byte // the client's capabilities, as the request's _meta names them (nil: it does not)
 	// trace are the request's W3C trace context members of _meta
 	// (traceparent, tracestate, baggage) as encoded JSON members without
 	// braces, or nil: sent upstream as they are when telemetry is off, the
@@ -379,100 +357,38 @@ type relayReq struct {
 }
 
 // relayable reports whether a tools/call request may take the relay path:
-// nothing about it needs the go-sdk (params hold just name, arguments,
-// protocol-reserved _meta and W3C trace context: no progress token, no log
-// level, no multi-round-trip state), its id is a string or a number, and
-// its tool is served. The client's protocol version is ver unless the
-// request's _meta names one. (r.id is set whenever the request has one.)
-func (g *Gateway) relayable(ms, ps []rawjson.Member, ver string) (r relayReq, ok bool) {
-	r.id, ok = rawjson.Find(ms, "id")
-	if !ok || len(r.id.Value) == 0 || !(r.id.Value[0] == '"' || r.id.Value[0] == '-' || r.id.Value[0] >= '0' && r.id.Value[0] <= '9') {
+// nothing about it needs the go-sdk (wire.ToolCall.Plain: params hold just
+// name, arguments, protocol-reserved _meta and W3C trace context: no
+// progress token, no log level, no multi-round-trip state), its id is a
+// string or a number, and its tool is served. The client's protocol
+// version is ver unless the request's _meta names one.
+func (g *Gateway) relayable(m *wire.Message, ver string) (r relayReq, ok bool) {
+	c, ok := m.Call()
+	if !ok || !c.Plain {
 		return r, false
 	}
-	if params, ok := rawjson.Find(ms, "params"); !ok || params.Value[0] != '{' {
+	if c.HasProtocolVersion {
+		ver = c.ProtocolVersion
+	}
+	if c.Name == "" || ver == "" {
 		return r, false
 	}
-	var name string
-	for _, p := range ps {
-		switch string(p.Key) {
-		case "name":
-			if name, ok = rawjson.String(p.Value); !ok {
-				return r, false
-			}
-		case "arguments":
-			if p.Value[0] != '{' {
-				return r, false
-			}
-			r.args = p.Value
-		case "_meta":
-			var marr [4]rawjson.Member
-			metas, err := rawjson.Members(marr[:0], p.Value)
-			if err != nil {
-				return r, false
-			}
-			for _, m := range metas {
-				if traceKey(m.Key) {
-					if len(m.Value) == 0 || m.Value[0] != '"' {
-						return r, false // (not a string: the go-sdk path decides)
-					}
-					if r.trace != nil {
-						r.trace = append(r.trace, ',')
-					}
-					r.trace = append(append(append(append(r.trace, '"'), m.Key...), `":`...), m.Value...)
-					continue
-				}
-				if !mcpmeta.IsReserved(string(m.Key)) || string(m.Key) == mcp.MetaKeyLogLevel {
-					// A progress token, a log level (the server's messages
-					// during the call go to the call's stream) or other
-					// metadata: the go-sdk path handles it.
-					return r, false
-				}
-				switch string(m.Key) {
-				case mcp.MetaKeyProtocolVersion:
-					if ver, ok = rawjson.String(m.Value); !ok {
-						return r, false
-					}
-				case mcp.MetaKeyClientCapabilities:
-					if m.Value[0] != '{' {
-						return r, false
-					}
-					r.caps = m.Value
-				case mcp.MetaKeyClientInfo:
-					var info mcp.Implementation
-					if m.Value[0] != '{' || json.Unmarshal(m.Value, &info) != nil {
-						return r, false // (the go-sdk refuses it)
-					}
-				}
-			}
-		default:
-			return r, false
-		}
-	}
-	if name == "" || ver == "" {
-		return r, false
-	}
-	if r.name, ok = g.canonicalTool(name); !ok {
+	if r.name, ok = g.resolveTool(m, c.Name); !ok {
 		return r, false // the go-sdk answers: unknown tool
 	}
-	r.version = ver
+	r.id, r.exposed, r.args, r.version, r.caps, r.trace = m.ID, c.Name, c.Arguments, ver, c.Capabilities, c.Trace
 	return r, true
 }
 
-// traceKey reports whether a _meta member is W3C trace context, which the
-// MCP conventions of OpenTelemetry carry there.
-func traceKey(k []byte) bool {
-	switch string(k) {
-	case "traceparent", "tracestate", "baggage":
-		return true
+// resolveTool is the canonical name of the tool a tools/call names
+// (exposed), resolved once per message: the result is kept in m.
+func (g *Gateway) resolveTool(m *wire.Message, exposed string) (string, bool) {
+	if name, resolved := m.Tool(); resolved {
+		return name, name != ""
 	}
-	return false
-}
-
-// errorResultJSON encodes a tools/call result with isError set and msg as
-// its text.
-func errorResultJSON(msg string) json.RawMessage {
-	b, _ := json.Marshal(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}})
-	return b
+	name, ok := g.canonicalTool(exposed)
+	m.SetTool(name)
+	return name, ok
 }
 
 // workerIdle is how long an idle relay worker waits for another call.
@@ -509,21 +425,9 @@ func (c *relayConn) run(f func()) {
 // cancelRelayed handles notifications/cancelled: the request's id is free
 // again (a cancelled request may get no answer), and a relayed call is
 // cancelled here; false passes the notification on to the go-sdk.
-func (c *relayConn) cancelRelayed(ms []rawjson.Member) bool {
-	params, ok := rawjson.Find(ms, "params")
+func (c *relayConn) cancelRelayed(m *wire.Message) bool {
+	key, ok := m.CancelledKey()
 	if !ok {
-		return false
-	}
-	ps, err := rawjson.Members(nil, params.Value)
-	if err != nil {
-		return false
-	}
-	rid, ok := rawjson.Find(ps, "requestId")
-	if !ok {
-		return false
-	}
-	key, err := rawjson.IDKey(rid.Value)
-	if err != nil {
 		return false
 	}
 	c.mu.Lock()
@@ -549,68 +453,12 @@ func (c *relayConn) setCancel(key string, cancel context.CancelFunc) {
 // writeError answers a request with a JSON-RPC error.
 func (c *relayConn) writeError(id []byte, e *jsonrpc.Error) {
 	c.done1(id)
-	c.WriteLine(errorJSON(id, e))
+	c.WriteLine(wire.Error(id, e.Code, e.Message, nil))
 }
 
 func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {
 	c.done1(id)
-	c.WriteLine(resultJSON(id, result))
-}
-
-// errorJSON is the JSON-RPC error response to request id.
-func errorJSON(id []byte, e *jsonrpc.Error) []byte {
-	msg, _ := json.Marshal(struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}{e.Code, e.Message})
-	b := make([]byte, 0, 40+len(id)+len(msg))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":`...)
-	b = append(b, msg...)
-	return append(b, '}')
-}
-
-// resultJSON is the JSON-RPC response to request id with result.
-func resultJSON(id []byte, result json.RawMessage) []byte {
-	b := make([]byte, 0, 40+len(id)+len(result))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, '}')
-}
-
-// rewriteResponse puts the client's id into an upstream response and drops the
-// upstream's protocol-reserved result _meta (its serverInfo): downstream, the
-// gateway is the server. Everything else is passed through byte for byte.
-func rewriteResponse(resp, clientID []byte) ([]byte, bool) {
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Members(arr[:0], resp)
-	if err != nil {
-		return nil, false
-	}
-	id, ok := rawjson.Find(ms, "id")
-	if !ok {
-		return nil, false
-	}
-	out := make([]byte, 0, len(resp)+len(clientID))
-	result, hasResult := rawjson.Find(ms, "result")
-	if !hasResult || !mcpmeta.MayHave(result.Value) {
-		out = append(out, resp[:id.Start]...)
-		out = append(out, clientID...)
-		return append(out, resp[id.End:]...), true
-	}
-	// Rebuild the envelope with a cleaned result.
-	cleaned, ok := mcpmeta.StripRaw(result.Value)
-	if !ok {
-		return nil, false
-	}
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, clientID...)
-	out = append(out, `,"result":`...)
-	out = append(out, cleaned...)
-	return append(out, '}'), true
+	c.WriteLine(wire.Result(id, result))
 }
 
 // written notes a response of the go-sdk server: its id is answered.

@@ -19,8 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/state"
-	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
 // Sessions of clients before 2026-07-28, served by any replica.
@@ -87,23 +87,14 @@ func recordKey(sid string) string { return "sess:" + sid }
 // gateway's keys, of another principal, ended or expired.
 var errNoSession = errors.New("session not found")
 
-// initializeParams returns the params of body's initialize request, or nil
-// when body is not one (a batch, another method).
-func initializeParams(body []byte) *mcp.InitializeParams {
-	var arr, parr [8]rawjson.Member
-	ms, _, err := rawjson.Message(arr[:0], parr[:0], body)
-	if err != nil {
-		return nil
-	}
-	if m, _ := rawjson.Find(ms, "method"); string(m.Value) != `"initialize"` {
-		return nil
-	}
-	p, ok := rawjson.Find(ms, "params")
-	if !ok {
+// initializeParams returns the params of m, an initialize request, or nil
+// when m is not one (nil for a batch, another method).
+func initializeParams(m *wire.Message) *mcp.InitializeParams {
+	if m == nil || !m.IsMethod("initialize") || m.Params == nil {
 		return nil
 	}
 	var ip mcp.InitializeParams
-	if json.Unmarshal(p.Value, &ip) != nil {
+	if json.Unmarshal(m.Params, &ip) != nil {
 		return nil
 	}
 	return &ip
@@ -248,8 +239,8 @@ func (s *httpSessions) readRecord(ctx context.Context, sid string) (*sessionReco
 // an initialize (sealed from its params), else one that ends with the
 // request, as the go-sdk handler makes. It returns the session, its POST
 // counted in progress (end ends it).
-func (s *httpSessions) open(ctx context.Context, body []byte, owner string) (hs *httpSession, end func(), err error) {
-	ip := initializeParams(body)
+func (s *httpSessions) open(ctx context.Context, m *wire.Message, owner string) (hs *httpSession, end func(), err error) {
+	ip := initializeParams(m)
 	id, c := s.sealSession(ip, owner)
 	hs, err = s.connect(ctx, id, c, nil)
 	if err != nil {

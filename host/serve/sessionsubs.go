@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/inbound"
 )
 
@@ -215,7 +217,8 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 	switch {
 	case hs.closing:
 	case hs.level != "" && hs.level != s.g.levels.of(hs.ss):
-		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":"logging/setLevel","params":{"level":%q}}`, s.replays.Add(1), hs.level)
+		params, _ := json.Marshal(map[string]mcp.LoggingLevel{"level": hs.level})
+		body = wire.Request(replayID(s.replays.Add(1)), "logging/setLevel", params)
 	default:
 		method, uri = s.nextSubLocked(hs)
 		if method == "" {
@@ -244,7 +247,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 			}
 		}
 		params, _ := json.Marshal(map[string]string{"uri": uri})
-		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"mcphost-replay-%d","method":%q,"params":%s}`, s.replays.Add(1), method, params)
+		body = wire.Request(replayID(s.replays.Add(1)), method, params)
 	}
 	if body == nil {
 		if hs.resync && !hs.closing {
@@ -364,4 +367,9 @@ func (s *httpSessions) replayState(hs *httpSession) string {
 // its client would send it, marked as replayed.
 func (s *httpSessions) replay(ctx context.Context, hs *httpSession, body []byte) {
 	s.injectWith(ctx, hs, body, http.Header{replayHeader: {s.g.replayMark}})
+}
+
+// replayID is the raw id of the nth request replayed into a session.
+func replayID(n uint64) []byte {
+	return strconv.AppendQuote(nil, "mcphost-replay-"+strconv.FormatUint(n, 10))
 }

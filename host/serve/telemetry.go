@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/rawjson"
@@ -328,23 +329,19 @@ func (g *Gateway) abandon(tok []string, err error) {
 	g.endRelayWith(rs, errTypeOther)
 }
 
-// telemetryHeaders readies the headers of a POST with body for
-// telemetryMiddleware: the gateway's internal headers are removed (a
+// telemetryHeaders readies the headers of a POST of m (nil for a batch)
+// for telemetryMiddleware: the gateway's internal headers are removed (a
 // client does not set them), and the id of a single request is set. Only
 // with telemetry on.
-func telemetryHeaders(h http.Header, body []byte) {
+func telemetryHeaders(h http.Header, m *wire.Message) {
 	delete(h, hdrRequestID)
 	delete(h, hdrPipe)
 	delete(h, hdrCarry)
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Members(arr[:0], body)
-	if err != nil {
+	if m == nil {
 		return // (a batch: no one id)
 	}
-	if id, ok := rawjson.Find(ms, "id"); ok {
-		if key, err := rawjson.IDKey(id.Value); err == nil && len(key) > 1 {
-			h[hdrRequestID] = []string{key[1:]}
-		}
+	if key, err := m.IDKey(); err == nil && len(key) > 1 {
+		h[hdrRequestID] = []string{key[1:]}
 	}
 }
 

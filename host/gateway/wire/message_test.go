@@ -126,7 +126,7 @@ func TestCall(t *testing.T) {
 		{name: "no arguments", params: `{"name":"t"}`, call: true, want: ToolCall{Name: "t", Plain: true}},
 		{name: "escaped name", params: `{"name":"\u0074"}`, call: true, want: ToolCall{Name: "t", Plain: true}},
 		{name: "reserved meta", params: `{"name":"t","_meta":{` + v + `,"io.modelcontextprotocol/clientCapabilities":{"x":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}`, call: true,
-			want: ToolCall{Name: "t", ProtocolVersion: "2026-07-28", Capabilities: []byte(`{"x":{}}`), Plain: true}},
+			want: ToolCall{Name: "t", ProtocolVersion: "2026-07-28", HasProtocolVersion: true, Capabilities: []byte(`{"x":{}}`), Plain: true}},
 		{name: "trace", params: `{"name":"t","_meta":{"traceparent":"00-a-b-01","baggage":"k=v"}}`, call: true,
 			want: ToolCall{Name: "t", Trace: []byte(`"traceparent":"00-a-b-01","baggage":"k=v"`), Plain: true}},
 		{name: "string id", id: `"a"`, params: `{"name":"t"}`, call: true, want: ToolCall{Name: "t", Plain: true}},
@@ -135,7 +135,8 @@ func TestCall(t *testing.T) {
 		{name: "progress token", params: `{"name":"t","_meta":{"progressToken":1}}`, call: true, want: ToolCall{Name: "t"}},
 		{name: "log level", params: `{"name":"t","_meta":{"io.modelcontextprotocol/logLevel":"debug"}}`, call: true, want: ToolCall{Name: "t"}},
 		{name: "trace not a string", params: `{"name":"t","_meta":{"traceparent":1}}`, call: true, want: ToolCall{Name: "t"}},
-		{name: "version not a string", params: `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":1}}`, call: true, want: ToolCall{Name: "t"}},
+		{name: "version not a string", params: `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":1}}`, call: true, want: ToolCall{Name: "t", HasProtocolVersion: true}},
+		{name: "empty version", params: `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":""}}`, call: true, want: ToolCall{Name: "t", HasProtocolVersion: true, Plain: true}},
 		{name: "capabilities not an object", params: `{"name":"t","_meta":{"io.modelcontextprotocol/clientCapabilities":[]}}`, call: true, want: ToolCall{Name: "t"}},
 		{name: "bad client info", params: `{"name":"t","_meta":{"io.modelcontextprotocol/clientInfo":{"name":1}}}`, call: true, want: ToolCall{Name: "t"}},
 		{name: "meta not an object", params: `{"name":"t","_meta":1}`, call: true, want: ToolCall{Name: "t"}},
@@ -183,12 +184,16 @@ func TestSetTool(t *testing.T) {
 	if err := Parse(&m, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.Tool(); ok {
+	if _, resolved := m.Tool(); resolved {
 		t.Error("a tool before SetTool")
 	}
 	m.SetTool("mcp__a__echo")
-	if tool, ok := m.Tool(); !ok || tool != "mcp__a__echo" {
-		t.Errorf("Tool = %q, %v", tool, ok)
+	if tool, resolved := m.Tool(); !resolved || tool != "mcp__a__echo" {
+		t.Errorf("Tool = %q, %v", tool, resolved)
+	}
+	m.SetTool("")
+	if tool, resolved := m.Tool(); !resolved || tool != "" {
+		t.Errorf("Tool of a tool not served = %q, %v", tool, resolved)
 	}
 }
 

@@ -17,10 +17,12 @@ type ToolCall struct {
 	// Arguments are the raw arguments (nil: none).
 	Arguments []byte
 	// ProtocolVersion is the protocol version the request's _meta names
-	// (""  if none), Capabilities the client capabilities it names (raw;
-	// nil if none).
-	ProtocolVersion string
-	Capabilities    []byte
+	// and HasProtocolVersion whether it names one (an empty one too);
+	// Capabilities are the client capabilities it names (raw; nil if
+	// none).
+	ProtocolVersion    string
+	HasProtocolVersion bool
+	Capabilities       []byte
 	// Trace are the request's W3C trace context members of _meta
 	// (traceparent, tracestate, baggage) as encoded JSON members without
 	// braces, or nil.
@@ -44,13 +46,15 @@ func (m *Message) Call() (c *ToolCall, ok bool) {
 }
 
 // SetTool records the tool the call's name resolves to (its canonical
-// name), once the gateway, which owns the naming, has resolved it.
+// name; "" for a tool not served), once the gateway, which owns the
+// naming, has resolved it, so that later steps do not resolve it again.
 func (m *Message) SetTool(canonical string) {
 	m.resolved, m.hasTool = canonical, true
 }
 
-// Tool is the canonical name SetTool recorded.
-func (m *Message) Tool() (canonical string, ok bool) { return m.resolved, m.hasTool }
+// Tool is the canonical name SetTool recorded ("" for a tool not served);
+// resolved is false before SetTool.
+func (m *Message) Tool() (canonical string, resolved bool) { return m.resolved, m.hasTool }
 
 // readCall reads the parts of a tools/call request m.
 func readCall(m *Message) (c ToolCall) {
@@ -108,7 +112,7 @@ func (c *ToolCall) meta(e rawjson.Member) bool {
 	switch string(e.Key) {
 	case mcp.MetaKeyProtocolVersion:
 		v, ok := rawjson.String(e.Value)
-		c.ProtocolVersion = v
+		c.ProtocolVersion, c.HasProtocolVersion = v, true
 		return ok
 	case mcp.MetaKeyClientCapabilities:
 		if e.Value[0] != '{' {

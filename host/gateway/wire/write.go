@@ -180,3 +180,24 @@ func ErrorCode(resp []byte) []byte {
 	code, _ := rawjson.Find(es, "code")
 	return code.Value
 }
+
+// CallRequest is a tools/call request with the raw id and the tool's name
+// as a JSON string (encoded), the raw arguments (nil: none) and the members
+// of its _meta as encoded JSON members without braces (nil: none).
+func CallRequest(id, name, args, meta []byte) []byte {
+	b := make([]byte, 0, 96+len(id)+len(name)+len(args)+len(meta))
+	b = append(b, head...)
+	b = append(b, id...)
+	b = append(b, `,"method":"tools/call","params":{"name":`...)
+	b = append(b, name...)
+	if len(args) > 0 {
+		b = append(b, `,"arguments":`...)
+		b = append(b, args...)
+	}
+	if len(meta) > 0 {
+		b = append(b, `,"_meta":{`...)
+		b = append(b, meta...)
+		b = append(b, '}')
+	}
+	return append(b, "}}"...)
+}

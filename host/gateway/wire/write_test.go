@@ -21,6 +21,8 @@ func TestWriters(t *testing.T) {
 		{"request without params", Request([]byte(`"p"`), "ping", nil), `{"jsonrpc":"2.0","id":"p","method":"ping"}`},
 		{"notification", Notification("notifications/initialized", nil), `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
 		{"cancelled", Cancelled([]byte(`3`), "cancelled by the client"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"cancelled by the client"}}`},
+		{"call", CallRequest([]byte(`"i-1"`), []byte(`"echo"`), []byte(`{"m":1}`), []byte(`"traceparent":"t"`)), `{"jsonrpc":"2.0","id":"i-1","method":"tools/call","params":{"name":"echo","arguments":{"m":1},"_meta":{"traceparent":"t"}}}`},
+		{"bare call", CallRequest([]byte(`2`), []byte(`"echo"`), nil, nil), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`},
 		{"duplicate id", DuplicateID([]byte(`5`)), `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"invalid request: a request with this id is already in flight"}}`},
 		{"invalid id", InvalidID(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}`},
 		{"not JSON-RPC", NotJSONRPC(Null), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON-RPC 2.0 message"}}`},
