@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"mime"
 	"net"
 	"net/http"
@@ -20,7 +19,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/inbound"
@@ -319,7 +317,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 		return false
 	}
 	clientID := bytes.Clone(id)
-	rw := &relayWriter{w: w}
+	hr := &httpRelay{rw: &relayWriter{w: w}, r: r, ver: ver}
 	// The request's span, from here to its answer (telemetry.go); its
 	// parent is the trace context of the HTTP headers.
 	parent := r.Context()
@@ -327,11 +325,16 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 	if g.tel.Enabled() {
 		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), m.ParamsMembers(), key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP, rr.trace)
 	}
+	// The call's own: what the server sends during it reaches no other
+	// client (its log messages are dropped: this client set no log level).
+	// A client with a session is asked what a server before 2026-07-28
+	// asks during the call, on the call's stream (httpasks.go); one
+	// without cannot be asked.
+	hr.relayCall = relayCall{g: g, front: hr, name: name, args: args, clientID: clientID, rs: rs,
+		opts: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.trace}}
 	ctx, end, ok := g.begin(parent)
 	if !ok {
-		e := errShuttingDown("no new requests are accepted")
-		rw.final(http.StatusOK, wire.Error(clientID, e.Code, e.Message, nil))
-		g.endRelay(rs, e)
+		g.refuseRelay(hr, clientID, rs, errShuttingDown("no new requests are accepted"))
 		return true
 	}
 	defer end()
@@ -342,69 +345,62 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 		forget, ok := sessions.track(hs, key, cancel)
 		if !ok {
 			g.refused(r, http.StatusBadRequest, reasonDuplicateID)
-			rw.final(http.StatusBadRequest, wire.DuplicateID(clientID))
+			hr.rw.final(http.StatusBadRequest, wire.DuplicateID(clientID))
 			g.endRelay(rs, errDuplicateID)
 			return true
 		}
 		defer forget()
+		hr.opts.Requester, hr.opts.Asks = &streamAsker{sessions: sessions, hs: hs, rw: hr.rw, call: ctx}, true
 	}
-	// The call's own: what the server sends during it reaches no other
-	// client (its log messages are dropped: this client set no log level).
-	// A client with a session is asked what a server before 2026-07-28
-	// asks during the call, on the call's stream (httpasks.go); one
-	// without cannot be asked.
-	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.trace}
-	if hs != nil {
-		o.Requester, o.Asks = &streamAsker{sessions: sessions, hs: hs, rw: rw, call: ctx}, true
-	}
-	a := g.auditCall(ctx, audit.EventToolCall, name, sessionID(relaySession(hs)), r.RemoteAddr, len(args))
-	resp, handled, err := g.h.RelayCall(a.with(ctx), name, args, o)
-	if handled {
-		a.done(err, len(resp)) // (else the go-sdk path writes the line)
-	}
-	if !handled {
-		if rw.release() {
-			// (Cannot be: a call that asked was taken. Its answer was
-			// begun, so it is ended here rather than by the go-sdk.)
-			rw.final(http.StatusOK, wire.Result(clientID, wire.ErrorResult("the relayed call was not completed")))
-			g.endRelayWith(rs, telemetry.ErrorTypeToolError)
-			return true
-		}
-		if rs != nil {
-			// One request: its span goes on in the go-sdk server (see
-			// Handler for its end if the go-sdk never takes it).
-			r.Header[hdrCarry] = []string{g.carries.put(rs)}
-		}
-		return false // w is the go-sdk handler's
-	}
-	g.relayed.Add(1)
-	switch {
-	case g.aborted(r.Context()):
-		e := errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout()))
-		rw.final(http.StatusOK, wire.Error(clientID, e.Code, e.Message, nil))
-		g.endRelay(rs, e)
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		// The client went away, or cancelled the call: nothing to answer.
-		rw.abandon()
-		g.endRelay(rs, err)
-	case err != nil:
-		g.log.Warn("tool call failed", "tool", name, "error", err)
-		rw.final(http.StatusOK, wire.Result(clientID, wire.ErrorResult(err.Error())))
-		g.endRelay(rs, err)
-	default:
-		out, ok := wire.RewriteResponse(resp, clientID)
-		if !ok {
-			out = wire.Result(clientID, wire.ErrorResult("invalid response from the server for "+name))
-		}
-		status := http.StatusOK
-		if ver >= conn.NewProtocol {
-			status = errorStatus(out)
-		}
-		rw.final(status, out)
-		g.endRelayAnswer(rs, out)
-	}
-	return true
+	return hr.start(ctx, sessionID(relaySession(hs)), r.RemoteAddr, nil)
 }
+
+// httpRelay is a call relayed over HTTP: the relayFront of its relayCall
+// (relaycall.go), answered on the POST's response.
+type httpRelay struct {
+	relayCall
+	rw  *relayWriter
+	r   *http.Request
+	ver string // the client's protocol version
+}
+
+// answer writes msg as the POST's response: under protocol versions from
+// 2026-07-28 on, with the HTTP status of its error (errorStatus).
+func (hr *httpRelay) answer(msg []byte) {
+	status := http.StatusOK
+	if hr.ver >= conn.NewProtocol {
+		status = errorStatus(msg)
+	}
+	hr.rw.final(status, msg)
+}
+
+// unanswered: the client went away, or cancelled the call.
+func (hr *httpRelay) unanswered() { hr.rw.abandon() }
+
+func (hr *httpRelay) pass(rs *relaySpan) bool {
+	if hr.rw.release() {
+		// (Cannot be: a call that asked was taken. Its answer was begun,
+		// so it is ended here rather than by the go-sdk.)
+		hr.rw.final(http.StatusOK, wire.Result(hr.clientID, wire.ErrorResult("the relayed call was not completed")))
+		hr.g.endRelayWith(rs, telemetry.ErrorTypeToolError)
+		return true
+	}
+	if rs != nil {
+		// One request: its span goes on in the go-sdk server (see
+		// Handler for its end if the go-sdk never takes it).
+		hr.r.Header[hdrCarry] = []string{hr.g.carries.put(rs)}
+	}
+	return false // w is the go-sdk handler's
+}
+
+func (hr *httpRelay) aborted() bool { return hr.g.aborted(hr.r.Context()) }
+
+func (hr *httpRelay) cancelled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, context.Canceled)
+}
+
+// run is not used: an HTTP call is not async (the handler waits for it).
+func (hr *httpRelay) run(f func()) { f() }
 
 // errDuplicateID is wire.DuplicateID's error, for the request's span.
 var errDuplicateID = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already in flight"}

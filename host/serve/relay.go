@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/lineconn"
@@ -265,80 +264,60 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	clientID := bytes.Clone(id)
 	// The request's span, from here to its answer (telemetry.go).
 	parent, rs := c.g.startRelay(c.calls, m.ParamsMembers(), key, ver, "", telemetry.TransportPipe, rr.trace)
+	sr := &stdioRelay{c: c, key: key, line: line}
+	sr.relayCall = relayCall{g: c.g, front: sr, name: name, args: args, clientID: clientID, rs: rs, async: true,
+		opts: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true, Trace: rr.trace}}
 	end, ok := c.g.enter()
 	if !ok {
-		e := errShuttingDown("no new requests are accepted")
-		c.writeError(clientID, e)
-		c.g.endRelay(rs, e)
+		c.g.refuseRelay(sr, clientID, rs, errShuttingDown("no new requests are accepted"))
 		return true
 	}
 	ctx, cancel := context.WithCancel(parent)
 	c.setCancel(key, cancel)
-	o := host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true, Trace: rr.trace}
-	a := c.g.auditCall(ctx, audit.EventToolCall, name, "", "", len(args))
-	ctx = a.with(ctx) // (the gate's decision, for the line)
-	// What the call's end writes; on the upstream connection's read loop
-	// when the call started there at once.
-	finish := func(resp []byte, handled bool, err error) {
-		defer func() {
-			cancel()
-			end()
-		}()
-		if handled {
-			c.g.relayed.Add(1)
-			a.done(err, len(resp)) // (else the go-sdk path writes the line)
-		}
-		switch {
-		case c.g.aborted(c.ctx):
-			e := errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", c.g.DrainTimeout()))
-			c.writeError(clientID, e)
-			c.g.endRelay(rs, e)
-		case !handled:
-			c.setCancel(key, nil) // the go-sdk handles it, and its cancellation
-			if rs != nil {
-				c.carry(key, rs) // (one request: its span goes on there)
-			}
-			c.Pass(line)
-		case ctx.Err() != nil && c.ctx.Err() == nil && errors.Is(err, context.Canceled):
-			// Cancelled by the client (cancelRelayed freed the id): no
-			// response is sent.
-			c.g.endRelay(rs, err)
-		case err != nil:
-			c.g.log.Warn("tool call failed", "tool", name, "error", err)
-			c.writeResponse(clientID, wire.ErrorResult(err.Error()))
-			c.g.endRelay(rs, err)
-		default:
-			if out, ok := wire.RewriteResponse(resp, clientID); ok {
-				c.done1(clientID)
-				c.WriteLine(out)
-				c.g.endRelayAnswer(rs, out)
-			} else {
-				c.writeResponse(clientID, wire.ErrorResult("invalid response from the server for "+name))
-				c.g.endRelayWith(rs, telemetry.ErrorTypeToolError)
-			}
-		}
-	}
-	// At once from this read loop when nothing has to wait (no hand-over
-	// to a worker, and the response written by the upstream's read loop),
-	// else on a worker. (So a client that sends calls without ever reading
-	// their answers stalls, once the pipes are full, its own calls to that
-	// server and that server's other traffic to it: on stdio the gateway
-	// has one client.)
-	if c.g.h.RelayStart(ctx, name, args, o, func(resp []byte, handled bool, err error) {
-		if !handled {
-			// Passing it to the go-sdk must not wait on this read loop.
-			c.run(func() { finish(resp, handled, err) })
-			return
-		}
-		finish(resp, handled, err)
-	}) {
-		return true
-	}
-	c.run(func() {
-		finish(c.g.h.RelayCall(ctx, name, args, o))
+	sr.start(ctx, "", "", func() {
+		cancel()
+		end()
 	})
 	return true
 }
+
+// stdioRelay is a call relayed on the stdio connection c: the relayFront
+// of its relayCall (relaycall.go).
+type stdioRelay struct {
+	relayCall
+	c    *relayConn
+	key  string // the request's IDKey
+	line []byte // the request, for the go-sdk if the raw lane does not take it
+}
+
+func (sr *stdioRelay) answer(msg []byte) {
+	sr.c.done1(sr.clientID)
+	sr.c.WriteLine(msg)
+}
+
+// unanswered: the client cancelled the call (cancelRelayed freed its id).
+func (sr *stdioRelay) unanswered() {}
+
+func (sr *stdioRelay) pass(rs *relaySpan) bool {
+	if sr.aborted() {
+		sr.g.refuseRelay(sr, sr.clientID, rs, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", sr.g.DrainTimeout())))
+		return true
+	}
+	sr.c.setCancel(sr.key, nil) // the go-sdk handles it, and its cancellation
+	if rs != nil {
+		sr.c.carry(sr.key, rs) // (one request: its span goes on there)
+	}
+	sr.c.Pass(sr.line)
+	return false
+}
+
+func (sr *stdioRelay) aborted() bool { return sr.g.aborted(sr.c.ctx) }
+
+func (sr *stdioRelay) cancelled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && sr.c.ctx.Err() == nil && errors.Is(err, context.Canceled)
+}
+
+func (sr *stdioRelay) run(f func()) { sr.c.run(f) }
 
 // relayReq is what a tools/call request that may take the relay path is
 // made of (see relayable).
