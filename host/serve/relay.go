@@ -54,9 +54,12 @@ type relayConn struct {
 	// pending holds the IDKey of every client request not yet answered,
 	// with the cancel function of a relayed call (nil on the go-sdk path).
 	pending map[string]context.CancelFunc
-	initID  []byte                 // id of the client's initialize request
-	version atomic.Pointer[string] // protocol version negotiated with the client
-	caps    atomic.Pointer[[]byte] // the client's capabilities, from its initialize
+	// allAnswered, when waitAnswered waits, is closed once pending is
+	// empty.
+	allAnswered chan struct{}
+	initID      []byte                 // id of the client's initialize request
+	version     atomic.Pointer[string] // protocol version negotiated with the client
+	caps        atomic.Pointer[[]byte] // the client's capabilities, from its initialize
 	// ss is the go-sdk's session with the client, set before connected is
 	// closed. The read loop starts before the go-sdk's Connect returns, so
 	// a request can arrive (after the client's initialize was answered)
@@ -194,17 +197,23 @@ func (c *relayConn) handleLine(line []byte) bool {
 // waitAnswered waits, up to timeout, until every client request has been
 // answered (its response handed to the writer). A drain ends when handlers
 // return, which is just before the go-sdk writes their answers; this closes
-// that gap before the session is closed. It polls: it runs once, at shutdown.
+// that gap before the session is closed.
 func (c *relayConn) waitAnswered(timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for {
-		c.mu.Lock()
-		n := len(c.pending)
+	c.mu.Lock()
+	if len(c.pending) == 0 {
 		c.mu.Unlock()
-		if n == 0 || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+		return
+	}
+	if c.allAnswered == nil {
+		c.allAnswered = make(chan struct{})
+	}
+	answered := c.allAnswered
+	c.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-answered:
+	case <-t.C:
 	}
 }
 
@@ -212,8 +221,18 @@ func (c *relayConn) waitAnswered(timeout time.Duration) {
 func (c *relayConn) done1(id []byte) {
 	if key, err := rawjson.IDKey(id); err == nil {
 		c.mu.Lock()
-		delete(c.pending, key)
+		c.forgetLocked(key)
 		c.mu.Unlock()
+	}
+}
+
+// forgetLocked forgets the pending request key, and wakes waitAnswered
+// once none is left (the caller holds c.mu).
+func (c *relayConn) forgetLocked(key string) {
+	delete(c.pending, key)
+	if len(c.pending) == 0 && c.allAnswered != nil {
+		close(c.allAnswered)
+		c.allAnswered = nil
 	}
 }
 
@@ -411,7 +430,7 @@ func (c *relayConn) cancelRelayed(m *wire.Message) bool {
 	}
 	c.mu.Lock()
 	cancel := c.pending[key]
-	delete(c.pending, key)
+	c.forgetLocked(key)
 	c.mu.Unlock()
 	if cancel != nil {
 		cancel()
