@@ -317,7 +317,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 		return false
 	}
 	clientID := bytes.Clone(id)
-	hr := &httpRelay{rw: &relayWriter{w: w}, r: r, ver: ver}
+	hr := &httpRelay{rw: relayWriter{w: w}, r: r, ver: ver}
 	// The request's span, from here to its answer (telemetry.go); its
 	// parent is the trace context of the HTTP headers.
 	parent := r.Context()
@@ -350,16 +350,16 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 			return true
 		}
 		defer forget()
-		hr.opts.Requester, hr.opts.Asks = &streamAsker{sessions: sessions, hs: hs, rw: hr.rw, call: ctx}, true
+		hr.opts.Requester, hr.opts.Asks = &streamAsker{sessions: sessions, hs: hs, rw: &hr.rw, call: ctx}, true
 	}
-	return hr.start(ctx, sessionID(relaySession(hs)), r.RemoteAddr, nil)
+	return hr.start(ctx, sessionID(relaySession(hs)), r.RemoteAddr)
 }
 
 // httpRelay is a call relayed over HTTP: the relayFront of its relayCall
 // (relaycall.go), answered on the POST's response.
 type httpRelay struct {
 	relayCall
-	rw  *relayWriter
+	rw  relayWriter
 	r   *http.Request
 	ver string // the client's protocol version
 }
@@ -401,6 +401,8 @@ func (hr *httpRelay) cancelled(ctx context.Context, err error) bool {
 
 // run is not used: an HTTP call is not async (the handler waits for it).
 func (hr *httpRelay) run(f func()) { f() }
+
+func (hr *httpRelay) ended() {}
 
 // errDuplicateID is wire.DuplicateID's error, for the request's span.
 var errDuplicateID = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already in flight"}

@@ -293,10 +293,8 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	}
 	ctx, cancel := context.WithCancel(parent)
 	c.setCancel(key, cancel)
-	sr.start(ctx, "", "", func() {
-		cancel()
-		end()
-	})
+	sr.cancel, sr.end = cancel, end
+	sr.start(ctx, "", "")
 	return true
 }
 
@@ -307,6 +305,9 @@ type stdioRelay struct {
 	c    *relayConn
 	key  string // the request's IDKey
 	line []byte // the request, for the go-sdk if the raw lane does not take it
+	// cancel releases the call's context, end its place in the drain.
+	cancel context.CancelFunc
+	end    func()
 }
 
 func (sr *stdioRelay) answer(msg []byte) {
@@ -337,6 +338,11 @@ func (sr *stdioRelay) cancelled(ctx context.Context, err error) bool {
 }
 
 func (sr *stdioRelay) run(f func()) { sr.c.run(f) }
+
+func (sr *stdioRelay) ended() {
+	sr.cancel()
+	sr.end()
+}
 
 // relayReq is what a tools/call request that may take the relay path is
 // made of (see relayable).

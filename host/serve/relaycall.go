@@ -41,6 +41,8 @@ type relayFront interface {
 	// run runs f apart from the caller, on a worker (for a call that
 	// ends apart from its start: relayCall.async).
 	run(f func())
+	// ended runs once the call has ended, however it ended.
+	ended()
 }
 
 // relayCall is one relayed tools/call from its upstream call to its answer.
@@ -53,6 +55,7 @@ type relayCall struct {
 	opts     host.RelayOptions
 	rs       *relaySpan // its span (nil without telemetry)
 	audit    *callAudit
+	ctx      context.Context // the call's, once started
 	// async ends the call apart from its start (stdio: the answer is
 	// written on the upstream's read loop or a worker); else start waits
 	// for it (HTTP: the handler writes the answer).
@@ -68,22 +71,17 @@ func (g *Gateway) refuseRelay(front relayFront, clientID []byte, rs *relaySpan, 
 
 // start writes the call's audit line (for session and remote, if known),
 // calls the upstream under ctx and ends the call with its answer, then
-// runs done if not nil. An async call starts here and ends on the upstream
+// runs front.ended. An async call starts here and ends on the upstream
 // connection's read loop when it can (host.RelayStart), else on a worker
 // (front.run); another ends before start returns. answered is false when
 // the call was passed to the go-sdk server (only known at once for a call
 // that is not async).
-func (c *relayCall) start(ctx context.Context, session, remote string, done func()) (answered bool) {
+func (c *relayCall) start(ctx context.Context, session, remote string) (answered bool) {
 	c.audit = c.g.auditCall(ctx, audit.EventToolCall, c.name, session, remote, len(c.args))
 	ctx = c.audit.with(ctx) // (the gate's decision, for the line)
-	finish := func(resp []byte, handled bool, err error) bool {
-		if done != nil {
-			defer done()
-		}
-		return c.finish(ctx, resp, handled, err)
-	}
+	c.ctx = ctx
 	if !c.async {
-		return finish(c.g.h.RelayCall(ctx, c.name, c.args, c.opts))
+		return c.end(c.g.h.RelayCall(ctx, c.name, c.args, c.opts))
 	}
 	// At once from the caller's read loop when nothing has to wait (no
 	// hand-over to a worker, and the response written by the upstream's
@@ -94,21 +92,28 @@ func (c *relayCall) start(ctx context.Context, session, remote string, done func
 	if c.g.h.RelayStart(ctx, c.name, c.args, c.opts, func(resp []byte, handled bool, err error) {
 		if !handled {
 			// Passing it to the go-sdk must not wait on this read loop.
-			c.front.run(func() { finish(resp, handled, err) })
+			c.front.run(func() { c.end(resp, handled, err) })
 			return
 		}
-		finish(resp, handled, err)
+		c.end(resp, handled, err)
 	}) {
 		return true
 	}
 	c.front.run(func() {
-		finish(c.g.h.RelayCall(ctx, c.name, c.args, c.opts))
+		c.end(c.g.h.RelayCall(ctx, c.name, c.args, c.opts))
 	})
 	return true
 }
 
-// finish ends the call with the upstream's answer (handled false: the raw
-// lane did not take it) and reports whether it was answered here.
+// end ends the call with the upstream's answer (handled false: the raw
+// lane did not take it), then runs front.ended, and reports whether the
+// call was answered here.
+func (c *relayCall) end(resp []byte, handled bool, err error) (answered bool) {
+	defer c.front.ended()
+	return c.finish(c.ctx, resp, handled, err)
+}
+
+// finish is end but for front.ended.
 func (c *relayCall) finish(ctx context.Context, resp []byte, handled bool, err error) (answered bool) {
 	if !handled {
 		return c.front.pass(c.rs) // (the go-sdk path writes the audit line)
