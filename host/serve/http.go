@@ -119,7 +119,7 @@ func (e *tooManySessionsError) Error() string {
 // refuseSessions answers a request refused by err, a
 // *tooManySessionsError: 503 with a JSON-RPC error.
 func (g *Gateway) refuseSessions(w http.ResponseWriter, r *http.Request, err *tooManySessionsError) {
-	writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(wire.Null, CodeTooManySessions, err.Error(), nil))
+	writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(nil, CodeTooManySessions, err.Error(), nil))
 	reason := "too many sessions"
 	if err.perPrincipal {
 		reason += " for this principal"
@@ -353,7 +353,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		opened()
 		if err != nil {
 			g.log.Error("opening a session", "error", err)
-			writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(wire.Null, jsonrpc.CodeInternalError, "the session could not be opened: the gateway's shared state is unavailable; retry later", nil))
+			writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(nil, jsonrpc.CodeInternalError, "the session could not be opened: the gateway's shared state is unavailable; retry later", nil))
 			g.refused(r, http.StatusServiceUnavailable, "session could not be opened")
 			return
 		}

@@ -267,13 +267,13 @@ func (g *Gateway) listenActivity(next mcp.MethodHandler) mcp.MethodHandler {
 
 // listenRequests returns how many subscriptions/listen requests a POST
 // body holds (each element of a batch counts), and the id to answer a
-// refusal with (null for a batch).
+// refusal with (nil, null, for a batch).
 func listenRequests(body *wire.Body) (n int, id []byte) {
 	if m := body.One(); m != nil {
 		if listenRequest(m) {
 			return 1, m.ID
 		}
-		return 0, wire.Null
+		return 0, nil
 	}
 	all := body.All()
 	for i := range all {
@@ -281,7 +281,7 @@ func listenRequests(body *wire.Body) (n int, id []byte) {
 			n++
 		}
 	}
-	return n, wire.Null
+	return n, nil
 }
 
 // listenRequest reports whether m is a subscriptions/listen request (a

@@ -89,7 +89,7 @@ func (g *Gateway) refuseRate(w http.ResponseWriter, r *http.Request, id []byte, 
 // notifications and responses.
 func notificationsKey(key string) string { return key + "\x00notifications" }
 
-// requests returns the id of a JSON-RPC body's request (null for a batch,
+// requests returns the id of a JSON-RPC body's request (nil, null, for a batch
 // or none), how many requests it holds (a message with a method and an
 // id), and whether it is a subscriptions/listen request.
 func requests(body *wire.Body) (id []byte, n int, listen bool) {
@@ -100,11 +100,11 @@ func requests(body *wire.Body) (id []byte, n int, listen bool) {
 				n++
 			}
 		}
-		return wire.Null, n, false
+		return nil, n, false
 	}
 	m := body.One()
 	if m.Kind != wire.KindRequest {
-		return wire.Null, 0, false
+		return nil, 0, false
 	}
 	return m.ID, 1, m.IsMethod("subscriptions/listen")
 }

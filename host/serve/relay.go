@@ -250,7 +250,7 @@ func (c *relayConn) invalid(line []byte, _ error) {
 		c.WriteLine(wire.NotJSONRPC(id))
 		return
 	}
-	c.WriteLine(wire.NotJSONRPC(wire.Null))
+	c.WriteLine(wire.NotJSONRPC(nil))
 }
 
 // relay starts a relayed tools/call if the request qualifies.

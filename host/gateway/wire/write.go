@@ -11,18 +11,24 @@ import (
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
-// Null is the id of an error response to a message whose id is unknown.
-var Null = []byte("null")
-
 const head = `{"jsonrpc":"2.0","id":`
 
+// appendID appends the raw id, or null for nil (a message whose id is
+// unknown).
+func appendID(b, id []byte) []byte {
+	if id == nil {
+		return append(b, "null"...)
+	}
+	return append(b, id...)
+}
+
 // Error is the JSON-RPC error response to the request with the raw id
-// (Null if unknown): code and message, and data (raw JSON) unless nil.
+// (nil: null, unknown): code and message, and data (raw JSON) unless nil.
 func Error(id []byte, code int64, message string, data []byte) []byte {
 	msg, _ := json.Marshal(message)
-	b := make([]byte, 0, len(head)+len(id)+40+len(msg)+len(data))
+	b := make([]byte, 0, len(head)+len(id)+44+len(msg)+len(data))
 	b = append(b, head...)
-	b = append(b, id...)
+	b = appendID(b, id)
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, code, 10)
 	b = append(b, `,"message":`...)
@@ -111,9 +117,9 @@ func DuplicateID(id []byte) []byte { return Error(id, CodeInvalidRequest, msgDup
 var ErrDuplicateID = errors.New(msgDuplicateID)
 
 // InvalidID answers a request whose id is neither a string nor an integer.
-func InvalidID() []byte { return Error(Null, CodeInvalidRequest, msgInvalidID, nil) }
+func InvalidID() []byte { return Error(nil, CodeInvalidRequest, msgInvalidID, nil) }
 
-// NotJSONRPC answers a message, with the raw id (Null if unknown), that is
+// NotJSONRPC answers a message, with the raw id (nil if unknown), that is
 // valid JSON but not a JSON-RPC 2.0 message.
 func NotJSONRPC(id []byte) []byte { return Error(id, CodeInvalidRequest, msgNotJSONRPC, nil) }
 
@@ -121,13 +127,13 @@ func NotJSONRPC(id []byte) []byte { return Error(id, CodeInvalidRequest, msgNotJ
 func StrictError(err error) []byte {
 	switch {
 	case errors.Is(err, ErrDuplicate):
-		return Error(Null, CodeInvalidRequest, "invalid request: duplicate or case-variant member names", nil)
+		return Error(nil, CodeInvalidRequest, "invalid request: duplicate or case-variant member names", nil)
 	case errors.Is(err, ErrName):
-		return Error(Null, CodeInvalidRequest, "invalid request: member names must be ASCII, without escapes", nil)
+		return Error(nil, CodeInvalidRequest, "invalid request: member names must be ASCII, without escapes", nil)
 	case errors.Is(err, ErrNotObject):
-		return Error(Null, CodeInvalidRequest, "invalid request: a message must be one JSON object", nil)
+		return Error(nil, CodeInvalidRequest, "invalid request: a message must be one JSON object", nil)
 	}
-	return Error(Null, CodeParseError, "parse error", nil)
+	return Error(nil, CodeParseError, "parse error", nil)
 }
 
 // RewriteResponse puts the client's raw id into an upstream response and

@@ -25,7 +25,7 @@ func TestWriters(t *testing.T) {
 		{"bare call", CallRequest([]byte(`2`), []byte(`"echo"`), nil, nil), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`},
 		{"duplicate id", DuplicateID([]byte(`5`)), `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"invalid request: a request with this id is already in flight"}}`},
 		{"invalid id", InvalidID(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}`},
-		{"not JSON-RPC", NotJSONRPC(Null), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON-RPC 2.0 message"}}`},
+		{"not JSON-RPC", NotJSONRPC(nil), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: not a JSON-RPC 2.0 message"}}`},
 		{"strict: duplicate", StrictError(ErrDuplicate), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: duplicate or case-variant member names"}}`},
 		{"strict: name", StrictError(ErrName), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: member names must be ASCII, without escapes"}}`},
 		{"strict: not an object", StrictError(ErrNotObject), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a message must be one JSON object"}}`},
