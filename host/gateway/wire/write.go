@@ -113,9 +113,6 @@ const (
 // DuplicateID answers a request whose id (raw) is already in flight.
 func DuplicateID(id []byte) []byte { return Error(id, CodeInvalidRequest, msgDuplicateID, nil) }
 
-// ErrDuplicateID is DuplicateID's error, for whoever records it.
-var ErrDuplicateID = errors.New(msgDuplicateID)
-
 // InvalidID answers a request whose id is neither a string nor an integer.
 func InvalidID() []byte { return Error(nil, CodeInvalidRequest, msgInvalidID, nil) }
 
