@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/redact"
+	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
@@ -48,7 +49,8 @@ type RelayOptions struct {
 // uses CallTool (see conn.Manager.CallRaw for the one case where the call
 // was sent). With handled true, either resp or err is set.
 func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, o RelayOptions) (resp []byte, handled bool, err error) {
-	g, err := h.gate(ctx, name, false, 0, gateNoPerson)
+	server, _, ok := registry.ParseName(name)
+	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoPerson)
 	if err != nil {
 		return nil, false, nil // CallTool reports it, asks, refuses or logs in
 	}
@@ -75,7 +77,8 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 // server connection's read loop or another goroutine: done must not block
 // on the server's connection.
 func (h *Host) RelayStart(ctx context.Context, name string, args json.RawMessage, o RelayOptions, done func(resp []byte, handled bool, err error)) bool {
-	g, err := h.gate(ctx, name, false, 0, gateNoWait)
+	server, _, ok := registry.ParseName(name)
+	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoWait)
 	if err != nil {
 		return false
 	}

@@ -137,11 +137,11 @@ func (h *Host) ToolVisible(ctx context.Context, name string) bool {
 	if !ok {
 		return false
 	}
-	if _, ok := h.regFor(ctx, server).LookupHeld(name); !ok {
+	if _, ok := h.regFor(ctx, server).LookupHeldOn(server, name); !ok {
 		return false
 	}
 	// (Without a caller — no inbound OAuth — a denied tool is listed, and
-	// its calls refused as denied.)
-	who := whoOf(ctx)
-	return who == nil || h.policy.Load().DecideFor(name, who).Behavior != permissions.Deny
+	// its calls refused as denied.) The decision is the call's, taken once
+	// (its DecisionNote): the gate applies this one.
+	return whoOf(ctx) == nil || h.decision(ctx, decisionNoteOf(ctx), name).Behavior != permissions.Deny
 }

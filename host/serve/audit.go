@@ -55,8 +55,11 @@ type callAudit struct {
 	// as an error result (noteCallError).
 	err error
 	// note receives the permission decision the call's gate applies: the
-	// line records that one, decided once (a tool call's).
-	note host.DecisionNote
+	// line records that one, decided once (a tool call's). It is the note
+	// the call's context carries already (the relay's, or the telemetry
+	// middleware's: telemetry.go), else own.
+	note *host.DecisionNote
+	own  host.DecisionNote
 	// declined is set when the client answered the gateway's question
 	// about the call with no (the gate is not reached).
 	declined bool
@@ -70,7 +73,12 @@ func (a *callAudit) with(ctx context.Context) context.Context {
 	if a == nil {
 		return ctx
 	}
-	return host.WithDecisionNote(context.WithValue(ctx, callAuditKey{}, a), &a.note)
+	ctx = context.WithValue(ctx, callAuditKey{}, a)
+	if a.note = host.DecisionNoteOf(ctx); a.note != nil {
+		return ctx // (the call's one decision: the line records it)
+	}
+	a.note = &a.own
+	return host.WithDecisionNote(ctx, a.note)
 }
 
 // declinedByClient records, for the audit line of ctx's call, that the

@@ -159,8 +159,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 				// same principal all the same.
 				hctx = host.WithCallerOf(hctx, caller)
 			}
-			if a, ok := ctx.Value(callAuditKey{}).(*callAudit); ok {
-				hctx = host.WithDecisionNote(hctx, &a.note) // (the gate's decision, for the line)
+			if n := host.DecisionNoteOf(ctx); n != nil {
+				hctx = host.WithDecisionNote(hctx, n) // (the call's one decision, for the line)
 			}
 			return g.h.CallTool(hctx, name, args, &o)
 		})
