@@ -48,7 +48,8 @@ type RelayOptions struct {
 // handled is false when the call cannot take this path; the caller then
 // uses CallTool (see conn.Manager.CallRaw for the one case where the call
 // was sent). With handled true, either resp or err is set.
-func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, o RelayOptions) (resp []byte, handled bool, err error) {
+func (s *Serving) RelayCall(ctx context.Context, name string, args json.RawMessage, o RelayOptions) (resp []byte, handled bool, err error) {
+	h := s.h
 	server, _, ok := registry.ParseName(name)
 	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoPerson)
 	if err != nil {
@@ -76,7 +77,8 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 // call ends with one call of done, with what RelayCall would return, on the
 // server connection's read loop or another goroutine: done must not block
 // on the server's connection.
-func (h *Host) RelayStart(ctx context.Context, name string, args json.RawMessage, o RelayOptions, done func(resp []byte, handled bool, err error)) bool {
+func (s *Serving) RelayStart(ctx context.Context, name string, args json.RawMessage, o RelayOptions, done func(resp []byte, handled bool, err error)) bool {
+	h := s.h
 	server, _, ok := registry.ParseName(name)
 	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoWait)
 	if err != nil {

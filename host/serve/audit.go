@@ -151,7 +151,7 @@ func (g *Gateway) auditCall(ctx context.Context, event, name, session, remote st
 		a.rec.Server = server
 		if event != audit.EventToolCall {
 			// (A tool call's decision is its gate's: see done.)
-			a.rec.Decision, a.rec.Rule = decisionFields(g.h.DecideFor(p, name))
+			a.rec.Decision, a.rec.Rule = decisionFields(g.h.Serving().DecideFor(p, name))
 		}
 	}
 	return a
@@ -184,7 +184,7 @@ func (a *callAudit) done(err error, respBytes int) {
 			// The gate is not reached: the rule recorded is the one that
 			// asked the question (the one deciding now: unless the rules
 			// were reloaded between question and answer, the same).
-			_, a.rec.Rule = decisionFields(a.g.h.DecideFor(a.principal, a.rec.Tool))
+			_, a.rec.Rule = decisionFields(a.g.h.Serving().DecideFor(a.principal, a.rec.Tool))
 			a.rec.Decision, a.rec.Reason = permissions.Deny.String(), "declined by the client"
 		} else {
 			a.rec.Decision = audit.DecisionNone

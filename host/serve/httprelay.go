@@ -390,7 +390,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, body []byte,
 		o.Requester, o.Asks = &streamAsker{sessions: sessions, hs: hs, rw: rw, call: ctx}, true
 	}
 	a := g.auditCall(ctx, audit.EventToolCall, name, sessionID(relaySession(hs)), r.RemoteAddr, len(args))
-	resp, handled, err := g.h.RelayCall(a.with(ctx), name, args, o)
+	resp, handled, err := g.h.Serving().RelayCall(a.with(ctx), name, args, o)
 	if handled {
 		a.done(err, len(resp)) // (else the go-sdk path writes the line)
 	}

@@ -347,7 +347,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 	// their answers stalls, once the pipes are full, its own calls to that
 	// server and that server's other traffic to it: on stdio the gateway
 	// has one client.)
-	if c.g.h.RelayStart(ctx, name, args, o, func(resp []byte, handled bool, err error) {
+	if c.g.h.Serving().RelayStart(ctx, name, args, o, func(resp []byte, handled bool, err error) {
 		if !handled {
 			// Passing it to the go-sdk must not wait on this read loop.
 			c.run(func() { finish(resp, handled, err) })
@@ -358,7 +358,7 @@ func (c *relayConn) relay(ms, ps []rawjson.Member, line []byte) bool {
 		return true
 	}
 	c.run(func() {
-		finish(c.g.h.RelayCall(ctx, name, args, o))
+		finish(c.g.h.Serving().RelayCall(ctx, name, args, o))
 	})
 	return true
 }

@@ -156,14 +156,14 @@ func (g *Gateway) targetLabel(ctx context.Context, method, target string) string
 		if !ok && g.userTool(target) {
 			name, ok = target, true // (a per-user server's, served under its registry name)
 		}
-		if ok && g.h.ToolVisible(ctx, name) {
+		if ok && g.h.Serving().ToolVisible(ctx, name) {
 			return target
 		}
 	case telemetry.MethodPromptsGet:
 		g.mu.Lock()
 		p, ok := g.exposed.prompts[target]
 		g.mu.Unlock()
-		if ok && g.h.DecideFor(principalIn(ctx), p.Name).Behavior != permissions.Deny {
+		if ok && g.h.Serving().DecideFor(principalIn(ctx), p.Name).Behavior != permissions.Deny {
 			return target
 		}
 	}

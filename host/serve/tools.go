@@ -93,7 +93,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	if parsed && tool == host.AuthToolName {
 		// The retry of an authenticate call whose login just finished:
 		// the pseudo-tool is gone, the pending login has the outcome.
-		if _, answered := p.InputResponses[loginKey]; answered && (host.CallerOf(ctx) == nil || g.h.PerUser(server)) {
+		if _, answered := p.InputResponses[loginKey]; answered && (host.CallerOf(ctx) == nil || g.h.Serving().PerUser(server)) {
 			return g.login(ctx, req, name, server), nil
 		}
 	}
@@ -193,7 +193,7 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 			}
 			return g.askRequest(ctx, name, p.Arguments, ar.Decision), nil
 		case errors.As(err, &lr):
-			if host.CallerOf(ctx) != nil && !g.h.PerUser(lr.Server) {
+			if host.CallerOf(ctx) != nil && !g.h.Serving().PerUser(lr.Server) {
 				// Under inbound OAuth a login would set the credential
 				// every user's calls use: the operator logs in (mcphost
 				// auth login), not a user. (A per-user server's login is
@@ -245,7 +245,7 @@ func serverResponses(in mcp.InputResponseMap) mcp.InputResponseMap {
 // held (held.go): when the server may ask by requests of its own during
 // the call (a session before 2026-07-28, or none yet).
 func (g *Gateway) holds(ctx context.Context, server string) bool {
-	return g.h.ProtocolVersion(ctx, server) < conn.NewProtocol
+	return g.h.Serving().ProtocolVersion(ctx, server) < conn.NewProtocol
 }
 
 // heldSeal seals a held call's question key into the request state of the
