@@ -15,6 +15,8 @@ import (
 // gateway's go-sdk path and its relay — passes the one gate below, in this
 // order: lookup → pin → permission (allow, deny, or ask) → the login
 // pseudo-tool → limits. Nothing reaches a server unless the gate passed it.
+// The steps of one call that gate it (the gateway's relay trying it, then
+// the full path) share one permission decision: its DecisionNote.
 
 // ApprovalRequiredError is returned for a call whose permission decision is
 // ask when the caller asks its own user (CallOptions.CallerAsks), or when no
@@ -118,8 +120,8 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 		}
 		return nil, err // a changed definition never reaches the server until approved
 	}
-	d := h.decide(ctx, t.Name, mode)
-	note := decisionNoteOf(ctx)
+	note := DecisionNoteOf(ctx)
+	d := h.decide(ctx, note, t.Name, mode)
 	note.set(d, approved && d.Behavior == permissions.Ask)
 	switch d.Behavior {
 	case permissions.Allow:
@@ -186,8 +188,7 @@ func (e *hiddenToolError) Is(target error) bool {
 // in force) or one taken now. Its span and its count (telemetry) are
 // recorded once per call, by the first gate that applies it — not by a
 // relay's gate that refuses it (the full path then applies it).
-func (h *Host) decide(ctx context.Context, name string, mode gateMode) permissions.Decision {
-	n := decisionNoteOf(ctx)
+func (h *Host) decide(ctx context.Context, n *DecisionNote, name string, mode gateMode) permissions.Decision {
 	if !h.tel.Enabled() {
 		return h.decision(ctx, n, name)
 	}
@@ -287,7 +288,8 @@ func (n *DecisionNote) held(pol *permissions.Policy, tool string) (permissions.D
 }
 
 // hold keeps d, taken on tool under pol; one taken under other rules, or
-// on another tool, is forgotten with what was recorded of it.
+// on another tool, is forgotten with what was recorded of it (until a
+// gate applies d, Get reports none applied).
 func (n *DecisionNote) hold(pol *permissions.Policy, tool string, d permissions.Decision) {
 	if n == nil {
 		return
@@ -297,8 +299,8 @@ func (n *DecisionNote) hold(pol *permissions.Policy, tool string, d permissions.
 	if n.policy == pol && n.tool == tool {
 		return
 	}
-	n.policy, n.tool, n.decision, n.approved = pol, tool, d, false
-	n.traced, n.counted = false, false
+	n.policy, n.tool, n.decision = pol, tool, d
+	n.approved, n.applied, n.traced, n.counted = false, false, false, false
 }
 
 // What is recorded of a DecisionNote's decision, once (DecisionNote.once).
@@ -340,6 +342,3 @@ func DecisionNoteOf(ctx context.Context) *DecisionNote {
 	n, _ := ctx.Value(decisionNoteKey{}).(*DecisionNote)
 	return n
 }
-
-// decisionNoteOf is DecisionNoteOf.
-func decisionNoteOf(ctx context.Context) *DecisionNote { return DecisionNoteOf(ctx) }

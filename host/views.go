@@ -147,5 +147,5 @@ func (s *Serving) ToolVisible(ctx context.Context, name string) bool {
 	// (Without a caller — no inbound OAuth — a denied tool is listed, and
 	// its calls refused as denied.) The decision is the call's, taken once
 	// (its DecisionNote): the gate applies this one.
-	return whoOf(ctx) == nil || h.decision(ctx, decisionNoteOf(ctx), name).Behavior != permissions.Deny
+	return whoOf(ctx) == nil || h.decision(ctx, DecisionNoteOf(ctx), name).Behavior != permissions.Deny
 }
