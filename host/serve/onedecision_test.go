@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,8 +37,10 @@ func TestOneDecisionPerCall(t *testing.T) {
 		server    *config.Server
 		tool      string
 		rules     []config.PermissionRule
-		elicit    bool   // the client answers elicitations (the demo's ask tool)
-		outcome   string // the decision, as span, metric and audit line record it
+		meta      mcp.Meta // the call's _meta (a progress token: the go-sdk path alone)
+		elicit    bool     // the client answers elicitations: the demo's ask tool, the gateway's question (allow)
+		outcome   string   // the decision, as span and metric record it
+		lines     []string // the decisions of the audit lines (nil: outcome, one line)
 		relayed   bool
 	}{
 		{name: "stdio relayed", transport: "stdio", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", outcome: "allow", relayed: true},
@@ -46,6 +50,11 @@ func TestOneDecisionPerCall(t *testing.T) {
 		// elicit).
 		{name: "stdio ask passed on", transport: "stdio", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, outcome: "ask"},
 		{name: "http ask passed on", transport: "http", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, outcome: "ask"},
+		// Asked by the go-sdk path alone (a progress token), approved by
+		// the client: the question's round and the approved one, which
+		// the go-sdk server runs in one request (elicitation/create).
+		{name: "stdio ask approved", transport: "stdio", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, meta: mcp.Meta{"progressToken": "p"}, elicit: true, outcome: "ask", lines: []string{"ask", "allow"}},
+		{name: "http ask approved", transport: "http", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, meta: mcp.Meta{"progressToken": "p"}, elicit: true, outcome: "ask", lines: []string{"ask", "allow"}},
 		// Allowed, sent by the relay, whose first round needs input the
 		// client cannot read as a result: made again on the go-sdk path.
 		{name: "stdio input required passed on", transport: "stdio", version: oldProtocol, server: demo("p", "-passthrough"), tool: "mcp__p__ask", elicit: true, outcome: "allow"},
@@ -77,6 +86,9 @@ func TestOneDecisionPerCall(t *testing.T) {
 			var opts *mcp.ClientOptions
 			if tc.elicit {
 				opts = &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					if strings.HasPrefix(req.Params.Message, "Allow the tool") {
+						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow"}}, nil
+					}
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
 				}}
 			}
@@ -97,14 +109,14 @@ func TestOneDecisionPerCall(t *testing.T) {
 				t.Fatal(err)
 			}
 			args := map[string]any{"message": "m"}
-			if tc.elicit {
+			if tc.tool == "mcp__p__ask" {
 				args = map[string]any{"question": "q?"}
 			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: args})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: args, Meta: tc.meta})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if wantErr := tc.outcome == "ask"; res.IsError != wantErr {
+			if wantErr := tc.outcome == "ask" && !tc.elicit; res.IsError != wantErr {
 				t.Fatalf("isError %v: %s", res.IsError, textOf(res))
 			}
 			if relayed := g.RelayedCalls(); relayed != map[bool]uint64{true: 1}[tc.relayed] {
@@ -125,14 +137,18 @@ func TestOneDecisionPerCall(t *testing.T) {
 			if counted := decisionCounts(t, rec); len(counted) != 1 || counted[tc.outcome] != 1 {
 				t.Errorf("decisions counted %v, want %s once", counted, tc.outcome)
 			}
-			var lines []audit.Record
+			var lines []string
 			for _, r := range allRecords(t, log, &buf) {
 				if r.Event == audit.EventToolCall {
-					lines = append(lines, r)
+					lines = append(lines, r.Decision)
 				}
 			}
-			if len(lines) != 1 || lines[0].Decision != tc.outcome {
-				t.Errorf("audit lines of the call %+v, want one, decision %s", lines, tc.outcome)
+			want := tc.lines
+			if want == nil {
+				want = []string{tc.outcome}
+			}
+			if !slices.Equal(lines, want) {
+				t.Errorf("audit lines of the call with decisions %v, want %v", lines, want)
 			}
 		})
 	}
