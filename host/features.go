@@ -287,7 +287,7 @@ func (s *Serving) ProtocolVersion(ctx context.Context, server string) string {
 }
 
 // serverAllowed refuses, for a gateway caller (CallerOf), what belongs to a
-// server the permission rules deny it whole (see ServerDeniedFor): its
+// server the permission rules deny it whole (see Serving.ServerDeniedFor): its
 // resources, templates and completions.
 func (h *Host) serverAllowed(ctx context.Context, server string) error {
 	c := CallerOf(ctx)

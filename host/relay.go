@@ -16,7 +16,7 @@ import (
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
 
-// RelayOptions says for whom RelayCall makes a call.
+// RelayOptions says for whom Serving.RelayCall makes a call.
 type RelayOptions struct {
 	// ProtocolVersion is the client's.
 	ProtocolVersion string
