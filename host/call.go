@@ -102,16 +102,18 @@ func (e *ToolError) Error() string {
 // is returned together with a *ToolError. args may be any JSON-marshalable
 // value or json.RawMessage.
 func (h *Host) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (res *mcp.CallToolResult, err error) {
+	server, _, ok := registry.ParseName(name) // (once: every later step is given it)
 	if h.tel.Enabled() {
-		server, _, _ := registry.ParseName(name)
 		var span telemetry.Span
 		ctx, span = h.tel.StartToolCall(ctx, server, name)
 		defer func() { span.End(err) }()
 	}
-	return h.callTool(ctx, name, args, opts)
+	return h.callTool(ctx, name, server, ok, args, opts)
 }
 
-func (h *Host) callTool(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
+// callTool is CallTool without the span; server and ok are
+// registry.ParseName's of name.
+func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
 	var o CallOptions
 	if opts != nil {
 		o = *opts
@@ -120,7 +122,7 @@ func (h *Host) callTool(ctx context.Context, name string, args any, opts *CallOp
 	if o.CallerAsks {
 		mode = gateCallerAsks
 	}
-	g, err := h.gate(ctx, name, o.Approved, o.Timeout, mode)
+	g, err := h.gate(ctx, name, server, ok, o.Approved, o.Timeout, mode)
 	if err != nil {
 		return nil, err // a call that is not allowed never reaches the server
 	}
@@ -195,15 +197,12 @@ func (h *Host) callTool(ctx context.Context, name string, args any, opts *CallOp
 }
 
 // listedGeneration returns the session generation that a registry lookup of
-// name, made right after, is known to describe: the lists of a session are
-// dropped before the next session is used (see conn.Options.OnListChanged),
-// so a lookup reflects this generation or, if the server reconnects in
-// between, a later one. Before the first connect it is 1: the first session.
-func (h *Host) listedGeneration(ctx context.Context, name string) uint64 {
-	server, _, ok := registry.ParseName(name)
-	if !ok {
-		return 0
-	}
+// a tool of server, made right after, is known to describe: the lists of a
+// session are dropped before the next session is used (see
+// conn.Options.OnListChanged), so a lookup reflects this generation or, if
+// the server reconnects in between, a later one. Before the first connect
+// it is 1: the first session.
+func (h *Host) listedGeneration(ctx context.Context, server string) uint64 {
 	return max(h.conns.Generation(ctx, server), 1)
 }
 

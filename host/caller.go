@@ -79,17 +79,17 @@ func whoOf(ctx context.Context) *permissions.Who {
 
 // DecideFor returns the permission decision for the registry tool name and
 // principal p (nil: nobody in particular, as Decide).
-func (h *Host) DecideFor(p *inbound.Principal, name string) permissions.Decision {
-	return h.policy.Load().DecideFor(name, Who(p))
+func (s *Serving) DecideFor(p *inbound.Principal, name string) permissions.Decision {
+	return s.h.policy.Load().DecideFor(name, Who(p))
 }
 
 // ServerDeniedFor reports whether everything of server is denied to p (see
 // permissions.Policy.ServerDenied): its resources are neither listed nor
 // read for p.
-func (h *Host) ServerDeniedFor(p *inbound.Principal, server string) bool {
-	return h.policy.Load().ServerDenied(server, Who(p))
+func (s *Serving) ServerDeniedFor(p *inbound.Principal, server string) bool {
+	return s.h.policy.Load().ServerDenied(server, Who(p))
 }
 
 // HasPrincipalRules reports whether some permission rules apply to some
 // principals only (for_principals).
-func (h *Host) HasPrincipalRules() bool { return h.policy.Load().Scoped() }
+func (s *Serving) HasPrincipalRules() bool { return s.h.policy.Load().Scoped() }

@@ -278,8 +278,8 @@ func (h *Host) sessionStarted(ctx context.Context, server string, cs *mcp.Client
 // ProtocolVersion is the protocol version of server's live session ("" when
 // it has none): it tells, for example, whether the server asks by requests
 // of its own during a call (before 2026-07-28) or by input-required results.
-func (h *Host) ProtocolVersion(ctx context.Context, server string) string {
-	cs := h.conns.Current(ctx, server)
+func (s *Serving) ProtocolVersion(ctx context.Context, server string) string {
+	cs := s.h.conns.Current(ctx, server)
 	if cs == nil || cs.InitializeResult() == nil {
 		return ""
 	}
@@ -287,7 +287,7 @@ func (h *Host) ProtocolVersion(ctx context.Context, server string) string {
 }
 
 // serverAllowed refuses, for a gateway caller (CallerOf), what belongs to a
-// server the permission rules deny it whole (see ServerDeniedFor): its
+// server the permission rules deny it whole (see Serving.ServerDeniedFor): its
 // resources, templates and completions.
 func (h *Host) serverAllowed(ctx context.Context, server string) error {
 	c := CallerOf(ctx)

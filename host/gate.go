@@ -15,6 +15,8 @@ import (
 // gateway's go-sdk path and its relay — passes the one gate below, in this
 // order: lookup → pin → permission (allow, deny, or ask) → the login
 // pseudo-tool → limits. Nothing reaches a server unless the gate passed it.
+// The steps of one call that gate it (the gateway's relay trying it, then
+// the full path) share one permission decision: its DecisionNote.
 
 // ApprovalRequiredError is returned for a call whose permission decision is
 // ask when the caller asks its own user (CallOptions.CallerAsks), or when no
@@ -87,20 +89,28 @@ var errNotRelayable = fmt.Errorf("the call needs the full path")
 // gate decides whether the call of the registry tool name may be sent, and
 // with which limits. approved says the caller already asked about this very
 // call and the answer was allow; it satisfies an ask, never a deny.
-func (h *Host) gate(ctx context.Context, name string, approved bool, timeout time.Duration, mode gateMode) (*gated, error) {
-	gen := h.listedGeneration(ctx, name)
-	server, _, _ := registry.ParseName(name)
+//
+// server is name's server part, as registry.ParseName split it (a name
+// is parsed once per call, by the call's entry point); ok is ParseName's.
+func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool, timeout time.Duration, mode gateMode) (*gated, error) {
+	if !ok {
+		if mode >= gateNoPerson {
+			return nil, errNotRelayable
+		}
+		return nil, fmt.Errorf("%w %q: registry names look like mcp__SERVER__TOOL", registry.ErrNotFound, name)
+	}
+	gen := h.listedGeneration(ctx, server)
 	reg := h.regFor(ctx, server)
 	var t *registry.Tool
 	if mode == gateNoWait {
-		held, ok := reg.LookupHeld(name)
+		held, ok := reg.LookupHeldOn(server, name)
 		if !ok {
 			return nil, errNotRelayable
 		}
 		t, mode = held, gateNoPerson
 	} else {
 		var err error
-		if t, err = reg.Lookup(ctx, name); err != nil {
+		if t, err = reg.LookupOn(ctx, server, name); err != nil {
 			return nil, err
 		}
 	}
@@ -110,8 +120,8 @@ func (h *Host) gate(ctx context.Context, name string, approved bool, timeout tim
 		}
 		return nil, err // a changed definition never reaches the server until approved
 	}
-	d := h.decide(ctx, t.Name, mode)
-	note := decisionNoteOf(ctx)
+	note := DecisionNoteOf(ctx)
+	d := h.decide(ctx, note, t.Name, mode)
 	note.set(d, approved && d.Behavior == permissions.Ask)
 	switch d.Behavior {
 	case permissions.Allow:
@@ -173,33 +183,70 @@ func (e *hiddenToolError) Is(target error) bool {
 	return target == ErrDenied || target == registry.ErrNotFound
 }
 
-// decide is the permission decision of a call of the tool name, traced and
-// counted (telemetry) by outcome — except a relay's that it refuses (the
-// full path then decides again).
-func (h *Host) decide(ctx context.Context, name string, mode gateMode) permissions.Decision {
+// decide is the permission decision of a call of the tool name: the one
+// the call took already (its DecisionNote holds it, taken under the rules
+// in force) or one taken now. Its span and its count (telemetry) are
+// recorded once per call, by the first gate that applies it — not by a
+// relay's gate that refuses it (the full path then applies it).
+func (h *Host) decide(ctx context.Context, n *DecisionNote, name string, mode gateMode) permissions.Decision {
 	if !h.tel.Enabled() {
-		return h.policy.Load().DecideFor(name, whoOf(ctx))
+		return h.decision(ctx, n, name)
 	}
-	_, span := h.tel.StartDecision(ctx, name)
-	d := h.policy.Load().DecideFor(name, whoOf(ctx))
-	outcome := d.Behavior.String()
-	span.EndDecision(outcome)
-	if mode < gateNoPerson || d.Behavior == permissions.Allow {
-		h.tel.RecordDecision(ctx, outcome)
+	pol := h.policy.Load()
+	d, held := n.held(pol, name)
+	switch {
+	case !held:
+		_, span := h.tel.StartDecision(ctx, name)
+		d = pol.DecideFor(name, whoOf(ctx))
+		n.hold(pol, name, d)
+		n.once(noteTraced)
+		span.EndDecision(d.Behavior.String())
+	case n.once(noteTraced):
+		// Taken before any gate (the telemetry label): its span is the
+		// gate's, all the same.
+		_, span := h.tel.StartDecision(ctx, name)
+		span.EndDecision(d.Behavior.String())
+	}
+	if (mode < gateNoPerson || d.Behavior == permissions.Allow) && n.once(noteCounted) {
+		h.tel.RecordDecision(ctx, d.Behavior.String())
 	}
 	return d
 }
 
-// DecisionNote receives the permission decision the call gate applied to
-// a call (WithDecisionNote), so that what reports on the call (the
-// gateway's audit line) records that decision rather than deciding again,
-// possibly otherwise (the rules may be reloaded in between). Its methods
-// are safe for concurrent use; a nil *DecisionNote records nothing.
+// decision returns the permission decision on the tool name for ctx's
+// caller: n's, if n holds one taken on name under the rules in force,
+// else one taken now (and kept in n). The rules are matched once per call
+// however many steps ask (the relay's try, the full path, the telemetry
+// label).
+func (h *Host) decision(ctx context.Context, n *DecisionNote, name string) permissions.Decision {
+	pol := h.policy.Load()
+	if d, ok := n.held(pol, name); ok {
+		return d
+	}
+	d := pol.DecideFor(name, whoOf(ctx))
+	n.hold(pol, name, d)
+	return d
+}
+
+// DecisionNote is the permission decision of one call: taken once, by
+// the first step that needs it (the gateway's relay, its telemetry label,
+// the call gate), and used by every later one — the full path after a
+// relay that did not take the call decides nothing again — and by what
+// reports on the call (the gateway's audit line, the span and the
+// decision metric), which records the decision the gate applied rather
+// than one taken again, possibly otherwise. A decision taken under rules
+// since reloaded is taken again. Attach one to a call's context with
+// WithDecisionNote. Its methods are safe for concurrent use; a nil
+// *DecisionNote holds nothing.
 type DecisionNote struct {
 	mu       sync.Mutex
+	policy   *permissions.Policy // the rules decision was taken under (nil: none taken)
+	tool     string              // the tool it was taken on
 	decision permissions.Decision
 	approved bool
-	decided  bool
+	applied  bool // a gate applied it (Get)
+	traced   bool // its span was recorded
+	counted  bool // it was counted (telemetry.RecordDecision)
 }
 
 // Get returns the decision the gate applied; approved says the decision
@@ -214,28 +261,84 @@ func (n *DecisionNote) Get() (d permissions.Decision, approved, ok bool) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.decision, n.approved, n.decided
+	return n.decision, n.approved, n.applied
 }
 
+// set records that a gate applied d.
 func (n *DecisionNote) set(d permissions.Decision, approved bool) {
 	if n == nil {
 		return
 	}
 	n.mu.Lock()
-	n.decision, n.approved, n.decided = d, approved, true
+	n.decision, n.approved, n.applied = d, approved, true
 	n.mu.Unlock()
+}
+
+// held returns the decision n holds on tool under pol.
+func (n *DecisionNote) held(pol *permissions.Policy, tool string) (permissions.Decision, bool) {
+	if n == nil {
+		return permissions.Decision{}, false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.policy != pol || n.tool != tool {
+		return permissions.Decision{}, false
+	}
+	return n.decision, true
+}
+
+// hold keeps d, taken on tool under pol; one taken under other rules, or
+// on another tool, is forgotten with what was recorded of it (until a
+// gate applies d, Get reports none applied).
+func (n *DecisionNote) hold(pol *permissions.Policy, tool string, d permissions.Decision) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.policy == pol && n.tool == tool {
+		return
+	}
+	n.policy, n.tool, n.decision = pol, tool, d
+	n.approved, n.applied, n.traced, n.counted = false, false, false, false
+}
+
+// What is recorded of a DecisionNote's decision, once (DecisionNote.once).
+const (
+	noteTraced  = iota // its span
+	noteCounted        // its count (telemetry.RecordDecision)
+)
+
+// once reports whether what (noteTraced, noteCounted) was not recorded of
+// n's decision yet, and marks it recorded; always true for a nil n
+// (nothing is shared).
+func (n *DecisionNote) once(what int) bool {
+	if n == nil {
+		return true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	f := &n.traced
+	if what == noteCounted {
+		f = &n.counted
+	}
+	if *f {
+		return false
+	}
+	*f = true
+	return true
 }
 
 type decisionNoteKey struct{}
 
-// WithDecisionNote returns ctx whose tool calls record in n the permission
-// decision their gate applies.
+// WithDecisionNote returns ctx whose tool calls take their permission
+// decision once, in n, and record there the decision their gate applies.
 func WithDecisionNote(ctx context.Context, n *DecisionNote) context.Context {
 	return context.WithValue(ctx, decisionNoteKey{}, n)
 }
 
-// decisionNoteOf returns ctx's DecisionNote, or nil.
-func decisionNoteOf(ctx context.Context) *DecisionNote {
+// DecisionNoteOf returns the DecisionNote ctx carries, or nil.
+func DecisionNoteOf(ctx context.Context) *DecisionNote {
 	n, _ := ctx.Value(decisionNoteKey{}).(*DecisionNote)
 	return n
 }

@@ -8,6 +8,9 @@
 //	defer h.Close()
 //	tools, problems := h.Tools(ctx)
 //	res, err := h.CallTool(ctx, "mcp__everything__echo", map[string]any{"message": "hi"}, nil)
+//
+// What only a gateway serving the host to MCP clients needs (its relay,
+// decisions for its users, replicas' logins) is in the Host's Serving view.
 package host
 
 import (
@@ -129,6 +132,7 @@ type Host struct {
 	notes           notifications
 	inProcess       map[string]*mcp.Server // Options.InProcess
 	tel             *telemetry.Telemetry   // Options.Telemetry
+	serving         Serving                // the gateway's view (Serving)
 }
 
 // New returns a host for a loaded configuration. It connects nothing until
@@ -164,6 +168,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	pn := newPins(store)
 	h := &Host{log: o.Logger, outputDir: o.OutputDir, ask: o.Ask, pins: pn, present: o.PresentAuthURL,
 		onElicit: o.OnElicit, onCreateMessage: o.OnCreateMessage, inProcess: o.InProcess, tel: o.Telemetry}
+	h.serving.h = h
 	h.cfg.Store(cfg)
 	h.policy.Store(policy)
 	if h.outputDir == "" {

@@ -61,15 +61,15 @@ func (h *Host) Login(ctx context.Context, server string, present hauth.Presenter
 // token store key by another process (see state.AnnouncedTokens): the
 // connections waiting for a login with that key connect again on their
 // next use, adopting them. It reports whether one was waiting.
-func (h *Host) CredentialsStored(key string) bool { return h.conns.CredentialsStored(key) }
+func (s *Serving) CredentialsStored(key string) bool { return s.h.conns.CredentialsStored(key) }
 
 // LoggedInElsewhere tells the host that server's login for ctx's caller
 // (see WithCaller; the host's own without one) was completed by another
 // process sharing its token store (another replica of the gateway): a
 // connection waiting for that login connects again on its next use,
 // adopting the stored credentials.
-func (h *Host) LoggedInElsewhere(ctx context.Context, server string) {
-	if c := h.conns.For(ctx, server); c != nil {
+func (s *Serving) LoggedInElsewhere(ctx context.Context, server string) {
+	if c := s.h.conns.For(ctx, server); c != nil {
 		c.CredentialsStored()
 	}
 }

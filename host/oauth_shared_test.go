@@ -38,7 +38,7 @@ func TestLoginAdoptedByAnotherProcess(t *testing.T) {
 			a := oauthHost(t, protConfig("http", as.URL()), store, &syncbuf.Buffer{})
 			b := oauthHost(t, protConfig("http", as.URL()), store, &syncbuf.Buffer{})
 			if tc.announce {
-				defer st.Subscribe(state.TokensChannel, func(msg []byte) { b.CredentialsStored(string(msg)) })()
+				defer st.Subscribe(state.TokensChannel, func(msg []byte) { b.Serving().CredentialsStored(string(msg)) })()
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -57,7 +57,7 @@ func TestLoginAdoptedByAnotherProcess(t *testing.T) {
 				if got != conn.StateNeedsAuth || len(tools) != 1 {
 					t.Fatalf("unannounced: state %v, tools %v; want needs-auth still (cached)", got, tools)
 				}
-				b.LoggedInElsewhere(ctx, "prot") // what a replica does for a retry of a login it did not run
+				b.Serving().LoggedInElsewhere(ctx, "prot") // what a replica does for a retry of a login it did not run
 				tools, _ = b.Tools(ctx)
 				got = b.Connections().Get("prot").State()
 			}

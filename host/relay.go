@@ -11,11 +11,12 @@ import (
 
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/redact"
+	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 )
 
-// RelayOptions says for whom RelayCall makes a call.
+// RelayOptions says for whom Serving.RelayCall makes a call.
 type RelayOptions struct {
 	// ProtocolVersion is the client's.
 	ProtocolVersion string
@@ -47,8 +48,10 @@ type RelayOptions struct {
 // handled is false when the call cannot take this path; the caller then
 // uses CallTool (see conn.Manager.CallRaw for the one case where the call
 // was sent). With handled true, either resp or err is set.
-func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage, o RelayOptions) (resp []byte, handled bool, err error) {
-	g, err := h.gate(ctx, name, false, 0, gateNoPerson)
+func (s *Serving) RelayCall(ctx context.Context, name string, args json.RawMessage, o RelayOptions) (resp []byte, handled bool, err error) {
+	h := s.h
+	server, _, ok := registry.ParseName(name)
+	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoPerson)
 	if err != nil {
 		return nil, false, nil // CallTool reports it, asks, refuses or logs in
 	}
@@ -74,8 +77,10 @@ func (h *Host) RelayCall(ctx context.Context, name string, args json.RawMessage,
 // call ends with one call of done, with what RelayCall would return, on the
 // server connection's read loop or another goroutine: done must not block
 // on the server's connection.
-func (h *Host) RelayStart(ctx context.Context, name string, args json.RawMessage, o RelayOptions, done func(resp []byte, handled bool, err error)) bool {
-	g, err := h.gate(ctx, name, false, 0, gateNoWait)
+func (s *Serving) RelayStart(ctx context.Context, name string, args json.RawMessage, o RelayOptions, done func(resp []byte, handled bool, err error)) bool {
+	h := s.h
+	server, _, ok := registry.ParseName(name)
+	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoWait)
 	if err != nil {
 		return false
 	}

@@ -68,7 +68,7 @@ func TestRestartWithChangedToolIsRefused(t *testing.T) {
 	}
 	// The gateway's relay path leaves a call on a new session to CallTool;
 	// it never sends it.
-	if resp, handled, err := h.RelayCall(ctx, "mcp__d__echo", json.RawMessage(`{"message":"relayed"}`), host.RelayOptions{ProtocolVersion: protocol}); handled {
+	if resp, handled, err := h.Serving().RelayCall(ctx, "mcp__d__echo", json.RawMessage(`{"message":"relayed"}`), host.RelayOptions{ProtocolVersion: protocol}); handled {
 		t.Fatalf("relay after the restart: handled, %s, %v", resp, err)
 	}
 	_, err = h.CallTool(ctx, "mcp__d__echo", map[string]any{"message": "after restart"}, nil)

@@ -31,7 +31,10 @@ type userView struct {
 // (oauth { per_user } or token_exchange, auth { per_user }): for a gateway
 // user (WithCaller) its tools are listed and called through that user's own
 // connection.
-func (h *Host) PerUser(server string) bool {
+func (s *Serving) PerUser(server string) bool { return s.h.perUser(server) }
+
+// perUser is Serving.PerUser.
+func (h *Host) perUser(server string) bool {
 	c := h.conns.Get(server)
 	return c != nil && c.Config().PerUser()
 }
@@ -39,7 +42,7 @@ func (h *Host) PerUser(server string) bool {
 // regFor returns the registry that lists server for ctx's caller: its
 // own view for a per-user server, else the shared one.
 func (h *Host) regFor(ctx context.Context, server string) *registry.Registry {
-	if u := conn.UserOf(ctx); u != nil && h.PerUser(server) {
+	if u := conn.UserOf(ctx); u != nil && h.perUser(server) {
 		return h.views.get(h, u.ID())
 	}
 	return h.reg
@@ -54,7 +57,7 @@ func (h *Host) splitServers(ctx context.Context, servers []string) (shared, own 
 		return servers, nil, nil
 	}
 	for _, s := range servers {
-		if h.PerUser(s) {
+		if h.perUser(s) {
 			own = append(own, s)
 		} else {
 			shared = append(shared, s)
@@ -132,16 +135,17 @@ func mergeTools(ctx context.Context, tools []*registry.Tool, problems []registry
 // (WithCaller), not denied to it by the rules. It never lists a server: a tool whose server's list
 // is not held is reported as not visible. (Telemetry names only such tools:
 // any other name a client sends is not a label value.)
-func (h *Host) ToolVisible(ctx context.Context, name string) bool {
+func (s *Serving) ToolVisible(ctx context.Context, name string) bool {
+	h := s.h
 	server, _, ok := registry.ParseName(name)
 	if !ok {
 		return false
 	}
-	if _, ok := h.regFor(ctx, server).LookupHeld(name); !ok {
+	if _, ok := h.regFor(ctx, server).LookupHeldOn(server, name); !ok {
 		return false
 	}
 	// (Without a caller — no inbound OAuth — a denied tool is listed, and
-	// its calls refused as denied.)
-	who := whoOf(ctx)
-	return who == nil || h.policy.Load().DecideFor(name, who).Behavior != permissions.Deny
+	// its calls refused as denied.) The decision is the call's, taken once
+	// (its DecisionNote): the gate applies this one.
+	return whoOf(ctx) == nil || h.decision(ctx, DecisionNoteOf(ctx), name).Behavior != permissions.Deny
 }

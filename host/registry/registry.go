@@ -234,6 +234,13 @@ func (r *Registry) Lookup(ctx context.Context, name string) (*Tool, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q: registry names look like mcp__SERVER__TOOL", ErrNotFound, name)
 	}
+	return r.LookupOn(ctx, server, name)
+}
+
+// LookupOn is Lookup for a name already split by ParseName: server is its
+// server part (a caller that resolves a name once passes it on rather
+// than have it parsed again).
+func (r *Registry) LookupOn(ctx context.Context, server, name string) (*Tool, error) {
 	ts, err := r.tools.get(ctx, server)
 	if err != nil {
 		return nil, err
@@ -252,6 +259,12 @@ func (r *Registry) LookupHeld(name string) (t *Tool, ok bool) {
 	if !ok {
 		return nil, false
 	}
+	return r.LookupHeldOn(server, name)
+}
+
+// LookupHeldOn is LookupHeld for a name already split by ParseName (see
+// LookupOn).
+func (r *Registry) LookupHeldOn(server, name string) (t *Tool, ok bool) {
 	ts, ok := r.tools.held1(server)
 	if !ok {
 		return nil, false

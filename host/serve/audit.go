@@ -55,8 +55,11 @@ type callAudit struct {
 	// as an error result (noteCallError).
 	err error
 	// note receives the permission decision the call's gate applies: the
-	// line records that one, decided once (a tool call's).
-	note host.DecisionNote
+	// line records that one, decided once (a tool call's). It is the note
+	// the call's context carries already (the relay's, or the telemetry
+	// middleware's: telemetry.go), else own.
+	note *host.DecisionNote
+	own  host.DecisionNote
 	// declined is set when the client answered the gateway's question
 	// about the call with no (the gate is not reached).
 	declined bool
@@ -70,7 +73,12 @@ func (a *callAudit) with(ctx context.Context) context.Context {
 	if a == nil {
 		return ctx
 	}
-	return host.WithDecisionNote(context.WithValue(ctx, callAuditKey{}, a), &a.note)
+	ctx = context.WithValue(ctx, callAuditKey{}, a)
+	if a.note = host.DecisionNoteOf(ctx); a.note != nil {
+		return ctx // (the call's one decision: the line records it)
+	}
+	a.note = &a.own
+	return host.WithDecisionNote(ctx, a.note)
 }
 
 // declinedByClient records, for the audit line of ctx's call, that the
@@ -143,7 +151,7 @@ func (g *Gateway) auditCall(ctx context.Context, event, name, session, remote st
 		a.rec.Server = server
 		if event != audit.EventToolCall {
 			// (A tool call's decision is its gate's: see done.)
-			a.rec.Decision, a.rec.Rule = decisionFields(g.h.DecideFor(p, name))
+			a.rec.Decision, a.rec.Rule = decisionFields(g.h.Serving().DecideFor(p, name))
 		}
 	}
 	return a
@@ -176,7 +184,7 @@ func (a *callAudit) done(err error, respBytes int) {
 			// The gate is not reached: the rule recorded is the one that
 			// asked the question (the one deciding now: unless the rules
 			// were reloaded between question and answer, the same).
-			_, a.rec.Rule = decisionFields(a.g.h.DecideFor(a.principal, a.rec.Tool))
+			_, a.rec.Rule = decisionFields(a.g.h.Serving().DecideFor(a.principal, a.rec.Tool))
 			a.rec.Decision, a.rec.Reason = permissions.Deny.String(), "declined by the client"
 		} else {
 			a.rec.Decision = audit.DecisionNone

@@ -66,7 +66,7 @@ func TestNewClientOldHTTPUpstream(t *testing.T) {
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "o", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
 	ctx := context.Background()
-	if v := p.h.ProtocolVersion(ctx, "o"); v != oldProtocol {
+	if v := p.h.Serving().ProtocolVersion(ctx, "o"); v != oldProtocol {
 		t.Fatalf("upstream session at %q, want %s", v, oldProtocol)
 	}
 	newc := p.dial(t, newProtocol, nil)

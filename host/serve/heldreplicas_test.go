@@ -213,7 +213,7 @@ func TestHeldCallsAcrossReplicas(t *testing.T) {
 	}
 	rs := heldCluster(t, 2, st, []*config.Server{demotest.Server("a", "-passthrough", "-protocol", heldOldProtocol)}, nil)
 	for _, r := range rs {
-		if v := r.g.h.ProtocolVersion(context.Background(), "a"); v != heldOldProtocol {
+		if v := r.g.h.Serving().ProtocolVersion(context.Background(), "a"); v != heldOldProtocol {
 			t.Fatalf("upstream session at %q, want %s", v, heldOldProtocol)
 		}
 	}

@@ -345,22 +345,22 @@ func (g *Gateway) filterFor(p *inbound.Principal, res mcp.Result) {
 	case *mcp.ListToolsResult:
 		r.Tools = filtered(r.Tools, func(t *mcp.Tool) bool {
 			rt, ok := g.exposed.tools[t.Name]
-			return !ok || g.h.DecideFor(p, rt.Name).Behavior != permissions.Deny
+			return !ok || g.h.Serving().DecideFor(p, rt.Name).Behavior != permissions.Deny
 		})
 	case *mcp.ListPromptsResult:
 		r.Prompts = filtered(r.Prompts, func(pr *mcp.Prompt) bool {
 			rp, ok := g.exposed.prompts[pr.Name]
-			return !ok || g.h.DecideFor(p, rp.Name).Behavior != permissions.Deny
+			return !ok || g.h.Serving().DecideFor(p, rp.Name).Behavior != permissions.Deny
 		})
 	case *mcp.ListResourcesResult:
 		r.Resources = filtered(r.Resources, func(res *mcp.Resource) bool {
 			o, ok := g.exposed.resources[res.URI]
-			return !ok || !g.h.ServerDeniedFor(p, o.server)
+			return !ok || !g.h.Serving().ServerDeniedFor(p, o.server)
 		})
 	case *mcp.ListResourceTemplatesResult:
 		r.ResourceTemplates = filtered(r.ResourceTemplates, func(t *mcp.ResourceTemplate) bool {
 			o, ok := g.exposed.templates[t.URITemplate]
-			return !ok || !g.h.ServerDeniedFor(p, o.server)
+			return !ok || !g.h.Serving().ServerDeniedFor(p, o.server)
 		})
 	}
 }

@@ -85,7 +85,7 @@ func (g *Gateway) login(ctx context.Context, req *mcp.CallToolRequest, name, ser
 			return errorResult(err)
 		}
 		if !here {
-			g.h.LoggedInElsewhere(ctx, server)
+			g.h.Serving().LoggedInElsewhere(ctx, server)
 		}
 		g.Sync(ctx) // the real tools are served before the client hears of them
 		return g.loginResult(ctx, server)
@@ -219,11 +219,11 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 // tools, now available, by the names the gateway exposes.
 func (g *Gateway) loginResult(ctx context.Context, server string) *mcp.CallToolResult {
 	var names []string
-	if g.users.Load() && g.h.PerUser(server) {
+	if g.users.Load() && g.h.Serving().PerUser(server) {
 		tools, _ := g.h.ToolsOf(ctx, []string{server}) // the caller's own
 		c := host.CallerOf(ctx)
 		for _, t := range tools {
-			if c == nil || g.h.DecideFor(c.Principal, t.Name).Behavior != permissions.Deny {
+			if c == nil || g.h.Serving().DecideFor(c.Principal, t.Name).Behavior != permissions.Deny {
 				names = append(names, t.Name)
 			}
 		}

@@ -151,6 +151,6 @@ func (g *Gateway) awaitSharedLogin(ctx context.Context, id, nonce, server, tool 
 // waiting for that login connect again on their next use.
 func (g *Gateway) credentialsStored(msg []byte) {
 	if msg != nil { // (nil: messages may have been lost; a waiting connection tries again in time)
-		g.h.CredentialsStored(string(msg))
+		g.h.Serving().CredentialsStored(string(msg))
 	}
 }

@@ -832,7 +832,7 @@ func TestPassthroughUnaskedInputResponses(t *testing.T) {
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(hs.Close)
 	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "m", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
-	if v := p.h.ProtocolVersion(context.Background(), "m"); v != newProtocol {
+	if v := p.h.Serving().ProtocolVersion(context.Background(), "m"); v != newProtocol {
 		t.Fatalf("upstream session at %q, want %s", v, newProtocol)
 	}
 	cs := p.dial(t, newProtocol, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})

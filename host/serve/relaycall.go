@@ -81,7 +81,7 @@ func (c *relayCall) start(ctx context.Context, session, remote string) (answered
 	ctx = c.audit.with(ctx) // (the gate's decision, for the line)
 	c.ctx = ctx
 	if !c.async {
-		return c.end(c.g.h.RelayCall(ctx, c.name, c.args, c.opts))
+		return c.end(c.g.h.Serving().RelayCall(ctx, c.name, c.args, c.opts))
 	}
 	// At once from the caller's read loop when nothing has to wait (no
 	// hand-over to a worker, and the response written by the upstream's
@@ -89,7 +89,7 @@ func (c *relayCall) start(ctx context.Context, session, remote string) (answered
 	// ever reading their answers stalls, once the pipes are full, its own
 	// calls to that server and that server's other traffic to it: on
 	// stdio the gateway has one client.)
-	if c.g.h.RelayStart(ctx, c.name, c.args, c.opts, func(resp []byte, handled bool, err error) {
+	if c.g.h.Serving().RelayStart(ctx, c.name, c.args, c.opts, func(resp []byte, handled bool, err error) {
 		if !handled {
 			// Passing it to the go-sdk must not wait on this read loop.
 			c.front.run(func() { c.end(resp, handled, err) })
@@ -100,7 +100,7 @@ func (c *relayCall) start(ctx context.Context, session, remote string) (answered
 		return true
 	}
 	c.front.run(func() {
-		c.end(c.g.h.RelayCall(ctx, c.name, c.args, c.opts))
+		c.end(c.g.h.Serving().RelayCall(ctx, c.name, c.args, c.opts))
 	})
 	return true
 }

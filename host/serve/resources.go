@@ -98,7 +98,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	case "ref/prompt":
 		if pr, ok := g.exposed.prompts[ref.Name]; ok {
 			server, ref.Name = pr.Server, pr.Original
-			if c := host.CallerOf(ctx); c != nil && g.h.DecideFor(c.Principal, pr.Name).Behavior == permissions.Deny {
+			if c := host.CallerOf(ctx); c != nil && g.h.Serving().DecideFor(c.Principal, pr.Name).Behavior == permissions.Deny {
 				server = "" // a prompt hidden from the caller: as none
 			}
 		}
@@ -194,7 +194,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // missing one; denied tells the gateway).
 func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, denied bool, err error) {
 	k, ok := g.owner(uri)
-	denied = ok && p != nil && g.h.ServerDeniedFor(p, k.server)
+	denied = ok && p != nil && g.h.Serving().ServerDeniedFor(p, k.server)
 	if !ok || denied {
 		// (Checked here too, not only when listing or reading: with a
 		// subscriber already, the upstream is not asked again.)
@@ -482,7 +482,7 @@ func (g *Gateway) instructions(ctx context.Context) string {
 		principal = c.Principal
 	}
 	for _, st := range g.h.Servers(ctx) {
-		if st.Instructions == "" || principal != nil && g.h.ServerDeniedFor(principal, st.Name) {
+		if st.Instructions == "" || principal != nil && g.h.Serving().ServerDeniedFor(principal, st.Name) {
 			continue // (a server denied to the caller is not named)
 		}
 		fmt.Fprintf(&b, "\n\n## %s\n%s", st.Name, st.Instructions)

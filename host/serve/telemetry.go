@@ -85,8 +85,9 @@ func (g *Gateway) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		rs := g.carries.take(carry)
 		switch {
 		case rs != nil:
-			// The relay did not take this call: its span goes on here.
-			ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(rs.ctx))
+			// The relay did not take this call: its span, and its
+			// decision, go on here.
+			ctx = host.WithDecisionNote(trace.ContextWithSpan(ctx, trace.SpanFromContext(rs.ctx)), &rs.note)
 		case len(carry) > 0:
 			return next(ctx, method, req) // (its span was ended: abandoned)
 		default:
@@ -98,6 +99,9 @@ func (g *Gateway) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 				info.ProtocolVersion = r.ProtocolVersion()
 			}
 			info.Meta = metaOf(req)
+			if method == telemetry.MethodToolsCall {
+				ctx = host.WithDecisionNote(ctx, &rs.note) // (one decision: the label's is the gate's)
+			}
 			rs.target = g.targetLabel(host.WithCaller(ctx, principalOf(req), ""), method, targetOf(req))
 			rs.start = time.Now()
 			ctx, rs.span = g.tel.StartRequest(ctx, method, rs.target, info)
@@ -153,14 +157,14 @@ func (g *Gateway) targetLabel(ctx context.Context, method, target string) string
 		if !ok && g.userTool(target) {
 			name, ok = target, true // (a per-user server's, served under its registry name)
 		}
-		if ok && g.h.ToolVisible(ctx, name) {
+		if ok && g.h.Serving().ToolVisible(ctx, name) {
 			return target
 		}
 	case telemetry.MethodPromptsGet:
 		g.mu.Lock()
 		p, ok := g.exposed.prompts[target]
 		g.mu.Unlock()
-		if ok && g.h.DecideFor(principalIn(ctx), p.Name).Behavior != permissions.Deny {
+		if ok && g.h.Serving().DecideFor(principalIn(ctx), p.Name).Behavior != permissions.Deny {
 			return target
 		}
 	}
@@ -186,6 +190,10 @@ type relaySpan struct {
 	span   telemetry.Span
 	start  time.Time
 	target string // the tool as the client named it
+	// note is the tools/call's permission decision, taken once (by the
+	// label, the relay or the gate: host.DecisionNote) and carried with
+	// the span to the go-sdk server when the relay does not take the call.
+	note host.DecisionNote
 }
 
 // startRelay starts the span of a relayed tools/call with params ps, id
@@ -197,6 +205,7 @@ func (g *Gateway) startRelay(ctx context.Context, ps []rawjson.Member, key, vers
 		return ctx, nil
 	}
 	rs := &relaySpan{start: time.Now()}
+	ctx = host.WithDecisionNote(ctx, &rs.note)
 	if n, ok := rawjson.Find(ps, "name"); ok {
 		name, _ := rawjson.String(n.Value)
 		rs.target = g.targetLabel(ctx, telemetry.MethodToolsCall, name)

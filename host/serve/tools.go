@@ -89,10 +89,11 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 		Meta:                g.upstreamMeta(req.Session, p.Meta),
 		ClientVersion:       req.ProtocolVersion(),
 	}
-	if server, tool, ok := registry.ParseName(name); ok && tool == host.AuthToolName {
+	server, tool, parsed := registry.ParseName(name) // (once for the call)
+	if parsed && tool == host.AuthToolName {
 		// The retry of an authenticate call whose login just finished:
 		// the pseudo-tool is gone, the pending login has the outcome.
-		if _, answered := p.InputResponses[loginKey]; answered && (host.CallerOf(ctx) == nil || g.h.PerUser(server)) {
+		if _, answered := p.InputResponses[loginKey]; answered && (host.CallerOf(ctx) == nil || g.h.Serving().PerUser(server)) {
 			return g.login(ctx, req, name, server), nil
 		}
 	}
@@ -148,7 +149,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 			req.Session.NotifyProgress(ctx, &fwd)
 		}
 	}
-	if newClient && g.holds(ctx, name) {
+	if newClient && parsed && g.holds(ctx, server) {
 		caller := host.CallerOf(ctx)
 		hc := g.held.start(req, func(hctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
 			o := *opts
@@ -159,8 +160,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 				// same principal all the same.
 				hctx = host.WithCallerOf(hctx, caller)
 			}
-			if a, ok := ctx.Value(callAuditKey{}).(*callAudit); ok {
-				hctx = host.WithDecisionNote(hctx, &a.note) // (the gate's decision, for the line)
+			if n := host.DecisionNoteOf(ctx); n != nil {
+				hctx = host.WithDecisionNote(hctx, n) // (the call's one decision, for the line)
 			}
 			return g.h.CallTool(hctx, name, args, &o)
 		})
@@ -192,7 +193,7 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 			}
 			return g.askRequest(ctx, name, p.Arguments, ar.Decision), nil
 		case errors.As(err, &lr):
-			if host.CallerOf(ctx) != nil && !g.h.PerUser(lr.Server) {
+			if host.CallerOf(ctx) != nil && !g.h.Serving().PerUser(lr.Server) {
 				// Under inbound OAuth a login would set the credential
 				// every user's calls use: the operator logs in (mcphost
 				// auth login), not a user. (A per-user server's login is
@@ -240,12 +241,11 @@ func serverResponses(in mcp.InputResponseMap) mcp.InputResponseMap {
 	return out
 }
 
-// holds reports whether a 2026-07-28 client's call of name is held
-// (held.go): when the tool's server may ask by requests of its own during
+// holds reports whether a 2026-07-28 client's call of a tool of server is
+// held (held.go): when the server may ask by requests of its own during
 // the call (a session before 2026-07-28, or none yet).
-func (g *Gateway) holds(ctx context.Context, name string) bool {
-	server, _, ok := registry.ParseName(name)
-	return ok && g.h.ProtocolVersion(ctx, server) < conn.NewProtocol
+func (g *Gateway) holds(ctx context.Context, server string) bool {
+	return g.h.Serving().ProtocolVersion(ctx, server) < conn.NewProtocol
 }
 
 // heldSeal seals a held call's question key into the request state of the

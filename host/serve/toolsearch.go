@@ -144,7 +144,7 @@ func (g *Gateway) toolListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // changed, leaving out the tools the permission rules deny.
 func (g *Gateway) reindex(tools []*registry.Tool) {
 	keep := make([]*registry.Tool, 0, len(tools))
-	scoped := g.h.HasPrincipalRules() // (then each search filters for its caller)
+	scoped := g.h.Serving().HasPrincipalRules() // (then each search filters for its caller)
 	for _, t := range tools {
 		if scoped || g.h.Decide(t.Name).Behavior != permissions.Deny {
 			keep = append(keep, t)
@@ -201,12 +201,12 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 		principal = c.Principal
 	}
 	ix := g.search.ix.Load()
-	if a.Server != "" && (!slices.Contains(ix.Servers(), a.Server) || g.h.ServerDeniedFor(principal, a.Server)) {
+	if a.Server != "" && (!slices.Contains(ix.Servers(), a.Server) || g.h.Serving().ServerDeniedFor(principal, a.Server)) {
 		// Only the servers with a tool the caller may find are named: one
 		// whose every tool the rules deny is as unknown as one that does
 		// not exist.
 		servers := "none"
-		if s := slices.DeleteFunc(slices.Clone(ix.Servers()), func(s string) bool { return g.h.ServerDeniedFor(principal, s) }); len(s) > 0 {
+		if s := slices.DeleteFunc(slices.Clone(ix.Servers()), func(s string) bool { return g.h.Serving().ServerDeniedFor(principal, s) }); len(s) > 0 {
 			servers = strings.Join(s, ", ")
 		}
 		return errorResult(fmt.Errorf("%s: there is no server %q among those whose tools you can use; they are %s", SearchToolName, a.Server, servers)), nil
@@ -216,7 +216,9 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 		Server: a.Server,
 		// (The index leaves them out already; the rules are checked
 		// again for what is returned.)
-		Filter: func(t *registry.Tool) bool { return g.h.DecideFor(principal, t.Name).Behavior != permissions.Deny },
+		Filter: func(t *registry.Tool) bool {
+			return g.h.Serving().DecideFor(principal, t.Name).Behavior != permissions.Deny
+		},
 	})
 	if errors.Is(err, toolsearch.ErrEmptyQuery) {
 		return errorResult(fmt.Errorf("%s: %w: describe the task in words", SearchToolName, err)), nil

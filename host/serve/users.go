@@ -30,7 +30,7 @@ func (g *Gateway) sharedServers() []string {
 	}
 	out := active[:0:0]
 	for _, s := range active {
-		if !g.h.PerUser(s) {
+		if !g.h.Serving().PerUser(s) {
 			out = append(out, s)
 		}
 	}
@@ -44,7 +44,7 @@ func (g *Gateway) userServers() []string {
 	}
 	var out []string
 	for _, s := range g.h.ActiveServers() {
-		if g.h.PerUser(s) {
+		if g.h.Serving().PerUser(s) {
 			out = append(out, s)
 		}
 	}
@@ -58,7 +58,7 @@ func (g *Gateway) userTool(name string) bool {
 		return false
 	}
 	server, _, ok := registry.ParseName(name)
-	if !ok || !g.h.PerUser(server) {
+	if !ok || !g.h.Serving().PerUser(server) {
 		return false
 	}
 	g.mu.Lock()
@@ -77,7 +77,7 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 		return
 	}
 	// A server denied to p whole is not even connected for p.
-	servers = slices.DeleteFunc(servers, func(s string) bool { return g.h.ServerDeniedFor(p, s) })
+	servers = slices.DeleteFunc(servers, func(s string) bool { return g.h.Serving().ServerDeniedFor(p, s) })
 	tools, problems := g.h.ToolsOf(ctx, servers)
 	for _, pr := range problems {
 		g.log.Debug("a per-user server's tools are not listed", "server", pr.Server, "detail", pr.Detail)
@@ -85,7 +85,7 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 	list := make([]*mcp.Tool, 0, len(r.Tools)+len(tools))
 	list = append(list, r.Tools...)
 	for _, t := range tools {
-		if g.h.DecideFor(p, t.Name).Behavior == permissions.Deny {
+		if g.h.Serving().DecideFor(p, t.Name).Behavior == permissions.Deny {
 			continue
 		}
 		list = append(list, serverTool(t.Name, t))

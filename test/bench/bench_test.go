@@ -677,7 +677,7 @@ func BenchmarkWSRelay8(b *testing.B) {
 	ctx := context.Background()
 	args, _ := json.Marshal(echoArgs)
 	relay := func() {
-		resp, handled, err := h.RelayCall(ctx, "mcp__ws__echo", args, host.RelayOptions{ProtocolVersion: conn.NewProtocol})
+		resp, handled, err := h.Serving().RelayCall(ctx, "mcp__ws__echo", args, host.RelayOptions{ProtocolVersion: conn.NewProtocol})
 		if err != nil || !handled || len(resp) == 0 {
 			b.Fatalf("relayed call: %v %v", handled, err)
 		}

@@ -828,7 +828,7 @@ func TestRelayOverWebSocketPlugin(t *testing.T) {
 	h := wsHost(t)
 	ctx := context.Background()
 	for _, v := range []string{conn.NewProtocol, "2025-11-25"} {
-		resp, handled, err := h.RelayCall(ctx, "mcp__ws0__echo", json.RawMessage(`{"message":"raw `+v+`"}`), host.RelayOptions{ProtocolVersion: v})
+		resp, handled, err := h.Serving().RelayCall(ctx, "mcp__ws0__echo", json.RawMessage(`{"message":"raw `+v+`"}`), host.RelayOptions{ProtocolVersion: v})
 		if err != nil || !handled || !strings.Contains(string(resp), `"text":"raw `+v+`"`) || !strings.Contains(string(resp), `"id":"mcphost-raw-`) {
 			t.Fatalf("relayed echo for a %s client: %s %v %v", v, resp, handled, err)
 		}
@@ -842,7 +842,7 @@ func TestRelayOverWebSocketPlugin(t *testing.T) {
 	}
 	ends := make(chan end, 1)
 	go func() {
-		_, handled, err := h.RelayCall(ctx, "mcp__ws0__slow", json.RawMessage(`{"milliseconds":20000}`), host.RelayOptions{ProtocolVersion: conn.NewProtocol})
+		_, handled, err := h.Serving().RelayCall(ctx, "mcp__ws0__slow", json.RawMessage(`{"milliseconds":20000}`), host.RelayOptions{ProtocolVersion: conn.NewProtocol})
 		ends <- end{handled, err}
 	}()
 	time.Sleep(300 * time.Millisecond)
@@ -865,7 +865,7 @@ func TestRelayOverWebSocketPlugin(t *testing.T) {
 	if lastErr != nil {
 		t.Fatalf("ws0 never recovered: %v", lastErr)
 	}
-	resp, handled, err := h.RelayCall(ctx, "mcp__ws0__echo", json.RawMessage(`{"message":"raw again"}`), host.RelayOptions{ProtocolVersion: conn.NewProtocol})
+	resp, handled, err := h.Serving().RelayCall(ctx, "mcp__ws0__echo", json.RawMessage(`{"message":"raw again"}`), host.RelayOptions{ProtocolVersion: conn.NewProtocol})
 	if err != nil || !handled || !strings.Contains(string(resp), `"text":"raw again"`) {
 		t.Fatalf("relayed echo after the restart: %s %v %v", resp, handled, err)
 	}
