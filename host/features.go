@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,11 +40,16 @@ type notifications struct {
 }
 
 // OnServerNotification registers handlers for what servers send outside any
-// one call.
-func (h *Host) OnServerNotification(nh *NotificationHandlers) {
+// one call, until remove is called.
+func (h *Host) OnServerNotification(nh *NotificationHandlers) (remove func()) {
 	h.notes.mu.Lock()
 	h.notes.handlers = append(h.notes.handlers, nh)
 	h.notes.mu.Unlock()
+	return func() {
+		h.notes.mu.Lock()
+		h.notes.handlers = slices.DeleteFunc(h.notes.handlers, func(x *NotificationHandlers) bool { return x == nh })
+		h.notes.mu.Unlock()
+	}
 }
 
 func (h *Host) noteHandlers() []*NotificationHandlers {

@@ -5,10 +5,14 @@
 // Headers and calls Serve from main:
 //
 //	func main() {
-//		sdk.Serve(&sdk.ServeOpts{
+//		err := sdk.Serve(&sdk.ServeOpts{
 //			Info:      sdk.Info{Name: "transport-ws", Version: "1.0.0", Transports: []sdk.Component{{Name: "ws"}}},
 //			Transport: wsTransport{},
 //		})
+//		if err != nil { // the options are invalid (ErrInvalidOpts)
+//			sdk.Logger().Error("cannot serve", "error", err)
+//			os.Exit(1)
+//		}
 //	}
 //
 // An Auth plugin may also implement Interactive (a browser login the host

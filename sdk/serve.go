@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,12 +31,23 @@ func Logger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Output: os.Stderr, JSONFormat: true, Level: hclog.Trace})
 }
 
-// Serve runs the plugin until the host tells it to stop. It hides the
-// handshake, the gRPC server and logging.
-func Serve(opts *ServeOpts) {
+// ErrInvalidOpts is wrapped by the error Serve returns for ServeOpts that
+// cannot be served (a missing name, or an Info that does not match the
+// implementations given).
+var ErrInvalidOpts = errors.New("invalid ServeOpts")
+
+// Serve runs the plugin until the host tells it to stop, then returns nil. It
+// hides the handshake, the gRPC server and logging.
+//
+// Serve checks opts first and returns an error wrapping ErrInvalidOpts,
+// without serving, if they are invalid; the plugin's main decides what to do
+// with it (usually log it and exit with status 1). Once opts are valid, Serve
+// hands over to go-plugin's plugin.Serve, which keeps its own behaviour: run
+// other than by a host (without the handshake cookie), it prints a notice on
+// stderr and exits the process with status 1.
+func Serve(opts *ServeOpts) error {
 	if err := validate(opts); err != nil {
-		Logger().Error("invalid plugin", "error", err)
-		os.Exit(1)
+		return err
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -48,25 +60,27 @@ func Serve(opts *ServeOpts) {
 		Logger:           logger,
 		Test:             opts.Test,
 	})
+	return nil
 }
 
+// validate reports why opts cannot be served, wrapping ErrInvalidOpts.
 func validate(opts *ServeOpts) error {
-	if opts == nil || opts.Info.Name == "" {
-		return errors.New("ServeOpts.Info.Name is required")
+	var why string
+	switch {
+	case opts == nil || opts.Info.Name == "":
+		why = "ServeOpts.Info.Name is required"
+	case opts.Transport == nil && opts.Auth == nil && opts.Headers == nil:
+		why = "a plugin must serve a Transport, an Auth or a Headers implementation"
+	case (opts.Transport != nil) != (len(opts.Info.Transports) > 0):
+		why = "Info.Transports must name the transports exactly when a Transport is served"
+	case (opts.Auth != nil) != (len(opts.Info.AuthSchemes) > 0):
+		why = "Info.AuthSchemes must name the schemes exactly when an Auth is served"
+	case (opts.Headers != nil) != (opts.Info.Headers != nil):
+		why = "Info.Headers must be set exactly when a Headers is served"
+	default:
+		return nil
 	}
-	if opts.Transport == nil && opts.Auth == nil && opts.Headers == nil {
-		return errors.New("a plugin must serve a Transport, an Auth or a Headers implementation")
-	}
-	if (opts.Transport != nil) != (len(opts.Info.Transports) > 0) {
-		return errors.New("Info.Transports must name the transports exactly when a Transport is served")
-	}
-	if (opts.Auth != nil) != (len(opts.Info.AuthSchemes) > 0) {
-		return errors.New("Info.AuthSchemes must name the schemes exactly when an Auth is served")
-	}
-	if (opts.Headers != nil) != (opts.Info.Headers != nil) {
-		return errors.New("Info.Headers must be set exactly when a Headers is served")
-	}
-	return nil
+	return fmt.Errorf("%w: %s", ErrInvalidOpts, why)
 }
 
 // pluginSet is the plugin side's set for ServeOpts.

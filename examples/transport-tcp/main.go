@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"os"
 
 	"github.com/mcphost/mcphost/sdk"
 )
@@ -42,8 +43,12 @@ func (t *tcpConn) Send(_ context.Context, msg []byte) error {
 func (t *tcpConn) Close() error { return t.c.Close() }
 
 func main() {
-	sdk.Serve(&sdk.ServeOpts{
+	err := sdk.Serve(&sdk.ServeOpts{
 		Info:      sdk.Info{Name: "transport-tcp", Version: "0.1.0", Transports: []sdk.Component{{Name: "tcp"}}},
 		Transport: tcpTransport{},
 	})
+	if err != nil {
+		sdk.Logger().Error("cannot serve", "error", err)
+		os.Exit(1)
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -100,13 +99,21 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func run(ctx context.Context, sigs *signals, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv, sigs: sigs}
 	a.workDir, _ = os.Getwd()
+	return a.execute(ctx, args)
+}
+
+// execute runs the command line args and returns its exit code.
+func (a *app) execute(ctx context.Context, args []string) int {
 	root := a.rootCmd()
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	a.closeState()
+	return exitCode(root, args, err, a.stderr)
+}
+
+// exitCode is the exit code of root's execution on args that returned err;
+// it prints err on stderr unless it was already reported.
+func exitCode(root *cobra.Command, args []string, err error, stderr io.Writer) int {
 	var ee exitErr
 	switch {
 	case err == nil:
@@ -115,15 +122,13 @@ func run(ctx context.Context, sigs *signals, args []string, stdin io.Reader, std
 		return ee.code
 	case errors.Is(err, errSilent):
 		return exitError
-	default:
-		// An error may quote a server or plugin (an answer, a stderr tail).
-		fmt.Fprintf(stderr, "Error: %s\n", redact.String(err.Error()))
-		if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") ||
-			strings.Contains(err.Error(), "arg(s)") {
-			return exitConfig
-		}
-		return exitError
 	}
+	// An error may quote a server or plugin (an answer, a stderr tail).
+	fmt.Fprintf(stderr, "Error: %s\n", redact.String(err.Error()))
+	if isUsage(root, args, err) {
+		return exitConfig
+	}
+	return exitError
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -151,6 +156,10 @@ Configuration is HCL, read from the managed, local, project and user scopes
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: trace, debug, info, warn, error, off (default warn, or $MCPHOST_LOG_LEVEL)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format: text, or json (one JSON object a line, for machines) (default text, or $MCPHOST_LOG_FORMAT)")
 	root.AddCommand(a.serversCmd(), a.serverCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.authCmd(), a.versionCmd())
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	classifyUsage(root)
 	return root
 }
 

@@ -180,6 +180,7 @@ addressed) or allowed with --allow-origin.`,
 			}
 			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
 				Keys: keys, State: st})
+			defer g.Close() // (last: after the connects and the reloader have stopped)
 			// Clients are served at once, not after the slowest server's
 			// connect (up to its connect_timeout): their initialize is
 			// answered, servers are served as they connect, and the
@@ -277,9 +278,8 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 	}
 	// The server outlives ctx by the drain: requests in flight must not be
 	// cancelled by the signal that starts the shutdown.
-	sctx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRun()
-	go g.Run(sctx)
+	sctx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.Handler(opts))
 	mountGateway(mux, opts)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -215,20 +213,7 @@ func runMcphost(ctx context.Context, dir string, args ...string) (code int, stdo
 			}
 			return "", false
 		}}
-	root := a.rootCmd()
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errw)
-	err := root.ExecuteContext(ctx)
-	var ee exitErr
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.code
-	default:
-		fmt.Fprintf(&errw, "Error: %v\n", err)
-		code = exitError
-	}
+	code = a.execute(ctx, args)
 	return code, out.String(), errw.String()
 }
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/sdk"
 )
@@ -118,7 +119,7 @@ func (p *pluginAuth) Token(ctx context.Context) (*oauth2.Token, error) {
 	resp, err := p.client.Token(rctx, &sdk.TokenRequest{Server: p.refLocked()})
 	span.End(err)
 	if err != nil {
-		return nil, fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
+		return nil, &plugins.NotRespondingError{Plugin: p.plugin, Kind: sdk.KindAuth, Err: err}
 	}
 	if err := resp.Diagnostics.Err(); err != nil {
 		return nil, fmt.Errorf("credentials for %s: %w", p.ref.ServerName, err)
@@ -174,7 +175,7 @@ func (p *pluginAuth) authorize(ctx context.Context, url string, status int, chal
 	r, err := p.client.Authorize(rctx, &sdk.AuthorizeRequest{Server: p.serverRef(), RequestURL: url, Status: status, WWWAuthenticate: challenge})
 	span.End(err)
 	if err != nil {
-		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", p.plugin, err)
+		return &plugins.NotRespondingError{Plugin: p.plugin, Kind: sdk.KindAuth, Err: err}
 	}
 	if err := r.Diagnostics.Err(); err != nil {
 		return &AuthError{Server: p.ref.ServerName, Plugin: p.plugin, Err: err}
@@ -237,7 +238,7 @@ func (c *Conn) loginPlugin(ctx context.Context, present hauth.Presenter) error {
 	}
 	r, err := pa.client.Authorize(ctx, &sdk.AuthorizeRequest{Server: pa.serverRef(), RequestURL: c.cfg.URL, Status: http.StatusUnauthorized})
 	if err != nil {
-		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", pa.plugin, err)
+		return &plugins.NotRespondingError{Plugin: pa.plugin, Kind: sdk.KindAuth, Err: err}
 	}
 	if err := r.Diagnostics.Err(); err != nil {
 		return &AuthError{Server: c.cfg.Name, Plugin: pa.plugin, Err: err}
@@ -271,7 +272,7 @@ func (c *Conn) loginPlugin(ctx context.Context, present hauth.Presenter) error {
 	}
 	done, err := pa.client.CompleteInteraction(ctx, &sdk.CompleteInteractionRequest{Server: pa.serverRef(), ID: ia.ID, CallbackQuery: q, RedirectURI: cb.RedirectURL()})
 	if err != nil {
-		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", pa.plugin, err)
+		return &plugins.NotRespondingError{Plugin: pa.plugin, Kind: sdk.KindAuth, Err: err}
 	}
 	if err := done.Diagnostics.Err(); err != nil {
 		return &AuthError{Server: c.cfg.Name, Plugin: pa.plugin, Err: err}

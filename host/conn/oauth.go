@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/sdk"
 )
 
@@ -190,7 +191,7 @@ func (c *Conn) forgetPlugin(ctx context.Context) error {
 	}
 	r, err := pa.client.Forget(ctx, &sdk.ForgetRequest{Server: pa.serverRef()})
 	if err != nil {
-		return fmt.Errorf("auth plugin %s did not respond; see its log (%v)", pa.plugin, err)
+		return &plugins.NotRespondingError{Plugin: pa.plugin, Kind: sdk.KindAuth, Err: err}
 	}
 	if err := r.Diagnostics.Err(); err != nil {
 		return &AuthError{Server: c.cfg.Name, Plugin: pa.plugin, Err: err}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
 	"github.com/mcphost/mcphost/sdk"
 )
@@ -121,7 +122,7 @@ func pluginError(plugin string, err error) error {
 		return te
 	}
 	if _, ok := status.FromError(err); ok {
-		return fmt.Errorf("%w: plugin %s did not respond; see its log (%v)", errTransportClosed, plugin, err)
+		return fmt.Errorf("%w: %w", errTransportClosed, &plugins.NotRespondingError{Plugin: plugin, Err: err})
 	}
 	return err
 }

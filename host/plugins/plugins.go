@@ -230,7 +230,7 @@ func (r *Runtime) Info(ctx context.Context, name string) (*sdk.Info, error) {
 	}
 	info, err := raw.(sdk.InfoClient).GetInfo(ctx)
 	if err != nil {
-		return nil, DidNotRespond(name, err)
+		return nil, &NotRespondingError{Plugin: name, Err: err}
 	}
 	return info, nil
 }
@@ -583,12 +583,6 @@ func (r *Runtime) Close() error {
 	return r.runDir.Close()
 }
 
-// DidNotRespond turns a gRPC failure talking to a plugin into the one message
-// users see for a broken plugin.
-func DidNotRespond(name string, err error) error {
-	return fmt.Errorf("plugin %s did not respond; see its log (%v)", name, err)
-}
-
 // RunDir is the runtime's private directory: the plugins' copies and sockets.
 func (r *Runtime) RunDir() string { return r.runDir.Path }
 
@@ -624,7 +618,7 @@ func (r *Runtime) Headers(ctx context.Context, s *config.Server) (map[string]str
 	resp, err := h.GetHeaders(ctx, &sdk.HeadersRequest{ServerName: s.Name, ServerURL: s.URL, Config: cfg})
 	span.End(err)
 	if err != nil {
-		return nil, DidNotRespond(p.Name, err)
+		return nil, &NotRespondingError{Plugin: p.Name, Err: err}
 	}
 	if err := resp.Diagnostics.Err(); err != nil {
 		return nil, fmt.Errorf("headers for server %s: %w", s.Name, err)

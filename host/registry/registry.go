@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ type Registry struct {
 	templates *listCache[[]*ResourceTemplate]
 
 	mu        sync.Mutex
-	listeners []func(server string)
+	listeners []*listener
 }
 
 // New returns a registry that reads lists from src.
@@ -162,12 +163,22 @@ func New(src Source) *Registry {
 	return r
 }
 
-// OnChange registers f to be called after a server's lists were invalidated.
-func (r *Registry) OnChange(f func(server string)) {
+// OnChange registers f to be called after a server's lists were
+// invalidated, until remove is called.
+func (r *Registry) OnChange(f func(server string)) (remove func()) {
+	l := &listener{f}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.listeners = append(r.listeners, f)
+	r.listeners = append(r.listeners, l)
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.listeners = slices.DeleteFunc(r.listeners, func(x *listener) bool { return x == l })
+	}
 }
+
+// listener is a function registered with OnChange.
+type listener struct{ f func(server string) }
 
 // InvalidateTools drops a server's cached tool list (after
 // notifications/tools/list_changed, a reconnect, or an auth change), so the
@@ -201,10 +212,10 @@ func (r *Registry) NotifyChanged() { r.notify("") }
 
 func (r *Registry) notify(server string) {
 	r.mu.Lock()
-	ls := append([]func(string){}, r.listeners...)
+	ls := slices.Clone(r.listeners)
 	r.mu.Unlock()
-	for _, f := range ls {
-		f(server)
+	for _, l := range ls {
+		l.f(server)
 	}
 }
 

@@ -72,7 +72,7 @@ func TestToolsMergedCachedAndRefreshed(t *testing.T) {
 		t.Errorf("a fetched %d times, want 1 (cached)", src.fetches["a"])
 	}
 	var notified []string
-	r.OnChange(func(s string) { notified = append(notified, s) })
+	remove := r.OnChange(func(s string) { notified = append(notified, s) })
 	src.mu.Lock()
 	src.tools["a"] = append(src.tools["a"], &mcp.Tool{Name: "three"})
 	src.mu.Unlock()
@@ -83,6 +83,11 @@ func TestToolsMergedCachedAndRefreshed(t *testing.T) {
 	}
 	if src.fetches["a"] != 2 || !cmp.Equal(notified, []string{"a"}) {
 		t.Errorf("fetches %d, notified %v", src.fetches["a"], notified)
+	}
+	remove()
+	r.InvalidateTools("b")
+	if !cmp.Equal(notified, []string{"a"}) {
+		t.Errorf("notified %v after the listener was removed", notified)
 	}
 	if _, err := r.Lookup(ctx, "mcp__a__three"); err != nil {
 		t.Error(err)

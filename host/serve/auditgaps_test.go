@@ -59,6 +59,7 @@ func auditGatewayBlocking(t *testing.T, rules ...config.PermissionRule) (*serve.
 	var buf syncbuf.Buffer
 	log := audit.New(&buf, nil)
 	g := serve.New(h, &serve.Options{Audit: log})
+	t.Cleanup(func() { g.Close() })
 	if p := g.Sync(ctx); len(p) > 0 {
 		t.Fatal(p)
 	}
@@ -234,6 +235,7 @@ func TestSessionOpenFailureAudited(t *testing.T) {
 	var buf syncbuf.Buffer
 	log := audit.New(&buf, nil)
 	g := serve.New(h, &serve.Options{Audit: log, State: st})
+	t.Cleanup(func() { g.Close() })
 	t.Cleanup(func() {
 		cancel()
 		h.Close()

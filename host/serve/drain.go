@@ -171,9 +171,7 @@ func (g *Gateway) Drain(ctx context.Context) {
 // CloseSessions ends every session of the gateway's server (their standalone
 // streams included), and the calls held for clients' retries.
 func (g *Gateway) CloseSessions() {
-	g.unsubSess()
-	g.unsubFwd()
-	g.unsubTok()
+	g.leaveState()
 	for ss := range g.srv.Sessions() {
 		ss.Close()
 	}

@@ -27,6 +27,7 @@ func TestHealthEndpointsGuardHost(t *testing.T) {
 	}
 	t.Cleanup(func() { h.Close() })
 	g := serve.New(h, nil)
+	t.Cleanup(func() { g.Close() })
 	g.Sync(context.Background())
 	mux := http.NewServeMux()
 	g.MountHealth(mux, &serve.HealthOptions{Reload: func() serve.ReloadStatus {

@@ -115,11 +115,11 @@ func heldCluster(t *testing.T, n int, st state.Backend, servers []*config.Server
 		h.ConnectAll(ctx, nil)
 		ops := &heldOps{Backend: st}
 		g := New(h, &Options{Keys: keys, State: ops})
+		t.Cleanup(func() { g.Close() })
 		g.held.ackWait, g.held.pulse, g.held.silence = heldTestAckWait, 50*time.Millisecond, heldTestSilence
 		if p := g.Sync(ctx); len(p) > 0 {
 			t.Fatal(p)
 		}
-		go g.Run(ctx)
 		srv := httptest.NewServer(g.Handler(hopts))
 		// The held calls of every replica end first (a round passed on
 		// ends with its call), then their sessions.

@@ -174,6 +174,7 @@ func newAuthBenchGateway(b *testing.B, upstream string) *authBenchGateway {
 	}
 	h.ConnectAll(ctx, nil)
 	g := New(h, nil)
+	b.Cleanup(func() { g.Close() })
 	if p := g.Sync(ctx); len(p) > 0 {
 		b.Fatal(p)
 	}

@@ -30,6 +30,7 @@ func gatewayServer(t *testing.T, gopts *serve.Options, opts *serve.HTTPOptions) 
 	}
 	t.Cleanup(func() { h.Close() })
 	g := serve.New(h, gopts)
+	t.Cleanup(func() { g.Close() })
 	g.Sync(context.Background())
 	srv := httptest.NewServer(g.Handler(opts))
 	t.Cleanup(srv.Close)
@@ -220,6 +221,7 @@ func TestStdioDrain(t *testing.T) {
 	}
 	defer h.Close()
 	g := serve.New(h, &serve.Options{DrainTimeout: 300 * time.Millisecond})
+	t.Cleanup(func() { g.Close() })
 	g.Sync(ctx)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -31,6 +31,9 @@ type pendingLogins struct {
 
 	// run runs a login: the host's Login when nil (tests replace it).
 	run func(ctx context.Context, server string, present hauth.Presenter) error
+
+	closed  bool           // the gateway is closed: no login starts
+	running sync.WaitGroup // the logins' goroutines
 }
 
 // pendingLogin is a login running in the background. url and ready are set
@@ -43,6 +46,25 @@ type pendingLogin struct {
 	url   string // written once, before ready is closed
 	done  chan struct{}
 	err   error // written once, before done is closed
+
+	cancel context.CancelFunc // ends the login (the gateway's Close)
+	linger *time.Timer        // forgets it, once ended (guarded by pendingLogins.mu)
+}
+
+// close cancels every login still running and waits for their goroutines,
+// and stops the timers that would forget the ended ones; no login starts
+// after it.
+func (l *pendingLogins) close() {
+	l.mu.Lock()
+	l.closed = true
+	for _, p := range l.byNonce {
+		p.cancel()
+		if p.linger != nil {
+			p.linger.Stop()
+		}
+	}
+	l.mu.Unlock()
+	l.running.Wait()
 }
 
 // forget drops p, unless a newer login replaced it.
@@ -153,6 +175,10 @@ func (g *Gateway) awaitLogin(ctx context.Context, server, tool, nonce string) (h
 // waiting for the URL.
 func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendingLogin, error) {
 	g.logins.mu.Lock()
+	if g.logins.closed {
+		g.logins.mu.Unlock()
+		return nil, errShuttingDown("no login starts")
+	}
 	if g.logins.current == nil {
 		g.logins.current = map[string]*pendingLogin{}
 		g.logins.byNonce = map[string]*pendingLogin{}
@@ -167,14 +193,14 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 		}
 	}
 	if !ok {
-		p = &pendingLogin{id: id, nonce: rand.Text(), ready: make(chan struct{}), done: make(chan struct{})}
+		lctx, cancel := context.WithTimeout(life, hauth.FlowTimeout)
+		p = &pendingLogin{id: id, nonce: rand.Text(), ready: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
 		g.logins.current[id] = p
 		g.logins.byNonce[p.nonce] = p
 		run := g.logins.run
 		if run == nil {
 			run = g.h.Login
 		}
-		lctx, cancel := context.WithTimeout(life, hauth.FlowTimeout)
 		var once sync.Once
 		ready := func(u string) {
 			once.Do(func() {
@@ -182,7 +208,9 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 				close(p.ready)
 			})
 		}
-		go func() {
+		g.logins.running.Add(1)
+		go func() { // owned by the gateway: its Close cancels lctx and waits
+			defer g.logins.running.Done()
 			defer cancel()
 			// Recorded before the URL is known, so before any retry, and
 			// kept alive while the login runs.
@@ -197,7 +225,11 @@ func (g *Gateway) startLogin(life, wait context.Context, server string) (*pendin
 			g.recordLogin(life, p, loginEnded, err)
 			ready("") // no URL was needed, or the login failed first
 			close(p.done)
-			time.AfterFunc(loginLinger, func() { g.logins.forget(p) })
+			g.logins.mu.Lock()
+			if !g.logins.closed {
+				p.linger = time.AfterFunc(loginLinger, func() { g.logins.forget(p) })
+			}
+			g.logins.mu.Unlock()
 		}()
 	}
 	g.logins.mu.Unlock()

@@ -57,6 +57,7 @@ func oauthGatewayWith(t *testing.T, as *fakeas.Server, opts *mcp.ClientOptions, 
 	}
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, gopts)
+	t.Cleanup(func() { g.Close() })
 	g.Sync(ctx)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -76,8 +76,8 @@ func ptServe(t *testing.T, o ptOptions) *ptGateway {
 	}
 	gopts.Naming = o.naming
 	g := serve.New(h, &gopts)
+	t.Cleanup(func() { g.Close() })
 	problems := g.Sync(ctx)
-	go g.Run(ctx)
 	srv := httptest.NewServer(g.Handler(o.http))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()

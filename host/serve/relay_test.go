@@ -49,6 +49,7 @@ func gatewayOf(t testing.TB, servers []*config.Server, rules ...config.Permissio
 	}
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, nil)
+	t.Cleanup(func() { g.Close() })
 	g.Sync(ctx)
 	t.Cleanup(func() {
 		cancel()

@@ -77,6 +77,7 @@ func TestNestedSchemaTextCleaned(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	g := serve.New(h, nil)
+	t.Cleanup(func() { g.Close() })
 	if p := g.Sync(ctx); len(p) != 1 || !strings.Contains(p[0].Detail, `tool "refused" is not exposed: input schema: unusable schema: the value "a\u200b`) {
 		t.Fatalf("problems %v, want the tool refused for its default's hidden characters", p)
 	}

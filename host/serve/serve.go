@@ -108,9 +108,7 @@ type Gateway struct {
 	tables    []*httpSessions
 	// replayMark marks the requests replayed into sessions (sessionsubs.go).
 	replayMark string
-	unsubSess  func()
-	unsubFwd   func()
-	unsubTok   func()
+	leaveState func() // ends the subscriptions to the shared state (once)
 
 	logins pendingLogins // logins started through authenticate pseudo-tools
 	subs   subscriptions // upstream resource subscriptions (resources.go)
@@ -152,13 +150,24 @@ type Gateway struct {
 	// stdioWaiting when a request waits for that use.
 	stdioConnected func()
 	stdioWaiting   func()
+
+	// Lifetime (close.go): life ends at Close; the sync loop runs until
+	// then and closes loopDone; leaveHost undoes New's registrations with
+	// the host.
+	life      context.Context
+	endLife   context.CancelFunc
+	loopDone  chan struct{}
+	leaveHost func()
+	closeOnce sync.Once
 }
 
 // RelayedCalls reports how many tools/call requests took the relay path
 // (forwarded without decoding) rather than the go-sdk server.
 func (g *Gateway) RelayedCalls() uint64 { return g.relayed.Load() }
 
-// New returns a gateway for h. Call Sync (or Run) before serving.
+// New returns a gateway for h. Call Sync before serving; from then on a
+// loop the gateway runs keeps what is served in sync with the registry.
+// Close releases the gateway.
 func New(h *host.Host, opts *Options) *Gateway {
 	var o Options
 	if opts != nil {
@@ -198,9 +207,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.replayMark = hex.EncodeToString(mark[:])
 	g.held.bind(g) // (heldforward.go: held calls' ids carry the replica)
 	g.held.box = o.Keys.Box(heldForwardPurpose)
-	g.unsubSess = g.state.Subscribe(sessionChannel, g.sessionsChanged)
-	g.unsubFwd = g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
-	g.unsubTok = g.state.Subscribe(state.TokensChannel, g.credentialsStored)
+	unsubSess := g.state.Subscribe(sessionChannel, g.sessionsChanged)
+	unsubFwd := g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
+	unsubTok := g.state.Subscribe(state.TokensChannel, g.credentialsStored)
+	g.leaveState = sync.OnceFunc(func() { unsubSess(); unsubFwd(); unsubTok() })
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
@@ -224,16 +234,20 @@ func New(h *host.Host, opts *Options) *Gateway {
 		// a request, the last to see its answer.
 		g.srv.AddReceivingMiddleware(g.telemetryMiddleware)
 	}
-	h.Registry().OnChange(func(string) {
+	offChange := h.Registry().OnChange(func(string) {
 		select {
 		case g.changed <- struct{}{}:
 		default:
 		}
 	})
-	h.OnServerNotification(&host.NotificationHandlers{
+	offNotes := h.OnServerNotification(&host.NotificationHandlers{
 		ResourceUpdated: g.resourceUpdated,
 		Log:             g.upstreamLog,
 	})
+	g.leaveHost = func() { offChange(); offNotes() }
+	g.life, g.endLife = context.WithCancel(context.Background())
+	g.loopDone = make(chan struct{})
+	go g.syncLoop() // owned by the gateway: Close ends it
 	return g
 }
 
@@ -262,20 +276,6 @@ func errorResult(err error) *mcp.CallToolResult {
 	return r
 }
 
-// Run keeps what is served in sync with the registry until ctx is done.
-func (g *Gateway) Run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-g.changed:
-			for _, p := range g.Sync(ctx) {
-				g.log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
-			}
-		}
-	}
-}
-
 // ServeStdio serves one client over r/w until the client disconnects or ctx
 // is done. When ctx is done it drains first (see Drain): requests in flight
 // are answered, or cancelled with an error at the drain deadline.
@@ -284,7 +284,6 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteClo
 	// cancelled by the signal that starts the shutdown.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	go g.Run(sctx)
 	rc := newRelayConn(g, r, w)
 	ss, err := g.srv.Connect(sctx, rc, nil)
 	if g.stdioConnected != nil {

@@ -37,10 +37,10 @@ func connect(t *testing.T, opts *mcp.ClientOptions) (*mcp.ClientSession, *host.H
 	t.Cleanup(func() { h.Close() })
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, nil)
+	t.Cleanup(func() { g.Close() })
 	if p := g.Sync(ctx); len(p) > 0 {
 		t.Fatal(p)
 	}
-	go g.Run(ctx)
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)

@@ -41,6 +41,7 @@ func TestSyncAppliesInReadOrder(t *testing.T) {
 			})
 			h.ConnectAll(ctx, nil)
 			g := serve.New(h, &serve.Options{ToolSearch: search})
+			t.Cleanup(func() { g.Close() })
 
 			var reads atomic.Int32
 			aRead, releaseA := make(chan struct{}), make(chan struct{})

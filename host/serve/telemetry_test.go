@@ -208,6 +208,7 @@ func telGatewayOf(t testing.TB, tel *telemetry.Telemetry, cfg *config.Config) *s
 	}
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, &serve.Options{Telemetry: tel})
+	t.Cleanup(func() { g.Close() })
 	g.Sync(ctx)
 	t.Cleanup(func() {
 		cancel()

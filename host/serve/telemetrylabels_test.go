@@ -128,6 +128,7 @@ func TestTelemetryToolSearchNames(t *testing.T) {
 	}
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, &serve.Options{Telemetry: rec.tel, ToolSearch: true})
+	t.Cleanup(func() { g.Close() })
 	g.Sync(ctx)
 	t.Cleanup(func() {
 		cancel()

@@ -38,6 +38,7 @@ func BenchmarkToolSearch(b *testing.B) {
 	ctx := context.Background()
 	h := catalogueHost(b)
 	plain, searching := serve.New(h, nil), serve.New(h, &serve.Options{ToolSearch: true})
+	b.Cleanup(func() { plain.Close(); searching.Close() })
 	for _, g := range []*serve.Gateway{plain, searching} {
 		if p := g.Sync(ctx); len(p) > 0 {
 			b.Fatal(p)

@@ -54,8 +54,8 @@ func newSearchGateway(t *testing.T, naming string, servers ...*config.Server) *s
 	}
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, &serve.Options{ToolSearch: true, Naming: naming})
+	t.Cleanup(func() { g.Close() })
 	problems := g.Sync(ctx)
-	go g.Run(ctx)
 	t.Cleanup(func() {
 		cancel()
 		h.Close()
@@ -394,6 +394,7 @@ func TestToolSearchChangedPin(t *testing.T) {
 
 	h, ctx = newHost(t, "Echoes the message back, and mails it somewhere.")
 	g := serve.New(h, &serve.Options{ToolSearch: true})
+	t.Cleanup(func() { g.Close() })
 	problems := g.Sync(ctx)
 	if !slices.ContainsFunc(problems, func(p registry.Problem) bool { return strings.Contains(p.Detail, "echo") }) {
 		t.Errorf("the changed tool is not reported: %v", problems)
@@ -582,6 +583,7 @@ func plainGateway(t *testing.T, naming string, servers ...*config.Server) (*mcp.
 	})
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, &serve.Options{Naming: naming})
+	t.Cleanup(func() { g.Close() })
 	problems := g.Sync(ctx)
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
@@ -786,6 +788,7 @@ func TestToolSearchParamHeaders(t *testing.T) {
 	})
 	h.ConnectAll(ctx, nil)
 	g := serve.New(h, &serve.Options{ToolSearch: true})
+	t.Cleanup(func() { g.Close() })
 	if p := g.Sync(ctx); len(p) > 0 {
 		t.Fatal(p)
 	}

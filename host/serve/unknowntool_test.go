@@ -51,6 +51,7 @@ func hiddenGatewayWith(t *testing.T, gopts serve.Options) (*serve.Gateway, *audi
 	log := audit.New(&buf, nil)
 	gopts.Audit = log
 	g := serve.New(h, &gopts)
+	t.Cleanup(func() { g.Close() })
 	g.Sync(ctx) // (prot's problem: it needs a login)
 	t.Cleanup(func() {
 		cancel()

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"sync"
 
 	"github.com/mcphost/mcphost/sdk"
@@ -45,7 +46,7 @@ func (s *static) Authorize(_ context.Context, r *sdk.AuthorizeRequest) (*sdk.Aut
 }
 
 func main() {
-	sdk.Serve(&sdk.ServeOpts{
+	err := sdk.Serve(&sdk.ServeOpts{
 		Info: sdk.Info{Name: "auth-static", Version: "0.0.1", AuthSchemes: []sdk.Component{{
 			Name: "static",
 			Config: []sdk.Attribute{
@@ -55,4 +56,8 @@ func main() {
 		}}},
 		Auth: &static{authorized: map[string]bool{}},
 	})
+	if err != nil {
+		sdk.Logger().Error("cannot serve", "error", err)
+		os.Exit(1)
+	}
 }

@@ -46,7 +46,10 @@ var Info = sdk.Info{
 // Main serves the plugin.
 func Main() int {
 	log := sdk.Logger()
-	sdk.Serve(&sdk.ServeOpts{Info: Info, Headers: &Helper{Log: log}, Logger: log})
+	if err := sdk.Serve(&sdk.ServeOpts{Info: Info, Headers: &Helper{Log: log}, Logger: log}); err != nil {
+		log.Error("cannot serve", "error", err)
+		return 1
+	}
 	return 0
 }
 

@@ -53,7 +53,10 @@ var Info = sdk.Info{
 // Main serves the plugin. It is the plugin's main function.
 func Main() int {
 	log := sdk.Logger()
-	sdk.Serve(&sdk.ServeOpts{Info: Info, Transport: &Transport{Log: log}, Logger: log})
+	if err := sdk.Serve(&sdk.ServeOpts{Info: Info, Transport: &Transport{Log: log}, Logger: log}); err != nil {
+		log.Error("cannot serve", "error", err)
+		return 1
+	}
 	return 0
 }
 
