@@ -79,7 +79,7 @@ func New(ctx context.Context, o *Options) (_ *Telemetry, err error) {
 		t.tp = sdktrace.NewTracerProvider(
 			sdktrace.WithResource(res),
 			sdktrace.WithSampler(p.sampler),
-			sdktrace.WithBatcher(exp),
+			sdktrace.WithSpanProcessor(newBatcher(exp, p.batch)),
 		)
 		t.tracer = t.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
 	}
