@@ -36,7 +36,8 @@ type Telemetry struct {
 	handler http.Handler             // nil unless Prometheus
 
 	conns atomic.Pointer[func(yield func(state string, n int))]
-	sets  setCache // attribute sets of the per-call metrics
+	sets   setCache                            // attribute sets of the per-call metrics
+	starts boundedCache[startKey, spanStart] // names and start options of the per-call spans
 
 	shutdownOnce sync.Once
 	shutdownErr  error
