@@ -35,8 +35,8 @@ type Telemetry struct {
 	inst    *instruments             // nil when metrics are off
 	handler http.Handler             // nil unless Prometheus
 
-	conns atomic.Pointer[func(yield func(state string, n int))]
-	sets   setCache                            // attribute sets of the per-call metrics
+	conns  atomic.Pointer[func(yield func(state string, n int))]
+	sets   setCache                          // attribute sets of the per-call metrics
 	starts boundedCache[startKey, spanStart] // names and start options of the per-call spans
 
 	shutdownOnce sync.Once
