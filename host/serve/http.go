@@ -288,7 +288,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return
 		}
 		if g.tel.Enabled() {
-			telemetryHeaders(r.Header, body) // (telemetry.go)
+			stripTelemetryHeaders(r.Header) // (telemetry.go)
 		}
 		if o.RateLimit != nil {
 			release, ok := g.admitRate(w, r, o.RateLimit, owner, body, func() bool {
@@ -323,6 +323,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return // (httprelay.go)
 		}
 		if g.tel.Enabled() {
+			telemetryRequestID(r.Header, body) // (telemetry.go)
 			if tok := r.Header[hdrCarry]; len(tok) == 1 {
 				// The span the relay passed on, should the go-sdk handler
 				// answer without the middleware taking it.
