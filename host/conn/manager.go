@@ -3,12 +3,10 @@ package conn
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -669,7 +667,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 	tel := c.m.opts.Telemetry
 	if tel.Enabled() {
 		ctx, us = tel.StartUpstream(ctx, c.cfg.Name, "tools/call", tool, telemetry.RequestInfo{ProtocolVersion: v})
-		trace, begun = traceMembers(tel.InjectMeta(ctx, nil)), time.Now()
+		trace, begun = tel.TraceMembers(ctx), time.Now()
 	}
 	err := raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc}, func(resp []byte, err error) {
 		cancel(nil)
@@ -728,28 +726,6 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		left()
 	}
 	return err
-}
-
-// traceMembers encodes trace context members of a request's _meta
-// (telemetry.InjectMeta's) as JSON object members, for a raw request.
-func traceMembers(meta map[string]any) []byte {
-	if len(meta) == 0 {
-		return nil
-	}
-	keys := slices.Sorted(maps.Keys(meta))
-	var b []byte
-	for _, k := range keys {
-		kb, _ := json.Marshal(k)
-		vb, err := json.Marshal(meta[k])
-		if err != nil {
-			continue
-		}
-		if len(b) > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, kb...), ':'), vb...)
-	}
-	return b
 }
 
 // Current returns the server's live session (ctx's user's, see WithUser),

@@ -292,7 +292,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		one := body.One() // (nil for a batch)
 		if g.tel.Enabled() {
-			telemetryHeaders(r.Header, one) // (telemetry.go)
+			stripTelemetryHeaders(r.Header) // (telemetry.go)
 		}
 		if o.RateLimit != nil {
 			release, ok := g.admitRate(w, r, o.RateLimit, owner, &body, func() bool {
@@ -327,6 +327,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return // (httprelay.go)
 		}
 		if g.tel.Enabled() {
+			telemetryRequestID(r.Header, one) // (telemetry.go)
 			if tok := r.Header[hdrCarry]; len(tok) == 1 {
 				// The span the relay passed on, should the go-sdk handler
 				// answer without the middleware taking it.

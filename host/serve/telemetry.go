@@ -338,14 +338,20 @@ func (g *Gateway) abandon(tok []string, err error) {
 	g.endRelayWith(rs, errTypeOther)
 }
 
-// telemetryHeaders readies the headers of a POST of m (nil for a batch)
-// for telemetryMiddleware: the gateway's internal headers are removed (a
-// client does not set them), and the id of a single request is set. Only
-// with telemetry on.
-func telemetryHeaders(h http.Header, m *wire.Message) {
+// stripTelemetryHeaders removes the gateway's internal headers from a
+// POST's headers h: a client does not set them. Only with telemetry on,
+// before the relay (which may set hdrCarry).
+func stripTelemetryHeaders(h http.Header) {
 	delete(h, hdrRequestID)
 	delete(h, hdrPipe)
 	delete(h, hdrCarry)
+}
+
+// telemetryRequestID sets, in the headers h of a POST of m (nil for a
+// batch) that goes to the go-sdk handler, the id of a single request, for
+// telemetryMiddleware (a relayed call's span has its id already). Only
+// with telemetry on.
+func telemetryRequestID(h http.Header, m *wire.Message) {
 	if m == nil {
 		return // (a batch: no one id)
 	}

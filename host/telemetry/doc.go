@@ -64,6 +64,17 @@
 // user identity: the API takes names (server, tool, prompt, plugin, method),
 // outcomes and error classes only.
 //
+// # Cost
+//
+// Spans are exported in batches with the limits, defaults and OTEL_BSP_*
+// variables of the SDK's batch span processor, by a processor whose
+// goroutine wakes once per batch rather than once per span. The names,
+// start options and metric attribute sets of the per-call spans and
+// measurements are made once per tool (in bounded caches), and the raw
+// lane's trace context is written without a map. BenchmarkHop measures
+// one gateway hop's telemetry; host/serve's BenchmarkTelemetryCost a
+// relayed call through a gateway with telemetry off and on.
+//
 // # Trace context
 //
 // [Telemetry.InjectMeta] and [Telemetry.ExtractMeta] carry W3C traceparent,

@@ -80,8 +80,8 @@ func (t *Telemetry) RecordRequest(ctx context.Context, method, target string, d 
 		return
 	}
 	method = methodName(method)
-	opt := t.sets.option(setKey{setRequest, method, target, errType})
-	t.inst.server.Inst().Record(ctx, d.Seconds(), opt)
+	opts := t.options(setKey{setRequest, method, target, errType})
+	t.inst.server.Inst().Record(ctx, d.Seconds(), opts.record...)
 }
 
 // RecordCall records a tool call sent to upstream server (from sending the
@@ -93,8 +93,8 @@ func (t *Telemetry) RecordCall(ctx context.Context, server, tool string, d time.
 	if t == nil || t.inst == nil {
 		return
 	}
-	opt := t.sets.option(setKey{setCall, server, tool, errType})
-	t.inst.client.Inst().Record(ctx, d.Seconds(), opt)
+	opts := t.options(setKey{setCall, server, tool, errType})
+	t.inst.client.Inst().Record(ctx, d.Seconds(), opts.record...)
 }
 
 // RecordDecision counts a permission decision by its outcome ("allow",
@@ -103,8 +103,8 @@ func (t *Telemetry) RecordDecision(ctx context.Context, outcome string) {
 	if t == nil || t.inst == nil {
 		return
 	}
-	opt := t.sets.option(setKey{kind: setDecision, a: outcome})
-	t.inst.decisions.Add(ctx, 1, opt)
+	opts := t.options(setKey{kind: setDecision, a: outcome})
+	t.inst.decisions.Add(ctx, 1, opts.add...)
 }
 
 // RecordReconnect counts a reconnection to upstream server.

@@ -232,7 +232,7 @@ func TestSetCacheBounded(t *testing.T) {
 		r.RecordRequest(context.Background(), "tools/call", fmt.Sprintf("no-such-tool-%d", i), time.Millisecond, "")
 	}
 	r.RecordRequest(context.Background(), "tools/call", "no-such-tool-0", time.Millisecond, "")
-	if got := len(r.sets.opts); got != maxCachedSets {
+	if got := r.sets.len(); got != maxCachedSets {
 		t.Errorf("%d sets cached, want the bound %d", got, maxCachedSets)
 	}
 	counts := map[string]uint64{}

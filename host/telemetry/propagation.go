@@ -2,7 +2,11 @@ package telemetry
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
@@ -42,6 +46,55 @@ func (t *Telemetry) InjectMeta(ctx context.Context, meta map[string]any) map[str
 	}
 	w3c.Inject(ctx, MetaCarrier(meta))
 	return meta
+}
+
+// TraceMembers returns what InjectMeta would write into an empty _meta,
+// encoded as the members of a JSON object without its braces, in key
+// order ("traceparent":"00-…"), for a request written as raw JSON; nil
+// when traces are off or ctx carries no trace context. The usual context —
+// a span context without tracestate, no baggage — is written directly: one
+// allocation, where InjectMeta and encoding the map take a dozen.
+func (t *Telemetry) TraceMembers(ctx context.Context) []byte {
+	if t == nil || t.tracer == nil {
+		return nil
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if baggage.FromContext(ctx).Len() > 0 || sc.TraceState().Len() > 0 {
+		return encodeMembers(t.InjectMeta(ctx, nil))
+	}
+	if !sc.IsValid() {
+		return nil
+	}
+	// As propagation.TraceContext writes it: version 00, the trace and
+	// span ids, and the flags it defines (sampled, random), in hex.
+	tid, sid := sc.TraceID(), sc.SpanID()
+	flags := sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom)
+	b := make([]byte, 0, len(`"traceparent":"00---xx"`)+2*len(tid)+2*len(sid))
+	b = append(b, `"traceparent":"00-`...)
+	b = hex.AppendEncode(b, tid[:])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, sid[:])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, []byte{byte(flags)})
+	return append(b, '"')
+}
+
+// encodeMembers encodes meta as the members of a JSON object, without its
+// braces, in key order; nil for an empty meta.
+func encodeMembers(meta map[string]any) []byte {
+	var b []byte
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(meta[k])
+		if err != nil {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, kb...), ':'), vb...)
+	}
+	return b
 }
 
 // ExtractMeta returns ctx with the trace context that meta, a request's

@@ -160,3 +160,53 @@ func TestTransportOff(t *testing.T) {
 		t.Errorf("Transport(nil) = %T, want http.DefaultTransport", got)
 	}
 }
+
+// TestTraceMembers checks that TraceMembers writes what InjectMeta puts in
+// an empty _meta, encoded as JSON members in key order (the direct path of
+// a plain span context included), and that it takes one allocation there.
+func TestTraceMembers(t *testing.T) { // (not parallel: AllocsPerRun)
+	r := newRecorder(t)
+	tid, _ := trace.TraceIDFromHex("0af7651916cd43dd8448eb211c80319c")
+	sid, _ := trace.SpanIDFromHex("b7ad6b7169203331")
+	remote := func(flags trace.TraceFlags, state string) context.Context {
+		ts, err := trace.ParseTraceState(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return trace.ContextWithRemoteSpanContext(context.Background(),
+			trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, TraceState: ts, Remote: true}))
+	}
+	started, span := r.StartUpstream(context.Background(), "srv", "tools/call", "x", RequestInfo{})
+	defer span.End(nil)
+	bag, _ := baggage.Parse("tenant=acme")
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"none", context.Background(), ""},
+		{"sampled", remote(trace.FlagsSampled, ""), `"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`},
+		{"not sampled", remote(0, ""), `"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"`},
+		{"random, other flags dropped", remote(trace.FlagsSampled|trace.FlagsRandom|0x80, ""), `"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-03"`},
+		{"tracestate", remote(trace.FlagsSampled, "v=1,w=2"), `"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"v=1,w=2"`},
+		{"baggage", baggage.ContextWithBaggage(remote(trace.FlagsSampled, ""), bag), `"baggage":"tenant=acme","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`},
+		{"baggage alone", baggage.ContextWithBaggage(context.Background(), bag), `"baggage":"tenant=acme"`},
+		{"a started span", started, fmt.Sprintf(`"traceparent":"00-%s-%s-01"`, span.SpanContext().TraceID(), span.SpanContext().SpanID())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := r.TraceMembers(tc.ctx)
+			if string(got) != tc.want {
+				t.Errorf("TraceMembers = %s, want %s", got, tc.want)
+			}
+			if viaMap := encodeMembers(r.InjectMeta(tc.ctx, nil)); string(viaMap) != string(got) {
+				t.Errorf("TraceMembers = %s, InjectMeta encoded = %s", got, viaMap)
+			}
+			if (*Telemetry)(nil).TraceMembers(tc.ctx) != nil {
+				t.Error("a nil Telemetry wrote members")
+			}
+		})
+	}
+	if n := testing.AllocsPerRun(100, func() { r.TraceMembers(started) }); n != 1 {
+		t.Errorf("TraceMembers allocates %v times, want 1", n)
+	}
+}

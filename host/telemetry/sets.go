@@ -53,32 +53,62 @@ func (k setKey) attrs() []attribute.KeyValue {
 	return attrs
 }
 
-// setCache holds the measurement option (a precomputed attribute set) of
+// setOptions are the measurement options of one attribute set, as the
+// variadic arguments of Record and Add: passing a slice made once costs no
+// allocation, where a single option is put in a new slice per call.
+type setOptions struct {
+	record []metric.RecordOption
+	add    []metric.AddOption
+}
+
+// setCache holds the measurement options (a precomputed attribute set) of
 // each combination of attribute values the per-call metrics have seen:
 // building a set sorts, deduplicates and hashes its attributes on every
 // measurement otherwise, which is most of a measurement's cost on the
 // gateway's hot path.
-type setCache struct {
-	mu   sync.RWMutex
-	opts map[setKey]metric.MeasurementOption
+type setCache = boundedCache[setKey, setOptions]
+
+// options returns the measurement options of k's attributes, built on
+// first use.
+func (t *Telemetry) options(k setKey) setOptions {
+	return t.sets.get(k, func() setOptions {
+		o := metric.WithAttributeSet(attribute.NewSet(k.attrs()...))
+		return setOptions{record: []metric.RecordOption{o}, add: []metric.AddOption{o}}
+	})
 }
 
-// option returns the option of k's attributes, built on first use.
-func (c *setCache) option(k setKey) metric.MeasurementOption {
+// boundedCache is a map of values built on first use, of at most
+// maxCachedSets entries (past the bound, values are built per use). Its
+// keys come from the registry and fixed lists, and, bounded, from what
+// clients send (see maxCachedSets). It is safe for concurrent use.
+type boundedCache[K comparable, V any] struct {
+	mu sync.RWMutex
+	m  map[K]V
+}
+
+// get returns k's value, built by build if it is not cached.
+func (c *boundedCache[K, V]) get(k K, build func() V) V {
 	c.mu.RLock()
-	o, ok := c.opts[k]
+	v, ok := c.m[k]
 	c.mu.RUnlock()
 	if ok {
-		return o
+		return v
 	}
-	o = metric.WithAttributeSet(attribute.NewSet(k.attrs()...))
+	v = build()
 	c.mu.Lock()
-	if len(c.opts) < maxCachedSets {
-		if c.opts == nil {
-			c.opts = make(map[setKey]metric.MeasurementOption)
+	if len(c.m) < maxCachedSets {
+		if c.m == nil {
+			c.m = make(map[K]V)
 		}
-		c.opts[k] = o
+		c.m[k] = v
 	}
 	c.mu.Unlock()
-	return o
+	return v
+}
+
+// len returns the number of cached values.
+func (c *boundedCache[K, V]) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m)
 }

@@ -71,7 +71,10 @@ func (t *Telemetry) StartRequest(ctx context.Context, method, target string, inf
 	method = methodName(method)
 	attrs := requestAttrs(method, target, info, attribute.KeyValue{})
 	opts = append(opts, kindServer, trace.WithAttributes(attrs...))
-	ctx, s := t.tracer.Start(parent, spanName(method, target), opts...)
+	name := t.starts.get(startKey{kind: startRequest, a: method, b: target}, func() spanStart {
+		return spanStart{name: spanName(method, target)}
+	}).name
+	ctx, s := t.tracer.Start(parent, name, opts...)
 	if method == MethodToolsCall {
 		ctx = context.WithValue(ctx, toolRequestKey{}, s)
 	}
@@ -118,9 +121,10 @@ func (t *Telemetry) StartDecision(ctx context.Context, tool string) (context.Con
 	if t == nil || t.tracer == nil {
 		return ctx, Span{}
 	}
-	ctx, s := t.tracer.Start(ctx, DecisionSpanName,
-		kindInternal,
-		trace.WithAttributes(semconv.GenAIToolName(tool)))
+	st := t.starts.get(startKey{kind: startDecision, a: tool}, func() spanStart {
+		return spanStart{opts: []trace.SpanStartOption{kindInternal, trace.WithAttributes(semconv.GenAIToolName(tool))}}
+	})
+	ctx, s := t.tracer.Start(ctx, DecisionSpanName, st.opts...)
 	return ctx, Span{s: s}
 }
 
@@ -133,10 +137,17 @@ func (t *Telemetry) StartUpstream(ctx context.Context, server, method, target st
 		return ctx, Span{}
 	}
 	method = methodName(method)
-	attrs := requestAttrs(method, target, info, AttrServerName.String(server))
-	ctx, s := t.tracer.Start(ctx, spanName(method, target),
-		kindClient,
-		trace.WithAttributes(attrs...))
+	build := func() spanStart {
+		attrs := requestAttrs(method, target, info, AttrServerName.String(server))
+		return spanStart{name: spanName(method, target), opts: []trace.SpanStartOption{kindClient, trace.WithAttributes(attrs...)}}
+	}
+	var st spanStart
+	if info.RequestID == "" && info.SessionID == "" { // (what the host sends: the same for every call of a tool)
+		st = t.starts.get(startKey{kind: startUpstream, a: server, b: method, c: target, d: info.ProtocolVersion, e: info.Transport}, build)
+	} else {
+		st = build()
+	}
+	ctx, s := t.tracer.Start(ctx, st.name, st.opts...)
 	return ctx, Span{s: s}
 }
 
@@ -225,6 +236,28 @@ func (s Span) fail(errType string) {
 	s.s.SetAttributes(semconv.ErrorTypeKey.String(errType))
 	s.s.SetStatus(codes.Error, errType)
 }
+
+// spanStart is the name and start options of a span whose attributes
+// at start are the same for every call of a tool: made once, they cost
+// no allocation per span (see Telemetry.starts).
+type spanStart struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+// startKey identifies a spanStart: the span (kind) and the values of its
+// name and attributes, as the kinds say.
+type startKey struct {
+	kind          uint8
+	a, b, c, d, e string
+}
+
+// The span kinds of a startKey.
+const (
+	startRequest  uint8 = iota + 1 // name only; a: method, b: target
+	startDecision                  // a: tool
+	startUpstream                  // a: server, b: method, c: target, d: protocol version, e: transport
+)
 
 // spanName is "{method} {target}" when target names a tool or a prompt,
 // else "{method}".

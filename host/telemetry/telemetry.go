@@ -35,8 +35,9 @@ type Telemetry struct {
 	inst    *instruments             // nil when metrics are off
 	handler http.Handler             // nil unless Prometheus
 
-	conns atomic.Pointer[func(yield func(state string, n int))]
-	sets  setCache // attribute sets of the per-call metrics
+	conns  atomic.Pointer[func(yield func(state string, n int))]
+	sets   setCache                          // attribute sets of the per-call metrics
+	starts boundedCache[startKey, spanStart] // names and start options of the per-call spans
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -79,7 +80,7 @@ func New(ctx context.Context, o *Options) (_ *Telemetry, err error) {
 		t.tp = sdktrace.NewTracerProvider(
 			sdktrace.WithResource(res),
 			sdktrace.WithSampler(p.sampler),
-			sdktrace.WithBatcher(exp),
+			sdktrace.WithSpanProcessor(newBatcher(exp, p.batch)),
 		)
 		t.tracer = t.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
 	}
