@@ -313,15 +313,17 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 		}
 		return nil
 	}
-	buf := make([]byte, 4096)
+	src := l.c.m.sseReaders.get(nil)
+	defer l.c.m.sseReaders.put(src) // (cur, reading through it, is done with)
 	var lastID, progressAt string
 	var retry time.Duration
 	for tries := 0; ; {
 		var err error
 		if body != nil {
-			cur = newSSERouter(body, max, route)
+			src.Reset(body)
+			cur = newSSERouterOn(src, body, max, route)
 			for resp == nil && err == nil && !cur.overflow {
-				_, err = cur.Read(buf)
+				err = cur.skip()
 			}
 			switch {
 			case resp != nil:

@@ -150,6 +150,8 @@ type Manager struct {
 	plug   *Plugins // what new connections use (Apply may replace it)
 
 	users users // per-user connections (users.go)
+
+	sseReaders sseReaders // the raw lane's event stream buffers (httplane.go)
 }
 
 // NewManager returns a manager for the given servers. It connects nothing until asked.

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -136,11 +137,52 @@ type sseRouter struct {
 	hasID    bool
 }
 
+// sseReadSize is the read buffer of an sseRouter: an event's line longer
+// than it is collected piecewise (partial).
+const sseReadSize = 64 << 10
+
 func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
+	return newSSERouterOn(bufio.NewReaderSize(body, sseReadSize), body, max, route)
+}
+
+// newSSERouterOn is newSSERouter reading body through src, which reads
+// body (a buffer the caller reuses: see sseReaders).
+func newSSERouterOn(src *bufio.Reader, body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	return &sseRouter{src: bufio.NewReaderSize(body, 64<<10), body: body, route: route, max: max}
+	return &sseRouter{src: src, body: body, route: route, max: max}
+}
+
+// sseReaders are the read buffers of the event streams the raw lane reads
+// up to a call's response (httpLane.stream): one per call in flight,
+// reused, rather than 64 KiB allocated (and cleared) for each call.
+type sseReaders struct{ pool sync.Pool }
+
+// get returns a read buffer reading body.
+func (p *sseReaders) get(body io.Reader) *bufio.Reader {
+	if r, ok := p.pool.Get().(*bufio.Reader); ok {
+		r.Reset(body)
+		return r
+	}
+	return bufio.NewReaderSize(body, sseReadSize)
+}
+
+// put returns a buffer that get returned, which its caller no longer reads.
+func (p *sseReaders) put(r *bufio.Reader) {
+	r.Reset(nil) // (holds no body)
+	p.pool.Put(r)
+}
+
+// skip reads what Read would return next, and drops it: for a reader
+// that wants only what route sees. It returns the source's error once
+// everything before it was read.
+func (r *sseRouter) skip() error {
+	if len(r.out) == 0 && r.err == nil {
+		r.step()
+	}
+	r.out = r.out[:0]
+	return r.err
 }
 
 func (r *sseRouter) Read(p []byte) (int, error) {
