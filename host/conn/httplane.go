@@ -296,7 +296,9 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 				resp = oneLine(bytes.Clone(data))
 			}
 		case hasID:
-			msg, err := jsonrpcmsg.Decode(data)
+			// (Answered on a goroutine of its own, while data, which the
+			// request's params would alias, is reused for the next event.)
+			msg, err := jsonrpcmsg.Decode(bytes.Clone(data))
 			if jr, ok := msg.(*jsonrpc.Request); err == nil && ok {
 				asks.Add(1)
 				go func() { // ends when answered, or with the call

@@ -1,8 +1,11 @@
 package conn
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -63,5 +66,58 @@ func TestHTTPLaneReusesConnections(t *testing.T) {
 				t.Errorf("%d raw calls from %d callers opened %d connections (want at most %d: connections reused)", callers*calls, callers, n, 2*callers)
 			}
 		})
+	}
+}
+
+// TestHTTPLaneServerRequestParams: a server's request on a call's event
+// stream is answered from its own params, even when more events follow it
+// at once: the stream's reader reuses its buffers for the next event while
+// the request is being answered (the params were read from the reused
+// buffer: a data race, and a question garbled or refused as invalid).
+func TestHTTPLaneServerRequestParams(t *testing.T) {
+	t.Parallel()
+	answered := make(chan []byte, 1)
+	question := strings.Repeat("is it ok? ", 20)
+	cfg := hookedDemo(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if bytes.Contains(body, []byte(`"id":"q1"`)) && !bytes.Contains(body, []byte(`"method"`)) {
+			answered <- body // the lane's answer to the server's request
+			w.WriteHeader(http.StatusAccepted)
+			return true
+		}
+		id := rawIDOf(body)
+		if id == "" || !bytes.Contains(body, []byte(`"asking"`)) {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"q1\",\"method\":\"elicitation/create\",\"params\":{\"message\":%q,\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}}}}}\n\n", question)
+		for i := range 20 { // at once after the request, shorter: the reader reuses its buffer
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%d,\"progress\":%d,\"message\":%q}}\n\n", i, i, strings.Repeat("x", len(question)/2))
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-answered:
+		case <-r.Context().Done():
+			return true
+		}
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%q,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"asked\"}]}}\n\n", id)
+		return true
+	})
+	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
+	t.Cleanup(func() { m.Close() })
+	listedSession(t, m, cfg.Name)
+	a := newAnswerer("a", "yes")
+	resp, handled, err := m.CallRaw(context.Background(), cfg.Name, RawCall{Tool: "asking", Args: []byte(`{}`), ProtocolVersion: NewProtocol,
+		Gen: m.Generation(context.Background(), cfg.Name), Requester: a, Asks: true})
+	if err != nil || !handled || !strings.Contains(string(resp), `"asked"`) {
+		t.Fatalf("asking: %s %v %v", resp, handled, err)
+	}
+	select {
+	case p := <-a.asked:
+		if p.Message != question {
+			t.Errorf("the client was asked %q, want %q", p.Message, question)
+		}
+	default:
+		t.Error("the client was not asked (the server's request was refused)")
 	}
 }
