@@ -76,7 +76,7 @@ func (l *httpLane) StartRaw(ctx context.Context, req rawRequest, done func(resp 
 	// The call ends with ctx, or when the Manager closes.
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(l.c.m.ctx, cancel)
-	go func() {
+	run := func() {
 		defer cancel()
 		defer stop()
 		resp, err := l.call(ctx, id, msg, req)
@@ -91,7 +91,12 @@ func (l *httpLane) StartRaw(ctx context.Context, req rawRequest, done func(resp 
 			}()
 		}
 		done(resp, err)
-	}()
+	}
+	if req.wait {
+		run() // (the caller waits for done anyway)
+		return nil
+	}
+	go run()
 	return nil
 }
 

@@ -55,6 +55,11 @@ type rawRequest struct {
 	// members, without braces), or nil.
 	trace []byte
 	fc    *call
+	// wait says that the caller blocks until done is called (CallRaw): a
+	// lane that makes each call on a goroutine of its own (httpLane) makes
+	// it on the caller's instead, and calls done before StartRaw returns —
+	// one goroutine and one hand-over less per call.
+	wait bool
 }
 
 // errRawRefused ends a raw call the server refused before acting on it
