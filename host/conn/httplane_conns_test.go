@@ -13,11 +13,13 @@ import (
 )
 
 // TestHTTPLaneReusesConnections: 8 callers making raw calls at once on a
-// streamable HTTP server keep to about as many connections as callers —
-// each call's connection goes back to the pool and serves a later call —
-// rather than dialing a connection for many of the calls (the per-host
-// idle pool too small for the callers, or a response body not read to its
-// end before the next call needs a connection).
+// streamable HTTP server keep to a few connections per caller — each
+// call's connection goes back to the pool and serves a later call —
+// rather than dialing a connection for many of the calls (a response body
+// not read to its end, or the per-host idle pool too small for the
+// callers). (Each call's stream is read to its end in the background, so
+// a call may start before its predecessor's connection is free again: a
+// loaded machine opens a few more than 8.)
 func TestHTTPLaneReusesConnections(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -62,8 +64,8 @@ func TestHTTPLaneReusesConnections(t *testing.T) {
 			for err := range errs {
 				t.Fatal(err)
 			}
-			if n := conns.Load() - before; n > 2*callers {
-				t.Errorf("%d raw calls from %d callers opened %d connections (want at most %d: connections reused)", callers*calls, callers, n, 2*callers)
+			if n := conns.Load() - before; n > 4*callers {
+				t.Errorf("%d raw calls from %d callers opened %d connections (want at most %d: connections reused)", callers*calls, callers, n, 4*callers)
 			}
 		})
 	}
