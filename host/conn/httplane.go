@@ -320,15 +320,14 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 		}
 		return nil
 	}
-	src := l.c.m.sseReaders.get(nil)
-	defer l.c.m.sseReaders.put(src) // (cur, reading through it, is done with)
+	cur = l.c.m.sseRouters.get(max, route)
+	defer l.c.m.sseRouters.put(cur) // (what is returned is not read through it)
 	var lastID, progressAt string
 	var retry time.Duration
 	for tries := 0; ; {
 		var err error
 		if body != nil {
-			src.Reset(body)
-			cur = newSSERouterOn(src, body, max, route)
+			cur.restart(body)
 			for resp == nil && err == nil && !cur.overflow {
 				err = cur.skip()
 			}

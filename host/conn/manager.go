@@ -151,7 +151,7 @@ type Manager struct {
 
 	users users // per-user connections (users.go)
 
-	sseReaders sseReaders // the raw lane's event stream buffers (httplane.go)
+	sseRouters sseRouters // the raw lane's event stream readers (httplane.go)
 }
 
 // NewManager returns a manager for the given servers. It connects nothing until asked.

@@ -146,7 +146,7 @@ func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRo
 }
 
 // newSSERouterOn is newSSERouter reading body through src, which reads
-// body (a buffer the caller reuses: see sseReaders).
+// body.
 func newSSERouterOn(src *bufio.Reader, body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
@@ -154,29 +154,54 @@ func newSSERouterOn(src *bufio.Reader, body io.ReadCloser, max int, route func([
 	return &sseRouter{src: src, body: body, route: route, max: max}
 }
 
-// sseReaders are the read buffers of the event streams the raw lane reads
-// up to a call's response (httpLane.stream): one per call in flight,
-// reused, rather than 64 KiB allocated (and cleared) for each call.
-type sseReaders struct{ pool sync.Pool }
+// sseRouters are the routers of the event streams the raw lane reads up to
+// a call's response (httpLane.stream): one per call in flight, reused with
+// their buffers, rather than a 64 KiB read buffer and the event buffers
+// allocated for each call.
+type sseRouters struct{ pool sync.Pool }
 
-// get returns a read buffer reading body.
-func (p *sseReaders) get(body io.Reader) *bufio.Reader {
-	if r, ok := p.pool.Get().(*bufio.Reader); ok {
-		r.Reset(body)
-		return r
+// sseKeep bounds the event buffers a router keeps for reuse: those grown
+// by a larger event are dropped.
+const sseKeep = 64 << 10
+
+// get returns a router that reads no stream yet (see restart), for max and
+// route as newSSERouter's.
+func (p *sseRouters) get(max int, route func([]byte) []byte) *sseRouter {
+	r, ok := p.pool.Get().(*sseRouter)
+	if !ok {
+		r = newSSERouterOn(bufio.NewReaderSize(nil, sseReadSize), nil, max, route)
 	}
-	return bufio.NewReaderSize(body, sseReadSize)
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	r.max, r.route = max, route
+	return r
 }
 
-// put returns a buffer that get returned, which its caller no longer reads.
-func (p *sseReaders) put(r *bufio.Reader) {
-	r.Reset(nil) // (holds no body)
+// put returns a router that get returned, which its caller no longer
+// reads.
+func (p *sseRouters) put(r *sseRouter) {
+	r.restart(nil)
+	r.route = nil
+	if max(cap(r.event), cap(r.fields), cap(r.data), cap(r.partial), cap(r.out)) > sseKeep {
+		r.event, r.fields, r.data, r.partial, r.out = nil, nil, nil, nil, nil
+	}
 	p.pool.Put(r)
 }
 
-// skip reads what Read would return next, and drops it: for a reader
-// that wants only what route sees. It returns the source's error once
-// everything before it was read.
+// restart makes r read body from its start, as a new router would: what
+// it read of another stream is forgotten (its buffers are kept).
+func (r *sseRouter) restart(body io.ReadCloser) {
+	r.src.Reset(body)
+	r.body = body
+	r.reset()
+	r.pass, r.out, r.err = false, r.out[:0], nil
+	r.lastID, r.retry, r.overflow = "", 0, false
+}
+
+// skip reads what Read would return next, and drops it: for a reader that
+// wants only what route sees. It returns the source's error once it met
+// one.
 func (r *sseRouter) skip() error {
 	if len(r.out) == 0 && r.err == nil {
 		r.step()
