@@ -109,21 +109,11 @@ func (m *rawMeta) request(req rawRequest) (id string, msg []byte) {
 		if p := m.noCaps.Load(); p != nil {
 			meta = *p
 		}
-		withCaps := make([]byte, 0, len(meta)+len(req.caps)+48)
-		if len(meta) > 0 {
-			withCaps = append(append(withCaps, meta...), ',')
-		}
-		withCaps = append(withCaps, `"`+mcp.MetaKeyClientCapabilities+`":`...)
-		meta = append(withCaps, req.caps...)
 	}
-	if len(req.trace) > 0 {
-		withTrace := make([]byte, 0, len(meta)+len(req.trace)+1)
-		if len(meta) > 0 {
-			withTrace = append(append(withTrace, meta...), ',')
-		}
-		meta = append(withTrace, req.trace...)
-	}
-	msg = make([]byte, 0, 96+len(name)+len(req.args)+len(meta))
+	const capsKey = `"` + mcp.MetaKeyClientCapabilities + `":`
+	// One buffer for the whole message (the _meta's members are written
+	// into it, not joined first).
+	msg = make([]byte, 0, 96+len(name)+len(req.args)+len(meta)+len(capsKey)+len(req.caps)+len(req.trace)+2)
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
 	msg = append(msg, id...)
 	msg = append(msg, `,"method":"tools/call","params":{"name":`...)
@@ -132,9 +122,24 @@ func (m *rawMeta) request(req rawRequest) (id string, msg []byte) {
 		msg = append(msg, `,"arguments":`...)
 		msg = append(msg, req.args...)
 	}
-	if len(meta) > 0 {
+	if len(meta) > 0 || req.caps != nil || len(req.trace) > 0 {
 		msg = append(msg, `,"_meta":{`...)
 		msg = append(msg, meta...)
+		sep := len(meta) > 0
+		if req.caps != nil {
+			if sep {
+				msg = append(msg, ',')
+			}
+			msg = append(msg, capsKey...)
+			msg = append(msg, req.caps...)
+			sep = true
+		}
+		if len(req.trace) > 0 {
+			if sep {
+				msg = append(msg, ',')
+			}
+			msg = append(msg, req.trace...)
+		}
 		msg = append(msg, '}')
 	}
 	msg = append(msg, "}}"...)
