@@ -79,6 +79,7 @@ fuzz:
 	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzParseProtectedResourceMetadata -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzWWWAuthenticate -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSEEvents -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzReusedSSERouter -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzHideSchema -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzCompleteResult -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/jsonrpcmsg -run=^$$ -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)

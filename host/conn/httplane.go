@@ -76,7 +76,7 @@ func (l *httpLane) StartRaw(ctx context.Context, req rawRequest, done func(resp 
 	// The call ends with ctx, or when the Manager closes.
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(l.c.m.ctx, cancel)
-	go func() {
+	run := func() {
 		defer cancel()
 		defer stop()
 		resp, err := l.call(ctx, id, msg, req)
@@ -91,7 +91,12 @@ func (l *httpLane) StartRaw(ctx context.Context, req rawRequest, done func(resp 
 			}()
 		}
 		done(resp, err)
-	}()
+	}
+	if req.wait {
+		run() // (the caller waits for done anyway)
+		return nil
+	}
+	go run()
 	return nil
 }
 
@@ -296,7 +301,9 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 				resp = oneLine(bytes.Clone(data))
 			}
 		case hasID:
-			msg, err := jsonrpcmsg.Decode(data)
+			// (Answered on a goroutine of its own, while data, which the
+			// request's params would alias, is reused for the next event.)
+			msg, err := jsonrpcmsg.Decode(bytes.Clone(data))
 			if jr, ok := msg.(*jsonrpc.Request); err == nil && ok {
 				asks.Add(1)
 				go func() { // ends when answered, or with the call
@@ -313,15 +320,16 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 		}
 		return nil
 	}
-	buf := make([]byte, 4096)
+	cur = l.c.m.sseRouters.get(max, route)
+	defer l.c.m.sseRouters.put(cur) // (what is returned is not read through it)
 	var lastID, progressAt string
 	var retry time.Duration
 	for tries := 0; ; {
 		var err error
 		if body != nil {
-			cur = newSSERouter(body, max, route)
+			cur.restart(body)
 			for resp == nil && err == nil && !cur.overflow {
-				_, err = cur.Read(buf)
+				err = cur.skip()
 			}
 			switch {
 			case resp != nil:

@@ -148,6 +148,8 @@ type Manager struct {
 	plug   *Plugins // what new connections use (Apply may replace it)
 
 	users users // per-user connections (users.go)
+
+	sseRouters sseRouters // the raw lane's event stream readers (httplane.go)
 }
 
 // NewManager returns a manager for the given servers. It connects nothing until asked.
@@ -582,7 +584,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 		err     error
 	}
 	ch := make(chan result, 1)
-	if err := c.startRaw(ctx, cs, raw, v, older, rc, func() {}, func(resp []byte, handled bool, err error) {
+	if err := c.startRaw(ctx, cs, raw, v, older, rc, true, func() {}, func(resp []byte, handled bool, err error) {
 		ch <- result{resp, handled, err}
 	}); err != nil {
 		if connectionGone(err) {
@@ -625,7 +627,7 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 		release()
 		return false
 	}
-	if err := c.startRaw(ctx, cs, raw, v, older, rc, release, done); err != nil {
+	if err := c.startRaw(ctx, cs, raw, v, older, rc, false, release, done); err != nil {
 		release()
 		return false // (CallRaw meets the lost connection)
 	}
@@ -651,8 +653,9 @@ func rawVersions(cs *mcp.ClientSession, raw rawStarter, rc RawCall, legacySessio
 
 // startRaw sends a raw call on cs (of protocol version v) and ends it with
 // one call of done; release runs first. It returns the error of a call that
-// could not be sent.
-func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStarter, v string, older bool, rc RawCall, release func(), done func([]byte, bool, error)) error {
+// could not be sent. wait says that the caller waits for done (see
+// rawRequest.wait).
+func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStarter, v string, older bool, rc RawCall, wait bool, release func(), done func([]byte, bool, error)) error {
 	caps := rc.Caps
 	if v < NewProtocol {
 		caps = nil // (such a server was told the client's at initialize)
@@ -669,7 +672,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		ctx, us = tel.StartUpstream(ctx, c.cfg.Name, "tools/call", tool, telemetry.RequestInfo{ProtocolVersion: v})
 		trace, begun = tel.TraceMembers(ctx), time.Now()
 	}
-	err := raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc}, func(resp []byte, err error) {
+	err := raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
 		cancel(nil)
 		left()
 		release()

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -136,11 +137,77 @@ type sseRouter struct {
 	hasID    bool
 }
 
+// sseReadSize is the read buffer of an sseRouter: an event's line longer
+// than it is collected piecewise (partial).
+const sseReadSize = 64 << 10
+
 func newSSERouter(body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
+	return newSSERouterOn(bufio.NewReaderSize(body, sseReadSize), body, max, route)
+}
+
+// newSSERouterOn is newSSERouter reading body through src, which reads
+// body.
+func newSSERouterOn(src *bufio.Reader, body io.ReadCloser, max int, route func([]byte) []byte) *sseRouter {
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	return &sseRouter{src: bufio.NewReaderSize(body, 64<<10), body: body, route: route, max: max}
+	return &sseRouter{src: src, body: body, route: route, max: max}
+}
+
+// sseRouters are the routers of the event streams the raw lane reads up to
+// a call's response (httpLane.stream): one per call in flight, reused with
+// their buffers, rather than a 64 KiB read buffer and the event buffers
+// allocated for each call.
+type sseRouters struct{ pool sync.Pool }
+
+// sseKeep bounds the event buffers a router keeps for reuse: those grown
+// by a larger event are dropped.
+const sseKeep = 64 << 10
+
+// get returns a router that reads no stream yet (see restart), for max and
+// route as newSSERouter's.
+func (p *sseRouters) get(max int, route func([]byte) []byte) *sseRouter {
+	r, ok := p.pool.Get().(*sseRouter)
+	if !ok {
+		r = newSSERouterOn(bufio.NewReaderSize(nil, sseReadSize), nil, max, route)
+	}
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	r.max, r.route = max, route
+	return r
+}
+
+// put returns a router that get returned, which its caller no longer
+// reads.
+func (p *sseRouters) put(r *sseRouter) {
+	r.restart(nil)
+	r.route = nil
+	if max(cap(r.event), cap(r.fields), cap(r.data), cap(r.partial), cap(r.out)) > sseKeep {
+		r.event, r.fields, r.data, r.partial, r.out = nil, nil, nil, nil, nil
+	}
+	p.pool.Put(r)
+}
+
+// restart makes r read body from its start, as a new router would: what
+// it read of another stream is forgotten (its buffers are kept).
+func (r *sseRouter) restart(body io.ReadCloser) {
+	r.src.Reset(body)
+	r.body = body
+	r.reset()
+	r.pass, r.out, r.err = false, r.out[:0], nil
+	r.lastID, r.retry, r.overflow = "", 0, false
+}
+
+// skip reads what Read would return next, and drops it: for a reader that
+// wants only what route sees. It returns the source's error once it met
+// one.
+func (r *sseRouter) skip() error {
+	if len(r.out) == 0 && r.err == nil {
+		r.step()
+	}
+	r.out = r.out[:0]
+	return r.err
 }
 
 func (r *sseRouter) Read(p []byte) (int, error) {

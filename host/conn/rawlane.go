@@ -56,6 +56,11 @@ type rawRequest struct {
 	// members, without braces), or nil.
 	trace []byte
 	fc    *call
+	// wait says that the caller blocks until done is called (CallRaw): a
+	// lane that makes each call on a goroutine of its own (httpLane) makes
+	// it on the caller's instead, and calls done before StartRaw returns —
+	// one goroutine and one hand-over less per call.
+	wait bool
 }
 
 // errRawRefused ends a raw call the server refused before acting on it
@@ -105,21 +110,8 @@ func (m *rawMeta) request(req rawRequest) (id string, msg []byte) {
 		if p := m.noCaps.Load(); p != nil {
 			meta = *p
 		}
-		withCaps := make([]byte, 0, len(meta)+len(req.caps)+48)
-		if len(meta) > 0 {
-			withCaps = append(append(withCaps, meta...), ',')
-		}
-		withCaps = append(withCaps, `"`+mcp.MetaKeyClientCapabilities+`":`...)
-		meta = append(withCaps, req.caps...)
 	}
-	if len(req.trace) > 0 {
-		withTrace := make([]byte, 0, len(meta)+len(req.trace)+1)
-		if len(meta) > 0 {
-			withTrace = append(append(withTrace, meta...), ',')
-		}
-		meta = append(withTrace, req.trace...)
-	}
-	return id, wire.CallRequest([]byte(id), name, req.args, meta)
+	return id, wire.CallRequest([]byte(id), name, req.args, meta, req.caps, req.trace)
 }
 
 // cancelled is the notifications/cancelled of a raw call's id.

@@ -211,7 +211,16 @@ func isLoopback(addr string) bool {
 // refuses (403); checked before any request is served, relayed or not.
 func rebinding(r *http.Request) bool {
 	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host)
+	if !ok || la == nil {
+		return false
+	}
+	var loopback bool
+	if ta, ok := la.(*net.TCPAddr); ok {
+		loopback = ta.IP.IsLoopback() // (what isLoopback(la.String()) says, without formatting the address on every request)
+	} else {
+		loopback = isLoopback(la.String())
+	}
+	return loopback && !isLoopback(r.Host)
 }
 
 // acceptsBoth reports whether the request accepts both a JSON response and

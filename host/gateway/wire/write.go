@@ -184,11 +184,14 @@ func ErrorCode(resp []byte) []byte {
 	return code.Value
 }
 
-// CallRequest is a tools/call request with the raw id and the tool's name
-// as a JSON string (encoded), the raw arguments (nil: none) and the members
-// of its _meta as encoded JSON members without braces (nil: none).
-func CallRequest(id, name, args, meta []byte) []byte {
-	b := make([]byte, 0, 96+len(id)+len(name)+len(args)+len(meta))
+// CallRequest is a tools/call request, written in one buffer: the raw id,
+// the tool's name as a JSON string (encoded), the raw arguments (nil: none)
+// and its _meta: the members meta and trace (encoded JSON members without
+// braces; nil: none) and, if caps is not nil, the client's capabilities
+// (a JSON object) under the key of MCP's reserved _meta for them.
+func CallRequest(id, name, args, meta, caps, trace []byte) []byte {
+	const capsKey = `"` + mcp.MetaKeyClientCapabilities + `":`
+	b := make([]byte, 0, 96+len(id)+len(name)+len(args)+len(meta)+len(capsKey)+len(caps)+len(trace))
 	b = append(b, head...)
 	b = append(b, id...)
 	b = append(b, `,"method":"tools/call","params":{"name":`...)
@@ -197,9 +200,24 @@ func CallRequest(id, name, args, meta []byte) []byte {
 		b = append(b, `,"arguments":`...)
 		b = append(b, args...)
 	}
-	if len(meta) > 0 {
+	if len(meta) > 0 || caps != nil || len(trace) > 0 {
 		b = append(b, `,"_meta":{`...)
 		b = append(b, meta...)
+		sep := len(meta) > 0
+		if caps != nil {
+			if sep {
+				b = append(b, ',')
+			}
+			b = append(b, capsKey...)
+			b = append(b, caps...)
+			sep = true
+		}
+		if len(trace) > 0 {
+			if sep {
+				b = append(b, ',')
+			}
+			b = append(b, trace...)
+		}
 		b = append(b, '}')
 	}
 	return append(b, "}}"...)
