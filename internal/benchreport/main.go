@@ -199,6 +199,7 @@ func run(in io.Reader, out io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	writeRelayAllocs(w, samples)
+	writePeers(w, samples)
 	if ns := median(samples["Decide"]["ns/op"]); ns > 0 {
 		fmt.Fprintf(w, "## (e) permission decision\n\n`BenchmarkDecide` (host/permissions): 10,000 compiled rules against 10,000 tool names: **%.0f ns** per decision on average (goal ≤ 1 µs: %s), %.0f allocations (goal 0: %s).\n\n",
 			ns, map[bool]string{true: "met", false: "**missed**"}[ns <= 1000], median(samples["Decide"]["allocs/op"]),
