@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,11 +138,15 @@ func concurrentCalls(b *testing.B, calls []func(), callers int, cpu map[string]i
 	if hasMid {
 		sys0, csw0, io0 = rwSyscalls(b, mid), ctxSwitches(b, mid), ioBytes(b, mid)
 	}
+	dials0 := clientDials.Load()
 	b.ResetTimer()
 	start := time.Now()
 	runCalls(calls, callers, lat)
 	elapsed := time.Since(start)
 	b.StopTimer()
+	if d := clientDials.Load() - dials0; d > 0 {
+		b.ReportMetric(float64(d)/float64(b.N), "client-dials/call")
+	}
 	for m, pid := range cpu {
 		b.ReportMetric(float64((cpuTime(b, pid)-before[m]).Microseconds())/float64(b.N), m)
 	}
@@ -501,13 +507,35 @@ func httpSession(b *testing.B, url string) *mcp.ClientSession {
 func httpSessionAt(b *testing.B, url, version string) *mcp.ClientSession {
 	b.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: benchHTTPClient}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cs.Close() })
 	return cs
 }
+
+// benchHTTPClient is the HTTP client of the benchmarks' sessions: Go's
+// default transport (which the go-sdk uses when given none: it keeps 2 idle
+// connections per host, so 8 concurrent callers open new ones), with its
+// connections counted (clientDials). BENCH_HTTP_IDLE=N keeps N instead.
+var benchHTTPClient = func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	if n, err := strconv.Atoi(os.Getenv("BENCH_HTTP_IDLE")); err == nil && n > 0 {
+		t.MaxIdleConnsPerHost = n
+	}
+	dial := t.DialContext
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		clientDials.Add(1)
+		return dial(ctx, network, addr)
+	}
+	return &http.Client{Transport: t}
+}()
+
+// clientDials counts the TCP connections the benchmarks' HTTP clients
+// opened (reported per call as client-dials/call: a new connection costs
+// both ends a handshake and the server an accept).
+var clientDials atomic.Int64
 
 // listen starts argv, which listens on 127.0.0.1:port, and waits for it.
 // It is stopped by an interrupt (so that a gateway writes its CPU profile),
