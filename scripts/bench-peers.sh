@@ -10,10 +10,13 @@
 #   supergateway (npm)                            stdio upstream
 #   ToolHive's thv (`thv proxy`) and vmcp (Go)    HTTP upstream
 #
+# thv refuses to run any command without a container runtime (it pings the
+# Docker API first): the benchmark answers that ping on a socket of its own
+# (TOOLHIVE_DOCKER_SOCKET); `thv proxy` then starts no container. vmcp runs
+# with a static backend (no ToolHive group, no containers, no Kubernetes).
 # Not installed: TBXark/mcp-proxy (Go), which the Go module proxy reachable
-# here does not serve (403 for github.com/TBXark/mcp-proxy); ToolHive's
-# `thv run` and its group-based vmcp, which need a container runtime (vmcp
-# runs here with a static backend instead).
+# here does not serve (403 for github.com/TBXark/mcp-proxy). Not run:
+# `thv run` and vmcp's group discovery, which need a container runtime.
 set -uo pipefail
 cd "$(dirname "$0")/../test/bench/peers"
 TOOLHIVE_VERSION=v0.47.0

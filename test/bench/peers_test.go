@@ -2,8 +2,12 @@ package bench
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/internal/testbin"
@@ -125,8 +129,9 @@ var httpPeers = []httpPeer{
 	{"thv-proxy", func(b *testing.B, port int, upstream string) (int, string) {
 		bin := peerBin(b, "bin/thv")
 		dir := b.TempDir()
-		pid := listen(b, port, toolhiveEnv(dir), bin, "proxy", "demo", "--host", "127.0.0.1", "--port", fmt.Sprint(port),
-			"--target-uri", upstream)
+		env := append(toolhiveEnv(dir), "TOOLHIVE_DOCKER_SOCKET="+dockerPing(b, dir))
+		pid := listen(b, port, env, bin, "proxy", "demo", "--host", "127.0.0.1", "--port", fmt.Sprint(port),
+			"--target-uri", strings.TrimSuffix(upstream, "/mcp"))
 		return pid, fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 	}},
 	// ToolHive's Virtual MCP server, with a static backend (no ToolHive
@@ -158,6 +163,31 @@ aggregation:
 		pid := listen(b, port, toolhiveEnv(dir), bin, "serve", "--config", cfg, "--host", "127.0.0.1", "--port", fmt.Sprint(port))
 		return pid, fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 	}},
+}
+
+// dockerPing serves, on a unix socket in dir, the one Docker API request
+// that thv makes of every command before running it (GET /_ping: a
+// container runtime is there), and returns the socket's path. `thv proxy`
+// itself starts no container: there is no container runtime on the
+// benchmarks' machine, and none is used.
+func dockerPing(b *testing.B, dir string) string {
+	b.Helper()
+	path := filepath.Join(dir, "docker.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("API-Version", "1.44")
+		if strings.HasSuffix(r.URL.Path, "/_ping") {
+			io.WriteString(w, "OK")
+			return
+		}
+		http.NotFound(w, r)
+	})}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return path
 }
 
 // toolhiveEnv keeps a ToolHive binary's state and configuration in dir and
