@@ -56,11 +56,11 @@ var pairs = []pair{
 	{"(b) client (2026-07-28) → `mcphost serve` (stdio) → stdio server vs client → server, 8 concurrent callers",
 		"ServeGateway8", "ServeDirect8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0, ""}, {srvCPU, true, 0, ""}}},
 	{"(b1) the same, `mcphost serve` vs the byte-copy floor (a process in the middle that only copies bytes)",
-		"ServeGateway8", "ServeFloor8", []goal{{"p50-µs", true, 1.10, ""}, {"calls/s", false, 0.95, ""}, {midCPU, true, 1.5, ""}}},
+		"ServeGateway8", "ServeFloor8", []goal{{"p50-µs", true, 1.05, ""}, {"calls/s", false, 0.97, ""}, {midCPU, true, 1.3, ""}}},
 	{"(b2) client (2025-11-25) → `mcphost serve` (stdio) → stdio server vs client → server",
 		"ServeGatewayOld8", "ServeDirectOld8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0, ""}}},
 	{"(b3) the same (2025-11-25), `mcphost serve` vs the byte-copy floor",
-		"ServeGatewayOld8", "ServeFloorOld8", []goal{{"p50-µs", true, 1.10, ""}, {"calls/s", false, 0.95, ""}, {midCPU, true, 1.5, ""}}},
+		"ServeGatewayOld8", "ServeFloorOld8", []goal{{"p50-µs", true, 1.05, ""}, {"calls/s", false, 0.97, ""}, {midCPU, true, 1.3, ""}}},
 	{"(b4) references (2026-07-28 client): the byte-copy floor vs direct",
 		"ServeFloor8", "ServeDirect8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0, ""}}},
 	{"(b5) references (2026-07-28 client): a naive go-sdk proxy vs direct",
@@ -68,7 +68,7 @@ var pairs = []pair{
 	{"(b6) `mcphost serve` vs a naive go-sdk proxy (2026-07-28 client), CPU of the process in the middle per call",
 		"ServeGateway8", "ServeNaive8", []goal{{midCPU, true, 0, ""}}},
 	{"(f) client (2025-11-25, streamable HTTP) → `mcphost serve --http` → stdio server vs client → server over streamable HTTP, 8 concurrent callers",
-		"HTTPGateway8", "HTTPDirect8", []goal{{"p50-µs", true, 1.35, ""}, {"calls/s", false, 0.94, ""}}},
+		"HTTPGateway8", "HTTPDirect8", []goal{{"p50-µs", true, 1.15, ""}, {"calls/s", false, 0.95, ""}}},
 	{"(f1) `mcphost serve --http`: the gateway's CPU per call vs its upstream server's own (goal: below)",
 		"HTTPGateway8", "HTTPGateway8", []goal{{midCPU, true, 1.0, srvCPU}}},
 	{"(f4) the same as (f), with `settings { protocol_version = \"2025-11-25\" }`: the upstream session in the clients' era",
@@ -76,7 +76,7 @@ var pairs = []pair{
 	{"(f5) the same: the gateway's CPU per call vs its upstream server's own (goal: below)",
 		"HTTPGatewayPinned8", "HTTPGatewayPinned8", []goal{{midCPU, true, 1.0, srvCPU}}},
 	{"(f2) client (2026-07-28, streamable HTTP) → `mcphost serve --http` → a server over streamable HTTP (the relay's HTTP lane) vs client → server, 8 concurrent callers",
-		"HTTPUpstream8", "HTTPDirectNew8", []goal{{"p50-µs", true, 1.35, ""}, {"calls/s", false, 0.94, ""}}},
+		"HTTPUpstream8", "HTTPDirectNew8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0.85, ""}}},
 	{"(f3) the same: the gateway's CPU per call vs its upstream server's own (goal: below)",
 		"HTTPUpstream8", "HTTPUpstream8", []goal{{midCPU, true, 1.0, srvCPU}}},
 	{"(k) telemetry on (every request traced, OTLP/HTTP export of traces and metrics, /metrics served) vs off: `mcphost serve` (stdio, 2026-07-28 client), 8 concurrent callers",
@@ -85,6 +85,22 @@ var pairs = []pair{
 		"ServeGatewayTel1", "ServeGateway1", []goal{{"p50-µs", true, 1.05, ""}, {midCPU, true, 0, ""}}},
 	{"(k2) the same as (k) for `mcphost serve --http` (2025-11-25 client), 8 concurrent callers",
 		"HTTPGatewayTel8", "HTTPGateway8", []goal{{"p50-µs", true, 1.05, ""}, {"calls/s", false, 0, ""}, {midCPU, true, 0, ""}}},
+	{"(b7) one caller (each call after the previous one's answer), 2026-07-28 client: `mcphost serve` (stdio) vs the byte-copy floor",
+		"ServeGateway1", "ServeFloor1", []goal{{"p50-µs", true, 1.05, ""}, {"calls/s", false, 0.97, ""}, {midCPU, true, 1.3, ""}}},
+	{"(b8) one caller, 2025-11-25 client: `mcphost serve` (stdio) vs the byte-copy floor",
+		"ServeGatewayOld1", "ServeFloorOld1", []goal{{"p50-µs", true, 1.05, ""}, {"calls/s", false, 0.97, ""}, {midCPU, true, 1.3, ""}}},
+	{"(b9) references, one caller (2026-07-28 client): the byte-copy floor vs direct",
+		"ServeFloor1", "ServeDirect1", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0, ""}}},
+	{"(f6) one caller, 2025-11-25 client over streamable HTTP: `mcphost serve --http` → stdio server vs client → server over streamable HTTP",
+		"HTTPGateway1", "HTTPDirect1", []goal{{"p50-µs", true, 1.15, ""}, {"calls/s", false, 0.95, ""}}},
+	{"(f7) the same: the gateway's CPU per call vs its upstream server's own (goal: below)",
+		"HTTPGateway1", "HTTPGateway1", []goal{{midCPU, true, 1.0, srvCPU}}},
+	{"(f8) one caller, 2026-07-28 client: `mcphost serve --http` → a server over streamable HTTP vs client → server",
+		"HTTPUpstream1", "HTTPDirectNew1", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0.85, ""}}},
+	{"(f9) the same: the gateway's CPU per call vs its upstream server's own (goal: below)",
+		"HTTPUpstream1", "HTTPUpstream1", []goal{{midCPU, true, 1.0, srvCPU}}},
+	{"(k3) telemetry on vs off, `mcphost serve --http` (2025-11-25 client), one caller",
+		"HTTPGatewayTel1", "HTTPGateway1", []goal{{"p50-µs", true, 1.05, ""}, {"calls/s", false, 0, ""}, {midCPU, true, 0, ""}}},
 	{"(g) one client → `mcphost serve` (stdio) → 50 stdio servers vs one client → the 50 servers directly (a session each), calls spread over them, 8 concurrent callers",
 		"SpreadGateway8", "SpreadDirect8", []goal{{"p50-µs", true, 0, ""}, {"calls/s", false, 0.85, ""}}},
 	{"(c) go-sdk client over the transport-ws plugin vs over an in-process WebSocket connection, same server, 8 concurrent callers",
@@ -139,6 +155,7 @@ func run(in io.Reader, out io.Writer) error {
 	defer w.Flush()
 	fmt.Fprintf(w, "# Benchmarks\n\nWritten by `make bench` on %s (%s, %d cores, %s). ", time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), cpu)
 	fmt.Fprintf(w, "The rounds are interleaved: every benchmark runs once per round. Each figure is the median over the rounds, and each ratio is the median of the per-round ratios, so a slow spell of the shared machine hits both sides alike. Source: `test/bench/bench_test.go`.\n\n")
+	writeGoals(w, samples)
 	for _, p := range pairs {
 		if len(samples[p.path]) == 0 || len(samples[p.base]) == 0 {
 			continue
@@ -181,6 +198,8 @@ func run(in io.Reader, out io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
+	writeRelayAllocs(w, samples)
+	writePeers(w, samples)
 	if ns := median(samples["Decide"]["ns/op"]); ns > 0 {
 		fmt.Fprintf(w, "## (e) permission decision\n\n`BenchmarkDecide` (host/permissions): 10,000 compiled rules against 10,000 tool names: **%.0f ns** per decision on average (goal ≤ 1 µs: %s), %.0f allocations (goal 0: %s).\n\n",
 			ns, map[bool]string{true: "met", false: "**missed**"}[ns <= 1000], median(samples["Decide"]["allocs/op"]),

@@ -8,14 +8,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,30 +109,68 @@ func concurrentOn(b *testing.B, targets []target, callers int, cpu map[string]in
 	concurrentCalls(b, calls, callers, cpu)
 }
 
-// concurrentCalls runs each call once, then b.N calls from `callers`
-// goroutines, call n being calls[n % len(calls)], and reports p50/p99
-// latency and calls per second; and, for each process in cpu (by metric
-// name), its CPU time per call (user + system, from /proc).
+// warmup is the number of calls each benchmark makes through its path,
+// with its callers, before the timed ones: connections opened, buffers and
+// the Go runtime's heap grown, code paged in (BENCH_WARMUP overrides it).
+func warmup() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_WARMUP")); err == nil && v >= 0 {
+		return v
+	}
+	return 200
+}
+
+// concurrentCalls runs each call once and warmup() calls, then b.N calls
+// from `callers` goroutines, call n being calls[n % len(calls)], and reports
+// p50/p99 latency and calls per second; and, for each process in cpu (by
+// metric name), its CPU time per call (user + system, from /proc).
 func concurrentCalls(b *testing.B, calls []func(), callers int, cpu map[string]int) {
 	for _, c := range calls {
 		c()
 	}
+	runCalls(calls, callers, make([]time.Duration, warmup()))
 	lat := make([]time.Duration, b.N)
-	var next sync.Mutex
-	i := 0
 	before := map[string]time.Duration{}
 	for m, pid := range cpu {
 		before[m] = cpuTime(b, pid)
 	}
 	mid, hasMid := cpu[midCPU]
-	var sys0, csw0 int64
+	var sys0, csw0, io0 int64
 	if hasMid {
-		sys0, csw0 = rwSyscalls(b, mid), ctxSwitches(b, mid)
+		sys0, csw0, io0 = rwSyscalls(b, mid), ctxSwitches(b, mid), ioBytes(b, mid)
 	}
+	dials0 := clientDials.Load()
 	b.ResetTimer()
 	start := time.Now()
+	runCalls(calls, callers, lat)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if d := clientDials.Load() - dials0; d > 0 {
+		b.ReportMetric(float64(d)/float64(b.N), "client-dials/call")
+	}
+	for m, pid := range cpu {
+		b.ReportMetric(float64((cpuTime(b, pid)-before[m]).Microseconds())/float64(b.N), m)
+	}
+	if hasMid {
+		b.ReportMetric(float64(rwSyscalls(b, mid)-sys0)/float64(b.N), midSyscalls)
+		b.ReportMetric(float64(ctxSwitches(b, mid)-csw0)/float64(b.N), midSwitches)
+		b.ReportMetric(float64(ioBytes(b, mid)-io0)/float64(b.N), midIOBytes)
+		if kb := rssKiB(mid); kb > 0 {
+			b.ReportMetric(float64(kb), midRSS)
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+}
+
+// runCalls makes len(lat) calls from `callers` goroutines, call n being
+// calls[n % len(calls)], and records call n's latency in lat[n].
+func runCalls(calls []func(), callers int, lat []time.Duration) {
+	var next sync.Mutex
+	i := 0
 	var wg sync.WaitGroup
-	for w := 0; w < callers; w++ {
+	for range callers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -137,7 +179,7 @@ func concurrentCalls(b *testing.B, calls []func(), callers int, cpu map[string]i
 				n := i
 				i++
 				next.Unlock()
-				if n >= b.N {
+				if n >= len(lat) {
 					return
 				}
 				t0 := time.Now()
@@ -147,19 +189,6 @@ func concurrentCalls(b *testing.B, calls []func(), callers int, cpu map[string]i
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	for m, pid := range cpu {
-		b.ReportMetric(float64((cpuTime(b, pid)-before[m]).Microseconds())/float64(b.N), m)
-	}
-	if hasMid {
-		b.ReportMetric(float64(rwSyscalls(b, mid)-sys0)/float64(b.N), midSyscalls)
-		b.ReportMetric(float64(ctxSwitches(b, mid)-csw0)/float64(b.N), midSwitches)
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
 }
 
 // The CPU metrics: of the process in the middle (gateway, byte copier or
@@ -178,8 +207,22 @@ const (
 	midSwitches = "mid-ctxsw/call"
 )
 
+// The size of the process in the middle: its resident set at the end of
+// the timed loop; and the bytes it read and wrote by system calls (rchar +
+// wchar of /proc/PID/io), per call: what passed through it, both ways.
+const (
+	midRSS     = "mid-RSS-KiB"
+	midIOBytes = "mid-io-B/call"
+)
+
 // rwSyscalls is the number of read and write system calls a process made.
-func rwSyscalls(b *testing.B, pid int) int64 {
+func rwSyscalls(b *testing.B, pid int) int64 { return procIO(b, pid, "syscr", "syscw") }
+
+// ioBytes is the number of bytes a process read and wrote by system calls.
+func ioBytes(b *testing.B, pid int) int64 { return procIO(b, pid, "rchar", "wchar") }
+
+// procIO is the sum of the named counters of /proc/PID/io.
+func procIO(b *testing.B, pid int, keys ...string) int64 {
 	b.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
 	if err != nil {
@@ -187,7 +230,7 @@ func rwSyscalls(b *testing.B, pid int) int64 {
 	}
 	var n int64
 	for _, line := range strings.Split(string(raw), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && (k == "syscr" || k == "syscw") {
+		if k, v, ok := strings.Cut(line, ":"); ok && slices.Contains(keys, k) {
 			var c int64
 			fmt.Sscan(strings.TrimSpace(v), &c)
 			n += c
@@ -286,11 +329,7 @@ func stdioPath(b *testing.B, version string, server bool, argv ...string) (*mcp.
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = os.Environ()
 	if !server {
-		dir := b.TempDir()
-		cmd.Env = append(cmd.Env, "HOME="+dir, "MCPHOST_MANAGED_CONFIG="+filepath.Join(dir, "none.hcl"))
-		if p := os.Getenv("BENCH_GATEWAY_CPUPROFILE"); p != "" {
-			cmd.Env = append(cmd.Env, "MCPHOST_CPUPROFILE="+p)
-		}
+		cmd.Env = append(cmd.Env, gatewayEnv(b, b.TempDir())...)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
 		&mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -368,21 +407,32 @@ const (
 // naive go-sdk proxy, for scale.
 
 // BenchmarkServeDirect8 is the baseline for BenchmarkServeGateway8.
-func BenchmarkServeDirect8(b *testing.B) {
-	cs, cpu := stdioPath(b, newVersion, true, demoPath())
-	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
+func BenchmarkServeDirect8(b *testing.B) { serveDirect(b, newVersion, 8) }
+
+// serveDirect is a client speaking version to the stdio demo server,
+// `callers` concurrent callers.
+func serveDirect(b *testing.B, version string, callers int) {
+	cs, cpu := stdioPath(b, version, true, demoPath())
+	concurrentOn(b, []target{{cs, "echo"}}, callers, cpu)
 }
 
 // BenchmarkServeFloor8 is the byte-copy floor (2026-07-28 client).
-func BenchmarkServeFloor8(b *testing.B) {
-	cs, cpu := stdioPath(b, newVersion, false, benchproxyPath(), "copy", demoPath())
-	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
+func BenchmarkServeFloor8(b *testing.B) { serveFloor(b, newVersion, 8) }
+
+// serveFloor is serveDirect through the byte-copy floor.
+func serveFloor(b *testing.B, version string, callers int) {
+	cs, cpu := stdioPath(b, version, false, benchproxyPath(), "copy", demoPath())
+	concurrentOn(b, []target{{cs, "echo"}}, callers, cpu)
 }
 
 // BenchmarkServeGateway8 is `mcphost serve` (stdio), 2026-07-28 client.
-func BenchmarkServeGateway8(b *testing.B) {
-	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", gatewayConfig(b, 1), "serve")
-	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, cpu)
+func BenchmarkServeGateway8(b *testing.B) { serveGateway(b, newVersion, gatewayConfig(b, 1), 8) }
+
+// serveGateway is serveDirect through `mcphost serve` (stdio) on
+// configuration cfg (one demo server).
+func serveGateway(b *testing.B, version, cfg string, callers int) {
+	cs, cpu := stdioPath(b, version, false, mcphostPath(), "--config", cfg, "serve")
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, callers, cpu)
 }
 
 // BenchmarkServeNaive8 is a naive go-sdk proxy, 2026-07-28 client.
@@ -392,23 +442,14 @@ func BenchmarkServeNaive8(b *testing.B) {
 }
 
 // BenchmarkServeDirectOld8 is BenchmarkServeDirect8 for a 2025-11-25 client.
-func BenchmarkServeDirectOld8(b *testing.B) {
-	cs, cpu := stdioPath(b, oldVersion, true, demoPath())
-	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
-}
+func BenchmarkServeDirectOld8(b *testing.B) { serveDirect(b, oldVersion, 8) }
 
 // BenchmarkServeFloorOld8 is BenchmarkServeFloor8 for a 2025-11-25 client.
-func BenchmarkServeFloorOld8(b *testing.B) {
-	cs, cpu := stdioPath(b, oldVersion, false, benchproxyPath(), "copy", demoPath())
-	concurrentOn(b, []target{{cs, "echo"}}, 8, cpu)
-}
+func BenchmarkServeFloorOld8(b *testing.B) { serveFloor(b, oldVersion, 8) }
 
 // BenchmarkServeGatewayOld8 is BenchmarkServeGateway8 for a 2025-11-25
 // client.
-func BenchmarkServeGatewayOld8(b *testing.B) {
-	cs, cpu := stdioPath(b, oldVersion, false, mcphostPath(), "--config", gatewayConfig(b, 1), "serve")
-	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, cpu)
-}
+func BenchmarkServeGatewayOld8(b *testing.B) { serveGateway(b, oldVersion, gatewayConfig(b, 1), 8) }
 
 // spread is the number of servers the Spread benchmarks call.
 const spread = 50
@@ -466,7 +507,7 @@ func httpSession(b *testing.B, url string) *mcp.ClientSession {
 func httpSessionAt(b *testing.B, url, version string) *mcp.ClientSession {
 	b.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: benchHTTPClient}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -474,41 +515,95 @@ func httpSessionAt(b *testing.B, url, version string) *mcp.ClientSession {
 	return cs
 }
 
+// benchHTTPClient is the HTTP client of the benchmarks' sessions: Go's
+// default transport (which the go-sdk uses when given none: it keeps 2 idle
+// connections per host, so 8 concurrent callers open new ones), with its
+// connections counted (clientDials). BENCH_HTTP_IDLE=N keeps N instead.
+var benchHTTPClient = func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	if n, err := strconv.Atoi(os.Getenv("BENCH_HTTP_IDLE")); err == nil && n > 0 {
+		t.MaxIdleConnsPerHost = n
+	}
+	dial := t.DialContext
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		clientDials.Add(1)
+		return dial(ctx, network, addr)
+	}
+	return &http.Client{Transport: t}
+}()
+
+// clientDials counts the TCP connections the benchmarks' HTTP clients
+// opened (reported per call as client-dials/call: a new connection costs
+// both ends a handshake and the server an accept).
+var clientDials atomic.Int64
+
 // listen starts argv, which listens on 127.0.0.1:port, and waits for it.
+// It is stopped by an interrupt (so that a gateway writes its CPU profile),
+// and killed if it has not exited a few seconds later.
 func listen(b *testing.B, port int, env []string, argv ...string) int {
 	b.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			cmd.Wait()
+		}()
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
 	})
 	testbin.WaitListening(b, port)
 	return cmd.Process.Pid
 }
 
+// gatewayEnv is the environment of an mcphost gateway process: a home of
+// its own in dir and no managed configuration; and, when
+// BENCH_CPUPROFILE_DIR is set, a CPU profile written at its exit to
+// DIR/<benchmark>.prof (the last run of a benchmark wins: the timed one).
+// BENCH_GATEWAY_CPUPROFILE=FILE still names one file for every gateway.
+func gatewayEnv(b *testing.B, dir string) []string {
+	env := []string{"HOME=" + dir, "MCPHOST_MANAGED_CONFIG=" + filepath.Join(dir, "none.hcl")}
+	if d := os.Getenv("BENCH_CPUPROFILE_DIR"); d != "" {
+		name := strings.NewReplacer("/", "_", " ", "_").Replace(b.Name())
+		env = append(env, "MCPHOST_CPUPROFILE="+filepath.Join(d, name+".prof"))
+	} else if p := os.Getenv("BENCH_GATEWAY_CPUPROFILE"); p != "" {
+		env = append(env, "MCPHOST_CPUPROFILE="+p)
+	}
+	return env
+}
+
 // BenchmarkHTTPDirect8 is the demo server over streamable HTTP: the
 // baseline for BenchmarkHTTPGateway8.
-func BenchmarkHTTPDirect8(b *testing.B) {
+func BenchmarkHTTPDirect8(b *testing.B) { httpDirect(b, 8) }
+
+// httpDirect runs the demo server over streamable HTTP (with sessions) and
+// `callers` concurrent callers of a 2025-11-25 client on it.
+func httpDirect(b *testing.B, callers int) {
 	port := testbin.FreePort(b)
 	pid := listen(b, port, nil, demoPath(), "-http", fmt.Sprintf("127.0.0.1:%d", port))
 	cs := httpSession(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
-	concurrentOn(b, []target{{cs, "echo"}}, 8, map[string]int{srvCPU: pid})
+	concurrentOn(b, []target{{cs, "echo"}}, callers, map[string]int{srvCPU: pid})
 }
 
 // BenchmarkHTTPGateway8 is `mcphost serve --http` in front of the demo
 // server on stdio.
-func BenchmarkHTTPGateway8(b *testing.B) { httpGateway(b, gatewayConfig(b, 1)) }
+func BenchmarkHTTPGateway8(b *testing.B) { httpGateway(b, gatewayConfig(b, 1), 8) }
 
 // httpGateway runs `mcphost serve --http` on configuration cfg (one demo
-// server) and 8 concurrent callers of a 2025-11-25 client through it.
-func httpGateway(b *testing.B, cfg string) {
+// server) and `callers` concurrent callers of a 2025-11-25 client through it.
+func httpGateway(b *testing.B, cfg string, callers int) {
 	port := testbin.FreePort(b)
-	dir := b.TempDir()
-	pid := listen(b, port, []string{"HOME=" + dir, "MCPHOST_MANAGED_CONFIG=" + filepath.Join(dir, "none.hcl")},
+	pid := listen(b, port, gatewayEnv(b, b.TempDir()),
 		mcphostPath(), "--config", cfg, "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
 	cs := httpSession(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
 	call(b, cs, "mcp__demo__echo")
@@ -516,7 +611,7 @@ func httpGateway(b *testing.B, cfg string) {
 	if len(servers) != 1 {
 		b.Fatalf("the gateway runs %d demo servers, want 1", len(servers))
 	}
-	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, map[string]int{midCPU: pid, srvCPU: servers[0]})
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, callers, map[string]int{midCPU: pid, srvCPU: servers[0]})
 }
 
 // The gateway hop with telemetry on: traces of every request sampled and
@@ -538,47 +633,47 @@ func telemetryConfig(b *testing.B) string {
 }
 
 // BenchmarkServeGatewayTel8 is BenchmarkServeGateway8 with telemetry on.
-func BenchmarkServeGatewayTel8(b *testing.B) {
-	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", telemetryConfig(b), "serve")
-	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, cpu)
-}
+func BenchmarkServeGatewayTel8(b *testing.B) { serveGateway(b, newVersion, telemetryConfig(b), 8) }
 
 // BenchmarkServeGateway1 is BenchmarkServeGateway8 with one caller: the
 // hop's latency with CPU to spare, the baseline for BenchmarkServeGatewayTel1.
-func BenchmarkServeGateway1(b *testing.B) {
-	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", gatewayConfig(b, 1), "serve")
-	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 1, cpu)
-}
+func BenchmarkServeGateway1(b *testing.B) { serveGateway(b, newVersion, gatewayConfig(b, 1), 1) }
 
 // BenchmarkServeGatewayTel1 is BenchmarkServeGateway1 with telemetry on.
-func BenchmarkServeGatewayTel1(b *testing.B) {
-	cs, cpu := stdioPath(b, newVersion, false, mcphostPath(), "--config", telemetryConfig(b), "serve")
-	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 1, cpu)
-}
+func BenchmarkServeGatewayTel1(b *testing.B) { serveGateway(b, newVersion, telemetryConfig(b), 1) }
 
 // BenchmarkHTTPGatewayTel8 is BenchmarkHTTPGateway8 with telemetry on.
-func BenchmarkHTTPGatewayTel8(b *testing.B) { httpGateway(b, telemetryConfig(b)) }
+func BenchmarkHTTPGatewayTel8(b *testing.B) { httpGateway(b, telemetryConfig(b), 8) }
 
 // BenchmarkHTTPGatewayPinned8 is BenchmarkHTTPGateway8 with settings {
 // protocol_version = "2025-11-25" }: the upstream session in the era of
 // the (2025-11-25) clients.
 func BenchmarkHTTPGatewayPinned8(b *testing.B) {
-	httpGateway(b, gatewayConfig(b, 1, "settings {\n  protocol_version = \"2025-11-25\"\n}\n"))
+	httpGateway(b, gatewayConfig(b, 1, "settings {\n  protocol_version = \"2025-11-25\"\n}\n"), 8)
 }
 
 // BenchmarkHTTPDirectNew8 is a 2026-07-28 client and the demo server over
 // streamable HTTP without sessions (the go-sdk serves 2026-07-28 over HTTP
 // only so): the baseline for BenchmarkHTTPUpstream8.
-func BenchmarkHTTPDirectNew8(b *testing.B) {
+func BenchmarkHTTPDirectNew8(b *testing.B) { httpDirectNew(b, 8) }
+
+// httpDirectNew runs the demo server over stateless streamable HTTP and
+// `callers` concurrent callers of a 2026-07-28 client on it.
+func httpDirectNew(b *testing.B, callers int) {
 	port := testbin.FreePort(b)
 	pid := listen(b, port, nil, demoPath(), "-http", fmt.Sprintf("127.0.0.1:%d", port), "-stateless")
 	cs := httpSessionAt(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port), newVersion)
-	concurrentOn(b, []target{{cs, "echo"}}, 8, map[string]int{srvCPU: pid})
+	concurrentOn(b, []target{{cs, "echo"}}, callers, map[string]int{srvCPU: pid})
 }
 
 // BenchmarkHTTPUpstream8 is the same client → `mcphost serve --http` → the
 // same server over streamable HTTP (the relay's HTTP lane).
-func BenchmarkHTTPUpstream8(b *testing.B) {
+func BenchmarkHTTPUpstream8(b *testing.B) { httpUpstream(b, 8) }
+
+// httpUpstream runs the demo server over stateless streamable HTTP,
+// `mcphost serve --http` in front of it, and `callers` concurrent callers
+// of a 2026-07-28 client through the gateway.
+func httpUpstream(b *testing.B, callers int) {
 	up := testbin.FreePort(b)
 	srv := listen(b, up, nil, demoPath(), "-http", fmt.Sprintf("127.0.0.1:%d", up), "-stateless")
 	dir := b.TempDir()
@@ -588,10 +683,10 @@ func BenchmarkHTTPUpstream8(b *testing.B) {
 		b.Fatal(err)
 	}
 	port := testbin.FreePort(b)
-	pid := listen(b, port, []string{"HOME=" + dir, "MCPHOST_MANAGED_CONFIG=" + filepath.Join(dir, "none.hcl")},
+	pid := listen(b, port, gatewayEnv(b, dir),
 		mcphostPath(), "--config", cfg, "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
 	cs := httpSessionAt(b, fmt.Sprintf("http://127.0.0.1:%d/mcp", port), newVersion)
-	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, 8, map[string]int{midCPU: pid, srvCPU: srv})
+	concurrentOn(b, []target{{cs, "mcp__demo__echo"}}, callers, map[string]int{midCPU: pid, srvCPU: srv})
 }
 
 // wsDemo starts the demo server on WebSocket and returns its URL.
