@@ -45,7 +45,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -205,7 +204,7 @@ func httpPathRun(b *testing.B, p httpPath, callers int) httpPathRound {
 	next := 0
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	cpu0, srv0 := processCPU(b), childCPU(b, p.srv)
+	cpu0, srv0 := selfCPU(b), childCPU(b, p.srv)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range callers {
@@ -226,7 +225,7 @@ func httpPathRun(b *testing.B, p httpPath, callers int) httpPathRound {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu, srv := processCPU(b)-cpu0, childCPU(b, p.srv)-srv0
+	cpu, srv := selfCPU(b)-cpu0, childCPU(b, p.srv)-srv0
 	runtime.ReadMemStats(&ms1)
 	slices.Sort(lat)
 	n := float64(b.N)
@@ -270,13 +269,14 @@ func httpPathReport(b *testing.B, paths []httpPath, rounds [][]httpPathRound) {
 	b.ReportMetric(0, "ns/op") // (a round makes several paths' calls: see the metrics)
 }
 
-// processCPU is this process's CPU time, user and system.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+// selfCPU is this process's CPU time, user and system (processCPU,
+// cputime_unix_test.go).
+func selfCPU(b *testing.B) time.Duration {
+	d, ok := processCPU()
+	if !ok {
+		b.Fatal("getrusage failed")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }
 
 // childCPU is process pid's CPU time, user and system (from
