@@ -66,9 +66,8 @@
 //
 // # Cost
 //
-// Spans are exported in batches with the limits, defaults and OTEL_BSP_*
-// variables of the SDK's batch span processor, by a processor whose
-// goroutine wakes once per batch rather than once per span. The names,
+// Spans are exported in batches by the SDK's batch span processor (its
+// limits, defaults and OTEL_BSP_* variables). The names,
 // start options and metric attribute sets of the per-call spans and
 // measurements are made once per tool (in bounded caches), and the raw
 // lane's trace context is written without a map. BenchmarkHop measures

@@ -32,7 +32,6 @@ type plan struct {
 	traceOTLP, metricOTLP otlpTarget
 
 	sampler        sdktrace.Sampler
-	batch          batchOptions // the span batcher's (OTEL_BSP_*)
 	metricInterval time.Duration
 	resource       []attribute.KeyValue // beyond telemetry.sdk.*
 }
@@ -55,10 +54,6 @@ const (
 	envSamplerArg      = "OTEL_TRACES_SAMPLER_ARG"
 	envMetricInterval  = "OTEL_METRIC_EXPORT_INTERVAL"
 	envOTLPPrefix      = "OTEL_EXPORTER_OTLP_"
-	envBSPDelay        = "OTEL_BSP_SCHEDULE_DELAY"
-	envBSPTimeout      = "OTEL_BSP_EXPORT_TIMEOUT"
-	envBSPMaxQueue     = "OTEL_BSP_MAX_QUEUE_SIZE"
-	envBSPMaxBatch     = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE"
 )
 
 // env reads variables through Options.LookupEnv; empty values count as
@@ -138,7 +133,6 @@ func resolve(o *Options) (*plan, error) {
 		if p.sampler, err = samplerFor(o, e); err != nil {
 			errs = append(errs, err)
 		}
-		p.batch = batchFor(e)
 	}
 	if p.traces || p.metrics {
 		if p.resource, err = resourceFor(o, e); err != nil {
@@ -258,32 +252,6 @@ func parseKeyValues(s, name string, dst map[string]string) error {
 		dst[k] = v
 	}
 	return nil
-}
-
-// batchFor resolves the span batcher's limits from the OTEL_BSP_*
-// variables as the SDK's batch span processor does: a value that is not a
-// positive integer is ignored (the default stays), and a batch is never
-// larger than the queue.
-func batchFor(e env) batchOptions {
-	o := defaultBatch
-	positive := func(name string) (int, bool) {
-		n, err := strconv.Atoi(e.get(name))
-		return n, err == nil && n > 0
-	}
-	if ms, ok := positive(envBSPDelay); ok {
-		o.delay = time.Duration(ms) * time.Millisecond
-	}
-	if ms, ok := positive(envBSPTimeout); ok {
-		o.timeout = time.Duration(ms) * time.Millisecond
-	}
-	if n, ok := positive(envBSPMaxQueue); ok {
-		o.maxQueue = n
-	}
-	if n, ok := positive(envBSPMaxBatch); ok {
-		o.maxBatch = n
-	}
-	o.maxBatch = min(o.maxBatch, o.maxQueue)
-	return o
 }
 
 // samplerFor resolves the sampler: Options.SampleRatio, then

@@ -80,7 +80,7 @@ func New(ctx context.Context, o *Options) (_ *Telemetry, err error) {
 		t.tp = sdktrace.NewTracerProvider(
 			sdktrace.WithResource(res),
 			sdktrace.WithSampler(p.sampler),
-			sdktrace.WithSpanProcessor(newBatcher(exp, p.batch)),
+			sdktrace.WithBatcher(exp),
 		)
 		t.tracer = t.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
 	}
