@@ -14,7 +14,7 @@ import (
 
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/conn"
-	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
 	"github.com/mcphost/mcphost/sdk/oauthkit"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/state"
-	"github.com/mcphost/mcphost/internal/fakeas"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // TestLoginAdoptedByAnotherProcess: two hosts share a token store (as the

@@ -20,8 +20,8 @@ import (
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
-	"github.com/mcphost/mcphost/internal/fakeas"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 func oauthHost(t *testing.T, hcl string, store hauth.Store, logs io.Writer) *host.Host {

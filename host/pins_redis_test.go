@@ -13,7 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/state/redisstate"
 	"github.com/mcphost/mcphost/internal/sealbox"
-	"github.com/mcphost/mcphost/internal/testredis"
+	"github.com/mcphost/mcphost/internal/testing/testredis"
 )
 
 // TestPinsInRedisTampered: tool pins in a real Redis that someone with

@@ -51,7 +51,7 @@ if [ "$quick" != 1 ]; then
   # Permission decisions: 10,000 rules against 10,000 tool names.
   go test -run='^$' -bench=Decide -benchtime=1000000x -count="$rounds" ./host/permissions | tee -a "$out"
   # Tool search (serve --tool-search) on the 1,000-tool catalogue of
-  # internal/toolcatalog: tokens of the full list vs the search path, recall,
+  # internal/testing/toolcatalog: tokens of the full list vs the search path, recall,
   # and the index's build and query times (library and through the gateway).
   go test -run='^$' -bench=ToolSearch -benchtime=1000x -count="$rounds" ./host/serve | tee -a "$out"
   go test -run='^$' -bench=Index -benchmem -count="$rounds" ./host/toolsearch | tee -a "$out"
@@ -74,5 +74,5 @@ if [ "$quick" != 1 ]; then
 fi
 mkdir -p bin
 cp "$out" bin/bench-raw.txt
-{ go run ./internal/benchreport < "$out"; echo; cat test/bench/NOTES.md; } > "$report"
+{ go run ./internal/testing/benchreport < "$out"; echo; cat test/bench/NOTES.md; } > "$report"
 echo "wrote $report (raw output: bin/bench-raw.txt)"

@@ -16,7 +16,7 @@ import (
 	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/state"
-	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
 )
 
 // flakyStore is a shared token store (a Store and a Leaser) that can fail:

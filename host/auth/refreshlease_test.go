@@ -23,7 +23,7 @@ import (
 	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/state"
-	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
 )
 
 // storeKey is the store key of the server's own credentials; a per-user

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
 )
 
 // TestStepUpIsCapped (SECURITY.md A10): a server that keeps answering 403

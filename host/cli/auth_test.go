@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
 )
 
 // browserStderr is stderr for a CLI run: it keeps what is written and,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // TestServeBannerKeepsSecrets: the HTTP serve banner prints the bearer token

@@ -19,7 +19,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/supervisor"
 	"github.com/mcphost/mcphost/internal/demoserver"
-	"github.com/mcphost/mcphost/internal/demotest"
+	"github.com/mcphost/mcphost/internal/testing/demotest"
 )
 
 func TestMain(m *testing.M) {

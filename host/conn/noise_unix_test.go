@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/internal/demotest"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/demotest"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // (A shell prints the banner: not on Windows.)

@@ -14,8 +14,8 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/llmtools"
 	"github.com/mcphost/mcphost/internal/demoserver"
-	"github.com/mcphost/mcphost/internal/demotest"
-	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/testing/demotest"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
 )
 
 func TestMain(m *testing.M) {
@@ -90,7 +90,7 @@ func TestFromHost(t *testing.T) {
 
 // TestSDKsNotLinked: the vendors' SDKs, which the tests use as judges of
 // the exports, and the OpenID provider the gateway's tests log in to
-// (zitadel's, internal/testidp), are not linked into the mcphost binary.
+// (zitadel's, internal/testing/testidp), are not linked into the mcphost binary.
 func TestSDKsNotLinked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -107,7 +107,7 @@ func TestSDKsNotLinked(t *testing.T) {
 		t.Fatalf("go list -deps ./cmd/mcphost does not list host/llmtools:\n%s", out)
 	}
 	for _, d := range deps {
-		for _, sdk := range []string{"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai", "github.com/zitadel/", "github.com/mcphost/mcphost/internal/testidp"} {
+		for _, sdk := range []string{"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai", "github.com/zitadel/", "github.com/mcphost/mcphost/internal/testing/testidp"} {
 			if strings.HasPrefix(d, sdk) {
 				t.Errorf("the mcphost binary links %s", d)
 			}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/plugins"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // TestPluginStderrCanariesAreMasked: whatever a plugin writes to stderr (plain

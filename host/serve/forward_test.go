@@ -26,7 +26,7 @@ import (
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/state/redisstate"
 	"github.com/mcphost/mcphost/internal/sealbox"
-	"github.com/mcphost/mcphost/internal/testredis"
+	"github.com/mcphost/mcphost/internal/testing/testredis"
 )
 
 // What replicas pass each other about a 2025-11-25 session over a real

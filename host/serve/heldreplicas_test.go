@@ -20,8 +20,8 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/state"
-	"github.com/mcphost/mcphost/internal/demotest"
 	"github.com/mcphost/mcphost/internal/sealbox"
+	"github.com/mcphost/mcphost/internal/testing/demotest"
 )
 
 // Held calls across replicas (heldforward.go): a 2026-07-28 client's call

@@ -54,8 +54,8 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/internal/demoserver"
-	"github.com/mcphost/mcphost/internal/demotest"
-	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/testing/demotest"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
 )
 
 // httpPathRounds is how many rounds BenchmarkHTTPPaths makes of each path.

@@ -39,7 +39,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/internal/demoserver"
-	"github.com/mcphost/mcphost/internal/demotest"
+	"github.com/mcphost/mcphost/internal/testing/demotest"
 )
 
 const (

@@ -18,7 +18,7 @@ import (
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
-	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
 )
 
 // oauthGateway serves a host with one OAuth-protected server ("prot",

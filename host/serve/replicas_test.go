@@ -19,8 +19,8 @@ import (
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/demoserver"
-	"github.com/mcphost/mcphost/internal/fakeas"
 	"github.com/mcphost/mcphost/internal/sealbox"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
 )
 
 // roundRobin sends each request to the next of urls, in turn (a balancer

@@ -17,11 +17,11 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/toolsearch"
-	"github.com/mcphost/mcphost/internal/toolcatalog"
+	"github.com/mcphost/mcphost/internal/testing/toolcatalog"
 )
 
 // BenchmarkToolSearch measures `serve --tool-search` on the benchmark
-// catalogue (internal/toolcatalog: 50 servers, 1,000 tools, served over
+// catalogue (internal/testing/toolcatalog: 50 servers, 1,000 tools, served over
 // streamable HTTP): the tokens a client's model is given (o200k_base, the
 // tokenizer of OpenAI's current models) by the full tools/list of a plain
 // gateway against the search path — the tools/list of the search mode (its

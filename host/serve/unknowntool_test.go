@@ -17,8 +17,8 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/serve"
-	"github.com/mcphost/mcphost/internal/fakeas"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // hiddenGateway is a gateway over demo server a whose tools block leaves

@@ -137,7 +137,7 @@ func TestMetrics(t *testing.T) {
 }
 
 // TestPrometheusHandler parses /metrics with the Prometheus text parser
-// and checks the names Prometheus sees (internal/testprom scrapes it with
+// and checks the names Prometheus sees (internal/testing/testprom scrapes it with
 // a real Prometheus).
 func TestPrometheusHandler(t *testing.T) {
 	t.Parallel()

@@ -3,7 +3,7 @@ package toolsearch
 import (
 	"testing"
 
-	"github.com/mcphost/mcphost/internal/toolcatalog"
+	"github.com/mcphost/mcphost/internal/testing/toolcatalog"
 )
 
 // BenchmarkIndexBuild indexes the benchmark catalogue's 1,000 tools.

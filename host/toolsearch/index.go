@@ -28,7 +28,7 @@
 // stripped), for an index of a few thousand short documents held in
 // memory. This package is a few hundred lines (about 17 KB of code in the
 // binary) and needs no dependency. On the benchmark catalogue
-// (internal/toolcatalog: 1,000 tools) and its first 70 queries it finds
+// (internal/testing/toolcatalog: 1,000 tools) and its first 70 queries it finds
 // the right tool first for 41 queries and among the first five for 57;
 // bleve v2.6.3 with BM25 scoring and its English analyzer (stemming, stop
 // words) found 40 and 53 at best (all fields in one, 0.13 s to index), 33

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/host/registry"
-	"github.com/mcphost/mcphost/internal/toolcatalog"
+	"github.com/mcphost/mcphost/internal/testing/toolcatalog"
 )
 
 // catalogue returns the benchmark catalogue's 1,000 tools as a host's

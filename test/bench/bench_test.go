@@ -31,7 +31,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/plugins"
-	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
 	"github.com/mcphost/mcphost/internal/wsmcp"
 	"github.com/mcphost/mcphost/sdk"
 )

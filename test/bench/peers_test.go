@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
 )
 
 // The gateways users pick instead of mcphost, on the same paths, in one

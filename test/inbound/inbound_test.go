@@ -1,6 +1,6 @@
 // Package inbound tests `mcphost serve --http` as an OAuth 2.1 resource
 // server shared by several users, end to end: the mcphost binary, an
-// OpenID provider nobody here wrote (zitadel's op, internal/testidp) that
+// OpenID provider nobody here wrote (zitadel's op, internal/testing/testidp) that
 // users log in to, and upstream MCP servers (go-sdk) that record every
 // request they receive — the canaries.
 package inbound
@@ -28,9 +28,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
-	"github.com/mcphost/mcphost/internal/testbin"
-	"github.com/mcphost/mcphost/internal/testidp"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
+	"github.com/mcphost/mcphost/internal/testing/testidp"
 )
 
 var binDir string
@@ -150,7 +150,7 @@ gateway {
     client_id         = %q
     client_secret     = %q
     allow_loopback    = true
-    # zitadel (internal/testidp) marks its access tokens typ JWT, not at+jwt
+    # zitadel (internal/testing/testidp) marks its access tokens typ JWT, not at+jwt
     accept_jwt_types = ["at+jwt", "JWT"]
   }
   rate_limit {

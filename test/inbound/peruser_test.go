@@ -20,9 +20,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
-	"github.com/mcphost/mcphost/internal/testbin"
-	"github.com/mcphost/mcphost/internal/testidp"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
+	"github.com/mcphost/mcphost/internal/testing/testidp"
 )
 
 // idUpstream is an upstream MCP server protected by the test IdP: it takes
@@ -170,7 +170,7 @@ gateway {
     issuer         = %q
     scopes         = ["mcp"]
     allow_loopback = true
-    # zitadel (internal/testidp) marks its access tokens typ JWT, not at+jwt
+    # zitadel (internal/testing/testidp) marks its access tokens typ JWT, not at+jwt
     accept_jwt_types = ["at+jwt", "JWT"]
   }
 }

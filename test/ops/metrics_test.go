@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/internal/testprom"
+	"github.com/mcphost/mcphost/internal/testing/testprom"
 )
 
 // TestMetricsScrapedByPrometheus: a real Prometheus (Debian's) scrapes the

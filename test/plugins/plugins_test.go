@@ -41,8 +41,8 @@ import (
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/internal/demoserver"
-	"github.com/mcphost/mcphost/internal/syncbuf"
-	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
 	"github.com/mcphost/mcphost/internal/wsmcp"
 )
 

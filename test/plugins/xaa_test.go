@@ -20,9 +20,9 @@ import (
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
-	"github.com/mcphost/mcphost/internal/fakeas"
-	"github.com/mcphost/mcphost/internal/syncbuf"
-	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
 )
 
 // xaaEnv is an IdP and two MCP servers, each behind its own authorization

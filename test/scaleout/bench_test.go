@@ -26,7 +26,7 @@ import (
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/state/redisstate"
 	"github.com/mcphost/mcphost/internal/sealbox"
-	"github.com/mcphost/mcphost/internal/testbin"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
 )
 
 // BenchmarkReplicas measures the gateway scaled out (issue 16): calls/s,

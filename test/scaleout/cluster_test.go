@@ -26,10 +26,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
-	"github.com/mcphost/mcphost/internal/testbin"
-	"github.com/mcphost/mcphost/internal/testhaproxy"
-	"github.com/mcphost/mcphost/internal/testredis"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
+	"github.com/mcphost/mcphost/internal/testing/testhaproxy"
+	"github.com/mcphost/mcphost/internal/testing/testredis"
 )
 
 var binDir string

@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/mcphost/mcphost/internal/testbin"
-	"github.com/mcphost/mcphost/internal/testidp"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
+	"github.com/mcphost/mcphost/internal/testing/testidp"
 )
 
 // idUpstream is an upstream MCP server protected by the test IdP (as
@@ -140,7 +140,7 @@ gateway {
     issuer         = %q
     scopes         = ["mcp"]
     allow_loopback = true
-    # zitadel (internal/testidp) marks its access tokens typ JWT, not at+jwt
+    # zitadel (internal/testing/testidp) marks its access tokens typ JWT, not at+jwt
     accept_jwt_types = ["at+jwt", "JWT"]
   }
 }

@@ -30,7 +30,7 @@ import (
 
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/internal/demoserver"
-	"github.com/mcphost/mcphost/internal/fakeas"
+	"github.com/mcphost/mcphost/internal/testing/fakeas"
 )
 
 // Figures of the token refresh case: the authorization server announces

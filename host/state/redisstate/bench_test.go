@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/state"
-	"github.com/mcphost/mcphost/internal/testredis"
+	"github.com/mcphost/mcphost/internal/testing/testredis"
 )
 
 // The benchmarks time one request's use of the state, one request at a

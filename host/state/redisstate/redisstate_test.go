@@ -23,8 +23,8 @@ import (
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/state/statetest"
 	"github.com/mcphost/mcphost/internal/sealbox"
-	"github.com/mcphost/mcphost/internal/syncbuf"
-	"github.com/mcphost/mcphost/internal/testredis"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/testredis"
 )
 
 // prefixes tells apart the key prefixes of the backends of one server.

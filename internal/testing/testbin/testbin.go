@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // Root returns the module's root directory.
@@ -23,17 +23,17 @@ func Root() string {
 }
 
 // Build builds ./cmd/... and the benchmarks' reference proxy
-// (./internal/benchproxy) into dir, and ./plugins/... with the test-only
-// plugins of ./internal/testplugins/... into dir/plugins.
+// (./internal/testing/benchproxy) into dir, and ./plugins/... with the test-only
+// plugins of ./internal/testing/testplugins/... into dir/plugins.
 func Build(dir string) error {
 	for _, b := range []struct {
 		out  string
 		args []string
 	}{
-		{dir, []string{"./cmd/...", "./internal/benchproxy"}},
+		{dir, []string{"./cmd/...", "./internal/testing/benchproxy"}},
 		// As `make build` builds them: plugins are hashed before every start,
 		// so smaller binaries start faster.
-		{filepath.Join(dir, "plugins"), []string{"-trimpath", "-ldflags=-s -w", "./plugins/...", "./internal/testplugins/..."}},
+		{filepath.Join(dir, "plugins"), []string{"-trimpath", "-ldflags=-s -w", "./plugins/...", "./internal/testing/testplugins/..."}},
 	} {
 		args := append([]string{"build", "-o", b.out + string(filepath.Separator)}, b.args...)
 		cmd := exec.Command("go", args...)

@@ -31,7 +31,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // InstallCommand installs the HAProxy that Start runs (as root, after

@@ -2,7 +2,7 @@
 // median of each metric over the runs, and the ratio of each mcphost path to
 // its direct baseline measured in the same run.
 //
-//	go test -run=^$ -bench=. -count=5 ./test/bench | go run ./internal/benchreport > BENCHMARKS.md
+//	go test -run=^$ -bench=. -count=5 ./test/bench | go run ./internal/testing/benchreport > BENCHMARKS.md
 package main
 
 import (
@@ -264,7 +264,7 @@ const minRecallAt5 = 68
 func toolSearch(w io.Writer, ts, build, search map[string][]float64) {
 	full, path, list := median(ts["tokens-full"]), median(ts["tokens-search"]), median(ts["tokens-list"])
 	fmt.Fprintf(w, "## (i) tool search (`serve --tool-search`): 1,000 tools of 50 servers\n\n")
-	fmt.Fprintf(w, "The benchmark catalogue of `internal/toolcatalog`, served over streamable HTTP, and its %.0f queries, each with the tool(s) that answer it. Tokens are counted with o200k_base on the JSON the client receives.\n\n", median(ts["queries"]))
+	fmt.Fprintf(w, "The benchmark catalogue of `internal/testing/toolcatalog`, served over streamable HTTP, and its %.0f queries, each with the tool(s) that answer it. Tokens are counted with o200k_base on the JSON the client receives.\n\n", median(ts["queries"]))
 	fmt.Fprintf(w, "| what the client's model is given | tokens | vs the full list |\n|---|---|---|\n")
 	fmt.Fprintf(w, "| the full `tools/list` (a plain gateway) | %.0f | - |\n", full)
 	if full > 0 {

@@ -30,7 +30,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // InstallCommand installs the Redis server that Start runs (as root, after

@@ -7,7 +7,7 @@
 //	                               tools forward each call through a go-sdk
 //	                               client, for scale
 //
-// It is built for the benchmarks only (internal/testbin) and never shipped.
+// It is built for the benchmarks only (internal/testing/testbin) and never shipped.
 package main
 
 import (

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // InstallCommand installs the Prometheus server that Start runs (as root,
