@@ -32,7 +32,7 @@ func TestShippedBinariesHoldNoTestRigs(t *testing.T) {
 	testOnly := []string{
 		module + "/internal/testing/",
 		module + "/test/",
-		"github.com/zitadel/oidc",    // the test OpenID provider's
+		"github.com/zitadel/oidc",     // the test OpenID provider's
 		"github.com/stretchr/testify", // assertions
 	}
 	for _, goos := range []string{"linux", "darwin", "windows"} {

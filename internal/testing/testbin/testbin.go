@@ -16,10 +16,19 @@ import (
 	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
-// Root returns the module's root directory.
+// Root returns the module's root directory: the nearest directory above
+// this file that holds go.mod (so that moving the package does not move
+// the root).
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			panic("testbin: no go.mod above " + file)
+		}
+	}
 }
 
 // Build builds ./cmd/... and the benchmarks' reference proxy
