@@ -39,19 +39,25 @@ var ErrInvalidOpts = errors.New("invalid ServeOpts")
 // Serve runs the plugin until the host tells it to stop, then returns nil. It
 // hides the handshake, the gRPC server and logging.
 //
-// Serve checks opts first and returns an error wrapping ErrInvalidOpts,
-// without serving, if they are invalid; the plugin's main decides what to do
-// with it (usually log it and exit with status 1). Once opts are valid, Serve
+// Serve checks opts first and, if they are invalid, logs why and returns an
+// error wrapping ErrInvalidOpts without serving; the plugin's main decides
+// what to do with it (usually exit with status 1). Once opts are valid, Serve
 // hands over to go-plugin's plugin.Serve, which keeps its own behaviour: run
 // other than by a host (without the handshake cookie), it prints a notice on
 // stderr and exits the process with status 1.
 func Serve(opts *ServeOpts) error {
-	if err := validate(opts); err != nil {
-		return err
+	var logger hclog.Logger
+	if opts != nil {
+		logger = opts.Logger
 	}
-	logger := opts.Logger
 	if logger == nil {
 		logger = Logger()
+	}
+	if err := validate(opts); err != nil {
+		// Logged too (to stderr, which the host shows): a main that
+		// ignores the error still says why the plugin did not start.
+		logger.Error("invalid plugin", "error", err)
+		return err
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,

@@ -3,6 +3,7 @@ package sdk_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -33,9 +34,20 @@ func TestServeReturnsInvalidOpts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := sdk.Serve(tt.opts)
+			var log strings.Builder
+			opts := tt.opts
+			if opts != nil {
+				o := *opts
+				o.Logger = hclog.New(&hclog.LoggerOptions{Output: &log})
+				opts = &o
+			}
+			err := sdk.Serve(opts)
 			if !errors.Is(err, sdk.ErrInvalidOpts) {
 				t.Fatalf("Serve(%s) = %v, want an error wrapping ErrInvalidOpts", tt.name, err)
+			}
+			// Logged too, for a main that ignores the error.
+			if opts != nil && !strings.Contains(log.String(), "invalid plugin") {
+				t.Errorf("Serve(%s) did not log why: %q", tt.name, log.String())
 			}
 		})
 	}

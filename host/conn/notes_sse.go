@@ -171,22 +171,33 @@ func (p *sseRouters) get(max int, route func([]byte) []byte) *sseRouter {
 	if !ok {
 		r = newSSERouterOn(bufio.NewReaderSize(nil, sseReadSize), nil, max, route)
 	}
-	if max <= 0 {
-		max = DefaultMaxMessageBytes
-	}
-	r.max, r.route = max, route
+	r.reuse(max, route)
 	return r
 }
 
 // put returns a router that get returned, which its caller no longer
 // reads.
 func (p *sseRouters) put(r *sseRouter) {
+	r.recycle()
+	p.pool.Put(r)
+}
+
+// recycle readies r, which no one reads any more, for reuse: it forgets
+// the stream and drops buffers grown past sseKeep.
+func (r *sseRouter) recycle() {
 	r.restart(nil)
 	r.route = nil
 	if max(cap(r.event), cap(r.fields), cap(r.data), cap(r.partial), cap(r.out)) > sseKeep {
 		r.event, r.fields, r.data, r.partial, r.out = nil, nil, nil, nil, nil
 	}
-	p.pool.Put(r)
+}
+
+// reuse gives a recycled r the limit and route of newSSERouter's.
+func (r *sseRouter) reuse(max int, route func([]byte) []byte) {
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	r.max, r.route = max, route
 }
 
 // restart makes r read body from its start, as a new router would: what

@@ -40,7 +40,7 @@ import (
 //     new ones.
 
 // methodListen is the method of a listen stream.
-const methodListen = "subscriptions/listen"
+const methodListen = wire.MethodListen
 
 // listenStreams are the listen streams of a gateway.
 type listenStreams struct {
@@ -275,13 +275,7 @@ func listenRequests(body *wire.Body) (n int, id []byte) {
 		}
 		return 0, nil
 	}
-	all := body.All()
-	for i := range all {
-		if listenRequest(&all[i]) {
-			n++
-		}
-	}
-	return n, nil
+	return body.Listens(), nil
 }
 
 // listenRequest reports whether m is a subscriptions/listen request (a

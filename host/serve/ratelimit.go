@@ -93,20 +93,14 @@ func notificationsKey(key string) string { return key + "\x00notifications" }
 // or none), how many requests it holds (a message with a method and an
 // id), and whether it is a subscriptions/listen request.
 func requests(body *wire.Body) (id []byte, n int, listen bool) {
-	if body.Batch {
-		all := body.All()
-		for i := range all {
-			if all[i].Kind == wire.KindRequest {
-				n++
-			}
-		}
-		return nil, n, false
-	}
 	m := body.One()
+	if m == nil {
+		return nil, body.Requests(), false
+	}
 	if m.Kind != wire.KindRequest {
 		return nil, 0, false
 	}
-	return m.ID, 1, m.IsMethod("subscriptions/listen")
+	return m.ID, 1, m.IsMethod(wire.MethodListen)
 }
 
 // rateKey is the key of principal's counts in the rate limiter: a MAC of

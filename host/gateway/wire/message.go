@@ -241,42 +241,73 @@ func (m *Message) CancelledKey() (string, bool) {
 }
 
 // Body is a POSTed body: one message, or a batch (a JSON array) of them.
-// Like a Message, it refers to the parsed bytes.
+// Like a Message, it refers to the parsed bytes. Of a batch, only what the
+// gateway's admission reads is kept (how many requests, how many of them
+// open listen streams): a batch goes to the go-sdk as it is, and keeping a
+// Message per element would let a body of tiny elements cost the gateway
+// far more memory than its size.
 type Body struct {
 	// Batch reports an array.
 	Batch bool
 	one   [1]Message
-	batch []Message
+	// Of a batch: its requests, and its subscriptions/listen requests.
+	requests, listens int
 }
+
+// MethodListen is the method of a request that opens a stream lasting
+// until its client ends it (2026-07-28's subscriptions/listen).
+const MethodListen = "subscriptions/listen"
 
 // ParseBody parses a body that is one message or a batch of them, each
 // held to Parse's rules; the error is the first one met.
 func ParseBody(b *Body, body []byte) error {
+	*b = Body{}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		b.Batch, b.batch = false, nil
 		return Parse(&b.one[0], body)
 	}
-	b.Batch, b.one[0] = true, Message{}
+	b.Batch = true
 	elems, err := rawjson.Elements(nil, trimmed)
 	if err != nil {
 		return err
 	}
-	b.batch = make([]Message, len(elems))
-	for i, e := range elems {
-		if err := Parse(&b.batch[i], e); err != nil {
+	m := &b.one[0] // (scratch: each element in turn)
+	for _, e := range elems {
+		if err := Parse(m, e); err != nil {
 			return err
 		}
+		if m.Kind == KindRequest {
+			b.requests++
+			if m.MethodIs(MethodListen) {
+				b.listens++
+			}
+		}
 	}
+	*m = Message{}
 	return nil
 }
 
-// All are b's messages: the one, or the elements of a batch.
-func (b *Body) All() []Message {
+// Requests is how many requests b holds (0 or 1 when b is not a batch).
+func (b *Body) Requests() int {
 	if !b.Batch {
-		return b.one[:]
+		if b.one[0].Kind == KindRequest {
+			return 1
+		}
+		return 0
 	}
-	return b.batch
+	return b.requests
+}
+
+// Listens is how many of b's requests are subscriptions/listen requests
+// (however the method's name is escaped).
+func (b *Body) Listens() int {
+	if !b.Batch {
+		if m := &b.one[0]; m.Kind == KindRequest && m.MethodIs(MethodListen) {
+			return 1
+		}
+		return 0
+	}
+	return b.listens
 }
 
 // One is b's message when b is not a batch, else nil.

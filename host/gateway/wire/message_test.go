@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -115,12 +117,16 @@ func TestCall(t *testing.T) {
 	t.Parallel()
 	const v = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
 	tests := []struct {
-		name   string
-		params string
-		id     string
-		want   ToolCall
-		call   bool // a tools/call request at all
+		name    string
+		params  string
+		id      string
+		version string // the envelope's jsonrpc member ("": "2.0"; "-": none)
+		want    ToolCall
+		call    bool // a tools/call request at all
 	}{
+		{name: "JSON-RPC 1.0", version: `"1.0"`, params: `{"name":"t"}`, call: true, want: ToolCall{Name: "t"}},
+		{name: "no jsonrpc member", version: "-", params: `{"name":"t"}`, call: true, want: ToolCall{Name: "t"}},
+		{name: "jsonrpc escaped", version: `"\u0032.0"`, params: `{"name":"t"}`, call: true, want: ToolCall{Name: "t"}},
 		{name: "plain", params: `{"name":"mcp__a__echo","arguments":{"m":1}}`, call: true,
 			want: ToolCall{Name: "mcp__a__echo", Arguments: []byte(`{"m":1}`), Plain: true}},
 		{name: "no arguments", params: `{"name":"t"}`, call: true, want: ToolCall{Name: "t", Plain: true}},
@@ -151,8 +157,16 @@ func TestCall(t *testing.T) {
 			if id == "" {
 				id = "7"
 			}
+			env := `"jsonrpc":"2.0",`
+			switch tc.version {
+			case "":
+			case "-":
+				env = ""
+			default:
+				env = `"jsonrpc":` + tc.version + ","
+			}
 			var m Message
-			if err := Parse(&m, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":`+tc.params+`}`)); err != nil {
+			if err := Parse(&m, []byte(`{`+env+`"id":`+id+`,"method":"tools/call","params":`+tc.params+`}`)); err != nil {
 				t.Fatal(err)
 			}
 			c, ok := m.Call()
@@ -200,13 +214,16 @@ func TestSetTool(t *testing.T) {
 func TestParseBody(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		in    string
-		batch bool
-		n     int
-		err   error
+		in         string
+		batch      bool
+		n, listens int
+		err        error
 	}{
 		{in: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, n: 1},
-		{in: " [{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}, {\"jsonrpc\":\"2.0\",\"method\":\"n\"}]\n", batch: true, n: 2},
+		{in: `{"jsonrpc":"2.0","method":"subscriptions/listen"}`},
+		{in: `{"jsonrpc":"2.0","id":1,"method":"subscriptions\/listen"}`, n: 1, listens: 1},
+		{in: " [{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}, {\"jsonrpc\":\"2.0\",\"method\":\"n\"}]\n", batch: true, n: 1},
+		{in: `[{"id":1,"method":"subscriptions/listen"},{"id":2,"method":"subscriptions/listen"},{"method":"subscriptions/listen"},{"id":3,"result":{}}]`, batch: true, n: 2, listens: 2},
 		{in: `[]`, batch: true},
 		{in: `[{"id":1},{"id":1,"Id":2}]`, batch: true, err: ErrDuplicate},
 		{in: `[{"id":1},]`, batch: true, err: ErrSyntax},
@@ -222,8 +239,8 @@ func TestParseBody(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || b.Batch != tc.batch || len(b.All()) != tc.n || (b.One() != nil) == tc.batch {
-			t.Errorf("ParseBody(%s): %v, batch %v, %d messages; want %v, %d", tc.in, err, b.Batch, len(b.All()), tc.batch, tc.n)
+		if err != nil || b.Batch != tc.batch || b.Requests() != tc.n || b.Listens() != tc.listens || (b.One() != nil) == tc.batch {
+			t.Errorf("ParseBody(%s): %v, batch %v, %d requests, %d listens; want %v, %d, %d", tc.in, err, b.Batch, b.Requests(), b.Listens(), tc.batch, tc.n, tc.listens)
 		}
 	}
 }
@@ -295,6 +312,29 @@ func FuzzParse(f *testing.F) {
 }
 
 var sink int
+
+// TestParseBodyBatchMemory: a batch of many tiny elements costs memory in
+// proportion to its size, not a parsed message per element (a 4 MiB body
+// of 1.4 million empty objects once cost 2.7 GB).
+func TestParseBodyBatchMemory(t *testing.T) {
+	const n = 100_000
+	body := append(bytes.Repeat([]byte(`{},`), n), `{}]`...)
+	body = append([]byte{'['}, body...)
+	var b Body
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := ParseBody(&b, body); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(64*len(body)); got > limit {
+		t.Errorf("parsing a %d-byte batch of %d elements allocated %d bytes, want at most %d", len(body), n+1, got, limit)
+	}
+	if b.Requests() != 0 || !b.Batch {
+		t.Errorf("batch %v, %d requests", b.Batch, b.Requests())
+	}
+}
 
 // BenchmarkParse is the parse of one relayed tools/call: it allocates
 // nothing but the tool's name.

@@ -62,6 +62,11 @@ func readCall(m *Message) (c ToolCall) {
 	if id := m.ID; len(id) == 0 || !(id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
 		c.Plain = false
 	}
+	if v, ok := rawjson.Find(m.env.list(), "jsonrpc"); !ok || string(v.Value) != `"2.0"` {
+		// Not a JSON-RPC 2.0 message as written (or spelled with
+		// escapes): the go-sdk path answers it as it answers any other.
+		c.Plain = false
+	}
 	for _, p := range m.params.list() {
 		switch string(p.Key) {
 		case "name":

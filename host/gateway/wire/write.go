@@ -64,7 +64,7 @@ func Request(id []byte, method string, params []byte) []byte {
 	b = append(b, head...)
 	b = append(b, id...)
 	b = append(b, `,"method":`...)
-	b = strconv.AppendQuote(b, method)
+	b = appendString(b, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
@@ -77,7 +77,7 @@ func Request(id []byte, method string, params []byte) []byte {
 func Notification(method string, params []byte) []byte {
 	b := make([]byte, 0, len(method)+len(params)+48)
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = strconv.AppendQuote(b, method)
+	b = appendString(b, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
@@ -221,4 +221,11 @@ func CallRequest(id, name, args, meta, caps, trace []byte) []byte {
 		b = append(b, '}')
 	}
 	return append(b, "}}"...)
+}
+
+// appendString appends s as a JSON string (encoding/json's encoding: Go's
+// quoting is not JSON's for control characters and invalid UTF-8).
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
 }

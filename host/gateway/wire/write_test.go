@@ -20,6 +20,8 @@ func TestWriters(t *testing.T) {
 		{"request", Request([]byte(`"r-1"`), "logging/setLevel", []byte(`{"level":"debug"}`)), `{"jsonrpc":"2.0","id":"r-1","method":"logging/setLevel","params":{"level":"debug"}}`},
 		{"request without params", Request([]byte(`"p"`), "ping", nil), `{"jsonrpc":"2.0","id":"p","method":"ping"}`},
 		{"notification", Notification("notifications/initialized", nil), `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"method as JSON", Request([]byte(`1`), "a\x01\u2028é\xff", nil), `{"jsonrpc":"2.0","id":1,"method":"a\u0001\u2028é\ufffd"}`},
+		{"notification method as JSON", Notification("a\x02\"", nil), `{"jsonrpc":"2.0","method":"a\u0002\""}`},
 		{"cancelled", Cancelled([]byte(`3`), "cancelled by the client"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"cancelled by the client"}}`},
 		{"call", CallRequest([]byte(`"i-1"`), []byte(`"echo"`), []byte(`{"m":1}`), nil, nil, []byte(`"traceparent":"t"`)), `{"jsonrpc":"2.0","id":"i-1","method":"tools/call","params":{"name":"echo","arguments":{"m":1},"_meta":{"traceparent":"t"}}}`},
 		{"call with meta and caps", CallRequest([]byte(`"i-1"`), []byte(`"echo"`), nil, []byte(`"a":1`), []byte(`{}`), []byte(`"traceparent":"t"`)), `{"jsonrpc":"2.0","id":"i-1","method":"tools/call","params":{"name":"echo","_meta":{"a":1,"io.modelcontextprotocol/clientCapabilities":{},"traceparent":"t"}}}`},
