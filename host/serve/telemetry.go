@@ -27,7 +27,7 @@ import (
 //
 //   - the go-sdk server's: telemetryMiddleware, the outermost receiving
 //     middleware, so that a refusal of the drain is measured too;
-//   - the relay's (relay.go over stdio, httprelay.go over HTTP): a
+//   - the relay's (host/serve/stdio, httprelay.go over HTTP): a
 //     relaySpan from where a qualifying tools/call starts to where its
 //     answer is written, refusals and errors included.
 //
@@ -41,7 +41,7 @@ import (
 // the gateway passes them, with a carried span's token, in headers of the
 // request's RequestExtra, which the middleware sees: over HTTP in the
 // request's own headers (the handler strips any a client sent), over stdio
-// in a RequestExtra the relay connection attaches (relayConn.decoded).
+// in a RequestExtra the stdio front attaches (PipeExtra).
 // None of this runs, and nothing is allocated for it, with telemetry off.
 
 // The gateway's internal headers, for telemetryMiddleware.
