@@ -227,6 +227,9 @@ func (r *Relay) Start(ctx context.Context, session, remote string) (answered boo
 	return r.c.start(ctx, session, remote)
 }
 
+// ClientID is the call's request id (RelaySpec.ClientID).
+func (r *Relay) ClientID() []byte { return r.c.clientID }
+
 // RefuseDraining answers the call, not started, with the drain's refusal
 // (the gateway takes no new requests) and ends its span.
 func (r *Relay) RefuseDraining() {

@@ -38,7 +38,7 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	clientID := bytes.Clone(rr.ID)
 	// The request's span, from here to its answer.
 	parent, span := c.g.StartRelaySpan(c.calls, m, key, rr.Version, "", telemetry.TransportPipe, rr.Trace)
-	sr := &stdioRelay{c: c, key: key, line: line, clientID: clientID}
+	sr := &stdioRelay{c: c, key: key, line: line}
 	// The server's requests and log messages during the call go to this
 	// client, before the result (conn.RawCall).
 	c.g.InitRelay(&sr.Relay, serve.RelaySpec{Front: sr, Name: rr.Name, Args: rr.Args, ClientID: clientID, Span: span, Async: true,
@@ -59,17 +59,16 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 // serve.RelayFront of its serve.Relay.
 type stdioRelay struct {
 	serve.Relay
-	c        *relayConn
-	key      string // the request's IDKey
-	clientID []byte // the request's id
-	line     []byte // the request, for the go-sdk if the raw lane does not take it
+	c    *relayConn
+	key  string // the request's IDKey
+	line []byte // the request, for the go-sdk if the raw lane does not take it
 	// cancel releases the call's context, end its place in the drain.
 	cancel context.CancelFunc
 	end    func()
 }
 
 func (sr *stdioRelay) Answer(msg []byte) {
-	sr.c.done1(sr.clientID)
+	sr.c.done1(sr.ClientID())
 	sr.c.WriteLine(msg)
 }
 
