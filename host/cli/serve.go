@@ -23,6 +23,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/host/serve/stdio"
 )
 
 func (a *app) serveCmd() *cobra.Command {
@@ -129,10 +130,10 @@ addressed) or allowed with --allow-origin.`,
 					runtime.GOMAXPROCS(1)
 				}
 				// The one client's first message says its protocol era: the
-				// upstream sessions are opened in it (see serve.StdioClient),
+				// upstream sessions are opened in it (see stdio.Client),
 				// unless settings { protocol_version } says otherwise; and
 				// servers are told the client's capabilities at initialize.
-				sc, err := serve.ReadStdioClient(ctx, in)
+				sc, err := stdio.ReadClient(ctx, in)
 				if err != nil {
 					return nil // stopped before the client said anything
 				}
@@ -203,7 +204,7 @@ addressed) or allowed with --allow-origin.`,
 			go func() { defer close(reloadDone); rl.run(rctx) }()
 			defer func() { stopReload(); <-reloadDone }()
 			if httpAddr == "" {
-				return g.ServeStdio(ctx, in, out)
+				return stdio.Serve(ctx, g, in, out)
 			}
 			token := ""
 			if !noAuth && (cfg.Gateway == nil || cfg.Gateway.OAuth == nil) {

@@ -13,7 +13,7 @@ import (
 
 // TestPollable: a pipe or a socket in blocking mode (as a client hands the
 // gateway its stdin) is read through the runtime's poller: a read waiting
-// on it ends when it is closed, as ReadStdioClient needs when the gateway
+// on it ends when it is closed, as stdio.ReadClient needs when the gateway
 // stops before its client said anything; closing it closes the original
 // too. A regular file is left as it is.
 func TestPollable(t *testing.T) {

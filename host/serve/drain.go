@@ -63,6 +63,11 @@ func errShuttingDown(detail string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeShuttingDown, Message: "mcphost is shutting down: " + detail}
 }
 
+// errAborted is the answer to a request cut short at the drain deadline.
+func errAborted(g *Gateway) *jsonrpc.Error {
+	return errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout()))
+}
+
 // begin registers a request with the drain. It returns a context that is
 // cancelled when the drain deadline passes, and a function to call when the
 // request is answered; ok is false if the gateway is already draining, and
@@ -130,7 +135,7 @@ func (g *Gateway) drainMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer end()
 		res, err := next(cctx, method, req)
 		if g.aborted(ctx) {
-			return nil, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", g.DrainTimeout()))
+			return nil, errAborted(g)
 		}
 		return res, err
 	}

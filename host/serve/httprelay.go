@@ -296,9 +296,9 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 		return false
 	}
 	rr, ok := g.relayable(m, "")
-	id, name, args, ver, caps := rr.id, rr.name, rr.args, rr.version, rr.caps
+	id, name, args, ver, caps := rr.ID, rr.Name, rr.Args, rr.Version, rr.Caps
 	switch {
-	case !older && (!ok || ver != header || !headersMatch(r, rr.exposed, g.headerBound)):
+	case !older && (!ok || ver != header || !headersMatch(r, rr.Exposed, g.headerBound)):
 		// A 2026-07-28 request names its version in _meta too, and its
 		// routing headers must match: the go-sdk handler checks them and
 		// refuses what does not.
@@ -307,10 +307,10 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 		if ver != "" {
 			return false // a version in _meta is 2026-07-28's: the go-sdk handler refuses it
 		}
-		if rr, ok = g.relayable(m, header); !ok || rr.version != header {
+		if rr, ok = g.relayable(m, header); !ok || rr.Version != header {
 			return false
 		}
-		id, name, args, ver = rr.id, rr.name, rr.args, rr.version
+		id, name, args, ver = rr.ID, rr.Name, rr.Args, rr.Version
 		caps = []byte("{}") // without a session, the client cannot be asked
 		if hs != nil {
 			if caps = sessions.caps(hs); caps == nil {
@@ -332,7 +332,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 	parent := r.Context()
 	var rs *relaySpan
 	if g.tel.Enabled() {
-		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), m.ParamsMembers(), key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP, rr.trace)
+		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), m.ParamsMembers(), key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP, rr.Trace)
 	}
 	// The call's own: what the server sends during it reaches no other
 	// client (its log messages are dropped: this client set no log level).
@@ -340,7 +340,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 	// asks during the call, on the call's stream (httpasks.go); one
 	// without cannot be asked.
 	hr.relayCall = relayCall{g: g, front: hr, name: name, args: args, clientID: clientID, rs: rs,
-		opts: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.trace}}
+		opts: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.Trace}}
 	ctx, end, ok := g.begin(parent)
 	if !ok {
 		g.refuseRelay(hr, clientID, rs, errShuttingDown("no new requests are accepted"))
@@ -364,7 +364,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 	return hr.start(ctx, sessionID(relaySession(hs)), r.RemoteAddr)
 }
 
-// httpRelay is a call relayed over HTTP: the relayFront of its relayCall
+// httpRelay is a call relayed over HTTP: the RelayFront of its relayCall
 // (relaycall.go), answered on the POST's response.
 type httpRelay struct {
 	relayCall
@@ -373,9 +373,9 @@ type httpRelay struct {
 	ver string // the client's protocol version
 }
 
-// answer writes msg as the POST's response: under protocol versions from
+// Answer writes msg as the POST's response: under protocol versions from
 // 2026-07-28 on, with the HTTP status of its error (errorStatus).
-func (hr *httpRelay) answer(msg []byte) {
+func (hr *httpRelay) Answer(msg []byte) {
 	status := http.StatusOK
 	if hr.ver >= conn.NewProtocol {
 		status = errorStatus(msg)
@@ -383,10 +383,11 @@ func (hr *httpRelay) answer(msg []byte) {
 	hr.rw.final(status, msg)
 }
 
-// unanswered: the client went away, or cancelled the call.
-func (hr *httpRelay) unanswered() { hr.rw.abandon() }
+// Unanswered: the client went away, or cancelled the call.
+func (hr *httpRelay) Unanswered() { hr.rw.abandon() }
 
-func (hr *httpRelay) pass(rs *relaySpan) bool {
+func (hr *httpRelay) Pass(s RelaySpan) bool {
+	rs := s.rs
 	if hr.rw.release() {
 		// (Cannot be: a call that asked was taken. Its answer was begun,
 		// so it is ended here rather than by the go-sdk.)
@@ -402,16 +403,16 @@ func (hr *httpRelay) pass(rs *relaySpan) bool {
 	return false // w is the go-sdk handler's
 }
 
-func (hr *httpRelay) aborted() bool { return hr.g.aborted(hr.r.Context()) }
+func (hr *httpRelay) Aborted() bool { return hr.g.aborted(hr.r.Context()) }
 
-func (hr *httpRelay) cancelled(ctx context.Context, err error) bool {
+func (hr *httpRelay) Cancelled(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, context.Canceled)
 }
 
-// run is not used: an HTTP call is not async (the handler waits for it).
-func (hr *httpRelay) run(f func()) { f() }
+// Run is not used: an HTTP call is not async (the handler waits for it).
+func (hr *httpRelay) Run(f func()) { f() }
 
-func (hr *httpRelay) ended() {}
+func (hr *httpRelay) Ended() {}
 
 // errDuplicateID is wire.DuplicateID's error, for the request's span.
 var errDuplicateID = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already in flight"}

@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/host/serve/stdio"
 )
 
 // gatewayServer serves a gateway over one demo server on a real loopback
@@ -211,7 +212,7 @@ func waitInFlight(t *testing.T, g *serve.Gateway) {
 }
 
 // TestStdioDrain: on stdio too, a call running at the drain deadline is
-// answered with an error and ServeStdio returns.
+// answered with an error and stdio.Serve returns.
 func TestStdioDrain(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -226,7 +227,7 @@ func TestStdioDrain(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
-	go func() { served <- g.ServeStdio(ctx, inR, outW) }()
+	go func() { served <- stdio.Serve(ctx, g, inR, outW) }()
 	c := &rawClient{t: t, w: inW, br: bufio.NewReader(outR)}
 	for _, version := range []string{"2025-11-25"} {
 		initRaw(c, version)
@@ -256,6 +257,6 @@ func TestStdioDrain(t *testing.T) {
 	select {
 	case <-served:
 	case <-time.After(10 * time.Second):
-		t.Fatal("ServeStdio did not return after the drain")
+		t.Fatal("stdio.Serve did not return after the drain")
 	}
 }

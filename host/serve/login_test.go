@@ -18,6 +18,7 @@ import (
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/host/serve/stdio"
 	"github.com/mcphost/mcphost/internal/testing/fakeas"
 )
 
@@ -64,7 +65,7 @@ func oauthGatewayWith(t *testing.T, as *fakeas.Server, opts *mcp.ClientOptions, 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		g.ServeStdio(ctx, inR, outW)
+		stdio.Serve(ctx, g, inR, outW)
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "login-test"}, opts).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,12 +144,6 @@ type Gateway struct {
 	tel     *telemetry.Telemetry // Options.Telemetry: nil, or disabled, is off
 	carries carries              // relayed calls' spans passed on to the go-sdk (telemetry.go)
 
-	// stdioConnected, if set (by tests, before serving), is called by
-	// ServeStdio between the go-sdk's Connect and the session's use;
-	// stdioWaiting when a request waits for that use.
-	stdioConnected func()
-	stdioWaiting   func()
-
 	// Lifetime (close.go): life ends at Close; the sync loop runs until
 	// then and closes loopDone; leaveHost undoes New's registrations with
 	// the host.
@@ -274,35 +267,4 @@ func errorResult(err error) *mcp.CallToolResult {
 	r := &mcp.CallToolResult{}
 	r.SetError(err)
 	return r
-}
-
-// ServeStdio serves one client over r/w until the client disconnects or ctx
-// is done. When ctx is done it drains first (see Drain): requests in flight
-// are answered, or cancelled with an error at the drain deadline.
-func (g *Gateway) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	// The session outlives ctx by the drain: its requests must not be
-	// cancelled by the signal that starts the shutdown.
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	rc := newRelayConn(g, r, w)
-	ss, err := g.srv.Connect(sctx, rc, nil)
-	if g.stdioConnected != nil {
-		g.stdioConnected()
-	}
-	rc.setSession(ss)
-	if err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		g.Drain(context.Background())
-		rc.waitAnswered(abortGrace)
-		ss.Close()
-		<-done
-		return nil
-	}
 }

@@ -27,7 +27,7 @@ import (
 //
 //   - the go-sdk server's: telemetryMiddleware, the outermost receiving
 //     middleware, so that a refusal of the drain is measured too;
-//   - the relay's (relay.go over stdio, httprelay.go over HTTP): a
+//   - the relay's (host/serve/stdio, httprelay.go over HTTP): a
 //     relaySpan from where a qualifying tools/call starts to where its
 //     answer is written, refusals and errors included.
 //
@@ -41,7 +41,7 @@ import (
 // the gateway passes them, with a carried span's token, in headers of the
 // request's RequestExtra, which the middleware sees: over HTTP in the
 // request's own headers (the handler strips any a client sent), over stdio
-// in a RequestExtra the relay connection attaches (relayConn.decoded).
+// in a RequestExtra the stdio front attaches (PipeExtra).
 // None of this runs, and nothing is allocated for it, with telemetry off.
 
 // The gateway's internal headers, for telemetryMiddleware.
@@ -369,74 +369,6 @@ func idKeyOf(id jsonrpc.ID) string {
 		return "n" + strconv.FormatInt(v, 10)
 	}
 	return ""
-}
-
-// decoded attaches to each request the go-sdk server gets over stdio a
-// RequestExtra with the gateway's internal headers: its id, the stdio
-// mark, and the token of its carried span if the relay passed it on. Only
-// with telemetry on (lineconn.Config.Decoded).
-func (c *relayConn) decoded(msg jsonrpc.Message) jsonrpc.Message {
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() || req.Extra != nil {
-		return msg
-	}
-	key := idKeyOf(req.ID)
-	h := http.Header{hdrPipe: pipeMark}
-	if len(key) > 1 {
-		h[hdrRequestID] = []string{key[1:]}
-	}
-	c.mu.Lock()
-	if tok, ok := c.carried[key]; ok {
-		h[hdrCarry] = []string{tok}
-	}
-	c.mu.Unlock()
-	req.Extra = &mcp.RequestExtra{Header: h}
-	return msg
-}
-
-// carry passes the span of the relayed call with id key on to the go-sdk
-// server, which is given the call's line next.
-func (c *relayConn) carry(key string, rs *relaySpan) {
-	tok := c.g.carries.put(rs)
-	c.mu.Lock()
-	if c.carried == nil {
-		c.carried = map[string]string{}
-	}
-	c.carried[key] = tok
-	c.mu.Unlock()
-}
-
-// answered ends, when the go-sdk server writes the response to a request
-// whose span the relay carried to it, that span if the middleware did not
-// take it (the request was refused before any handler).
-func (c *relayConn) answered(resp *jsonrpc.Response) {
-	key := idKeyOf(resp.ID)
-	c.mu.Lock()
-	tok, ok := c.carried[key]
-	delete(c.carried, key)
-	c.mu.Unlock()
-	if ok {
-		var err error
-		if resp.Error != nil {
-			err = resp.Error
-		}
-		c.g.abandon([]string{tok}, err)
-	}
-}
-
-// dropCarried ends the carried spans still waiting when the connection
-// closes.
-func (c *relayConn) dropCarried() {
-	c.mu.Lock()
-	toks := make([]string, 0, len(c.carried))
-	for _, tok := range c.carried {
-		toks = append(toks, tok)
-	}
-	c.carried = nil
-	c.mu.Unlock()
-	for _, tok := range toks {
-		c.g.abandon([]string{tok}, context.Canceled)
-	}
 }
 
 // traceMeta decodes the trace context members relayable collected.

@@ -24,6 +24,7 @@ import (
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/host/serve/stdio"
 )
 
 // The tool-search tests' rules: server b is denied, a's add needs the
@@ -73,7 +74,7 @@ func (sg *searchGateway) stdio(t *testing.T, version string, opts *mcp.ClientOpt
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sg.g.ServeStdio(ctx, inR, outW)
+		stdio.Serve(ctx, sg.g, inR, outW)
 	}()
 	// The client goes away: the gateway serves on (a cancelled ctx would
 	// drain it, for every test of the gateway).

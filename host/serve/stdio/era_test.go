@@ -1,4 +1,4 @@
-package serve
+package stdio
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/serve"
 )
 
 func TestInitialize(t *testing.T) {
@@ -66,7 +68,7 @@ func TestOffer(t *testing.T) {
 		{"not an object", `[]`, `{}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := &StdioClient{UpstreamVersion: "2025-11-25", caps: []byte(tc.caps)}
+			sc := &Client{UpstreamVersion: "2025-11-25", caps: []byte(tc.caps)}
 			got := sc.Offer(gateway)
 			v2 := struct {
 				*mcp.ClientCapabilities
@@ -78,7 +80,7 @@ func TestOffer(t *testing.T) {
 			}
 		})
 	}
-	if got := (&StdioClient{caps: []byte(`{}`)}).Offer(gateway); got != gateway {
+	if got := (&Client{caps: []byte(`{}`)}).Offer(gateway); got != gateway {
 		t.Error("without an upstream version, the gateway's own offer is not kept")
 	}
 }
@@ -91,9 +93,9 @@ type nopCloser struct {
 
 func (n *nopCloser) Close() error { n.closed++; return nil }
 
-func TestReadStdioClient(t *testing.T) {
+func TestReadClient(t *testing.T) {
 	initLine := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
-	long := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","x":"` + strings.Repeat("a", MaxMessageBytes) + `"}}` + "\n"
+	long := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","x":"` + strings.Repeat("a", serve.MaxMessageBytes) + `"}}` + "\n"
 	for _, tc := range []struct {
 		name, in, want string
 	}{
@@ -106,7 +108,7 @@ func TestReadStdioClient(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &nopCloser{Reader: strings.NewReader(tc.in)}
-			sc, err := ReadStdioClient(context.Background(), in)
+			sc, err := ReadClient(context.Background(), in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,14 +128,14 @@ func TestReadStdioClient(t *testing.T) {
 	}
 }
 
-// TestReadStdioClientStops: a client that sends nothing does not hold the
+// TestReadClientStops: a client that sends nothing does not hold the
 // gateway past its context; the input is closed.
-func TestReadStdioClientStops(t *testing.T) {
+func TestReadClientStops(t *testing.T) {
 	r, w := io.Pipe()
 	defer w.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := ReadStdioClient(ctx, r); !errors.Is(err, context.Canceled) {
+	if _, err := ReadClient(ctx, r); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if _, err := w.Write([]byte("x\n")); !errors.Is(err, io.ErrClosedPipe) {
@@ -141,14 +143,14 @@ func TestReadStdioClientStops(t *testing.T) {
 	}
 }
 
-// FuzzReadStdioClient: whatever the client sends first, the gateway reads
+// FuzzReadClient: whatever the client sends first, the gateway reads
 // all of it, unchanged, and decides an era only for an initialize request.
-func FuzzReadStdioClient(f *testing.F) {
+func FuzzReadClient(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}` + "\n{}\n"))
 	f.Add([]byte("\n\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n"))
 	f.Add([]byte(`{"method":"initialize","method":"x"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sc, err := ReadStdioClient(context.Background(), io.NopCloser(bytes.NewReader(data)))
+		sc, err := ReadClient(context.Background(), io.NopCloser(bytes.NewReader(data)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,10 @@
-package serve
+package stdio
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -14,15 +13,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/gateway/wire"
-	"github.com/mcphost/mcphost/host/telemetry"
+	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/internal/lineconn"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
-
-// MaxMessageBytes caps one message from the downstream client.
-const MaxMessageBytes = 4 << 20
 
 // relayConn is the downstream stdio connection of the gateway. The go-sdk
 // server runs on it as on any mcp.Connection, except for tools/call requests
@@ -39,12 +34,13 @@ const MaxMessageBytes = 4 << 20
 // every other method, goes through the go-sdk server unchanged.
 type relayConn struct {
 	lineconn.Conn
-	g *Gateway
+	g     *serve.Gateway
+	hooks hooks // (tests only: export_test.go)
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	// calls is the parent of relayed calls: ctx, also cancelled at the
-	// drain deadline (Gateway.abortable).
+	// drain deadline (Gateway.Abortable).
 	calls       context.Context
 	cancelCalls context.CancelFunc
 	wg          sync.WaitGroup // relayed calls in flight and idle workers
@@ -73,24 +69,25 @@ type relayConn struct {
 	carried map[string]string
 }
 
-func newRelayConn(g *Gateway, r io.ReadCloser, w io.WriteCloser) *relayConn {
+func newRelayConn(g *serve.Gateway, r io.ReadCloser, w io.WriteCloser, hk hooks) *relayConn {
 	c := &relayConn{
 		g:         g,
+		hooks:     hk,
 		pending:   map[string]context.CancelFunc{},
 		work:      make(chan func()),
 		connected: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.calls, c.cancelCalls = g.abortable(c.ctx)
+	c.calls, c.cancelCalls = g.Abortable(c.ctx)
 	cfg := lineconn.Config{ // the read loop ends when r is closed or reaches EOF
-		MaxLine: MaxMessageBytes,
+		MaxLine: serve.MaxMessageBytes,
 		Line:    c.handleLine,
 		Invalid: c.invalid,
 		End:     endOfInput,
 		Written: c.written,
 		Closing: c.closing,
 	}
-	if g.tel.Enabled() {
+	if g.TelemetryEnabled() {
 		cfg.Decoded = c.decoded // (the request's id, for its span)
 	}
 	c.Start(r, w, cfg)
@@ -109,11 +106,11 @@ func (c *relayConn) setSession(ss *mcp.ServerSession) {
 // session is the go-sdk's session with the client, once the go-sdk's
 // Connect has returned; nil if it failed or the connection closed first.
 func (c *relayConn) session() *mcp.ServerSession {
-	if c.g.stdioWaiting != nil {
+	if c.hooks.waiting != nil {
 		select {
 		case <-c.connected:
 		default:
-			c.g.stdioWaiting()
+			c.hooks.waiting()
 		}
 	}
 	select {
@@ -148,14 +145,14 @@ func endOfInput(err error) error {
 func (c *relayConn) handleLine(line []byte) bool {
 	var m wire.Message
 	if err := wire.Parse(&m, line); err != nil {
-		c.g.refusedLine(strictReason(err))
+		c.g.AuditRefused(serve.StrictReason(err))
 		c.WriteLine(wire.StrictError(err))
 		return true
 	}
 	if m.Kind == wire.KindRequest {
 		key, err := m.IDKey()
 		if err != nil {
-			c.g.refusedLine("invalid request id")
+			c.g.AuditRefused(serve.ReasonInvalidID)
 			c.WriteLine(wire.InvalidID())
 			return true
 		}
@@ -166,7 +163,7 @@ func (c *relayConn) handleLine(line []byte) bool {
 		}
 		c.mu.Unlock()
 		if dup {
-			c.g.refusedLine(reasonDuplicateID)
+			c.g.AuditRefused(serve.ReasonDuplicateID)
 			c.WriteLine(wire.DuplicateID(m.ID))
 			return true
 		}
@@ -241,7 +238,7 @@ func (c *relayConn) forgetLocked(key string) {
 // ("jsonrpc":"1.0", a method that is not a string). Its id, if any, is
 // answered and freed, so it can neither be refused later nor grow the map.
 func (c *relayConn) invalid(line []byte, _ error) {
-	c.g.refusedLine("not a JSON-RPC 2.0 message")
+	c.g.AuditRefused(serve.ReasonNotJSONRPC)
 	var m wire.Message
 	wire.Parse(&m, line) // (it passed the strict scan)
 	if _, err := m.IDKey(); err == nil {
@@ -251,148 +248,6 @@ func (c *relayConn) invalid(line []byte, _ error) {
 		return
 	}
 	c.WriteLine(wire.NotJSONRPC(nil))
-}
-
-// relay starts a relayed tools/call if the request qualifies.
-func (c *relayConn) relay(m *wire.Message, line []byte) bool {
-	var ver string
-	if v := c.version.Load(); v != nil {
-		ver = *v
-	}
-	rr, ok := c.g.relayable(m, ver)
-	id, name, args, ver, caps := rr.id, rr.name, rr.args, rr.version, rr.caps
-	if p := c.caps.Load(); caps == nil && p != nil {
-		caps = *p // the client's initialize's
-	}
-	if !ok || caps == nil {
-		return false
-	}
-	ss := c.session()
-	if ss == nil || c.g.levels.of(ss) != "" {
-		// (A client that set a log level: the go-sdk path asks a server of
-		// 2026-07-28 for its messages at that level, call by call.)
-		return false
-	}
-	// The server's requests and log messages during the call go to this
-	// client, before the result (conn.RawCall).
-	r := sessionRequester{ss: ss}
-	key, err := m.IDKey()
-	if err != nil {
-		return false
-	}
-	clientID := bytes.Clone(id)
-	// The request's span, from here to its answer (telemetry.go).
-	parent, rs := c.g.startRelay(c.calls, m.ParamsMembers(), key, ver, "", telemetry.TransportPipe, rr.trace)
-	sr := &stdioRelay{c: c, key: key, line: line}
-	sr.relayCall = relayCall{g: c.g, front: sr, name: name, args: args, clientID: clientID, rs: rs, async: true,
-		opts: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: r, Asks: true, Trace: rr.trace}}
-	end, ok := c.g.enter()
-	if !ok {
-		c.g.refuseRelay(sr, clientID, rs, errShuttingDown("no new requests are accepted"))
-		return true
-	}
-	ctx, cancel := context.WithCancel(parent)
-	c.setCancel(key, cancel)
-	sr.cancel, sr.end = cancel, end
-	sr.start(ctx, "", "")
-	return true
-}
-
-// stdioRelay is a call relayed on the stdio connection c: the relayFront
-// of its relayCall (relaycall.go).
-type stdioRelay struct {
-	relayCall
-	c    *relayConn
-	key  string // the request's IDKey
-	line []byte // the request, for the go-sdk if the raw lane does not take it
-	// cancel releases the call's context, end its place in the drain.
-	cancel context.CancelFunc
-	end    func()
-}
-
-func (sr *stdioRelay) answer(msg []byte) {
-	sr.c.done1(sr.clientID)
-	sr.c.WriteLine(msg)
-}
-
-// unanswered: the client cancelled the call (cancelRelayed freed its id).
-func (sr *stdioRelay) unanswered() {}
-
-func (sr *stdioRelay) pass(rs *relaySpan) bool {
-	if sr.aborted() {
-		sr.g.refuseRelay(sr, sr.clientID, rs, errShuttingDown(fmt.Sprintf("the request was cancelled after the drain timeout (%s)", sr.g.DrainTimeout())))
-		return true
-	}
-	sr.c.setCancel(sr.key, nil) // the go-sdk handles it, and its cancellation
-	if rs != nil {
-		sr.c.carry(sr.key, rs) // (one request: its span goes on there)
-	}
-	sr.c.Pass(sr.line)
-	return false
-}
-
-func (sr *stdioRelay) aborted() bool { return sr.g.aborted(sr.c.ctx) }
-
-func (sr *stdioRelay) cancelled(ctx context.Context, err error) bool {
-	return ctx.Err() != nil && sr.c.ctx.Err() == nil && errors.Is(err, context.Canceled)
-}
-
-func (sr *stdioRelay) run(f func()) { sr.c.run(f) }
-
-func (sr *stdioRelay) ended() {
-	sr.cancel()
-	sr.end()
-}
-
-// relayReq is what a tools/call request that may take the relay path is
-// made of (see relayable).
-type relayReq struct {
-	id      []byte // the request's raw id
-	exposed string // the tool's name as the client sent it
-	name    string // the tool's canonical name
-	args    []byte // the raw arguments (nil: none)
-	version string // the client's protocol version
-	caps    []byte // the client's capabilities, as the request's _meta names them (nil: it does not)
-	// trace are the request's W3C trace context members of _meta
-	// (traceparent, tracestate, baggage) as encoded JSON members without
-	// braces, or nil: sent upstream as they are when telemetry is off, the
-	// parent of the request's span when it is on.
-	trace []byte
-}
-
-// relayable reports whether a tools/call request may take the relay path:
-// nothing about it needs the go-sdk (wire.ToolCall.Plain: params hold just
-// name, arguments, protocol-reserved _meta and W3C trace context: no
-// progress token, no log level, no multi-round-trip state), its id is a
-// string or a number, and its tool is served. The client's protocol
-// version is ver unless the request's _meta names one.
-func (g *Gateway) relayable(m *wire.Message, ver string) (r relayReq, ok bool) {
-	c, ok := m.Call()
-	if !ok || !c.Plain {
-		return r, false
-	}
-	if c.HasProtocolVersion {
-		ver = c.ProtocolVersion
-	}
-	if c.Name == "" || ver == "" {
-		return r, false
-	}
-	if r.name, ok = g.resolveTool(m, c.Name); !ok {
-		return r, false // the go-sdk answers: unknown tool
-	}
-	r.id, r.exposed, r.args, r.version, r.caps, r.trace = m.ID, c.Name, c.Arguments, ver, c.Capabilities, c.Trace
-	return r, true
-}
-
-// resolveTool is the canonical name of the tool a tools/call names
-// (exposed), resolved once per message: the result is kept in m.
-func (g *Gateway) resolveTool(m *wire.Message, exposed string) (string, bool) {
-	if name, resolved := m.Tool(); resolved {
-		return name, name != ""
-	}
-	name, ok := g.canonicalTool(exposed)
-	m.SetTool(name)
-	return name, ok
 }
 
 // workerIdle is how long an idle relay worker waits for another call.
@@ -454,17 +309,6 @@ func (c *relayConn) setCancel(key string, cancel context.CancelFunc) {
 	c.mu.Unlock()
 }
 
-// writeError answers a request with a JSON-RPC error.
-func (c *relayConn) writeError(id []byte, e *jsonrpc.Error) {
-	c.done1(id)
-	c.WriteLine(wire.Error(id, e.Code, e.Message, nil))
-}
-
-func (c *relayConn) writeResponse(id []byte, result json.RawMessage) {
-	c.done1(id)
-	c.WriteLine(wire.Result(id, result))
-}
-
 // written notes a response of the go-sdk server: its id is answered.
 func (c *relayConn) written(msg jsonrpc.Message) {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
@@ -474,7 +318,7 @@ func (c *relayConn) written(msg jsonrpc.Message) {
 		if id, err := json.Marshal(resp.ID.Raw()); err == nil {
 			c.done1(id)
 		}
-		if c.g.tel.Enabled() {
+		if c.g.TelemetryEnabled() {
 			c.answered(resp)
 		}
 	}
@@ -507,7 +351,7 @@ func (c *relayConn) closing() {
 	c.cancel()
 	c.cancelCalls()
 	c.wg.Wait()
-	if c.g.tel.Enabled() {
+	if c.g.TelemetryEnabled() {
 		c.dropCarried()
 	}
 }

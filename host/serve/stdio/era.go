@@ -1,4 +1,4 @@
-package serve
+package stdio
 
 import (
 	"bufio"
@@ -12,12 +12,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
 // The stdio gateway has one client, and that client says its protocol
 // version in its first message. Opening the upstream sessions in that era,
-// telling the servers that client's capabilities (StdioClient.Offer),
+// telling the servers that client's capabilities (Client.Offer),
 // serves the client as the servers would serve it directly: a server's
 // requests of its own during a call (elicitation, sampling, roots by
 // request, which go-sdk servers refuse on a 2026-07-28 session) reach the
@@ -27,11 +28,11 @@ import (
 // A client of 2026-07-28 or later sends no initialize, and the sessions are
 // opened at the newest version both sides speak, as before.
 
-// StdioClient is the start of a stdio client's input, read before the
-// upstream sessions are opened (see ReadStdioClient).
-type StdioClient struct {
+// Client is the start of a stdio client's input, read before the
+// upstream sessions are opened (see ReadClient).
+type Client struct {
 	// Input yields everything the client sent, its first message included:
-	// serve it (ServeStdio) in place of the original input.
+	// serve it (Serve) in place of the original input.
 	Input io.ReadCloser
 	// UpstreamVersion is the protocol version to open upstream sessions at
 	// (host.Options.ProtocolVersion) so that they are in the client's era:
@@ -51,7 +52,7 @@ type StdioClient struct {
 // it would be told by the client directly. Without an UpstreamVersion it
 // returns gateway: a session of conn.NewProtocol is told each call's own
 // client's capabilities.
-func (sc *StdioClient) Offer(gateway *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+func (sc *Client) Offer(gateway *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 	if sc.UpstreamVersion == "" || gateway == nil {
 		return gateway
 	}
@@ -89,11 +90,11 @@ func (sc *StdioClient) Offer(gateway *mcp.ClientCapabilities) *mcp.ClientCapabil
 	return out
 }
 
-// ReadStdioClient reads the client's first message from in (blank lines
-// before it are kept, a message longer than MaxMessageBytes is left whole to
+// ReadClient reads the client's first message from in (blank lines
+// before it are kept, a message longer than serve.MaxMessageBytes is left whole to
 // the gateway's own limit). It returns when that message is read, when in
 // ends, or when ctx is done (then in is closed, and ctx's error returned).
-func ReadStdioClient(ctx context.Context, in io.ReadCloser) (*StdioClient, error) {
+func ReadClient(ctx context.Context, in io.ReadCloser) (*Client, error) {
 	type read struct {
 		seen []byte
 		br   *bufio.Reader
@@ -114,7 +115,7 @@ func ReadStdioClient(ctx context.Context, in io.ReadCloser) (*StdioClient, error
 		in.Close()
 		return nil, ctx.Err()
 	}
-	sc := &StdioClient{Input: replay{io.MultiReader(bytes.NewReader(r.seen), r.br), in}}
+	sc := &Client{Input: replay{io.MultiReader(bytes.NewReader(r.seen), r.br), in}}
 	if r.err == nil {
 		sc.UpstreamVersion, sc.caps = initialize(bytes.TrimSpace(r.seen))
 	}
@@ -129,7 +130,7 @@ type replay struct {
 }
 
 // firstLine reads in up to and including the first line that is not
-// blank, or up to MaxMessageBytes (err: errNoFirstLine), or to in's end or
+// blank, or up to serve.MaxMessageBytes (err: errNoFirstLine), or to in's end or
 // error (err set; what was read is returned all the same).
 func firstLine(in io.Reader) (seen []byte, br *bufio.Reader, err error) {
 	br = bufio.NewReaderSize(in, 64<<10)
@@ -137,7 +138,7 @@ func firstLine(in io.Reader) (seen []byte, br *bufio.Reader, err error) {
 		line, err := br.ReadSlice('\n')
 		seen = append(seen, line...)
 		switch {
-		case len(seen) > MaxMessageBytes:
+		case len(seen) > serve.MaxMessageBytes:
 			return seen, br, errNoFirstLine
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
@@ -153,7 +154,7 @@ var errNoFirstLine = errors.New("no message within the size limit")
 
 // initialize reads a client's first message msg: for an initialize
 // request, the protocol version to open upstream sessions at (see
-// StdioClient.UpstreamVersion) — what the go-sdk server answers it with:
+// Client.UpstreamVersion) — what the go-sdk server answers it with:
 // the client's version when the go-sdk knows it and it is before
 // conn.NewProtocol, else the latest before that — and the request's
 // capabilities; for anything else, "".
