@@ -19,7 +19,7 @@ import (
 // Root returns the module's root directory.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // Build builds ./cmd/... and the benchmarks' reference proxy
