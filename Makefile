@@ -86,6 +86,7 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSERouter -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMessage -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/wire -run=^$$ -fuzz=FuzzParse -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/gateway/wire -run=^$$ -fuzz=^FuzzClientInfo$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzHandshakeLine -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzCheckAddr -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk -run=^$$ -fuzz=FuzzFrameReader -fuzztime=$(FUZZTIME)

@@ -88,12 +88,14 @@ func (s *Serving) RelayStart(ctx context.Context, name string, args json.RawMess
 	if h.tel.Enabled() {
 		ctx, span = h.tel.StartToolCall(ctx, g.tool.Server, name)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, g.idle, errIdle)
-	started := h.conns.StartRaw(ctx, g.tool.Server, rawCall(g, args, o), func(resp []byte, handled bool, err error) {
+	// tool_timeout bounds the call as in RelayCall, by a timer on the raw
+	// call's own context (conn.RawCall.Timeout): no context here.
+	rc := rawCall(g, args, o)
+	rc.Timeout, rc.TimeoutCause = g.idle, errIdle
+	started := h.conns.StartRaw(ctx, g.tool.Server, rc, func(resp []byte, handled bool, err error) {
 		if len(resp) > MaxResultChars && err == nil && handled {
 			// Processing a large result may write a file: not here.
 			go func() { // ends with the call
-				defer cancel()
 				resp, handled, err := h.relayed(ctx, g, name, resp, handled, err)
 				endRelaySpan(span, handled, err)
 				done(resp, handled, err)
@@ -101,12 +103,10 @@ func (s *Serving) RelayStart(ctx context.Context, name string, args json.RawMess
 			return
 		}
 		resp, handled, err = h.relayed(ctx, g, name, resp, handled, err)
-		cancel()
 		endRelaySpan(span, handled, err)
 		done(resp, handled, err)
 	})
 	if !started {
-		cancel()
 		span.Abandon(relayNotTaken)
 	}
 	return started
@@ -138,7 +138,7 @@ func (h *Host) relayed(ctx context.Context, g *gated, name string, resp []byte, 
 		return nil, false, nil
 	}
 	if err != nil {
-		if errors.Is(context.Cause(ctx), errIdle) {
+		if errors.Is(err, errIdle) || errors.Is(context.Cause(ctx), errIdle) {
 			return nil, true, &TimeoutError{Tool: name, Limit: g.idle} // notifications/cancelled was sent
 		}
 		// The error may quote the server, or its URL.

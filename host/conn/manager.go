@@ -520,6 +520,13 @@ type RawCall struct {
 	// telemetry is off; with it on, the call's upstream span's context is
 	// sent instead.
 	Trace []byte
+	// Timeout, if set, bounds the call: without a response by then, the
+	// server is sent notifications/cancelled and the call ends with an
+	// error matching both context.DeadlineExceeded and TimeoutCause.
+	// (One timer on the call's own context, rather than a context of the
+	// caller's around it: a context level less per call.)
+	Timeout      time.Duration
+	TimeoutCause error
 }
 
 // CallRaw is the relay path of a tools/call: it sends the call with the raw
@@ -663,6 +670,14 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 	fc := newCall(c.cfg.Name, rc.Requester, nil)
 	ctx, cancel := context.WithCancelCause(ctx)
 	fc.cancel = cancel // (a reload's drain deadline cuts the call)
+	var timer *time.Timer
+	if rc.Timeout > 0 {
+		cause := rc.TimeoutCause
+		if cause == nil {
+			cause = context.DeadlineExceeded
+		}
+		timer = time.AfterFunc(rc.Timeout, func() { cancel(cause) })
+	}
 	left := c.inflight.add(fc)
 	trace, tool := rc.Trace, rc.Tool // (the closure below takes tool, not all of rc)
 	var us telemetry.Span
@@ -672,7 +687,14 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		ctx, us = tel.StartUpstream(ctx, c.cfg.Name, "tools/call", tool, telemetry.RequestInfo{ProtocolVersion: v})
 		trace, begun = tel.TraceMembers(ctx), time.Now()
 	}
+	timeoutCause := rc.TimeoutCause
 	err := raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
+		if timer != nil {
+			timer.Stop()
+			if err != nil && timeoutCause != nil && context.Cause(ctx) == timeoutCause {
+				err = fmt.Errorf("%w: %w", context.DeadlineExceeded, timeoutCause)
+			}
+		}
 		cancel(nil)
 		left()
 		release()
@@ -724,6 +746,9 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 	if err != nil {
 		if tel.Enabled() {
 			us.End(err)
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 		cancel(nil)
 		left()

@@ -100,8 +100,12 @@ func (m *rawMeta) captured() bool { return m.meta.Load() != nil }
 // request encodes a raw call under a new id: the id as a JSON string, and
 // the message.
 func (m *rawMeta) request(req rawRequest) (id string, msg []byte) {
-	id = strconv.Quote(rawIDPrefix + strconv.FormatUint(m.nextID.Add(1), 10))
-	name, _ := json.Marshal(req.tool)
+	var ib [48]byte
+	idb := append(append(ib[:0], '"'), rawIDPrefix...)
+	idb = append(strconv.AppendUint(idb, m.nextID.Add(1), 10), '"')
+	id = string(idb)
+	var nb [64]byte
+	name := appendJSONString(nb[:0], req.tool)
 	var meta []byte
 	if p := m.meta.Load(); p != nil {
 		meta = *p
@@ -111,7 +115,21 @@ func (m *rawMeta) request(req rawRequest) (id string, msg []byte) {
 			meta = *p
 		}
 	}
-	return id, wire.CallRequest([]byte(id), name, req.args, meta, req.caps, req.trace)
+	return id, wire.CallRequest(idb, name, req.args, meta, req.caps, req.trace)
+}
+
+// appendJSONString appends s encoded as encoding/json encodes it: as it
+// is between quotes when it needs no escape (printable ASCII but for the
+// quote, the backslash and the HTML characters encoding/json escapes),
+// else by encoding/json.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	return append(append(append(dst, '"'), s...), '"')
 }
 
 // cancelled is the notifications/cancelled of a raw call's id.
@@ -152,7 +170,10 @@ func (l *rawLane) response(line []byte) bool {
 	if _, isCall := rawjson.Find(ms, "method"); isCall {
 		return false
 	}
-	w := l.take(string(id.Value))
+	l.mu.Lock()
+	w := l.pending[string(id.Value)] // (no copy of the id: see take)
+	delete(l.pending, string(id.Value))
+	l.mu.Unlock()
 	if w == nil {
 		return false
 	}

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,17 @@ func TestRawLaneResponse(t *testing.T) {
 				t.Errorf("response %q", resp)
 			}
 		})
+	}
+}
+
+// TestAppendJSONString holds the raw lane's encoding of a tool's name to
+// encoding/json's.
+func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "echo", "a_b-c.d", "with space", `q"uote`, `back\slash`, "<tag>&", "tab\t", "\x00", "é", "日本", "\x7f", "\xff", "\u2028"} {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Errorf("appendJSONString(%q) = %s, want x%s", s, got, want)
+		}
 	}
 }

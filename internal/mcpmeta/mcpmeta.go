@@ -69,38 +69,60 @@ func MayHave(b []byte) bool { return bytes.Contains(b, prefix) }
 // StripRaw removes the reserved members from the _meta of the JSON object
 // obj (and _meta itself if that empties it), keeping everything else byte
 // for byte. ok is false if obj or its _meta is not a JSON object.
-func StripRaw(obj []byte) (out []byte, ok bool) {
+func StripRaw(obj []byte) (out []byte, ok bool) { return AppendStripRaw(nil, obj) }
+
+// AppendStripRaw appends obj as StripRaw returns it to dst (so that a
+// message is written in one buffer); on failure it returns dst unchanged.
+func AppendStripRaw(dst, obj []byte) (out []byte, ok bool) {
 	var arr [8]rawjson.Member
 	ms, err := rawjson.Members(arr[:0], obj)
 	if err != nil {
-		return nil, false
+		return dst, false
 	}
 	meta, found := rawjson.Find(ms, "_meta")
 	if !found {
-		return obj, true
+		return append(dst, obj...), true
 	}
 	var marr [8]rawjson.Member
 	metas, err := rawjson.Members(marr[:0], meta.Value)
 	if err != nil {
-		return nil, false
+		return dst, false
 	}
-	kept := appendMembers(nil, metas, false)
-	out = make([]byte, 0, len(obj))
-	out = append(out, '{')
+	keep := false // (any member of _meta kept)
+	for _, m := range metas {
+		if !bytes.HasPrefix(m.Key, prefix) {
+			keep = true
+			break
+		}
+	}
+	out = append(dst, '{')
 	first := true
 	for _, m := range ms {
-		v := m.Value
-		if string(m.Key) == "_meta" {
-			if len(kept) == 0 {
-				continue
-			}
-			v = append(append([]byte{'{'}, kept...), '}')
+		isMeta := string(m.Key) == "_meta"
+		if isMeta && !keep {
+			continue
 		}
 		if !first {
 			out = append(out, ',')
 		}
 		first = false
-		out = appendMember(out, m.Key, v)
+		if !isMeta {
+			out = appendMember(out, m.Key, m.Value)
+			continue
+		}
+		out = append(out, `"_meta":{`...)
+		firstMeta := true
+		for _, e := range metas {
+			if bytes.HasPrefix(e.Key, prefix) {
+				continue
+			}
+			if !firstMeta {
+				out = append(out, ',')
+			}
+			firstMeta = false
+			out = appendMember(out, e.Key, e.Value)
+		}
+		out = append(out, '}')
 	}
 	return append(out, '}'), true
 }

@@ -13,14 +13,26 @@ func TestStripRaw(t *testing.T) {
 		{`{"content":[]}`, `{"content":[]}`},
 		{`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x"}}}`, `{"content":[]}`},
 		{`{"_meta":{"a":1,"io.modelcontextprotocol/x":2,"b":"io.modelcontextprotocol/"},"isError":true}`, `{"_meta":{"a":1,"b":"io.modelcontextprotocol/"},"isError":true}`},
+		{`{"_meta":{"io.modelcontextprotocol/x":2}}`, `{}`},
+		{`{"a":1,"_meta":{"io.modelcontextprotocol/x":2},"b":2}`, `{"a":1,"b":2}`},
+		{`{"a":1, "_meta": {"io.modelcontextprotocol/x":2, "k":[1, 2]}, "b":2}`, `{"a":1,"_meta":{"k":[1, 2]},"b":2}`},
 	} {
 		got, ok := StripRaw([]byte(tc.in))
 		if !ok || string(got) != tc.want {
 			t.Errorf("StripRaw(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
 		}
+		// Appended after what a message already holds.
+		if got, ok := AppendStripRaw([]byte(`{"result":`), []byte(tc.in)); !ok || string(got) != `{"result":`+tc.want {
+			t.Errorf("AppendStripRaw(%s) = %s, %v; want {\"result\":%s", tc.in, got, ok, tc.want)
+		}
 	}
-	if _, ok := StripRaw([]byte(`{"_meta":[1]}`)); ok {
-		t.Error("a _meta that is not an object was accepted")
+	for _, in := range []string{`{"_meta":[1]}`, `[]`, `{"a":}`} {
+		if _, ok := StripRaw([]byte(in)); ok {
+			t.Errorf("StripRaw accepted %s", in)
+		}
+		if got, ok := AppendStripRaw([]byte("x"), []byte(in)); ok || string(got) != "x" {
+			t.Errorf("AppendStripRaw(x, %s) = %s, %v; want x unchanged, false", in, got, ok)
+		}
 	}
 }
 

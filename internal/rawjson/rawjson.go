@@ -149,10 +149,13 @@ func String(v []byte) (s string, ok bool) {
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	if err := json.Unmarshal(v, &s); err != nil {
+	// (A variable of its own: one whose address escapes is on the heap,
+	// and only this path needs it.)
+	var d string
+	if err := json.Unmarshal(v, &d); err != nil {
 		return "", false
 	}
-	return s, true
+	return d, true
 }
 
 // Is reports whether v is the JSON string s, escaped or not; without

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -109,14 +110,14 @@ func (c *ToolCall) meta(e rawjson.Member) bool {
 		c.Trace = append(append(append(append(c.Trace, '"'), e.Key...), `":`...), e.Value...)
 		return true
 	}
-	if !mcpmeta.IsReserved(string(e.Key)) || string(e.Key) == mcp.MetaKeyLogLevel {
+	if !bytes.HasPrefix(e.Key, []byte(mcpmeta.Prefix)) || string(e.Key) == mcp.MetaKeyLogLevel {
 		// A progress token, a log level (the server's messages during
 		// the call go to the call's stream) or other metadata.
 		return false
 	}
 	switch string(e.Key) {
 	case mcp.MetaKeyProtocolVersion:
-		v, ok := rawjson.String(e.Value)
+		v, ok := protocolVersion(e.Value)
 		c.ProtocolVersion, c.HasProtocolVersion = v, true
 		return ok
 	case mcp.MetaKeyClientCapabilities:
@@ -125,12 +126,73 @@ func (c *ToolCall) meta(e rawjson.Member) bool {
 		}
 		c.Capabilities = e.Value
 	case mcp.MetaKeyClientInfo:
-		var info mcp.Implementation
-		if e.Value[0] != '{' || json.Unmarshal(e.Value, &info) != nil {
+		if !clientInfoOK(e.Value) {
 			return false // (the go-sdk refuses it)
 		}
 	}
 	return true
+}
+
+// protocolVersion decodes a protocol version (a JSON string), without
+// allocating for the versions clients send.
+func protocolVersion(v []byte) (string, bool) {
+	if len(v) > 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		switch string(v[1 : len(v)-1]) {
+		case "2026-07-28":
+			return "2026-07-28", true
+		case "2025-11-25":
+			return "2025-11-25", true
+		case "2025-06-18":
+			return "2025-06-18", true
+		}
+	}
+	return rawjson.String(v)
+}
+
+// clientInfoOK reports whether the go-sdk takes v, a request's _meta
+// clientInfo, as an mcp.Implementation: a JSON object that encoding/json
+// decodes into one. The usual object — names spelled as the struct's tags
+// spell them, each a string or null, and other members of any value (which
+// encoding/json ignores) — is checked on the raw bytes; anything else
+// (icons, a name that differs from a field's only in case, a duplicate
+// name, an escaped or non-ASCII one) is decoded, as before.
+func clientInfoOK(v []byte) bool {
+	if len(v) == 0 || v[0] != '{' {
+		return false // (null too: the go-sdk refuses it)
+	}
+	var arr [8]rawjson.Member
+	if ms, err := rawjson.Members(arr[:0], v); err == nil {
+		plain := true
+		for _, m := range ms {
+			switch string(m.Key) {
+			case "name", "title", "description", "version", "websiteUrl":
+				if m.Value[0] != '"' && m.Value[0] != 'n' {
+					return false // (not a string, nor null: a type error)
+				}
+			default:
+				if implementationField(m.Key) {
+					plain = false
+				}
+			}
+		}
+		if plain {
+			return true
+		}
+	}
+	var info mcp.Implementation
+	return json.Unmarshal(v, &info) == nil
+}
+
+// implementationField reports whether encoding/json matches the (ASCII)
+// member name k to a field of mcp.Implementation: its names differ only
+// in case, and icons, whose elements the fast check does not read.
+func implementationField(k []byte) bool {
+	for _, f := range [...]string{"name", "title", "description", "version", "websiteUrl", "icons"} {
+		if bytes.EqualFold(k, []byte(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 // traceKey reports whether a _meta member is W3C trace context, which the

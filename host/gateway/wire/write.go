@@ -155,12 +155,12 @@ func RewriteResponse(resp, clientID []byte) (out []byte, ok bool) {
 		out = append(out, clientID...)
 		return append(out, resp[id.End:]...), true
 	}
-	// Rebuild the envelope with a cleaned result.
-	cleaned, ok := mcpmeta.StripRaw(result.Value)
-	if !ok {
+	// Rebuild the envelope with a cleaned result, in the same buffer.
+	out = append(append(append(out, head...), clientID...), `,"result":`...)
+	if out, ok = mcpmeta.AppendStripRaw(out, result.Value); !ok {
 		return nil, false
 	}
-	return Result(clientID, cleaned), true
+	return append(out, '}'), true
 }
 
 // ErrorCode returns the raw code of an error response (nil if resp is not
