@@ -10,7 +10,7 @@ import (
 // hop makes every telemetry call of one tools/call through the gateway.
 func hop(tel *Telemetry, ctx context.Context, meta map[string]any, h http.Header, err error) {
 	ctx = tel.ExtractHTTP(ctx, h)
-	ctx, req := tel.StartRequest(ctx, "tools/call", "github.create_issue", RequestInfo{RequestID: "1", SessionID: "s", Transport: TransportTCP, Meta: meta})
+	ctx, req := tel.StartRequest(ctx, "tools/call", "github.create_issue", RequestInfo{RequestID: "1", SessionID: "s", Transport: TransportTCP, Server: "github", Meta: meta})
 	callCtx, call := tel.StartToolCall(ctx, "github", "github.create_issue")
 	_, dec := tel.StartDecision(callCtx, "github.create_issue")
 	dec.EndDecision("allow")

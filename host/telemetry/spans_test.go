@@ -198,6 +198,45 @@ func TestToolCallSpan(t *testing.T) {
 	}
 }
 
+// TestToolCallSpanStartedWithServer checks a downstream tools/call span
+// started with the server its tool resolves to (RequestInfo.Server): the
+// tool call shares it and adds nothing when the server is the same (no
+// allocation: the span's attributes are not copied), and records its own
+// server otherwise. (Not parallel: AllocsPerRun.)
+func TestToolCallSpanStartedWithServer(t *testing.T) {
+	for _, tc := range []struct {
+		name, started, called string
+		wantAllocs            float64 // of StartToolCall; -1: not checked
+	}{
+		{"same server", "github", "github", 0},
+		{"another server", "github", "gitlab", -1},
+		{"none at start", "", "github", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRecorder(t)
+			ctx, req := r.StartRequest(context.Background(), "tools/call", "create_issue", RequestInfo{RequestID: "1", Server: tc.started})
+			callCtx, call := r.StartToolCall(ctx, tc.called, "github.create_issue")
+			if callCtx != ctx || !call.SpanContext().Equal(req.SpanContext()) {
+				t.Fatal("the tool call did not share the request's span")
+			}
+			if tc.wantAllocs >= 0 {
+				if n := testing.AllocsPerRun(100, func() { r.StartToolCall(ctx, tc.called, "github.create_issue") }); n != tc.wantAllocs {
+					t.Errorf("StartToolCall allocates %v times, want %v", n, tc.wantAllocs)
+				}
+			}
+			call.End(nil)
+			req.End(nil)
+			spans := r.ended(t)
+			if len(spans) != 1 {
+				t.Fatalf("got %d spans, want the request's alone", len(spans))
+			}
+			if got := attrMap(spans[0].Attributes)["mcphost.server.name"]; got != tc.called {
+				t.Errorf("mcphost.server.name = %q, want %q", got, tc.called)
+			}
+		})
+	}
+}
+
 // TestRequestSpans checks span names and attributes per method, as the MCP
 // conventions name them.
 func TestRequestSpans(t *testing.T) {
@@ -221,6 +260,10 @@ func TestRequestSpans(t *testing.T) {
 			map[string]string{"mcp.method.name": "notifications/initialized", "mcp.session.id": "s"}},
 		{"unknown method", "x/hack-0001", "t", RequestInfo{}, "_OTHER",
 			map[string]string{"mcp.method.name": "_OTHER"}},
+		{"tool call resolved to its server", "tools/call", "weather", RequestInfo{Server: "wx"}, "tools/call weather",
+			map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "weather", "gen_ai.operation.name": "execute_tool", "mcphost.server.name": "wx"}},
+		{"server read for tools/call only", "prompts/get", "review", RequestInfo{Server: "wx"}, "prompts/get review",
+			map[string]string{"mcp.method.name": "prompts/get", "gen_ai.prompt.name": "review"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
