@@ -164,6 +164,20 @@ func (t *Telemetry) StartDecision(ctx context.Context, tool string) (context.Con
 	return ctx, Span{s: s}
 }
 
+// TraceDecision records the span of a permission decision on tool taken
+// before (a decision held for the call, whose outcome is known): started
+// with its outcome, ended at once. Like EndDecision, it records no metric.
+func (t *Telemetry) TraceDecision(ctx context.Context, tool, outcome string) {
+	if t == nil || t.tracer == nil {
+		return
+	}
+	st := t.starts.get(startKey{kind: startDecided, a: tool, b: outcome}, func() spanStart {
+		return spanStart{opts: []trace.SpanStartOption{kindInternal, trace.WithAttributes(semconv.GenAIToolName(tool), AttrOutcome.String(outcome))}}
+	})
+	_, s := t.tracer.Start(ctx, DecisionSpanName, st.opts...)
+	s.End()
+}
+
 // StartUpstream starts the CLIENT span of a request to upstream server,
 // named and attributed like StartRequest's (info.Meta is not read). Inject
 // its context into the request with InjectMeta, and into HTTP with
@@ -293,6 +307,7 @@ const (
 	startRequest  uint8 = iota + 1 // name only; a: method, b: target
 	startDecision                  // a: tool
 	startUpstream                  // a: server, b: method, c: target, d: protocol version, e: transport
+	startDecided                   // a: tool, b: outcome
 )
 
 // spanName is "{method} {target}" when target names a tool or a prompt,

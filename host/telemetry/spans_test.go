@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -232,6 +233,50 @@ func TestToolCallSpanStartedWithServer(t *testing.T) {
 			}
 			if got := attrMap(spans[0].Attributes)["mcphost.server.name"]; got != tc.called {
 				t.Errorf("mcphost.server.name = %q, want %q", got, tc.called)
+			}
+		})
+	}
+}
+
+// TestTraceDecision checks the span of a decision taken before its gate:
+// the decision span StartDecision and EndDecision make, under the same
+// parent, with fewer allocations (its outcome is an attribute from its
+// start). (Not parallel: AllocsPerRun.)
+func TestTraceDecision(t *testing.T) {
+	for _, outcome := range []string{"allow", "deny", "ask"} {
+		t.Run(outcome, func(t *testing.T) {
+			r := newRecorder(t)
+			ctx, call := r.StartToolCall(context.Background(), "github", "github.create_issue")
+			r.TraceDecision(ctx, "github.create_issue", outcome)
+			_, dec := r.StartDecision(ctx, "github.create_issue")
+			dec.EndDecision(outcome)
+			call.End(nil)
+			var decisions tracetest.SpanStubs
+			for _, s := range r.ended(t) {
+				if s.Name == DecisionSpanName {
+					decisions = append(decisions, s)
+				}
+			}
+			if len(decisions) != 2 {
+				t.Fatalf("got %d decision spans, want 2", len(decisions))
+			}
+			traced, started := decisions[0], decisions[1]
+			want := map[string]string{"gen_ai.tool.name": "github.create_issue", "mcphost.outcome": outcome}
+			for _, s := range decisions {
+				if diff := cmp.Diff(want, attrMap(s.Attributes)); diff != "" {
+					t.Errorf("attributes (-want +got):\n%s", diff)
+				}
+			}
+			if traced.SpanKind != started.SpanKind || traced.Parent.SpanID() != started.Parent.SpanID() {
+				t.Errorf("traced: kind %v, parent %v; want %v, %v as started", traced.SpanKind, traced.Parent.SpanID(), started.SpanKind, started.Parent.SpanID())
+			}
+			tr := testing.AllocsPerRun(100, func() { r.TraceDecision(ctx, "github.create_issue", outcome) })
+			st := testing.AllocsPerRun(100, func() {
+				_, dec := r.StartDecision(ctx, "github.create_issue")
+				dec.EndDecision(outcome)
+			})
+			if tr >= st {
+				t.Errorf("TraceDecision allocates %v times, StartDecision and EndDecision %v; want fewer", tr, st)
 			}
 		})
 	}
