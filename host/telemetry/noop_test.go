@@ -55,6 +55,9 @@ func TestDisabledIsFree(t *testing.T) {
 			tel.RecordPluginRestart(ctx, "p")
 			tel.RecordTokenRefresh(ctx, "s", "ok")
 			tel.RecordReload(ctx, ReloadApplied)
+			if n := testing.AllocsPerRun(100, func() { tel.TraceDecision(ctx, "t", "allow") }); n != 0 {
+				t.Errorf("TraceDecision allocates %v times, want 0", n)
+			}
 			if _, s := tel.StartPluginRPC(ctx, "p", "/a.B/C"); s.SpanContext().IsValid() {
 				t.Error("span from a disabled Telemetry")
 			}
