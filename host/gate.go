@@ -204,8 +204,7 @@ func (h *Host) decide(ctx context.Context, n *DecisionNote, name string, mode ga
 	case n.once(noteTraced):
 		// Taken before any gate (the telemetry label): its span is the
 		// gate's, all the same.
-		_, span := h.tel.StartDecision(ctx, name)
-		span.EndDecision(d.Behavior.String())
+		h.tel.TraceDecision(ctx, name, d.Behavior.String())
 	}
 	if (mode < gateNoPerson || d.Behavior == permissions.Allow) && n.once(noteCounted) {
 		h.tel.RecordDecision(ctx, d.Behavior.String())

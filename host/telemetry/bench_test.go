@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkHop measures the telemetry of one tools/call through the
-// gateway (hop: 5 spans, trace context in and out, 3 metric records) when
+// gateway (hop: 3 spans, trace context in and out, 3 metric records) when
 // off and when on: with spans batched to a discarding exporter, and as
 // `mcphost serve` exports (otlp+prometheus: OTLP/HTTP to a receiver on
 // loopback that discards what it reads, both signals flushed at the end

@@ -70,7 +70,10 @@
 // limits, defaults and OTEL_BSP_* variables). The names,
 // start options and metric attribute sets of the per-call spans and
 // measurements are made once per tool (in bounded caches), and the raw
-// lane's trace context is written without a map. BenchmarkHop measures
+// lane's trace context is written without a map. A front that knows a
+// tools/call's server passes it in RequestInfo.Server, so that the SERVER
+// span starts with every attribute it ends with (an attribute added to a
+// started span copies them all). BenchmarkHop measures
 // one gateway hop's telemetry; host/serve's BenchmarkTelemetryCost a
 // relayed call through a gateway with telemetry off and on.
 //

@@ -10,7 +10,7 @@ import (
 // hop makes every telemetry call of one tools/call through the gateway.
 func hop(tel *Telemetry, ctx context.Context, meta map[string]any, h http.Header, err error) {
 	ctx = tel.ExtractHTTP(ctx, h)
-	ctx, req := tel.StartRequest(ctx, "tools/call", "github.create_issue", RequestInfo{RequestID: "1", SessionID: "s", Transport: TransportTCP, Meta: meta})
+	ctx, req := tel.StartRequest(ctx, "tools/call", "github.create_issue", RequestInfo{RequestID: "1", SessionID: "s", Transport: TransportTCP, Server: "github", Meta: meta})
 	callCtx, call := tel.StartToolCall(ctx, "github", "github.create_issue")
 	_, dec := tel.StartDecision(callCtx, "github.create_issue")
 	dec.EndDecision("allow")
@@ -55,6 +55,9 @@ func TestDisabledIsFree(t *testing.T) {
 			tel.RecordPluginRestart(ctx, "p")
 			tel.RecordTokenRefresh(ctx, "s", "ok")
 			tel.RecordReload(ctx, ReloadApplied)
+			if n := testing.AllocsPerRun(100, func() { tel.TraceDecision(ctx, "t", "allow") }); n != 0 {
+				t.Errorf("TraceDecision allocates %v times, want 0", n)
+			}
 			if _, s := tel.StartPluginRPC(ctx, "p", "/a.B/C"); s.SpanContext().IsValid() {
 				t.Error("span from a disabled Telemetry")
 			}

@@ -23,6 +23,12 @@ type RequestInfo struct {
 	// Transport is network.transport: TransportPipe for stdio,
 	// TransportTCP for HTTP.
 	Transport string
+	// Server is mcphost.server.name of a downstream tools/call whose tool
+	// the front has resolved to an upstream server already (StartRequest
+	// only). Its SERVER span, which is the tool call's (see StartToolCall),
+	// then has it from its start: StartToolCall, given the same server,
+	// adds nothing to it, which spares the span's attributes a copy.
+	Server string
 	// Meta is the request's params._meta. StartRequest continues the trace
 	// context it carries; only traceparent, tracestate and baggage are read.
 	Meta map[string]any
@@ -48,8 +54,18 @@ type Span struct {
 }
 
 // toolRequestKey is the context key under which StartRequest keeps the
-// SERVER span of a downstream tools/call, for StartToolCall.
+// SERVER span of a downstream tools/call, for StartToolCall: the
+// trace.Span itself, or a toolRequest if it was started with
+// mcphost.server.name (a span alone is kept as it is, unboxed: no
+// allocation).
 type toolRequestKey struct{}
+
+// toolRequest is the SERVER span of a downstream tools/call started with
+// mcphost.server.name server.
+type toolRequest struct {
+	span   trace.Span
+	server string
+}
 
 // StartRequest starts the SERVER span of a downstream request: method is
 // mcp.method.name (MethodOther unless a known MCP method); target is the tool (tools/call) or prompt (prompts/get)
@@ -69,14 +85,24 @@ func (t *Telemetry) StartRequest(ctx context.Context, method, target string, inf
 		}
 	}
 	method = methodName(method)
-	attrs := requestAttrs(method, target, info, attribute.KeyValue{})
+	var server attribute.KeyValue
+	if method != MethodToolsCall {
+		info.Server = ""
+	} else if info.Server != "" {
+		server = AttrServerName.String(info.Server)
+	}
+	attrs := requestAttrs(method, target, info, server)
 	opts = append(opts, kindServer, trace.WithAttributes(attrs...))
 	name := t.starts.get(startKey{kind: startRequest, a: method, b: target}, func() spanStart {
 		return spanStart{name: spanName(method, target)}
 	}).name
 	ctx, s := t.tracer.Start(parent, name, opts...)
 	if method == MethodToolsCall {
-		ctx = context.WithValue(ctx, toolRequestKey{}, s)
+		var v any = s
+		if info.Server != "" {
+			v = toolRequest{span: s, server: info.Server}
+		}
+		ctx = context.WithValue(ctx, toolRequestKey{}, v)
 	}
 	return ctx, Span{s: s}
 }
@@ -90,16 +116,26 @@ func (t *Telemetry) StartRequest(ctx context.Context, method, target string, inf
 // is the tool call's: it already is an execute_tool span by its attributes,
 // and the MCP conventions ask that a tool execution already traced get no
 // second span but the first one the MCP attributes. StartToolCall then adds
-// mcphost.server.name to it and returns it as a shared Span, whose End
-// records a failure without ending it.
+// mcphost.server.name to it (unless it was started with it:
+// RequestInfo.Server) and returns it as a shared Span, whose End records a
+// failure without ending it.
 func (t *Telemetry) StartToolCall(ctx context.Context, server, tool string) (context.Context, Span) {
 	if t == nil || t.tracer == nil {
 		return ctx, Span{}
 	}
-	if req, ok := ctx.Value(toolRequestKey{}).(trace.Span); ok {
-		if cur, sc := trace.SpanContextFromContext(ctx), req.SpanContext(); cur.SpanID() == sc.SpanID() && cur.TraceID() == sc.TraceID() {
-			req.SetAttributes(AttrServerName.String(server))
-			return ctx, Span{s: req, shared: true}
+	var req toolRequest
+	switch v := ctx.Value(toolRequestKey{}).(type) {
+	case trace.Span:
+		req.span = v
+	case toolRequest:
+		req = v
+	}
+	if req.span != nil {
+		if cur, sc := trace.SpanContextFromContext(ctx), req.span.SpanContext(); cur.SpanID() == sc.SpanID() && cur.TraceID() == sc.TraceID() {
+			if req.server != server {
+				req.span.SetAttributes(AttrServerName.String(server))
+			}
+			return ctx, Span{s: req.span, shared: true}
 		}
 	}
 	ctx, s := t.tracer.Start(ctx, "execute_tool "+tool,
@@ -126,6 +162,20 @@ func (t *Telemetry) StartDecision(ctx context.Context, tool string) (context.Con
 	})
 	ctx, s := t.tracer.Start(ctx, DecisionSpanName, st.opts...)
 	return ctx, Span{s: s}
+}
+
+// TraceDecision records the span of a permission decision on tool taken
+// before (a decision held for the call, whose outcome is known): started
+// with its outcome, ended at once. Like EndDecision, it records no metric.
+func (t *Telemetry) TraceDecision(ctx context.Context, tool, outcome string) {
+	if t == nil || t.tracer == nil {
+		return
+	}
+	st := t.starts.get(startKey{kind: startDecided, a: tool, b: outcome}, func() spanStart {
+		return spanStart{opts: []trace.SpanStartOption{kindInternal, trace.WithAttributes(semconv.GenAIToolName(tool), AttrOutcome.String(outcome))}}
+	})
+	_, s := t.tracer.Start(ctx, DecisionSpanName, st.opts...)
+	s.End()
 }
 
 // StartUpstream starts the CLIENT span of a request to upstream server,
@@ -257,6 +307,7 @@ const (
 	startRequest  uint8 = iota + 1 // name only; a: method, b: target
 	startDecision                  // a: tool
 	startUpstream                  // a: server, b: method, c: target, d: protocol version, e: transport
+	startDecided                   // a: tool, b: outcome
 )
 
 // spanName is "{method} {target}" when target names a tool or a prompt,

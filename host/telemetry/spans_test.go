@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -198,6 +199,89 @@ func TestToolCallSpan(t *testing.T) {
 	}
 }
 
+// TestToolCallSpanStartedWithServer checks a downstream tools/call span
+// started with the server its tool resolves to (RequestInfo.Server): the
+// tool call shares it and adds nothing when the server is the same (no
+// allocation: the span's attributes are not copied), and records its own
+// server otherwise. (Not parallel: AllocsPerRun.)
+func TestToolCallSpanStartedWithServer(t *testing.T) {
+	for _, tc := range []struct {
+		name, started, called string
+		wantAllocs            float64 // of StartToolCall; -1: not checked
+	}{
+		{"same server", "github", "github", 0},
+		{"another server", "github", "gitlab", -1},
+		{"none at start", "", "github", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRecorder(t)
+			ctx, req := r.StartRequest(context.Background(), "tools/call", "create_issue", RequestInfo{RequestID: "1", Server: tc.started})
+			callCtx, call := r.StartToolCall(ctx, tc.called, "github.create_issue")
+			if callCtx != ctx || !call.SpanContext().Equal(req.SpanContext()) {
+				t.Fatal("the tool call did not share the request's span")
+			}
+			if tc.wantAllocs >= 0 {
+				if n := testing.AllocsPerRun(100, func() { r.StartToolCall(ctx, tc.called, "github.create_issue") }); n != tc.wantAllocs {
+					t.Errorf("StartToolCall allocates %v times, want %v", n, tc.wantAllocs)
+				}
+			}
+			call.End(nil)
+			req.End(nil)
+			spans := r.ended(t)
+			if len(spans) != 1 {
+				t.Fatalf("got %d spans, want the request's alone", len(spans))
+			}
+			if got := attrMap(spans[0].Attributes)["mcphost.server.name"]; got != tc.called {
+				t.Errorf("mcphost.server.name = %q, want %q", got, tc.called)
+			}
+		})
+	}
+}
+
+// TestTraceDecision checks the span of a decision taken before its gate:
+// the decision span StartDecision and EndDecision make, under the same
+// parent, with fewer allocations (its outcome is an attribute from its
+// start). (Not parallel: AllocsPerRun.)
+func TestTraceDecision(t *testing.T) {
+	for _, outcome := range []string{"allow", "deny", "ask"} {
+		t.Run(outcome, func(t *testing.T) {
+			r := newRecorder(t)
+			ctx, call := r.StartToolCall(context.Background(), "github", "github.create_issue")
+			r.TraceDecision(ctx, "github.create_issue", outcome)
+			_, dec := r.StartDecision(ctx, "github.create_issue")
+			dec.EndDecision(outcome)
+			call.End(nil)
+			var decisions tracetest.SpanStubs
+			for _, s := range r.ended(t) {
+				if s.Name == DecisionSpanName {
+					decisions = append(decisions, s)
+				}
+			}
+			if len(decisions) != 2 {
+				t.Fatalf("got %d decision spans, want 2", len(decisions))
+			}
+			traced, started := decisions[0], decisions[1]
+			want := map[string]string{"gen_ai.tool.name": "github.create_issue", "mcphost.outcome": outcome}
+			for _, s := range decisions {
+				if diff := cmp.Diff(want, attrMap(s.Attributes)); diff != "" {
+					t.Errorf("attributes (-want +got):\n%s", diff)
+				}
+			}
+			if traced.SpanKind != started.SpanKind || traced.Parent.SpanID() != started.Parent.SpanID() {
+				t.Errorf("traced: kind %v, parent %v; want %v, %v as started", traced.SpanKind, traced.Parent.SpanID(), started.SpanKind, started.Parent.SpanID())
+			}
+			tr := testing.AllocsPerRun(100, func() { r.TraceDecision(ctx, "github.create_issue", outcome) })
+			st := testing.AllocsPerRun(100, func() {
+				_, dec := r.StartDecision(ctx, "github.create_issue")
+				dec.EndDecision(outcome)
+			})
+			if tr >= st {
+				t.Errorf("TraceDecision allocates %v times, StartDecision and EndDecision %v; want fewer", tr, st)
+			}
+		})
+	}
+}
+
 // TestRequestSpans checks span names and attributes per method, as the MCP
 // conventions name them.
 func TestRequestSpans(t *testing.T) {
@@ -221,6 +305,10 @@ func TestRequestSpans(t *testing.T) {
 			map[string]string{"mcp.method.name": "notifications/initialized", "mcp.session.id": "s"}},
 		{"unknown method", "x/hack-0001", "t", RequestInfo{}, "_OTHER",
 			map[string]string{"mcp.method.name": "_OTHER"}},
+		{"tool call resolved to its server", "tools/call", "weather", RequestInfo{Server: "wx"}, "tools/call weather",
+			map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "weather", "gen_ai.operation.name": "execute_tool", "mcphost.server.name": "wx"}},
+		{"server read for tools/call only", "prompts/get", "review", RequestInfo{Server: "wx"}, "prompts/get review",
+			map[string]string{"mcp.method.name": "prompts/get", "gen_ai.prompt.name": "review"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
