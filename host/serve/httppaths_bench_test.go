@@ -54,6 +54,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/internal/demoserver"
+	"github.com/mcphost/mcphost/internal/testing/cputime"
 	"github.com/mcphost/mcphost/internal/testing/demotest"
 	"github.com/mcphost/mcphost/internal/testing/testbin"
 )
@@ -272,7 +273,7 @@ func httpPathReport(b *testing.B, paths []httpPath, rounds [][]httpPathRound) {
 // selfCPU is this process's CPU time, user and system (processCPU,
 // cputime_unix_test.go).
 func selfCPU(b *testing.B) time.Duration {
-	d, ok := processCPU()
+	d, ok := cputime.Process()
 	if !ok {
 		b.Fatal("getrusage failed")
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/telemetry"
+	"github.com/mcphost/mcphost/internal/testing/cputime"
 )
 
 // telCostBlock is how many calls a block makes on one side: enough for
@@ -103,7 +104,7 @@ func BenchmarkTelemetryCost(b *testing.B) {
 			b.ReportMetric(p50off, "p50-off-µs")
 			b.ReportMetric(p50on, "p50-on-µs")
 			b.ReportMetric(p50on/p50off, "on/off-p50")
-			if _, ok := processCPU(); ok {
+			if _, ok := cputime.Process(); ok {
 				perCall := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / float64(b.N) }
 				b.ReportMetric(perCall(off.cpu), "cpu-off-µs/call")
 				b.ReportMetric(perCall(on.cpu), "cpu-on-µs/call")
@@ -132,7 +133,7 @@ type telCostSide struct {
 func (s *telCostSide) block(b *testing.B, n int) {
 	before := s.g.RelayedCalls()
 	a0 := heapAllocs()
-	c0, _ := processCPU()
+	c0, _ := cputime.Process()
 	for range n {
 		start := time.Now()
 		s.call(b)
@@ -141,7 +142,7 @@ func (s *telCostSide) block(b *testing.B, n int) {
 	if err := s.tel.ForceFlush(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	c1, _ := processCPU()
+	c1, _ := cputime.Process()
 	s.cpu += c1 - c0
 	s.allocs += heapAllocs() - a0
 	if got := s.g.RelayedCalls() - before; got != uint64(n) {

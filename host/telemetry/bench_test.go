@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testing/cputime"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -56,14 +57,14 @@ func BenchmarkHop(b *testing.B) {
 			meta := map[string]any{"traceparent": clientTraceparent}
 			h := http.Header{"Traceparent": {httpTraceparent}}
 			b.ReportAllocs()
-			cpu0, cpuOK := processCPU()
+			cpu0, cpuOK := cputime.Process()
 			for b.Loop() {
 				hop(tel, ctx, meta, h, nil)
 			}
 			if err := tel.ForceFlush(ctx); err != nil {
 				b.Fatal(err)
 			}
-			if cpu1, _ := processCPU(); cpuOK {
+			if cpu1, _ := cputime.Process(); cpuOK {
 				b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 			}
 		})

@@ -1,15 +1,15 @@
 //go:build unix
 
-package serve_test
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time (user + system) this process has used,
-// and true; see cputime_other_test.go for the systems without getrusage.
-func processCPU() (time.Duration, bool) {
+// Process returns the CPU time (user + system) this process has used, and
+// true.
+func Process() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
