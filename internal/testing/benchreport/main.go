@@ -189,7 +189,10 @@ func run(in io.Reader, out io.Writer) error {
 			}
 			label := g.metric
 			if g.baseMetric != "" {
-				label = g.metric + " vs " + g.baseMetric
+				// One benchmark's two metrics: the columns hold the
+				// base's, then the path's, so the label names them in
+				// that order.
+				label = g.baseMetric + ", then " + g.metric
 			}
 			fmt.Fprintf(w, "| %s | %.0f | %.0f | %s | %s |\n", label, base, path, ratio, verdict)
 		}
