@@ -1,7 +1,7 @@
 package host
 
 // Serving is what a Host offers a gateway that serves it to MCP clients
-// (mcphost serve, package host/serve) beyond the library: the relay's fast
+// (mcphost serve, package host/gateway) beyond the library: the relay's fast
 // path for tools/call (RelayCall, RelayStart), the permission decisions
 // for a gateway's users (DecideFor, ServerDeniedFor, HasPrincipalRules,
 // ToolVisible), per-user servers (PerUser), the protocol version of an

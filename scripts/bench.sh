@@ -43,8 +43,8 @@ for i in $(seq "$rounds"); do
   # Starting a plugin takes tens of milliseconds: fewer rounds.
   [ "$quick" = 1 ] || bench 'Plugin(Start|Floor)' 20x
 done
-# Allocations per relayed call, in process (host/serve, -benchmem).
-go test -run='^$' -bench='^BenchmarkRelayStdio(Raw)?$' -benchmem -benchtime=2000x -count="$rounds" ./host/serve | tee -a "$out"
+# Allocations per relayed call, in process (host/gateway, -benchmem).
+go test -run='^$' -bench='^BenchmarkRelayStdio(Raw)?$' -benchmem -benchtime=2000x -count="$rounds" ./host/gateway | tee -a "$out"
 if [ "$quick" != 1 ]; then
   # Decoding one JSON-RPC message: the go-sdk's decoder vs internal/jsonrpcmsg.
   go test -run='^$' -bench=Decode -benchmem -count="$rounds" ./internal/jsonrpcmsg | tee -a "$out"
@@ -53,11 +53,11 @@ if [ "$quick" != 1 ]; then
   # Tool search (serve --tool-search) on the 1,000-tool catalogue of
   # internal/testing/toolcatalog: tokens of the full list vs the search path, recall,
   # and the index's build and query times (library and through the gateway).
-  go test -run='^$' -bench=ToolSearch -benchtime=1000x -count="$rounds" ./host/serve | tee -a "$out"
+  go test -run='^$' -bench=ToolSearch -benchtime=1000x -count="$rounds" ./host/gateway | tee -a "$out"
   go test -run='^$' -bench=Index -benchmem -count="$rounds" ./host/toolsearch | tee -a "$out"
   # Inbound OAuth (gateway { oauth }): token validation per request against
   # the static token, interleaved in one loop; Verify hit and miss.
-  go test -run='^$' -bench='HTTPAuth/stdio/.*/interleaved|HandlerAuth|Verify' -benchtime=3000x -count="$rounds" ./host/serve | tee -a "$out"
+  go test -run='^$' -bench='HTTPAuth/stdio/.*/interleaved|HandlerAuth|Verify' -benchtime=3000x -count="$rounds" ./host/gateway | tee -a "$out"
   # Scale-out (test/scaleout, BenchmarkReplicas): replicas of serve --http
   # sharing a real redis-server, behind a real HAProxy, vs one replica
   # directly, and what Redis adds to the requests that need it. Each round

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/serve"
+	"github.com/mcphost/mcphost/host/gateway"
 )
 
 // reloadDebounce is how long the configuration must be left alone after a
@@ -27,7 +27,7 @@ const reloadDebounce = 300 * time.Millisecond
 type reloader struct {
 	a   *app
 	h   *host.Host
-	g   *serve.Gateway
+	g   *gateway.Gateway
 	log hclog.Logger
 	// onReload, if set, is told each reload's outcome (telemetry).
 	onReload func(outcome string)
@@ -35,16 +35,16 @@ type reloader struct {
 	kick chan struct{} // a reload is asked for (SIGHUP)
 
 	mu     sync.Mutex
-	status serve.ReloadStatus
+	status gateway.ReloadStatus
 }
 
-func newReloader(a *app, h *host.Host, g *serve.Gateway, log hclog.Logger) *reloader {
+func newReloader(a *app, h *host.Host, g *gateway.Gateway, log hclog.Logger) *reloader {
 	return &reloader{a: a, h: h, g: g, log: log, kick: make(chan struct{}, 1),
-		status: serve.ReloadStatus{LoadedAt: time.Now()}}
+		status: gateway.ReloadStatus{LoadedAt: time.Now()}}
 }
 
 // Status returns the outcome of the last reload (for /readyz).
-func (r *reloader) Status() serve.ReloadStatus {
+func (r *reloader) Status() gateway.ReloadStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.status
@@ -200,31 +200,31 @@ func (r *reloader) reload(ctx context.Context, why string) {
 			errs = append(errs, msg)
 		}
 		r.log.Error("configuration reload rejected: the configuration in effect is kept", "reason", why, "errors", len(errs))
-		r.record(serve.ReloadStatus{At: now, Outcome: serve.ReloadRejected, Errors: errs})
+		r.record(gateway.ReloadStatus{At: now, Outcome: gateway.ReloadRejected, Errors: errs})
 		return
 	}
 	res, err := r.h.Reload(ctx, cfg, cfg.Settings.DrainTimeout)
 	if err != nil {
 		r.log.Error("configuration reload rejected: the configuration in effect is kept", "reason", why, "error", err)
-		r.record(serve.ReloadStatus{At: now, Outcome: serve.ReloadRejected, Errors: []string{err.Error()}})
+		r.record(gateway.ReloadStatus{At: now, Outcome: gateway.ReloadRejected, Errors: []string{err.Error()}})
 		return
 	}
 	r.g.SetDrainTimeout(cfg.Settings.DrainTimeout)
-	outcome := serve.ReloadApplied
+	outcome := gateway.ReloadApplied
 	if !res.Changed() {
-		outcome = serve.ReloadUnchanged
+		outcome = gateway.ReloadUnchanged
 	}
 	if len(res.RestartNeeded) > 0 {
 		r.log.Warn("configuration changes that apply only after a restart of mcphost serve", "changed", res.RestartNeeded)
 	}
 	r.log.Info("configuration reloaded", "reason", why, "outcome", outcome)
-	r.record(serve.ReloadStatus{At: now, Outcome: outcome, RestartNeeded: res.RestartNeeded})
+	r.record(gateway.ReloadStatus{At: now, Outcome: outcome, RestartNeeded: res.RestartNeeded})
 }
 
-func (r *reloader) record(s serve.ReloadStatus) {
+func (r *reloader) record(s gateway.ReloadStatus) {
 	r.mu.Lock()
 	s.LoadedAt = r.status.LoadedAt
-	if s.Outcome != serve.ReloadRejected {
+	if s.Outcome != gateway.ReloadRejected {
 		s.LoadedAt = s.At
 	}
 	r.status = s

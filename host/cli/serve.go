@@ -22,8 +22,8 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
-	"github.com/mcphost/mcphost/host/serve"
-	"github.com/mcphost/mcphost/host/serve/stdio"
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/stdio"
 )
 
 func (a *app) serveCmd() *cobra.Command {
@@ -179,7 +179,7 @@ addressed) or allowed with --allow-origin.`,
 			if err != nil {
 				return err
 			}
-			g := serve.New(h, &serve.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
+			g := gateway.New(h, &gateway.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
 				Keys: keys, State: st})
 			defer g.Close() // (last: after the connects and the reloader have stopped)
 			// Clients are served at once, not after the slowest server's
@@ -214,12 +214,12 @@ addressed) or allowed with --allow-origin.`,
 					token = hex.EncodeToString(b[:])
 				}
 			}
-			hopts := &serve.HTTPOptions{Token: token, AllowedOrigins: origins,
+			hopts := &gateway.HTTPOptions{Token: token, AllowedOrigins: origins,
 				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions, Stateless: stateless}
 			if err := gatewayOptions(cfg, st, hopts); err != nil {
 				return err
 			}
-			return a.serveHTTP(ctx, g, h, httpAddr, connected, hopts, &serve.HealthOptions{Reload: rl.Status}, tel.Handler())
+			return a.serveHTTP(ctx, g, h, httpAddr, connected, hopts, &gateway.HealthOptions{Reload: rl.Status}, tel.Handler())
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
@@ -272,7 +272,7 @@ func checkLoopback(addr string) error {
 // serveHTTP serves g on addr until ctx is done. It serves at once, while
 // the servers connect; the banner is printed once settled is closed (every
 // server connected or failed).
-func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, addr string, settled <-chan struct{}, opts *serve.HTTPOptions, health *serve.HealthOptions, metrics http.Handler) error {
+func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, addr string, settled <-chan struct{}, opts *gateway.HTTPOptions, health *gateway.HealthOptions, metrics http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -286,7 +286,7 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 	mountGateway(mux, opts)
 	g.MountHealth(mux, health)
 	if metrics != nil {
-		mux.Handle("/metrics", serve.GuardHost(metrics)) // (telemetry { prometheus = true })
+		mux.Handle("/metrics", gateway.GuardHost(metrics)) // (telemetry { prometheus = true })
 	}
 	srv := &http.Server{
 		Handler:           mux,
@@ -323,7 +323,7 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 		fmt.Fprintf(a.stdout, "  %s\n", t.Name)
 	}
 	if g.ToolSearch() {
-		fmt.Fprintf(a.stdout, "\nTool search: clients are listed %s and %s in place of these.\n", serve.SearchToolName, serve.CallToolName)
+		fmt.Fprintf(a.stdout, "\nTool search: clients are listed %s and %s in place of these.\n", gateway.SearchToolName, gateway.CallToolName)
 	}
 	fmt.Fprintf(a.stdout, "\n%d of %d server(s) connected. Serving the unified registry at:\n  http://%s/mcp\n", connected, len(statuses), ln.Addr())
 	switch env, _ := a.lookupEnv("MCPHOST_SERVE_TOKEN"); {
@@ -359,7 +359,7 @@ func (a *app) serveHTTP(ctx context.Context, g *serve.Gateway, h *host.Host, add
 // requests in flight finish or, at the drain deadline, are answered with an
 // error; then every session ends (closing standalone streams) and the
 // remaining connections are closed.
-func shutdownHTTP(srv *http.Server, g *serve.Gateway, served <-chan error) error {
+func shutdownHTTP(srv *http.Server, g *gateway.Gateway, served <-chan error) error {
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(context.Background()) }() // returns once every connection is idle
 	g.Drain(context.Background())

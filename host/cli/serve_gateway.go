@@ -11,16 +11,16 @@ import (
 
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/ratelimit"
-	"github.com/mcphost/mcphost/host/serve"
 	"github.com/mcphost/mcphost/host/state"
 )
 
 // gatewayOptions sets the HTTP options a gateway block configures: inbound
 // OAuth (the static token is then not used) and rate limits (counted in
 // st, shared by the replicas).
-func gatewayOptions(cfg *config.Config, st state.Backend, opts *serve.HTTPOptions) error {
+func gatewayOptions(cfg *config.Config, st state.Backend, opts *gateway.HTTPOptions) error {
 	gw := cfg.Gateway
 	if gw == nil {
 		return nil
@@ -40,7 +40,7 @@ func gatewayOptions(cfg *config.Config, st state.Backend, opts *serve.HTTPOption
 		if err != nil {
 			return fmt.Errorf("gateway oauth (%s): %w", gw.Origin.Source(), err)
 		}
-		opts.OAuth = &serve.InboundOAuth{Verify: v.Verify, Resource: gw.URL, AuthorizationServers: []string{o.Issuer}, Scopes: o.Scopes}
+		opts.OAuth = &gateway.InboundOAuth{Verify: v.Verify, Resource: gw.URL, AuthorizationServers: []string{o.Issuer}, Scopes: o.Scopes}
 		opts.Token = ""
 	}
 	if r := gw.RateLimit; r != nil {
@@ -60,27 +60,27 @@ func gatewayOptions(cfg *config.Config, st state.Backend, opts *serve.HTTPOption
 
 // mountGateway mounts, beside /mcp, what the gateway block adds: the
 // protected resource metadata; or, with the static token, answers to OAuth
-// discovery that say to send the token (serve.NoOAuthHandler).
-func mountGateway(mux *http.ServeMux, opts *serve.HTTPOptions) {
+// discovery that say to send the token (gateway.NoOAuthHandler).
+func mountGateway(mux *http.ServeMux, opts *gateway.HTTPOptions) {
 	if opts.OAuth == nil {
 		if opts.Token != "" {
 			// A client that looks for OAuth after a 401 is told to send
 			// the static token instead.
-			h := serve.NoOAuthHandler()
-			for _, p := range serve.NoOAuthPaths() {
+			h := gateway.NoOAuthHandler()
+			for _, p := range gateway.NoOAuthPaths() {
 				mux.Handle(p, h)
 			}
 		}
 		return
 	}
-	h := serve.GuardHost(opts.OAuth.MetadataHandler())
+	h := gateway.GuardHost(opts.OAuth.MetadataHandler())
 	for _, p := range opts.OAuth.MetadataPaths() {
 		mux.Handle(p, h)
 	}
 }
 
 // describeGateway says how clients authenticate, for the start banner.
-func describeGateway(cfg *config.Config, opts *serve.HTTPOptions) string {
+func describeGateway(cfg *config.Config, opts *gateway.HTTPOptions) string {
 	var b strings.Builder
 	if o := opts.OAuth; o != nil {
 		fmt.Fprintf(&b, "Clients authenticate with OAuth: access tokens of %s for %s", cfg.Gateway.OAuth.Issuer, strings.Join(cfg.Gateway.OAuth.Audience, ", "))

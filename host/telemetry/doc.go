@@ -74,7 +74,7 @@
 // tools/call's server passes it in RequestInfo.Server, so that the SERVER
 // span starts with every attribute it ends with (an attribute added to a
 // started span copies them all). BenchmarkHop measures
-// one gateway hop's telemetry; host/serve's BenchmarkTelemetryCost a
+// one gateway hop's telemetry; host/gateway's BenchmarkTelemetryCost a
 // relayed call through a gateway with telemetry off and on.
 //
 // # Trace context

@@ -8,13 +8,12 @@ import (
 
 // The gateway's layout (issue 34): the front-agnostic core, the wire
 // package every step reads a message through, and the fronts, each a
-// package of its own. (Written in the packages' paths of today: the core
-// is host/serve; the rename to host/gateway rewrites them.)
+// package of its own.
 const (
-	gatewayCore       = module + "/host/serve"
+	gatewayCore       = module + "/host/gateway"
 	gatewayWire       = module + "/host/gateway/wire"
-	gatewayStdio      = module + "/host/serve/stdio"
-	gatewayStreamable = module + "/host/serve/streamable"
+	gatewayStdio      = module + "/host/gateway/stdio"
+	gatewayStreamable = module + "/host/gateway/streamable"
 )
 
 // importGraph is the module's packages under host/..., by import path: the

@@ -142,7 +142,7 @@ func perRound(path, base []float64, diff bool) []float64 {
 }
 
 // writeRelayAllocs writes what one relayed call allocates in the gateway
-// (BenchmarkRelayStdio and BenchmarkRelayStdioRaw in host/serve, in
+// (BenchmarkRelayStdio and BenchmarkRelayStdioRaw in host/gateway, in
 // process with -benchmem), and the bytes that pass through the process in
 // the middle per call (read and written by system calls, both ways).
 func writeRelayAllocs(w io.Writer, samples map[string]map[string][]float64) {
@@ -154,8 +154,8 @@ func writeRelayAllocs(w io.Writer, samples map[string]map[string][]float64) {
 	for _, r := range []struct {
 		name string
 		m    map[string][]float64
-	}{{"`BenchmarkRelayStdioRaw` (host/serve): the gateway and its upstream connection only (request written and response read as lines)", raw},
-		{"`BenchmarkRelayStdio` (host/serve): the same with a go-sdk client in the process", sdk}} {
+	}{{"`BenchmarkRelayStdioRaw` (host/gateway): the gateway and its upstream connection only (request written and response read as lines)", raw},
+		{"`BenchmarkRelayStdio` (host/gateway): the same with a go-sdk client in the process", sdk}} {
 		if len(r.m) > 0 {
 			fmt.Fprintf(w, "| %s | %.0f | %.0f | %.0f |\n", r.name, median(r.m["allocs/op"]), median(r.m["B/op"]), median(r.m["ns/op"]))
 		}

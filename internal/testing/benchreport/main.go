@@ -262,7 +262,7 @@ func run(in io.Reader, out io.Writer) error {
 const minRecallAt5 = 68
 
 // toolSearch writes section (i): `serve --tool-search` on the benchmark
-// catalogue (BenchmarkToolSearch in host/serve; BenchmarkIndexBuild and
+// catalogue (BenchmarkToolSearch in host/gateway; BenchmarkIndexBuild and
 // BenchmarkIndexSearch in host/toolsearch).
 func toolSearch(w io.Writer, ts, build, search map[string][]float64) {
 	full, path, list := median(ts["tokens-full"]), median(ts["tokens-search"]), median(ts["tokens-list"])
@@ -297,7 +297,7 @@ func toolSearch(w io.Writer, ts, build, search map[string][]float64) {
 // inboundAuth writes section (j): what checking an OAuth access token
 // (gateway { oauth }) adds to a tools/call over `serve --http`, against the
 // static token, both measured in the same loop (BenchmarkHTTPAuth,
-// BenchmarkVerify and BenchmarkHandlerAuth in host/serve).
+// BenchmarkVerify and BenchmarkHandlerAuth in host/gateway).
 func inboundAuth(w io.Writer, samples map[string]map[string][]float64) {
 	fmt.Fprintf(w, "## (j) inbound OAuth: token validation per request vs the static token\n\n")
 	fmt.Fprintf(w, "`serve --http`, a tools/call relayed to the stdio demo server; a static-token request and an OAuth request (an RS256 JWT of 960 bytes, checked by `host/inbound` against the issuer's JWKS) alternate in one loop, so each pair shares the machine's moment.\n\n")

@@ -1,0 +1,216 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// heldReq is a tools/call request of a client that can be asked (the
+// rounds need only its params and capabilities).
+func heldReq() *mcp.CallToolRequest {
+	return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "t"}}
+}
+
+func withElicitation(r *heldRequester) *heldRequester {
+	r.hc.caps = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
+	return r
+}
+
+// TestHeldCallRounds: a held call asks twice; each question is one round's
+// input-required result, each answer goes to the question it answers, and
+// the third round returns the call's result.
+func TestHeldCallRounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHeldCalls()
+		defer h.close()
+		hc := h.start(heldReq(), func(ctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
+			r = withElicitation(r)
+			var got []string
+			for _, q := range []string{"first?", "second?"} {
+				res, err := r.Elicit(ctx, &mcp.ElicitParams{Message: q})
+				if err != nil {
+					return nil, err
+				}
+				got = append(got, fmt.Sprint(res.Content["a"]))
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(got)}}}, nil
+		})
+		seal := func(key string) string { return key }
+		ctx := context.Background()
+		var keys []string
+		for i, q := range []string{"first?", "second?"} {
+			res, asked, err := h.round(ctx, heldReq(), hc, seal)
+			if err != nil || !asked {
+				t.Fatalf("round for %s: asked %v, %v", q, asked, err)
+			}
+			if p, ok := res.InputRequests[heldKey].(*mcp.ElicitParams); !ok || p.Message != q || res.RequestState != fmt.Sprintf("%s/%d", hc.id, i+1) {
+				t.Fatalf("round for %s: %+v", q, res)
+			}
+			keys = append(keys, res.RequestState)
+			got, seq := h.get(res.RequestState)
+			if got != hc {
+				t.Fatal("the held call is not found by its question's key")
+			}
+			if i > 0 {
+				// A replay of the first round's state does not answer
+				// the second question.
+				_, old := h.get(keys[0])
+				if err := hc.answer(ctx, heldReq(), old, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"a": "replayed"}}); err == nil {
+					t.Fatal("a replayed state answered a later question")
+				}
+			}
+			if err := hc.answer(ctx, heldReq(), seq, nil); err == nil {
+				t.Fatal("a retry without an answer was taken")
+			}
+			if err := hc.answer(ctx, heldReq(), seq, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"a": q[:1]}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, asked, err := h.round(ctx, heldReq(), hc, seal)
+		if err != nil || asked || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "[f s]" {
+			t.Fatalf("last round: %+v %v %v", res, asked, err)
+		}
+		if got, _ := h.get(keys[1]); got != nil {
+			t.Error("an ended call is still found")
+		}
+		if err := hc.answer(ctx, heldReq(), 2, &mcp.ElicitResult{Action: "accept"}); err == nil {
+			t.Error("an answer to an ended call was taken")
+		}
+	})
+}
+
+// TestHeldCallExpires: a client that does not come back within the limit
+// ends the call (the server's request fails), and the call is forgotten.
+func TestHeldCallExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHeldCalls()
+		defer h.close()
+		ended := make(chan error, 1)
+		hc := h.start(heldReq(), func(ctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
+			_, err := withElicitation(r).Elicit(ctx, &mcp.ElicitParams{Message: "anyone?"})
+			ended <- err
+			return nil, err
+		})
+		res, asked, err := h.round(context.Background(), heldReq(), hc, func(key string) string { return key })
+		if !asked || err != nil {
+			t.Fatalf("asked %v, %v", asked, err)
+		}
+		time.Sleep(h.limit - time.Second)
+		synctest.Wait()
+		if got, _ := h.get(res.RequestState); got == nil {
+			t.Fatal("the call ended before the limit")
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if err := <-ended; !errors.Is(err, context.Canceled) {
+			t.Errorf("the server's request ended with %v", err)
+		}
+		if got, _ := h.get(res.RequestState); got != nil {
+			t.Error("an expired call is still found")
+		}
+	})
+}
+
+// TestHeldCallCancelledWithItsRequest: a client that cancels its request
+// (or goes away) while the call runs ends the call.
+func TestHeldCallCancelledWithItsRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHeldCalls()
+		defer h.close()
+		ended := make(chan error, 1)
+		hc := h.start(heldReq(), func(ctx context.Context, _ *heldRequester) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return nil, ctx.Err()
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(time.Second)
+			cancel()
+		}()
+		if _, _, err := h.round(ctx, heldReq(), hc, func(key string) string { return key }); !errors.Is(err, context.Canceled) {
+			t.Errorf("round: %v", err)
+		}
+		if err := <-ended; !errors.Is(err, context.Canceled) {
+			t.Errorf("the call ended with %v", err)
+		}
+	})
+}
+
+// TestHeldRequesterCapabilities: what the client did not declare is refused
+// at once, never sent to it.
+func TestHeldRequesterCapabilities(t *testing.T) {
+	r := &heldRequester{&heldCall{ctx: context.Background(), caps: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}}}
+	ctx := context.Background()
+	if _, err := r.Elicit(ctx, &mcp.ElicitParams{Mode: "url", URL: "https://x.example"}); err == nil {
+		t.Error("URL elicitation of a client without it")
+	}
+	if _, err := r.CreateMessage(ctx, &mcp.CreateMessageParams{}); err == nil {
+		t.Error("sampling of a client without it")
+	}
+	if _, err := r.ListRoots(ctx, &mcp.ListRootsParams{}); err == nil {
+		t.Error("roots of a client without them")
+	}
+}
+
+// TestHeldCallEndsWhileAsking: a server that stops waiting for its answer
+// ends the call while the question is out with the client; the client's
+// retry gets the call's outcome (not "ended"). Unanswered, the outcome is
+// dropped with the call at the limit.
+func TestHeldCallEndsWhileAsking(t *testing.T) {
+	for _, retry := range []bool{true, false} {
+		t.Run(fmt.Sprintf("retry=%v", retry), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHeldCalls()
+				defer h.close()
+				hc := h.start(heldReq(), func(ctx context.Context, r *heldRequester) (*mcp.CallToolResult, error) {
+					ctx, cancel := context.WithTimeout(ctx, time.Second) // the server's own patience
+					defer cancel()
+					_, err := withElicitation(r).Elicit(ctx, &mcp.ElicitParams{Message: "quick?"})
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint("gave up: ", err)}}}, nil
+				})
+				ctx := context.Background()
+				seal := func(key string) string { return key }
+				res, asked, err := h.round(ctx, heldReq(), hc, seal)
+				if !asked || err != nil {
+					t.Fatalf("asked %v, %v", asked, err)
+				}
+				key := res.RequestState
+				time.Sleep(2 * time.Second) // the call ends meanwhile
+				synctest.Wait()
+				got, seq := h.get(key)
+				if !retry {
+					if got == nil {
+						t.Fatal("the outcome was dropped before the limit")
+					}
+					time.Sleep(h.limit)
+					synctest.Wait()
+					if got, _ := h.get(key); got != nil {
+						t.Fatal("an ended call whose question was never answered is still held after the limit")
+					}
+					return
+				}
+				if got != hc {
+					t.Fatal("the call that ended while asking is not found by its question's key: its outcome is lost")
+				}
+				if err := hc.answer(ctx, heldReq(), seq, &mcp.ElicitResult{Action: "accept"}); err != nil {
+					t.Fatal(err)
+				}
+				res, asked, err = h.round(ctx, heldReq(), hc, seal)
+				want := "gave up: context deadline exceeded"
+				if err != nil || asked || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != want {
+					t.Fatalf("the retry: %+v, asked %v, %v; want %q", res, asked, err, want)
+				}
+				if got, _ := h.get(key); got != nil {
+					t.Error("the call is still held after its outcome was collected")
+				}
+			})
+		})
+	}
+}

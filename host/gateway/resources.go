@@ -1,0 +1,491 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/inbound"
+	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// Prompts, resources, completions, subscriptions and logging: each request
+// goes to the server that owns what it names.
+
+// promptHandler serves the prompt exposed as exposed.
+func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		g.mu.Lock()
+		p, ok := g.exposed.prompts[exposed]
+		g.mu.Unlock()
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", exposed)}
+		}
+		a := g.auditCall(ctx, audit.EventPromptGet, p.Name, sessionID(req.Session), "", 0)
+		res, err := g.h.GetPromptResult(ctx, p.Name, req.Params)
+		if a != nil {
+			a.done(err, 0)
+		}
+		if err != nil {
+			return nil, err
+		}
+		stripProtocolMeta(res.Meta)
+		return res, nil
+	}
+}
+
+// resourceHandler reads a listed resource from its server (uri is the
+// server's own URI, whatever URI it is served under).
+func (g *Gateway) resourceHandler(server, uri string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return g.auditedRead(ctx, req, server, uri)
+	}
+}
+
+// auditedRead is read with its audit line.
+func (g *Gateway) auditedRead(ctx context.Context, req *mcp.ReadResourceRequest, server, uri string) (*mcp.ReadResourceResult, error) {
+	a := g.auditCall(ctx, audit.EventResourceRead, req.Params.URI, sessionID(req.Session), "", 0)
+	if a == nil {
+		return g.read(ctx, server, uri, req.Params)
+	}
+	a.rec.Server = server
+	res, err := g.read(ctx, server, uri, req.Params)
+	a.done(err, 0)
+	return res, err
+}
+
+// templateHandler reads a resource of a server's template; prefix is the
+// qualification the template is served with ("" when none).
+func (g *Gateway) templateHandler(server, prefix string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return g.auditedRead(ctx, req, server, strings.TrimPrefix(req.Params.URI, prefix))
+	}
+}
+
+// read reads uri from server, passing on a retry's input responses and
+// request state (input-required results pass through to the client).
+func (g *Gateway) read(ctx context.Context, server, uri string, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	up := &mcp.ReadResourceParams{URI: uri, InputResponses: p.InputResponses, RequestState: p.RequestState, Meta: forwardMeta(p.Meta)}
+	res, err := g.h.ReadResourceResult(ctx, server, up)
+	if err != nil {
+		return nil, err
+	}
+	stripProtocolMeta(res.Meta)
+	return res, nil
+}
+
+// complete routes completion/complete to the server of the prompt or
+// resource template it names.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := *req.Params
+	if p.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs a ref"}
+	}
+	ref := *p.Ref
+	var server string
+	g.mu.Lock()
+	switch ref.Type {
+	case "ref/prompt":
+		if pr, ok := g.exposed.prompts[ref.Name]; ok {
+			server, ref.Name = pr.Server, pr.Original
+			if c := host.CallerOf(ctx); c != nil && g.h.Serving().DecideFor(c.Principal, pr.Name).Behavior == permissions.Deny {
+				server = "" // a prompt hidden from the caller: as none
+			}
+		}
+	case "ref/resource":
+		if t, ok := g.exposed.templates[ref.URI]; ok {
+			server, ref.URI = t.server, t.def.URITemplate
+		} else if r, ok := g.exposed.resources[ref.URI]; ok {
+			server, ref.URI = r.server, r.def.URI
+		}
+	}
+	g.mu.Unlock()
+	if server == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no served prompt or resource template matches the completion ref %s %q", ref.Type, ref.Name+ref.URI)}
+	}
+	p.Ref = &ref
+	p.Meta = forwardMeta(p.Meta) // (not the client's protocol _meta: the server is spoken to in its own version)
+	res, err := g.h.Complete(ctx, server, &p)
+	if err != nil {
+		return nil, err
+	}
+	stripProtocolMeta(res.Meta)
+	return res, nil
+}
+
+// subscriptions keeps which downstream sessions subscribe to each upstream
+// resource: the upstream is subscribed while at least one does — from the
+// first subscription to the last unsubscribe, or to the end of the last
+// subscribed session (a client may go away without unsubscribing). The
+// go-sdk server keeps the same per session and delivers
+// notifications/resources/updated to those sessions only.
+type subscriptions struct {
+	mu      sync.Mutex
+	by      map[subKey]map[*mcp.ServerSession]bool
+	watched map[*mcp.ServerSession]bool // sessions whose end is watched
+	// who is the principal of each subscribed session's latest
+	// subscribe, if any (inbound OAuth): whom its updates are checked for
+	// (revokedUpdates). Under whoMu, never held across I/O (mu is held
+	// across upstream subscribes, and updates are sent on an upstream's
+	// notification goroutine).
+	whoMu sync.Mutex
+	who   map[*mcp.ServerSession]*inbound.Principal
+}
+
+type subKey struct{ server, uri string }
+
+// owner returns the server and original URI of a served resource URI: a
+// listed resource, a qualified URI (mcphost://SERVER/ORIGINAL), or a URI of
+// exactly one server's template.
+func (g *Gateway) owner(uri string) (subKey, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.exposed.resources[uri]; ok {
+		return subKey{r.server, r.def.URI}, true
+	}
+	if rest, ok := strings.CutPrefix(uri, qualifiedScheme); ok {
+		if server, orig, ok := strings.Cut(rest, "/"); ok && g.h.Connections().Get(server) != nil {
+			return subKey{server, orig}, true
+		}
+	}
+	var found []subKey
+	for _, t := range g.exposed.templates {
+		if t.served != nil && matchesTemplate(t.served.URITemplate, uri) {
+			found = append(found, subKey{t.server, strings.TrimPrefix(uri, qualifiedScheme+t.server+"/")})
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return subKey{}, false
+}
+
+// upstreamUnsubscribeTimeout bounds an upstream unsubscribe made when the
+// downstream request (or session) that caused it has already ended.
+const upstreamUnsubscribeTimeout = 10 * time.Second
+
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	p := principalIn(ctx)
+	k, _, err := g.subscribable(p, req.Params.URI)
+	if err != nil {
+		return err
+	}
+	if err := g.join(ctx, k, req.Session, p); err != nil {
+		return err
+	}
+	g.subscribed(ctx, req, req.Session, req.Params.URI, true) // (sessionsubs.go)
+	return nil
+}
+
+// subscribable returns the server and its resource that uri names for a
+// subscription of p (nil: nobody in particular), or the error a client
+// gets when no server offers it or the permission rules deny its server
+// to p (the same error: nothing tells a client a denied resource from a
+// missing one; denied tells the gateway).
+func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, denied bool, err error) {
+	k, ok := g.owner(uri)
+	denied = ok && p != nil && g.h.Serving().ServerDeniedFor(p, k.server)
+	if !ok || denied {
+		// (Checked here too, not only when listing or reading: with a
+		// subscriber already, the upstream is not asked again.)
+		return subKey{}, denied, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", uri)}
+	}
+	return k, false, nil
+}
+
+// join adds ss, subscribing as p, to k's subscribers, subscribing upstream
+// for the first.
+func (g *Gateway) join(ctx context.Context, k subKey, ss *mcp.ServerSession, p *inbound.Principal) error {
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	if len(g.subs.by[k]) == 0 {
+		if err := g.h.Subscribe(ctx, k.server, k.uri); err != nil {
+			return err
+		}
+	}
+	if g.subs.by == nil {
+		g.subs.by = map[subKey]map[*mcp.ServerSession]bool{}
+		g.subs.watched = map[*mcp.ServerSession]bool{}
+	}
+	if p != nil && ss != nil {
+		g.subs.whoMu.Lock()
+		if g.subs.who == nil {
+			g.subs.who = map[*mcp.ServerSession]*inbound.Principal{}
+		}
+		g.subs.who[ss] = p
+		g.subs.whoMu.Unlock()
+	}
+	if g.subs.by[k] == nil {
+		g.subs.by[k] = map[*mcp.ServerSession]bool{}
+	}
+	g.subs.by[k][ss] = true
+	if ss != nil && !g.subs.watched[ss] {
+		g.subs.watched[ss] = true
+		// Ends with the session (the gateway's Close ends every session).
+		go func() {
+			ss.Wait()
+			g.sessionEnded(ss)
+		}()
+	}
+	return nil
+}
+
+func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	k, ok := g.owner(req.Params.URI)
+	if !ok {
+		return nil
+	}
+	g.subs.mu.Lock()
+	err := g.leave(ctx, k, req.Session)
+	g.subs.mu.Unlock()
+	if err == nil {
+		g.subscribed(ctx, req, req.Session, req.Params.URI, false) // (sessionsubs.go)
+	}
+	return err
+}
+
+// leave removes ss from k's subscribers, unsubscribing upstream after the
+// last. The caller holds g.subs.mu.
+func (g *Gateway) leave(ctx context.Context, k subKey, ss *mcp.ServerSession) error {
+	subs := g.subs.by[k]
+	if !subs[ss] {
+		return nil
+	}
+	delete(subs, ss)
+	if len(subs) > 0 {
+		return nil
+	}
+	delete(g.subs.by, k)
+	// The request may have ended already (a 2026-07-28 client's
+	// subscriptions/listen unsubscribes as it ends).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamUnsubscribeTimeout)
+	defer cancel()
+	return g.h.Unsubscribe(ctx, k.server, k.uri)
+}
+
+// sessionEnded drops the subscriptions of a session that ended.
+func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	delete(g.subs.watched, ss)
+	g.subs.whoMu.Lock()
+	delete(g.subs.who, ss)
+	g.subs.whoMu.Unlock()
+	for k, subs := range g.subs.by {
+		if subs[ss] {
+			if err := g.leave(context.Background(), k, ss); err != nil {
+				g.log.Debug("unsubscribing upstream after its last subscriber ended", "server", k.server, "error", err)
+			}
+		}
+	}
+}
+
+// resourceUpdated delivers an upstream's notifications/resources/updated to
+// the sessions subscribed to the resource, under the URI it is served as.
+func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
+	uri := p.URI
+	g.mu.Lock()
+	if r, ok := g.exposed.resources[qualifiedScheme+server+"/"+uri]; ok && r.server == server {
+		uri = r.served.URI
+	} else if r, ok := g.exposed.resources[uri]; !ok || r.server != server {
+		// A resource of one of the server's templates that is served
+		// qualified is subscribed to, and updated, qualified too.
+		for ut, t := range g.exposed.templates {
+			if t.server == server && ut != t.def.URITemplate && matchesTemplate(t.def.URITemplate, uri) {
+				uri = qualifiedScheme + server + "/" + uri
+				break
+			}
+		}
+	}
+	g.mu.Unlock()
+	fwd := *p
+	fwd.URI = uri
+	stripProtocolMeta(fwd.Meta)
+	g.srv.ResourceUpdated(context.Background(), &fwd)
+}
+
+// revokedUpdates is a sending middleware of the go-sdk server: it drops a
+// notifications/resources/updated for a session whose principal the
+// permission rules now deny the resource's server to. A subscription is
+// checked when it is made; a reload (or the principal's groups changing)
+// may come to deny it while it is in place, and its updates then stop
+// reaching the client (as its reads are refused). The go-sdk keeps the
+// session subscribed, so updates come again if the rules allow the
+// resource again; the upstream subscription stays until its subscribers
+// leave.
+func (g *Gateway) revokedUpdates(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/resources/updated" {
+			return next(ctx, method, req)
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		params, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+		if ss == nil || params == nil {
+			return next(ctx, method, req)
+		}
+		if p := g.subscriberOf(ss); p != nil {
+			if _, denied, _ := g.subscribable(p, params.URI); denied {
+				g.log.Debug("a resource update not sent: the rules now deny the resource to the session's principal",
+					"session", logSessionID(ss.ID()), "uri", params.URI)
+				return nil, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// subscriberOf is the principal ss's resource updates are checked for:
+// for an HTTP session, whom its client's latest request here was
+// authenticated as; else whom its latest subscribe was; nil without
+// inbound OAuth.
+func (g *Gateway) subscriberOf(ss *mcp.ServerSession) *inbound.Principal {
+	if id := ss.ID(); id != "" {
+		if s, hs := g.heldSession(id); hs != nil {
+			s.mu.Lock()
+			p := hs.principal
+			s.mu.Unlock()
+			if p != nil {
+				return p
+			}
+		}
+	}
+	g.subs.whoMu.Lock()
+	defer g.subs.whoMu.Unlock()
+	return g.subs.who[ss]
+}
+
+// upstreamLog forwards an upstream's notifications/message, tagged with the
+// server (logger "SERVER" or "SERVER/LOGGER"): to the session whose call it
+// belongs to when that is known, else to every session. Each session's own
+// log level filters it.
+func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn.Requester) {
+	fwd := *p
+	fwd.Logger = server
+	if p.Logger != "" {
+		fwd.Logger = server + "/" + registry.Sanitize(p.Logger)
+	}
+	stripProtocolMeta(fwd.Meta)
+	if sr, ok := r.(sessionRequester); ok && sr.ss != nil {
+		ctx, done := sr.within(context.Background())
+		defer done()
+		sr.ss.Log(ctx, &fwd)
+		return
+	}
+	switch r.(type) {
+	case *quietRequester, *streamAsker:
+		return // a relayed call's, whose client set no log level
+	}
+	if hr, ok := r.(*heldRequester); ok {
+		hr.hc.log(&fwd) // a held call's: to its client's request in progress
+		return
+	}
+	for ss := range g.srv.Sessions() {
+		ss.Log(context.Background(), &fwd)
+	}
+}
+
+// logLevelMiddleware passes a downstream logging/setLevel on to the
+// upstream servers (after the go-sdk has recorded it for the session), so
+// that they send messages at that level.
+func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil && method == "logging/setLevel" {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					g.levels.set(ss, p.Level, g.srv.Sessions)
+					g.levelSet(ctx, req, ss, p.Level) // (sessions.go)
+				}
+				g.h.SetLogLevel(ctx, p.Level)
+			}
+		}
+		return res, err
+	}
+}
+
+// logLevels are the levels downstream sessions set with logging/setLevel.
+type logLevels struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]mcp.LoggingLevel
+}
+
+// set records a session's level and forgets those of sessions that ended
+// (live lists the open ones).
+func (l *logLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel, live func() iter.Seq[*mcp.ServerSession]) {
+	open := map[*mcp.ServerSession]bool{ss: true}
+	for s := range live() {
+		open[s] = true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[*mcp.ServerSession]mcp.LoggingLevel{}
+	}
+	for s := range l.m {
+		if !open[s] {
+			delete(l.m, s)
+		}
+	}
+	l.m[ss] = level
+}
+
+func (l *logLevels) of(ss *mcp.ServerSession) mcp.LoggingLevel {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[ss]
+}
+
+// instructionsMiddleware puts the current instructions into the answers to
+// initialize and server/discover: the gateway's own, then each connected
+// upstream's (sanitized and capped by the registry), by server. A server
+// that connects later (see ConnectAll) is not in them: MCP has no
+// notification of changed instructions.
+func (g *Gateway) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			r.Instructions = g.instructions(ctx)
+		case *mcp.DiscoverResult:
+			r.Instructions = g.instructions(ctx)
+		}
+		return res, err
+	}
+}
+
+func (g *Gateway) instructions(ctx context.Context) string {
+	var b strings.Builder
+	b.WriteString("mcphost gateway: the tools, prompts and resources of several MCP servers")
+	if prefixFree(g.naming, len(g.h.ActiveServers())) {
+		b.WriteString(", under their own names.")
+	} else {
+		b.WriteString(", named mcp__SERVER__NAME.")
+	}
+	if g.search != nil {
+		fmt.Fprintf(&b, " The tools are not listed: find them with %s (describe the task in words) and call them with %s.", SearchToolName, CallToolName)
+	}
+	var principal *inbound.Principal
+	if c := host.CallerOf(ctx); c != nil {
+		principal = c.Principal
+	}
+	for _, st := range g.h.Servers(ctx) {
+		if st.Instructions == "" || principal != nil && g.h.Serving().ServerDeniedFor(principal, st.Name) {
+			continue // (a server denied to the caller is not named)
+		}
+		fmt.Fprintf(&b, "\n\n## %s\n%s", st.Name, st.Instructions)
+	}
+	return b.String()
+}

@@ -1,0 +1,270 @@
+// Package serve exposes a host's unified registry as an MCP server — the
+// gateway — over stdio or streamable HTTP, to clients of either protocol era
+// (2025-11-25 sessions, 2026-07-28 stateless requests). Tools, prompts,
+// resources and resource templates of every upstream server are served
+// (named as Options.Naming says); calls go through the host's one call
+// pipeline; completions, reads and subscriptions go to the owning server;
+// what an upstream asks during a call (elicitation, sampling, roots) goes to
+// the client that made the call. What is served follows the upstream
+// servers: a list change or a reconnect upstream updates it and notifies
+// downstream clients.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/host/telemetry"
+	"github.com/mcphost/mcphost/internal/hclogslog"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
+	"github.com/mcphost/mcphost/internal/sealbox"
+)
+
+// Options configures a Gateway. Nil options mean defaults.
+type Options struct {
+	// Logger receives the gateway's logs. OPTIONAL.
+	Logger hclog.Logger
+	// DrainTimeout bounds Drain: requests still in flight after it are
+	// answered with an error. OPTIONAL: defaults to config.DefaultDrainTimeout.
+	DrainTimeout time.Duration
+	// StartGrace is how long, after ConnectAll began, a list request
+	// (tools, prompts, resources) waits for servers still connecting
+	// before it is answered with those connected (the others come with
+	// list_changed). OPTIONAL: defaults to DefaultStartGrace.
+	StartGrace time.Duration
+	// Naming is how tools and prompts are named downstream: config.NamingPrefixed,
+	// config.NamingConditional or config.NamingBare (see naming.go).
+	// OPTIONAL: the config's settings { naming }, else prefixed.
+	Naming string
+	// Audit receives a line per tool call and per refused request (an
+	// audit block). OPTIONAL; the caller closes it after the gateway.
+	Audit *audit.Log
+	// ToolSearch lists two tools of the gateway's own in place of the
+	// registry's (serve --tool-search): search_tools finds tools by what
+	// they do, call_tool calls one (see toolsearch.go). The registry's
+	// tools are still served and may be called directly. OPTIONAL.
+	ToolSearch bool
+	// Users says the gateway serves users of inbound OAuth (gateway {
+	// oauth }): a per-user server (oauth { per_user } or token_exchange,
+	// auth { per_user }) is then listed for and called through each user's
+	// own connection, never through the host's, and its tools are not in
+	// the lists shared by all (see users.go). OPTIONAL.
+	Users bool
+	// Telemetry traces and measures every downstream request the gateway
+	// answers, relayed or not: a SERVER span, the parent of the host's
+	// spans of the request, and mcp.server.operation.duration (see
+	// telemetry.go). OPTIONAL: nil is off.
+	Telemetry *telemetry.Telemetry
+	// Keys seal the session ids of clients before 2026-07-28 and key the
+	// request states the gateway issues (MCPHOST_SESSION_KEYS): replicas
+	// given the same keys serve each other's sessions and retries.
+	// OPTIONAL: a random key, good for this process only.
+	Keys *sealbox.Keys
+	// State is what the gateway shares with its other replicas: session
+	// records, pending requests (see sessions.go, forward.go). OPTIONAL:
+	// this process's memory.
+	State state.Backend
+}
+
+// Gateway serves a host's registry as an MCP server.
+type Gateway struct {
+	h      *host.Host
+	log    hclog.Logger
+	srv    *mcp.Server
+	naming string
+
+	mu      sync.Mutex
+	exposed exposure // what is served, by exposed name or URI
+
+	changed chan struct{} // a registry change is pending
+	relayed atomic.Uint64 // tools/call requests that took the relay path
+	askKeys [][]byte      // key the request states the gateway issues; the first signs (ask.go)
+
+	// Scale-out (sessions.go): the session ids' box, the shared state,
+	// this replica's random id, the session tables of the HTTP handlers.
+	box *sealbox.Box
+	// fwdBox seals what replicas pass each other about sessions (clients'
+	// answers, session changes, ask records); askIDKeys key the tags of
+	// the ids of the requests relayed calls put to clients (forward.go).
+	fwdBox    *sealbox.Box
+	fwdSeen   seenMsgs // the sealed messages' ids taken (forward.go)
+	askIDKeys [][]byte
+	rateKeys  [][]byte // key the rate limiter's principal keys (ratelimit.go)
+	state     state.Backend
+	replica   string
+	tablesMu  sync.Mutex
+	tables    []*httpSessions
+	// replayMark marks the requests replayed into sessions (sessionsubs.go).
+	replayMark string
+	leaveState func() // ends the subscriptions to the shared state (once)
+
+	logins pendingLogins // logins started through authenticate pseudo-tools
+	subs   subscriptions // upstream resource subscriptions (resources.go)
+	levels logLevels     // downstream sessions' log levels (resources.go)
+	held   *heldCalls    // calls held across a client's retries (held.go)
+
+	// Graceful shutdown (drain.go).
+	drainTimeout atomic.Int64 // time.Duration (SetDrainTimeout)
+	calls        *inflight
+	drainMu      sync.Mutex
+	draining     bool
+	abort        context.Context // cancelled when the drain deadline passes
+	cancelAbort  context.CancelFunc
+
+	sessions sessionLimit  // serve --http session cap (http.go)
+	listens  listenStreams // subscriptions/listen streams' caps, idle end and drain (listen.go)
+
+	starting atomic.Bool // servers are connecting at start (connecting.go)
+	// started is closed once the connects at start have settled and been
+	// synced in (connecting.go); nil before ConnectAll.
+	started atomic.Pointer[chan struct{}]
+	// startedAt is when ConnectAll began (set before started, read after
+	// it); startGrace is Options.StartGrace.
+	startedAt  time.Time
+	startGrace time.Duration
+	synced     syncSignal // fired after each Sync (connecting.go)
+
+	search *searchState // the tool-search mode's index, or nil (toolsearch.go)
+
+	audit *audit.Log // or nil (audit.go)
+
+	users atomic.Bool // Options.Users, or a Handler with inbound OAuth
+
+	tel     *telemetry.Telemetry // Options.Telemetry: nil, or disabled, is off
+	carries carries              // relayed calls' spans passed on to the go-sdk (telemetry.go)
+
+	// Lifetime (close.go): life ends at Close; the sync loop runs until
+	// then and closes loopDone; leaveHost undoes New's registrations with
+	// the host.
+	life      context.Context
+	endLife   context.CancelFunc
+	loopDone  chan struct{}
+	leaveHost func()
+	closeOnce sync.Once
+}
+
+// RelayedCalls reports how many tools/call requests took the relay path
+// (forwarded without decoding) rather than the go-sdk server.
+func (g *Gateway) RelayedCalls() uint64 { return g.relayed.Load() }
+
+// New returns a gateway for h. Call Sync before serving; from then on a
+// loop the gateway runs keeps what is served in sync with the registry.
+// Close releases the gateway.
+func New(h *host.Host, opts *Options) *Gateway {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = config.DefaultDrainTimeout
+	}
+	if o.Naming == "" {
+		o.Naming = h.Config().Settings.Naming
+	}
+	if o.Keys == nil {
+		o.Keys = sealbox.Random()
+	}
+	if o.State == nil {
+		o.State, _ = state.NewLocal(nil, "") // (fails only reading a pins file)
+	}
+	var rid [6]byte
+	rand.Read(rid[:])
+	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1),
+		askKeys: o.Keys.MACKeys("request-state"), box: o.Keys.Box(sessionPurpose), state: o.State,
+		fwdBox: o.Keys.Box(forwardPurpose), askIDKeys: o.Keys.MACKeys(askIDPurpose), rateKeys: o.Keys.MACKeys("rate-limit"),
+		replica: hex.EncodeToString(rid[:]),
+		calls:   newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
+	g.users.Store(o.Users)
+	g.drainTimeout.Store(int64(o.DrainTimeout))
+	g.startGrace = o.StartGrace
+	if g.startGrace <= 0 {
+		g.startGrace = DefaultStartGrace
+	}
+	g.abort, g.cancelAbort = context.WithCancel(context.Background())
+	var mark [16]byte
+	rand.Read(mark[:])
+	g.replayMark = hex.EncodeToString(mark[:])
+	g.held.bind(g) // (heldforward.go: held calls' ids carry the replica)
+	g.held.box = o.Keys.Box(heldForwardPurpose)
+	unsubSess := g.state.Subscribe(sessionChannel, g.sessionsChanged)
+	unsubFwd := g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
+	unsubTok := g.state.Subscribe(state.TokensChannel, g.credentialsStored)
+	g.leaveState = sync.OnceFunc(func() { unsubSess(); unsubFwd(); unsubTok() })
+	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Completions: &mcp.CompletionCapabilities{},
+			Logging:     &mcp.LoggingCapabilities{},
+		},
+		Logger:             hclogslog.New(g.log),
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
+	})
+	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
+	g.srv.AddSendingMiddleware(g.askTracking, g.revokedUpdates, g.listenActivity)
+	if o.ToolSearch {
+		g.enableToolSearch()
+	}
+	if g.tel.Enabled() {
+		// Added last, so it wraps every other middleware: the first to see
+		// a request, the last to see its answer.
+		g.srv.AddReceivingMiddleware(g.telemetryMiddleware)
+	}
+	offChange := h.Registry().OnChange(func(string) {
+		select {
+		case g.changed <- struct{}{}:
+		default:
+		}
+	})
+	offNotes := h.OnServerNotification(&host.NotificationHandlers{
+		ResourceUpdated: g.resourceUpdated,
+		Log:             g.upstreamLog,
+	})
+	g.leaveHost = func() { offChange(); offNotes() }
+	g.life, g.endLife = context.WithCancel(context.Background())
+	g.loopDone = make(chan struct{})
+	go g.syncLoop() // owned by the gateway: Close ends it
+	return g
+}
+
+// DrainTimeout returns how long a drain waits for the requests in flight.
+func (g *Gateway) DrainTimeout() time.Duration { return time.Duration(g.drainTimeout.Load()) }
+
+// SetDrainTimeout changes the drain timeout (a reloaded settings {
+// drain_timeout }); d <= 0 means config.DefaultDrainTimeout.
+func (g *Gateway) SetDrainTimeout(d time.Duration) {
+	if d <= 0 {
+		d = config.DefaultDrainTimeout
+	}
+	g.drainTimeout.Store(int64(d))
+}
+
+// Server returns the underlying go-sdk server.
+func (g *Gateway) Server() *mcp.Server { return g.srv }
+
+// stripProtocolMeta removes the upstream's protocol-reserved _meta keys
+// (such as its serverInfo): downstream, the gateway is the server.
+func stripProtocolMeta(m mcp.Meta) { mcpmeta.Strip(m) }
+
+func errorResult(err error) *mcp.CallToolResult {
+	r := &mcp.CallToolResult{}
+	r.SetError(err)
+	return r
+}

@@ -1,0 +1,41 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// SetSyncHook sets the function Sync calls at its points: "wait" when it
+// must wait for another Sync to end, "read" once it has read the
+// registry's tools. Set it before the gateway's first Sync.
+func SetSyncHook(g *Gateway, f func(point string)) { g.exposed.syncHook = f }
+
+// LogSessionID is how logs, audit lines and spans name session id.
+func LogSessionID(id string) string { return logSessionID(id) }
+
+// WaitReplays waits until no request is being replayed into g's sessions
+// (sessionsubs.go): with the local backend, a change published before it
+// is called has been taken and its replays have ended.
+func WaitReplays(g *Gateway) {
+	g.tablesMu.Lock()
+	tables := slices.Clone(g.tables)
+	g.tablesMu.Unlock()
+	for _, s := range tables {
+		s.replaying.Wait()
+	}
+}
+
+// UsersVerifier verifies the bearer tokens that are one of users' names,
+// each as that user (its UserID), valid for an hour.
+func UsersVerifier(users ...string) auth.TokenVerifier {
+	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if !slices.Contains(users, token) {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+}
