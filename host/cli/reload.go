@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
 // reloadDebounce is how long the configuration must be left alone after a
@@ -35,16 +36,16 @@ type reloader struct {
 	kick chan struct{} // a reload is asked for (SIGHUP)
 
 	mu     sync.Mutex
-	status gateway.ReloadStatus
+	status streamable.ReloadStatus
 }
 
 func newReloader(a *app, h *host.Host, g *gateway.Gateway, log hclog.Logger) *reloader {
 	return &reloader{a: a, h: h, g: g, log: log, kick: make(chan struct{}, 1),
-		status: gateway.ReloadStatus{LoadedAt: time.Now()}}
+		status: streamable.ReloadStatus{LoadedAt: time.Now()}}
 }
 
 // Status returns the outcome of the last reload (for /readyz).
-func (r *reloader) Status() gateway.ReloadStatus {
+func (r *reloader) Status() streamable.ReloadStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.status
@@ -200,31 +201,31 @@ func (r *reloader) reload(ctx context.Context, why string) {
 			errs = append(errs, msg)
 		}
 		r.log.Error("configuration reload rejected: the configuration in effect is kept", "reason", why, "errors", len(errs))
-		r.record(gateway.ReloadStatus{At: now, Outcome: gateway.ReloadRejected, Errors: errs})
+		r.record(streamable.ReloadStatus{At: now, Outcome: streamable.ReloadRejected, Errors: errs})
 		return
 	}
 	res, err := r.h.Reload(ctx, cfg, cfg.Settings.DrainTimeout)
 	if err != nil {
 		r.log.Error("configuration reload rejected: the configuration in effect is kept", "reason", why, "error", err)
-		r.record(gateway.ReloadStatus{At: now, Outcome: gateway.ReloadRejected, Errors: []string{err.Error()}})
+		r.record(streamable.ReloadStatus{At: now, Outcome: streamable.ReloadRejected, Errors: []string{err.Error()}})
 		return
 	}
 	r.g.SetDrainTimeout(cfg.Settings.DrainTimeout)
-	outcome := gateway.ReloadApplied
+	outcome := streamable.ReloadApplied
 	if !res.Changed() {
-		outcome = gateway.ReloadUnchanged
+		outcome = streamable.ReloadUnchanged
 	}
 	if len(res.RestartNeeded) > 0 {
 		r.log.Warn("configuration changes that apply only after a restart of mcphost serve", "changed", res.RestartNeeded)
 	}
 	r.log.Info("configuration reloaded", "reason", why, "outcome", outcome)
-	r.record(gateway.ReloadStatus{At: now, Outcome: outcome, RestartNeeded: res.RestartNeeded})
+	r.record(streamable.ReloadStatus{At: now, Outcome: outcome, RestartNeeded: res.RestartNeeded})
 }
 
-func (r *reloader) record(s gateway.ReloadStatus) {
+func (r *reloader) record(s streamable.ReloadStatus) {
 	r.mu.Lock()
 	s.LoadedAt = r.status.LoadedAt
-	if s.Outcome != gateway.ReloadRejected {
+	if s.Outcome != streamable.ReloadRejected {
 		s.LoadedAt = s.At
 	}
 	r.status = s

@@ -24,6 +24,7 @@ import (
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/stdio"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
 func (a *app) serveCmd() *cobra.Command {
@@ -214,12 +215,12 @@ addressed) or allowed with --allow-origin.`,
 					token = hex.EncodeToString(b[:])
 				}
 			}
-			hopts := &gateway.HTTPOptions{Token: token, AllowedOrigins: origins,
+			hopts := &streamable.Options{Token: token, AllowedOrigins: origins,
 				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions, Stateless: stateless}
 			if err := gatewayOptions(cfg, st, hopts); err != nil {
 				return err
 			}
-			return a.serveHTTP(ctx, g, h, httpAddr, connected, hopts, &gateway.HealthOptions{Reload: rl.Status}, tel.Handler())
+			return a.serveHTTP(ctx, g, h, httpAddr, connected, hopts, &streamable.HealthOptions{Reload: rl.Status}, tel.Handler())
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
@@ -272,7 +273,7 @@ func checkLoopback(addr string) error {
 // serveHTTP serves g on addr until ctx is done. It serves at once, while
 // the servers connect; the banner is printed once settled is closed (every
 // server connected or failed).
-func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, addr string, settled <-chan struct{}, opts *gateway.HTTPOptions, health *gateway.HealthOptions, metrics http.Handler) error {
+func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, addr string, settled <-chan struct{}, opts *streamable.Options, health *streamable.HealthOptions, metrics http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -282,11 +283,12 @@ func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, a
 	sctx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServing()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.Handler(opts))
+	front := streamable.New(g) // (its sessions end with g's: CloseSessions)
+	mux.Handle("/mcp", front.Handler(opts))
 	mountGateway(mux, opts)
-	g.MountHealth(mux, health)
+	front.MountHealth(mux, health)
 	if metrics != nil {
-		mux.Handle("/metrics", gateway.GuardHost(metrics)) // (telemetry { prometheus = true })
+		mux.Handle("/metrics", streamable.GuardHost(metrics)) // (telemetry { prometheus = true })
 	}
 	srv := &http.Server{
 		Handler:           mux,

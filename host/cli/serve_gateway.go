@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/state"
@@ -20,7 +20,7 @@ import (
 // gatewayOptions sets the HTTP options a gateway block configures: inbound
 // OAuth (the static token is then not used) and rate limits (counted in
 // st, shared by the replicas).
-func gatewayOptions(cfg *config.Config, st state.Backend, opts *gateway.HTTPOptions) error {
+func gatewayOptions(cfg *config.Config, st state.Backend, opts *streamable.Options) error {
 	gw := cfg.Gateway
 	if gw == nil {
 		return nil
@@ -40,7 +40,7 @@ func gatewayOptions(cfg *config.Config, st state.Backend, opts *gateway.HTTPOpti
 		if err != nil {
 			return fmt.Errorf("gateway oauth (%s): %w", gw.Origin.Source(), err)
 		}
-		opts.OAuth = &gateway.InboundOAuth{Verify: v.Verify, Resource: gw.URL, AuthorizationServers: []string{o.Issuer}, Scopes: o.Scopes}
+		opts.OAuth = &streamable.InboundOAuth{Verify: v.Verify, Resource: gw.URL, AuthorizationServers: []string{o.Issuer}, Scopes: o.Scopes}
 		opts.Token = ""
 	}
 	if r := gw.RateLimit; r != nil {
@@ -60,27 +60,27 @@ func gatewayOptions(cfg *config.Config, st state.Backend, opts *gateway.HTTPOpti
 
 // mountGateway mounts, beside /mcp, what the gateway block adds: the
 // protected resource metadata; or, with the static token, answers to OAuth
-// discovery that say to send the token (gateway.NoOAuthHandler).
-func mountGateway(mux *http.ServeMux, opts *gateway.HTTPOptions) {
+// discovery that say to send the token (streamable.NoOAuthHandler).
+func mountGateway(mux *http.ServeMux, opts *streamable.Options) {
 	if opts.OAuth == nil {
 		if opts.Token != "" {
 			// A client that looks for OAuth after a 401 is told to send
 			// the static token instead.
-			h := gateway.NoOAuthHandler()
-			for _, p := range gateway.NoOAuthPaths() {
+			h := streamable.NoOAuthHandler()
+			for _, p := range streamable.NoOAuthPaths() {
 				mux.Handle(p, h)
 			}
 		}
 		return
 	}
-	h := gateway.GuardHost(opts.OAuth.MetadataHandler())
+	h := streamable.GuardHost(opts.OAuth.MetadataHandler())
 	for _, p := range opts.OAuth.MetadataPaths() {
 		mux.Handle(p, h)
 	}
 }
 
 // describeGateway says how clients authenticate, for the start banner.
-func describeGateway(cfg *config.Config, opts *gateway.HTTPOptions) string {
+func describeGateway(cfg *config.Config, opts *streamable.Options) string {
 	var b strings.Builder
 	if o := opts.OAuth; o != nil {
 		fmt.Fprintf(&b, "Clients authenticate with OAuth: access tokens of %s for %s", cfg.Gateway.OAuth.Issuer, strings.Join(cfg.Gateway.OAuth.Audience, ", "))

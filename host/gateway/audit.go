@@ -2,10 +2,10 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,33 +18,45 @@ import (
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
 
-// refused writes the audit line of a request refused before any method
-// ran (Options.Audit): its status and a fixed reason, never the token.
-func (g *Gateway) refused(r *http.Request, status int, reason string) {
+// AuditRefusedRequest writes the audit line of a request a front refused
+// before any method ran (Options.Audit), with its HTTP status and a fixed
+// reason, never the token: for ctx's caller if it was authenticated, from
+// remote, on session (the session id the client sent, or ""). It does
+// nothing without an audit log.
+func (g *Gateway) AuditRefusedRequest(ctx context.Context, status int, reason, remote, session string) {
 	if g.audit == nil {
 		return
 	}
-	rec := &audit.Record{Event: audit.EventRefused, Status: status, Reason: reason, Remote: r.RemoteAddr}
+	rec := &audit.Record{Event: audit.EventRefused, Status: status, Reason: reason, Remote: remote}
 	switch status {
-	case http.StatusUnauthorized:
+	case statusUnauthorized:
 		rec.Outcome = audit.OutcomeUnauthorized
-	case http.StatusForbidden:
+	case statusForbidden:
 		rec.Outcome = audit.OutcomeForbidden
-	case http.StatusNotFound:
+	case statusNotFound:
 		rec.Outcome = audit.OutcomeNotFound
-	case http.StatusTooManyRequests:
+	case statusTooManyRequests:
 		rec.Outcome = audit.OutcomeRateLimited
 	default:
 		rec.Outcome = audit.OutcomeError
 	}
-	if c := host.CallerOf(r.Context()); c != nil {
+	if c := host.CallerOf(ctx); c != nil {
 		rec.Issuer, rec.Subject = c.Principal.Issuer, c.Principal.Subject
 	}
-	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-		rec.Session = audit.SessionRef(id)
+	if session != "" {
+		rec.Session = audit.SessionRef(session)
 	}
 	g.audit.Write(rec)
 }
+
+// The HTTP statuses AuditRefusedRequest tells apart (RFC 9110), here
+// so that the core does not import net/http.
+const (
+	statusUnauthorized    = 401
+	statusForbidden       = 403
+	statusNotFound        = 404
+	statusTooManyRequests = 429
+)
 
 // callAudit is the audit line of one call in progress.
 type callAudit struct {
@@ -124,7 +136,7 @@ func sessionID(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
 	}
-	return logSessionID(ss.ID())
+	return LogSessionID(ss.ID())
 }
 
 // auditCall starts the audit line of a call of the registry tool or prompt
@@ -259,20 +271,6 @@ func (g *Gateway) servesTool(name string) bool {
 // request with its id is in flight.
 const reasonDuplicateID = "a request with this id is in flight"
 
-// bodyReason is the audit reason of a POST whose body could not be read
-// for err (readBody): too large, not in time, or cut short (the client
-// went away, a body shorter than its Content-Length).
-func bodyReason(err error) string {
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return "request body too large"
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return "request body not read in time"
-	}
-	return "request body could not be read"
-}
-
 // strictReason is the audit reason of a message refused by the strict
 // JSON scan (strictError).
 func strictReason(err error) string {
@@ -295,4 +293,14 @@ func (g *Gateway) refusedLine(reason string) {
 		return
 	}
 	g.audit.Write(&audit.Record{Event: audit.EventRefused, Outcome: audit.OutcomeError, Reason: reason})
+}
+
+// LogSessionID is how logs, audit lines and spans name a session: a
+// sealed id is the session's bearer and long, so it is named by a digest.
+func LogSessionID(id string) string {
+	if len(id) <= 64 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "s-" + hex.EncodeToString(sum[:12])
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
@@ -105,7 +106,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 		reason string
 	}{
 		{"http duplicate key", func(t *testing.T, g *gateway.Gateway, _ chan struct{}) {
-			srv := httptest.NewServer(g.Handler(nil))
+			srv := httptest.NewServer(streamable.New(g).Handler(nil))
 			defer srv.Close()
 			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__a__echo","Name":"`+canary+`"}}`, nil)
 			if resp.StatusCode != http.StatusBadRequest {
@@ -113,7 +114,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 			}
 		}, http.StatusBadRequest, "strict JSON: duplicate or case-variant member names"},
 		{"http concatenated", func(t *testing.T, g *gateway.Gateway, _ chan struct{}) {
-			srv := httptest.NewServer(g.Handler(nil))
+			srv := httptest.NewServer(streamable.New(g).Handler(nil))
 			defer srv.Close()
 			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"ping"}{"`+canary+`":1}`, nil)
 			if resp.StatusCode != http.StatusBadRequest {
@@ -121,7 +122,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 			}
 		}, http.StatusBadRequest, "strict JSON: parse error"},
 		{"http too large", func(t *testing.T, g *gateway.Gateway, _ chan struct{}) {
-			srv := httptest.NewServer(g.Handler(nil))
+			srv := httptest.NewServer(streamable.New(g).Handler(nil))
 			defer srv.Close()
 			resp, _ := post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"`+canary+strings.Repeat("x", gateway.MaxMessageBytes)+`"}}`, nil)
 			if resp.StatusCode != http.StatusRequestEntityTooLarge {
@@ -129,7 +130,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 			}
 		}, http.StatusRequestEntityTooLarge, "request body too large"},
 		{"http body cut short", func(t *testing.T, g *gateway.Gateway, _ chan struct{}) {
-			srv := httptest.NewServer(g.Handler(nil))
+			srv := httptest.NewServer(streamable.New(g).Handler(nil))
 			defer srv.Close()
 			// The client goes away (its half of the connection closed)
 			// before its body's announced length.
@@ -138,7 +139,7 @@ func TestRefusedRequestsAudited(t *testing.T) {
 			}
 		}, http.StatusBadRequest, "request body could not be read"},
 		{"http body not in time", func(t *testing.T, g *gateway.Gateway, _ chan struct{}) {
-			srv := httptest.NewServer(g.Handler(&gateway.HTTPOptions{BodyTimeout: 100 * time.Millisecond}))
+			srv := httptest.NewServer(streamable.New(g).Handler(&streamable.Options{BodyTimeout: 100 * time.Millisecond}))
 			defer srv.Close()
 			if resp := rawPost(t, srv.Listener.Addr().String(), `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"`+canary, false); resp.StatusCode != http.StatusBadRequest {
 				t.Fatalf("status %s", resp.Status)
@@ -245,7 +246,7 @@ func TestSessionOpenFailureAudited(t *testing.T) {
 	if p := g.Sync(ctx); len(p) > 0 {
 		t.Fatal(p)
 	}
-	srv := httptest.NewServer(g.Handler(nil))
+	srv := httptest.NewServer(streamable.New(g).Handler(nil))
 	defer srv.Close()
 	st.failing.Store(true)
 	if resp, body := post(t, srv.URL, initialize, nil); resp.StatusCode != http.StatusServiceUnavailable {

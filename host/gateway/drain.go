@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -180,17 +179,13 @@ func (g *Gateway) CloseSessions() {
 	for ss := range g.srv.Sessions() {
 		ss.Close()
 	}
-	g.tablesMu.Lock()
-	tables := slices.Clone(g.tables)
-	g.tablesMu.Unlock()
-	for _, s := range tables {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		s.replaying.Wait() // (replays into sessions end with them, sessionsubs.go)
-	}
-	g.held.close()
+	g.closeFronts()
+	g.EndHeldCalls()
 }
+
+// EndHeldCalls ends the calls held for clients' retries, and waits for
+// them (CloseSessions does it last).
+func (g *Gateway) EndHeldCalls() { g.held.close() }
 
 // InFlight reports how many requests the gateway is serving.
 func (g *Gateway) InFlight() int {

@@ -2,14 +2,19 @@ package gateway
 
 import (
 	"context"
-	"net/http"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway/wire"
+	"github.com/mcphost/mcphost/host/inbound"
+	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/host/telemetry"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // What a front uses. A front serves the gateway to its clients over one
@@ -31,6 +36,11 @@ import (
 //     a session's client (SessionRequester).
 //
 // Nothing here imports a front, nor is written for one alone.
+
+// CodeTooManySessions is the JSON-RPC error code of a new session or
+// subscription stream refused over a cap (streamable.Options.MaxSessions,
+// MaxListenStreams; the implementation-defined server error range).
+const CodeTooManySessions = -32000
 
 // MaxMessageBytes caps one message from the downstream client.
 const MaxMessageBytes = 4 << 20
@@ -153,7 +163,7 @@ func (g *Gateway) AbandonSpan(tok string, err error) { g.abandon([]string{tok}, 
 // request's id key (RequestIDKey), and the token of its carried span
 // (CarrySpan; "" if none). Only with telemetry on.
 func PipeExtra(key, carry string) *mcp.RequestExtra {
-	h := http.Header{hdrPipe: pipeMark}
+	h := map[string][]string{hdrPipe: pipeMark}
 	if len(key) > 1 {
 		h[hdrRequestID] = []string{key[1:]}
 	}
@@ -272,3 +282,165 @@ func (g *Gateway) resolveTool(m *wire.Message, exposed string) (string, bool) {
 	m.SetTool(name)
 	return name, ok
 }
+
+// RelayedRequester is implemented by the Requester a front gives a call it
+// relays (one that asks the caller's client over the call's own stream, or
+// not at all): an upstream's log messages during such a call go to no
+// session, the client having set no log level through the go-sdk server.
+type RelayedRequester interface {
+	conn.Requester
+	// RelayedCall marks the requester; it does nothing.
+	RelayedCall()
+}
+
+// What the streamable-HTTP front (host/gateway/streamable) uses besides:
+// the gateway's parts it builds on, the drain's per-request registration,
+// the audit line of a request it refuses with an HTTP status, the state of
+// sessions the core keeps (log levels, subscriptions), and the headers by
+// which it passes a request's telemetry to the go-sdk server's middleware.
+
+// Host returns the gateway's host.
+func (g *Gateway) Host() *host.Host { return g.h }
+
+// Logger returns the gateway's logger (Options.Logger).
+func (g *Gateway) Logger() hclog.Logger { return g.log }
+
+// Keys returns the keys the gateway was given (Options.Keys), from which
+// the fronts derive theirs (cluster's purposes).
+func (g *Gateway) Keys() *sealbox.Keys { return g.keys }
+
+// State returns the state the gateway shares with its other replicas
+// (Options.State).
+func (g *Gateway) State() state.Backend { return g.state }
+
+// Replica returns this replica's random id (hex): its forward channel's
+// name (cluster.ForwardChannel).
+func (g *Gateway) Replica() string { return g.replica }
+
+// Telemetry returns the gateway's telemetry (Options.Telemetry), nil or
+// disabled when off.
+func (g *Gateway) Telemetry() *telemetry.Telemetry { return g.tel }
+
+// Begin registers a request with the drain. It returns a context that is
+// cancelled when the drain deadline passes, and the function to call when
+// the request is answered; ok is false if the gateway is draining, and the
+// request must be refused.
+func (g *Gateway) Begin(ctx context.Context) (_ context.Context, end func(), ok bool) {
+	return g.begin(ctx)
+}
+
+// Track counts a request in flight until done is called, draining or not
+// (a POST whose messages the go-sdk handler answers: a drain waits for
+// the writes of their responses).
+func (g *Gateway) Track() (done func()) {
+	g.calls.add()
+	return g.calls.done
+}
+
+// Draining reports whether the gateway drains (Drain): it takes no new
+// requests.
+func (g *Gateway) Draining() bool {
+	g.drainMu.Lock()
+	defer g.drainMu.Unlock()
+	return g.draining
+}
+
+// Starting reports whether the servers' first connects still run
+// (ConnectAll).
+func (g *Gateway) Starting() bool { return g.starting.Load() }
+
+// ServeUsers says the gateway serves users of inbound OAuth from now on
+// (as Options.Users): per-user servers leave the lists shared by all.
+func (g *Gateway) ServeUsers() {
+	if !g.users.Swap(true) {
+		select {
+		case g.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// ServesUsers reports whether the gateway serves users of inbound OAuth
+// (Options.Users, ServeUsers).
+func (g *Gateway) ServesUsers() bool { return g.users.Load() }
+
+// SetSessionLogLevel applies level to session ss, as its client's
+// logging/setLevel would (a level set through another replica).
+func (g *Gateway) SetSessionLogLevel(ss *mcp.ServerSession, level mcp.LoggingLevel) {
+	g.levels.set(ss, level, g.srv.Sessions)
+}
+
+// SubscriptionDenied reports whether a subscription of p to uri would be
+// refused because the permission rules deny its server to p (denied), or
+// for another reason (err: no server offers it).
+func (g *Gateway) SubscriptionDenied(p *inbound.Principal, uri string) (denied bool, err error) {
+	_, denied, err = g.subscribable(p, uri)
+	return denied, err
+}
+
+// PrincipalIn returns the principal of ctx's caller (host.CallerOf), or
+// nil.
+func PrincipalIn(ctx context.Context) *inbound.Principal { return principalIn(ctx) }
+
+// HeaderBound reports whether the tool exposed under name takes routing
+// headers from its arguments (a 2026-07-28 request's must match).
+func (g *Gateway) HeaderBound(name string) bool { return g.headerBound(name) }
+
+// EndSpan ends s, a relayed call's span the relay did not end, with err.
+func (g *Gateway) EndSpan(s RelaySpan, err error) {
+	if s.rs != nil {
+		g.endRelay(s.rs, err)
+	}
+}
+
+// EndSpanWith ends s with the error type errType (telemetry's error.type).
+func (g *Gateway) EndSpanWith(s RelaySpan, errType string) {
+	if s.rs != nil {
+		g.endRelayWith(s.rs, errType)
+	}
+}
+
+// The headers by which a front passes a request's telemetry to the go-sdk
+// server's middleware (telemetry.go): over HTTP, set in the request's own
+// headers (a front strips those a client sent: StripTelemetryHeaders).
+const (
+	// HeaderRequestID is the request's JSON-RPC id, as text.
+	HeaderRequestID = hdrRequestID
+	// HeaderCarry is the token of a relayed call's span the relay did not
+	// take (CarrySpan).
+	HeaderCarry = hdrCarry
+)
+
+// StripTelemetryHeaders removes the gateway's internal headers from a
+// request's headers h: a client does not set them. Only with telemetry on,
+// before the relay (which may set HeaderCarry).
+func StripTelemetryHeaders(h map[string][]string) {
+	delete(h, hdrRequestID)
+	delete(h, hdrPipe)
+	delete(h, hdrCarry)
+}
+
+// TelemetryRequestID sets, in the headers h of a request of m (nil for a
+// batch) that goes to the go-sdk server, the id of a single request, for
+// the telemetry middleware (a relayed call's span has its id already).
+// Only with telemetry on.
+func TelemetryRequestID(h map[string][]string, m *wire.Message) {
+	if m == nil {
+		return // (a batch: no one id)
+	}
+	if key, err := m.IDKey(); err == nil && len(key) > 1 {
+		h[hdrRequestID] = []string{key[1:]}
+	}
+}
+
+// ErrShuttingDown is the answer to a request refused or cut short by a
+// drain, with detail.
+func ErrShuttingDown(detail string) error { return errShuttingDown(detail) }
+
+// Unsupported is a Requester's answer to what a call's client cannot be
+// asked (what, e.g. "elicitation").
+func Unsupported(what string) error { return unsupported(what) }
+
+// PrincipalOfToken returns the principal of a verified token's TokenInfo:
+// inbound's, or for another verifier one made of its UserID.
+func PrincipalOfToken(ti *auth.TokenInfo) *inbound.Principal { return principalOfToken(ti) }

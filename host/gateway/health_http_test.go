@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
 // TestHealthEndpointsGuardHost: /healthz, /readyz and a handler guarded
@@ -30,13 +31,13 @@ func TestHealthEndpointsGuardHost(t *testing.T) {
 	t.Cleanup(func() { g.Close() })
 	g.Sync(context.Background())
 	mux := http.NewServeMux()
-	g.MountHealth(mux, &gateway.HealthOptions{Reload: func() gateway.ReloadStatus {
-		return gateway.ReloadStatus{Outcome: gateway.ReloadRejected, Errors: []string{
+	streamable.New(g).MountHealth(mux, &streamable.HealthOptions{Reload: func() streamable.ReloadStatus {
+		return streamable.ReloadStatus{Outcome: streamable.ReloadRejected, Errors: []string{
 			"/home/alice/.config/mcphost/config.hcl:3:5: Invalid gateway url",
 			`plugin directory "/opt/mcphost/plugins" is writable by others`,
 		}}
 	}})
-	mux.Handle("/metrics", gateway.GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "metrics\n") })))
+	mux.Handle("/metrics", streamable.GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "metrics\n") })))
 	srv := httptest.NewServer(mux) // on 127.0.0.1
 	t.Cleanup(srv.Close)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
@@ -53,7 +54,7 @@ type heldCalls struct {
 	// Scale-out (heldforward.go): the gateway whose replica the held
 	// calls' ids name (nil: ids name none, every retry is this process's),
 	// the box that seals what is passed between replicas (the gateway's
-	// keys, heldForwardPurpose), the rounds served for retries other
+	// keys, cluster.HeldForwardPurpose), the rounds served for retries other
 	// replicas passed on (their cancellations, by reply key), and the pace
 	// of those rounds' replies.
 	g       *Gateway
@@ -203,7 +204,7 @@ func (h *heldCalls) get(key string) (*heldCall, uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if owner, _, named := strings.Cut(id, "."); named && h.g != nil && owner != h.g.replica {
-		if !validReplica(owner) {
+		if !cluster.ValidReplica(owner) {
 			return nil, 0
 		}
 		return &heldCall{id: id, remote: owner}, seq

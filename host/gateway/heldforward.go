@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/sealbox"
@@ -32,7 +33,7 @@ import (
 // anything is passed on), then passed on to the owner over the shared
 // state, as a request and its replies:
 //
-//   - this replica publishes on forwardChannel(owner) "held REPLY\n" and
+//   - this replica publishes on cluster.ForwardChannel(owner) "held REPLY\n" and
 //     the retry (heldRetry: the question's key, the client's answer, the
 //     caller, whether the request asks for progress), and pops the replies
 //     from the list REPLY (a random key);
@@ -42,7 +43,7 @@ import (
 //     end: the next question (its key, which this replica seals into the
 //     request state, as the owner would have) or the call's outcome.
 //
-// Both the retry and every reply are sealed (heldForwardPurpose, a key
+// Both the retry and every reply are sealed (cluster.HeldForwardPurpose, a key
 // derived from MCPHOST_SESSION_KEYS) and bound to the owner and the reply
 // list, so that the shared state never holds a client's answer, a
 // question, progress or a result in clear, and a message made or moved by
@@ -89,9 +90,6 @@ const (
 	// heldRetryOverhead bounds what a retry passed on holds besides its
 	// answer (its key, the caller's id).
 	heldRetryOverhead = 64 << 10
-	// heldForwardPurpose is the purpose of the key that seals retries and
-	// replies passed between replicas (sealbox.Keys.Box).
-	heldForwardPurpose = "held-forward"
 )
 
 // heldAAD is what a sealed retry ("held-retry"), cancellation
@@ -203,23 +201,6 @@ func (he *heldError) decode(res *mcp.CallToolResult) error {
 	return e
 }
 
-// validReplica reports whether rid can be a replica's id (a channel name's
-// part).
-func validReplica(rid string) bool {
-	if rid == "" || len(rid) > 64 {
-		return false
-	}
-	_, err := hex.DecodeString(rid)
-	return err == nil
-}
-
-const heldReplyPrefix = "held-reply:"
-
-func validReplyKey(k string) bool {
-	rest, ok := strings.CutPrefix(k, heldReplyPrefix)
-	return ok && len(rest) == 32 && validReplica(rest)
-}
-
 // heldReplyLimit bounds a round's reply: twice the larger of a request
 // body's limit and an upstream message's.
 func (g *Gateway) heldReplyLimit() int {
@@ -253,9 +234,9 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 		Answer: answer, Progress: token != nil, LogLevel: metaLogLevel(req.Params.Meta), From: g.replica})
 	var rk [16]byte
 	rand.Read(rk[:])
-	reply := heldReplyPrefix + hex.EncodeToString(rk[:])
-	msg := h.box.Seal([]byte("held "+reply+"\n"), retry, heldAAD("held-retry", hc.remote, reply))
-	if err := g.state.Publish(ctx, forwardChannel(hc.remote), msg); err != nil {
+	reply := cluster.HeldReplyPrefix + hex.EncodeToString(rk[:])
+	msg := h.box.Seal([]byte(cluster.ForwardHeld+" "+reply+"\n"), retry, heldAAD("held-retry", hc.remote, reply))
+	if err := g.state.Publish(ctx, cluster.ForwardChannel(hc.remote), msg); err != nil {
 		g.log.Warn("passing a held call's retry to the replica that holds the call", "replica", hc.remote, "error", err)
 		// (The call still waits there: the same retry may succeed later.)
 		return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call is held by another gateway replica, which cannot be reached now (the shared state is unavailable); retry later"}
@@ -264,8 +245,8 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 		// The owner ends the call, as for a request of its own that ends.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heldPushTimeout)
 		defer cancel()
-		msg := h.box.Seal([]byte("heldcancel "+reply+"\n"), nil, heldAAD("held-cancel", hc.remote, reply))
-		if err := g.state.Publish(cctx, forwardChannel(hc.remote), msg); err != nil {
+		msg := h.box.Seal([]byte(cluster.ForwardHeldCancel+" "+reply+"\n"), nil, heldAAD("held-cancel", hc.remote, reply))
+		if err := g.state.Publish(cctx, cluster.ForwardChannel(hc.remote), msg); err != nil {
 			g.log.Warn("cancelling a held call on the replica that holds it", "replica", hc.remote, "error", err)
 		}
 	}
@@ -343,7 +324,7 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 func (g *Gateway) heldForwarded(kind, reply string, body []byte) bool {
 	h := g.held
 	switch kind {
-	case "heldcancel":
+	case cluster.ForwardHeldCancel:
 		if _, err := h.box.Open(nil, body, heldAAD("held-cancel", g.replica, reply)); err != nil {
 			g.log.Warn("a held call's cancellation from another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 			return true
@@ -355,11 +336,11 @@ func (g *Gateway) heldForwarded(kind, reply string, body []byte) bool {
 			cancel()
 		}
 		return true
-	case "held":
+	case cluster.ForwardHeld:
 	default:
 		return false
 	}
-	if !validReplyKey(reply) {
+	if !cluster.ValidHeldReplyKey(reply) {
 		return true
 	}
 	if len(body) > MaxMessageBytes+heldRetryOverhead+sealbox.Overhead {

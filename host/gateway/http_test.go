@@ -9,10 +9,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
-func httpGateway(t *testing.T, opts *gateway.HTTPOptions) string {
+func httpGateway(t *testing.T, opts *streamable.Options) string {
 	t.Helper()
 	_, url := gatewayServer(t, nil, opts)
 	return url
@@ -24,7 +24,7 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // and a CLI-style request (no Origin) with the token is served.
 func TestHTTPExposure(t *testing.T) {
 	t.Parallel()
-	url := httpGateway(t, &gateway.HTTPOptions{Token: "s3cret", AllowedOrigins: []string{"http://localhost:6274"}})
+	url := httpGateway(t, &streamable.Options{Token: "s3cret", AllowedOrigins: []string{"http://localhost:6274"}})
 	tests := []struct {
 		name    string
 		headers map[string]string
@@ -81,7 +81,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestHTTPGatewayWithAGoSDKClient(t *testing.T) {
 	t.Parallel()
-	url := httpGateway(t, &gateway.HTTPOptions{Token: "tok"})
+	url := httpGateway(t, &streamable.Options{Token: "tok"})
 	ctx := context.Background()
 	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{"tok", http.DefaultTransport}}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, tr, nil)

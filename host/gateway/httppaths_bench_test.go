@@ -53,6 +53,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/testing/cputime"
 	"github.com/mcphost/mcphost/internal/testing/demotest"
@@ -115,7 +116,7 @@ func httpPathGateway(b *testing.B, upstream string) (*gateway.Gateway, string, i
 	if p := g.Sync(ctx); len(p) > 0 {
 		b.Fatal(p)
 	}
-	srv := httptest.NewServer(g.Handler(nil))
+	srv := httptest.NewServer(streamable.New(g).Handler(nil))
 	b.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

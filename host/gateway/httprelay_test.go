@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/internal/demoserver"
 )
 
@@ -66,7 +66,7 @@ func TestHTTPRelay(t *testing.T) {
 func TestHTTPRelayKeepsSessions(t *testing.T) {
 	t.Parallel()
 	const idle = time.Second // (the gaps between calls are a tenth: far below it even on a loaded machine)
-	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, http: &gateway.HTTPOptions{SessionIdleTimeout: idle}})
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, http: &streamable.Options{SessionIdleTimeout: idle}})
 	ctx := context.Background()
 	connect := func() *mcp.ClientSession {
 		t.Helper()
@@ -196,7 +196,7 @@ func TestHTTPRelayCancel(t *testing.T) {
 // relayed as well.
 func TestHTTPRelayStateless(t *testing.T) {
 	t.Parallel()
-	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, http: &gateway.HTTPOptions{Stateless: true}})
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, http: &streamable.Options{Stateless: true}})
 	for _, version := range protocols {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "stateless-" + version}, nil).Connect(context.Background(),
 			&mcp.StreamableClientTransport{Endpoint: p.url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: version})

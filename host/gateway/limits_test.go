@@ -19,11 +19,12 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/stdio"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
 // gatewayServer serves a gateway over one demo server on a real loopback
 // HTTP server and returns it with its URL.
-func gatewayServer(t *testing.T, gopts *gateway.Options, opts *gateway.HTTPOptions) (*gateway.Gateway, string) {
+func gatewayServer(t *testing.T, gopts *gateway.Options, opts *streamable.Options) (*gateway.Gateway, string) {
 	t.Helper()
 	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a")}, DefaultMode: "allow_all"}, &host.Options{OutputDir: t.TempDir()})
 	if err != nil {
@@ -33,7 +34,7 @@ func gatewayServer(t *testing.T, gopts *gateway.Options, opts *gateway.HTTPOptio
 	g := gateway.New(h, gopts)
 	t.Cleanup(func() { g.Close() })
 	g.Sync(context.Background())
-	srv := httptest.NewServer(g.Handler(opts))
+	srv := httptest.NewServer(streamable.New(g).Handler(opts))
 	t.Cleanup(srv.Close)
 	return g, srv.URL
 }
@@ -98,7 +99,7 @@ func TestHTTPStrictJSON(t *testing.T) {
 // and a new session over the cap is refused with a clear error.
 func TestHTTPSessionLimits(t *testing.T) {
 	t.Parallel()
-	g, url := gatewayServer(t, nil, &gateway.HTTPOptions{MaxSessions: 3, SessionIdleTimeout: 2 * time.Second})
+	g, url := gatewayServer(t, nil, &streamable.Options{MaxSessions: 3, SessionIdleTimeout: 2 * time.Second})
 	var sids []string
 	for i := 0; i < 3; i++ {
 		resp, _ := post(t, url, initialize, nil)
@@ -142,7 +143,7 @@ func countSessions(g *gateway.Gateway) int {
 // hold its connection beyond the body timeout.
 func TestHTTPSlowBody(t *testing.T) {
 	t.Parallel()
-	_, url := gatewayServer(t, nil, &gateway.HTTPOptions{Token: "t0k", BodyTimeout: 300 * time.Millisecond})
+	_, url := gatewayServer(t, nil, &streamable.Options{Token: "t0k", BodyTimeout: 300 * time.Millisecond})
 	addr := strings.TrimPrefix(url, "http://")
 	const n = 20
 	conns := make([]net.Conn, n)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -85,28 +84,31 @@ var (
 	errListenDrained = errors.New("the gateway is shutting down")
 )
 
-// listenCapsError is a listen request refused over its caps.
-type listenCapsError struct {
-	limit        int
-	perPrincipal bool
+// ListenCapsError is a subscriptions/listen request refused over its caps
+// (AdmitListen).
+type ListenCapsError struct {
+	// Limit is the cap that refused it.
+	Limit int
+	// PerPrincipal: the cap is one principal's share, not the gateway's.
+	PerPrincipal bool
 }
 
-func (e *listenCapsError) Error() string {
-	if e.perPrincipal {
-		return fmt.Sprintf("too many subscription streams: one principal may have at most %d subscriptions/listen streams open at once, and its others are still starting or ending; retry", e.limit)
+func (e *ListenCapsError) Error() string {
+	if e.PerPrincipal {
+		return fmt.Sprintf("too many subscription streams: one principal may have at most %d subscriptions/listen streams open at once, and its others are still starting or ending; retry", e.Limit)
 	}
-	return fmt.Sprintf("too many subscription streams: the gateway serves at most %d subscriptions/listen streams at once; end unused ones or retry later", e.limit)
+	return fmt.Sprintf("too many subscription streams: the gateway serves at most %d subscriptions/listen streams at once; end unused ones or retry later", e.Limit)
 }
 
 // admit counts n listen requests of owner in, under max (this replica's)
-// and perPrincipal (0: not applied), or returns a *listenCapsError. Over
+// and perPrincipal (0: not applied), or returns a *ListenCapsError. Over
 // perPrincipal, owner's streams on which nothing was sent for the longest
 // are ended to make room. release counts them out.
 func (l *listenStreams) admit(owner string, n, max, perPrincipal int) (t *listenTicket, release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.open+n > max {
-		return nil, nil, &listenCapsError{limit: max}
+		return nil, nil, &ListenCapsError{Limit: max}
 	}
 	if perPrincipal > 0 {
 		// A stream ended for another without a ticket keeps its place
@@ -126,7 +128,7 @@ func (l *listenStreams) admit(owner string, n, max, perPrincipal int) (t *listen
 		}
 		need := l.byOwner[owner] + ending + n - perPrincipal
 		if need > len(live) || n > perPrincipal {
-			return nil, nil, &listenCapsError{limit: perPrincipal, perPrincipal: true}
+			return nil, nil, &ListenCapsError{Limit: perPrincipal, PerPrincipal: true}
 		}
 		if need > 0 {
 			slices.SortFunc(live, func(a, b *listenStream) int { return a.last.Compare(b.last) })
@@ -265,44 +267,16 @@ func (g *Gateway) listenActivity(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// listenRequests returns how many subscriptions/listen requests a POST
-// body holds (each element of a batch counts), and the id to answer a
-// refusal with (nil, null, for a batch).
-func listenRequests(body *wire.Body) (n int, id []byte) {
-	if m := body.One(); m != nil {
-		if listenRequest(m) {
-			return 1, m.ID
-		}
-		return 0, nil
-	}
-	return body.Listens(), nil
-}
-
-// listenRequest reports whether m is a subscriptions/listen request (a
-// message with that method, however escaped, and an id).
-func listenRequest(m *wire.Message) bool {
-	return m.Kind == wire.KindRequest && m.MethodIs(methodListen)
-}
-
-// admitListen admits the listen requests of a POST body of owner, or
-// answers it 503 with a JSON-RPC error and reports false. It returns r
-// with the admission in its context, for the streams' handlers, and
-// release, which counts them out when the POST is answered.
-func (g *Gateway) admitListen(w http.ResponseWriter, r *http.Request, owner string, body *wire.Body, max, perPrincipal int) (_ *http.Request, release func(), ok bool) {
-	n, id := listenRequests(body)
-	if n == 0 {
-		return r, func() {}, true
-	}
+// AdmitListen admits n subscriptions/listen streams of owner (its
+// principal's ID, "" without inbound OAuth) under the caps max (all
+// streams) and perPrincipal (0: none), for a front about to serve them: the
+// returned context carries the admission for the streams' handlers, and
+// release counts them out once they are answered. Over a cap, err is a
+// *ListenCapsError.
+func (g *Gateway) AdmitListen(ctx context.Context, owner string, n, max, perPrincipal int) (_ context.Context, release func(), err error) {
 	t, release, err := g.listens.admit(owner, n, max, perPrincipal)
-	var capped *listenCapsError
-	if errors.As(err, &capped) {
-		writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(id, CodeTooManySessions, capped.Error(), nil))
-		reason := "too many subscription streams"
-		if capped.perPrincipal {
-			reason += " for this principal"
-		}
-		g.refused(r, http.StatusServiceUnavailable, reason)
-		return r, nil, false
+	if err != nil {
+		return ctx, nil, err
 	}
-	return r.WithContext(context.WithValue(r.Context(), listenTicketKey{}, t)), release, true
+	return context.WithValue(ctx, listenTicketKey{}, t), release, nil
 }

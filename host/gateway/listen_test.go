@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
 // listenBody is a 2026-07-28 client's subscriptions/listen request (id)
@@ -111,8 +112,8 @@ func (ls *listenStream) answer() (map[string]any, error) {
 // initializes a session and listens.
 func TestListenStreamsBounded(t *testing.T) {
 	t.Parallel()
-	g, url := gatewayServer(t, nil, &gateway.HTTPOptions{MaxSessions: 20,
-		OAuth: &gateway.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}})
+	g, url := gatewayServer(t, nil, &streamable.Options{MaxSessions: 20,
+		OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}})
 	before := runtime.NumGoroutine()
 	const flood = 25 // more than max_sessions
 	var streams []*listenStream
@@ -151,7 +152,7 @@ func TestListenStreamsBounded(t *testing.T) {
 // clients only.
 func TestStatelessRequestsTakeNoSessionSlots(t *testing.T) {
 	t.Parallel()
-	_, url := gatewayServer(t, nil, &gateway.HTTPOptions{MaxSessions: 2, MaxListenStreams: 5})
+	_, url := gatewayServer(t, nil, &streamable.Options{MaxSessions: 2, MaxListenStreams: 5})
 	for i := range 5 {
 		if _, status, body := openListen(t, url, "", i+1); status != http.StatusOK {
 			t.Fatalf("listen %d: %d %s", i+1, status, body)
@@ -176,7 +177,7 @@ func TestStatelessRequestsTakeNoSessionSlots(t *testing.T) {
 // handler returns.
 func TestListenStreamClientGone(t *testing.T) {
 	t.Parallel()
-	g, url := gatewayServer(t, nil, &gateway.HTTPOptions{SessionIdleTimeout: time.Millisecond})
+	g, url := gatewayServer(t, nil, &streamable.Options{SessionIdleTimeout: time.Millisecond})
 	type handled struct {
 		ctx      context.Context
 		returned chan struct{}

@@ -2,13 +2,12 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/state"
 )
 
@@ -54,14 +53,6 @@ type loginRecord struct {
 	Error string `json:"error,omitempty"` // how it failed (ended)
 }
 
-// loginStateKey is the shared state key of the login of id (loginID: a
-// server, and a user) with nonce: a digest, so no principal id is stored
-// in clear.
-func loginStateKey(id, nonce string) string {
-	sum := sha256.Sum256([]byte(id + "\x00" + nonce))
-	return "login:" + hex.EncodeToString(sum[:16])
-}
-
 // recordLogin writes the login's record; a failure is logged (the retry
 // reaching another replica then fails, not the login).
 func (g *Gateway) recordLogin(ctx context.Context, p *pendingLogin, st string, err error) {
@@ -79,7 +70,7 @@ func (g *Gateway) recordLogin(ctx context.Context, p *pendingLogin, st string, e
 	b, _ := json.Marshal(rec)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loginRecordTimeout)
 	defer cancel()
-	if perr := g.state.Put(pctx, loginStateKey(p.id, p.nonce), b, ttl); perr != nil {
+	if perr := g.state.Put(pctx, cluster.LoginKey(p.id, p.nonce), b, ttl); perr != nil {
 		g.log.Warn("recording a login in the shared state failed: a retry reaching another replica will not find it", "state", st, "error", perr)
 	}
 }
@@ -114,7 +105,7 @@ func (g *Gateway) renewPendingLogin(ctx context.Context, p *pendingLogin) (stop 
 // logged in). A pending record that disappears is a login lost with the
 // replica that ran it.
 func (g *Gateway) awaitSharedLogin(ctx context.Context, id, nonce, server, tool string) error {
-	key := loginStateKey(id, nonce)
+	key := cluster.LoginKey(id, nonce)
 	wait := loginPollMin
 	pending := false // its record was seen pending
 	for {

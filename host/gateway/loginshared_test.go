@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	hauth "github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/state"
 )
 
@@ -230,12 +231,12 @@ func TestLoginRenewalStopsWithTheLogin(t *testing.T) {
 		a.end <- nil
 		<-l.done
 		time.Sleep(3 * loginRenewEvery)
-		b, err := shared.Get(ctx, loginStateKey(l.id, l.nonce))
+		b, err := shared.Get(ctx, cluster.LoginKey(l.id, l.nonce))
 		if err != nil || !strings.Contains(string(b), `"state":"ended"`) {
 			t.Fatalf("the login's record after its end: %s, %v", b, err)
 		}
 		time.Sleep(loginLinger)
-		if _, err := shared.Get(ctx, loginStateKey(l.id, l.nonce)); !errors.Is(err, state.ErrNotFound) {
+		if _, err := shared.Get(ctx, cluster.LoginKey(l.id, l.nonce)); !errors.Is(err, state.ErrNotFound) {
 			t.Errorf("the ended record outlived loginLinger: %v", err)
 		}
 	})

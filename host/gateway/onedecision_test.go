@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
@@ -97,7 +98,7 @@ func TestOneDecisionPerCall(t *testing.T) {
 				w, r := servePipes(t, g)
 				tr = &mcp.IOTransport{Reader: r, Writer: w}
 			} else {
-				srv := httptest.NewServer(g.Handler(nil))
+				srv := httptest.NewServer(streamable.New(g).Handler(nil))
 				t.Cleanup(func() {
 					srv.CloseClientConnections()
 					srv.Close()

@@ -22,6 +22,7 @@ import (
 	hauth "github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/internal/demoserver"
@@ -42,6 +43,7 @@ var protocols = []string{oldProtocol, newProtocol}
 // ptGateway is a gateway over servers served on a loopback HTTP server.
 type ptGateway struct {
 	g        *gateway.Gateway
+	f        *streamable.Front
 	h        *host.Host
 	url      string             // serve --http: both eras
 	problems []registry.Problem // of the first Sync
@@ -51,7 +53,7 @@ type ptOptions struct {
 	servers []*config.Server
 	naming  string
 	rules   []config.PermissionRule
-	http    *gateway.HTTPOptions
+	http    *streamable.Options
 	gopts   *gateway.Options // Keys and State (Naming is the naming above)
 	tokens  hauth.Store      // the host's token store (nil: in memory)
 }
@@ -78,14 +80,15 @@ func ptServe(t *testing.T, o ptOptions) *ptGateway {
 	g := gateway.New(h, &gopts)
 	t.Cleanup(func() { g.Close() })
 	problems := g.Sync(ctx)
-	srv := httptest.NewServer(g.Handler(o.http))
+	f := streamable.New(g)
+	srv := httptest.NewServer(f.Handler(o.http))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
 		cancel()
 		h.Close()
 	})
-	return &ptGateway{g: g, h: h, url: srv.URL, problems: problems}
+	return &ptGateway{g: g, f: f, h: h, url: srv.URL, problems: problems}
 }
 
 // twoServers is the gateway of the pass-through tests: demo servers a and b
@@ -982,7 +985,7 @@ func TestRevokedSubscriptionUpdates(t *testing.T) {
 	t.Parallel()
 	servers := []*config.Server{demo("a", "-passthrough")}
 	gw := ptServe(t, ptOptions{servers: servers,
-		http: &gateway.HTTPOptions{OAuth: &gateway.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
+		http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const readme = "demo://readme"

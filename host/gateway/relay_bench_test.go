@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
 // BenchmarkRelayStdio is tools/call through the stdio gateway's relay path,
@@ -90,7 +91,7 @@ func relayRawCalls(b *testing.B, g *gateway.Gateway, w io.Writer, r io.Reader) {
 // connection's.
 func BenchmarkRelayHTTP(b *testing.B) {
 	g := gatewayOf(b, []*config.Server{demo("a")})
-	h := g.Handler(&gateway.HTTPOptions{Stateless: true})
+	h := streamable.New(g).Handler(&streamable.Options{Stateless: true})
 	body := []byte(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"mcp__a__echo","arguments":{"message":"benchmark payload: the quick brown fox jumps over the lazy dog"}}}`)
 	before := g.RelayedCalls()
 	b.ReportAllocs()

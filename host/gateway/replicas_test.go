@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/demoserver"
@@ -496,7 +497,7 @@ func TestReplayedSubscriptionChecked(t *testing.T) {
 	var gws []*ptGateway
 	for _, rules := range [][]config.PermissionRule{nil, {denyAlice}} {
 		gws = append(gws, ptServe(t, ptOptions{servers: servers, rules: rules,
-			http:  &gateway.HTTPOptions{OAuth: &gateway.InboundOAuth{Verify: verify, Resource: "http://gateway.example/mcp"}},
+			http:  &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: verify, Resource: "http://gateway.example/mcp"}},
 			gopts: &gateway.Options{Keys: keys, State: st}}))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -521,7 +522,7 @@ func TestReplayedSubscriptionChecked(t *testing.T) {
 		if err := cs.Ping(ctx, nil); err != nil { // B rebuilds the session, and replays
 			t.Fatal(err)
 		}
-		gateway.WaitReplays(gws[1].g)
+		gws[1].f.WaitReplays()
 	}
 	for i := range sessions {
 		session(i, "alice")
@@ -742,7 +743,7 @@ func TestStreamReopenTellsSubscriptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, p := range gws {
-				gateway.WaitReplays(p.g)
+				p.f.WaitReplays()
 			}
 			sc.reopenOn(ctx, t, tc.reopenOn)
 			select {
@@ -840,13 +841,13 @@ func TestRebuiltSessionsAdmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oauth := &gateway.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob", "carol"), Resource: "http://gateway.example/mcp"}
-	replica := func(o *gateway.HTTPOptions) *ptGateway {
+	oauth := &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob", "carol"), Resource: "http://gateway.example/mcp"}
+	replica := func(o *streamable.Options) *ptGateway {
 		o.OAuth = oauth
 		return ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, gopts: &gateway.Options{Keys: keys, State: st}, http: o})
 	}
-	a := replica(&gateway.HTTPOptions{})
-	b := replica(&gateway.HTTPOptions{MaxSessions: 3, MaxSessionsPerPrincipal: 2})
+	a := replica(&streamable.Options{})
+	b := replica(&streamable.Options{MaxSessions: 3, MaxSessionsPerPrincipal: 2})
 	sessions := map[string][]string{}
 	for user, n := range map[string]int{"alice": 3, "bob": 2, "carol": 1} {
 		for range n {

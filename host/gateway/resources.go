@@ -336,7 +336,7 @@ func (g *Gateway) revokedUpdates(next mcp.MethodHandler) mcp.MethodHandler {
 		if p := g.subscriberOf(ss); p != nil {
 			if _, denied, _ := g.subscribable(p, params.URI); denied {
 				g.log.Debug("a resource update not sent: the rules now deny the resource to the session's principal",
-					"session", logSessionID(ss.ID()), "uri", params.URI)
+					"session", LogSessionID(ss.ID()), "uri", params.URI)
 				return nil, nil
 			}
 		}
@@ -349,15 +349,8 @@ func (g *Gateway) revokedUpdates(next mcp.MethodHandler) mcp.MethodHandler {
 // authenticated as; else whom its latest subscribe was; nil without
 // inbound OAuth.
 func (g *Gateway) subscriberOf(ss *mcp.ServerSession) *inbound.Principal {
-	if id := ss.ID(); id != "" {
-		if s, hs := g.heldSession(id); hs != nil {
-			s.mu.Lock()
-			p := hs.principal
-			s.mu.Unlock()
-			if p != nil {
-				return p
-			}
-		}
+	if p := g.sessionPrincipal(ss); p != nil {
+		return p
 	}
 	g.subs.whoMu.Lock()
 	defer g.subs.whoMu.Unlock()
@@ -381,8 +374,7 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 		sr.ss.Log(ctx, &fwd)
 		return
 	}
-	switch r.(type) {
-	case *quietRequester, *streamAsker:
+	if _, ok := r.(RelayedRequester); ok {
 		return // a relayed call's, whose client set no log level
 	}
 	if hr, ok := r.(*heldRequester); ok {

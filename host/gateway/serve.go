@@ -24,6 +24,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/hclogslog"
@@ -72,9 +73,27 @@ type Options struct {
 	// OPTIONAL: a random key, good for this process only.
 	Keys *sealbox.Keys
 	// State is what the gateway shares with its other replicas: session
-	// records, pending requests (see sessions.go, forward.go). OPTIONAL:
-	// this process's memory.
+	// records, pending requests (host/gateway/cluster lists them).
+	// OPTIONAL: this process's memory.
 	State state.Backend
+	// Replicas tunes how the replicas judge each other gone while one
+	// serves a held call for another (heldforward.go). OPTIONAL: zero
+	// fields are the defaults.
+	Replicas ReplicaTimeouts
+}
+
+// ReplicaTimeouts are how long a replica waits for another that holds a
+// call its client retried here.
+type ReplicaTimeouts struct {
+	// AckWait: the retry passed on is lost if the owner does not ack it
+	// within this long. OPTIONAL: 2s.
+	AckWait time.Duration
+	// Pulse: how often the owner, serving the retry, says it is alive.
+	// OPTIONAL: 2s.
+	Pulse time.Duration
+	// Silence: the owner is gone, and the call with it, after this long
+	// without a word once it acked. OPTIONAL: 10s.
+	Silence time.Duration
 }
 
 // Gateway serves a host's registry as an MCP server.
@@ -91,22 +110,15 @@ type Gateway struct {
 	relayed atomic.Uint64 // tools/call requests that took the relay path
 	askKeys [][]byte      // key the request states the gateway issues; the first signs (ask.go)
 
-	// Scale-out (sessions.go): the session ids' box, the shared state,
-	// this replica's random id, the session tables of the HTTP handlers.
-	box *sealbox.Box
-	// fwdBox seals what replicas pass each other about sessions (clients'
-	// answers, session changes, ask records); askIDKeys key the tags of
-	// the ids of the requests relayed calls put to clients (forward.go).
-	fwdBox    *sealbox.Box
-	fwdSeen   seenMsgs // the sealed messages' ids taken (forward.go)
-	askIDKeys [][]byte
-	rateKeys  [][]byte // key the rate limiter's principal keys (ratelimit.go)
-	state     state.Backend
-	replica   string
-	tablesMu  sync.Mutex
-	tables    []*httpSessions
-	// replayMark marks the requests replayed into sessions (sessionsubs.go).
-	replayMark string
+	// Scale-out (host/gateway/cluster): the keys (MCPHOST_SESSION_KEYS),
+	// the shared state, this replica's random id; the fronts whose
+	// sessions outlive a request (streamable HTTP) and what they take of
+	// this replica's forward channel (fronts.go).
+	keys    *sealbox.Keys
+	state   state.Backend
+	replica string
+	fronts  frontSet
+
 	leaveState func() // ends the subscriptions to the shared state (once)
 
 	logins pendingLogins // logins started through authenticate pseudo-tools
@@ -122,8 +134,7 @@ type Gateway struct {
 	abort        context.Context // cancelled when the drain deadline passes
 	cancelAbort  context.CancelFunc
 
-	sessions sessionLimit  // serve --http session cap (http.go)
-	listens  listenStreams // subscriptions/listen streams' caps, idle end and drain (listen.go)
+	listens listenStreams // subscriptions/listen streams' caps, idle end and drain (listen.go)
 
 	starting atomic.Bool // servers are connecting at start (connecting.go)
 	// started is closed once the connects at start have settled and been
@@ -184,8 +195,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	var rid [6]byte
 	rand.Read(rid[:])
 	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1),
-		askKeys: o.Keys.MACKeys("request-state"), box: o.Keys.Box(sessionPurpose), state: o.State,
-		fwdBox: o.Keys.Box(forwardPurpose), askIDKeys: o.Keys.MACKeys(askIDPurpose), rateKeys: o.Keys.MACKeys("rate-limit"),
+		askKeys: o.Keys.MACKeys(cluster.RequestStatePurpose), keys: o.Keys, state: o.State,
 		replica: hex.EncodeToString(rid[:]),
 		calls:   newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
 	g.users.Store(o.Users)
@@ -195,15 +205,20 @@ func New(h *host.Host, opts *Options) *Gateway {
 		g.startGrace = DefaultStartGrace
 	}
 	g.abort, g.cancelAbort = context.WithCancel(context.Background())
-	var mark [16]byte
-	rand.Read(mark[:])
-	g.replayMark = hex.EncodeToString(mark[:])
 	g.held.bind(g) // (heldforward.go: held calls' ids carry the replica)
-	g.held.box = o.Keys.Box(heldForwardPurpose)
-	unsubSess := g.state.Subscribe(sessionChannel, g.sessionsChanged)
-	unsubFwd := g.state.Subscribe(forwardChannel(g.replica), g.forwarded)
-	unsubTok := g.state.Subscribe(state.TokensChannel, g.credentialsStored)
-	g.leaveState = sync.OnceFunc(func() { unsubSess(); unsubFwd(); unsubTok() })
+	g.held.box = o.Keys.Box(cluster.HeldForwardPurpose)
+	if t := o.Replicas.AckWait; t > 0 {
+		g.held.ackWait = t
+	}
+	if t := o.Replicas.Pulse; t > 0 {
+		g.held.pulse = t
+	}
+	if t := o.Replicas.Silence; t > 0 {
+		g.held.silence = t
+	}
+	unsubFwd := g.state.Subscribe(cluster.ForwardChannel(g.replica), g.forwarded)
+	unsubTok := g.state.Subscribe(cluster.TokensChannel, g.credentialsStored)
+	g.leaveState = sync.OnceFunc(func() { unsubFwd(); unsubTok() })
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Version: host.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
@@ -218,7 +233,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
-	g.srv.AddSendingMiddleware(g.askTracking, g.revokedUpdates, g.listenActivity)
+	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}

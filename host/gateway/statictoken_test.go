@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
 // TestStaticTokenAnswers: the static token's 401s say precisely what is
@@ -17,7 +17,7 @@ import (
 func TestStaticTokenAnswers(t *testing.T) {
 	t.Parallel()
 	const token = "CANARY-static-0123456789"
-	url := httpGateway(t, &gateway.HTTPOptions{Token: token})
+	url := httpGateway(t, &streamable.Options{Token: token})
 	tests := []struct {
 		name      string
 		auth      []string // Authorization header values
@@ -75,8 +75,8 @@ func TestStaticTokenAnswers(t *testing.T) {
 func TestNoOAuthHandler(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
-	for _, p := range gateway.NoOAuthPaths() {
-		mux.Handle(p, gateway.NoOAuthHandler())
+	for _, p := range streamable.NoOAuthPaths() {
+		mux.Handle(p, streamable.NoOAuthHandler())
 	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

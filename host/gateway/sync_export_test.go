@@ -14,21 +14,6 @@ import (
 // registry's tools. Set it before the gateway's first Sync.
 func SetSyncHook(g *Gateway, f func(point string)) { g.exposed.syncHook = f }
 
-// LogSessionID is how logs, audit lines and spans name session id.
-func LogSessionID(id string) string { return logSessionID(id) }
-
-// WaitReplays waits until no request is being replayed into g's sessions
-// (sessionsubs.go): with the local backend, a change published before it
-// is called has been taken and its replays have ended.
-func WaitReplays(g *Gateway) {
-	g.tablesMu.Lock()
-	tables := slices.Clone(g.tables)
-	g.tablesMu.Unlock()
-	for _, s := range tables {
-		s.replaying.Wait()
-	}
-}
-
 // UsersVerifier verifies the bearer tokens that are one of users' names,
 // each as that user (its UserID), valid for an hour.
 func UsersVerifier(users ...string) auth.TokenVerifier {

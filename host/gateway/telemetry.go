@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/rawjson"
@@ -93,7 +91,7 @@ func (g *Gateway) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		default:
 			rs = &relaySpan{}
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-				info.SessionID = logSessionID(ss.ID())
+				info.SessionID = LogSessionID(ss.ID())
 			}
 			if r, ok := req.(interface{ ProtocolVersion() string }); ok {
 				info.ProtocolVersion = r.ProtocolVersion()
@@ -336,28 +334,6 @@ func (g *Gateway) abandon(tok []string, err error) {
 		return
 	}
 	g.endRelayWith(rs, errTypeOther)
-}
-
-// stripTelemetryHeaders removes the gateway's internal headers from a
-// POST's headers h: a client does not set them. Only with telemetry on,
-// before the relay (which may set hdrCarry).
-func stripTelemetryHeaders(h http.Header) {
-	delete(h, hdrRequestID)
-	delete(h, hdrPipe)
-	delete(h, hdrCarry)
-}
-
-// telemetryRequestID sets, in the headers h of a POST of m (nil for a
-// batch) that goes to the go-sdk handler, the id of a single request, for
-// telemetryMiddleware (a relayed call's span has its id already). Only
-// with telemetry on.
-func telemetryRequestID(h http.Header, m *wire.Message) {
-	if m == nil {
-		return // (a batch: no one id)
-	}
-	if key, err := m.IDKey(); err == nil && len(key) > 1 {
-		h[hdrRequestID] = []string{key[1:]}
-	}
 }
 
 // idKeyOf is rawjson.IDKey of a decoded id ("" if it has none).

@@ -43,6 +43,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/testing/cputime"
 )
@@ -211,7 +212,7 @@ func stdioCaller(b *testing.B, g *gateway.Gateway) func(*testing.B) {
 // and returns a call of the echo tool in it, a POST on a kept-alive
 // connection.
 func httpCaller(b *testing.B, g *gateway.Gateway) func(*testing.B) {
-	srv := httptest.NewServer(g.Handler(nil))
+	srv := httptest.NewServer(streamable.New(g).Handler(nil))
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	client := &http.Client{Transport: tr}
 	b.Cleanup(func() {

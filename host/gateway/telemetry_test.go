@@ -20,6 +20,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/demoserver"
 )
@@ -242,7 +243,7 @@ func (traceHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // streamable HTTP on loopback, its requests carrying headerParent.
 func telHTTP(t *testing.T, g *gateway.Gateway, version string) *mcp.ClientSession {
 	t.Helper()
-	srv := httptest.NewServer(g.Handler(nil))
+	srv := httptest.NewServer(streamable.New(g).Handler(nil))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -522,7 +523,7 @@ func TestTelemetryInternalHeaders(t *testing.T) {
 	t.Parallel()
 	rec := newTelRecorder(t)
 	g := telGateway(t, rec.tel)
-	srv := httptest.NewServer(g.Handler(nil))
+	srv := httptest.NewServer(streamable.New(g).Handler(nil))
 	t.Cleanup(srv.Close)
 	headers := map[string]string{
 		"Mcp-Protocol-Version":         newProtocol,

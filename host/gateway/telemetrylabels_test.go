@@ -13,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/telemetry"
 )
@@ -47,7 +48,7 @@ func TestTelemetryMadeUpToolNames(t *testing.T) {
 			if tc.transport == "stdio" {
 				cs = telStdio(t, g)
 			} else {
-				srv := httptest.NewServer(g.Handler(&gateway.HTTPOptions{OAuth: &gateway.InboundOAuth{Verify: gateway.UsersVerifier("alice"), Resource: "http://gateway.example/mcp"}}))
+				srv := httptest.NewServer(streamable.New(g).Handler(&streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice"), Resource: "http://gateway.example/mcp"}}))
 				t.Cleanup(func() {
 					srv.CloseClientConnections()
 					srv.Close()

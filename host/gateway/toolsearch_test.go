@@ -23,6 +23,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/stdio"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
@@ -96,7 +97,7 @@ func (sg *searchGateway) stdio(t *testing.T, version string, opts *mcp.ClientOpt
 // http connects a go-sdk client speaking version over streamable HTTP.
 func (sg *searchGateway) http(t *testing.T, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	srv := httptest.NewServer(sg.g.Handler(nil))
+	srv := httptest.NewServer(streamable.New(sg.g).Handler(nil))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -315,7 +316,7 @@ func TestToolSearchAskWithoutElicitation(t *testing.T) {
 func TestToolSearchStateless(t *testing.T) {
 	t.Parallel()
 	sg := newSearchGateway(t, "")
-	hs := httptest.NewServer(sg.g.Handler(&gateway.HTTPOptions{Stateless: true}))
+	hs := httptest.NewServer(streamable.New(sg.g).Handler(&streamable.Options{Stateless: true}))
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
@@ -794,7 +795,7 @@ func TestToolSearchParamHeaders(t *testing.T) {
 		t.Fatal(p)
 	}
 	sg := &searchGateway{g: g, h: h}
-	hs := httptest.NewServer(g.Handler(nil))
+	hs := httptest.NewServer(streamable.New(g).Handler(nil))
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()

@@ -16,6 +16,7 @@ import (
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/internal/testing/fakeas"
 	"github.com/mcphost/mcphost/internal/testing/syncbuf"
@@ -187,7 +188,7 @@ type rpcAnswer struct {
 // aliceServer serves g over HTTP with inbound OAuth, alice its one user.
 func aliceServer(t *testing.T, g *gateway.Gateway) string {
 	t.Helper()
-	srv := httptest.NewServer(g.Handler(&gateway.HTTPOptions{OAuth: &gateway.InboundOAuth{Verify: gateway.UsersVerifier("alice"), Resource: "http://gateway.example/mcp"}}))
+	srv := httptest.NewServer(streamable.New(g).Handler(&streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice"), Resource: "http://gateway.example/mcp"}}))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

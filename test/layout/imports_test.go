@@ -14,6 +14,7 @@ const (
 	gatewayWire       = module + "/host/gateway/wire"
 	gatewayStdio      = module + "/host/gateway/stdio"
 	gatewayStreamable = module + "/host/gateway/streamable"
+	gatewayCluster    = module + "/host/gateway/cluster"
 )
 
 // importGraph is the module's packages under host/..., by import path: the
@@ -56,8 +57,9 @@ func reaches(g map[string][]string, pkg string) map[string]bool {
 }
 
 // TestGatewayImports: the core of the gateway is free of its fronts, the
-// fronts are free of each other, and the stdio front and the wire package
-// do not import net/http themselves (the core's go-sdk server does).
+// fronts are free of each other, and the core, the stdio front, the
+// replica protocol's keys and the wire package do not import net/http
+// themselves (the go-sdk's server, which the core runs, does).
 func TestGatewayImports(t *testing.T) {
 	t.Parallel()
 	g := importGraph(t)
@@ -70,16 +72,15 @@ func TestGatewayImports(t *testing.T) {
 		// direct: pkg imports none of these itself; reach: none of these
 		// (or a package under one) is among pkg's imports, direct or not.
 		direct, reach []string
-		// optional: the package may not exist yet (a later step of the
-		// split creates it)
-		optional bool
 	}{
-		{name: "the core imports no front", pkg: gatewayCore, except: []string{gatewayStdio, gatewayStreamable, gatewayWire},
-			reach: []string{gatewayStdio, gatewayStreamable}},
+		{name: "the core imports no front and no HTTP", pkg: gatewayCore, except: []string{gatewayStdio, gatewayStreamable, gatewayWire, gatewayCluster},
+			direct: []string{"net/http"}, reach: []string{gatewayStdio, gatewayStreamable}},
+		{name: "the replica protocol's keys import no gateway", pkg: gatewayCluster,
+			direct: []string{"net/http"}, reach: []string{gatewayCore, gatewayStdio, gatewayStreamable}},
 		{name: "the stdio front imports no HTTP", pkg: gatewayStdio,
 			direct: []string{"net/http"}, reach: []string{gatewayStreamable}},
 		{name: "the streamable front imports not the stdio front", pkg: gatewayStreamable,
-			reach: []string{gatewayStdio}, optional: true},
+			reach: []string{gatewayStdio}},
 		{name: "wire imports no HTTP and no gateway", pkg: gatewayWire,
 			direct: []string{"net/http"}, reach: []string{gatewayCore, gatewayStdio, gatewayStreamable}},
 	}
@@ -112,7 +113,7 @@ func TestGatewayImports(t *testing.T) {
 					}
 				}
 			}
-			if !found && !tc.optional {
+			if !found {
 				t.Fatalf("no package %s: the layout changed, update this test", tc.pkg)
 			}
 		})

@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/inbound"
 )
@@ -45,7 +46,7 @@ const replayTimeout = 30 * time.Second
 
 // isReplay reports whether req is a request the gateway replayed into its
 // session.
-func (g *Gateway) isReplay(req mcp.Request) bool {
+func (g *Front) isReplay(req mcp.Request) bool {
 	if req == nil {
 		return false
 	}
@@ -56,7 +57,7 @@ func (g *Gateway) isReplay(req mcp.Request) bool {
 // subscribed records a subscription (on) or unsubscription the client of
 // session ss made on this replica, for the other replicas; a replayed one
 // is only noted as applied.
-func (g *Gateway) subscribed(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, uri string, on bool) {
+func (g *Front) subscribed(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, uri string, on bool) {
 	if ss == nil {
 		return
 	}
@@ -216,7 +217,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 	}
 	switch {
 	case hs.closing:
-	case hs.level != "" && hs.level != s.g.levels.of(hs.ss):
+	case hs.level != "" && hs.level != s.g.gw.SessionLogLevel(hs.ss):
 		params, _ := json.Marshal(map[string]mcp.LoggingLevel{"level": hs.level})
 		body = wire.Request(replayID(s.replays.Add(1)), "logging/setLevel", params)
 	default:
@@ -227,7 +228,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 		if method == "resources/subscribe" {
 			p := hs.principal
 			s.mu.Unlock()
-			_, denied, err := s.g.subscribable(p, uri)
+			denied, err := s.g.gw.SubscriptionDenied(p, uri)
 			s.mu.Lock()
 			if err != nil {
 				// The client's subscribe was checked on the replica it
@@ -242,7 +243,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 					why = "the permission rules deny the resource to the session's principal here"
 				}
 				s.g.log.Debug("a session's subscription is not replayed on this replica", "why", why,
-					"session", logSessionID(hs.ss.ID()), "uri", uri)
+					"session", gateway.LogSessionID(hs.ss.ID()), "uri", uri)
 				return true
 			}
 		}
@@ -323,7 +324,7 @@ func (s *httpSessions) recheck() {
 
 // recheckSubscriptions has the subscriptions set aside in every session
 // table tried again.
-func (g *Gateway) recheckSubscriptions() {
+func (g *Front) recheckSubscriptions() {
 	g.tablesMu.Lock()
 	tables := slices.Clone(g.tables)
 	g.tablesMu.Unlock()
@@ -352,7 +353,7 @@ func (s *httpSessions) nextSubLocked(hs *httpSession) (method, uri string) {
 // replayState is what a replay may change in hs's go-sdk session: its
 // level and applied subscriptions.
 func (s *httpSessions) replayState(hs *httpSession) string {
-	level := s.g.levels.of(hs.ss)
+	level := s.g.gw.SessionLogLevel(hs.ss)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	applied := make([]string, 0, len(hs.applied))

@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/telemetry"
@@ -42,7 +43,7 @@ import (
 
 // httpSessions are the sessions one HTTP handler holds (sessions.go).
 type httpSessions struct {
-	g     *Gateway
+	g     *Front
 	mu    sync.Mutex
 	byID  map[string]*httpSession // by session id
 	bySID map[string]*httpSession // by the sid the id seals
@@ -122,7 +123,7 @@ type httpSession struct {
 
 // newHTTPSessions returns the session table of an HTTP handler: sessions
 // closed after idle, opened and rebuilt under limits.
-func newHTTPSessions(g *Gateway, idle time.Duration, limits sessionCaps) *httpSessions {
+func newHTTPSessions(g *Front, idle time.Duration, limits sessionCaps) *httpSessions {
 	s := &httpSessions{g: g, byID: map[string]*httpSession{}, bySID: map[string]*httpSession{}, idle: idle, box: g.box, limits: limits}
 	g.tablesMu.Lock()
 	g.tables = append(g.tables, s)
@@ -270,7 +271,7 @@ func errorStatus(resp []byte) int {
 // the POST's message (nil for a batch). hs is the request's session (nil for a request
 // that stands alone); stateless says that every request stands alone (serve
 // --http --stateless), those of clients before 2026-07-28 too.
-func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Message, hs *httpSession, sessions *httpSessions, stateless bool) bool {
+func (g *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Message, hs *httpSession, sessions *httpSessions, stateless bool) bool {
 	if m == nil || !acceptsBoth(r) {
 		return false // batches, and what the go-sdk handler refuses
 	}
@@ -290,15 +291,15 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 	if !m.IsMethod("tools/call") {
 		return false
 	}
-	if hs != nil && (g.levels.of(hs.ss) != "" || sessions.levelOf(hs) != "") {
+	if hs != nil && (g.gw.SessionLogLevel(hs.ss) != "" || sessions.levelOf(hs) != "") {
 		// Its log messages go on the call's stream: the go-sdk path (also
 		// while a level set on another replica is being replayed here).
 		return false
 	}
-	rr, ok := g.relayable(m, "")
+	rr, ok := g.gw.Relayable(m, "")
 	id, name, args, ver, caps := rr.ID, rr.Name, rr.Args, rr.Version, rr.Caps
 	switch {
-	case !older && (!ok || ver != header || !headersMatch(r, rr.Exposed, g.headerBound)):
+	case !older && (!ok || ver != header || !headersMatch(r, rr.Exposed, g.gw.HeaderBound)):
 		// A 2026-07-28 request names its version in _meta too, and its
 		// routing headers must match: the go-sdk handler checks them and
 		// refuses what does not.
@@ -307,7 +308,7 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 		if ver != "" {
 			return false // a version in _meta is 2026-07-28's: the go-sdk handler refuses it
 		}
-		if rr, ok = g.relayable(m, header); !ok || rr.Version != header {
+		if rr, ok = g.gw.Relayable(m, header); !ok || rr.Version != header {
 			return false
 		}
 		id, name, args, ver = rr.ID, rr.Name, rr.Args, rr.Version
@@ -326,24 +327,26 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 		return false
 	}
 	clientID := bytes.Clone(id)
-	hr := &httpRelay{rw: relayWriter{w: w}, r: r, ver: ver}
-	// The request's span, from here to its answer (telemetry.go); its
-	// parent is the trace context of the HTTP headers.
+	hr := &httpRelay{rw: relayWriter{w: w}, r: r, ver: ver, g: g}
+	// The request's span, from here to its answer (the core's telemetry);
+	// its parent is the trace context of the HTTP headers.
 	parent := r.Context()
-	var rs *relaySpan
-	if g.tel.Enabled() {
-		parent, rs = g.startRelay(g.tel.ExtractHTTP(parent, r.Header), m.ParamsMembers(), key, ver, sessionID(relaySession(hs)), telemetry.TransportTCP, rr.Trace)
+	session := sessionID(hs)
+	var span gateway.RelaySpan
+	if g.gw.TelemetryEnabled() {
+		parent, span = g.gw.StartRelaySpan(g.gw.Telemetry().ExtractHTTP(parent, r.Header), m, key, ver, session, telemetry.TransportTCP, rr.Trace)
 	}
 	// The call's own: what the server sends during it reaches no other
 	// client (its log messages are dropped: this client set no log level).
 	// A client with a session is asked what a server before 2026-07-28
 	// asks during the call, on the call's stream (httpasks.go); one
 	// without cannot be asked.
-	hr.relayCall = relayCall{g: g, front: hr, name: name, args: args, clientID: clientID, rs: rs,
-		opts: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.Trace}}
-	ctx, end, ok := g.begin(parent)
+	spec := gateway.RelaySpec{Front: hr, Name: name, Args: args, ClientID: clientID, Span: span,
+		Options: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.Trace}}
+	g.gw.InitRelay(&hr.relay, spec)
+	ctx, end, ok := g.gw.Begin(parent)
 	if !ok {
-		g.refuseRelay(hr, clientID, rs, errShuttingDown("no new requests are accepted"))
+		hr.relay.RefuseDraining()
 		return true
 	}
 	defer end()
@@ -353,24 +356,34 @@ func (g *Gateway) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Mess
 		defer cancel()
 		forget, ok := sessions.track(hs, key, cancel)
 		if !ok {
-			g.refused(r, http.StatusBadRequest, reasonDuplicateID)
+			g.refused(r, http.StatusBadRequest, gateway.ReasonDuplicateID)
 			hr.rw.final(http.StatusBadRequest, wire.DuplicateID(clientID))
-			g.endRelay(rs, errDuplicateID)
+			g.gw.EndSpan(span, errDuplicateID)
 			return true
 		}
 		defer forget()
-		hr.opts.Requester, hr.opts.Asks = &streamAsker{sessions: sessions, hs: hs, rw: &hr.rw, call: ctx}, true
+		spec.Options.Requester, spec.Options.Asks = &streamAsker{sessions: sessions, hs: hs, rw: &hr.rw, call: ctx}, true
+		g.gw.InitRelay(&hr.relay, spec)
 	}
-	return hr.start(ctx, sessionID(relaySession(hs)), r.RemoteAddr)
+	return hr.relay.Start(ctx, session, r.RemoteAddr)
+}
+
+// sessionID is how logs, audit lines and spans name hs ("" for none).
+func sessionID(hs *httpSession) string {
+	if hs == nil {
+		return ""
+	}
+	return gateway.LogSessionID(hs.ss.ID())
 }
 
 // httpRelay is a call relayed over HTTP: the RelayFront of its relayCall
 // (relaycall.go), answered on the POST's response.
 type httpRelay struct {
-	relayCall
-	rw  relayWriter
-	r   *http.Request
-	ver string // the client's protocol version
+	relay gateway.Relay
+	g     *Front
+	rw    relayWriter
+	r     *http.Request
+	ver   string // the client's protocol version
 }
 
 // Answer writes msg as the POST's response: under protocol versions from
@@ -386,24 +399,23 @@ func (hr *httpRelay) Answer(msg []byte) {
 // Unanswered: the client went away, or cancelled the call.
 func (hr *httpRelay) Unanswered() { hr.rw.abandon() }
 
-func (hr *httpRelay) Pass(s RelaySpan) bool {
-	rs := s.rs
+func (hr *httpRelay) Pass(s gateway.RelaySpan) bool {
 	if hr.rw.release() {
 		// (Cannot be: a call that asked was taken. Its answer was begun,
 		// so it is ended here rather than by the go-sdk.)
-		hr.rw.final(http.StatusOK, wire.Result(hr.clientID, wire.ErrorResult("the relayed call was not completed")))
-		hr.g.endRelayWith(rs, telemetry.ErrorTypeToolError)
+		hr.rw.final(http.StatusOK, wire.Result(hr.relay.ClientID(), wire.ErrorResult("the relayed call was not completed")))
+		hr.g.gw.EndSpanWith(s, telemetry.ErrorTypeToolError)
 		return true
 	}
-	if rs != nil {
+	if tok := hr.g.gw.CarrySpan(s); tok != "" {
 		// One request: its span goes on in the go-sdk server (see
 		// Handler for its end if the go-sdk never takes it).
-		hr.r.Header[hdrCarry] = []string{hr.g.carries.put(rs)}
+		hr.r.Header[gateway.HeaderCarry] = []string{tok}
 	}
 	return false // w is the go-sdk handler's
 }
 
-func (hr *httpRelay) Aborted() bool { return hr.g.aborted(hr.r.Context()) }
+func (hr *httpRelay) Aborted() bool { return hr.g.gw.Aborted(hr.r.Context()) }
 
 func (hr *httpRelay) Cancelled(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, context.Canceled)
@@ -445,14 +457,17 @@ func headersMatch(r *http.Request, name string, headerBound func(string) bool) b
 type quietRequester struct{ _ int }
 
 func (*quietRequester) Capabilities() *mcp.ClientCapabilities { return nil }
+
+// RelayedCall marks a relayed call's requester (gateway.RelayedRequester).
+func (*quietRequester) RelayedCall() {}
 func (*quietRequester) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, unsupported("elicitation")
+	return nil, gateway.Unsupported("elicitation")
 }
 func (*quietRequester) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	return nil, unsupported("sampling")
+	return nil, gateway.Unsupported("sampling")
 }
 func (*quietRequester) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return nil, unsupported("roots")
+	return nil, gateway.Unsupported("roots")
 }
 
 func writeRelayed(w http.ResponseWriter, status int, msg []byte) {
@@ -461,10 +476,8 @@ func writeRelayed(w http.ResponseWriter, status int, msg []byte) {
 	w.Write(msg)
 }
 
-// relaySession is the go-sdk session of hs, or nil.
-func relaySession(hs *httpSession) *mcp.ServerSession {
-	if hs == nil {
-		return nil
-	}
-	return hs.ss
-}
+// The requesters of relayed calls are the core's RelayedRequesters.
+var (
+	_ gateway.RelayedRequester = (*quietRequester)(nil)
+	_ gateway.RelayedRequester = (*streamAsker)(nil)
+)

@@ -1,12 +1,10 @@
-package gateway
+package streamable
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/state"
 )
@@ -49,10 +49,6 @@ import (
 // shared state.
 
 const (
-	// sessionPurpose is the sealbox purpose of session ids.
-	sessionPurpose = "mcp-session"
-	// sessionChannel carries the changes of sessions between replicas.
-	sessionChannel = "sessions"
 	// maxSessionIDLen bounds a session id (an HTTP header): capabilities
 	// past it are dropped from the id (see sealSession).
 	maxSessionIDLen = 4096
@@ -80,8 +76,6 @@ type sessionRecord struct {
 	// Subs are the resources the client subscribed to (sessionsubs.go).
 	Subs []string `json:"subs,omitempty"`
 }
-
-func recordKey(sid string) string { return "sess:" + sid }
 
 // errNoSession is a session id that names no session: not sealed with the
 // gateway's keys, of another principal, ended or expired.
@@ -135,7 +129,7 @@ func (s *httpSessions) sealSession(ip *mcp.InitializeParams, owner string) (stri
 	}
 	for {
 		plain, _ := json.Marshal(c)
-		id := base64.RawURLEncoding.EncodeToString(s.box.Seal(nil, plain, []byte(sessionPurpose)))
+		id := base64.RawURLEncoding.EncodeToString(s.box.Seal(nil, plain, []byte(cluster.SessionPurpose)))
 		if len(id) <= maxSessionIDLen || (c.Caps == nil && c.Info == nil) {
 			return id, c
 		}
@@ -164,7 +158,7 @@ func (s *httpSessions) openSession(id string) (*sessionClaims, error) {
 	if err != nil {
 		return nil, errNoSession
 	}
-	plain, err := s.box.Open(nil, b, []byte(sessionPurpose))
+	plain, err := s.box.Open(nil, b, []byte(cluster.SessionPurpose))
 	if err != nil {
 		return nil, errNoSession
 	}
@@ -203,7 +197,7 @@ func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession) error {
 	// learns neither the resources a session subscribed to nor its level,
 	// and a writer cannot give a session another's record.
 	b = s.g.fwdBox.Seal(nil, b, forwardAAD("session-record", hs.sid))
-	if err := s.g.state.Put(ctx, recordKey(hs.sid), b, s.idle+s.idle/4); err != nil {
+	if err := s.g.state.Put(ctx, cluster.SessionKey(hs.sid), b, s.idle+s.idle/4); err != nil {
 		return fmt.Errorf("writing the session's record: %w", err)
 	}
 	s.mu.Lock()
@@ -214,7 +208,7 @@ func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession) error {
 
 // readRecord returns session sid's record, or errNoSession.
 func (s *httpSessions) readRecord(ctx context.Context, sid string) (*sessionRecord, error) {
-	b, err := s.g.state.Get(ctx, recordKey(sid))
+	b, err := s.g.state.Get(ctx, cluster.SessionKey(sid))
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, errNoSession
 	}
@@ -283,7 +277,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 		}
 		s.mu.Lock()
 		written := hs.written
-		recheck := s.seenLocked(hs, principalIn(ctx))
+		recheck := s.seenLocked(hs, gateway.PrincipalIn(ctx))
 		s.mu.Unlock()
 		if recheck {
 			s.sync(hs)
@@ -317,7 +311,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	if hs != nil { // stale: the record is read again
 		s.mu.Lock()
 		hs.stale = false
-		s.seenLocked(hs, principalIn(ctx)) // (before adopt replays)
+		s.seenLocked(hs, gateway.PrincipalIn(ctx)) // (before adopt replays)
 		s.mu.Unlock()
 		s.adopt(hs, rec)
 		return s.lookup(ctx, id, owner, isPost)
@@ -337,7 +331,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	hs.rebuilt = true
 	s.mu.Unlock()
 	if rec.Level != "" {
-		s.g.levels.set(hs.ss, rec.Level, s.g.srv.Sessions)
+		s.g.gw.SetSessionLogLevel(hs.ss, rec.Level)
 	}
 	s.adopt(hs, rec)
 	end := s.post(hs, isPost)
@@ -365,7 +359,7 @@ func (s *httpSessions) connect(ctx context.Context, id string, c *sessionClaims,
 	if err != nil {
 		return nil, fmt.Errorf("connecting the session: %w", err)
 	}
-	hs := &httpSession{ss: ss, tr: tr, sid: c.SID, owner: c.P, principal: principalIn(ctx), calls: map[string]context.CancelFunc{}}
+	hs := &httpSession{ss: ss, tr: tr, sid: c.SID, owner: c.P, principal: gateway.PrincipalIn(ctx), calls: map[string]context.CancelFunc{}}
 	if st != nil {
 		hs.caps = conn.CapabilitiesJSON(st.InitializeParams.Capabilities)
 	}
@@ -442,7 +436,7 @@ func (s *httpSessions) idled(hs *httpSession) {
 	defer cancel()
 	rec, err := s.readRecord(ctx, hs.sid)
 	if err == nil && rec.By == s.g.replica && rec.Seen == written.UnixMilli() {
-		s.g.state.Delete(ctx, recordKey(hs.sid))
+		s.g.state.Delete(ctx, cluster.SessionKey(hs.sid))
 	}
 }
 
@@ -488,7 +482,7 @@ func (s *httpSessions) drop(hs *httpSession) {
 func (s *httpSessions) terminate(ctx context.Context, hs *httpSession) error {
 	s.end(hs)
 	hs.ss.Close()
-	if err := s.g.state.Delete(ctx, recordKey(hs.sid)); err != nil {
+	if err := s.g.state.Delete(ctx, cluster.SessionKey(hs.sid)); err != nil {
 		return fmt.Errorf("deleting the session's record: %w", err)
 	}
 	s.publish(ctx, "gone "+hs.sid)
@@ -521,7 +515,7 @@ func (s *httpSessions) terminateUnheld(ctx context.Context, id, owner string) (e
 	if _, err := s.readRecord(rctx, c.SID); err != nil {
 		return false, err
 	}
-	if err := s.g.state.Delete(rctx, recordKey(c.SID)); err != nil {
+	if err := s.g.state.Delete(rctx, cluster.SessionKey(c.SID)); err != nil {
 		return false, fmt.Errorf("deleting the session's record: %w", err)
 	}
 	s.publish(rctx, "gone "+c.SID)
@@ -532,7 +526,7 @@ func (s *httpSessions) terminateUnheld(ctx context.Context, id, owner string) (e
 // (forward.go): the shared state sees neither the session nor the change,
 // and a message not sealed by a replica, or replayed later, is dropped.
 func (s *httpSessions) publish(ctx context.Context, msg string) {
-	if err := s.g.state.Publish(ctx, sessionChannel, s.g.sealChange(msg)); err != nil {
+	if err := s.g.state.Publish(ctx, cluster.SessionsChannel, s.g.sealChange(msg)); err != nil {
 		s.g.log.Warn("publishing a session change", "error", err)
 	}
 }
@@ -687,19 +681,9 @@ func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *
 	hs.tr.ServeHTTP(w, r)
 }
 
-// logSessionID is how logs, audit lines and spans name a session: a
-// sealed id is the session's bearer and long, so it is named by a digest.
-func logSessionID(id string) string {
-	if len(id) <= 64 {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	return "s-" + hex.EncodeToString(sum[:12])
-}
-
 // sessionsChanged passes a session change published by a replica to the
 // session tables of this one's HTTP handlers.
-func (g *Gateway) sessionsChanged(msg []byte) {
+func (g *Front) sessionsChanged(msg []byte) {
 	if msg != nil {
 		var ok bool
 		if msg, ok = g.openChange(msg); !ok {
@@ -716,7 +700,7 @@ func (g *Gateway) sessionsChanged(msg []byte) {
 
 // levelSet records the level the client of an HTTP session ss set, for
 // the other replicas.
-func (g *Gateway) levelSet(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, level mcp.LoggingLevel) {
+func (g *Front) levelSet(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, level mcp.LoggingLevel) {
 	if g.isReplay(req) {
 		return // another replica's client's, replayed here (sessionsubs.go)
 	}

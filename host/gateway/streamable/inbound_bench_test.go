@@ -1,8 +1,8 @@
-package gateway
+package streamable
 
 // The benchmarks of this file measure what inbound OAuth (gateway { oauth },
 // an InboundOAuth whose Verify is the host/inbound Verifier) adds to a
-// request over the static bearer token (HTTPOptions.Token): issue 14's goal
+// request over the static bearer token (Options.Token): issue 14's goal
 // is at most ×1.05 the static path's p50 latency, with the issuer's JWKS
 // and the verified token cached. Speed is reported, as metrics measured in
 // the same run (p50 latencies and their ratio), never asserted:
@@ -37,6 +37,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/testing/demotest"
@@ -134,7 +135,7 @@ func (idp *authBenchIDP) verifier(b *testing.B) *inbound.Verifier {
 // Both handlers share the gateway, its host and upstream session, so the
 // two paths differ in authentication only.
 type authBenchGateway struct {
-	g             *Gateway
+	g             *gateway.Gateway
 	relayed       bool // calls take the relay path (httprelay.go)
 	client        *http.Client
 	staticH       http.Handler // g.Handler with the static token
@@ -173,7 +174,7 @@ func newAuthBenchGateway(b *testing.B, upstream string) *authBenchGateway {
 		b.Fatal(err)
 	}
 	h.ConnectAll(ctx, nil)
-	g := New(h, nil)
+	g := gateway.New(h, nil)
 	b.Cleanup(func() { g.Close() })
 	if p := g.Sync(ctx); len(p) > 0 {
 		b.Fatal(p)
@@ -181,7 +182,7 @@ func newAuthBenchGateway(b *testing.B, upstream string) *authBenchGateway {
 	idp := newAuthBenchIDP(b)
 	oauth := &InboundOAuth{Verify: idp.verifier(b).Verify, Resource: authBenchAudience,
 		AuthorizationServers: []string{idp.srv.URL}, Scopes: []string{"mcp:tools"}}
-	staticH, oauthH := g.Handler(&HTTPOptions{Token: authBenchStatic}), g.Handler(&HTTPOptions{OAuth: oauth})
+	staticH, oauthH := New(g).Handler(&Options{Token: authBenchStatic}), New(g).Handler(&Options{OAuth: oauth})
 	static, protected := httptest.NewServer(staticH), httptest.NewServer(oauthH)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 4

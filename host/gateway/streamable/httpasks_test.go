@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
@@ -19,7 +20,7 @@ import (
 // answer is taken once, on the session that was asked.
 func TestStreamAskerEndsWithItsCall(t *testing.T) {
 	t.Parallel()
-	s := newHTTPSessions(&Gateway{askIDKeys: sealbox.Random().MACKeys(askIDPurpose)}, time.Minute, sessionCaps{max: 1})
+	s := newHTTPSessions(&Front{askIDKeys: sealbox.Random().MACKeys(cluster.AskIDPurpose)}, time.Minute, sessionCaps{max: 1})
 	hs := &httpSession{calls: map[string]context.CancelFunc{}}
 	other := &httpSession{calls: map[string]context.CancelFunc{}}
 	s.byID["a"], s.byID["b"] = hs, other

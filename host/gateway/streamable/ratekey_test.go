@@ -1,9 +1,10 @@
-package gateway
+package streamable
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
@@ -13,9 +14,9 @@ import (
 // keys), and differs between principals and between key sets.
 func TestRateKeyHidesPrincipal(t *testing.T) {
 	keys := sealbox.Random()
-	a := &Gateway{rateKeys: keys.MACKeys("rate-limit")}
-	b := &Gateway{rateKeys: keys.MACKeys("rate-limit")}
-	other := &Gateway{rateKeys: sealbox.Random().MACKeys("rate-limit")}
+	a := &Front{rateKeys: keys.MACKeys(cluster.RateLimitPurpose)}
+	b := &Front{rateKeys: keys.MACKeys(cluster.RateLimitPurpose)}
+	other := &Front{rateKeys: sealbox.Random().MACKeys(cluster.RateLimitPurpose)}
 	const alice, bob = "https://idp.example alice", "https://idp.example bob"
 	ka := a.rateKey(alice)
 	for _, part := range []string{"idp", "example", "alice"} {

@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func TestHeldCallDoesNotHoldOthersAsks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := heldCluster(t, 1, st, []*config.Server{upstream}, &HTTPOptions{OAuth: &InboundOAuth{Verify: UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}})
+	rs := heldCluster(t, 1, st, []*config.Server{upstream}, &Options{OAuth: &InboundOAuth{Verify: UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	one := func(bool) int { return 0 }

@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"encoding/json"
@@ -72,7 +72,7 @@ type serverHealth struct {
 // (at least one; or none is configured), or "none" (servers do not count).
 // Disabled, unapproved and blocked servers, and servers connected per user,
 // do not count. The last reload's errors name files by base name only.
-func (g *Gateway) MountHealth(mux *http.ServeMux, opts *HealthOptions) {
+func (g *Front) MountHealth(mux *http.ServeMux, opts *HealthOptions) {
 	mux.Handle("/healthz", GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeHealth(w, http.StatusOK, map[string]string{"status": "ok"})
 	})))
@@ -130,7 +130,7 @@ func baseNames(msg string) string {
 }
 
 // readiness computes /readyz's answer.
-func (g *Gateway) readiness(opts *HealthOptions) *health {
+func (g *Front) readiness(opts *HealthOptions) *health {
 	cfg := g.h.Config()
 	hs := &health{ReadyWhen: cfg.Settings.ReadyWhen, Servers: []serverHealth{}}
 	if hs.ReadyWhen == "" {
@@ -141,13 +141,11 @@ func (g *Gateway) readiness(opts *HealthOptions) *health {
 		hs.Config.Errors = mapStrings(hs.Config.Errors, baseNames)
 		hs.Config.RestartNeeded = mapStrings(hs.Config.RestartNeeded, baseNames)
 	}
-	g.drainMu.Lock()
-	hs.Draining = g.draining
-	g.drainMu.Unlock()
+	hs.Draining = g.gw.Draining()
 	counted, connected := 0, 0
 	for _, st := range g.h.Connections().Status() {
 		sh := serverHealth{Name: st.Name, State: st.State}
-		if s := cfg.Server(st.Name); s != nil && ((g.users.Load() && s.PerUser()) || (s.OAuth != nil && s.OAuth.Grant == config.GrantTokenExchange)) {
+		if s := cfg.Server(st.Name); s != nil && ((g.gw.ServesUsers() && s.PerUser()) || (s.OAuth != nil && s.OAuth.Grant == config.GrantTokenExchange)) {
 			sh.PerUser = true
 		} else if st.State != conn.StateDisabled {
 			counted++
@@ -159,7 +157,7 @@ func (g *Gateway) readiness(opts *HealthOptions) *health {
 	}
 	// Not ready while the servers' first connects run (ConnectAll), whatever
 	// ready_when says: a balancer would send clients a partial tool list.
-	hs.Starting = g.starting.Load()
+	hs.Starting = g.gw.Starting()
 	ready := !hs.Draining && !hs.Starting
 	switch hs.ReadyWhen {
 	case config.ReadyAll:

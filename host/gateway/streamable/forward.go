@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"bytes"
@@ -12,12 +12,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/internal/sealbox"
@@ -36,7 +37,7 @@ import (
 // askTracking). A client's cancellation of a call (notifications/cancelled)
 // is told to every replica holding the session.
 //
-// What crosses the shared state is sealed (forwardPurpose, a key derived
+// What crosses the shared state is sealed (cluster.ForwardPurpose, a key derived
 // from MCPHOST_SESSION_KEYS) and bound to what it is for: an answer to its
 // kind and the replica it is for, and inside the seal to the session (its
 // record's key and principal), the request it answers and the time it was
@@ -44,7 +45,7 @@ import (
 // sessions channel and its time; an ask record to its session. So a reader
 // of the shared state sees no session id, answer or cancellation, and a
 // party that can write to it cannot answer a request: what does not open,
-// is for another replica, is older than forwardMaxAge, was taken already
+// is for another replica, is older than cluster.MaxAge, was taken already
 // (each message has a random id, remembered while it could be taken), or
 // answers no request outstanding on that session of that principal is
 // dropped; an ask record older than forwardTTL is not taken. (Such
@@ -72,14 +73,6 @@ const (
 	// forwardTTL bounds how long an ask's record outlives a replica that
 	// died with the ask out.
 	forwardTTL = 10 * time.Minute
-	// forwardPurpose is the purpose of the key that seals what replicas
-	// pass each other about sessions (sealbox.Keys.Box).
-	forwardPurpose = "session-forward"
-	// askIDPurpose is the purpose of the key of relayed asks' id tags.
-	askIDPurpose = "ask-id"
-	// forwardMaxAge bounds the age of a sealed message when it arrives (a
-	// replayed one is older), with room for the replicas' clocks to differ.
-	forwardMaxAge = 2 * time.Minute
 	// maxForwardedIDs bounds the ids of one session a replica remembers
 	// having passed on (answers, cancellations); past it the oldest are
 	// forgotten.
@@ -91,9 +84,6 @@ const (
 	// askTagLen is the length of a relayed ask's id tag (bytes of MAC).
 	askTagLen = 12
 )
-
-func askRecordKey(sid string) string   { return "ask:" + sid }
-func forwardChannel(rid string) string { return "fwd:" + rid }
 
 // forwardAAD is what a sealed message of kind for target (a replica, a
 // channel, a session) is bound to.
@@ -107,7 +97,7 @@ type forwardMsg struct {
 	From string          `json:"f"`           // the replica that passes it on
 	T    int64           `json:"t"`           // when it was sealed (Unix ms)
 	E    string          `json:"e,omitempty"` // a go-sdk request's: the ask record's episode it was judged by
-	N    string          `json:"n"`           // the message's random id (a replay within forwardMaxAge is dropped)
+	N    string          `json:"n"`           // the message's random id (a replay within cluster.MaxAge is dropped)
 	Body json.RawMessage `json:"b"`           // the client's response
 }
 
@@ -124,12 +114,6 @@ type askRecord struct {
 	T int64 `json:"t"`
 }
 
-// fresh reports whether a message sealed at t (Unix ms) is recent enough.
-func fresh(t int64) bool {
-	age := time.Since(time.UnixMilli(t))
-	return age <= forwardMaxAge && age >= -forwardMaxAge
-}
-
 // askTag is the tag of a relayed ask's id (askIDPrefix REPLICA-N) on
 // session sid, under key.
 func askTag(key []byte, sid, id string) string {
@@ -142,14 +126,14 @@ func askTag(key []byte, sid, id string) string {
 
 // relayAskID returns the id of the relayed ask of this replica numbered n
 // on the session sid: its tag names the session.
-func (g *Gateway) relayAskID(sid string, n uint64) string {
+func (g *Front) relayAskID(sid string, n uint64) string {
 	id := askIDPrefix + g.replica + "-" + strconv.FormatUint(n, 10)
 	return id + "-" + askTag(g.askIDKeys[0], sid, id)
 }
 
 // relayAskOwner returns the replica that issued id, a relayed ask's id on
 // session sid, when its tag is valid for that session.
-func (g *Gateway) relayAskOwner(sid, id string) (string, bool) {
+func (g *Front) relayAskOwner(sid, id string) (string, bool) {
 	rest, ok := strings.CutPrefix(id, askIDPrefix)
 	if !ok {
 		return "", false
@@ -167,70 +151,60 @@ func (g *Gateway) relayAskOwner(sid, id string) (string, bool) {
 	return "", false
 }
 
-// askTracking is the go-sdk server's sending middleware that records which
-// replica put a request to a session's client, while it waits for the
-// answer, so that another replica the answer reaches passes it on.
-func (g *Gateway) askTracking(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "elicitation/create", "sampling/createMessage", "roots/list":
-		default:
-			return next(ctx, method, req)
-		}
-		ss, ok := req.GetSession().(*mcp.ServerSession)
-		if !ok {
-			return next(ctx, method, req)
-		}
-		s, hs := g.heldSession(ss.ID())
-		if hs == nil {
-			return next(ctx, method, req)
-		}
-		// The record's writes are in order (a later count never
-		// overwritten by an earlier one).
+// asking records that a go-sdk request is about to be put to ss's client,
+// when ss is a session of this front: the ask record of the session
+// (ask:SID) says this replica has requests out, so that the client's
+// answer, wherever it lands, is passed on here. done ends it (nil: not a
+// session of this front's).
+func (g *Front) asking(ctx context.Context, ss *mcp.ServerSession) (done func()) {
+	s, hs := g.heldSession(ss.ID())
+	if hs == nil {
+		return nil
+	}
+	// The record's writes are in order (a later count never
+	// overwritten by an earlier one).
+	hs.askMu.Lock()
+	s.mu.Lock()
+	if hs.outAsks == 0 {
+		hs.askEpisode, hs.askCount = rand.Text(), 0
+	}
+	hs.outAsks++
+	hs.askCount++
+	rec := askRecord{Replica: g.replica, Episode: hs.askEpisode, Asked: hs.askCount, T: time.Now().UnixMilli()}
+	s.mu.Unlock()
+	b, _ := json.Marshal(&rec)
+	if err := g.state.Put(ctx, cluster.AskRecordKey(hs.sid), g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), forwardTTL); err != nil {
+		g.log.Warn("recording a request to a client (its answer must reach this replica)", "error", err)
+	}
+	hs.askMu.Unlock()
+	return func() {
 		hs.askMu.Lock()
+		defer hs.askMu.Unlock()
 		s.mu.Lock()
-		if hs.outAsks == 0 {
-			hs.askEpisode, hs.askCount = rand.Text(), 0
-		}
-		hs.outAsks++
-		hs.askCount++
-		rec := askRecord{Replica: g.replica, Episode: hs.askEpisode, Asked: hs.askCount, T: time.Now().UnixMilli()}
+		hs.outAsks--
+		last := hs.outAsks == 0
 		s.mu.Unlock()
-		b, _ := json.Marshal(&rec)
-		if err := g.state.Put(ctx, askRecordKey(hs.sid), g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), forwardTTL); err != nil {
-			g.log.Warn("recording a request to a client (its answer must reach this replica)", "error", err)
+		if last {
+			g.state.Delete(context.WithoutCancel(ctx), cluster.AskRecordKey(hs.sid))
 		}
-		hs.askMu.Unlock()
-		defer func() {
-			hs.askMu.Lock()
-			defer hs.askMu.Unlock()
-			s.mu.Lock()
-			hs.outAsks--
-			last := hs.outAsks == 0
-			s.mu.Unlock()
-			if last {
-				g.state.Delete(context.WithoutCancel(ctx), askRecordKey(hs.sid))
-			}
-		}()
-		return next(ctx, method, req)
 	}
 }
 
 // heldSession returns the session with id this replica holds, and its
 // table, or nils.
-func (g *Gateway) heldSession(id string) (*httpSessions, *httpSession) {
+func (g *Front) heldSession(id string) (*httpSessions, *httpSession) {
 	return g.findSession(func(s *httpSessions) *httpSession { return s.byID[id] })
 }
 
 // sessionBySID returns the session whose record's key is sid, that this
 // replica holds, and its table, or nils.
-func (g *Gateway) sessionBySID(sid string) (*httpSessions, *httpSession) {
+func (g *Front) sessionBySID(sid string) (*httpSessions, *httpSession) {
 	return g.findSession(func(s *httpSessions) *httpSession { return s.bySID[sid] })
 }
 
 // findSession returns the first session of the gateway's tables that pick
 // finds (called with that table's lock held), and its table, or nils.
-func (g *Gateway) findSession(pick func(*httpSessions) *httpSession) (*httpSessions, *httpSession) {
+func (g *Front) findSession(pick func(*httpSessions) *httpSession) (*httpSessions, *httpSession) {
 	g.tablesMu.Lock()
 	defer g.tablesMu.Unlock()
 	for _, s := range g.tables {
@@ -246,8 +220,8 @@ func (g *Gateway) findSession(pick func(*httpSessions) *httpSession) (*httpSessi
 
 // readAskRecord returns session sid's ask record, or false when there is
 // none (or it does not open: not a replica's).
-func (g *Gateway) readAskRecord(ctx context.Context, sid string) (*askRecord, bool) {
-	b, err := g.state.Get(ctx, askRecordKey(sid))
+func (g *Front) readAskRecord(ctx context.Context, sid string) (*askRecord, bool) {
+	b, err := g.state.Get(ctx, cluster.AskRecordKey(sid))
 	if err != nil {
 		return nil, false // (no ask out anywhere: the go-sdk session answers)
 	}
@@ -257,10 +231,10 @@ func (g *Gateway) readAskRecord(ctx context.Context, sid string) (*askRecord, bo
 		return nil, false
 	}
 	var rec askRecord
-	if json.Unmarshal(plain, &rec) != nil || !validReplica(rec.Replica) {
+	if json.Unmarshal(plain, &rec) != nil || !cluster.ValidReplica(rec.Replica) {
 		return nil, false
 	}
-	if age := time.Since(time.UnixMilli(rec.T)); age > forwardTTL+forwardMaxAge || age < -forwardMaxAge {
+	if age := time.Since(time.UnixMilli(rec.T)); age > forwardTTL+cluster.MaxAge || age < -cluster.MaxAge {
 		g.log.Warn("a session's ask record is too old (replayed, or the replicas' clocks differ): ignored")
 		return nil, false
 	}
@@ -376,8 +350,8 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, wm *w
 	if err := enc.Encode(m); err != nil {
 		return false
 	}
-	msg := s.g.fwdBox.Seal([]byte("answer\n"), plain.Bytes(), forwardAAD("answer", owner))
-	if err := s.g.state.Publish(ctx, forwardChannel(owner), msg); err != nil {
+	msg := s.g.fwdBox.Seal([]byte(cluster.ForwardAnswer+"\n"), plain.Bytes(), forwardAAD("answer", owner))
+	if err := s.g.state.Publish(ctx, cluster.ForwardChannel(owner), msg); err != nil {
 		s.g.log.Warn("passing a client's answer to the replica that asked", "error", err)
 		s.mu.Lock()
 		hs.fwdIDs.remove(id) // (the client may send it again)
@@ -388,21 +362,14 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, wm *w
 	return true
 }
 
-// forwarded takes what another replica passed on to this one: a client's
-// answer to a request this replica put to it, or a held call's retry.
-func (g *Gateway) forwarded(msg []byte) {
-	head, body, ok := bytes.Cut(msg, []byte{'\n'})
-	if !ok {
+// forwarded takes what another replica passed on to this one of a kind
+// the core does not take: a client's answer to a request this replica put
+// to it.
+func (g *Front) forwarded(kind string, body []byte) {
+	if kind != cluster.ForwardAnswer {
 		return
 	}
-	kind, id, _ := strings.Cut(string(head), " ")
-	if g.heldForwarded(kind, id, body) {
-		return // a held call's retry (heldforward.go)
-	}
-	if kind != "answer" {
-		return
-	}
-	if len(body) > MaxMessageBytes+forwardOverhead {
+	if len(body) > gateway.MaxMessageBytes+forwardOverhead {
 		g.log.Warn("a client's answer passed on by another replica is too large: dropped", "bytes", len(body))
 		return
 	}
@@ -412,7 +379,7 @@ func (g *Gateway) forwarded(msg []byte) {
 		g.log.Warn("a client's answer passed on by another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return
 	}
-	if !fresh(m.T) || !g.fwdSeen.first(m.N, m.T) {
+	if !cluster.Fresh(m.T) || !g.fwdSeen.First(m.N, m.T) {
 		g.log.Warn("a client's answer passed on by another replica is too old or taken already (replayed, or the replicas' clocks differ): dropped", "replica", m.From)
 		return
 	}
@@ -453,11 +420,11 @@ func (s *httpSessions) goSDKAsksOut(hs *httpSession, episode string) bool {
 
 // sealChange seals msg, a session change for the sessions channel, with
 // the time and a random id.
-func (g *Gateway) sealChange(msg string) []byte {
+func (g *Front) sealChange(msg string) []byte {
 	plain := binary.BigEndian.AppendUint64(make([]byte, 0, changeHead+len(msg)), uint64(time.Now().UnixMilli()))
 	plain = append(plain, make([]byte, changeIDLen)...)
 	rand.Read(plain[8:changeHead])
-	return g.fwdBox.Seal(nil, append(plain, msg...), forwardAAD("change", sessionChannel))
+	return g.fwdBox.Seal(nil, append(plain, msg...), forwardAAD("change", cluster.SessionsChannel))
 }
 
 // A sealed session change starts with its time (8 bytes, Unix ms) and its
@@ -469,62 +436,18 @@ const (
 
 // openChange opens a session change sealChange sealed, or reports false
 // (and logs why) when it does not open or is too old.
-func (g *Gateway) openChange(sealed []byte) ([]byte, bool) {
-	plain, err := g.fwdBox.Open(nil, sealed, forwardAAD("change", sessionChannel))
+func (g *Front) openChange(sealed []byte) ([]byte, bool) {
+	plain, err := g.fwdBox.Open(nil, sealed, forwardAAD("change", cluster.SessionsChannel))
 	if err != nil || len(plain) < changeHead {
 		g.log.Warn("a session change from the shared state does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return nil, false
 	}
 	t := int64(binary.BigEndian.Uint64(plain))
-	if !fresh(t) || !g.fwdSeen.first(string(plain[8:changeHead]), t) {
+	if !cluster.Fresh(t) || !g.fwdSeen.First(string(plain[8:changeHead]), t) {
 		g.log.Warn("a session change from the shared state is too old or taken already (replayed, or the replicas' clocks differ): dropped")
 		return nil, false
 	}
 	return plain[changeHead:], true
-}
-
-// seenMsgs holds the ids of the sealed messages a replica took, each until
-// the message is too old to be taken anyway (forwardMaxAge past its time),
-// at most maxSeenMsgs: a message whose id is there is a replay. Its zero
-// value is empty.
-type seenMsgs struct {
-	mu    sync.Mutex
-	ids   map[string]int64 // id -> when it may be forgotten (Unix ms)
-	sweep int64            // when next to forget those old enough (Unix ms)
-}
-
-// maxSeenMsgs bounds seenMsgs: past it (with none old enough to forget), a
-// message is dropped rather than taken unchecked.
-const maxSeenMsgs = 1 << 16
-
-// first reports whether id, of a message sealed at t (Unix ms), was not
-// taken before (and records it), false for a replay, or for an empty id.
-func (m *seenMsgs) first(id string, t int64) bool {
-	if id == "" {
-		return false
-	}
-	now := time.Now().UnixMilli()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.ids[id]; ok {
-		return false
-	}
-	if m.ids == nil {
-		m.ids = map[string]int64{}
-	}
-	if now >= m.sweep || len(m.ids) >= maxSeenMsgs {
-		for k, until := range m.ids {
-			if until < now {
-				delete(m.ids, k)
-			}
-		}
-		m.sweep = now + forwardMaxAge.Milliseconds()
-		if len(m.ids) >= maxSeenMsgs {
-			return false
-		}
-	}
-	m.ids[id] = t + forwardMaxAge.Milliseconds()
-	return true
 }
 
 // forwardOverhead bounds what a sealed answer holds besides the client's

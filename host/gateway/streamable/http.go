@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,23 +19,20 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/hclogslog"
 )
-
-// CodeTooManySessions is the JSON-RPC error code of a new session refused
-// over HTTPOptions.MaxSessions (the implementation-defined server error
-// range).
-const CodeTooManySessions = -32000
 
 // DefaultBodyTimeout bounds the reading of one request body, so that a
 // client that trickles a body cannot hold a connection (and its goroutine)
 // forever.
 const DefaultBodyTimeout = 30 * time.Second
 
-// HTTPOptions configures the gateway's HTTP handler.
-type HTTPOptions struct {
+// Options configures the gateway's HTTP handler.
+type Options struct {
 	// Token, if set, is required on every request as "Authorization: Bearer
 	// TOKEN". The CLI sets one by default.
 	Token string
@@ -99,7 +97,7 @@ type sessionLimit struct {
 
 // sessionCaps are the limits a session is opened or rebuilt under.
 type sessionCaps struct {
-	max          int // sessions held on this replica (HTTPOptions.MaxSessions)
+	max          int // sessions held on this replica (Options.MaxSessions)
 	perPrincipal int // by one principal (0: not applied, without inbound OAuth)
 }
 
@@ -118,8 +116,8 @@ func (e *tooManySessionsError) Error() string {
 
 // refuseSessions answers a request refused by err, a
 // *tooManySessionsError: 503 with a JSON-RPC error.
-func (g *Gateway) refuseSessions(w http.ResponseWriter, r *http.Request, err *tooManySessionsError) {
-	writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(nil, CodeTooManySessions, err.Error(), nil))
+func (g *Front) refuseSessions(w http.ResponseWriter, r *http.Request, err *tooManySessionsError) {
+	writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(nil, gateway.CodeTooManySessions, err.Error(), nil))
 	reason := "too many sessions"
 	if err.perPrincipal {
 		reason += " for this principal"
@@ -133,7 +131,7 @@ func (g *Gateway) refuseSessions(w http.ResponseWriter, r *http.Request, err *to
 // insufficient_scope; see InboundOAuth); a session id must be one of the
 // request's principal's sessions (404 otherwise, as an unknown one); a
 // request over the principal's rate limit is refused (429); a POST body must arrive within BodyTimeout, be at
-// most MaxMessageBytes (413) and pass the strict JSON scan, each element of a
+// most gateway.MaxMessageBytes (413) and pass the strict JSON scan, each element of a
 // batch too (400 with a JSON-RPC error: duplicate or case-variant names,
 // escaped or non-ASCII names, trailing data); a new or rebuilt session is
 // refused over MaxSessions or its principal's share (503), a
@@ -144,8 +142,8 @@ func (g *Gateway) refuseSessions(w http.ResponseWriter, r *http.Request, err *to
 // ends or leaves it, or a newer one of its principal's over the share
 // replaces it. There is no CORS: no
 // Access-Control-Allow-Origin is ever sent.
-func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
-	var o HTTPOptions
+func (g *Front) Handler(opts *Options) http.Handler {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -186,14 +184,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	var authn *authenticator
 	if o.OAuth != nil {
 		authn = newAuthenticator(o.OAuth)
-		if !g.users.Swap(true) {
-			// Served to users of inbound OAuth: per-user servers leave
-			// the lists shared by all (Options.Users).
-			select {
-			case g.changed <- struct{}{}:
-			default:
-			}
-		}
+		// Served to users of inbound OAuth: per-user servers leave the
+		// lists shared by all (gateway.Options.Users).
+		g.gw.ServeUsers()
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rebinding(r) {
@@ -286,13 +279,13 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		// (each element of a batch too); every later step reads body.
 		var body wire.Body
 		if err := wire.ParseBody(&body, raw); err != nil {
-			g.refused(r, http.StatusBadRequest, strictReason(err))
+			g.refused(r, http.StatusBadRequest, gateway.StrictReason(err))
 			writeJSONRPCError(w, http.StatusBadRequest, wire.StrictError(err))
 			return
 		}
 		one := body.One() // (nil for a batch)
-		if g.tel.Enabled() {
-			stripTelemetryHeaders(r.Header) // (telemetry.go)
+		if g.gw.TelemetryEnabled() {
+			gateway.StripTelemetryHeaders(r.Header) // (telemetry.go)
 		}
 		if o.RateLimit != nil {
 			release, ok := g.admitRate(w, r, o.RateLimit, owner, &body, func() bool {
@@ -313,8 +306,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		// Counted until the handler returns: a streamable POST returns once
 		// its responses are written, so a drain waits for those writes.
-		g.calls.add()
-		defer g.calls.done()
+		defer g.gw.Track()()
 		if hs != nil && one != nil {
 			local := sessions.cancel(hs, one)                   // a relayed call's cancellation
 			sessions.forwardCancel(r.Context(), hs, one, local) // (forward.go)
@@ -326,12 +318,12 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if (hs != nil || !sessionful) && g.relayHTTP(w, r, one, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
 		}
-		if g.tel.Enabled() {
-			telemetryRequestID(r.Header, one) // (telemetry.go)
-			if tok := r.Header[hdrCarry]; len(tok) == 1 {
+		if g.gw.TelemetryEnabled() {
+			gateway.TelemetryRequestID(r.Header, one) // (telemetry.go)
+			if tok := r.Header[gateway.HeaderCarry]; len(tok) == 1 {
 				// The span the relay passed on, should the go-sdk handler
 				// answer without the middleware taking it.
-				defer func() { g.abandon(tok, r.Context().Err()) }()
+				defer func() { g.gw.AbandonSpan(tok[0], r.Context().Err()) }()
 			}
 		}
 		switch {
@@ -364,7 +356,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			// Not initialized (not an initialize, or a failed one): as the
 			// go-sdk handler, the session ends with its request.
 			sessions.drop(nhs)
-			sessions.g.state.Delete(context.WithoutCancel(r.Context()), recordKey(nhs.sid))
+			sessions.g.state.Delete(context.WithoutCancel(r.Context()), cluster.SessionKey(nhs.sid))
 		}
 	})
 }
@@ -382,21 +374,21 @@ func sameOrigin(r *http.Request, origin string) bool {
 	return r.Host != "" && strings.EqualFold(origin, scheme+r.Host)
 }
 
-// readBody reads a POST body within timeout and MaxMessageBytes, then clears
+// readBody reads a POST body within timeout and gateway.MaxMessageBytes, then clears
 // the read deadline again: net/http would take its expiry while a response
 // streams as the client going away. A body that cannot be read is answered
 // here, with the status returned (0: read) and the reading's error.
 func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, int, error) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(timeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, gateway.MaxMessageBytes))
 	if err != nil {
 		// The deadline stays: after the handler, net/http would otherwise
 		// wait for the rest of the body before answering.
 		w.Header().Set("Connection", "close")
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			http.Error(w, fmt.Sprintf("the request body exceeds %d bytes", MaxMessageBytes), http.StatusRequestEntityTooLarge)
+			http.Error(w, fmt.Sprintf("the request body exceeds %d bytes", gateway.MaxMessageBytes), http.StatusRequestEntityTooLarge)
 			return nil, http.StatusRequestEntityTooLarge, err
 		}
 		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
@@ -422,7 +414,7 @@ func writeJSONRPCError(w http.ResponseWriter, status int, body []byte) {
 // request, and a client whose requests go to every replica in turn does
 // not fill them all with copies. opened ends the admission, once the
 // session is in its table (or failed to open).
-func (g *Gateway) admitSession(owner string, caps sessionCaps) (opened func(), err error) {
+func (g *Front) admitSession(owner string, caps sessionCaps) (opened func(), err error) {
 	var dropped []*httpSession
 	defer func() {
 		for _, hs := range dropped {
@@ -473,7 +465,7 @@ func (g *Gateway) admitSession(owner string, caps sessionCaps) (opened func(), e
 // the HTTP handlers' tables hold with nothing in progress, of owner or of
 // anyone when all (httpSession.evictable), and returns it; nil when
 // there is none.
-func (g *Gateway) evict(owner string, all bool) *httpSession {
+func (g *Front) evict(owner string, all bool) *httpSession {
 	g.tablesMu.Lock()
 	defer g.tablesMu.Unlock()
 	var lru *httpSession
@@ -497,7 +489,7 @@ func (g *Gateway) evict(owner string, all bool) *httpSession {
 
 // heldSessions counts the sessions the HTTP handlers' tables hold (not
 // closing), and those of owner.
-func (g *Gateway) heldSessions(owner string) (total, mine int) {
+func (g *Front) heldSessions(owner string) (total, mine int) {
 	g.tablesMu.Lock()
 	defer g.tablesMu.Unlock()
 	for _, s := range g.tables {
@@ -514,4 +506,24 @@ func (g *Gateway) heldSessions(owner string) (total, mine int) {
 		s.mu.Unlock()
 	}
 	return total, mine
+}
+
+// bodyReason is the audit reason of a POST whose body could not be read
+// for err (readBody): too large, not in time, or cut short (the client
+// went away, a body shorter than its Content-Length).
+func bodyReason(err error) string {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return "request body too large"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "request body not read in time"
+	}
+	return "request body could not be read"
+}
+
+// refused writes the audit line of r, refused before any method ran with
+// status for reason (gateway.AuditRefusedRequest).
+func (g *Front) refused(r *http.Request, status int, reason string) {
+	g.gw.AuditRefusedRequest(r.Context(), status, reason, r.RemoteAddr, r.Header.Get("Mcp-Session-Id"))
 }

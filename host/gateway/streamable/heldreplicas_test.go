@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/sealbox"
 	"github.com/mcphost/mcphost/internal/testing/demotest"
@@ -59,7 +61,7 @@ func (s *heldOps) Publish(ctx context.Context, channel string, msg []byte) error
 }
 
 func (s *heldOps) Push(ctx context.Context, key string, value []byte, ttl time.Duration) error {
-	if strings.HasPrefix(key, heldReplyPrefix) {
+	if strings.HasPrefix(key, cluster.HeldReplyPrefix) {
 		if f := s.forged.Load(); f != nil {
 			value = *f
 		}
@@ -69,7 +71,7 @@ func (s *heldOps) Push(ctx context.Context, key string, value []byte, ttl time.D
 }
 
 func (s *heldOps) Pop(ctx context.Context, key string, timeout time.Duration) ([]byte, error) {
-	if strings.HasPrefix(key, heldReplyPrefix) {
+	if strings.HasPrefix(key, cluster.HeldReplyPrefix) {
 		s.n.Add(1)
 	}
 	return s.Backend.Pop(ctx, key, timeout)
@@ -82,7 +84,8 @@ const (
 )
 
 type heldReplica struct {
-	g   *Gateway
+	g   *Front
+	gw  *gateway.Gateway
 	url string
 	ops *heldOps
 }
@@ -91,7 +94,7 @@ type heldReplica struct {
 // replicas behind a balancer. Their held calls' forwarding runs at a test's
 // pace: an owner taken for gone without its ack within 250ms, a pulse
 // every 50ms, an owner that acked taken for gone after 5s of silence.
-func heldCluster(t *testing.T, n int, st state.Backend, servers []*config.Server, hopts *HTTPOptions) []*heldReplica {
+func heldCluster(t *testing.T, n int, st state.Backend, servers []*config.Server, hopts *Options) []*heldReplica {
 	t.Helper()
 	keys := sealbox.Random()
 	var out []*heldReplica
@@ -114,16 +117,17 @@ func heldCluster(t *testing.T, n int, st state.Backend, servers []*config.Server
 		}
 		h.ConnectAll(ctx, nil)
 		ops := &heldOps{Backend: st}
-		g := New(h, &Options{Keys: keys, State: ops})
+		g := gateway.New(h, &gateway.Options{Keys: keys, State: ops,
+			Replicas: gateway.ReplicaTimeouts{AckWait: heldTestAckWait, Pulse: 50 * time.Millisecond, Silence: heldTestSilence}})
 		t.Cleanup(func() { g.Close() })
-		g.held.ackWait, g.held.pulse, g.held.silence = heldTestAckWait, 50*time.Millisecond, heldTestSilence
 		if p := g.Sync(ctx); len(p) > 0 {
 			t.Fatal(p)
 		}
-		srv := httptest.NewServer(g.Handler(hopts))
+		f := New(g)
+		srv := httptest.NewServer(f.Handler(hopts))
 		// The held calls of every replica end first (a round passed on
 		// ends with its call), then their sessions.
-		closers = append([]func(){g.held.close}, closers...)
+		closers = append([]func(){g.EndHeldCalls}, closers...)
 		closers = append(closers, func() {
 			g.CloseSessions()
 			srv.CloseClientConnections()
@@ -131,7 +135,7 @@ func heldCluster(t *testing.T, n int, st state.Backend, servers []*config.Server
 			cancel()
 			h.Close()
 		})
-		out = append(out, &heldReplica{g: g, url: srv.URL, ops: ops})
+		out = append(out, &heldReplica{g: f, gw: g, url: srv.URL, ops: ops})
 	}
 	return out
 }
@@ -355,7 +359,7 @@ func TestHeldRetryRouting(t *testing.T) {
 			cs := dialHeld(t, ctx, rs[0].url, router, &mcp.ClientOptions{
 				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					if tc.ownerGone {
-						rs[0].g.CloseSessions()
+						rs[0].gw.CloseSessions()
 					}
 					defer func() { answered.Store(time.Now().UnixNano()) }()
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": fmt.Sprintf("yes-%d", n.Add(1))}}, nil
@@ -371,8 +375,8 @@ func TestHeldRetryRouting(t *testing.T) {
 				go func() {
 					select {
 					case <-hung:
-						rs[1].g.SetDrainTimeout(time.Millisecond)
-						rs[1].g.Drain(ctx)
+						rs[1].gw.SetDrainTimeout(time.Millisecond)
+						rs[1].gw.Drain(ctx)
 					case <-ctx.Done():
 					}
 				}()
@@ -467,7 +471,7 @@ func TestHeldRetryOfAnotherPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify := UsersVerifier("alice", "bob")
-	rs := heldCluster(t, 2, st, []*config.Server{upstream}, &HTTPOptions{OAuth: &InboundOAuth{Verify: verify, Resource: "http://gateway.example/mcp"}})
+	rs := heldCluster(t, 2, st, []*config.Server{upstream}, &Options{OAuth: &InboundOAuth{Verify: verify, Resource: "http://gateway.example/mcp"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// Calls reach replica 0, retries replica 1; the retries are made by
@@ -591,9 +595,9 @@ func TestHeldForwardForged(t *testing.T) {
 	defer cancel()
 
 	// A retry in clear, as another than a replica could publish it.
-	reply := heldReplyPrefix + strings.Repeat("ab", 16)
+	reply := cluster.HeldReplyPrefix + strings.Repeat("ab", 16)
 	retry := `{"key":"` + rs[0].g.replica + `.00/1","answer":{},"from":"00"}`
-	if err := st.Publish(ctx, forwardChannel(rs[0].g.replica), []byte("held "+reply+"\n"+retry)); err != nil {
+	if err := st.Publish(ctx, cluster.ForwardChannel(rs[0].g.replica), []byte("held "+reply+"\n"+retry)); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := st.Pop(ctx, reply, 4*heldTestAckWait); !errors.Is(err, state.ErrNotFound) {

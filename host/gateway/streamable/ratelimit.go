@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"crypto/hmac"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/state"
@@ -30,11 +31,11 @@ const CodeRateLimited = -32029
 // that it answers a request out to the client — such an answer is always
 // admitted, so that limiting never strands a call in flight. release ends
 // the requests' concurrency slots.
-func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body *wire.Body, awaited func() bool) (release func(), ok bool) {
+func (g *Front) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body *wire.Body, awaited func() bool) (release func(), ok bool) {
 	key = g.rateKey(key)
 	id, n, listen := requests(body)
 	if n == 0 {
-		rel, retry, reason, err := l.Acquire(r.Context(), notificationsKey(key))
+		rel, retry, reason, err := l.Acquire(r.Context(), cluster.NotificationsKey(key))
 		switch {
 		case err != nil:
 			g.log.Warn("rate limit not applied: its shared counts are unavailable", "error", err)
@@ -77,17 +78,13 @@ func (g *Gateway) admitRate(w http.ResponseWriter, r *http.Request, l state.Rate
 
 // refuseRate answers a request (id) refused over its principal's rate
 // limit for reason: 429, retry after retry.
-func (g *Gateway) refuseRate(w http.ResponseWriter, r *http.Request, id []byte, retry time.Duration, reason ratelimit.Reason) {
+func (g *Front) refuseRate(w http.ResponseWriter, r *http.Request, id []byte, retry time.Duration, reason ratelimit.Reason) {
 	secs := ratelimit.RetryAfterSeconds(retry)
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	writeJSONRPCError(w, http.StatusTooManyRequests, wire.Error(id, CodeRateLimited,
 		fmt.Sprintf("rate limit: %s; retry after %d s", reason, secs), fmt.Appendf(nil, `{"retryAfterSeconds":%d}`, secs)))
 	g.refused(r, http.StatusTooManyRequests, reason.String())
 }
-
-// notificationsKey is the rate limiter's key of principal key's
-// notifications and responses.
-func notificationsKey(key string) string { return key + "\x00notifications" }
 
 // requests returns the id of a JSON-RPC body's request (nil, null, for a batch
 // or none), how many requests it holds (a message with a method and an
@@ -107,7 +104,7 @@ func requests(body *wire.Body) (id []byte, n int, listen bool) {
 // it, so that the shared state (Redis key names) does not show who is
 // active (a principal is an issuer and a subject). A key rotation starts
 // the counts afresh.
-func (g *Gateway) rateKey(principal string) string {
+func (g *Front) rateKey(principal string) string {
 	m := hmac.New(sha256.New, g.rateKeys[0])
 	m.Write([]byte(principal))
 	return hex.EncodeToString(m.Sum(nil)[:16])

@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"bytes"
@@ -125,6 +125,9 @@ type streamAsker struct {
 }
 
 func (a *streamAsker) Client() any { return a.hs.ss }
+
+// RelayedCall marks a relayed call's requester (gateway.RelayedRequester).
+func (*streamAsker) RelayedCall() {}
 
 func (a *streamAsker) Capabilities() *mcp.ClientCapabilities {
 	if ip := a.hs.ss.InitializeParams(); ip != nil {

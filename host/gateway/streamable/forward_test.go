@@ -1,4 +1,4 @@
-package gateway
+package streamable
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/ratelimit"
 	"github.com/mcphost/mcphost/host/state"
@@ -129,7 +130,7 @@ func (b *byKind) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // redisCluster starts a Redis server and n replicas sharing it, serving
 // upstream, with the HTTP options hopts makes (nil: none).
-func redisCluster(t *testing.T, n int, upstream *config.Server, hopts func(*redisstate.Backend) *HTTPOptions) ([]*heldReplica, *redisstate.Backend, *testredis.Server) {
+func redisCluster(t *testing.T, n int, upstream *config.Server, hopts func(*redisstate.Backend) *Options) ([]*heldReplica, *redisstate.Backend, *testredis.Server) {
 	t.Helper()
 	srv := testredis.Start(t, testredis.Options{})
 	st, err := redisstate.New(context.Background(), redisstate.Options{URL: srv.URL(), TokenBox: sealbox.Random().Box("tokens"), PinBox: sealbox.Random().Box("pins")})
@@ -137,7 +138,7 @@ func redisCluster(t *testing.T, n int, upstream *config.Server, hopts func(*redi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	var o *HTTPOptions
+	var o *Options
 	if hopts != nil {
 		o = hopts(st)
 	}
@@ -254,12 +255,12 @@ func TestForwardedAnswersSealed(t *testing.T) {
 	}{
 		{"the old clear format", []byte("answer " + cs.ID() + "\n" + answer)},
 		{"unsealed", []byte("answer\n" + answer)},
-		{"sealed with other keys", sealed(sealbox.Random().Box(forwardPurpose), owner, &forwardMsg{SID: hs.sid, ID: id, T: now, Body: json.RawMessage(answer)})},
+		{"sealed with other keys", sealed(sealbox.Random().Box(cluster.ForwardPurpose), owner, &forwardMsg{SID: hs.sid, ID: id, T: now, Body: json.RawMessage(answer)})},
 		{"sealed for another replica", sealed(rs[0].g.fwdBox, rs[1].g.replica, &forwardMsg{SID: hs.sid, ID: id, T: now, Body: json.RawMessage(answer)})},
 		{"replayed", sealed(rs[0].g.fwdBox, owner, &forwardMsg{SID: hs.sid, ID: id, T: now - 10*time.Minute.Milliseconds(), Body: json.RawMessage(answer)})},
 		{"of another principal", sealed(rs[0].g.fwdBox, owner, &forwardMsg{SID: hs.sid, P: "mallory", ID: id, T: now, Body: json.RawMessage(answer)})},
 	} {
-		if err := st.Publish(ctx, forwardChannel(owner), tc.msg); err != nil {
+		if err := st.Publish(ctx, cluster.ForwardChannel(owner), tc.msg); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 	}
@@ -325,8 +326,8 @@ func TestNotificationFloodNotAmplified(t *testing.T) {
 	t.Parallel()
 	const flood, burst = 700, 10
 	upstream := heldUpstream(t, make(chan struct{}, 1), make(chan error, 1))
-	rs, _, srv := redisCluster(t, 2, upstream, func(st *redisstate.Backend) *HTTPOptions {
-		return &HTTPOptions{RateLimit: st.RateLimiter("flood", ratelimit.Options{Rate: 0.01, Burst: burst})}
+	rs, _, srv := redisCluster(t, 2, upstream, func(st *redisstate.Backend) *Options {
+		return &Options{RateLimit: st.RateLimiter("flood", ratelimit.Options{Rate: 0.01, Burst: burst})}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -390,9 +391,8 @@ func TestNotificationFloodNotAmplified(t *testing.T) {
 // always is.
 func FuzzForwardParsers(f *testing.F) {
 	keys := sealbox.Random()
-	g := &Gateway{log: hclog.NewNullLogger(), replica: "0a1b2c", fwdBox: keys.Box(forwardPurpose),
-		askIDKeys: keys.MACKeys(askIDPurpose), held: newHeldCalls()}
-	g.held.box = keys.Box(heldForwardPurpose)
+	g := &Front{log: hclog.NewNullLogger(), replica: "0a1b2c", fwdBox: keys.Box(cluster.ForwardPurpose),
+		askIDKeys: keys.MACKeys(cluster.AskIDPurpose)}
 	issued := g.relayAskID("sid", 7)
 	for _, seed := range []string{
 		issued,
@@ -420,7 +420,10 @@ func FuzzForwardParsers(f *testing.F) {
 			responseID(&m)
 			m.CancelledKey()
 		}
-		g.forwarded(b)
+		if head, body, ok := bytes.Cut(b, []byte{'\n'}); ok {
+			kind, _, _ := strings.Cut(string(head), " ")
+			g.forwarded(kind, body) // (as the core passes it on)
+		}
 		g.openChange(b)
 	})
 }
@@ -607,7 +610,7 @@ func TestGoSDKAnswerToLastAsker(t *testing.T) {
 		s.mu.Unlock()
 	}()
 	b, _ := json.Marshal(&askRecord{Replica: rs[0].g.replica, Episode: "episode-0", Asked: 1, T: time.Now().UnixMilli()})
-	if err := local.Put(ctx, askRecordKey(hs.sid), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), time.Minute); err != nil {
+	if err := local.Put(ctx, cluster.AskRecordKey(hs.sid), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	owner, id, rec, ok := s.forwardable(ctx, hs, parsed(t, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)))
@@ -631,7 +634,7 @@ func TestGoSDKAnswerToLastAsker(t *testing.T) {
 }
 
 // TestReplaysDropped: a session change captured from Redis and published
-// again within forwardMaxAge (a Redis reader and publisher's replay) is
+// again within cluster.MaxAge (a Redis reader and publisher's replay) is
 // dropped by the replica that took it; so is an answer's message again;
 // and an ask record written longer ago than forwardTTL is not taken.
 func TestReplaysDropped(t *testing.T) {
@@ -641,7 +644,7 @@ func TestReplaysDropped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	captured := make(chan []byte, 8)
-	defer st.Subscribe(sessionChannel, func(b []byte) {
+	defer st.Subscribe(cluster.SessionsChannel, func(b []byte) {
 		if b != nil {
 			captured <- b
 		}
@@ -668,37 +671,21 @@ func TestReplaysDropped(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no session change published")
 	}
-	plain, err := rs[0].g.fwdBox.Open(nil, change, forwardAAD("change", sessionChannel))
+	plain, err := rs[0].g.fwdBox.Open(nil, change, forwardAAD("change", cluster.SessionsChannel))
 	if err != nil || len(plain) < changeHead {
 		t.Fatalf("the change captured does not open: %v", err)
 	}
-	for !seen(&rs[0].g.fwdSeen, string(plain[8:changeHead])) { // (replica 0 takes it through its subscription)
+	for !rs[0].g.fwdSeen.Has(string(plain[8:changeHead])) { // (replica 0 takes it through its subscription)
 		if ctx.Err() != nil {
 			t.Fatal("replica 0 did not take the change")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	if _, ok := rs[0].g.openChange(change); ok {
-		t.Error("a session change replayed within forwardMaxAge was taken again")
+		t.Error("a session change replayed within cluster.MaxAge was taken again")
 	}
 	if _, ok := rs[0].g.openChange(rs[1].g.sealChange("level x debug")); !ok {
 		t.Error("a new session change was dropped")
-	}
-
-	var m seenMsgs
-	now := time.Now().UnixMilli()
-	for _, tc := range []struct {
-		name, id string
-		want     bool
-	}{
-		{"a message", "a", true},
-		{"the message again", "a", false},
-		{"another message", "b", true},
-		{"a message without an id", "", false},
-	} {
-		if got := m.first(tc.id, now); got != tc.want {
-			t.Errorf("%s: taken %v, want %v", tc.name, got, tc.want)
-		}
 	}
 
 	for _, tc := range []struct {
@@ -707,25 +694,17 @@ func TestReplaysDropped(t *testing.T) {
 		want bool
 	}{
 		{"written now", time.Now(), true},
-		{"written long ago (replayed)", time.Now().Add(-forwardTTL - 2*forwardMaxAge), false},
+		{"written long ago (replayed)", time.Now().Add(-forwardTTL - 2*cluster.MaxAge), false},
 		{"written without a time", time.UnixMilli(0), false},
 	} {
 		b, _ := json.Marshal(&askRecord{Replica: rs[0].g.replica, Episode: "e", Asked: 1, T: tc.at.UnixMilli()})
-		if err := st.Put(ctx, askRecordKey("sid"), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", "sid")), time.Minute); err != nil {
+		if err := st.Put(ctx, cluster.AskRecordKey("sid"), rs[0].g.fwdBox.Seal(nil, b, forwardAAD("ask-record", "sid")), time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		if _, got := rs[1].g.readAskRecord(ctx, "sid"); got != tc.want {
 			t.Errorf("an ask record %s: taken %v, want %v", tc.name, got, tc.want)
 		}
 	}
-}
-
-// seen reports whether m holds id.
-func seen(m *seenMsgs, id string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.ids[id]
-	return ok
 }
 
 // TestAwaitedBounded: while this replica has go-sdk requests out to a

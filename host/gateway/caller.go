@@ -1,0 +1,126 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/inbound"
+	"github.com/mcphost/mcphost/host/permissions"
+)
+
+// The caller of each request the go-sdk server handles: its principal (set
+// by a front's authentication, inbound OAuth), the rules decided for it,
+// and the lists filtered to what it may use.
+
+// principalOf returns the principal of a request the go-sdk server
+// handles (its TokenInfo, as the bearer middleware set it), or nil.
+func principalOf(req mcp.Request) *inbound.Principal {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return nil
+	}
+	return principalOfToken(extra.TokenInfo)
+}
+
+// principalIn returns the principal of ctx's caller, or nil.
+func principalIn(ctx context.Context) *inbound.Principal {
+	if c := host.CallerOf(ctx); c != nil {
+		return c.Principal
+	}
+	return nil
+}
+
+// principalOfToken returns the principal of a verified token's TokenInfo:
+// inbound's, or for another verifier one made of its UserID, which the
+// session binds to all the same.
+func principalOfToken(ti *auth.TokenInfo) *inbound.Principal {
+	if p := inbound.PrincipalOf(ti); p != nil {
+		return p
+	}
+	return &inbound.Principal{Subject: ti.UserID, Scopes: ti.Scopes, Expiry: ti.Expiration}
+}
+
+// callerMiddleware gives every request the go-sdk server handles its
+// caller (host.WithCaller), so that the permission rules for that principal
+// decide its calls, reads and prompts; and shows each principal, in
+// tools/list, prompts/list, resources/list and resources/templates/list,
+// only what it may use (denied: hidden; ask: listed).
+func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		p := principalOf(req)
+		if p == nil {
+			return next(ctx, method, req)
+		}
+		ctx = host.WithCaller(ctx, p, bearerOf(req.GetExtra()))
+		if cr, ok := req.(*mcp.CallToolRequest); ok && g.userTool(cr.Params.Name) {
+			res, err := g.call(ctx, cr, cr.Params.Name) // (not among the tools served to all)
+			return asUnknown(cr.Params.Name, res, err)
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		g.filterFor(p, res)
+		if r, ok := res.(*mcp.ListToolsResult); ok {
+			g.addUserTools(ctx, p, r)
+		}
+		return res, nil
+	}
+}
+
+// filterFor removes from a list result what p may not use.
+func (g *Gateway) filterFor(p *inbound.Principal, res mcp.Result) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch r := res.(type) {
+	case *mcp.ListToolsResult:
+		r.Tools = filtered(r.Tools, func(t *mcp.Tool) bool {
+			rt, ok := g.exposed.tools[t.Name]
+			return !ok || g.h.Serving().DecideFor(p, rt.Name).Behavior != permissions.Deny
+		})
+	case *mcp.ListPromptsResult:
+		r.Prompts = filtered(r.Prompts, func(pr *mcp.Prompt) bool {
+			rp, ok := g.exposed.prompts[pr.Name]
+			return !ok || g.h.Serving().DecideFor(p, rp.Name).Behavior != permissions.Deny
+		})
+	case *mcp.ListResourcesResult:
+		r.Resources = filtered(r.Resources, func(res *mcp.Resource) bool {
+			o, ok := g.exposed.resources[res.URI]
+			return !ok || !g.h.Serving().ServerDeniedFor(p, o.server)
+		})
+	case *mcp.ListResourceTemplatesResult:
+		r.ResourceTemplates = filtered(r.ResourceTemplates, func(t *mcp.ResourceTemplate) bool {
+			o, ok := g.exposed.templates[t.URITemplate]
+			return !ok || !g.h.Serving().ServerDeniedFor(p, o.server)
+		})
+	}
+}
+
+// filtered keeps the elements keep accepts, in a new slice (the go-sdk's
+// list is not changed in place).
+func filtered[T any](list []T, keep func(T) bool) []T {
+	out := make([]T, 0, len(list))
+	for _, x := range list {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// bearerOf returns the bearer token of a request's Authorization header,
+// or "".
+func bearerOf(extra *mcp.RequestExtra) string {
+	if extra == nil || extra.Header == nil {
+		return ""
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(extra.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
