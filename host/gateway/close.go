@@ -20,7 +20,7 @@ func (g *Gateway) syncLoop() {
 // held call (CloseSessions), and leaves the shared state's channels and the
 // host's registry and notifications. It returns once those goroutines of
 // the gateway have ended; a graceful shutdown calls Drain first, and stops
-// the HTTP servers that serve its Handler. Close is idempotent; it returns
+// the HTTP servers that serve its fronts' Handlers. Close is idempotent; it returns
 // nil.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {

@@ -18,8 +18,8 @@ import (
 )
 
 // What a front uses. A front serves the gateway to its clients over one
-// transport (host/gateway/stdio: one client on a pipe; the streamable-HTTP
-// front). It runs the go-sdk server (Gateway.Server) on its connections
+// transport (host/gateway/stdio: one client on a pipe;
+// host/gateway/streamable: the MCP endpoint over HTTP). It runs the go-sdk server (Gateway.Server) on its connections
 // for everything but the calls it relays, and reaches the rest of the core
 // only through what this file exports:
 //
@@ -33,7 +33,14 @@ import (
 //   - the audit line of a message refused before any method ran:
 //     AuditRefused, with StrictReason and the Reason constants;
 //   - a session's log level (SessionLogLevel) and the Requester that asks
-//     a session's client (SessionRequester).
+//     a session's client (SessionRequester);
+//   - for a front whose sessions outlive a request (streamable): what it
+//     builds on (Host, Server, Keys, State, Replica, Telemetry), the
+//     drain per request (Begin, Track, Draining), the audit line of a
+//     request refused with an HTTP status (AuditRefusedRequest), the
+//     state the core keeps of sessions (SetSessionLogLevel,
+//     SubscriptionDenied), listen streams' admission (AdmitListen), and
+//     the session fronts' registration (AddSessionFront, fronts.go).
 //
 // Nothing here imports a front, nor is written for one alone.
 

@@ -183,7 +183,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if err := g.join(ctx, k, req.Session, p); err != nil {
 		return err
 	}
-	g.subscribed(ctx, req, req.Session, req.Params.URI, true) // (sessionsubs.go)
+	g.subscribed(ctx, req, req.Session, req.Params.URI, true) // (fronts.go: the session fronts)
 	return nil
 }
 
@@ -249,7 +249,7 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	err := g.leave(ctx, k, req.Session)
 	g.subs.mu.Unlock()
 	if err == nil {
-		g.subscribed(ctx, req, req.Session, req.Params.URI, false) // (sessionsubs.go)
+		g.subscribed(ctx, req, req.Session, req.Params.URI, false) // (fronts.go: the session fronts)
 	}
 	return err
 }
@@ -396,7 +396,7 @@ func (g *Gateway) logLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 					g.levels.set(ss, p.Level, g.srv.Sessions)
-					g.levelSet(ctx, req, ss, p.Level) // (sessions.go)
+					g.levelSet(ctx, req, ss, p.Level) // (fronts.go: the session fronts)
 				}
 				g.h.SetLogLevel(ctx, p.Level)
 			}

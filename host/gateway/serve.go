@@ -1,5 +1,5 @@
-// Package serve exposes a host's unified registry as an MCP server — the
-// gateway — over stdio or streamable HTTP, to clients of either protocol era
+// Package gateway is the core of the gateway: it exposes a host's unified
+// registry as an MCP server to clients of either protocol era
 // (2025-11-25 sessions, 2026-07-28 stateless requests). Tools, prompts,
 // resources and resource templates of every upstream server are served
 // (named as Options.Naming says); calls go through the host's one call
@@ -8,6 +8,12 @@
 // the client that made the call. What is served follows the upstream
 // servers: a list change or a reconnect upstream updates it and notifies
 // downstream clients.
+//
+// The core knows no transport: its fronts serve it, host/gateway/stdio
+// over a pipe and host/gateway/streamable over HTTP, through what front.go
+// exports; each message is parsed once, by host/gateway/wire; what its
+// replicas share through the state backend is listed in
+// host/gateway/cluster.
 package gateway
 
 import (
@@ -150,7 +156,7 @@ type Gateway struct {
 
 	audit *audit.Log // or nil (audit.go)
 
-	users atomic.Bool // Options.Users, or a Handler with inbound OAuth
+	users atomic.Bool // Options.Users, or ServeUsers (a front with inbound OAuth)
 
 	tel     *telemetry.Telemetry // Options.Telemetry: nil, or disabled, is off
 	carries carries              // relayed calls' spans passed on to the go-sdk (telemetry.go)

@@ -74,7 +74,7 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	g.lockSync()
 	defer g.exposed.syncing.Unlock()
 	defer g.synced.fire() // (runs before the unlock: what was synced is already served)
-	// The sessions' subscriptions set aside (sessionsubs.go) are tried
+	// The sessions' subscriptions set aside (by the session fronts) are tried
 	// again, the rules or lists having changed: once g.mu is released.
 	defer g.recheckSubscriptions()
 	// What is served to all is the host's own: never listed for (or
