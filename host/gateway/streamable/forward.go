@@ -126,14 +126,14 @@ func askTag(key []byte, sid, id string) string {
 
 // relayAskID returns the id of the relayed ask of this replica numbered n
 // on the session sid: its tag names the session.
-func (g *Front) relayAskID(sid string, n uint64) string {
-	id := askIDPrefix + g.replica + "-" + strconv.FormatUint(n, 10)
-	return id + "-" + askTag(g.askIDKeys[0], sid, id)
+func (f *Front) relayAskID(sid string, n uint64) string {
+	id := askIDPrefix + f.replica + "-" + strconv.FormatUint(n, 10)
+	return id + "-" + askTag(f.askIDKeys[0], sid, id)
 }
 
 // relayAskOwner returns the replica that issued id, a relayed ask's id on
 // session sid, when its tag is valid for that session.
-func (g *Front) relayAskOwner(sid, id string) (string, bool) {
+func (f *Front) relayAskOwner(sid, id string) (string, bool) {
 	rest, ok := strings.CutPrefix(id, askIDPrefix)
 	if !ok {
 		return "", false
@@ -143,7 +143,7 @@ func (g *Front) relayAskOwner(sid, id string) (string, bool) {
 	if i <= len(askIDPrefix) || id[i] != '-' || owner == "" {
 		return "", false
 	}
-	for _, key := range g.askIDKeys { // (the first tags; each checks, for a rotation)
+	for _, key := range f.askIDKeys { // (the first tags; each checks, for a rotation)
 		if hmac.Equal([]byte(id[i+1:]), []byte(askTag(key, sid, id[:i]))) {
 			return owner, true
 		}
@@ -156,8 +156,8 @@ func (g *Front) relayAskOwner(sid, id string) (string, bool) {
 // (ask:SID) says this replica has requests out, so that the client's
 // answer, wherever it lands, is passed on here. done ends it (nil: not a
 // session of this front's).
-func (g *Front) asking(ctx context.Context, ss *mcp.ServerSession) (done func()) {
-	s, hs := g.heldSession(ss.ID())
+func (f *Front) asking(ctx context.Context, ss *mcp.ServerSession) (done func()) {
+	s, hs := f.heldSession(ss.ID())
 	if hs == nil {
 		return nil
 	}
@@ -170,11 +170,11 @@ func (g *Front) asking(ctx context.Context, ss *mcp.ServerSession) (done func())
 	}
 	hs.outAsks++
 	hs.askCount++
-	rec := askRecord{Replica: g.replica, Episode: hs.askEpisode, Asked: hs.askCount, T: time.Now().UnixMilli()}
+	rec := askRecord{Replica: f.replica, Episode: hs.askEpisode, Asked: hs.askCount, T: time.Now().UnixMilli()}
 	s.mu.Unlock()
 	b, _ := json.Marshal(&rec)
-	if err := g.state.Put(ctx, cluster.AskRecordKey(hs.sid), g.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), forwardTTL); err != nil {
-		g.log.Warn("recording a request to a client (its answer must reach this replica)", "error", err)
+	if err := f.state.Put(ctx, cluster.AskRecordKey(hs.sid), f.fwdBox.Seal(nil, b, forwardAAD("ask-record", hs.sid)), forwardTTL); err != nil {
+		f.log.Warn("recording a request to a client (its answer must reach this replica)", "error", err)
 	}
 	hs.askMu.Unlock()
 	return func() {
@@ -185,29 +185,29 @@ func (g *Front) asking(ctx context.Context, ss *mcp.ServerSession) (done func())
 		last := hs.outAsks == 0
 		s.mu.Unlock()
 		if last {
-			g.state.Delete(context.WithoutCancel(ctx), cluster.AskRecordKey(hs.sid))
+			f.state.Delete(context.WithoutCancel(ctx), cluster.AskRecordKey(hs.sid))
 		}
 	}
 }
 
 // heldSession returns the session with id this replica holds, and its
 // table, or nils.
-func (g *Front) heldSession(id string) (*httpSessions, *httpSession) {
-	return g.findSession(func(s *httpSessions) *httpSession { return s.byID[id] })
+func (f *Front) heldSession(id string) (*httpSessions, *httpSession) {
+	return f.findSession(func(s *httpSessions) *httpSession { return s.byID[id] })
 }
 
 // sessionBySID returns the session whose record's key is sid, that this
 // replica holds, and its table, or nils.
-func (g *Front) sessionBySID(sid string) (*httpSessions, *httpSession) {
-	return g.findSession(func(s *httpSessions) *httpSession { return s.bySID[sid] })
+func (f *Front) sessionBySID(sid string) (*httpSessions, *httpSession) {
+	return f.findSession(func(s *httpSessions) *httpSession { return s.bySID[sid] })
 }
 
 // findSession returns the first session of the gateway's tables that pick
 // finds (called with that table's lock held), and its table, or nils.
-func (g *Front) findSession(pick func(*httpSessions) *httpSession) (*httpSessions, *httpSession) {
-	g.tablesMu.Lock()
-	defer g.tablesMu.Unlock()
-	for _, s := range g.tables {
+func (f *Front) findSession(pick func(*httpSessions) *httpSession) (*httpSessions, *httpSession) {
+	f.tablesMu.Lock()
+	defer f.tablesMu.Unlock()
+	for _, s := range f.tables {
 		s.mu.Lock()
 		hs := pick(s)
 		s.mu.Unlock()
@@ -220,14 +220,14 @@ func (g *Front) findSession(pick func(*httpSessions) *httpSession) (*httpSession
 
 // readAskRecord returns session sid's ask record, or false when there is
 // none (or it does not open: not a replica's).
-func (g *Front) readAskRecord(ctx context.Context, sid string) (*askRecord, bool) {
-	b, err := g.state.Get(ctx, cluster.AskRecordKey(sid))
+func (f *Front) readAskRecord(ctx context.Context, sid string) (*askRecord, bool) {
+	b, err := f.state.Get(ctx, cluster.AskRecordKey(sid))
 	if err != nil {
 		return nil, false // (no ask out anywhere: the go-sdk session answers)
 	}
-	plain, err := g.fwdBox.Open(nil, b, forwardAAD("ask-record", sid))
+	plain, err := f.fwdBox.Open(nil, b, forwardAAD("ask-record", sid))
 	if err != nil {
-		g.log.Warn("a session's ask record does not open (every replica needs the same MCPHOST_SESSION_KEYS): ignored")
+		f.log.Warn("a session's ask record does not open (every replica needs the same MCPHOST_SESSION_KEYS): ignored")
 		return nil, false
 	}
 	var rec askRecord
@@ -235,7 +235,7 @@ func (g *Front) readAskRecord(ctx context.Context, sid string) (*askRecord, bool
 		return nil, false
 	}
 	if age := time.Since(time.UnixMilli(rec.T)); age > forwardTTL+cluster.MaxAge || age < -cluster.MaxAge {
-		g.log.Warn("a session's ask record is too old (replayed, or the replicas' clocks differ): ignored")
+		f.log.Warn("a session's ask record is too old (replayed, or the replicas' clocks differ): ignored")
 		return nil, false
 	}
 	return &rec, true
@@ -251,8 +251,8 @@ func (s *httpSessions) forwardable(ctx context.Context, hs *httpSession, m *wire
 		return "", "", nil, false
 	}
 	if strings.HasPrefix(id, askIDPrefix) {
-		owner, ok := s.g.relayAskOwner(hs.sid, id)
-		if !ok || owner == s.g.replica {
+		owner, ok := s.f.relayAskOwner(hs.sid, id)
+		if !ok || owner == s.f.replica {
 			return "", "", nil, false
 		}
 		s.mu.Lock()
@@ -266,8 +266,8 @@ func (s *httpSessions) forwardable(ctx context.Context, hs *httpSession, m *wire
 	// The go-sdk numbers a session's requests from 1 on each replica that
 	// holds it, so an id does not tell which replica asked: the ask
 	// record's last writer did (even when this replica has asks out too).
-	rec, ok = s.g.readAskRecord(ctx, hs.sid)
-	if !ok || rec.Replica == s.g.replica {
+	rec, ok = s.f.readAskRecord(ctx, hs.sid)
+	if !ok || rec.Replica == s.f.replica {
 		return "", "", nil, false // (this replica's go-sdk session takes it if its own)
 	}
 	s.mu.Lock()
@@ -340,7 +340,7 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, wm *w
 	if !ok || !s.markForwarded(hs, id, rec) {
 		return false
 	}
-	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.g.replica, T: time.Now().UnixMilli(), N: rand.Text(), Body: wm.Raw}
+	m := &forwardMsg{SID: hs.sid, P: hs.owner, ID: id, From: s.f.replica, T: time.Now().UnixMilli(), N: rand.Text(), Body: wm.Raw}
 	if rec != nil {
 		m.E = rec.Episode
 	}
@@ -350,9 +350,9 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, wm *w
 	if err := enc.Encode(m); err != nil {
 		return false
 	}
-	msg := s.g.fwdBox.Seal([]byte(cluster.ForwardAnswer+"\n"), plain.Bytes(), forwardAAD("answer", owner))
-	if err := s.g.state.Publish(ctx, cluster.ForwardChannel(owner), msg); err != nil {
-		s.g.log.Warn("passing a client's answer to the replica that asked", "error", err)
+	msg := s.f.fwdBox.Seal([]byte(cluster.ForwardAnswer+"\n"), plain.Bytes(), forwardAAD("answer", owner))
+	if err := s.f.state.Publish(ctx, cluster.ForwardChannel(owner), msg); err != nil {
+		s.f.log.Warn("passing a client's answer to the replica that asked", "error", err)
 		s.mu.Lock()
 		hs.fwdIDs.remove(id) // (the client may send it again)
 		delete(hs.fwdEpisodeIDs, id)
@@ -365,30 +365,30 @@ func (s *httpSessions) forwardAnswer(ctx context.Context, hs *httpSession, wm *w
 // forwarded takes what another replica passed on to this one of a kind
 // the core does not take: a client's answer to a request this replica put
 // to it.
-func (g *Front) forwarded(kind string, body []byte) {
+func (f *Front) forwarded(kind string, body []byte) {
 	if kind != cluster.ForwardAnswer {
 		return
 	}
 	if len(body) > gateway.MaxMessageBytes+forwardOverhead {
-		g.log.Warn("a client's answer passed on by another replica is too large: dropped", "bytes", len(body))
+		f.log.Warn("a client's answer passed on by another replica is too large: dropped", "bytes", len(body))
 		return
 	}
-	plain, err := g.fwdBox.Open(nil, body, forwardAAD("answer", g.replica))
+	plain, err := f.fwdBox.Open(nil, body, forwardAAD("answer", f.replica))
 	var m forwardMsg
 	if err != nil || json.Unmarshal(plain, &m) != nil {
-		g.log.Warn("a client's answer passed on by another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
+		f.log.Warn("a client's answer passed on by another replica does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return
 	}
-	if !cluster.Fresh(m.T) || !g.fwdSeen.First(m.N, m.T) {
-		g.log.Warn("a client's answer passed on by another replica is too old or taken already (replayed, or the replicas' clocks differ): dropped", "replica", m.From)
+	if !cluster.Fresh(m.T) || !f.fwdSeen.First(m.N, m.T) {
+		f.log.Warn("a client's answer passed on by another replica is too old or taken already (replayed, or the replicas' clocks differ): dropped", "replica", m.From)
 		return
 	}
-	s, hs := g.sessionBySID(m.SID)
+	s, hs := f.sessionBySID(m.SID)
 	if hs == nil {
 		return // (the session ended here: the call that asked with it)
 	}
 	if hs.owner != m.P {
-		g.log.Warn("a client's answer passed on by another replica is another principal's: dropped", "replica", m.From)
+		f.log.Warn("a client's answer passed on by another replica is another principal's: dropped", "replica", m.From)
 		return
 	}
 	var wm wire.Message
@@ -420,11 +420,11 @@ func (s *httpSessions) goSDKAsksOut(hs *httpSession, episode string) bool {
 
 // sealChange seals msg, a session change for the sessions channel, with
 // the time and a random id.
-func (g *Front) sealChange(msg string) []byte {
+func (f *Front) sealChange(msg string) []byte {
 	plain := binary.BigEndian.AppendUint64(make([]byte, 0, changeHead+len(msg)), uint64(time.Now().UnixMilli()))
 	plain = append(plain, make([]byte, changeIDLen)...)
 	rand.Read(plain[8:changeHead])
-	return g.fwdBox.Seal(nil, append(plain, msg...), forwardAAD("change", cluster.SessionsChannel))
+	return f.fwdBox.Seal(nil, append(plain, msg...), forwardAAD("change", cluster.SessionsChannel))
 }
 
 // A sealed session change starts with its time (8 bytes, Unix ms) and its
@@ -436,15 +436,15 @@ const (
 
 // openChange opens a session change sealChange sealed, or reports false
 // (and logs why) when it does not open or is too old.
-func (g *Front) openChange(sealed []byte) ([]byte, bool) {
-	plain, err := g.fwdBox.Open(nil, sealed, forwardAAD("change", cluster.SessionsChannel))
+func (f *Front) openChange(sealed []byte) ([]byte, bool) {
+	plain, err := f.fwdBox.Open(nil, sealed, forwardAAD("change", cluster.SessionsChannel))
 	if err != nil || len(plain) < changeHead {
-		g.log.Warn("a session change from the shared state does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
+		f.log.Warn("a session change from the shared state does not open (every replica needs the same MCPHOST_SESSION_KEYS): dropped")
 		return nil, false
 	}
 	t := int64(binary.BigEndian.Uint64(plain))
-	if !cluster.Fresh(t) || !g.fwdSeen.First(string(plain[8:changeHead]), t) {
-		g.log.Warn("a session change from the shared state is too old or taken already (replayed, or the replicas' clocks differ): dropped")
+	if !cluster.Fresh(t) || !f.fwdSeen.First(string(plain[8:changeHead]), t) {
+		f.log.Warn("a session change from the shared state is too old or taken already (replayed, or the replicas' clocks differ): dropped")
 		return nil, false
 	}
 	return plain[changeHead:], true
@@ -501,13 +501,13 @@ func (s *httpSessions) forwardCancel(ctx context.Context, hs *httpSession, m *wi
 		first := hs.cancelsDropped == 1
 		s.mu.Unlock()
 		if first {
-			s.g.log.Warn("a client's cancellations are over the session's budget: not passed on to the other replicas", "burst", cancelBurst)
+			s.f.log.Warn("a client's cancellations are over the session's budget: not passed on to the other replicas", "burst", cancelBurst)
 		}
 		return
 	}
 	hs.cancelsSent.add(key)
 	s.mu.Unlock()
-	s.publish(ctx, "cancel "+hs.sid+" "+s.g.replica+"\n"+string(m.Raw))
+	s.publish(ctx, "cancel "+hs.sid+" "+s.f.replica+"\n"+string(m.Raw))
 }
 
 // recentIDs is a set of the last maxForwardedIDs ids added: when full, an

@@ -72,12 +72,12 @@ type serverHealth struct {
 // (at least one; or none is configured), or "none" (servers do not count).
 // Disabled, unapproved and blocked servers, and servers connected per user,
 // do not count. The last reload's errors name files by base name only.
-func (g *Front) MountHealth(mux *http.ServeMux, opts *HealthOptions) {
+func (f *Front) MountHealth(mux *http.ServeMux, opts *HealthOptions) {
 	mux.Handle("/healthz", GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeHealth(w, http.StatusOK, map[string]string{"status": "ok"})
 	})))
 	mux.Handle("/readyz", GuardHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hs := g.readiness(opts)
+		hs := f.readiness(opts)
 		code := http.StatusOK
 		if hs.Status != "ready" {
 			code = http.StatusServiceUnavailable
@@ -130,8 +130,8 @@ func baseNames(msg string) string {
 }
 
 // readiness computes /readyz's answer.
-func (g *Front) readiness(opts *HealthOptions) *health {
-	cfg := g.h.Config()
+func (f *Front) readiness(opts *HealthOptions) *health {
+	cfg := f.h.Config()
 	hs := &health{ReadyWhen: cfg.Settings.ReadyWhen, Servers: []serverHealth{}}
 	if hs.ReadyWhen == "" {
 		hs.ReadyWhen = config.ReadyAny
@@ -141,11 +141,11 @@ func (g *Front) readiness(opts *HealthOptions) *health {
 		hs.Config.Errors = mapStrings(hs.Config.Errors, baseNames)
 		hs.Config.RestartNeeded = mapStrings(hs.Config.RestartNeeded, baseNames)
 	}
-	hs.Draining = g.gw.Draining()
+	hs.Draining = f.gw.Draining()
 	counted, connected := 0, 0
-	for _, st := range g.h.Connections().Status() {
+	for _, st := range f.h.Connections().Status() {
 		sh := serverHealth{Name: st.Name, State: st.State}
-		if s := cfg.Server(st.Name); s != nil && ((g.gw.ServesUsers() && s.PerUser()) || (s.OAuth != nil && s.OAuth.Grant == config.GrantTokenExchange)) {
+		if s := cfg.Server(st.Name); s != nil && ((f.gw.ServesUsers() && s.PerUser()) || (s.OAuth != nil && s.OAuth.Grant == config.GrantTokenExchange)) {
 			sh.PerUser = true
 		} else if st.State != conn.StateDisabled {
 			counted++
@@ -157,7 +157,7 @@ func (g *Front) readiness(opts *HealthOptions) *health {
 	}
 	// Not ready while the servers' first connects run (ConnectAll), whatever
 	// ready_when says: a balancer would send clients a partial tool list.
-	hs.Starting = g.gw.Starting()
+	hs.Starting = f.gw.Starting()
 	ready := !hs.Draining && !hs.Starting
 	switch hs.ReadyWhen {
 	case config.ReadyAll:

@@ -116,13 +116,13 @@ func (e *tooManySessionsError) Error() string {
 
 // refuseSessions answers a request refused by err, a
 // *tooManySessionsError: 503 with a JSON-RPC error.
-func (g *Front) refuseSessions(w http.ResponseWriter, r *http.Request, err *tooManySessionsError) {
+func (f *Front) refuseSessions(w http.ResponseWriter, r *http.Request, err *tooManySessionsError) {
 	writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(nil, gateway.CodeTooManySessions, err.Error(), nil))
 	reason := "too many sessions"
 	if err.perPrincipal {
 		reason += " for this principal"
 	}
-	g.refused(r, http.StatusServiceUnavailable, reason)
+	f.refused(r, http.StatusServiceUnavailable, reason)
 }
 
 // Handler returns the streamable HTTP handler (mount it at /mcp). In order:
@@ -142,7 +142,7 @@ func (g *Front) refuseSessions(w http.ResponseWriter, r *http.Request, err *tooM
 // ends or leaves it, or a newer one of its principal's over the share
 // replaces it. There is no CORS: no
 // Access-Control-Allow-Origin is ever sent.
-func (g *Front) Handler(opts *Options) http.Handler {
+func (f *Front) Handler(opts *Options) http.Handler {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -165,13 +165,13 @@ func (g *Front) Handler(opts *Options) http.Handler {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
-	getServer := func(*http.Request) *mcp.Server { return g.srv }
+	getServer := func(*http.Request) *mcp.Server { return f.srv }
 	// One endpoint for both protocol eras: a 2026-07-28 request (its
 	// Mcp-Protocol-Version header, no session) is served by the go-sdk's
 	// stateless handler, as that era's requests stand alone; anything
 	// else by the gateway's sessions (sessions.go), unless every request
 	// is to be stateless.
-	sdkLog := hclogslog.New(g.log.Named("http"))
+	sdkLog := hclogslog.New(f.log.Named("http"))
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true, Logger: sdkLog})
 	limits := sessionCaps{max: o.MaxSessions}
 	listenPerPrincipal := 0
@@ -179,39 +179,39 @@ func (g *Front) Handler(opts *Options) http.Handler {
 		limits.perPrincipal = o.MaxSessionsPerPrincipal
 		listenPerPrincipal = o.MaxListenStreamsPerPrincipal
 	}
-	sessions := newHTTPSessions(g, o.SessionIdleTimeout, limits)
+	sessions := newHTTPSessions(f, o.SessionIdleTimeout, limits)
 	want := sha256.Sum256([]byte(o.Token))
 	var authn *authenticator
 	if o.OAuth != nil {
 		authn = newAuthenticator(o.OAuth)
 		// Served to users of inbound OAuth: per-user servers leave the
 		// lists shared by all (gateway.Options.Users).
-		g.gw.ServeUsers()
+		f.gw.ServeUsers()
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rebinding(r) {
 			// (As the go-sdk handler answers: checked here first, for the
 			// relay answers before it.)
 			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-			g.refused(r, http.StatusForbidden, "invalid Host header")
+			f.refused(r, http.StatusForbidden, "invalid Host header")
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(o.AllowedOrigins, origin) && !sameOrigin(r, origin) {
 			http.Error(w, "origin not allowed", http.StatusForbidden)
-			g.refused(r, http.StatusForbidden, "origin not allowed")
+			f.refused(r, http.StatusForbidden, "origin not allowed")
 			return
 		}
 		switch {
 		case authn != nil:
 			ar, status, reason := authn.check(w, r)
 			if ar == nil {
-				g.refused(r, status, reason)
+				f.refused(r, status, reason)
 				return
 			}
 			r = ar
 		case o.Token != "":
 			if reason := checkStaticToken(w, r.Header, want); reason != "" { // (inbound.go)
-				g.refused(r, http.StatusUnauthorized, reason)
+				f.refused(r, http.StatusUnauthorized, reason)
 				return
 			}
 		}
@@ -236,17 +236,17 @@ func (g *Front) Handler(opts *Options) http.Handler {
 			case errors.Is(err, errNoSession):
 				// Another principal's session, or none: the same answer.
 				errNotOwner(w)
-				g.refused(r, http.StatusNotFound, "session not found for this principal")
+				f.refused(r, http.StatusNotFound, "session not found for this principal")
 				return
 			case errors.As(err, &capped):
 				// Rebuilding another replica's session here would pass
 				// this one's caps.
-				g.refuseSessions(w, r, capped)
+				f.refuseSessions(w, r, capped)
 				return
 			case err != nil:
-				g.log.Error("looking up a session", "error", err)
+				f.log.Error("looking up a session", "error", err)
 				http.Error(w, "the gateway's shared state is unavailable; retry later", http.StatusServiceUnavailable)
-				g.refused(r, http.StatusServiceUnavailable, "shared state unavailable")
+				f.refused(r, http.StatusServiceUnavailable, "shared state unavailable")
 				return
 			case ended:
 				w.WriteHeader(http.StatusNoContent)
@@ -261,10 +261,10 @@ func (g *Front) Handler(opts *Options) http.Handler {
 			case hs != nil:
 				sessions.serveSession(w, r, hs)
 			case r.Method == http.MethodGet || r.Method == http.MethodDelete:
-				g.refused(r, http.StatusBadRequest, "no session id")
+				f.refused(r, http.StatusBadRequest, "no session id")
 				http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
 			default:
-				g.refused(r, http.StatusMethodNotAllowed, "method not allowed")
+				f.refused(r, http.StatusMethodNotAllowed, "method not allowed")
 				w.Header().Set("Allow", "GET, POST, DELETE")
 				http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 			}
@@ -272,23 +272,23 @@ func (g *Front) Handler(opts *Options) http.Handler {
 		}
 		raw, status, err := readBody(w, r, o.BodyTimeout)
 		if status != 0 {
-			g.refused(r, status, bodyReason(err))
+			f.refused(r, status, bodyReason(err))
 			return
 		}
 		// The body is parsed here, once, and held to the strict rules
 		// (each element of a batch too); every later step reads body.
 		var body wire.Body
 		if err := wire.ParseBody(&body, raw); err != nil {
-			g.refused(r, http.StatusBadRequest, gateway.StrictReason(err))
+			f.refused(r, http.StatusBadRequest, gateway.StrictReason(err))
 			writeJSONRPCError(w, http.StatusBadRequest, wire.StrictError(err))
 			return
 		}
 		one := body.One() // (nil for a batch)
-		if g.gw.TelemetryEnabled() {
+		if f.gw.TelemetryEnabled() {
 			gateway.StripTelemetryHeaders(r.Header) // (telemetry.go)
 		}
 		if o.RateLimit != nil {
-			release, ok := g.admitRate(w, r, o.RateLimit, owner, &body, func() bool {
+			release, ok := f.admitRate(w, r, o.RateLimit, owner, &body, func() bool {
 				return hs != nil && one != nil && sessions.awaited(r.Context(), hs, one) // (forward.go)
 			})
 			if !ok {
@@ -298,7 +298,7 @@ func (g *Front) Handler(opts *Options) http.Handler {
 		}
 		// A subscriptions/listen stream lasts until its client ends it: it
 		// takes a slot of the listen caps, not of max_sessions (listen.go).
-		r, releaseListen, ok := g.admitListen(w, r, owner, &body, o.MaxListenStreams, listenPerPrincipal)
+		r, releaseListen, ok := f.admitListen(w, r, owner, &body, o.MaxListenStreams, listenPerPrincipal)
 		if !ok {
 			return
 		}
@@ -306,7 +306,7 @@ func (g *Front) Handler(opts *Options) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		// Counted until the handler returns: a streamable POST returns once
 		// its responses are written, so a drain waits for those writes.
-		defer g.gw.Track()()
+		defer f.gw.Track()()
 		if hs != nil && one != nil {
 			local := sessions.cancel(hs, one)                   // a relayed call's cancellation
 			sessions.forwardCancel(r.Context(), hs, one, local) // (forward.go)
@@ -315,15 +315,15 @@ func (g *Front) Handler(opts *Options) http.Handler {
 				return
 			}
 		}
-		if (hs != nil || !sessionful) && g.relayHTTP(w, r, one, hs, sessions, o.Stateless) {
+		if (hs != nil || !sessionful) && f.relayHTTP(w, r, one, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
 		}
-		if g.gw.TelemetryEnabled() {
+		if f.gw.TelemetryEnabled() {
 			gateway.TelemetryRequestID(r.Header, one) // (telemetry.go)
 			if tok := r.Header[gateway.HeaderCarry]; len(tok) == 1 {
 				// The span the relay passed on, should the go-sdk handler
 				// answer without the middleware taking it.
-				defer func() { g.gw.AbandonSpan(tok[0], r.Context().Err()) }()
+				defer func() { f.gw.AbandonSpan(tok[0], r.Context().Err()) }()
 			}
 		}
 		switch {
@@ -336,18 +336,18 @@ func (g *Front) Handler(opts *Options) http.Handler {
 		}
 		// Any POST without a session id may open a session (however its
 		// method is spelled), so each one is admitted against the caps.
-		opened, err := g.admitSession(owner, sessions.limits)
+		opened, err := f.admitSession(owner, sessions.limits)
 		var capped *tooManySessionsError
 		if errors.As(err, &capped) {
-			g.refuseSessions(w, r, capped)
+			f.refuseSessions(w, r, capped)
 			return
 		}
 		nhs, endPost, err := sessions.open(r.Context(), one, owner)
 		opened()
 		if err != nil {
-			g.log.Error("opening a session", "error", err)
+			f.log.Error("opening a session", "error", err)
 			writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(nil, jsonrpc.CodeInternalError, "the session could not be opened: the gateway's shared state is unavailable; retry later", nil))
-			g.refused(r, http.StatusServiceUnavailable, "session could not be opened")
+			f.refused(r, http.StatusServiceUnavailable, "session could not be opened")
 			return
 		}
 		defer endPost()
@@ -356,7 +356,7 @@ func (g *Front) Handler(opts *Options) http.Handler {
 			// Not initialized (not an initialize, or a failed one): as the
 			// go-sdk handler, the session ends with its request.
 			sessions.drop(nhs)
-			sessions.g.state.Delete(context.WithoutCancel(r.Context()), cluster.SessionKey(nhs.sid))
+			sessions.f.state.Delete(context.WithoutCancel(r.Context()), cluster.SessionKey(nhs.sid))
 		}
 	})
 }
@@ -414,19 +414,19 @@ func writeJSONRPCError(w http.ResponseWriter, status int, body []byte) {
 // request, and a client whose requests go to every replica in turn does
 // not fill them all with copies. opened ends the admission, once the
 // session is in its table (or failed to open).
-func (g *Front) admitSession(owner string, caps sessionCaps) (opened func(), err error) {
+func (f *Front) admitSession(owner string, caps sessionCaps) (opened func(), err error) {
 	var dropped []*httpSession
 	defer func() {
 		for _, hs := range dropped {
 			hs.ss.Close() // (outside the locks)
 		}
 	}()
-	g.sessions.mu.Lock()
-	defer g.sessions.mu.Unlock()
+	f.sessions.mu.Lock()
+	defer f.sessions.mu.Unlock()
 	for {
-		total, mine := g.heldSessions(owner)
-		total += g.sessions.opening
-		mine += g.sessions.openingBy[owner]
+		total, mine := f.heldSessions(owner)
+		total += f.sessions.opening
+		mine += f.sessions.openingBy[owner]
 		var capped *tooManySessionsError
 		switch {
 		case caps.perPrincipal > 0 && mine >= caps.perPrincipal:
@@ -437,25 +437,25 @@ func (g *Front) admitSession(owner string, caps sessionCaps) (opened func(), err
 		if capped == nil {
 			break
 		}
-		hs := g.evict(owner, !capped.perPrincipal)
+		hs := f.evict(owner, !capped.perPrincipal)
 		if hs == nil {
 			return nil, capped
 		}
 		dropped = append(dropped, hs)
 	}
-	if g.sessions.openingBy == nil {
-		g.sessions.openingBy = map[string]int{}
+	if f.sessions.openingBy == nil {
+		f.sessions.openingBy = map[string]int{}
 	}
-	g.sessions.opening++
-	g.sessions.openingBy[owner]++
+	f.sessions.opening++
+	f.sessions.openingBy[owner]++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			g.sessions.mu.Lock()
-			defer g.sessions.mu.Unlock()
-			g.sessions.opening--
-			if g.sessions.openingBy[owner]--; g.sessions.openingBy[owner] <= 0 {
-				delete(g.sessions.openingBy, owner)
+			f.sessions.mu.Lock()
+			defer f.sessions.mu.Unlock()
+			f.sessions.opening--
+			if f.sessions.openingBy[owner]--; f.sessions.openingBy[owner] <= 0 {
+				delete(f.sessions.openingBy, owner)
 			}
 		})
 	}, nil
@@ -465,12 +465,12 @@ func (g *Front) admitSession(owner string, caps sessionCaps) (opened func(), err
 // the HTTP handlers' tables hold with nothing in progress, of owner or of
 // anyone when all (httpSession.evictable), and returns it; nil when
 // there is none.
-func (g *Front) evict(owner string, all bool) *httpSession {
-	g.tablesMu.Lock()
-	defer g.tablesMu.Unlock()
+func (f *Front) evict(owner string, all bool) *httpSession {
+	f.tablesMu.Lock()
+	defer f.tablesMu.Unlock()
 	var lru *httpSession
 	var from *httpSessions
-	for _, s := range g.tables {
+	for _, s := range f.tables {
 		s.mu.Lock()
 		for _, hs := range s.byID {
 			if hs.evictable() && (all || hs.owner == owner) && (lru == nil || hs.used.Before(lru.used)) {
@@ -489,10 +489,10 @@ func (g *Front) evict(owner string, all bool) *httpSession {
 
 // heldSessions counts the sessions the HTTP handlers' tables hold (not
 // closing), and those of owner.
-func (g *Front) heldSessions(owner string) (total, mine int) {
-	g.tablesMu.Lock()
-	defer g.tablesMu.Unlock()
-	for _, s := range g.tables {
+func (f *Front) heldSessions(owner string) (total, mine int) {
+	f.tablesMu.Lock()
+	defer f.tablesMu.Unlock()
+	for _, s := range f.tables {
 		s.mu.Lock()
 		for _, hs := range s.byID {
 			if hs.closing {
@@ -524,6 +524,6 @@ func bodyReason(err error) string {
 
 // refused writes the audit line of r, refused before any method ran with
 // status for reason (gateway.AuditRefusedRequest).
-func (g *Front) refused(r *http.Request, status int, reason string) {
-	g.gw.AuditRefusedRequest(r.Context(), status, reason, r.RemoteAddr, r.Header.Get("Mcp-Session-Id"))
+func (f *Front) refused(r *http.Request, status int, reason string) {
+	f.gw.AuditRefusedRequest(r.Context(), status, reason, r.RemoteAddr, r.Header.Get("Mcp-Session-Id"))
 }

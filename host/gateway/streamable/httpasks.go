@@ -209,7 +209,7 @@ func (s *httpSessions) awaitAnswer(hs *httpSession) (id string, answer <-chan []
 		return "", nil, nil, false
 	}
 	s.asked++
-	id = s.g.relayAskID(hs.sid, s.asked) // (forward.go)
+	id = s.f.relayAskID(hs.sid, s.asked) // (forward.go)
 	if hs.asks == nil {
 		hs.asks = map[string]chan []byte{}
 	}

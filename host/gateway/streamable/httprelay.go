@@ -43,7 +43,7 @@ import (
 
 // httpSessions are the sessions one HTTP handler holds (sessions.go).
 type httpSessions struct {
-	g     *Front
+	f     *Front
 	mu    sync.Mutex
 	byID  map[string]*httpSession // by session id
 	bySID map[string]*httpSession // by the sid the id seals
@@ -123,11 +123,11 @@ type httpSession struct {
 
 // newHTTPSessions returns the session table of an HTTP handler: sessions
 // closed after idle, opened and rebuilt under limits.
-func newHTTPSessions(g *Front, idle time.Duration, limits sessionCaps) *httpSessions {
-	s := &httpSessions{g: g, byID: map[string]*httpSession{}, bySID: map[string]*httpSession{}, idle: idle, box: g.box, limits: limits}
-	g.tablesMu.Lock()
-	g.tables = append(g.tables, s)
-	g.tablesMu.Unlock()
+func newHTTPSessions(f *Front, idle time.Duration, limits sessionCaps) *httpSessions {
+	s := &httpSessions{f: f, byID: map[string]*httpSession{}, bySID: map[string]*httpSession{}, idle: idle, box: f.box, limits: limits}
+	f.tablesMu.Lock()
+	f.tables = append(f.tables, s)
+	f.tablesMu.Unlock()
 	return s
 }
 
@@ -271,7 +271,7 @@ func errorStatus(resp []byte) int {
 // the POST's message (nil for a batch). hs is the request's session (nil for a request
 // that stands alone); stateless says that every request stands alone (serve
 // --http --stateless), those of clients before 2026-07-28 too.
-func (g *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Message, hs *httpSession, sessions *httpSessions, stateless bool) bool {
+func (f *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Message, hs *httpSession, sessions *httpSessions, stateless bool) bool {
 	if m == nil || !acceptsBoth(r) {
 		return false // batches, and what the go-sdk handler refuses
 	}
@@ -291,15 +291,15 @@ func (g *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 	if !m.IsMethod("tools/call") {
 		return false
 	}
-	if hs != nil && (g.gw.SessionLogLevel(hs.ss) != "" || sessions.levelOf(hs) != "") {
+	if hs != nil && (f.gw.SessionLogLevel(hs.ss) != "" || sessions.levelOf(hs) != "") {
 		// Its log messages go on the call's stream: the go-sdk path (also
 		// while a level set on another replica is being replayed here).
 		return false
 	}
-	rr, ok := g.gw.Relayable(m, "")
+	rr, ok := f.gw.Relayable(m, "")
 	id, name, args, ver, caps := rr.ID, rr.Name, rr.Args, rr.Version, rr.Caps
 	switch {
-	case !older && (!ok || ver != header || !headersMatch(r, rr.Exposed, g.gw.HeaderBound)):
+	case !older && (!ok || ver != header || !headersMatch(r, rr.Exposed, f.gw.HeaderBound)):
 		// A 2026-07-28 request names its version in _meta too, and its
 		// routing headers must match: the go-sdk handler checks them and
 		// refuses what does not.
@@ -308,7 +308,7 @@ func (g *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 		if ver != "" {
 			return false // a version in _meta is 2026-07-28's: the go-sdk handler refuses it
 		}
-		if rr, ok = g.gw.Relayable(m, header); !ok || rr.Version != header {
+		if rr, ok = f.gw.Relayable(m, header); !ok || rr.Version != header {
 			return false
 		}
 		id, name, args, ver = rr.ID, rr.Name, rr.Args, rr.Version
@@ -327,14 +327,14 @@ func (g *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 		return false
 	}
 	clientID := bytes.Clone(id)
-	hr := &httpRelay{rw: relayWriter{w: w}, r: r, ver: ver, g: g}
+	hr := &httpRelay{rw: relayWriter{w: w}, r: r, ver: ver, f: f}
 	// The request's span, from here to its answer (the core's telemetry);
 	// its parent is the trace context of the HTTP headers.
 	parent := r.Context()
 	session := sessionID(hs)
 	var span gateway.RelaySpan
-	if g.gw.TelemetryEnabled() {
-		parent, span = g.gw.StartRelaySpan(g.gw.Telemetry().ExtractHTTP(parent, r.Header), m, key, ver, session, telemetry.TransportTCP, rr.Trace)
+	if f.gw.TelemetryEnabled() {
+		parent, span = f.gw.StartRelaySpan(f.gw.Telemetry().ExtractHTTP(parent, r.Header), m, key, ver, session, telemetry.TransportTCP, rr.Trace)
 	}
 	// The call's own: what the server sends during it reaches no other
 	// client (its log messages are dropped: this client set no log level).
@@ -343,8 +343,8 @@ func (g *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 	// without cannot be asked.
 	spec := gateway.RelaySpec{Front: hr, Name: name, Args: args, ClientID: clientID, Span: span,
 		Options: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.Trace}}
-	g.gw.InitRelay(&hr.relay, spec)
-	ctx, end, ok := g.gw.Begin(parent)
+	f.gw.InitRelay(&hr.relay, spec)
+	ctx, end, ok := f.gw.Begin(parent)
 	if !ok {
 		hr.relay.RefuseDraining()
 		return true
@@ -356,14 +356,14 @@ func (g *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 		defer cancel()
 		forget, ok := sessions.track(hs, key, cancel)
 		if !ok {
-			g.refused(r, http.StatusBadRequest, gateway.ReasonDuplicateID)
+			f.refused(r, http.StatusBadRequest, gateway.ReasonDuplicateID)
 			hr.rw.final(http.StatusBadRequest, wire.DuplicateID(clientID))
-			g.gw.EndSpan(span, errDuplicateID)
+			f.gw.EndSpan(span, errDuplicateID)
 			return true
 		}
 		defer forget()
 		spec.Options.Requester, spec.Options.Asks = &streamAsker{sessions: sessions, hs: hs, rw: &hr.rw, call: ctx}, true
-		g.gw.InitRelay(&hr.relay, spec)
+		f.gw.InitRelay(&hr.relay, spec)
 	}
 	return hr.relay.Start(ctx, session, r.RemoteAddr)
 }
@@ -380,7 +380,7 @@ func sessionID(hs *httpSession) string {
 // (relaycall.go), answered on the POST's response.
 type httpRelay struct {
 	relay gateway.Relay
-	g     *Front
+	f     *Front
 	rw    relayWriter
 	r     *http.Request
 	ver   string // the client's protocol version
@@ -404,10 +404,10 @@ func (hr *httpRelay) Pass(s gateway.RelaySpan) bool {
 		// (Cannot be: a call that asked was taken. Its answer was begun,
 		// so it is ended here rather than by the go-sdk.)
 		hr.rw.final(http.StatusOK, wire.Result(hr.relay.ClientID(), wire.ErrorResult("the relayed call was not completed")))
-		hr.g.gw.EndSpanWith(s, telemetry.ErrorTypeToolError)
+		hr.f.gw.EndSpanWith(s, telemetry.ErrorTypeToolError)
 		return true
 	}
-	if tok := hr.g.gw.CarrySpan(s); tok != "" {
+	if tok := hr.f.gw.CarrySpan(s); tok != "" {
 		// One request: its span goes on in the go-sdk server (see
 		// Handler for its end if the go-sdk never takes it).
 		hr.r.Header[gateway.HeaderCarry] = []string{tok}
@@ -415,7 +415,7 @@ func (hr *httpRelay) Pass(s gateway.RelaySpan) bool {
 	return false // w is the go-sdk handler's
 }
 
-func (hr *httpRelay) Aborted() bool { return hr.g.gw.Aborted(hr.r.Context()) }
+func (hr *httpRelay) Aborted() bool { return hr.f.gw.Aborted(hr.r.Context()) }
 
 func (hr *httpRelay) Cancelled(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, context.Canceled)

@@ -31,12 +31,12 @@ func listenRequest(m *wire.Message) bool {
 // answers it 503 with a JSON-RPC error and reports false. It returns r
 // with the admission in its context, for the streams' handlers, and
 // release, which counts them out when the POST is answered.
-func (g *Front) admitListen(w http.ResponseWriter, r *http.Request, owner string, body *wire.Body, max, perPrincipal int) (_ *http.Request, release func(), ok bool) {
+func (f *Front) admitListen(w http.ResponseWriter, r *http.Request, owner string, body *wire.Body, max, perPrincipal int) (_ *http.Request, release func(), ok bool) {
 	n, id := listenRequests(body)
 	if n == 0 {
 		return r, func() {}, true
 	}
-	ctx, release, err := g.gw.AdmitListen(r.Context(), owner, n, max, perPrincipal)
+	ctx, release, err := f.gw.AdmitListen(r.Context(), owner, n, max, perPrincipal)
 	var capped *gateway.ListenCapsError
 	if errors.As(err, &capped) {
 		writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(id, gateway.CodeTooManySessions, capped.Error(), nil))
@@ -44,7 +44,7 @@ func (g *Front) admitListen(w http.ResponseWriter, r *http.Request, owner string
 		if capped.PerPrincipal {
 			reason += " for this principal"
 		}
-		g.refused(r, http.StatusServiceUnavailable, reason)
+		f.refused(r, http.StatusServiceUnavailable, reason)
 		return r, nil, false
 	}
 	return r.WithContext(ctx), release, true

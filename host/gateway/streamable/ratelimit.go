@@ -31,19 +31,19 @@ const CodeRateLimited = -32029
 // that it answers a request out to the client — such an answer is always
 // admitted, so that limiting never strands a call in flight. release ends
 // the requests' concurrency slots.
-func (g *Front) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body *wire.Body, awaited func() bool) (release func(), ok bool) {
-	key = g.rateKey(key)
+func (f *Front) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLimiter, key string, body *wire.Body, awaited func() bool) (release func(), ok bool) {
+	key = f.rateKey(key)
 	id, n, listen := requests(body)
 	if n == 0 {
 		rel, retry, reason, err := l.Acquire(r.Context(), cluster.NotificationsKey(key))
 		switch {
 		case err != nil:
-			g.log.Warn("rate limit not applied: its shared counts are unavailable", "error", err)
+			f.log.Warn("rate limit not applied: its shared counts are unavailable", "error", err)
 		case reason == 0:
 			rel() // (no slot of max_concurrent: nothing waits upstream for it)
 		case awaited != nil && awaited():
 		default:
-			g.refuseRate(w, r, id, retry, reason)
+			f.refuseRate(w, r, id, retry, reason)
 			return nil, false
 		}
 		return func() {}, true
@@ -59,12 +59,12 @@ func (g *Front) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLi
 		if err != nil {
 			// The shared counts cannot be read: admitted, as an outage of
 			// the shared state must not stop every request.
-			g.log.Warn("rate limit not applied: its shared counts are unavailable", "error", err)
+			f.log.Warn("rate limit not applied: its shared counts are unavailable", "error", err)
 			continue
 		}
 		if reason != 0 {
 			releaseAll()
-			g.refuseRate(w, r, id, retry, reason)
+			f.refuseRate(w, r, id, retry, reason)
 			return nil, false
 		}
 		releases = append(releases, rel)
@@ -78,12 +78,12 @@ func (g *Front) admitRate(w http.ResponseWriter, r *http.Request, l state.RateLi
 
 // refuseRate answers a request (id) refused over its principal's rate
 // limit for reason: 429, retry after retry.
-func (g *Front) refuseRate(w http.ResponseWriter, r *http.Request, id []byte, retry time.Duration, reason ratelimit.Reason) {
+func (f *Front) refuseRate(w http.ResponseWriter, r *http.Request, id []byte, retry time.Duration, reason ratelimit.Reason) {
 	secs := ratelimit.RetryAfterSeconds(retry)
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	writeJSONRPCError(w, http.StatusTooManyRequests, wire.Error(id, CodeRateLimited,
 		fmt.Sprintf("rate limit: %s; retry after %d s", reason, secs), fmt.Appendf(nil, `{"retryAfterSeconds":%d}`, secs)))
-	g.refused(r, http.StatusTooManyRequests, reason.String())
+	f.refused(r, http.StatusTooManyRequests, reason.String())
 }
 
 // requests returns the id of a JSON-RPC body's request (nil, null, for a batch
@@ -104,8 +104,8 @@ func requests(body *wire.Body) (id []byte, n int, listen bool) {
 // it, so that the shared state (Redis key names) does not show who is
 // active (a principal is an issuer and a subject). A key rotation starts
 // the counts afresh.
-func (g *Front) rateKey(principal string) string {
-	m := hmac.New(sha256.New, g.rateKeys[0])
+func (f *Front) rateKey(principal string) string {
+	m := hmac.New(sha256.New, f.rateKeys[0])
 	m.Write([]byte(principal))
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }

@@ -192,12 +192,12 @@ func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession) error {
 	s.mu.Lock()
 	level := hs.level
 	s.mu.Unlock()
-	b, _ := json.Marshal(sessionRecord{Seen: now.UnixMilli(), By: s.g.replica, Level: level, Subs: subs})
+	b, _ := json.Marshal(sessionRecord{Seen: now.UnixMilli(), By: s.f.replica, Level: level, Subs: subs})
 	// Sealed and bound to the session: a reader of the shared state
 	// learns neither the resources a session subscribed to nor its level,
 	// and a writer cannot give a session another's record.
-	b = s.g.fwdBox.Seal(nil, b, forwardAAD("session-record", hs.sid))
-	if err := s.g.state.Put(ctx, cluster.SessionKey(hs.sid), b, s.idle+s.idle/4); err != nil {
+	b = s.f.fwdBox.Seal(nil, b, forwardAAD("session-record", hs.sid))
+	if err := s.f.state.Put(ctx, cluster.SessionKey(hs.sid), b, s.idle+s.idle/4); err != nil {
 		return fmt.Errorf("writing the session's record: %w", err)
 	}
 	s.mu.Lock()
@@ -208,14 +208,14 @@ func (s *httpSessions) writeRecord(ctx context.Context, hs *httpSession) error {
 
 // readRecord returns session sid's record, or errNoSession.
 func (s *httpSessions) readRecord(ctx context.Context, sid string) (*sessionRecord, error) {
-	b, err := s.g.state.Get(ctx, cluster.SessionKey(sid))
+	b, err := s.f.state.Get(ctx, cluster.SessionKey(sid))
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, errNoSession
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the session's record: %w", err)
 	}
-	plain, err := s.g.fwdBox.Open(nil, b, forwardAAD("session-record", sid))
+	plain, err := s.f.fwdBox.Open(nil, b, forwardAAD("session-record", sid))
 	if err != nil {
 		// Not sealed by a replica with the gateway's keys, or sealed for
 		// another session: as no record (a rolling upgrade from a version
@@ -318,7 +318,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	}
 	// Rebuilt here, the session takes a slot of this replica's caps, as
 	// one opened here does.
-	opened, err := s.g.admitSession(owner, s.limits)
+	opened, err := s.f.admitSession(owner, s.limits)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -331,7 +331,7 @@ func (s *httpSessions) lookup(ctx context.Context, id, owner string, isPost bool
 	hs.rebuilt = true
 	s.mu.Unlock()
 	if rec.Level != "" {
-		s.g.gw.SetSessionLogLevel(hs.ss, rec.Level)
+		s.f.gw.SetSessionLogLevel(hs.ss, rec.Level)
 	}
 	s.adopt(hs, rec)
 	end := s.post(hs, isPost)
@@ -355,7 +355,7 @@ func (s *httpSessions) connect(ctx context.Context, id string, c *sessionClaims,
 	if st != nil {
 		opts = &mcp.ServerSessionOptions{State: st}
 	}
-	ss, err := s.g.srv.Connect(context.WithoutCancel(ctx), tr, opts)
+	ss, err := s.f.srv.Connect(context.WithoutCancel(ctx), tr, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connecting the session: %w", err)
 	}
@@ -435,8 +435,8 @@ func (s *httpSessions) idled(hs *httpSession) {
 	ctx, cancel := context.WithTimeout(context.Background(), sessionLookupTimeout)
 	defer cancel()
 	rec, err := s.readRecord(ctx, hs.sid)
-	if err == nil && rec.By == s.g.replica && rec.Seen == written.UnixMilli() {
-		s.g.state.Delete(ctx, cluster.SessionKey(hs.sid))
+	if err == nil && rec.By == s.f.replica && rec.Seen == written.UnixMilli() {
+		s.f.state.Delete(ctx, cluster.SessionKey(hs.sid))
 	}
 }
 
@@ -482,7 +482,7 @@ func (s *httpSessions) drop(hs *httpSession) {
 func (s *httpSessions) terminate(ctx context.Context, hs *httpSession) error {
 	s.end(hs)
 	hs.ss.Close()
-	if err := s.g.state.Delete(ctx, cluster.SessionKey(hs.sid)); err != nil {
+	if err := s.f.state.Delete(ctx, cluster.SessionKey(hs.sid)); err != nil {
 		return fmt.Errorf("deleting the session's record: %w", err)
 	}
 	s.publish(ctx, "gone "+hs.sid)
@@ -515,7 +515,7 @@ func (s *httpSessions) terminateUnheld(ctx context.Context, id, owner string) (e
 	if _, err := s.readRecord(rctx, c.SID); err != nil {
 		return false, err
 	}
-	if err := s.g.state.Delete(rctx, cluster.SessionKey(c.SID)); err != nil {
+	if err := s.f.state.Delete(rctx, cluster.SessionKey(c.SID)); err != nil {
 		return false, fmt.Errorf("deleting the session's record: %w", err)
 	}
 	s.publish(rctx, "gone "+c.SID)
@@ -526,8 +526,8 @@ func (s *httpSessions) terminateUnheld(ctx context.Context, id, owner string) (e
 // (forward.go): the shared state sees neither the session nor the change,
 // and a message not sealed by a replica, or replayed later, is dropped.
 func (s *httpSessions) publish(ctx context.Context, msg string) {
-	if err := s.g.state.Publish(ctx, cluster.SessionsChannel, s.g.sealChange(msg)); err != nil {
-		s.g.log.Warn("publishing a session change", "error", err)
+	if err := s.f.state.Publish(ctx, cluster.SessionsChannel, s.f.sealChange(msg)); err != nil {
+		s.f.log.Warn("publishing a session change", "error", err)
 	}
 }
 
@@ -562,7 +562,7 @@ func (s *httpSessions) changed(msg []byte) {
 	case "level", "sub", "unsub": // level is the level, or the resource's URI
 		s.changedElsewhere(hs, kind, level)
 	case "cancel": // level is the replica that received it (forward.go)
-		if level != s.g.replica {
+		if level != s.f.replica {
 			s.cancelled(hs, body)
 		}
 	}
@@ -575,7 +575,7 @@ func (s *httpSessions) setLevel(ctx context.Context, hs *httpSession, level mcp.
 	hs.level = level
 	s.mu.Unlock()
 	if err := s.writeRecord(ctx, hs); err != nil {
-		s.g.log.Warn("recording a session's log level", "error", err)
+		s.f.log.Warn("recording a session's log level", "error", err)
 		return
 	}
 	s.publishChange(ctx, "level "+hs.sid+" "+string(level))
@@ -669,7 +669,7 @@ func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *
 		}()
 	case http.MethodDelete:
 		if err := s.terminate(r.Context(), hs); err != nil {
-			s.g.log.Warn("ending a session", "error", err)
+			s.f.log.Warn("ending a session", "error", err)
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -683,16 +683,16 @@ func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *
 
 // sessionsChanged passes a session change published by a replica to the
 // session tables of this one's HTTP handlers.
-func (g *Front) sessionsChanged(msg []byte) {
+func (f *Front) sessionsChanged(msg []byte) {
 	if msg != nil {
 		var ok bool
-		if msg, ok = g.openChange(msg); !ok {
+		if msg, ok = f.openChange(msg); !ok {
 			return
 		}
 	}
-	g.tablesMu.Lock()
-	tables := slices.Clone(g.tables)
-	g.tablesMu.Unlock()
+	f.tablesMu.Lock()
+	tables := slices.Clone(f.tables)
+	f.tablesMu.Unlock()
 	for _, s := range tables {
 		s.changed(msg)
 	}
@@ -700,11 +700,11 @@ func (g *Front) sessionsChanged(msg []byte) {
 
 // levelSet records the level the client of an HTTP session ss set, for
 // the other replicas.
-func (g *Front) levelSet(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, level mcp.LoggingLevel) {
-	if g.isReplay(req) {
+func (f *Front) levelSet(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, level mcp.LoggingLevel) {
+	if f.isReplay(req) {
 		return // another replica's client's, replayed here (sessionsubs.go)
 	}
-	if s, hs := g.heldSession(ss.ID()); hs != nil {
+	if s, hs := f.heldSession(ss.ID()); hs != nil {
 		s.setLevel(ctx, hs, level)
 	}
 }

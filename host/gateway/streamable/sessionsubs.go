@@ -46,26 +46,26 @@ const replayTimeout = 30 * time.Second
 
 // isReplay reports whether req is a request the gateway replayed into its
 // session.
-func (g *Front) isReplay(req mcp.Request) bool {
+func (f *Front) isReplay(req mcp.Request) bool {
 	if req == nil {
 		return false
 	}
 	ex := req.GetExtra()
-	return ex != nil && ex.Header != nil && ex.Header.Get(replayHeader) == g.replayMark
+	return ex != nil && ex.Header != nil && ex.Header.Get(replayHeader) == f.replayMark
 }
 
 // subscribed records a subscription (on) or unsubscription the client of
 // session ss made on this replica, for the other replicas; a replayed one
 // is only noted as applied.
-func (g *Front) subscribed(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, uri string, on bool) {
+func (f *Front) subscribed(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, uri string, on bool) {
 	if ss == nil {
 		return
 	}
-	s, hs := g.heldSession(ss.ID())
+	s, hs := f.heldSession(ss.ID())
 	if hs == nil {
 		return // stdio, or a 2026-07-28 client's subscriptions/listen
 	}
-	replayed := g.isReplay(req)
+	replayed := f.isReplay(req)
 	s.mu.Lock()
 	setMember(&hs.applied, uri, on)
 	was := hs.subs[uri]
@@ -77,7 +77,7 @@ func (g *Front) subscribed(ctx context.Context, req mcp.Request, ss *mcp.ServerS
 		return
 	}
 	if err := s.writeRecord(ctx, hs); err != nil {
-		g.log.Warn("recording a session's subscriptions", "error", err)
+		f.log.Warn("recording a session's subscriptions", "error", err)
 		return
 	}
 	kind := "unsub"
@@ -217,7 +217,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 	}
 	switch {
 	case hs.closing:
-	case hs.level != "" && hs.level != s.g.gw.SessionLogLevel(hs.ss):
+	case hs.level != "" && hs.level != s.f.gw.SessionLogLevel(hs.ss):
 		params, _ := json.Marshal(map[string]mcp.LoggingLevel{"level": hs.level})
 		body = wire.Request(replayID(s.replays.Add(1)), "logging/setLevel", params)
 	default:
@@ -228,7 +228,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 		if method == "resources/subscribe" {
 			p := hs.principal
 			s.mu.Unlock()
-			denied, err := s.g.gw.SubscriptionDenied(p, uri)
+			denied, err := s.f.gw.SubscriptionDenied(p, uri)
 			s.mu.Lock()
 			if err != nil {
 				// The client's subscribe was checked on the replica it
@@ -242,7 +242,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 				if denied {
 					why = "the permission rules deny the resource to the session's principal here"
 				}
-				s.g.log.Debug("a session's subscription is not replayed on this replica", "why", why,
+				s.f.log.Debug("a session's subscription is not replayed on this replica", "why", why,
 					"session", gateway.LogSessionID(hs.ss.ID()), "uri", uri)
 				return true
 			}
@@ -324,10 +324,10 @@ func (s *httpSessions) recheck() {
 
 // recheckSubscriptions has the subscriptions set aside in every session
 // table tried again.
-func (g *Front) recheckSubscriptions() {
-	g.tablesMu.Lock()
-	tables := slices.Clone(g.tables)
-	g.tablesMu.Unlock()
+func (f *Front) recheckSubscriptions() {
+	f.tablesMu.Lock()
+	tables := slices.Clone(f.tables)
+	f.tablesMu.Unlock()
 	for _, s := range tables {
 		s.recheck()
 	}
@@ -353,7 +353,7 @@ func (s *httpSessions) nextSubLocked(hs *httpSession) (method, uri string) {
 // replayState is what a replay may change in hs's go-sdk session: its
 // level and applied subscriptions.
 func (s *httpSessions) replayState(hs *httpSession) string {
-	level := s.g.gw.SessionLogLevel(hs.ss)
+	level := s.f.gw.SessionLogLevel(hs.ss)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	applied := make([]string, 0, len(hs.applied))
@@ -367,7 +367,7 @@ func (s *httpSessions) replayState(hs *httpSession) string {
 // replay delivers body, a request another replica's client made, to hs as
 // its client would send it, marked as replayed.
 func (s *httpSessions) replay(ctx context.Context, hs *httpSession, body []byte) {
-	s.injectWith(ctx, hs, body, http.Header{replayHeader: {s.g.replayMark}})
+	s.injectWith(ctx, hs, body, http.Header{replayHeader: {s.f.replayMark}})
 }
 
 // replayID is the raw id of the nth request replayed into a session.

@@ -57,7 +57,7 @@ func (s *httpSessions) updatedOnOpen(ctx context.Context, w http.ResponseWriter,
 	slices.Sort(uris)
 	var events []byte
 	for _, uri := range uris {
-		if denied, _ := s.g.gw.SubscriptionDenied(p, uri); denied {
+		if denied, _ := s.f.gw.SubscriptionDenied(p, uri); denied {
 			continue // (as revokedUpdates: none for a resource denied to p here)
 		}
 		params, err := json.Marshal(&mcp.ResourceUpdatedNotificationParams{URI: uri})
