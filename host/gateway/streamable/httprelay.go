@@ -66,6 +66,9 @@ type httpSession struct {
 	ss  *mcp.ServerSession
 	tr  *mcp.StreamableServerTransport
 	sid string // the random id sealed in the session id: its record's key
+	// logID names the session in logs, audit lines and spans
+	// (gateway.LogSessionID, a digest: computed once).
+	logID string
 	// owner is the principal that opened the session (its ID; "" without
 	// inbound OAuth): only its requests reach the session.
 	owner string
@@ -373,7 +376,7 @@ func sessionID(hs *httpSession) string {
 	if hs == nil {
 		return ""
 	}
-	return gateway.LogSessionID(hs.ss.ID())
+	return hs.logID
 }
 
 // httpRelay is a call relayed over HTTP: the RelayFront of its relayCall

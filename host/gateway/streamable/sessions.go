@@ -359,7 +359,7 @@ func (s *httpSessions) connect(ctx context.Context, id string, c *sessionClaims,
 	if err != nil {
 		return nil, fmt.Errorf("connecting the session: %w", err)
 	}
-	hs := &httpSession{ss: ss, tr: tr, sid: c.SID, owner: c.P, principal: gateway.PrincipalIn(ctx), calls: map[string]context.CancelFunc{}}
+	hs := &httpSession{ss: ss, tr: tr, sid: c.SID, logID: gateway.LogSessionID(ss.ID()), owner: c.P, principal: gateway.PrincipalIn(ctx), calls: map[string]context.CancelFunc{}}
 	if st != nil {
 		hs.caps = conn.CapabilitiesJSON(st.InitializeParams.Capabilities)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/inbound"
 )
@@ -243,7 +242,7 @@ func (s *httpSessions) syncOnce(hs *httpSession) bool {
 					why = "the permission rules deny the resource to the session's principal here"
 				}
 				s.f.log.Debug("a session's subscription is not replayed on this replica", "why", why,
-					"session", gateway.LogSessionID(hs.ss.ID()), "uri", uri)
+					"session", hs.logID, "uri", uri)
 				return true
 			}
 		}
