@@ -65,8 +65,6 @@ type callAudit struct {
 	// decision that asked it, as the call took it (its note's).
 	declined bool
 	asked    permissions.Decision
-	// principal is the call's caller, or nil.
-	principal *inbound.Principal
 }
 
 // with returns ctx carrying a (noteCallError, declinedByClient) and its
@@ -148,15 +146,16 @@ func (g *Gateway) auditCall(ctx context.Context, event, name, session, remote st
 		p = c.Principal
 		a.rec.Issuer, a.rec.Subject = p.Issuer, p.Subject
 	}
-	a.principal = p
 	if session != "" {
 		a.rec.Session = audit.SessionRef(session)
 	}
 	if server, _, ok := registry.ParseName(name); ok && event != audit.EventResourceRead {
 		a.rec.Server = server
 		if event != audit.EventToolCall {
-			// (A tool call's decision is its gate's: see done.)
-			a.rec.Decision, a.rec.Rule = decisionFields(g.h.Serving().DecideFor(p, name))
+			// A prompt's: the call's one decision (its DecisionNote's),
+			// which the host applies. (A tool call's is its gate's: see
+			// done.)
+			a.rec.Decision, a.rec.Rule = decisionFields(g.h.Serving().Decision(ctx, name))
 		}
 	}
 	return a
