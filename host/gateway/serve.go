@@ -217,7 +217,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
-	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware)
+	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware, g.decisionMiddleware)
 	g.srv.AddSendingMiddleware(g.askTracking, g.revokedUpdates, g.listenActivity)
 	if o.ToolSearch {
 		g.enableToolSearch()
