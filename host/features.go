@@ -124,8 +124,10 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 	}
 	if c := CallerOf(ctx); c != nil {
 		// A prompt is decided by its registry name, as a tool (an ask
-		// is not put to anyone: a prompt runs nothing).
-		if d := h.policy.Load().DecideFor(pr.Name, Who(c.Principal)); d.Behavior == permissions.Deny {
+		// is not put to anyone: a prompt runs nothing), once per call:
+		// the decision ctx's DecisionNote holds (the gateway's telemetry
+		// label, its audit line) is this one.
+		if d := h.decision(ctx, DecisionNoteOf(ctx), pr.Name); d.Behavior == permissions.Deny {
 			return nil, fmt.Errorf("%w: %s is %s", ErrDenied, pr.Name, d.Explain())
 		}
 	}

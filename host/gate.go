@@ -227,6 +227,17 @@ func (h *Host) decision(ctx context.Context, n *DecisionNote, name string) permi
 	return d
 }
 
+// Decision returns the permission decision on the registry tool or prompt
+// name for ctx's caller (nil: nobody in particular), taken once per call:
+// the one ctx's DecisionNote holds, taken on name under the rules in force
+// (by the call's telemetry label, its gate, an earlier round of the same
+// request), else one taken now and kept in the note for the steps after.
+// What reports on a call (an audit line) takes its decision here rather
+// than from the rules again.
+func (s *Serving) Decision(ctx context.Context, name string) permissions.Decision {
+	return s.h.decision(ctx, DecisionNoteOf(ctx), name)
+}
+
 // DecisionNote is the permission decision of one call: taken once, by
 // the first step that needs it (the gateway's relay, its telemetry label,
 // the call gate), and used by every later one — the full path after a

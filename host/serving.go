@@ -3,7 +3,7 @@ package host
 // Serving is what a Host offers a gateway that serves it to MCP clients
 // (mcphost serve, package host/gateway) beyond the library: the relay's fast
 // path for tools/call (RelayCall, RelayStart), the permission decisions
-// for a gateway's users (DecideFor, ServerDeniedFor, HasPrincipalRules,
+// for a gateway's users (DecideFor, Decision: a call's one, ServerDeniedFor, HasPrincipalRules,
 // ToolVisible), per-user servers (PerUser), the protocol version of an
 // upstream session (ProtocolVersion), and the logins of replicas sharing
 // a token store (CredentialsStored, LoggedInElsewhere). A Go program using

@@ -73,10 +73,10 @@ type callAudit struct {
 	note *host.DecisionNote
 	own  host.DecisionNote
 	// declined is set when the client answered the gateway's question
-	// about the call with no (the gate is not reached).
+	// about the call with no (the gate is not reached); asked is then the
+	// decision that asked it, as the call took it (its note's).
 	declined bool
-	// principal is the call's caller, or nil.
-	principal *inbound.Principal
+	asked    permissions.Decision
 }
 
 // with returns ctx carrying a (noteCallError, declinedByClient) and its
@@ -97,7 +97,10 @@ func (a *callAudit) with(ctx context.Context) context.Context {
 // client declined the gateway's question about it.
 func declinedByClient(ctx context.Context) {
 	if a, ok := ctx.Value(callAuditKey{}).(*callAudit); ok {
-		a.declined = true
+		// The rule recorded is the one that asked the question: the
+		// call's decision (taken once: the telemetry label's, or an
+		// earlier round's of the same request, else taken here).
+		a.declined, a.asked = true, a.g.h.Serving().Decision(ctx, a.rec.Tool)
 	}
 }
 
@@ -155,15 +158,16 @@ func (g *Gateway) auditCall(ctx context.Context, event, name, session, remote st
 		p = c.Principal
 		a.rec.Issuer, a.rec.Subject = p.Issuer, p.Subject
 	}
-	a.principal = p
 	if session != "" {
 		a.rec.Session = audit.SessionRef(session)
 	}
 	if server, _, ok := registry.ParseName(name); ok && event != audit.EventResourceRead {
 		a.rec.Server = server
 		if event != audit.EventToolCall {
-			// (A tool call's decision is its gate's: see done.)
-			a.rec.Decision, a.rec.Rule = decisionFields(g.h.Serving().DecideFor(p, name))
+			// A prompt's: the call's one decision (its DecisionNote's),
+			// which the host applies. (A tool call's is its gate's: see
+			// done.)
+			a.rec.Decision, a.rec.Rule = decisionFields(g.h.Serving().Decision(ctx, name))
 		}
 	}
 	return a
@@ -186,17 +190,16 @@ func (a *callAudit) done(err error, respBytes int) {
 	a.rec.Duration = time.Since(a.start)
 	a.rec.ResponseBytes = respBytes
 	if a.rec.Event == audit.EventToolCall {
-		// The decision the call's gate applied, as it applied it.
-		if d, approved, ok := a.note.Get(); ok {
+		// The decision the call's gate applied, as it applied it. (A
+		// declined retry is not gated; the note may hold the applied
+		// decision of the round that asked, in the same request.)
+		if d, approved, ok := a.note.Get(); ok && !a.declined {
 			a.rec.Decision, a.rec.Rule = decisionFields(d)
 			if approved {
 				a.rec.Decision, a.rec.Reason = permissions.Allow.String(), "approved by the client"
 			}
 		} else if a.declined {
-			// The gate is not reached: the rule recorded is the one that
-			// asked the question (the one deciding now: unless the rules
-			// were reloaded between question and answer, the same).
-			_, a.rec.Rule = decisionFields(a.g.h.Serving().DecideFor(a.principal, a.rec.Tool))
+			_, a.rec.Rule = decisionFields(a.asked)
 			a.rec.Decision, a.rec.Reason = permissions.Deny.String(), "declined by the client"
 		} else {
 			a.rec.Decision = audit.DecisionNone

@@ -40,6 +40,7 @@ func TestOneDecisionPerCall(t *testing.T) {
 		rules     []config.PermissionRule
 		meta      mcp.Meta // the call's _meta (a progress token: the go-sdk path alone)
 		elicit    bool     // the client answers elicitations: the demo's ask tool, the gateway's question (allow)
+		decline   bool     // the client answers the gateway's question deny
 		outcome   string   // the decision, as span and metric record it
 		lines     []string // the decisions of the audit lines (nil: outcome, one line)
 		relayed   bool
@@ -56,6 +57,11 @@ func TestOneDecisionPerCall(t *testing.T) {
 		// the go-sdk server runs in one request (elicitation/create).
 		{name: "stdio ask approved", transport: "stdio", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, meta: mcp.Meta{"progressToken": "p"}, elicit: true, outcome: "ask", lines: []string{"ask", "allow"}},
 		{name: "http ask approved", transport: "http", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, meta: mcp.Meta{"progressToken": "p"}, elicit: true, outcome: "ask", lines: []string{"ask", "allow"}},
+		// Declined by the client: the retry's line records the decision
+		// the call took (the ask rule), declined — not the question's
+		// ask again, nor one taken anew for the line.
+		{name: "stdio ask declined", transport: "stdio", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, meta: mcp.Meta{"progressToken": "p"}, elicit: true, decline: true, outcome: "ask", lines: []string{"ask", "deny"}},
+		{name: "http ask declined", transport: "http", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, meta: mcp.Meta{"progressToken": "p"}, elicit: true, decline: true, outcome: "ask", lines: []string{"ask", "deny"}},
 		// Allowed, sent by the relay, whose first round needs input the
 		// client cannot read as a result: made again on the go-sdk path.
 		{name: "stdio input required passed on", transport: "stdio", version: oldProtocol, server: demo("p", "-passthrough"), tool: "mcp__p__ask", elicit: true, outcome: "allow"},
@@ -88,6 +94,9 @@ func TestOneDecisionPerCall(t *testing.T) {
 			if tc.elicit {
 				opts = &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					if strings.HasPrefix(req.Params.Message, "Allow the tool") {
+						if tc.decline {
+							return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny"}}, nil
+						}
 						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow"}}, nil
 					}
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
@@ -117,7 +126,7 @@ func TestOneDecisionPerCall(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if wantErr := tc.outcome == "ask" && !tc.elicit; res.IsError != wantErr {
+			if wantErr := tc.outcome == "ask" && (!tc.elicit || tc.decline); res.IsError != wantErr {
 				t.Fatalf("isError %v: %s", res.IsError, textOf(res))
 			}
 			if relayed := g.RelayedCalls(); relayed != map[bool]uint64{true: 1}[tc.relayed] {
@@ -140,8 +149,12 @@ func TestOneDecisionPerCall(t *testing.T) {
 			}
 			var lines []string
 			for _, r := range allRecords(t, log, &buf) {
-				if r.Event == audit.EventToolCall {
-					lines = append(lines, r.Decision)
+				if r.Event != audit.EventToolCall {
+					continue
+				}
+				lines = append(lines, r.Decision)
+				if r.Decision == audit.DecisionDeny && (r.Reason != "declined by the client" || !strings.Contains(r.Rule, `ask "mcp__a__echo"`)) {
+					t.Errorf("the declined retry's line: reason %q, rule %q; want declined by the client, the ask rule", r.Reason, r.Rule)
 				}
 			}
 			want := tc.lines

@@ -31,6 +31,8 @@ func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", exposed)}
 		}
+		// (One decision for the call, ctx's DecisionNote's: decisionMiddleware.
+		// Its audit line's is the host's, and its telemetry label's.)
 		a := g.auditCall(ctx, audit.EventPromptGet, p.Name, sessionID(req.Session), "", 0)
 		res, err := g.h.GetPromptResult(ctx, p.Name, req.Params)
 		if a != nil {

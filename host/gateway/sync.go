@@ -41,10 +41,6 @@ type exposure struct {
 	// read earlier can never apply its older lists (served tools, the
 	// search index) after one that read later.
 	syncing *sync.Mutex
-	// syncHook, if set (by tests, before the first Sync), is called at
-	// points of Sync: "wait" when it must wait for another Sync, "read"
-	// once it has read the registry's tools.
-	syncHook func(point string)
 }
 
 // owned is a served resource or template: its server and its definition
@@ -71,7 +67,7 @@ func newExposure() exposure {
 // (the watch loop and a finished login both call it): each applies what it
 // read, in the order they read it.
 func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
-	g.lockSync()
+	g.lockSync(ctx)
 	defer g.exposed.syncing.Unlock()
 	defer g.synced.fire() // (runs before the unlock: what was synced is already served)
 	// The sessions' subscriptions set aside (by the session fronts) are tried
@@ -84,7 +80,7 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	bare := prefixFree(g.naming, len(active)) // (of all: names do not change as servers connect)
 	listed := g.settled(active)               // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
-	g.syncPoint("read")
+	syncPoint(ctx, syncRead)
 	if g.search != nil {
 		g.reindex(tools)
 	}
@@ -123,18 +119,32 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	return slices.Compact(problems)
 }
 
-// lockSync takes the Sync lock (exposure.syncing).
-func (g *Gateway) lockSync() {
+// lockSync takes the Sync lock (exposure.syncing) for the Sync of ctx.
+func (g *Gateway) lockSync(ctx context.Context) {
 	if g.exposed.syncing.TryLock() {
 		return
 	}
-	g.syncPoint("wait")
+	syncPoint(ctx, syncWait)
 	g.exposed.syncing.Lock()
 }
 
-func (g *Gateway) syncPoint(point string) {
-	if g.exposed.syncHook != nil {
-		g.exposed.syncHook(point)
+// The points of a Sync that a trace (syncTraceKey) is told of.
+const (
+	syncWait = "wait" // it must wait for another Sync to end
+	syncRead = "read" // it has read the registry's tools
+)
+
+// syncTraceKey is the context key of a Sync's trace: a func(point string)
+// that its caller passes with the context (as net/http/httptrace does),
+// told of each point of the Sync (syncWait, syncRead) as it passes it —
+// only the tests that force Syncs to interleave set one.
+type syncTraceKey struct{}
+
+// syncPoint tells the trace ctx carries, if any, that its Sync is at
+// point.
+func syncPoint(ctx context.Context, point string) {
+	if f, ok := ctx.Value(syncTraceKey{}).(func(point string)); ok {
+		f(point)
 	}
 }
 

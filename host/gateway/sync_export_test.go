@@ -9,10 +9,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// SetSyncHook sets the function Sync calls at its points: "wait" when it
-// must wait for another Sync to end, "read" once it has read the
-// registry's tools. Set it before the gateway's first Sync.
-func SetSyncHook(g *Gateway, f func(point string)) { g.exposed.syncHook = f }
+// WithSyncTrace returns ctx whose Sync (Gateway.Sync(ctx)) calls f at its
+// points: "wait" when it must wait for another Sync to end, "read" once it
+// has read the registry's tools.
+func WithSyncTrace(ctx context.Context, f func(point string)) context.Context {
+	return context.WithValue(ctx, syncTraceKey{}, f)
+}
 
 // UsersVerifier verifies the bearer tokens that are one of users' names,
 // each as that user (its UserID), valid for an hour.

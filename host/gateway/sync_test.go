@@ -46,7 +46,8 @@ func TestSyncAppliesInReadOrder(t *testing.T) {
 			var reads atomic.Int32
 			aRead, releaseA := make(chan struct{}), make(chan struct{})
 			bWaits := make(chan struct{}, 1)
-			gateway.SetSyncHook(g, func(point string) {
+			// Both Syncs are traced (their points: gateway.WithSyncTrace).
+			traced := gateway.WithSyncTrace(ctx, func(point string) {
 				switch point {
 				case "read":
 					if reads.Add(1) == 1 {
@@ -63,7 +64,7 @@ func TestSyncAppliesInReadOrder(t *testing.T) {
 			aDone := make(chan struct{})
 			go func() {
 				defer close(aDone)
-				g.Sync(ctx)
+				g.Sync(traced)
 			}()
 			<-aRead // A has the list without the new tool
 
@@ -88,7 +89,7 @@ func TestSyncAppliesInReadOrder(t *testing.T) {
 			bDone := make(chan struct{})
 			go func() {
 				defer close(bDone)
-				g.Sync(ctx)
+				g.Sync(traced)
 			}()
 			select {
 			case <-bDone: // B read and applied the new list before A applied

@@ -97,7 +97,7 @@ func (g *Gateway) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 				info.ProtocolVersion = r.ProtocolVersion()
 			}
 			info.Meta = metaOf(req)
-			if method == telemetry.MethodToolsCall {
+			if method == telemetry.MethodToolsCall || method == telemetry.MethodPromptsGet {
 				ctx = host.WithDecisionNote(ctx, &rs.note) // (one decision: the label's is the gate's)
 			}
 			rs.target = g.targetLabel(host.WithCaller(ctx, principalOf(req), ""), method, targetOf(req))
@@ -162,7 +162,7 @@ func (g *Gateway) targetLabel(ctx context.Context, method, target string) string
 		g.mu.Lock()
 		p, ok := g.exposed.prompts[target]
 		g.mu.Unlock()
-		if ok && g.h.Serving().DecideFor(principalIn(ctx), p.Name).Behavior != permissions.Deny {
+		if ok && g.h.Serving().Decision(ctx, p.Name).Behavior != permissions.Deny {
 			return target
 		}
 	}

@@ -40,6 +40,22 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 	}
 }
 
+// decisionMiddleware gives a tools/call or prompts/get the go-sdk server
+// handles its one permission decision (host.DecisionNote), unless the
+// telemetry middleware gave it one already: every round of the request —
+// the go-sdk server runs the handler again with a client's answers to the
+// gateway's question (elicitation/create, for clients before 2026-07-28) —
+// and what reports on it (its audit lines) take that decision, rather than
+// each round the rules again.
+func (g *Gateway) decisionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if (method == "tools/call" || method == "prompts/get") && host.DecisionNoteOf(ctx) == nil {
+			ctx = host.WithDecisionNote(ctx, new(host.DecisionNote))
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // unknownTool is the answer to a call of a tool that the caller is not
 // served: one that does not exist, and — the same answer, byte for byte —
 // one hidden from the caller (denied to it by the rules, not in its
