@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -102,7 +103,7 @@ func (g *Gateway) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 			if method == telemetry.MethodToolsCall {
 				ctx = host.WithDecisionNote(ctx, &rs.note) // (one decision: the label's is the gate's)
 			}
-			rs.target = g.targetLabel(host.WithCaller(ctx, principalOf(req), ""), method, targetOf(req))
+			rs.target, info.Server = g.targetLabel(host.WithCaller(ctx, principalOf(req), ""), method, targetOf(req))
 			rs.start = time.Now()
 			ctx, rs.span = g.tel.StartRequest(ctx, method, rs.target, info)
 		}
@@ -143,32 +144,34 @@ func targetOf(req mcp.Request) string {
 // prompt) that ctx's caller is served — tool search's own two tools
 // included —, else telemetry.TargetUnknown: never a name a client made
 // up, nor one hidden from the caller. (A per-user server's prompts are
-// not served: see users.go.)
-func (g *Gateway) targetLabel(ctx context.Context, method, target string) string {
+// not served: see users.go.) For a served tool of an upstream server it
+// also returns that server (telemetry.RequestInfo.Server), "" otherwise.
+func (g *Gateway) targetLabel(ctx context.Context, method, target string) (label, server string) {
 	if target == "" {
-		return ""
+		return "", ""
 	}
 	switch method {
 	case telemetry.MethodToolsCall:
 		if g.search != nil && (target == SearchToolName || target == CallToolName) {
-			return target
+			return target, ""
 		}
 		name, ok := g.canonicalTool(target)
 		if !ok && g.userTool(target) {
 			name, ok = target, true // (a per-user server's, served under its registry name)
 		}
 		if ok && g.h.Serving().ToolVisible(ctx, name) {
-			return target
+			server, _, _ = registry.ParseName(name)
+			return target, server
 		}
 	case telemetry.MethodPromptsGet:
 		g.mu.Lock()
 		p, ok := g.exposed.prompts[target]
 		g.mu.Unlock()
 		if ok && g.h.Serving().DecideFor(principalIn(ctx), p.Name).Behavior != permissions.Deny {
-			return target
+			return target, ""
 		}
 	}
-	return telemetry.TargetUnknown
+	return telemetry.TargetUnknown, ""
 }
 
 // metaOf returns a request's params._meta, or nil.
@@ -206,11 +209,12 @@ func (g *Gateway) startRelay(ctx context.Context, ps []rawjson.Member, key, vers
 	}
 	rs := &relaySpan{start: time.Now()}
 	ctx = host.WithDecisionNote(ctx, &rs.note)
+	var server string
 	if n, ok := rawjson.Find(ps, "name"); ok {
 		name, _ := rawjson.String(n.Value)
-		rs.target = g.targetLabel(ctx, telemetry.MethodToolsCall, name)
+		rs.target, server = g.targetLabel(ctx, telemetry.MethodToolsCall, name)
 	}
-	info := telemetry.RequestInfo{SessionID: session, ProtocolVersion: version, Transport: transport}
+	info := telemetry.RequestInfo{SessionID: session, ProtocolVersion: version, Transport: transport, Server: server}
 	if len(key) > 1 {
 		info.RequestID = key[1:] // (the key is the id's kind, then its value)
 	}
