@@ -199,7 +199,9 @@ func BenchmarkSpanExport(b *testing.B) {
 		new  func(otlptrace.Client) (sdktrace.SpanExporter, error)
 	}{
 		{"otlptrace", func(c otlptrace.Client) (sdktrace.SpanExporter, error) { return otlptrace.New(context.Background(), c) }},
-		{"mcphost", func(c otlptrace.Client) (sdktrace.SpanExporter, error) { return newSpanExporter(context.Background(), c) }},
+		{"mcphost", func(c otlptrace.Client) (sdktrace.SpanExporter, error) {
+			return newSpanExporter(context.Background(), c)
+		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			exp, err := c.new(discard{})
