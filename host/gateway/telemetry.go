@@ -156,13 +156,7 @@ func (g *Gateway) targetLabel(ctx context.Context, method, target string) (label
 			return target, ""
 		}
 		name, ok := g.canonicalTool(target)
-		if !ok && g.userTool(target) {
-			name, ok = target, true // (a per-user server's, served under its registry name)
-		}
-		if ok && g.h.Serving().ToolVisible(ctx, name) {
-			server, _, _ = registry.ParseName(name)
-			return target, server
-		}
+		return g.toolLabel(ctx, target, name, ok)
 	case telemetry.MethodPromptsGet:
 		g.mu.Lock()
 		p, ok := g.exposed.prompts[target]
@@ -170,6 +164,19 @@ func (g *Gateway) targetLabel(ctx context.Context, method, target string) (label
 		if ok && g.h.Serving().DecideFor(principalIn(ctx), p.Name).Behavior != permissions.Deny {
 			return target, ""
 		}
+	}
+	return telemetry.TargetUnknown, ""
+}
+
+// toolLabel is targetLabel of a tools/call naming target, which resolves
+// to the served tool name (ok) of g's shared servers.
+func (g *Gateway) toolLabel(ctx context.Context, target, name string, ok bool) (label, server string) {
+	if !ok && g.userTool(target) {
+		name, ok = target, true // (a per-user server's, served under its registry name)
+	}
+	if ok && g.h.Serving().ToolVisible(ctx, name) {
+		server, _, _ = registry.ParseName(name)
+		return target, server
 	}
 	return telemetry.TargetUnknown, ""
 }
@@ -207,14 +214,43 @@ func (g *Gateway) startRelay(ctx context.Context, ps []rawjson.Member, key, vers
 	if !g.tel.Enabled() {
 		return ctx, nil
 	}
+	return g.startRelayTool(ctx, func(ctx context.Context) (string, string) {
+		n, ok := rawjson.Find(ps, "name")
+		if !ok {
+			return "", ""
+		}
+		name, _ := rawjson.String(n.Value)
+		return g.targetLabel(ctx, telemetry.MethodToolsCall, name)
+	}, key, version, session, transport, trace)
+}
+
+// startRelayMessage is startRelay of the tools/call m, whose tool name
+// it reads as m holds it, decoded and resolved already (wire.Message.Call,
+// Tool).
+func (g *Gateway) startRelayMessage(ctx context.Context, m *wire.Message, key, version, session, transport string, trace []byte) (context.Context, *relaySpan) {
+	if !g.tel.Enabled() {
+		return ctx, nil
+	}
+	return g.startRelayTool(ctx, func(ctx context.Context) (string, string) {
+		c, ok := m.Call()
+		if !ok || c.Name == "" {
+			return "", ""
+		}
+		if g.search != nil && (c.Name == SearchToolName || c.Name == CallToolName) {
+			return c.Name, ""
+		}
+		name, ok := g.resolveTool(m, c.Name)
+		return g.toolLabel(ctx, c.Name, name, ok)
+	}, key, version, session, transport, trace)
+}
+
+// startRelayTool is startRelay with label, which returns the call's
+// target label and server (targetLabel) under ctx.
+func (g *Gateway) startRelayTool(ctx context.Context, label func(context.Context) (string, string), key, version, session, transport string, trace []byte) (context.Context, *relaySpan) {
 	rs := &relaySpan{start: time.Now()}
 	ctx = host.WithDecisionNote(ctx, &rs.note)
-	var server string
-	if n, ok := rawjson.Find(ps, "name"); ok {
-		name, _ := rawjson.String(n.Value)
-		rs.target, server = g.targetLabel(ctx, telemetry.MethodToolsCall, name)
-	}
-	info := telemetry.RequestInfo{SessionID: session, ProtocolVersion: version, Transport: transport, Server: server}
+	info := telemetry.RequestInfo{SessionID: session, ProtocolVersion: version, Transport: transport}
+	rs.target, info.Server = label(ctx)
 	if len(key) > 1 {
 		info.RequestID = key[1:] // (the key is the id's kind, then its value)
 	}
