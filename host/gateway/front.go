@@ -146,7 +146,7 @@ func (g *Gateway) TelemetryEnabled() bool { return g.tel.Enabled() }
 // of its _meta (RelayRequest.Trace). With telemetry off it returns ctx and
 // the zero RelaySpan.
 func (g *Gateway) StartRelaySpan(ctx context.Context, m *wire.Message, key, version, session, transport string, trace []byte) (context.Context, RelaySpan) {
-	ctx, rs := g.startRelay(ctx, m.ParamsMembers(), key, version, session, transport, trace)
+	ctx, rs := g.startRelayMessage(ctx, m, key, version, session, transport, trace)
 	return ctx, RelaySpan{rs}
 }
 

@@ -14,7 +14,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/telemetry"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -100,7 +102,7 @@ func (g *Gateway) telemetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 			if method == telemetry.MethodToolsCall || method == telemetry.MethodPromptsGet {
 				ctx = host.WithDecisionNote(ctx, &rs.note) // (one decision: the label's is the gate's)
 			}
-			rs.target = g.targetLabel(host.WithCaller(ctx, principalOf(req), ""), method, targetOf(req))
+			rs.target, info.Server = g.targetLabel(host.WithCaller(ctx, principalOf(req), ""), method, targetOf(req))
 			rs.start = time.Now()
 			ctx, rs.span = g.tel.StartRequest(ctx, method, rs.target, info)
 		}
@@ -141,32 +143,41 @@ func targetOf(req mcp.Request) string {
 // prompt) that ctx's caller is served — tool search's own two tools
 // included —, else telemetry.TargetUnknown: never a name a client made
 // up, nor one hidden from the caller. (A per-user server's prompts are
-// not served: see users.go.)
-func (g *Gateway) targetLabel(ctx context.Context, method, target string) string {
+// not served: see users.go.) For a served tool of an upstream server it
+// also returns that server (telemetry.RequestInfo.Server), "" otherwise.
+func (g *Gateway) targetLabel(ctx context.Context, method, target string) (label, server string) {
 	if target == "" {
-		return ""
+		return "", ""
 	}
 	switch method {
 	case telemetry.MethodToolsCall:
 		if g.search != nil && (target == SearchToolName || target == CallToolName) {
-			return target
+			return target, ""
 		}
 		name, ok := g.canonicalTool(target)
-		if !ok && g.userTool(target) {
-			name, ok = target, true // (a per-user server's, served under its registry name)
-		}
-		if ok && g.h.Serving().ToolVisible(ctx, name) {
-			return target
-		}
+		return g.toolLabel(ctx, target, name, ok)
 	case telemetry.MethodPromptsGet:
 		g.mu.Lock()
 		p, ok := g.exposed.prompts[target]
 		g.mu.Unlock()
 		if ok && g.h.Serving().Decision(ctx, p.Name).Behavior != permissions.Deny {
-			return target
+			return target, ""
 		}
 	}
-	return telemetry.TargetUnknown
+	return telemetry.TargetUnknown, ""
+}
+
+// toolLabel is targetLabel of a tools/call naming target, which resolves
+// to the served tool name (ok) of g's shared servers.
+func (g *Gateway) toolLabel(ctx context.Context, target, name string, ok bool) (label, server string) {
+	if !ok && g.userTool(target) {
+		name, ok = target, true // (a per-user server's, served under its registry name)
+	}
+	if ok && g.h.Serving().ToolVisible(ctx, name) {
+		server, _, _ = registry.ParseName(name)
+		return target, server
+	}
+	return telemetry.TargetUnknown, ""
 }
 
 // metaOf returns a request's params._meta, or nil.
@@ -194,21 +205,26 @@ type relaySpan struct {
 	note host.DecisionNote
 }
 
-// startRelay starts the span of a relayed tools/call with params ps, id
-// key (rawjson.IDKey) and the trace context members of its _meta (see
-// relayReq.trace), under ctx; it returns ctx itself and nil with telemetry
-// off.
-func (g *Gateway) startRelay(ctx context.Context, ps []rawjson.Member, key, version, session, transport string, trace []byte) (context.Context, *relaySpan) {
+// startRelayMessage starts the span of the relayed tools/call m, with id
+// key (rawjson.IDKey) and the trace context members of its _meta
+// (RelayRequest.Trace), under ctx; it returns ctx itself and nil with
+// telemetry off. It reads the tool's name as m holds it, decoded and
+// resolved already (wire.Message.Call, Tool).
+func (g *Gateway) startRelayMessage(ctx context.Context, m *wire.Message, key, version, session, transport string, trace []byte) (context.Context, *relaySpan) {
 	if !g.tel.Enabled() {
 		return ctx, nil
 	}
 	rs := &relaySpan{start: time.Now()}
 	ctx = host.WithDecisionNote(ctx, &rs.note)
-	if n, ok := rawjson.Find(ps, "name"); ok {
-		name, _ := rawjson.String(n.Value)
-		rs.target = g.targetLabel(ctx, telemetry.MethodToolsCall, name)
-	}
 	info := telemetry.RequestInfo{SessionID: session, ProtocolVersion: version, Transport: transport}
+	if c, ok := m.Call(); ok && c.Name != "" {
+		if g.search != nil && (c.Name == SearchToolName || c.Name == CallToolName) {
+			rs.target = c.Name
+		} else {
+			name, ok := g.resolveTool(m, c.Name)
+			rs.target, info.Server = g.toolLabel(ctx, c.Name, name, ok)
+		}
+	}
 	if len(key) > 1 {
 		info.RequestID = key[1:] // (the key is the id's kind, then its value)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -341,6 +342,12 @@ func TestTelemetryToolCall(t *testing.T) {
 			if got["jsonrpc.request.id"] == "" || got["mcp.protocol.version"] == "" {
 				t.Errorf("no jsonrpc.request.id or mcp.protocol.version: %v", got)
 			}
+			// The span is started with its server (RequestInfo.Server), among
+			// the attributes of its start, not given it later by the host
+			// (which adds an attribute at the end, copying the list).
+			if got["mcphost.server.name"] != "a" || attrIndex(s.Attributes, "mcphost.server.name") > attrIndex(s.Attributes, "jsonrpc.request.id") {
+				t.Errorf("mcphost.server.name not set at the span's start: %v", s.Attributes)
+			}
 			if wantStatus := map[bool]codes.Code{true: codes.Error}[tc.errType != ""]; s.Status.Code != wantStatus || s.Status.Description != tc.errType {
 				t.Errorf("status %v %q, want %v %q", s.Status.Code, s.Status.Description, wantStatus, tc.errType)
 			}
@@ -555,4 +562,9 @@ func BenchmarkRelayStdioRawTelemetry(b *testing.B) {
 	g := telGateway(b, rec.tel)
 	w, r := servePipes(b, g)
 	relayRawCalls(b, g, w, r)
+}
+
+// attrIndex is the position of the attribute key in attrs, -1 if absent.
+func attrIndex(attrs []attribute.KeyValue, key string) int {
+	return slices.IndexFunc(attrs, func(kv attribute.KeyValue) bool { return string(kv.Key) == key })
 }

@@ -67,13 +67,17 @@
 // # Cost
 //
 // Spans are exported in batches by the SDK's batch span processor (its
-// limits, defaults and OTEL_BSP_* variables). The names,
+// limits, defaults and OTEL_BSP_* variables), by the OTLP exporters'
+// clients, with a conversion to OTLP messages of mcphost's own that
+// allocates a batch's messages in blocks and converts each attribute value
+// of the per-call spans once (request and session ids excepted). The names,
 // start options and metric attribute sets of the per-call spans and
 // measurements are made once per tool (in bounded caches), and the raw
 // lane's trace context is written without a map. A front that knows a
 // tools/call's server passes it in RequestInfo.Server, so that the SERVER
 // span starts with every attribute it ends with (an attribute added to a
-// started span copies them all). BenchmarkHop measures
+// started span copies them all); the permission decision's span is
+// started with its outcome for the same reason. BenchmarkHop measures
 // one gateway hop's telemetry; host/gateway's BenchmarkTelemetryCost a
 // relayed call through a gateway with telemetry off and on.
 //

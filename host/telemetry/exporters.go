@@ -11,13 +11,14 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// newOTLPSpanExporter builds the OTLP span exporter for t. The endpoint
-// URL's scheme decides TLS (http: plain, https: system roots).
+// newOTLPSpanExporter builds the OTLP span exporter for t: the OTLP
+// exporters' client, with spanExporter's conversion. The endpoint URL's
+// scheme decides TLS (http: plain, https: system roots).
 func newOTLPSpanExporter(ctx context.Context, t otlpTarget) (sdktrace.SpanExporter, error) {
 	if t.protocol == ProtocolGRPC {
-		return otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(t.endpoint), otlptracegrpc.WithHeaders(t.headers))
+		return newSpanExporter(ctx, otlptracegrpc.NewClient(otlptracegrpc.WithEndpointURL(t.endpoint), otlptracegrpc.WithHeaders(t.headers)))
 	}
-	return otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(t.endpoint), otlptracehttp.WithHeaders(t.headers))
+	return newSpanExporter(ctx, otlptracehttp.NewClient(otlptracehttp.WithEndpointURL(t.endpoint), otlptracehttp.WithHeaders(t.headers)))
 }
 
 // newOTLPMetricExporter builds the OTLP metric exporter for t.
