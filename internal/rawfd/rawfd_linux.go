@@ -3,16 +3,31 @@ package rawfd
 import (
 	"io"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// file is New's file on linux.
+// file is New's file on linux. Its reads (and its writes) are made one at
+// a time, each by a callback made once (a closure per call would be an
+// allocation per message), on the state its mutex guards.
 type file struct {
 	*os.File
 	rc syscall.RawConn
+
+	rmu   sync.Mutex
+	rbuf  []byte
+	rn    int
+	rerr  syscall.Errno
+	rcall func(fd uintptr) bool
+
+	wmu   sync.Mutex
+	wbuf  []byte
+	wn    int
+	werr  syscall.Errno
+	wcall func(fd uintptr) bool
 }
 
 func newRaw(f *os.File) *file {
@@ -35,7 +50,9 @@ func newRaw(f *os.File) *file {
 	if !nonblocking {
 		return nil
 	}
-	return &file{File: f, rc: rc}
+	rf := &file{File: f, rc: rc}
+	rf.rcall, rf.wcall = rf.read, rf.write
+	return rf
 }
 
 // Read implements io.Reader as (*os.File).Read does.
@@ -43,21 +60,12 @@ func (f *file) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := f.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait in the poller
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	f.rmu.Lock()
+	defer f.rmu.Unlock()
+	f.rbuf, f.rn, f.rerr = p, 0, 0
+	err := f.rc.Read(f.rcall)
+	n, errno := f.rn, f.rerr
+	f.rbuf = nil
 	switch {
 	case err != nil:
 		return 0, f.wrap("read", err)
@@ -69,28 +77,33 @@ func (f *file) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// read is Read's callback: false to wait in the poller.
+func (f *file) read(fd uintptr) bool {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&f.rbuf[0])), uintptr(len(f.rbuf)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		f.rn, f.rerr = int(r), e
+		return true
+	}
+}
+
 // Write implements io.Writer as (*os.File).Write does: all of p, or an
 // error.
 func (f *file) Write(p []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := f.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			b := p[n:]
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch e {
-			case 0:
-				n += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // full: wait in the poller
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	if len(p) == 0 {
+		return 0, nil
+	}
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	f.wbuf, f.wn, f.werr = p, 0, 0
+	err := f.rc.Write(f.wcall)
+	n, errno := f.wn, f.werr
+	f.wbuf = nil
 	switch {
 	case err != nil:
 		return n, f.wrap("write", err)
@@ -98,6 +111,26 @@ func (f *file) Write(p []byte) (int, error) {
 		return n, &os.PathError{Op: "write", Path: f.Name(), Err: errno}
 	}
 	return n, nil
+}
+
+// write is Write's callback: false to wait in the poller (the pipe is
+// full).
+func (f *file) write(fd uintptr) bool {
+	for f.wn < len(f.wbuf) {
+		b := f.wbuf[f.wn:]
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			f.wn += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			f.werr = e
+			return true
+		}
+	}
+	return true
 }
 
 // wrap is the error of a wait that failed: the file was closed (no

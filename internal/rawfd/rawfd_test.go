@@ -96,3 +96,22 @@ func TestWriteToAClosedReaderFails(t *testing.T) {
 		t.Error("write to a pipe without a reader: no error")
 	}
 }
+
+func TestReadWriteDoNotAllocate(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("raw system calls on linux only; elsewhere New returns the *os.File")
+	}
+	r, w := pipe(t)
+	msg, buf := []byte("a line\n"), make([]byte, 64)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := w.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a write and a read: %v allocations, want 0", allocs)
+	}
+}
