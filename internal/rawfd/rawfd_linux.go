@@ -68,7 +68,7 @@ func (f *file) Read(p []byte) (int, error) {
 	f.rbuf = nil
 	switch {
 	case err != nil:
-		return 0, f.wrap("read", err)
+		return 0, f.closed("read")
 	case errno != 0:
 		return 0, &os.PathError{Op: "read", Path: f.Name(), Err: errno}
 	case n == 0:
@@ -106,7 +106,7 @@ func (f *file) Write(p []byte) (int, error) {
 	f.wbuf = nil
 	switch {
 	case err != nil:
-		return n, f.wrap("write", err)
+		return n, f.closed("write")
 	case errno != 0:
 		return n, &os.PathError{Op: "write", Path: f.Name(), Err: errno}
 	}
@@ -133,8 +133,9 @@ func (f *file) write(fd uintptr) bool {
 	return true
 }
 
-// wrap is the error of a wait that failed: the file was closed (no
-// deadline is set on it).
-func (f *file) wrap(op string, err error) error {
+// closed is the error of a wait that failed, as (*os.File).Read reports
+// it: the file was closed (no deadline is set on it, and a pipe or socket
+// New took is served by the poller).
+func (f *file) closed(op string) error {
 	return &os.PathError{Op: op, Path: f.Name(), Err: os.ErrClosed}
 }
