@@ -8,6 +8,8 @@ import (
 	"runtime"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcphost/mcphost/internal/rawfd"
 )
 
 // pollable returns what reads or writes f — served by Go's network poller
@@ -51,12 +53,15 @@ func pollable(f *os.File) (rwc io.ReadWriteCloser, polledBy bool) {
 		unix.Close(fd)
 		return f, false
 	}
-	return &polled{File: os.NewFile(uintptr(fd), f.Name()), orig: f}, true
+	dup := os.NewFile(uintptr(fd), f.Name())
+	return &polled{ReadWriteCloser: rawfd.New(dup), orig: f}, true
 }
 
-// polled is pollable's file.
+// polled is pollable's file: the duplicate, read and written with raw
+// system calls where possible (rawfd.New: no wake-up of the runtime's
+// monitor thread per message).
 type polled struct {
-	*os.File
+	io.ReadWriteCloser
 	orig *os.File
 }
 
@@ -64,7 +69,7 @@ type polled struct {
 // blocking mode back through the original, and closes the original too (so
 // the peer sees the end at once). It may be called more than once.
 func (p *polled) Close() error {
-	err := p.File.Close()
+	err := p.ReadWriteCloser.Close()
 	if rc, cerr := p.orig.SyscallConn(); cerr == nil {
 		rc.Control(func(s uintptr) { unix.SetNonblock(int(s), false) })
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/supervisor"
+	"github.com/mcphost/mcphost/internal/rawfd"
 )
 
 // Shutdown escalation for stdio servers: after stdin is closed the process
@@ -102,10 +103,12 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // io.WriteCloser half of the connection: Close ends the process.
 type process struct {
 	// pid is the server's process id, and its process group's.
-	pid    int
-	sup    *supervisor.Process
-	stdin  *os.File
-	stdout *os.File
+	pid int
+	sup *supervisor.Process
+	// stdin and stdout are the pipes' ends, read and written with raw
+	// system calls where possible (rawfd.New).
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
 	done   chan struct{} // closed when the server's tree has exited and been reaped
 	err    error         // exit error (nil, *supervisor.ExitError, …), valid after done
 	// stderrDone is closed when the process's stderr has been read to the end.
@@ -166,7 +169,7 @@ func startProcess(command string, args, env []string, dir string, stderr io.Writ
 	errW.Close()
 
 	stderrDone := make(chan struct{})
-	p := &process{pid: sup.Pid, sup: sup, stdin: inW, stdout: outR, done: make(chan struct{}), stderrDone: stderrDone}
+	p := &process{pid: sup.Pid, sup: sup, stdin: rawfd.New(inW), stdout: rawfd.New(outR), done: make(chan struct{}), stderrDone: stderrDone}
 	go func() { // owned by the process: ends when the group's stderr closes
 		defer close(stderrDone)
 		io.Copy(stderr, errR)

@@ -244,6 +244,22 @@ func (r *Relay) Start(ctx context.Context, session, remote string) (answered boo
 	return r.c.start(ctx, session, remote)
 }
 
+// Enter registers the call with the drain, as Gateway.Enter does, but
+// without an end function: the call leaves the drain when it ends, after
+// the front's Ended. ok is false if the gateway is draining: the call is
+// not registered, and is to be refused (RefuseDraining).
+func (r *Relay) Enter() (ok bool) {
+	g := r.c.g
+	g.drainMu.Lock()
+	defer g.drainMu.Unlock()
+	if g.draining {
+		return false
+	}
+	g.calls.add()
+	r.c.entered = true
+	return true
+}
+
 // ClientID is the call's request id (RelaySpec.ClientID).
 func (r *Relay) ClientID() []byte { return r.c.clientID }
 

@@ -36,6 +36,9 @@ type relayCall struct {
 	// written on the upstream's read loop or a worker); else start waits
 	// for it (HTTP: the handler writes the answer).
 	async bool
+	// entered: the call is registered with the drain (Relay.Enter), and
+	// leaves it when it ends.
+	entered bool
 }
 
 // refuseRelay answers a relayed call refused before its upstream call
@@ -85,8 +88,17 @@ func (c *relayCall) start(ctx context.Context, session, remote string) (answered
 // lane did not take it), then runs front.Ended, and reports whether the
 // call was answered here.
 func (c *relayCall) end(resp []byte, handled bool, err error) (answered bool) {
-	defer c.front.Ended()
+	defer c.ended()
 	return c.finish(c.ctx, resp, handled, err)
+}
+
+// ended runs front.Ended, then takes the call out of the drain if it
+// entered it (Relay.Enter).
+func (c *relayCall) ended() {
+	c.front.Ended()
+	if c.entered {
+		c.g.calls.done()
+	}
 }
 
 // finish is end but for front.Ended.

@@ -217,10 +217,15 @@ func (c *relayConn) waitAnswered(timeout time.Duration) {
 // done1 forgets a client request id once it is answered (or cancelled).
 func (c *relayConn) done1(id []byte) {
 	if key, err := rawjson.IDKey(id); err == nil {
-		c.mu.Lock()
-		c.forgetLocked(key)
-		c.mu.Unlock()
+		c.forget(key)
 	}
+}
+
+// forget is done1 of the id whose IDKey is key.
+func (c *relayConn) forget(key string) {
+	c.mu.Lock()
+	c.forgetLocked(key)
+	c.mu.Unlock()
 }
 
 // forgetLocked forgets the pending request key, and wakes waitAnswered

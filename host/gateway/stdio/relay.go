@@ -43,14 +43,13 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	// client, before the result (conn.RawCall).
 	c.g.InitRelay(&sr.Relay, gateway.RelaySpec{Front: sr, Name: rr.Name, Args: rr.Args, ClientID: clientID, Span: span, Async: true,
 		Options: host.RelayOptions{ProtocolVersion: rr.Version, Caps: caps, Requester: gateway.SessionRequester(ss), Asks: true, Trace: rr.Trace}})
-	end, ok := c.g.Enter()
-	if !ok {
+	if !sr.Enter() {
 		sr.RefuseDraining()
 		return true
 	}
 	ctx, cancel := context.WithCancel(parent)
 	c.setCancel(key, cancel)
-	sr.cancel, sr.end = cancel, end
+	sr.cancel = cancel
 	sr.Start(ctx, "", "")
 	return true
 }
@@ -62,13 +61,12 @@ type stdioRelay struct {
 	c    *relayConn
 	key  string // the request's IDKey
 	line []byte // the request, for the go-sdk if the raw lane does not take it
-	// cancel releases the call's context, end its place in the drain.
+	// cancel releases the call's context.
 	cancel context.CancelFunc
-	end    func()
 }
 
 func (sr *stdioRelay) Answer(msg []byte) {
-	sr.c.done1(sr.ClientID())
+	sr.c.forget(sr.key)
 	sr.c.WriteLine(msg)
 }
 
@@ -95,6 +93,7 @@ func (sr *stdioRelay) Cancelled(ctx context.Context, err error) bool {
 func (sr *stdioRelay) Run(f func()) { sr.c.run(f) }
 
 func (sr *stdioRelay) Ended() {
-	sr.cancel()
-	sr.end()
+	if sr.cancel != nil { // (nil: refused while draining, never started)
+		sr.cancel()
+	}
 }
