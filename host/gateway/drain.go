@@ -21,23 +21,19 @@ const CodeShuttingDown = -32000
 const abortGrace = 2 * time.Second
 
 // inflight counts the requests being served and lets a drain wait for none.
+// Its zero value counts none.
 type inflight struct {
-	mu   sync.Mutex
-	n    int
-	zero chan struct{} // closed while n == 0; replaced when n leaves 0
+	mu sync.Mutex
+	n  int
+	// zero is closed when n returns to 0, for those waiting (idle); nil
+	// when none waits. (Made only for a waiter: a request costs no channel.)
+	zero chan struct{}
 }
 
-func newInflight() *inflight {
-	z := make(chan struct{})
-	close(z)
-	return &inflight{zero: z}
-}
+func newInflight() *inflight { return &inflight{} }
 
 func (f *inflight) add() {
 	f.mu.Lock()
-	if f.n == 0 {
-		f.zero = make(chan struct{})
-	}
 	f.n++
 	f.mu.Unlock()
 }
@@ -45,17 +41,33 @@ func (f *inflight) add() {
 func (f *inflight) done() {
 	f.mu.Lock()
 	f.n--
-	if f.n == 0 {
+	if f.n == 0 && f.zero != nil {
 		close(f.zero)
+		f.zero = nil
 	}
 	f.mu.Unlock()
 }
 
+// idle returns a channel closed once no request is in flight (already
+// closed if none is).
 func (f *inflight) idle() <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.n == 0 {
+		return closedChan
+	}
+	if f.zero == nil {
+		f.zero = make(chan struct{})
+	}
 	return f.zero
 }
+
+// closedChan is a closed channel. (Shared, never sent on.)
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // errShuttingDown is the answer to a request refused or cut short by a drain.
 func errShuttingDown(detail string) *jsonrpc.Error {
@@ -95,7 +107,7 @@ func (g *Gateway) enter() (end func(), ok bool) {
 		return nil, false
 	}
 	g.calls.add()
-	return g.calls.done, true
+	return g.callDone, true
 }
 
 // abortable returns a context of parent that is also cancelled when the

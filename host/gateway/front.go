@@ -357,7 +357,7 @@ func (g *Gateway) Begin(ctx context.Context) (_ context.Context, end func(), ok 
 // the writes of their responses).
 func (g *Gateway) Track() (done func()) {
 	g.calls.add()
-	return g.calls.done
+	return g.callDone
 }
 
 // Draining reports whether the gateway drains (Drain): it takes no new

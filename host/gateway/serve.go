@@ -135,6 +135,7 @@ type Gateway struct {
 	// Graceful shutdown (drain.go).
 	drainTimeout atomic.Int64 // time.Duration (SetDrainTimeout)
 	calls        *inflight
+	callDone     func() // calls.done, bound once (a method value per request is an allocation)
 	drainMu      sync.Mutex
 	draining     bool
 	abort        context.Context // cancelled when the drain deadline passes
@@ -204,6 +205,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 		askKeys: o.Keys.MACKeys(cluster.RequestStatePurpose), keys: o.Keys, state: o.State,
 		replica: hex.EncodeToString(rid[:]),
 		calls:   newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
+	g.callDone = g.calls.done
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.startGrace = o.StartGrace
