@@ -73,15 +73,13 @@ func (l *httpLane) takes(rc RawCall, v string) bool {
 // StartRaw implements rawStarter.
 func (l *httpLane) StartRaw(ctx context.Context, req rawRequest, done func(resp []byte, err error)) error {
 	id, msg := l.meta.request(req)
-	// The call ends with ctx, or when the Manager closes.
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(l.c.m.ctx, cancel)
+	// The call ends with ctx, or when the Manager closes (see call).
 	run := func() {
-		defer cancel()
-		defer stop()
 		resp, err := l.call(ctx, id, msg, req)
-		if err != nil && ctx.Err() != nil {
-			err = ctx.Err()
+		if err != nil && (ctx.Err() != nil || l.c.m.ctx.Err() != nil) {
+			if err = ctx.Err(); err == nil {
+				err = context.Canceled // (the Manager closed)
+			}
 			// The server may have begun: tell it, as the go-sdk does (not
 			// waited for; bounded, and ended when the Manager closes).
 			go func() {
@@ -182,17 +180,22 @@ func (l *httpLane) resume(ctx context.Context, lastID string) (io.ReadCloser, er
 	return resp.Body, nil
 }
 
-// call makes one raw call and returns the server's response.
+// call makes one raw call and returns the server's response. The call
+// ends with ctx, or when the Manager closes.
 func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawRequest) ([]byte, error) {
 	// The POST lives until its body is read to the end (so that its
 	// connection serves the next call), which may be after the call's end:
-	// ctx's end ends it only until then.
+	// ctx's end, or the Manager's, ends it only until then. (One context
+	// for the call, watching both: until the response, pctx ends exactly
+	// when the call does.)
 	pctx, end := context.WithCancel(context.WithoutCancel(ctx))
 	unwatch := context.AfterFunc(ctx, end)
+	unwatchM := context.AfterFunc(l.c.m.ctx, end)
 	drained := false
 	defer func() {
 		if !drained {
 			unwatch()
+			unwatchM()
 			end()
 		}
 	}()
@@ -243,16 +246,18 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		}
 		return oneLine(b), nil
 	case "text/event-stream":
-		out, last, err := l.stream(ctx, pctx, resp.Body, id, req, max)
+		out, last, err := l.stream(pctx, resp.Body, id, req, max)
 		if err != nil {
 			return nil, err
 		}
 		// The server ends the stream after the response: it is read to its
 		// end after the call's (a body closed unread closes its
-		// connection); one the server keeps open is closed after a moment.
+		// connection); one the server keeps open is closed after a moment,
+		// or when the Manager closes.
 		drained = true
 		unwatch()
 		go func() {
+			defer unwatchM()
 			t := time.AfterFunc(streamEndWait, end)
 			io.Copy(io.Discard, io.LimitReader(last, 1<<20))
 			t.Stop()
@@ -275,13 +280,18 @@ var errEventTooLarge = errors.New("an event from the server exceeds the size lim
 // the go-sdk client resumes it. It returns the response and the body it
 // came on, not read to its end (the caller ends it).
 //
-// pctx is the POST's context, which outlives ctx while the stream is read
-// to its end: a resumed stream is read under it too.
-func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, io.ReadCloser, error) {
-	ctx, cancel := context.WithCancel(ctx)
+// ctx is the POST's context (see call): until stream returns, it ends
+// when the call does; a resumed stream is read under it too.
+func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, io.ReadCloser, error) {
+	// The server's requests are answered under a context that ends with
+	// the call's stream, made at the first (most calls have none).
+	var (
+		askCtx context.Context
+		cancel context.CancelFunc = func() {}
+	)
 	var asks sync.WaitGroup
 	defer asks.Wait() // (cancel, deferred after, runs first)
-	defer cancel()
+	defer func() { cancel() }()
 	var resp []byte
 	var cur *sseRouter
 	route := func(data []byte) []byte {
@@ -305,10 +315,14 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 			// request's params would alias, is reused for the next event.)
 			msg, err := jsonrpcmsg.Decode(bytes.Clone(data))
 			if jr, ok := msg.(*jsonrpc.Request); err == nil && ok {
+				if askCtx == nil {
+					askCtx, cancel = context.WithCancel(ctx)
+				}
+				actx := askCtx
 				asks.Add(1)
 				go func() { // ends when answered, or with the call
 					defer asks.Done()
-					l.answer(ctx, jr, req.fc)
+					l.answer(actx, jr, req.fc)
 				}()
 			}
 		default:
@@ -369,7 +383,7 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 			return nil, nil, ctx.Err()
 		case <-time.After(delay):
 		}
-		if body, err = l.resume(pctx, lastID); err != nil {
+		if body, err = l.resume(ctx, lastID); err != nil {
 			body = nil // (tried again, without progress)
 			l.c.log.Debug("resuming a relayed call's event stream failed", "error", err)
 		}
