@@ -105,9 +105,16 @@ func (l *httpLane) post(ctx context.Context, msg []byte, method, name string) (*
 	if err != nil {
 		return nil, err
 	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json, text/event-stream")
-	if err := l.headers(ctx, hr.Header, method, name); err != nil {
+	// The header's values share one array (as http.Header.Clone does):
+	// one allocation for them all, not one each.
+	vals := make([]string, 0, 7)
+	set := func(k, v string) {
+		vals = append(vals, v)
+		hr.Header[k] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	set("Content-Type", "application/json")
+	set("Accept", "application/json, text/event-stream")
+	if err := l.headers(ctx, set, method, name); err != nil {
 		return nil, err
 	}
 	resp, err := l.client.Do(hr)
@@ -120,19 +127,19 @@ func (l *httpLane) post(ctx context.Context, msg []byte, method, name string) (*
 	return resp, nil
 }
 
-// headers sets the session's headers on a request, as the go-sdk client
-// does: protocol version, session id, credentials, and at NewProtocol the
-// request's method and name.
-func (l *httpLane) headers(ctx context.Context, h http.Header, method, name string) error {
+// headers sets the session's headers on a request by set (keys in
+// canonical form), as the go-sdk client does: protocol version, session
+// id, credentials, and at NewProtocol the request's method and name.
+func (l *httpLane) headers(ctx context.Context, set func(k, v string), method, name string) error {
 	v := l.cs.InitializeResult().ProtocolVersion
-	h.Set("Mcp-Protocol-Version", v)
+	set("Mcp-Protocol-Version", v)
 	if sid := l.cs.ID(); sid != "" {
-		h.Set("Mcp-Session-Id", sid)
+		set("Mcp-Session-Id", sid)
 	}
 	if v >= NewProtocol && method != "" {
-		h.Set("Mcp-Method", method)
+		set("Mcp-Method", method)
 		if name != "" {
-			h.Set("Mcp-Name", name)
+			set("Mcp-Name", name)
 		}
 	}
 	if l.oauth == nil {
@@ -149,7 +156,7 @@ func (l *httpLane) headers(ctx context.Context, h http.Header, method, name stri
 	var re *oauth2.RetrieveError
 	switch {
 	case err == nil && tok != nil:
-		h.Set("Authorization", "Bearer "+tok.AccessToken)
+		set("Authorization", "Bearer "+tok.AccessToken)
 	case err != nil && !(errors.As(err, &re) && re.ErrorCode == "invalid_grant"):
 		return errRawRefused // the go-sdk client reports it
 	}
@@ -166,7 +173,7 @@ func (l *httpLane) resume(ctx context.Context, lastID string) (io.ReadCloser, er
 	}
 	hr.Header.Set("Accept", "text/event-stream")
 	hr.Header.Set("Last-Event-ID", lastID)
-	if err := l.headers(ctx, hr.Header, "", ""); err != nil {
+	if err := l.headers(ctx, hr.Header.Set, "", ""); err != nil {
 		return nil, err
 	}
 	resp, err := l.client.Do(hr)
@@ -231,7 +238,7 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		}
 		return nil, fmt.Errorf("the server answered the call with HTTP %d", resp.StatusCode)
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mt := mediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
 		b, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
@@ -267,6 +274,22 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		return out, nil
 	}
 	return nil, fmt.Errorf("the server answered the call with content type %q", mt)
+}
+
+// mediaType is the media type of a Content-Type header's value as
+// mime.ParseMediaType reads it ("" when it finds the value invalid, but
+// for its parameters) — without parsing, and so without allocating, the
+// two values servers send without parameters.
+func mediaType(v string) string {
+	switch v {
+	case "application/json", "text/event-stream":
+		return v
+	}
+	mt, _, err := mime.ParseMediaType(v)
+	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
+		return ""
+	}
+	return mt
 }
 
 // errEventTooLarge ends a call whose event stream carried an event over the
