@@ -565,15 +565,15 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	// At once when a slot is free and the session live (no context of
 	// rc.Timeout around the call: its own timer bounds it, see startRaw);
 	// else waiting for either, within rc.Timeout.
-	release, cs, csGen, raw, ok := c.ready()
+	cs, csGen, raw, ok := c.ready()
 	if !ok {
 		if rc.Timeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeoutCause(ctx, rc.Timeout, rc.TimeoutCause)
 			defer cancel()
 		}
-		var err error
-		if release, err = c.acquire(ctx); err != nil {
+		release, err := c.acquire(ctx)
+		if err != nil {
 			return nil, true, timedOut(ctx, rc, err)
 		}
 		cs, csGen, err = c.sessionGen(ctx)
@@ -592,7 +592,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 		}
 		c.mu.Unlock()
 	}
-	defer release()
+	defer c.release() // (the slot taken by ready or acquire)
 	if raw == nil || csGen != rc.Gen {
 		return nil, false, nil
 	}
@@ -618,29 +618,30 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	return r.resp, r.handled, r.err
 }
 
-// ready takes a slot of c's concurrency cap and returns c's live session,
-// its generation and raw lane, when it can at once (ok false, and nothing
-// taken, when it cannot): CallRaw's path without a wait.
-func (c *Conn) ready() (release func(), cs *mcp.ClientSession, gen uint64, raw rawStarter, ok bool) {
+// ready takes a slot of c's concurrency cap (c.release frees it) and
+// returns c's live session, its generation and raw lane, when it can at
+// once (ok false, and nothing taken, when it cannot): CallRaw's path
+// without a wait.
+func (c *Conn) ready() (cs *mcp.ClientSession, gen uint64, raw rawStarter, ok bool) {
 	if c.root().retired.Load() || c.m.isClosed() {
-		return nil, nil, 0, nil, false
+		return nil, 0, nil, false
 	}
 	select {
 	case c.calls <- struct{}{}:
 	default:
-		return nil, nil, 0, nil, false
+		return nil, 0, nil, false
 	}
 	c.mu.Lock()
 	cs, gen, raw = c.session, c.gen, c.raw
 	c.mu.Unlock()
 	if cs == nil || raw == nil {
-		<-c.calls
-		return nil, nil, 0, nil, false
+		c.release()
+		return nil, 0, nil, false
 	}
-	return c.release, cs, gen, raw, true
+	return cs, gen, raw, true
 }
 
-// release frees a slot of c's concurrency cap (see acquire).
+// release frees a slot of c's concurrency cap (taken by ready, or acquire).
 func (c *Conn) release() { <-c.calls }
 
 // timedOut is err, from a wait of CallRaw under ctx, as the raw call's
