@@ -60,10 +60,11 @@ func (s *Serving) RelayCall(ctx context.Context, name string, args json.RawMessa
 		ctx, span = h.tel.StartToolCall(ctx, g.tool.Server, name)
 	}
 	// The relay asks for no progress, so tool_timeout bounds the whole call
-	// (max_tool_duration is never shorter).
-	ctx, cancel := context.WithTimeoutCause(ctx, g.idle, errIdle)
-	defer cancel()
-	resp, handled, err = h.conns.CallRaw(ctx, g.tool.Server, rawCall(g, args, o)) // on another session, CallTool checks the tool again
+	// (max_tool_duration is never shorter): by a timer on the raw call's
+	// own context (conn.RawCall.Timeout), not a context here.
+	rc := rawCall(g, args, o)
+	rc.Timeout, rc.TimeoutCause = g.idle, errIdle
+	resp, handled, err = h.conns.CallRaw(ctx, g.tool.Server, rc) // on another session, CallTool checks the tool again
 	resp, handled, err = h.relayed(ctx, g, name, resp, handled, err)
 	endRelaySpan(span, handled, err)
 	return resp, handled, err

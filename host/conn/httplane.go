@@ -73,15 +73,13 @@ func (l *httpLane) takes(rc RawCall, v string) bool {
 // StartRaw implements rawStarter.
 func (l *httpLane) StartRaw(ctx context.Context, req rawRequest, done func(resp []byte, err error)) error {
 	id, msg := l.meta.request(req)
-	// The call ends with ctx, or when the Manager closes.
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(l.c.m.ctx, cancel)
+	// The call ends with ctx, or when the Manager closes (see call).
 	run := func() {
-		defer cancel()
-		defer stop()
 		resp, err := l.call(ctx, id, msg, req)
-		if err != nil && ctx.Err() != nil {
-			err = ctx.Err()
+		if err != nil && (ctx.Err() != nil || l.c.m.ctx.Err() != nil) {
+			if err = ctx.Err(); err == nil {
+				err = context.Canceled // (the Manager closed)
+			}
 			// The server may have begun: tell it, as the go-sdk does (not
 			// waited for; bounded, and ended when the Manager closes).
 			go func() {
@@ -107,9 +105,16 @@ func (l *httpLane) post(ctx context.Context, msg []byte, method, name string) (*
 	if err != nil {
 		return nil, err
 	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json, text/event-stream")
-	if err := l.headers(ctx, hr.Header, method, name); err != nil {
+	// The header's values share one array (as http.Header.Clone does):
+	// one allocation for them all, not one each.
+	vals := make([]string, 0, 7)
+	set := func(k, v string) {
+		vals = append(vals, v)
+		hr.Header[k] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	set("Content-Type", "application/json")
+	set("Accept", "application/json, text/event-stream")
+	if err := l.headers(ctx, set, method, name); err != nil {
 		return nil, err
 	}
 	resp, err := l.client.Do(hr)
@@ -122,19 +127,19 @@ func (l *httpLane) post(ctx context.Context, msg []byte, method, name string) (*
 	return resp, nil
 }
 
-// headers sets the session's headers on a request, as the go-sdk client
-// does: protocol version, session id, credentials, and at NewProtocol the
-// request's method and name.
-func (l *httpLane) headers(ctx context.Context, h http.Header, method, name string) error {
+// headers sets the session's headers on a request by set (keys in
+// canonical form), as the go-sdk client does: protocol version, session
+// id, credentials, and at NewProtocol the request's method and name.
+func (l *httpLane) headers(ctx context.Context, set func(k, v string), method, name string) error {
 	v := l.cs.InitializeResult().ProtocolVersion
-	h.Set("Mcp-Protocol-Version", v)
+	set("Mcp-Protocol-Version", v)
 	if sid := l.cs.ID(); sid != "" {
-		h.Set("Mcp-Session-Id", sid)
+		set("Mcp-Session-Id", sid)
 	}
 	if v >= NewProtocol && method != "" {
-		h.Set("Mcp-Method", method)
+		set("Mcp-Method", method)
 		if name != "" {
-			h.Set("Mcp-Name", name)
+			set("Mcp-Name", name)
 		}
 	}
 	if l.oauth == nil {
@@ -151,7 +156,7 @@ func (l *httpLane) headers(ctx context.Context, h http.Header, method, name stri
 	var re *oauth2.RetrieveError
 	switch {
 	case err == nil && tok != nil:
-		h.Set("Authorization", "Bearer "+tok.AccessToken)
+		set("Authorization", "Bearer "+tok.AccessToken)
 	case err != nil && !(errors.As(err, &re) && re.ErrorCode == "invalid_grant"):
 		return errRawRefused // the go-sdk client reports it
 	}
@@ -168,7 +173,7 @@ func (l *httpLane) resume(ctx context.Context, lastID string) (io.ReadCloser, er
 	}
 	hr.Header.Set("Accept", "text/event-stream")
 	hr.Header.Set("Last-Event-ID", lastID)
-	if err := l.headers(ctx, hr.Header, "", ""); err != nil {
+	if err := l.headers(ctx, hr.Header.Set, "", ""); err != nil {
 		return nil, err
 	}
 	resp, err := l.client.Do(hr)
@@ -182,17 +187,22 @@ func (l *httpLane) resume(ctx context.Context, lastID string) (io.ReadCloser, er
 	return resp.Body, nil
 }
 
-// call makes one raw call and returns the server's response.
+// call makes one raw call and returns the server's response. The call
+// ends with ctx, or when the Manager closes.
 func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawRequest) ([]byte, error) {
 	// The POST lives until its body is read to the end (so that its
 	// connection serves the next call), which may be after the call's end:
-	// ctx's end ends it only until then.
+	// ctx's end, or the Manager's, ends it only until then. (One context
+	// for the call, watching both: until the response, pctx ends exactly
+	// when the call does.)
 	pctx, end := context.WithCancel(context.WithoutCancel(ctx))
 	unwatch := context.AfterFunc(ctx, end)
+	unwatchM := context.AfterFunc(l.c.m.ctx, end)
 	drained := false
 	defer func() {
 		if !drained {
 			unwatch()
+			unwatchM()
 			end()
 		}
 	}()
@@ -228,7 +238,7 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		}
 		return nil, fmt.Errorf("the server answered the call with HTTP %d", resp.StatusCode)
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mt := mediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
 		b, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
@@ -243,16 +253,18 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		}
 		return oneLine(b), nil
 	case "text/event-stream":
-		out, last, err := l.stream(ctx, pctx, resp.Body, id, req, max)
+		out, last, err := l.stream(pctx, resp.Body, id, req, max)
 		if err != nil {
 			return nil, err
 		}
 		// The server ends the stream after the response: it is read to its
 		// end after the call's (a body closed unread closes its
-		// connection); one the server keeps open is closed after a moment.
+		// connection); one the server keeps open is closed after a moment,
+		// or when the Manager closes.
 		drained = true
 		unwatch()
 		go func() {
+			defer unwatchM()
 			t := time.AfterFunc(streamEndWait, end)
 			io.Copy(io.Discard, io.LimitReader(last, 1<<20))
 			t.Stop()
@@ -262,6 +274,22 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 		return out, nil
 	}
 	return nil, fmt.Errorf("the server answered the call with content type %q", mt)
+}
+
+// mediaType is the media type of a Content-Type header's value as
+// mime.ParseMediaType reads it ("" when it finds the value invalid, but
+// for its parameters) — without parsing, and so without allocating, the
+// two values servers send without parameters.
+func mediaType(v string) string {
+	switch v {
+	case "application/json", "text/event-stream":
+		return v
+	}
+	mt, _, err := mime.ParseMediaType(v)
+	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
+		return ""
+	}
+	return mt
 }
 
 // errEventTooLarge ends a call whose event stream carried an event over the
@@ -275,13 +303,18 @@ var errEventTooLarge = errors.New("an event from the server exceeds the size lim
 // the go-sdk client resumes it. It returns the response and the body it
 // came on, not read to its end (the caller ends it).
 //
-// pctx is the POST's context, which outlives ctx while the stream is read
-// to its end: a resumed stream is read under it too.
-func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, io.ReadCloser, error) {
-	ctx, cancel := context.WithCancel(ctx)
+// ctx is the POST's context (see call): until stream returns, it ends
+// when the call does; a resumed stream is read under it too.
+func (l *httpLane) stream(ctx context.Context, body io.ReadCloser, id string, req rawRequest, max int) ([]byte, io.ReadCloser, error) {
+	// The server's requests are answered under a context that ends with
+	// the call's stream, made at the first (most calls have none).
+	var (
+		askCtx context.Context
+		cancel context.CancelFunc = func() {}
+	)
 	var asks sync.WaitGroup
 	defer asks.Wait() // (cancel, deferred after, runs first)
-	defer cancel()
+	defer func() { cancel() }()
 	var resp []byte
 	var cur *sseRouter
 	route := func(data []byte) []byte {
@@ -305,10 +338,14 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 			// request's params would alias, is reused for the next event.)
 			msg, err := jsonrpcmsg.Decode(bytes.Clone(data))
 			if jr, ok := msg.(*jsonrpc.Request); err == nil && ok {
+				if askCtx == nil {
+					askCtx, cancel = context.WithCancel(ctx)
+				}
+				actx := askCtx
 				asks.Add(1)
 				go func() { // ends when answered, or with the call
 					defer asks.Done()
-					l.answer(ctx, jr, req.fc)
+					l.answer(actx, jr, req.fc)
 				}()
 			}
 		default:
@@ -369,7 +406,7 @@ func (l *httpLane) stream(ctx, pctx context.Context, body io.ReadCloser, id stri
 			return nil, nil, ctx.Err()
 		case <-time.After(delay):
 		}
-		if body, err = l.resume(pctx, lastID); err != nil {
+		if body, err = l.resume(ctx, lastID); err != nil {
 			body = nil // (tried again, without progress)
 			l.c.log.Debug("resuming a relayed call's event stream failed", "error", err)
 		}

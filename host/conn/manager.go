@@ -562,23 +562,38 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if c == nil {
 		return nil, false, nil
 	}
-	release, err := c.acquire(ctx)
-	if err != nil {
-		return nil, true, err
+	// At once when a slot is free and the session live (no context of
+	// rc.Timeout around the call: its own timer bounds it, see startRaw);
+	// else waiting for either, within rc.Timeout.
+	cs, csGen, raw, ok := c.ready()
+	if !ok {
+		if rc.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, rc.Timeout, rc.TimeoutCause)
+			defer cancel()
+		}
+		release, err := c.acquire(ctx)
+		if err != nil {
+			return nil, true, timedOut(ctx, rc, err)
+		}
+		cs, csGen, err = c.sessionGen(ctx)
+		if errors.Is(err, ErrRetired) {
+			release()
+			return nil, false, nil // (nothing sent: CallTool finds the current connection)
+		}
+		if err != nil {
+			release()
+			return nil, true, timedOut(ctx, rc, err)
+		}
+		c.mu.Lock()
+		raw = c.raw
+		if c.session != cs {
+			raw = nil
+		}
+		c.mu.Unlock()
 	}
-	defer release()
-	cs, csGen, err := c.sessionGen(ctx)
-	if errors.Is(err, ErrRetired) {
-		return nil, false, nil // (nothing sent: CallTool finds the current connection)
-	}
-	if err != nil {
-		return nil, true, err
-	}
-	c.mu.Lock()
-	raw := c.raw
-	live := c.session == cs
-	c.mu.Unlock()
-	if raw == nil || !live || csGen != rc.Gen {
+	defer c.release() // (the slot taken by ready or acquire)
+	if raw == nil || csGen != rc.Gen {
 		return nil, false, nil
 	}
 	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySession)
@@ -601,6 +616,41 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	}
 	r := <-ch
 	return r.resp, r.handled, r.err
+}
+
+// ready takes a slot of c's concurrency cap (c.release frees it) and
+// returns c's live session, its generation and raw lane, when it can at
+// once (ok false, and nothing taken, when it cannot): CallRaw's path
+// without a wait.
+func (c *Conn) ready() (cs *mcp.ClientSession, gen uint64, raw rawStarter, ok bool) {
+	if c.root().retired.Load() || c.m.isClosed() {
+		return nil, 0, nil, false
+	}
+	select {
+	case c.calls <- struct{}{}:
+	default:
+		return nil, 0, nil, false
+	}
+	c.mu.Lock()
+	cs, gen, raw = c.session, c.gen, c.raw
+	c.mu.Unlock()
+	if cs == nil || raw == nil {
+		c.release()
+		return nil, 0, nil, false
+	}
+	return cs, gen, raw, true
+}
+
+// release frees a slot of c's concurrency cap (taken by ready, or acquire).
+func (c *Conn) release() { <-c.calls }
+
+// timedOut is err, from a wait of CallRaw under ctx, as the raw call's
+// own timeout reports it (startRaw) when rc.Timeout ended the wait.
+func timedOut(ctx context.Context, rc RawCall, err error) error {
+	if rc.TimeoutCause != nil && errors.Is(err, context.DeadlineExceeded) && context.Cause(ctx) == rc.TimeoutCause {
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, rc.TimeoutCause)
+	}
+	return err
 }
 
 // StartRaw is CallRaw without the wait, for a caller that must not block:
