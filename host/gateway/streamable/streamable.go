@@ -77,6 +77,7 @@ func New(g *gateway.Gateway) *Front {
 	return f
 }
 
-// Close ends the front's sessions and leaves the replica protocol and the
-// gateway. Gateway.Close does it for every front of the gateway.
+// Close leaves the replica protocol and the gateway (CloseSessions); the
+// sessions' go-sdk sessions end with the gateway's (Gateway.CloseSessions,
+// Close, which close every front of the gateway).
 func (f *Front) Close() { f.CloseSessions() }
