@@ -344,14 +344,6 @@ func (g *Gateway) Replica() string { return g.replica }
 // disabled when off.
 func (g *Gateway) Telemetry() *telemetry.Telemetry { return g.tel }
 
-// Begin registers a request with the drain. It returns a context that is
-// cancelled when the drain deadline passes, and the function to call when
-// the request is answered; ok is false if the gateway is draining, and the
-// request must be refused.
-func (g *Gateway) Begin(ctx context.Context) (_ context.Context, end func(), ok bool) {
-	return g.begin(ctx)
-}
-
 // Track counts a request in flight until done is called, draining or not
 // (a POST whose messages the go-sdk handler answers: a drain waits for
 // the writes of their responses).

@@ -347,16 +347,17 @@ func (f *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 	spec := gateway.RelaySpec{Front: hr, Name: name, Args: args, ClientID: clientID, Span: span,
 		Options: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.Trace}}
 	f.gw.InitRelay(&hr.relay, spec)
-	ctx, end, ok := f.gw.Begin(parent)
+	end, ok := f.gw.Enter()
 	if !ok {
 		hr.relay.RefuseDraining()
 		return true
 	}
 	defer end()
+	// One context, which the drain deadline and, in a session, the
+	// client's cancellation end.
+	ctx, cancel := f.gw.Abortable(parent)
+	defer cancel()
 	if hs != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
 		forget, ok := sessions.track(hs, key, cancel)
 		if !ok {
 			f.refused(r, http.StatusBadRequest, gateway.ReasonDuplicateID)
