@@ -99,6 +99,7 @@ fuzz:
 	$(GO) test ./host/audit -run=^$$ -fuzz=FuzzAppendString -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/registry -run=^$$ -fuzz=^FuzzCleanSchema$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/streamable -run=^$$ -fuzz=^FuzzForwardParsers$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/gateway -run=^$$ -fuzz=^FuzzHeldForwarded$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/streamable -run=^$$ -fuzz=^FuzzListenRequests$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzMayRoute$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzRejection$$ -fuzztime=$(FUZZTIME)

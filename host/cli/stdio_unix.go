@@ -34,6 +34,11 @@ func pollable(f *os.File) (rwc io.ReadWriteCloser, polledBy bool) {
 	default:
 		return f, false
 	}
+	if p := reopened(f, fi); p != nil {
+		// A description of this process's own (linux): read and written
+		// with raw system calls, its mode set apart from the shared one.
+		return &polled{ReadWriteCloser: rawfd.New(p), orig: f, private: true}, true
+	}
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return f, false
@@ -53,16 +58,21 @@ func pollable(f *os.File) (rwc io.ReadWriteCloser, polledBy bool) {
 		unix.Close(fd)
 		return f, false
 	}
-	dup := os.NewFile(uintptr(fd), f.Name())
-	return &polled{ReadWriteCloser: rawfd.New(dup), orig: f}, true
+	// A duplicate shares its open file description with other holders
+	// (the client, a shell): read with the poller's ordinary system calls,
+	// never raw ones (see rawfd.New), should another holder put the mode
+	// back.
+	return &polled{ReadWriteCloser: os.NewFile(uintptr(fd), f.Name()), orig: f}, true
 }
 
-// polled is pollable's file: the duplicate, read and written with raw
-// system calls where possible (rawfd.New: no wake-up of the runtime's
-// monitor thread per message).
+// polled is pollable's file: a pipe reopened as this process's own,
+// read and written with raw system calls (rawfd.New: no wake-up of the
+// runtime's monitor thread per message; private), or a duplicate of f in
+// non-blocking mode.
 type polled struct {
 	io.ReadWriteCloser
-	orig *os.File
+	orig    *os.File
+	private bool // a description of its own: the shared mode was left alone
 }
 
 // Close closes the duplicate (ending what waits on it), puts the shared
@@ -70,7 +80,7 @@ type polled struct {
 // the peer sees the end at once). It may be called more than once.
 func (p *polled) Close() error {
 	err := p.ReadWriteCloser.Close()
-	if rc, cerr := p.orig.SyscallConn(); cerr == nil {
+	if rc, cerr := p.orig.SyscallConn(); cerr == nil && !p.private {
 		rc.Control(func(s uintptr) { unix.SetNonblock(int(s), false) })
 	}
 	p.orig.Close()

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestPollable: a pipe or a socket in blocking mode (as a client hands the
@@ -46,6 +48,20 @@ func TestPollable(t *testing.T) {
 			if !polled || rwc == io.ReadWriteCloser(p.r) {
 				t.Fatal("not made pollable")
 			}
+			if name == "pipe" && runtime.GOOS == "linux" {
+				// Reopened as this process's own: the shared description
+				// keeps its blocking mode (another holder's to set), and
+				// what the client writes is read through the new one.
+				if nonblocking(t, p.r) {
+					t.Error("the shared description was put in non-blocking mode")
+				}
+				if _, err := p.w.Write([]byte("x")); err != nil {
+					t.Fatal(err)
+				}
+				if n, err := rwc.Read(make([]byte, 4)); n != 1 || err != nil {
+					t.Fatalf("read %d, %v; want the client's byte", n, err)
+				}
+			}
 			read := make(chan error, 1)
 			go func() {
 				_, err := rwc.Read(make([]byte, 1))
@@ -76,4 +92,20 @@ func TestPollable(t *testing.T) {
 	if rwc, polled := pollable(f); polled || rwc != io.ReadWriteCloser(f) {
 		t.Error("a regular file was replaced")
 	}
+}
+
+// nonblocking reports whether f's open file description is in
+// non-blocking mode.
+func nonblocking(t *testing.T, f *os.File) bool {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fl int
+	rc.Control(func(s uintptr) { fl, err = unix.FcntlInt(s, unix.F_GETFL, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fl&unix.O_NONBLOCK != 0
 }

@@ -188,6 +188,7 @@ func (g *Gateway) Drain(ctx context.Context) {
 // streams included), and the calls held for clients' retries.
 func (g *Gateway) CloseSessions() {
 	g.leaveState()
+	g.leaveFronts() // (no session change is taken while the sessions close)
 	for ss := range g.srv.Sessions() {
 		ss.Close()
 	}

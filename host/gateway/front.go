@@ -36,7 +36,7 @@ import (
 //     a session's client (SessionRequester);
 //   - for a front whose sessions outlive a request (streamable): what it
 //     builds on (Host, Server, Keys, State, Replica, Telemetry), the
-//     drain per request (Begin, Track, Draining), the audit line of a
+//     drain per request (Enter, Abortable, Track, Draining), the audit line of a
 //     request refused with an HTTP status (AuditRefusedRequest), the
 //     state the core keeps of sessions (SetSessionLogLevel,
 //     SubscriptionDenied), listen streams' admission (AdmitListen), and
@@ -230,10 +230,13 @@ type RelaySpec struct {
 // own per-call value (InitRelay), so that a call costs one allocation.
 type Relay struct{ c relayCall }
 
-// InitRelay makes r the relayed call spec describes.
+// InitRelay makes r the relayed call spec describes. A relay already
+// entered (Enter) stays entered: Start must follow, which leaves the drain
+// when the call ends.
 func (g *Gateway) InitRelay(r *Relay, spec RelaySpec) {
+	entered := r.c.entered
 	r.c = relayCall{g: g, front: spec.Front, name: spec.Name, args: spec.Args, clientID: spec.ClientID,
-		rs: spec.Span.rs, opts: spec.Options, async: spec.Async}
+		rs: spec.Span.rs, opts: spec.Options, async: spec.Async, entered: entered}
 }
 
 // Start writes the call's audit line (for session and remote, if known),

@@ -16,8 +16,9 @@ import (
 // served by several replicas (the streamable-HTTP front): the core tells
 // it what happens on the go-sdk server's sessions that its other replicas
 // must learn, and asks it whom a session belongs to. AddSessionFront
-// registers one; every method is called only for the sessions the front
-// says are its own (the others return at once).
+// registers one. The core calls every front registered for any session
+// (Principal, Subscribed, LevelSet, Asking) or message (Forwarded): each
+// acts on its own sessions only and returns at once for the others.
 type SessionFront interface {
 	// Principal returns whom the latest request of session ss's client
 	// was authenticated as; ok is false if ss is not the front's.
@@ -38,7 +39,11 @@ type SessionFront interface {
 	// (cluster.ForwardChannel) of a kind the core does not take:
 	// cluster.ForwardAnswer.
 	Forwarded(kind, id string, body []byte)
-	// CloseSessions ends the front's sessions (Gateway.CloseSessions).
+	// Leave stops taking what other replicas publish about sessions: the
+	// first step of Gateway.CloseSessions, before the sessions close.
+	Leave()
+	// CloseSessions ends the front's part in its sessions, once the go-sdk
+	// sessions are closed (Gateway.CloseSessions).
 	CloseSessions()
 }
 
@@ -150,7 +155,14 @@ func (g *Gateway) forwarded(msg []byte) {
 	}
 }
 
-// closeFronts ends the session fronts' sessions.
+// leaveFronts has the session fronts stop taking session changes.
+func (g *Gateway) leaveFronts() {
+	for _, f := range g.fronts.all() {
+		f.Leave()
+	}
+}
+
+// closeFronts ends the session fronts' part in their sessions.
 func (g *Gateway) closeFronts() {
 	for _, f := range g.fronts.all() {
 		f.CloseSessions()

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
+	"github.com/mcphost/mcphost/internal/sealbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -213,4 +217,33 @@ func TestHeldCallEndsWhileAsking(t *testing.T) {
 			})
 		})
 	}
+}
+
+// FuzzHeldForwarded: what arrives on a replica's forward channel from the
+// shared state (a held call's retry or its cancellation, sealed, or
+// anything a party with access to the state publishes) never panics, and
+// nothing that does not open under the replica's key starts a round.
+func FuzzHeldForwarded(f *testing.F) {
+	keys := sealbox.Random()
+	g := &Gateway{log: hclog.NewNullLogger(), replica: "0a1b2c", held: newHeldCalls(), calls: newInflight()}
+	g.held.box = keys.Box(cluster.HeldForwardPurpose)
+	reply := cluster.HeldReplyKey(strings.Repeat("ab", 16))
+	for _, seed := range []string{
+		cluster.ForwardHeld + " " + reply + "\n" + string(g.held.box.Seal(nil, []byte(`{"key":"x/1","answer":{}}`), heldAAD("held-retry", "ffff", reply))),
+		cluster.ForwardHeldCancel + " " + reply + "\n" + string(g.held.box.Seal(nil, nil, heldAAD("held-cancel", g.replica, reply))),
+		cluster.ForwardHeld + " " + reply + "\n\x00\xff{}",
+		cluster.ForwardHeld + " held-reply:zz\n{}",
+		cluster.ForwardAnswer + "\n{}", "held\n", "\n", "\x00\xff{}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g.forwarded(b)
+		g.held.mu.Lock()
+		n := len(g.held.rounds)
+		g.held.mu.Unlock()
+		if n != 0 {
+			t.Fatalf("%q started a round", b)
+		}
+	})
 }

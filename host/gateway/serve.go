@@ -98,7 +98,9 @@ type ReplicaTimeouts struct {
 	// OPTIONAL: 2s.
 	Pulse time.Duration
 	// Silence: the owner is gone, and the call with it, after this long
-	// without a word once it acked. OPTIONAL: 10s.
+	// without a word once it acked. OPTIONAL: 10s. At least twice Pulse
+	// (and AckWait at least Pulse), so that a live owner is not taken for
+	// gone.
 	Silence time.Duration
 }
 
@@ -224,6 +226,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if t := o.Replicas.Silence; t > 0 {
 		g.held.silence = t
 	}
+	// A live owner pulses at least twice within the silence, and acks
+	// within the wait.
+	g.held.silence = max(g.held.silence, 2*g.held.pulse)
+	g.held.ackWait = max(g.held.ackWait, g.held.pulse)
 	unsubFwd := g.state.Subscribe(cluster.ForwardChannel(g.replica), g.forwarded)
 	unsubTok := g.state.Subscribe(cluster.TokensChannel, g.credentialsStored)
 	g.leaveState = sync.OnceFunc(func() { unsubFwd(); unsubTok() })

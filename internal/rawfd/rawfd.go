@@ -19,8 +19,14 @@ import (
 // platform has them (linux) and f's descriptor is in non-blocking mode and
 // served by the poller (a pipe or socket from os.Pipe, exec or
 // os.NewFile of a non-blocking descriptor); else f itself. Reads and
-// writes behave as f's, but for a deadline set on f, which they ignore.
-// Close closes f.
+// writes behave as f's. Close closes f.
+//
+// f's open file description must be this process's alone (the ends of an
+// os.Pipe, a pipe reopened through /proc/self/fd): a raw system call holds
+// its thread and scheduler slot until it returns, so if another holder of
+// the description put it back in blocking mode, a read would stop the
+// process (nothing can preempt it, not even the garbage collector). Never
+// call f's Fd, which does that, once New took f.
 func New(f *os.File) io.ReadWriteCloser {
 	if r := newRaw(f); r != nil {
 		return r

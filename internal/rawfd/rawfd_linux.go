@@ -1,6 +1,7 @@
 package rawfd
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
@@ -14,7 +15,7 @@ import (
 // a time, each by a callback made once (a closure per call would be an
 // allocation per message), on the state its mutex guards.
 type file struct {
-	*os.File
+	f  *os.File // (not embedded: its Fd would put the descriptor in blocking mode)
 	rc syscall.RawConn
 
 	rmu   sync.Mutex
@@ -50,7 +51,7 @@ func newRaw(f *os.File) *file {
 	if !nonblocking {
 		return nil
 	}
-	rf := &file{File: f, rc: rc}
+	rf := &file{f: f, rc: rc}
 	rf.rcall, rf.wcall = rf.read, rf.write
 	return rf
 }
@@ -68,9 +69,9 @@ func (f *file) Read(p []byte) (int, error) {
 	f.rbuf = nil
 	switch {
 	case err != nil:
-		return 0, f.closed("read")
+		return 0, f.closed("read", err)
 	case errno != 0:
-		return 0, &os.PathError{Op: "read", Path: f.Name(), Err: errno}
+		return 0, &os.PathError{Op: "read", Path: f.f.Name(), Err: errno}
 	case n == 0:
 		return 0, io.EOF
 	}
@@ -106,9 +107,9 @@ func (f *file) Write(p []byte) (int, error) {
 	f.wbuf = nil
 	switch {
 	case err != nil:
-		return n, f.closed("write")
+		return n, f.closed("write", err)
 	case errno != 0:
-		return n, &os.PathError{Op: "write", Path: f.Name(), Err: errno}
+		return n, &os.PathError{Op: "write", Path: f.f.Name(), Err: errno}
 	}
 	return n, nil
 }
@@ -133,9 +134,15 @@ func (f *file) write(fd uintptr) bool {
 	return true
 }
 
-// closed is the error of a wait that failed, as (*os.File).Read reports
-// it: the file was closed (no deadline is set on it, and a pipe or socket
-// New took is served by the poller).
-func (f *file) closed(op string) error {
-	return &os.PathError{Op: op, Path: f.Name(), Err: os.ErrClosed}
+// closed is the error of a wait in the poller that failed (err): the
+// file was closed (os.ErrClosed), or a deadline set on it passed
+// (os.ErrDeadlineExceeded), as (*os.File).Read reports them.
+func (f *file) closed(op string, err error) error {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		err = os.ErrClosed
+	}
+	return &os.PathError{Op: op, Path: f.f.Name(), Err: err}
 }
+
+// Close closes the file, ending a read or write waiting on it.
+func (f *file) Close() error { return f.f.Close() }

@@ -189,6 +189,12 @@ func (f *Front) Handler(opts *Options) http.Handler {
 		f.gw.ServeUsers()
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.closed.Load() {
+			// (Its sessions are closed, and no longer shared with the
+			// other replicas.)
+			writeJSONRPCError(w, http.StatusServiceUnavailable, wire.Error(nil, gateway.CodeShuttingDown, "mcphost is shutting down: the gateway's sessions are closed", nil))
+			return
+		}
 		if rebinding(r) {
 			// (As the go-sdk handler answers: checked here first, for the
 			// relay answers before it.)

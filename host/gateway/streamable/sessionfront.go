@@ -39,15 +39,20 @@ func (a sessionFront) Synced() { a.f.recheckSubscriptions() }
 
 func (a sessionFront) Forwarded(kind, _ string, body []byte) { a.f.forwarded(kind, body) }
 
+func (a sessionFront) Leave() { a.f.unsub() }
+
 func (a sessionFront) CloseSessions() { a.f.CloseSessions() }
 
 // CloseSessions ends the front's part in the gateway's sessions: it leaves
-// the sessions channel, and no replay into a session starts any more (those
+// the sessions channel and the gateway, its handlers answer every request
+// 503 from then on, and no replay into a session starts any more (those
 // running end with their sessions, which the gateway's CloseSessions
-// closes). Gateway.CloseSessions calls it.
+// closes first). Gateway.CloseSessions calls it.
 func (f *Front) CloseSessions() {
 	f.closeOnce.Do(func() {
-		f.leave()
+		f.closed.Store(true)
+		f.unsub()
+		f.remove()
 		f.tablesMu.Lock()
 		tables := slices.Clone(f.tables)
 		f.tablesMu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,8 +29,9 @@ import (
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
-// Front is the streamable-HTTP front of one gateway. Its Handlers share
-// the gateway's session caps and replica protocol.
+// Front is the streamable-HTTP front of one gateway: make one per gateway
+// (each Front keeps its own session caps); its Handlers share them, and
+// the replica protocol.
 type Front struct {
 	gw  *gateway.Gateway
 	h   *host.Host
@@ -55,8 +57,10 @@ type Front struct {
 
 	sessions sessionLimit // the session caps (http.go)
 
-	leave     func() // leaves the sessions channel and the gateway (once)
+	unsub     func() // leaves the sessions channel (once)
+	remove    func() // leaves the gateway's session fronts (once)
 	closeOnce sync.Once
+	closed    atomic.Bool // CloseSessions ran: requests are refused
 }
 
 // New returns the streamable-HTTP front of g: it joins the replica
@@ -73,11 +77,12 @@ func New(g *gateway.Gateway) *Front {
 	f.replayMark = hex.EncodeToString(mark[:])
 	unsub := f.state.Subscribe(cluster.SessionsChannel, f.sessionsChanged)
 	remove := g.AddSessionFront(sessionFront{f})
-	f.leave = sync.OnceFunc(func() { unsub(); remove() })
+	f.unsub, f.remove = sync.OnceFunc(unsub), sync.OnceFunc(remove)
 	return f
 }
 
-// Close leaves the replica protocol and the gateway (CloseSessions); the
-// sessions' go-sdk sessions end with the gateway's (Gateway.CloseSessions,
-// Close, which close every front of the gateway).
+// Close refuses every request from now on and leaves the replica protocol
+// and the gateway (CloseSessions); the sessions' go-sdk sessions end with
+// the gateway's (Gateway.CloseSessions and Close close every front of the
+// gateway).
 func (f *Front) Close() { f.CloseSessions() }
