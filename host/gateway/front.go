@@ -421,13 +421,10 @@ func (g *Gateway) EndSpanWith(s RelaySpan, errType string) {
 // The headers by which a front passes a request's telemetry to the go-sdk
 // server's middleware (telemetry.go): over HTTP, set in the request's own
 // headers (a front strips those a client sent: StripTelemetryHeaders).
-const (
-	// HeaderRequestID is the request's JSON-RPC id, as text.
-	HeaderRequestID = hdrRequestID
-	// HeaderCarry is the token of a relayed call's span the relay did not
-	// take (CarrySpan).
-	HeaderCarry = hdrCarry
-)
+//
+// HeaderCarry is the token of a relayed call's span the relay did not take
+// (CarrySpan); TelemetryRequestID sets the request's id.
+const HeaderCarry = hdrCarry
 
 // StripTelemetryHeaders removes the gateway's internal headers from a
 // request's headers h: a client does not set them. Only with telemetry on,
@@ -450,10 +447,6 @@ func TelemetryRequestID(h map[string][]string, m *wire.Message) {
 		h[hdrRequestID] = []string{key[1:]}
 	}
 }
-
-// ErrShuttingDown is the answer to a request refused or cut short by a
-// drain, with detail.
-func ErrShuttingDown(detail string) error { return errShuttingDown(detail) }
 
 // Unsupported is a Requester's answer to what a call's client cannot be
 // asked (what, e.g. "elicitation").
