@@ -234,7 +234,7 @@ func (h *heldCalls) forwardRound(ctx context.Context, req *mcp.CallToolRequest, 
 		Answer: answer, Progress: token != nil, LogLevel: metaLogLevel(req.Params.Meta), From: g.replica})
 	var rk [16]byte
 	rand.Read(rk[:])
-	reply := cluster.HeldReplyPrefix + hex.EncodeToString(rk[:])
+	reply := cluster.HeldReplyKey(hex.EncodeToString(rk[:]))
 	msg := h.box.Seal([]byte(cluster.ForwardHeld+" "+reply+"\n"), retry, heldAAD("held-retry", hc.remote, reply))
 	if err := g.state.Publish(ctx, cluster.ForwardChannel(hc.remote), msg); err != nil {
 		g.log.Warn("passing a held call's retry to the replica that holds the call", "replica", hc.remote, "error", err)
