@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -298,13 +299,16 @@ func guard(add func()) (err error) {
 }
 
 // serverTool turns a registry tool into the definition served downstream
-// under name.
+// under name: all the server said of it (title, description, schemas,
+// annotations, icons, _meta less its reserved members), in a copy.
 func serverTool(name string, t *registry.Tool) *mcp.Tool {
 	mt := &mcp.Tool{
 		Name:         name,
 		Description:  t.Description,
 		InputSchema:  ObjectSchema(t.InputSchema),
 		OutputSchema: t.OutputSchema,
+		Icons:        slices.Clone(t.Icons),
+		Meta:         maps.Clone(t.Meta), // (reserved members left out by the registry)
 	}
 	if t.DisplayName != t.Original {
 		mt.Title = t.DisplayName

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcphost/mcphost/host/redact"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
 // ErrNotFound is returned by Lookup for a name the registry does not hold.
@@ -62,6 +63,13 @@ type Tool struct {
 	HeaderParams bool `json:"-"`
 	// Annotations are the server's annotations as given.
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// Icons are the server's icons for the tool, as given.
+	Icons []mcp.Icon `json:"icons,omitempty"`
+	// Meta is the tool's _meta as the server gave it, less the
+	// protocol-reserved members (mcpmeta.IsReserved), which describe one hop
+	// and are never passed on: vendor hints and extensions' members such as
+	// MCP Apps' "ui" (resourceUri) stay.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Fingerprint is a sha256 of the definition as the server gave it (name,
 	// title, description, input schema, annotations), for pinning.
 	Fingerprint string `json:"fingerprint"`
@@ -460,6 +468,8 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 		InputSchema:  in,
 		OutputSchema: out,
 		HeaderParams: headerParams(t.InputSchema),
+		Icons:        slices.Clone(t.Icons),
+		Meta:         toolMeta(t.Meta),
 		OpenWorld:    true, // MCP defaults: open-world and destructive unless said otherwise
 		Destructive:  true,
 	}
@@ -488,6 +498,22 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 	}
 	rt.DisplayName = Cap(title, 256)
 	return rt, nil
+}
+
+// toolMeta is a copy of a server's tool _meta without its protocol-reserved
+// members; nil if nothing is left.
+func toolMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if mcpmeta.IsReserved(k) {
+			continue
+		}
+		if out == nil {
+			out = make(mcp.Meta, len(m))
+		}
+		out[k] = v
+	}
+	return out
 }
 
 type promptSet struct {

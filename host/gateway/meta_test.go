@@ -1,0 +1,139 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
+)
+
+// metaTool is a tool that says everything a tool can: title, annotations,
+// output schema, icons and _meta (MCP Apps' ui.resourceUri, a vendor hint,
+// and a protocol-reserved member the gateway must not pass on).
+func metaTool() *mcp.Tool {
+	no := false
+	return &mcp.Tool{
+		Name:        "show",
+		Title:       "Show a chart",
+		Description: "Shows a chart.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}},
+		OutputSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"n": map[string]any{"type": "integer"}}},
+		Annotations: &mcp.ToolAnnotations{Title: "Chart", ReadOnlyHint: true, OpenWorldHint: &no},
+		Icons:       []mcp.Icon{{Source: "https://example.com/chart.png", MIMEType: "image/png", Sizes: []string{"48x48"}, Theme: "light"}},
+		Meta: mcp.Meta{
+			"ui":                                   map[string]any{"resourceUri": "ui://charts/show.html"},
+			"anthropic/alwaysLoad":                 true,
+			"io.modelcontextprotocol/serverInfo":   map[string]any{"name": "x"},
+			"io.modelcontextprotocol/notReserved?": "still reserved by its prefix",
+		},
+	}
+}
+
+// metaGateway serves an in-process go-sdk server holding metaTool through
+// a gateway with opts, and returns a client session of it.
+func metaGateway(t *testing.T, opts *gateway.Options) *mcp.ClientSession {
+	t.Helper()
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	server.AddTool(metaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}, nil
+	})
+	cfg, diags := config.Load(&config.LoadOptions{Dynamic: []*config.Server{config.InProcessServer("s")}, WorkDir: t.TempDir(),
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir(), InProcess: map[string]*mcp.Server{"s": server}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	g := gateway.New(h, opts)
+	t.Cleanup(func() { g.Close() })
+	if p := g.Sync(ctx); len(p) != 0 {
+		t.Fatalf("problems %v", p)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// wantToolFields checks that got carries all metaTool says but its
+// reserved _meta members.
+func wantToolFields(t *testing.T, where string, got *mcp.Tool) {
+	t.Helper()
+	want := metaTool()
+	if got.Title != want.Title {
+		t.Errorf("%s: title %q, want %q", where, got.Title, want.Title)
+	}
+	if got.Description != want.Description {
+		t.Errorf("%s: description %q, want %q", where, got.Description, want.Description)
+	}
+	if !reflect.DeepEqual(got.Icons, want.Icons) {
+		t.Errorf("%s: icons %+v, want %+v", where, got.Icons, want.Icons)
+	}
+	wantMeta := mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.html"}, "anthropic/alwaysLoad": true}
+	if !reflect.DeepEqual(got.Meta, wantMeta) {
+		t.Errorf("%s: _meta %v, want %v (reserved members left out)", where, got.Meta, wantMeta)
+	}
+	if a := got.Annotations; a == nil || a.Title != "Chart" || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+		t.Errorf("%s: annotations %+v", where, a)
+	}
+	if o, ok := got.OutputSchema.(map[string]any); !ok || o["type"] != "object" || o["properties"] == nil {
+		t.Errorf("%s: output schema %v", where, got.OutputSchema)
+	}
+}
+
+// TestToolDefinitionPassesThrough: what a server says of a tool — title,
+// annotations, output schema, icons, _meta (MCP Apps' ui.resourceUri,
+// vendor hints) — reaches a client of the gateway, in tools/list (each
+// naming mode) and in search_tools results; the protocol-reserved _meta
+// members ("io.modelcontextprotocol/…") do not.
+func TestToolDefinitionPassesThrough(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		naming string
+		name   string
+	}{
+		{config.NamingPrefixed, "mcp__s__show"},
+		{config.NamingBare, "show"},
+	} {
+		t.Run(tc.naming, func(t *testing.T) {
+			t.Parallel()
+			cs := metaGateway(t, &gateway.Options{Naming: tc.naming})
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil || len(res.Tools) != 1 || res.Tools[0].Name != tc.name {
+				t.Fatalf("tools/list: %+v %v", res, err)
+			}
+			wantToolFields(t, "tools/list", res.Tools[0])
+		})
+	}
+	t.Run("search_tools", func(t *testing.T) {
+		t.Parallel()
+		cs := metaGateway(t, &gateway.Options{ToolSearch: true})
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: gateway.SearchToolName, Arguments: map[string]any{"query": "chart"}})
+		if err != nil || res.IsError || len(res.Content) != 1 {
+			t.Fatalf("search_tools: %+v %v", res, err)
+		}
+		var found struct{ Tools []*mcp.Tool }
+		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &found); err != nil || len(found.Tools) != 1 {
+			t.Fatalf("search_tools result %v: %v", res.Content[0], err)
+		}
+		wantToolFields(t, "search_tools", found.Tools[0])
+	})
+}
