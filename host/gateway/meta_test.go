@@ -26,15 +26,29 @@ func metaTool() *mcp.Tool {
 		OutputSchema: map[string]any{"type": "object", "properties": map[string]any{
 			"n": map[string]any{"type": "integer"}}},
 		Annotations: &mcp.ToolAnnotations{Title: "Chart", ReadOnlyHint: true, OpenWorldHint: &no},
-		Icons:       []mcp.Icon{{Source: "https://example.com/chart.png", MIMEType: "image/png", Sizes: []string{"48x48"}, Theme: "light"}},
-		Meta: mcp.Meta{
-			"ui":                                   map[string]any{"resourceUri": "ui://charts/show.html"},
-			"anthropic/alwaysLoad":                 true,
-			"io.modelcontextprotocol/serverInfo":   map[string]any{"name": "x"},
-			"io.modelcontextprotocol/notReserved?": "still reserved by its prefix",
-		},
+		Icons:       metaIcons(),
+		Meta:        metaMeta(),
 	}
 }
+
+// metaIcons are the icons of the definitions of metaGateway's server.
+func metaIcons() []mcp.Icon {
+	return []mcp.Icon{{Source: "https://example.com/chart.png", MIMEType: "image/png", Sizes: []string{"48x48"}, Theme: "light"}}
+}
+
+// metaMeta is the _meta of the definitions of metaGateway's server: two
+// members to pass and two protocol-reserved ones to leave out.
+func metaMeta() mcp.Meta {
+	return mcp.Meta{
+		"ui":                                   map[string]any{"resourceUri": "ui://charts/show.html"},
+		"anthropic/alwaysLoad":                 true,
+		"io.modelcontextprotocol/serverInfo":   map[string]any{"name": "x"},
+		"io.modelcontextprotocol/notReserved?": "still reserved by its prefix",
+	}
+}
+
+// passedMeta is metaMeta as a client of the gateway must see it.
+var passedMeta = mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.html"}, "anthropic/alwaysLoad": true}
 
 // metaGateway serves an in-process go-sdk server holding metaTool through
 // a gateway with opts, and returns a client session of it.
@@ -44,6 +58,20 @@ func metaGateway(t *testing.T, opts *gateway.Options) *mcp.ClientSession {
 	server.AddTool(metaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}, nil
 	})
+	server.AddPrompt(&mcp.Prompt{Name: "brief", Title: "A brief", Description: "Briefs.", Icons: metaIcons(), Meta: metaMeta()},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	server.AddResource(&mcp.Resource{URI: "ui://charts/show.html", Name: "show", Title: "Chart view", MIMEType: "text/html;profile=mcp-app",
+		Icons: metaIcons(), Meta: metaMeta()},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{}, nil
+		})
+	server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///logs/{day}", Name: "logs", Title: "Logs of a day",
+		Icons: metaIcons(), Meta: metaMeta()},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{}, nil
+		})
 	cfg, diags := config.Load(&config.LoadOptions{Dynamic: []*config.Server{config.InProcessServer("s")}, WorkDir: t.TempDir(),
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	if diags.HasErrors() {
@@ -87,9 +115,8 @@ func wantToolFields(t *testing.T, where string, got *mcp.Tool) {
 	if !reflect.DeepEqual(got.Icons, want.Icons) {
 		t.Errorf("%s: icons %+v, want %+v", where, got.Icons, want.Icons)
 	}
-	wantMeta := mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.html"}, "anthropic/alwaysLoad": true}
-	if !reflect.DeepEqual(got.Meta, wantMeta) {
-		t.Errorf("%s: _meta %v, want %v (reserved members left out)", where, got.Meta, wantMeta)
+	if !reflect.DeepEqual(got.Meta, passedMeta) {
+		t.Errorf("%s: _meta %v, want %v (reserved members left out)", where, got.Meta, passedMeta)
 	}
 	if a := got.Annotations; a == nil || a.Title != "Chart" || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
 		t.Errorf("%s: annotations %+v", where, a)
@@ -136,4 +163,56 @@ func TestToolDefinitionPassesThrough(t *testing.T) {
 		}
 		wantToolFields(t, "search_tools", found.Tools[0])
 	})
+}
+
+// TestPromptResourceTemplateDefinitionsPassThrough: the title, icons and
+// _meta (less its protocol-reserved members) of a server's prompts,
+// resources (an MCP Apps ui:// one) and resource templates reach a client
+// of the gateway.
+func TestPromptResourceTemplateDefinitionsPassThrough(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cs := metaGateway(t, nil)
+	type def struct {
+		title string
+		icons []mcp.Icon
+		meta  mcp.Meta
+	}
+	var got = map[string]def{}
+	if r, err := cs.ListPrompts(ctx, nil); err != nil || len(r.Prompts) != 1 {
+		t.Fatalf("prompts/list: %+v %v", r, err)
+	} else {
+		p := r.Prompts[0]
+		got["prompt"] = def{p.Title, p.Icons, p.Meta}
+	}
+	if r, err := cs.ListResources(ctx, nil); err != nil || len(r.Resources) != 1 || r.Resources[0].URI != "ui://charts/show.html" {
+		t.Fatalf("resources/list: %+v %v", r, err)
+	} else {
+		p := r.Resources[0]
+		got["resource"] = def{p.Title, p.Icons, p.Meta}
+	}
+	if r, err := cs.ListResourceTemplates(ctx, nil); err != nil || len(r.ResourceTemplates) != 1 {
+		t.Fatalf("resources/templates/list: %+v %v", r, err)
+	} else {
+		p := r.ResourceTemplates[0]
+		got["template"] = def{p.Title, p.Icons, p.Meta}
+	}
+	for _, tc := range []struct {
+		kind, title string
+	}{
+		{"prompt", "A brief"},
+		{"resource", "Chart view"},
+		{"template", "Logs of a day"},
+	} {
+		d := got[tc.kind]
+		if d.title != tc.title {
+			t.Errorf("%s: title %q, want %q", tc.kind, d.title, tc.title)
+		}
+		if !reflect.DeepEqual(d.icons, metaIcons()) {
+			t.Errorf("%s: icons %+v, want %+v", tc.kind, d.icons, metaIcons())
+		}
+		if !reflect.DeepEqual(d.meta, passedMeta) {
+			t.Errorf("%s: _meta %v, want %v (reserved members left out)", tc.kind, d.meta, passedMeta)
+		}
+	}
 }

@@ -194,7 +194,8 @@ func (g *Gateway) syncPrompts(want map[string]*registry.Prompt) []registry.Probl
 		g.srv.RemovePrompts(remove...)
 	}
 	for name, p := range want {
-		mp := &mcp.Prompt{Name: name, Description: p.Description, Arguments: p.Arguments}
+		mp := &mcp.Prompt{Name: name, Title: p.Title, Description: p.Description, Arguments: p.Arguments,
+			Icons: slices.Clone(p.Icons), Meta: maps.Clone(p.Meta)}
 		if old, ok := g.exposed.promptDef[name]; ok && reflect.DeepEqual(old, mp) {
 			g.exposed.prompts[name] = p
 			continue

@@ -77,11 +77,17 @@ type Tool struct {
 
 // Prompt is one prompt in the unified registry.
 type Prompt struct {
-	Name        string                `json:"name"`
-	Server      string                `json:"server"`
-	Original    string                `json:"original_name"`
+	Name     string `json:"name"`
+	Server   string `json:"server"`
+	Original string `json:"original_name"`
+	// Title is the prompt's title, sanitized.
+	Title       string                `json:"title,omitempty"`
 	Description string                `json:"description,omitempty"`
 	Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
+	// Icons are the server's icons for the prompt, as given.
+	Icons []mcp.Icon `json:"icons,omitempty"`
+	// Meta is the prompt's _meta less its protocol-reserved members.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
 // Resource is one resource, attributed to its server.
@@ -146,6 +152,8 @@ func New(src Source) *Registry {
 			c.Name = Sanitize(c.Name)
 			c.Title = Sanitize(c.Title)
 			c.Description = Cap(c.Description, MaxDescriptionLen)
+			c.Icons = slices.Clone(c.Icons)
+			c.Meta = definitionMeta(c.Meta)
 			out = append(out, &Resource{Server: server, Resource: &c})
 		}
 		return out, nil
@@ -164,6 +172,8 @@ func New(src Source) *Registry {
 			c.Name = Sanitize(c.Name)
 			c.Title = Sanitize(c.Title)
 			c.Description = Cap(c.Description, MaxDescriptionLen)
+			c.Icons = slices.Clone(c.Icons)
+			c.Meta = definitionMeta(c.Meta)
 			out = append(out, &ResourceTemplate{Server: server, ResourceTemplate: &c})
 		}
 		return out, nil
@@ -469,7 +479,7 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 		OutputSchema: out,
 		HeaderParams: headerParams(t.InputSchema),
 		Icons:        slices.Clone(t.Icons),
-		Meta:         toolMeta(t.Meta),
+		Meta:         definitionMeta(t.Meta),
 		OpenWorld:    true, // MCP defaults: open-world and destructive unless said otherwise
 		Destructive:  true,
 	}
@@ -502,7 +512,7 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 
 // toolMeta is a copy of a server's tool _meta without its protocol-reserved
 // members; nil if nothing is left.
-func toolMeta(m mcp.Meta) mcp.Meta {
+func definitionMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
 		if mcpmeta.IsReserved(k) {
@@ -540,7 +550,8 @@ func buildPrompts(server string, prompts []*mcp.Prompt) promptSet {
 			ac.Description = Cap(ac.Description, MaxDescriptionLen)
 			args = append(args, &ac)
 		}
-		ps.list = append(ps.list, &Prompt{Name: name, Server: server, Original: p.Name, Description: Cap(p.Description, MaxDescriptionLen), Arguments: args})
+		ps.list = append(ps.list, &Prompt{Name: name, Server: server, Original: p.Name, Title: Sanitize(p.Title),
+			Description: Cap(p.Description, MaxDescriptionLen), Arguments: args, Icons: slices.Clone(p.Icons), Meta: definitionMeta(p.Meta)})
 	}
 	return ps
 }
