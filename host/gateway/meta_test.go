@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
 // metaTool is a tool that says everything a tool can: title, annotations,
@@ -51,8 +53,26 @@ func metaMeta() mcp.Meta {
 var passedMeta = mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.html"}, "anthropic/alwaysLoad": true}
 
 // metaGateway serves an in-process go-sdk server holding metaTool through
-// a gateway with opts, and returns a client session of it.
+// a gateway with opts, and returns a client session of it (in memory).
 func metaGateway(t *testing.T, opts *gateway.Options) *mcp.ClientSession {
+	t.Helper()
+	g := metaServe(t, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// metaServe is the synced gateway of metaGateway.
+func metaServe(t *testing.T, opts *gateway.Options) *gateway.Gateway {
 	t.Helper()
 	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
 	server.AddTool(metaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -89,16 +109,7 @@ func metaGateway(t *testing.T, opts *gateway.Options) *mcp.ClientSession {
 	if p := g.Sync(ctx); len(p) != 0 {
 		t.Fatalf("problems %v", p)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return g
 }
 
 // wantToolFields checks that got carries all metaTool says but its
@@ -214,5 +225,45 @@ func TestPromptResourceTemplateDefinitionsPassThrough(t *testing.T) {
 		if !reflect.DeepEqual(d.meta, passedMeta) {
 			t.Errorf("%s: _meta %v, want %v (reserved members left out)", tc.kind, d.meta, passedMeta)
 		}
+	}
+}
+
+// TestDefinitionsPassThroughHTTP: over the streamable HTTP front, a client
+// of each protocol era gets a tool's and a resource's icons and _meta (less
+// the reserved members) as a client in memory does.
+func TestDefinitionsPassThroughHTTP(t *testing.T) {
+	t.Parallel()
+	g := metaServe(t, nil)
+	srv := httptest.NewServer(streamable.New(g).Handler(nil))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c-" + version}, nil).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("negotiated %s, want %s", got, version)
+			}
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil || len(res.Tools) != 1 {
+				t.Fatalf("tools/list: %+v %v", res, err)
+			}
+			wantToolFields(t, "tools/list", res.Tools[0])
+			rs, err := cs.ListResources(ctx, nil)
+			if err != nil || len(rs.Resources) != 1 {
+				t.Fatalf("resources/list: %+v %v", rs, err)
+			}
+			if r := rs.Resources[0]; !reflect.DeepEqual(r.Meta, passedMeta) || !reflect.DeepEqual(r.Icons, metaIcons()) {
+				t.Errorf("resources/list: _meta %v icons %+v", r.Meta, r.Icons)
+			}
+		})
 	}
 }
