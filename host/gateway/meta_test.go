@@ -92,6 +92,13 @@ func metaServe(t *testing.T, opts *gateway.Options) *gateway.Gateway {
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{}, nil
 		})
+	return serveInProcess(t, server, opts)
+}
+
+// serveInProcess is a synced gateway with opts over server, in process as
+// server "s".
+func serveInProcess(t *testing.T, server *mcp.Server, opts *gateway.Options) *gateway.Gateway {
+	t.Helper()
 	cfg, diags := config.Load(&config.LoadOptions{Dynamic: []*config.Server{config.InProcessServer("s")}, WorkDir: t.TempDir(),
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	if diags.HasErrors() {
@@ -265,5 +272,47 @@ func TestDefinitionsPassThroughHTTP(t *testing.T) {
 				t.Errorf("resources/list: _meta %v icons %+v", r.Meta, r.Icons)
 			}
 		})
+	}
+}
+
+// TestToolTitleAsGiven: a tool's title is served as its server gave it —
+// not made of its annotations' title, and kept when it equals the name.
+func TestToolTitleAsGiven(t *testing.T) {
+	t.Parallel()
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	tools := []*mcp.Tool{
+		{Name: "annotated", Annotations: &mcp.ToolAnnotations{Title: "From annotations"}},
+		{Name: "same", Title: "same"},
+		{Name: "titled", Title: "Titled", Annotations: &mcp.ToolAnnotations{Title: "Other"}},
+		{Name: "plain"},
+	}
+	for _, tool := range tools {
+		tool.InputSchema = map[string]any{"type": "object"}
+		server.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	}
+	g := serveInProcess(t, server, &gateway.Options{Naming: config.NamingBare})
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tool := range res.Tools {
+		got[tool.Name] = tool.Title
+	}
+	want := map[string]string{"annotated": "", "same": "same", "titled": "Titled", "plain": ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("titles %v, want %v", got, want)
 	}
 }

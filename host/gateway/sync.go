@@ -305,14 +305,12 @@ func guard(add func()) (err error) {
 func serverTool(name string, t *registry.Tool) *mcp.Tool {
 	mt := &mcp.Tool{
 		Name:         name,
+		Title:        t.Title, // (the server's: not one made of its annotations' title or name)
 		Description:  t.Description,
 		InputSchema:  ObjectSchema(t.InputSchema),
 		OutputSchema: t.OutputSchema,
 		Icons:        slices.Clone(t.Icons),
 		Meta:         maps.Clone(t.Meta), // (reserved members left out by the registry)
-	}
-	if t.DisplayName != t.Original {
-		mt.Title = t.DisplayName
 	}
 	if t.Annotations != nil {
 		a := *t.Annotations

@@ -49,6 +49,9 @@ type Tool struct {
 	Original string `json:"original_name"`
 	// DisplayName is the title (tool title, then annotations title, then name).
 	DisplayName string `json:"display_name"`
+	// Title is the tool's own title as its server gave it (sanitized, capped
+	// at 256 characters), empty if it gave none: what the gateway serves.
+	Title string `json:"title,omitempty"`
 	// Description is sanitized and capped at MaxDescriptionLen characters.
 	Description  string `json:"description,omitempty"`
 	InputSchema  any    `json:"input_schema,omitempty"`
@@ -484,6 +487,9 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 		Destructive:  true,
 	}
 	title := t.Title
+	if title != "" {
+		rt.Title = Cap(title, 256)
+	}
 	if a := t.Annotations; a != nil {
 		ac := *a
 		ac.Title = Sanitize(ac.Title)
