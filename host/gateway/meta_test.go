@@ -39,13 +39,15 @@ func metaIcons() []mcp.Icon {
 }
 
 // metaMeta is the _meta of the definitions of metaGateway's server: two
-// members to pass and two protocol-reserved ones to leave out.
+// members to pass, and two protocol-reserved ones and one of the gateway's
+// own names to leave out.
 func metaMeta() mcp.Meta {
 	return mcp.Meta{
 		"ui":                                   map[string]any{"resourceUri": "ui://charts/show.html"},
 		"anthropic/alwaysLoad":                 true,
 		"io.modelcontextprotocol/serverInfo":   map[string]any{"name": "x"},
 		"io.modelcontextprotocol/notReserved?": "still reserved by its prefix",
+		"dev.mcphost/route":                    "the gateway's own",
 	}
 }
 

@@ -70,8 +70,9 @@ type Tool struct {
 	Icons []mcp.Icon `json:"icons,omitempty"`
 	// Meta is the tool's _meta as the server gave it, less the
 	// protocol-reserved members (mcpmeta.IsReserved), which describe one hop
-	// and are never passed on: vendor hints and extensions' members such as
-	// MCP Apps' "ui" (resourceUri) stay.
+	// and are never passed on, and the gateway's own (mcpmeta.IsGateways):
+	// vendor hints and extensions' members such as MCP Apps' "ui"
+	// (resourceUri) stay.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Fingerprint is a sha256 of the definition as the server gave it (name,
 	// title, description, input schema, annotations), for pinning.
@@ -89,7 +90,8 @@ type Prompt struct {
 	Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
 	// Icons are the server's icons for the prompt, as given.
 	Icons []mcp.Icon `json:"icons,omitempty"`
-	// Meta is the prompt's _meta less its protocol-reserved members.
+	// Meta is the prompt's _meta less its protocol-reserved members and the
+	// gateway's own.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
@@ -516,12 +518,13 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 	return rt, nil
 }
 
-// toolMeta is a copy of a server's tool _meta without its protocol-reserved
-// members; nil if nothing is left.
+// definitionMeta is a copy of the _meta of a server's tool, prompt, resource
+// or template without its protocol-reserved members and the gateway's own
+// (mcpmeta.IsGateways); nil if nothing is left.
 func definitionMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
-		if mcpmeta.IsReserved(k) {
+		if mcpmeta.IsReserved(k) || mcpmeta.IsGateways(k) {
 			continue
 		}
 		if out == nil {
