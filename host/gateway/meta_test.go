@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"reflect"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/stdio"
 	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
@@ -316,5 +318,45 @@ func TestToolTitleAsGiven(t *testing.T) {
 	want := map[string]string{"annotated": "", "same": "same", "titled": "Titled", "plain": ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("titles %v, want %v", got, want)
+	}
+}
+
+// TestDefinitionsPassThroughStdio: on the stdio front, a client of each
+// protocol era gets a tool's icons and _meta (less the reserved members).
+func TestDefinitionsPassThroughStdio(t *testing.T) {
+	t.Parallel()
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			g := metaServe(t, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				stdio.Serve(ctx, g, inR, outW)
+			}()
+			t.Cleanup(func() {
+				cancel()
+				inW.Close()
+				outR.Close()
+				<-done
+			})
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c-" + version}, nil).Connect(ctx,
+				&mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("negotiated %s, want %s", got, version)
+			}
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil || len(res.Tools) != 1 {
+				t.Fatalf("tools/list: %+v %v", res, err)
+			}
+			wantToolFields(t, "tools/list", res.Tools[0])
+		})
 	}
 }
