@@ -360,3 +360,101 @@ func TestDefinitionsPassThroughStdio(t *testing.T) {
 		})
 	}
 }
+
+// TestAppsResourceURIsOfCollidingServers: two servers offering the same
+// MCP Apps ui:// resource get it served qualified, once each, and each
+// server's tool names its own server's (ui.resourceUri, and the earlier
+// flat "ui/resourceUri"), whose read reaches that server; a URI one server
+// alone offers is left as is.
+func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
+	t.Parallel()
+	const shared, own = "ui://app/view.html", "ui://app/only-a.html"
+	servers := map[string]*mcp.Server{}
+	var dyn []*config.Server
+	for _, name := range []string{"a", "b"} {
+		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "show", InputSchema: map[string]any{"type": "object"},
+			Meta: mcp.Meta{"ui": map[string]any{"resourceUri": shared, "visibility": []any{"model", "app"}}, "ui/resourceUri": shared}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+		s.AddTool(&mcp.Tool{Name: "solo", InputSchema: map[string]any{"type": "object"},
+			Meta: mcp.Meta{"ui": map[string]any{"resourceUri": own}}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+		text := "view of " + name
+		s.AddResource(&mcp.Resource{URI: shared, Name: "view", MIMEType: "text/html;profile=mcp-app"},
+			func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/html;profile=mcp-app", Text: text}}}, nil
+			})
+		if name == "a" {
+			s.AddResource(&mcp.Resource{URI: own, Name: "only", MIMEType: "text/html;profile=mcp-app"},
+				func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "only a"}}}, nil
+				})
+		}
+		servers[name] = s
+		dyn = append(dyn, config.InProcessServer(name))
+	}
+	cfg, diags := config.Load(&config.LoadOptions{Dynamic: dyn, WorkDir: t.TempDir(), LookupEnv: func(string) (string, bool) { return "", false }})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir(), InProcess: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	g := gateway.New(h, nil)
+	t.Cleanup(func() { g.Close() })
+	if p := g.Sync(ctx); len(p) != 0 {
+		t.Fatalf("problems %v", p)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]any{}
+	for _, tool := range res.Tools {
+		ui, _ := tool.Meta["ui"].(map[string]any)
+		got[tool.Name] = [2]any{ui["resourceUri"], tool.Meta["ui/resourceUri"]}
+		if tool.Name == "mcp__a__show" && !reflect.DeepEqual(ui["visibility"], []any{"model", "app"}) {
+			t.Errorf("%s: ui.visibility %v lost", tool.Name, ui["visibility"])
+		}
+	}
+	want := map[string][2]any{
+		"mcp__a__show": {"mcphost://a/" + shared, "mcphost://a/" + shared},
+		"mcp__b__show": {"mcphost://b/" + shared, "mcphost://b/" + shared},
+		"mcp__a__solo": {own, nil},
+		"mcp__b__solo": {own, nil}, // (b has no such resource: its URI is left as it gave it)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("resource URIs of the tools %v, want %v", got, want)
+	}
+	for _, name := range []string{"a", "b"} {
+		uri := got["mcp__"+name+"__show"][0].(string)
+		r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "view of "+name {
+			t.Errorf("read %s: %+v %v, want the view of %s", uri, r, err, name)
+		}
+	}
+	// The registry's definitions are left as the servers gave them.
+	tools, _ := h.Tools(ctx)
+	for _, tool := range tools {
+		if ui, _ := tool.Meta["ui"].(map[string]any); tool.Original == "show" && ui["resourceUri"] != shared {
+			t.Errorf("registry's %s: ui.resourceUri %v, want %s", tool.Name, ui["resourceUri"], shared)
+		}
+	}
+}

@@ -105,7 +105,7 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	problems = append(problems, g.syncTools(wantTools)...)
+	problems = append(problems, g.syncTools(wantTools, collidingURIs(resources))...)
 	problems = append(problems, g.syncPrompts(wantPrompts)...)
 	problems = append(problems, g.syncResources(resources)...)
 	problems = append(problems, g.syncTemplates(templates)...)
@@ -149,7 +149,10 @@ func syncPoint(ctx context.Context, point string) {
 	}
 }
 
-func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
+// syncTools serves want; collide holds the resource URIs several servers
+// offer (served qualified: exposeOwned), for the MCP Apps resource URIs in
+// the tools' _meta (appsURIs).
+func (g *Gateway) syncTools(want map[string]*registry.Tool, collide map[string]bool) []registry.Problem {
 	var problems []registry.Problem
 	var remove []string
 	for name := range g.exposed.tools {
@@ -165,6 +168,7 @@ func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
 	}
 	for name, t := range want {
 		mt := serverTool(name, t)
+		mt.Meta = appsURIs(mt.Meta, t.Server, collide)
 		if old, ok := g.exposed.toolDefs[name]; ok && reflect.DeepEqual(old, mt) {
 			g.exposed.tools[name] = t
 			continue
@@ -322,6 +326,59 @@ func serverTool(name string, t *registry.Tool) *mcp.Tool {
 		}
 	}
 	return mt
+}
+
+// collidingURIs is the set of the URIs several of list's servers offer.
+func collidingURIs(list []*registry.Resource) map[string]bool {
+	seen := make(map[string]string, len(list))
+	var out map[string]bool
+	for _, r := range list {
+		if s, ok := seen[r.URI]; ok && s != r.Server {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[r.URI] = true
+		}
+		seen[r.URI] = r.Server
+	}
+	return out
+}
+
+// appsURIs returns a tool's _meta m with its MCP Apps resource URI
+// (ui.resourceUri, or the earlier flat "ui/resourceUri") pointing at its
+// own server's resource: a URI several servers offer is served qualified
+// (mcphost://SERVER/URI), and so it is named. m is returned as is when
+// nothing changes, else a copy (the registry's is shared).
+func appsURIs(m mcp.Meta, server string, collide map[string]bool) mcp.Meta {
+	if len(collide) == 0 || len(m) == 0 {
+		return m
+	}
+	qualify := func(v any) (string, bool) {
+		u, ok := v.(string)
+		if !ok || !collide[u] {
+			return "", false
+		}
+		return qualifiedScheme + server + "/" + u, true
+	}
+	var out mcp.Meta
+	if ui, ok := m["ui"].(map[string]any); ok {
+		if q, ok := qualify(ui["resourceUri"]); ok {
+			out = maps.Clone(m)
+			c := maps.Clone(ui)
+			c["resourceUri"] = q
+			out["ui"] = c
+		}
+	}
+	if q, ok := qualify(m["ui/resourceUri"]); ok {
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		out["ui/resourceUri"] = q
+	}
+	if out == nil {
+		return m
+	}
+	return out
 }
 
 // ObjectSchema returns schema if it is a JSON object schema of type "object",
