@@ -450,6 +450,40 @@ func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
 			t.Errorf("read %s: %+v %v, want the view of %s", uri, r, err, name)
 		}
 	}
+	// search_tools names the same resources.
+	sg := gateway.New(h, &gateway.Options{ToolSearch: true})
+	t.Cleanup(func() { sg.Close() })
+	sg.Sync(ctx)
+	sst, sct := mcp.NewInMemoryTransports()
+	if _, err := sg.Server().Connect(ctx, sst, nil); err != nil {
+		t.Fatal(err)
+	}
+	scs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, sct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { scs.Close() })
+	sr, err := scs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.SearchToolName, Arguments: map[string]any{"query": "show", "server": "b"}})
+	if err != nil || sr.IsError || len(sr.Content) != 1 {
+		t.Fatalf("search_tools: %+v %v", sr, err)
+	}
+	var found struct{ Tools []*mcp.Tool }
+	if err := json.Unmarshal([]byte(sr.Content[0].(*mcp.TextContent).Text), &found); err != nil || len(found.Tools) == 0 {
+		t.Fatalf("search_tools result %v: %v", sr.Content[0], err)
+	}
+	seen := false
+	for _, tool := range found.Tools {
+		if tool.Name != "mcp__b__show" {
+			continue
+		}
+		seen = true
+		if ui, _ := tool.Meta["ui"].(map[string]any); ui["resourceUri"] != "mcphost://b/"+shared {
+			t.Errorf("search_tools: %s ui.resourceUri %v, want mcphost://b/%s", tool.Name, ui["resourceUri"], shared)
+		}
+	}
+	if !seen {
+		t.Errorf("search_tools found %v, not mcp__b__show", found.Tools)
+	}
 	// The registry's definitions are left as the servers gave them.
 	tools, _ := h.Tools(ctx)
 	for _, tool := range tools {

@@ -36,6 +36,9 @@ type exposure struct {
 	promptDef map[string]*mcp.Prompt
 	resources map[string]owned[*mcp.Resource]
 	templates map[string]owned[*mcp.ResourceTemplate]
+	// collide are the resource URIs several servers offer, served
+	// qualified (for the MCP Apps URIs in tools' _meta: appsURIs).
+	collide map[string]bool
 
 	// syncing serializes Sync: it is held from the reading of the
 	// registry to the end of applying what was read, so that a Sync that
@@ -153,6 +156,7 @@ func syncPoint(ctx context.Context, point string) {
 // offer (served qualified: exposeOwned), for the MCP Apps resource URIs in
 // the tools' _meta (appsURIs).
 func (g *Gateway) syncTools(want map[string]*registry.Tool, collide map[string]bool) []registry.Problem {
+	g.exposed.collide = collide
 	var problems []registry.Problem
 	var remove []string
 	for name := range g.exposed.tools {

@@ -231,9 +231,13 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return errorResult(fmt.Errorf("%s: %w", SearchToolName, err)), nil
 	}
+	g.mu.Lock()
+	collide := g.exposed.collide
+	g.mu.Unlock()
 	out := searchResult{Tools: make([]foundTool, 0, len(found))}
 	for _, r := range found {
 		st := serverTool(r.Tool.Name, r.Tool)
+		st.Meta = appsURIs(st.Meta, r.Tool.Server, collide)
 		ft := foundTool{Name: st.Name, Title: st.Title, Description: st.Description, InputSchema: st.InputSchema,
 			OutputSchema: st.OutputSchema, Annotations: st.Annotations, Icons: st.Icons, Meta: st.Meta}
 		out.Tools = append(out.Tools, ft)
