@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -35,6 +36,9 @@ type exposure struct {
 	promptDef map[string]*mcp.Prompt
 	resources map[string]owned[*mcp.Resource]
 	templates map[string]owned[*mcp.ResourceTemplate]
+	// collide are the resource URIs several servers offer, served
+	// qualified (for the MCP Apps URIs in tools' _meta: appsURIs).
+	collide map[string]bool
 
 	// syncing serializes Sync: it is held from the reading of the
 	// registry to the end of applying what was read, so that a Sync that
@@ -104,7 +108,7 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	problems = append(problems, g.syncTools(wantTools)...)
+	problems = append(problems, g.syncTools(wantTools, collidingURIs(resources))...)
 	problems = append(problems, g.syncPrompts(wantPrompts)...)
 	problems = append(problems, g.syncResources(resources)...)
 	problems = append(problems, g.syncTemplates(templates)...)
@@ -148,7 +152,11 @@ func syncPoint(ctx context.Context, point string) {
 	}
 }
 
-func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
+// syncTools serves want; collide holds the resource URIs several servers
+// offer (served qualified: exposeOwned), for the MCP Apps resource URIs in
+// the tools' _meta (appsURIs).
+func (g *Gateway) syncTools(want map[string]*registry.Tool, collide map[string]bool) []registry.Problem {
+	g.exposed.collide = collide
 	var problems []registry.Problem
 	var remove []string
 	for name := range g.exposed.tools {
@@ -164,6 +172,7 @@ func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
 	}
 	for name, t := range want {
 		mt := serverTool(name, t)
+		mt.Meta = appsURIs(mt.Meta, t.Server, collide)
 		if old, ok := g.exposed.toolDefs[name]; ok && reflect.DeepEqual(old, mt) {
 			g.exposed.tools[name] = t
 			continue
@@ -193,7 +202,8 @@ func (g *Gateway) syncPrompts(want map[string]*registry.Prompt) []registry.Probl
 		g.srv.RemovePrompts(remove...)
 	}
 	for name, p := range want {
-		mp := &mcp.Prompt{Name: name, Description: p.Description, Arguments: p.Arguments}
+		mp := &mcp.Prompt{Name: name, Title: p.Title, Description: p.Description, Arguments: p.Arguments,
+			Icons: slices.Clone(p.Icons), Meta: maps.Clone(p.Meta)}
 		if old, ok := g.exposed.promptDef[name]; ok && reflect.DeepEqual(old, mp) {
 			g.exposed.prompts[name] = p
 			continue
@@ -298,16 +308,17 @@ func guard(add func()) (err error) {
 }
 
 // serverTool turns a registry tool into the definition served downstream
-// under name.
+// under name: all the server said of it (title, description, schemas,
+// annotations, icons, _meta less its reserved members), in a copy.
 func serverTool(name string, t *registry.Tool) *mcp.Tool {
 	mt := &mcp.Tool{
 		Name:         name,
+		Title:        t.Title, // (the server's: not one made of its annotations' title or name)
 		Description:  t.Description,
 		InputSchema:  ObjectSchema(t.InputSchema),
 		OutputSchema: t.OutputSchema,
-	}
-	if t.DisplayName != t.Original {
-		mt.Title = t.DisplayName
+		Icons:        slices.Clone(t.Icons),
+		Meta:         maps.Clone(t.Meta), // (reserved members left out by the registry)
 	}
 	if t.Annotations != nil {
 		a := *t.Annotations
@@ -319,6 +330,59 @@ func serverTool(name string, t *registry.Tool) *mcp.Tool {
 		}
 	}
 	return mt
+}
+
+// collidingURIs is the set of the URIs several of list's servers offer.
+func collidingURIs(list []*registry.Resource) map[string]bool {
+	seen := make(map[string]string, len(list))
+	var out map[string]bool
+	for _, r := range list {
+		if s, ok := seen[r.URI]; ok && s != r.Server {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[r.URI] = true
+		}
+		seen[r.URI] = r.Server
+	}
+	return out
+}
+
+// appsURIs returns a tool's _meta m with its MCP Apps resource URI
+// (ui.resourceUri, or the earlier flat "ui/resourceUri") pointing at its
+// own server's resource: a URI several servers offer is served qualified
+// (mcphost://SERVER/URI), and so it is named. m is returned as is when
+// nothing changes, else a copy (the registry's is shared).
+func appsURIs(m mcp.Meta, server string, collide map[string]bool) mcp.Meta {
+	if len(collide) == 0 || len(m) == 0 {
+		return m
+	}
+	qualify := func(v any) (string, bool) {
+		u, ok := v.(string)
+		if !ok || !collide[u] {
+			return "", false
+		}
+		return qualifiedScheme + server + "/" + u, true
+	}
+	var out mcp.Meta
+	if ui, ok := m["ui"].(map[string]any); ok {
+		if q, ok := qualify(ui["resourceUri"]); ok {
+			out = maps.Clone(m)
+			c := maps.Clone(ui)
+			c["resourceUri"] = q
+			out["ui"] = c
+		}
+	}
+	if q, ok := qualify(m["ui/resourceUri"]); ok {
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		out["ui/resourceUri"] = q
+	}
+	if out == nil {
+		return m
+	}
+	return out
 }
 
 // ObjectSchema returns schema if it is a JSON object schema of type "object",

@@ -168,12 +168,17 @@ type searchArgs struct {
 	Server string   `json:"server"`
 }
 
-// foundTool is one search result: what a model needs to call the tool.
+// foundTool is one search result: what a model needs to call the tool, and
+// the rest of what its server says of it (as tools/list would serve it).
 type foundTool struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	InputSchema any    `json:"inputSchema"`
+	Name         string               `json:"name"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	InputSchema  any                  `json:"inputSchema"`
+	OutputSchema any                  `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []mcp.Icon           `json:"icons,omitempty"`
+	Meta         mcp.Meta             `json:"_meta,omitempty"`
 }
 
 // searchResult is search_tools' answer (as JSON text).
@@ -226,13 +231,15 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return errorResult(fmt.Errorf("%s: %w", SearchToolName, err)), nil
 	}
+	g.mu.Lock()
+	collide := g.exposed.collide
+	g.mu.Unlock()
 	out := searchResult{Tools: make([]foundTool, 0, len(found))}
 	for _, r := range found {
-		t := r.Tool
-		ft := foundTool{Name: t.Name, Description: t.Description, InputSchema: ObjectSchema(t.InputSchema)}
-		if t.DisplayName != t.Original {
-			ft.Title = t.DisplayName
-		}
+		st := serverTool(r.Tool.Name, r.Tool)
+		st.Meta = appsURIs(st.Meta, r.Tool.Server, collide)
+		ft := foundTool{Name: st.Name, Title: st.Title, Description: st.Description, InputSchema: st.InputSchema,
+			OutputSchema: st.OutputSchema, Annotations: st.Annotations, Icons: st.Icons, Meta: st.Meta}
 		out.Tools = append(out.Tools, ft)
 	}
 	if len(out.Tools) == 0 {

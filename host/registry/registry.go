@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcphost/mcphost/host/redact"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
 // ErrNotFound is returned by Lookup for a name the registry does not hold.
@@ -48,6 +49,9 @@ type Tool struct {
 	Original string `json:"original_name"`
 	// DisplayName is the title (tool title, then annotations title, then name).
 	DisplayName string `json:"display_name"`
+	// Title is the tool's own title as its server gave it (sanitized, capped
+	// at 256 characters), empty if it gave none: what the gateway serves.
+	Title string `json:"title,omitempty"`
 	// Description is sanitized and capped at MaxDescriptionLen characters.
 	Description  string `json:"description,omitempty"`
 	InputSchema  any    `json:"input_schema,omitempty"`
@@ -62,6 +66,14 @@ type Tool struct {
 	HeaderParams bool `json:"-"`
 	// Annotations are the server's annotations as given.
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// Icons are the server's icons for the tool, as given.
+	Icons []mcp.Icon `json:"icons,omitempty"`
+	// Meta is the tool's _meta as the server gave it, less the
+	// protocol-reserved members (mcpmeta.IsReserved), which describe one hop
+	// and are never passed on, and the gateway's own (mcpmeta.IsGateways):
+	// vendor hints and extensions' members such as MCP Apps' "ui"
+	// (resourceUri) stay.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Fingerprint is a sha256 of the definition as the server gave it (name,
 	// title, description, input schema, annotations), for pinning.
 	Fingerprint string `json:"fingerprint"`
@@ -69,11 +81,18 @@ type Tool struct {
 
 // Prompt is one prompt in the unified registry.
 type Prompt struct {
-	Name        string                `json:"name"`
-	Server      string                `json:"server"`
-	Original    string                `json:"original_name"`
+	Name     string `json:"name"`
+	Server   string `json:"server"`
+	Original string `json:"original_name"`
+	// Title is the prompt's title, sanitized.
+	Title       string                `json:"title,omitempty"`
 	Description string                `json:"description,omitempty"`
 	Arguments   []*mcp.PromptArgument `json:"arguments,omitempty"`
+	// Icons are the server's icons for the prompt, as given.
+	Icons []mcp.Icon `json:"icons,omitempty"`
+	// Meta is the prompt's _meta less its protocol-reserved members and the
+	// gateway's own.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
 // Resource is one resource, attributed to its server.
@@ -138,6 +157,8 @@ func New(src Source) *Registry {
 			c.Name = Sanitize(c.Name)
 			c.Title = Sanitize(c.Title)
 			c.Description = Cap(c.Description, MaxDescriptionLen)
+			c.Icons = slices.Clone(c.Icons)
+			c.Meta = definitionMeta(c.Meta)
 			out = append(out, &Resource{Server: server, Resource: &c})
 		}
 		return out, nil
@@ -156,6 +177,8 @@ func New(src Source) *Registry {
 			c.Name = Sanitize(c.Name)
 			c.Title = Sanitize(c.Title)
 			c.Description = Cap(c.Description, MaxDescriptionLen)
+			c.Icons = slices.Clone(c.Icons)
+			c.Meta = definitionMeta(c.Meta)
 			out = append(out, &ResourceTemplate{Server: server, ResourceTemplate: &c})
 		}
 		return out, nil
@@ -460,10 +483,15 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 		InputSchema:  in,
 		OutputSchema: out,
 		HeaderParams: headerParams(t.InputSchema),
+		Icons:        slices.Clone(t.Icons),
+		Meta:         definitionMeta(t.Meta),
 		OpenWorld:    true, // MCP defaults: open-world and destructive unless said otherwise
 		Destructive:  true,
 	}
 	title := t.Title
+	if title != "" {
+		rt.Title = Cap(title, 256)
+	}
 	if a := t.Annotations; a != nil {
 		ac := *a
 		ac.Title = Sanitize(ac.Title)
@@ -490,6 +518,23 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 	return rt, nil
 }
 
+// definitionMeta is a copy of the _meta of a server's tool, prompt, resource
+// or template without its protocol-reserved members and the gateway's own
+// (mcpmeta.IsGateways); nil if nothing is left.
+func definitionMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if mcpmeta.IsReserved(k) || mcpmeta.IsGateways(k) {
+			continue
+		}
+		if out == nil {
+			out = make(mcp.Meta, len(m))
+		}
+		out[k] = v
+	}
+	return out
+}
+
 type promptSet struct {
 	list     []*Prompt
 	problems []Problem
@@ -514,7 +559,8 @@ func buildPrompts(server string, prompts []*mcp.Prompt) promptSet {
 			ac.Description = Cap(ac.Description, MaxDescriptionLen)
 			args = append(args, &ac)
 		}
-		ps.list = append(ps.list, &Prompt{Name: name, Server: server, Original: p.Name, Description: Cap(p.Description, MaxDescriptionLen), Arguments: args})
+		ps.list = append(ps.list, &Prompt{Name: name, Server: server, Original: p.Name, Title: Sanitize(p.Title),
+			Description: Cap(p.Description, MaxDescriptionLen), Arguments: args, Icons: slices.Clone(p.Icons), Meta: definitionMeta(p.Meta)})
 	}
 	return ps
 }

@@ -23,6 +23,15 @@ var prefix = []byte(Prefix)
 // IsReserved reports whether a _meta member name is protocol-reserved.
 func IsReserved(name string) bool { return strings.HasPrefix(name, Prefix) }
 
+// GatewayPrefix starts the _meta member names the gateway uses for itself
+// between its own parts (e.g. a notification's route, an elicitation's
+// schema): a server's own member of such a name is never passed on.
+const GatewayPrefix = "dev.mcphost/"
+
+// IsGateways reports whether a _meta member name is one of the gateway's
+// own (GatewayPrefix).
+func IsGateways(name string) bool { return strings.HasPrefix(name, GatewayPrefix) }
+
 // Strip deletes the protocol-reserved members of m.
 func Strip(m mcp.Meta) {
 	for k := range m {

@@ -87,3 +87,21 @@ func TestForwardable(t *testing.T) {
 		}
 	}
 }
+
+func TestIsGateways(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"dev.mcphost/route", true},
+		{"dev.mcphost/requestedSchema", true},
+		{"dev.mcphost", false},
+		{"io.modelcontextprotocol/serverInfo", false},
+		{"ui", false},
+		{"anthropic/alwaysLoad", false},
+	} {
+		if got := IsGateways(tc.name); got != tc.want {
+			t.Errorf("IsGateways(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
