@@ -13,34 +13,71 @@ import (
 //   - prefixed: the registry's canonical names, mcp__SERVER__NAME;
 //   - conditional: the server's own names while exactly one server is
 //     active (configured and not disabled), prefixed otherwise;
-//   - bare: always the server's own names.
+//   - bare: always the server's own names;
+//   - server: SERVER__NAME, the canonical name without its mcp__ prefix,
+//     for clients that prefix names themselves (Claude Code shows
+//     mcp__gateway__github__create_issue rather than
+//     mcp__gateway__mcp__github__create_issue).
 //
 // A name that several servers offer under bare (or conditional) naming is
-// served by none of them and reported: never last-wins. Permission rules,
-// pins and logs keep using the canonical names whatever is exposed.
+// served by none of them and reported: never last-wins. Under server naming
+// two tools cannot share a served name (the canonical names are distinct,
+// and each loses the same prefix). Permission rules, pins and logs keep
+// using the canonical names whatever is exposed: a served name maps back to
+// its canonical name through what is served (exposure), never by parsing.
 
-// prefixFree reports whether names drop the mcp__SERVER__ prefix.
-func prefixFree(mode string, activeServers int) bool {
+// nameStyle is how the names of tools and prompts are served.
+type nameStyle int
+
+const (
+	// namesRegistry: the canonical names, mcp__SERVER__NAME.
+	namesRegistry nameStyle = iota
+	// namesOwn: the servers' own names.
+	namesOwn
+	// namesServer: SERVER__NAME.
+	namesServer
+)
+
+// styleOf is the name style of a naming mode with activeServers servers
+// active.
+func styleOf(mode string, activeServers int) nameStyle {
 	switch mode {
 	case config.NamingBare:
-		return true
+		return namesOwn
 	case config.NamingConditional:
-		return activeServers == 1
+		if activeServers == 1 {
+			return namesOwn
+		}
+	case config.NamingServer:
+		return namesServer
 	}
-	return false
+	return namesRegistry
 }
 
-// exposeNames maps each item to its exposed name: canonical(item), or
-// original(item) when bare. A bare name offered by more than one server is
-// left out and reported. So is a bare name that reads as a registry name
-// (mcp__SERVER__NAME, or equal to any item's registry name): served, a
-// server's own "mcp__bank__transfer" would answer a direct call by that
-// string, while everything else that speaks registry names (permission
-// rules, logs, search_tools and call_tool) means the bank server's
-// transfer by it.
-func exposeNames[T any](bare bool, what string, items []T, canonical, original, server func(T) string) (map[string]T, []registry.Problem) {
+// servedName is the name a tool or prompt of registry name canonical and
+// the server's own name original is served under in style.
+func servedName(style nameStyle, canonical, original string) string {
+	switch style {
+	case namesOwn:
+		return original
+	case namesServer:
+		return strings.TrimPrefix(canonical, registry.Prefix)
+	}
+	return canonical
+}
+
+// exposeNames maps each item to its exposed name (servedName). Under the
+// servers' own names, a name offered by more than one server is left out
+// and reported. So, in every style but the registry's, is a served name
+// that reads as a registry name (mcp__SERVER__NAME, or equal to any item's
+// registry name): served, a server's own "mcp__bank__transfer" (or server
+// "mcp"'s tool "bank__transfer" under server naming) would answer a direct
+// call by that string, while everything else that speaks registry names
+// (permission rules, logs, search_tools and call_tool) means the bank
+// server's transfer by it.
+func exposeNames[T any](style nameStyle, what string, items []T, canonical, original, server func(T) string) (map[string]T, []registry.Problem) {
 	out := make(map[string]T, len(items))
-	if !bare {
+	if style == namesRegistry {
 		for _, it := range items {
 			out[canonical(it)] = it
 		}
@@ -52,15 +89,20 @@ func exposeNames[T any](bare bool, what string, items []T, canonical, original, 
 	}
 	groups := map[string][]T{}
 	for _, it := range items {
-		groups[original(it)] = append(groups[original(it)], it)
+		n := servedName(style, canonical(it), original(it))
+		groups[n] = append(groups[n], it)
 	}
 	var problems []registry.Problem
 	for name, g := range groups {
 		if _, _, ok := registry.ParseName(name); ok || registryNames[name] {
 			for _, it := range g {
+				how := "its own name"
+				if style == namesServer {
+					how = fmt.Sprintf("%q", name)
+				}
 				problems = append(problems, registry.Problem{Server: server(it), Detail: fmt.Sprintf(
-					"the %s %q is not served under its own name, which reads as a registry name (mcp__SERVER__NAME) and could be taken for another server's; it is %s with naming = \"prefixed\"",
-					what, name, canonical(it))})
+					"the %s %q is not served under %s, which reads as a registry name (mcp__SERVER__NAME) and could be taken for another server's; it is %s with naming = \"prefixed\"",
+					what, original(it), how, canonical(it))})
 			}
 			continue
 		}

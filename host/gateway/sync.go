@@ -77,8 +77,8 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	// through the connections of) the user whose request led here.
 	ctx = host.WithoutCaller(ctx)
 	active := g.sharedServers()
-	bare := prefixFree(g.naming, len(active)) // (of all: names do not change as servers connect)
-	listed := g.settled(active)               // not those still connecting at start (connecting.go)
+	style := styleOf(g.naming, len(active)) // (of all: names do not change as servers connect)
+	listed := g.settled(active)             // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
 	syncPoint(ctx, syncRead)
 	if g.search != nil {
@@ -89,11 +89,11 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	templates, tp := g.h.ResourceTemplatesOf(ctx, listed)
 	problems = append(append(append(problems, pp...), rp...), tp...)
 
-	wantTools, p1 := exposeNames(bare, "tool", tools,
+	wantTools, p1 := exposeNames(style, "tool", tools,
 		func(t *registry.Tool) string { return t.Name },
 		func(t *registry.Tool) string { return t.Original },
 		func(t *registry.Tool) string { return t.Server })
-	wantPrompts, p2 := exposeNames(bare, "prompt", prompts,
+	wantPrompts, p2 := exposeNames(style, "prompt", prompts,
 		func(p *registry.Prompt) string { return p.Name },
 		func(p *registry.Prompt) string { return p.Original },
 		func(p *registry.Prompt) string { return p.Server })
