@@ -190,3 +190,21 @@ func describe(v cty.Value) string {
 	}
 	return fmt.Sprintf("a %s", v.Type().FriendlyName())
 }
+
+// GetName returns o's Name, or "" for a nil o.
+func (o *ToolOverride) GetName() string {
+	if o == nil {
+		return ""
+	}
+	return o.Name
+}
+
+// Unnamed returns o without its Name (nil for a nil o).
+func (o *ToolOverride) Unnamed() *ToolOverride {
+	if o == nil || o.Name == "" {
+		return o
+	}
+	c := *o
+	c.Name = ""
+	return &c
+}

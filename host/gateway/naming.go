@@ -66,18 +66,31 @@ func servedName(style nameStyle, canonical, original string) string {
 	return canonical
 }
 
-// exposeNames maps each item to its exposed name (servedName). Under the
-// servers' own names, a name offered by more than one server is left out
-// and reported. So, in every style but the registry's, is a served name
-// that reads as a registry name (mcp__SERVER__NAME, or equal to any item's
-// registry name): served, a server's own "mcp__bank__transfer" (or server
-// "mcp"'s tool "bank__transfer" under server naming) would answer a direct
-// call by that string, while everything else that speaks registry names
-// (permission rules, logs, search_tools and call_tool) means the bank
-// server's transfer by it.
-func exposeNames[T any](style nameStyle, what string, items []T, canonical, original, server func(T) string) (map[string]T, []registry.Problem) {
+// exposeNames maps each item to its exposed name: servedName of its
+// registry name and own name, or, for an item renamed (a tool override's
+// name: renamed returns it, "" if none), of the registry name and own
+// name it would have under that name. An item whose served name reads as
+// a registry name that is not its own is left out and reported: under the
+// servers' own names or server naming one that parses as mcp__SERVER__NAME
+// (served, a server's own "mcp__bank__transfer", or server "mcp"'s tool
+// "bank__transfer" under server naming, would answer a direct call by that
+// string, while everything else that speaks registry names — permission
+// rules, logs, search_tools and call_tool — means the bank server's
+// transfer by it), in any style one equal to another item's registry name
+// (a tool renamed to another tool's name). A served name that several
+// items are left with (under the servers' own names, the same name on
+// several servers; else two tools renamed alike) is served for none of
+// them and reported: never last-wins.
+func exposeNames[T any](style nameStyle, what string, items []T, canonical, original, server, renamed func(T) string) (map[string]T, []registry.Problem) {
 	out := make(map[string]T, len(items))
-	if style == namesRegistry {
+	anyRenamed := false
+	for _, it := range items {
+		if renamed(it) != "" {
+			anyRenamed = true
+			break
+		}
+	}
+	if style == namesRegistry && !anyRenamed {
 		for _, it := range items {
 			out[canonical(it)] = it
 		}
@@ -87,38 +100,60 @@ func exposeNames[T any](style nameStyle, what string, items []T, canonical, orig
 	for _, it := range items {
 		registryNames[canonical(it)] = true
 	}
+	served := func(it T) string {
+		if r := renamed(it); r != "" {
+			return servedName(style, registry.ToolName(server(it), r), r)
+		}
+		return servedName(style, canonical(it), original(it))
+	}
 	groups := map[string][]T{}
 	for _, it := range items {
-		n := servedName(style, canonical(it), original(it))
+		n := served(it)
 		groups[n] = append(groups[n], it)
 	}
 	var problems []registry.Problem
 	for name, g := range groups {
-		if _, _, ok := registry.ParseName(name); ok || registryNames[name] {
-			for _, it := range g {
-				how := "its own name"
-				if style == namesServer {
-					how = fmt.Sprintf("%q", name)
-				}
-				problems = append(problems, registry.Problem{Server: server(it), Detail: fmt.Sprintf(
-					"the %s %q is not served under %s, which reads as a registry name (mcp__SERVER__NAME) and could be taken for another server's; it is %s with naming = \"prefixed\"",
-					what, original(it), how, canonical(it))})
+		var kept []T
+		for _, it := range g {
+			_, _, parses := registry.ParseName(name)
+			if !(style != namesRegistry && parses) && !(registryNames[name] && name != canonical(it)) {
+				kept = append(kept, it)
+				continue
+			}
+			how := "its own name"
+			if style != namesOwn || renamed(it) != "" {
+				how = fmt.Sprintf("%q", name)
+			}
+			problems = append(problems, registry.Problem{Server: server(it), Detail: fmt.Sprintf(
+				"the %s %q is not served under %s, which reads as a registry name (mcp__SERVER__NAME) and could be taken for another %s; it is %s with naming = \"prefixed\" and no override name",
+				what, original(it), how, what, canonical(it))})
+		}
+		if len(kept) == 1 {
+			out[name] = kept[0]
+			continue
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		var servers, names []string
+		for _, it := range kept {
+			servers = append(servers, server(it))
+			names = append(names, canonical(it))
+		}
+		sort.Strings(servers)
+		sort.Strings(names)
+		if style == namesOwn && !anyRenamed {
+			for _, s := range servers {
+				problems = append(problems, registry.Problem{Server: s, Detail: fmt.Sprintf(
+					"the %s %q is offered by servers %s; with bare names none of them is served (use naming = \"prefixed\")",
+					what, name, strings.Join(servers, ", "))})
 			}
 			continue
 		}
-		if len(g) == 1 {
-			out[name] = g[0]
-			continue
-		}
-		var servers []string
-		for _, it := range g {
-			servers = append(servers, server(it))
-		}
-		sort.Strings(servers)
-		for _, s := range servers {
-			problems = append(problems, registry.Problem{Server: s, Detail: fmt.Sprintf(
-				"the %s %q is offered by servers %s; with bare names none of them is served (use naming = \"prefixed\")",
-				what, name, strings.Join(servers, ", "))})
+		for _, it := range kept {
+			problems = append(problems, registry.Problem{Server: server(it), Detail: fmt.Sprintf(
+				"the %ss %s would all be served as %q; none of them is (check the tools' override names, or the naming)",
+				what, strings.Join(names, ", "), name)})
 		}
 	}
 	return out, problems

@@ -92,11 +92,13 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	wantTools, p1 := exposeNames(style, "tool", tools,
 		func(t *registry.Tool) string { return t.Name },
 		func(t *registry.Tool) string { return t.Original },
-		func(t *registry.Tool) string { return t.Server })
+		func(t *registry.Tool) string { return t.Server },
+		func(t *registry.Tool) string { return g.toolOverride(t).GetName() })
 	wantPrompts, p2 := exposeNames(style, "prompt", prompts,
 		func(p *registry.Prompt) string { return p.Name },
 		func(p *registry.Prompt) string { return p.Original },
-		func(p *registry.Prompt) string { return p.Server })
+		func(p *registry.Prompt) string { return p.Server },
+		func(*registry.Prompt) string { return "" })
 	problems = append(append(problems, p1...), p2...)
 	if g.search != nil {
 		problems = append(problems, metaNameProblems(wantTools)...)
@@ -163,7 +165,7 @@ func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
 		g.srv.RemoveTools(remove...)
 	}
 	for name, t := range want {
-		mt := serverTool(name, t)
+		mt := overridden(serverTool(name, t), g.toolOverride(t))
 		if old, ok := g.exposed.toolDefs[name]; ok && reflect.DeepEqual(old, mt) {
 			g.exposed.tools[name] = t
 			continue

@@ -88,7 +88,9 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 		if g.h.Serving().DecideFor(p, t.Name).Behavior == permissions.Deny {
 			continue
 		}
-		list = append(list, serverTool(t.Name, t))
+		// (Served under its registry name: an override's name is not
+		// applied here, its title, description and annotations are.)
+		list = append(list, overridden(serverTool(t.Name, t), g.toolOverride(t).Unnamed()))
 	}
 	r.Tools = list
 }
