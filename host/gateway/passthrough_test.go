@@ -584,6 +584,11 @@ func TestPassthroughNaming(t *testing.T) {
 				t.Errorf("problems:\n%s\nwant the prompt collision too", all)
 			}
 			cs := p.dial(t, newProtocol, nil)
+			if tc.naming == config.NamingServer {
+				if ir := cs.InitializeResult(); ir == nil || !strings.Contains(ir.Instructions, "named SERVER__NAME.") {
+					t.Errorf("instructions do not say the names are SERVER__NAME: %+v", ir)
+				}
+			}
 			tools := toolNames(t, cs)
 			for _, n := range tc.wantTools {
 				if !slices.Contains(tools, n) {
