@@ -67,8 +67,8 @@ func TestToolOverridesServed(t *testing.T) {
 			want:    map[string]*mcp.Tool{"mcp__a__add": {Name: "mcp__a__add"}}, noTools: []string{"mcp__a__echo"},
 			wantProblem: `the tool "echo" is not served under "mcp__a__add", which reads as a registry name`},
 		{name: "two tools renamed alike", naming: config.NamingServer,
-			servers: withOverrides(map[string]*config.ToolOverride{"echo": {Name: "x"}, "add": {Name: "x"}}),
-			noTools: []string{"a__x", "a__echo", "a__add"},
+			servers:     withOverrides(map[string]*config.ToolOverride{"echo": {Name: "x"}, "add": {Name: "x"}}),
+			noTools:     []string{"a__x", "a__echo", "a__add"},
 			wantProblem: `the tools mcp__a__add, mcp__a__echo would all be served as "a__x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
