@@ -233,6 +233,16 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 		if t.DisplayName != t.Original {
 			ft.Title = t.DisplayName
 		}
+		// A tool override's title and description, as tools/list shows
+		// them (the name found stays the registry name call_tool takes).
+		if o := g.toolOverride(t); o != nil {
+			if o.Title != "" {
+				ft.Title = o.Title
+			}
+			if o.Description != "" {
+				ft.Description = o.Description
+			}
+		}
 		out.Tools = append(out.Tools, ft)
 	}
 	if len(out.Tools) == 0 {
