@@ -144,3 +144,47 @@ func TestToolOverridesServed(t *testing.T) {
 		})
 	}
 }
+
+// TestServerNamingOnEveryPath: under --naming server, a call by a served
+// name (SERVER__TOOL, or SERVER__NAME of a tool override) reaches the tool
+// on every path — the relay's and the go-sdk server's, over stdio and HTTP,
+// for clients of both eras — with one audit line under the canonical name;
+// a registry name is not a served name, and answers as an unknown tool.
+func TestServerNamingOnEveryPath(t *testing.T) {
+	t.Parallel()
+	const newMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	for _, tc := range []struct {
+		name string
+		meta string
+		call func(t *testing.T, g *gateway.Gateway, body, name string) rpcAnswer
+	}{
+		{name: "http 2025-11-25 relay", call: httpSessionCall()},
+		{name: "http 2025-11-25 go-sdk", meta: `"progressToken":"p"`, call: httpSessionCall()},
+		{name: "http 2026-07-28 relay", meta: newMeta, call: httpStatelessCall},
+		{name: "http 2026-07-28 go-sdk", meta: newMeta + `,"progressToken":"p"`, call: httpStatelessCall},
+		{name: "stdio relay", call: stdioCall()},
+		{name: "stdio go-sdk", meta: `"progressToken":"p"`, call: stdioCall()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g, log, buf := hiddenGatewayWith(t, gateway.Options{Naming: config.NamingServer})
+			for _, name := range []string{"a__echo", "a__add"} {
+				got := tc.call(t, g, callBody(7, name, tc.meta), name)
+				if !strings.Contains(got.body, `"result"`) {
+					t.Errorf("call %s: %d %s", name, got.status, got.body)
+				}
+			}
+			got := tc.call(t, g, callBody(8, "mcp__a__echo", tc.meta), "mcp__a__echo")
+			if !strings.Contains(got.body, `"code":-32602`) || !strings.Contains(got.body, `unknown tool`) {
+				t.Errorf("call of a registry name under server naming: %d %s, want unknown tool", got.status, got.body)
+			}
+			var tools []string
+			for _, r := range auditLines(t, log, buf) {
+				tools = append(tools, r.Tool)
+			}
+			if diff := cmp.Diff([]string{"mcp__a__echo", "mcp__a__add", "mcp__a__echo"}, tools); diff != "" {
+				t.Errorf("audit lines' tools (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
