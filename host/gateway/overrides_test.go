@@ -188,3 +188,43 @@ func TestServerNamingOnEveryPath(t *testing.T) {
 		})
 	}
 }
+
+// TestServerNamingPerUser: under --naming server, a per-user server's
+// tools are added to a user's tools/list as SERVER__TOOL too, and a call by
+// that name reaches the tool (here the authenticate pseudo-tool of alice,
+// who has not logged in); the registry name answers as an unknown tool.
+func TestServerNamingPerUser(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		naming         string
+		served, absent string
+	}{
+		{config.NamingServer, "prot__authenticate", "mcp__prot__authenticate"},
+		{config.NamingPrefixed, "mcp__prot__authenticate", "prot__authenticate"},
+	} {
+		t.Run(tc.naming, func(t *testing.T) {
+			t.Parallel()
+			g, log, buf := hiddenGatewayWith(t, gateway.Options{Naming: tc.naming})
+			call := httpSessionCall()
+			list := call(t, g, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "")
+			if !strings.Contains(list.body, `"name":"`+tc.served+`"`) || strings.Contains(list.body, `"name":"`+tc.absent+`"`) {
+				t.Errorf("alice's tools/list: %s; want %s, not %s", list.body, tc.served, tc.absent)
+			}
+			got := call(t, g, callBody(4, tc.served, ""), tc.served)
+			if strings.Contains(got.body, "unknown tool") || !strings.Contains(got.body, `"result"`) {
+				t.Errorf("call %s: %d %s", tc.served, got.status, got.body)
+			}
+			got = call(t, g, callBody(5, tc.absent, ""), tc.absent)
+			if !strings.Contains(got.body, "unknown tool") {
+				t.Errorf("call %s: %d %s, want unknown tool", tc.absent, got.status, got.body)
+			}
+			var tools []string
+			for _, r := range auditLines(t, log, buf) {
+				tools = append(tools, r.Tool)
+			}
+			if len(tools) == 0 || tools[0] != "mcp__prot__authenticate" {
+				t.Errorf("audit lines' tools %v, want the first under the canonical mcp__prot__authenticate", tools)
+			}
+		})
+	}
+}
