@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -276,5 +277,70 @@ func TestToolFilter(t *testing.T) {
 	tr.user("server \"a\" {\n  command = \"x\"\n  tools {\n    include = [\"read_*\"]\n    exclude = [\"read_secret\"]\n  }\n}\n")
 	if s := tr.mustLoad().Server("a"); s.Tools == nil || s.Tools.Allows("read_secret") || !s.Tools.Allows("read_file") {
 		t.Errorf("tools = %+v", s.Tools)
+	}
+}
+
+// TestToolOverrides: a server's tools { override "TOOL" { … } } blocks are
+// read, and what is wrong in one is an error at its file:line:col.
+func TestToolOverrides(t *testing.T) {
+	t.Parallel()
+	yes, no, title := true, false, "Make an issue"
+	block := func(body string) string {
+		return "server \"a\" {\n  command = \"x\"\n  tools {\n" + body + "\n  }\n}\n"
+	}
+	for _, tc := range []struct {
+		name string
+		body string
+		want map[string]*ToolOverride
+		err  string // in an error at config.hcl:LINE,
+		line string
+		warn string
+	}{
+		{name: "all attributes", body: `override "create_issue" {
+  name = "new_issue"
+  title = "New issue"
+  description = "Opens an issue."
+  annotations = { readOnlyHint = false, destructiveHint = true, title = "Make an issue" }
+}`, want: map[string]*ToolOverride{"create_issue": {Name: "new_issue", Title: "New issue", Description: "Opens an issue.",
+			Annotations: &ToolAnnotations{Title: &title, ReadOnlyHint: &no, DestructiveHint: &yes}}}},
+		{name: "two tools", body: "override \"a\" { title = \"A\" }\noverride \"b\" { annotations = { openWorldHint = true } }",
+			want: map[string]*ToolOverride{"a": {Title: "A"}, "b": {Annotations: &ToolAnnotations{OpenWorldHint: &yes}}}},
+		{name: "with include", body: "include = [\"a\"]\noverride \"a\" { idempotent = 1 }", err: `Unsupported argument`, line: "config.hcl:5,"},
+		{name: "duplicate", body: "override \"a\" { title = \"A\" }\noverride \"a\" { title = \"B\" }", err: `Tool "a" has at most one override`, line: "config.hcl:5,"},
+		{name: "name with separator", body: `override "a" { name = "x__y" }`, err: `may not start or end with '_' nor contain "__"`, line: "config.hcl:4,"},
+		{name: "name with a space", body: `override "a" { name = "x y" }`, err: `name must be 1 to 64 of the characters`, line: "config.hcl:4,"},
+		{name: "empty name", body: `override "a" { name = "" }`, err: `name must be 1 to 64`, line: "config.hcl:4,"},
+		{name: "two tools one name", body: "override \"a\" { name = \"c\" }\noverride \"b\" { name = \"c\" }", err: `Two tools of a server cannot be served as "c"`, line: "config.hcl:5,"},
+		{name: "unknown annotation", body: `override "a" { annotations = { readonly = true } }`, err: `annotations has no key "readonly": the keys are title, readOnlyHint`, line: "config.hcl:4,"},
+		{name: "annotation of the wrong type", body: `override "a" { annotations = { readOnlyHint = "yes" } }`, err: `annotations.readOnlyHint must be true or false, got a string`, line: "config.hcl:4,"},
+		{name: "annotations not an object", body: `override "a" { annotations = true }`, err: `annotations is an object of`, line: "config.hcl:4,"},
+		{name: "empty description", body: `override "a" { description = "" }`, err: `description replaces the server's`, line: "config.hcl:4,"},
+		{name: "no label", body: `override { title = "A" }`, err: `Missing tool for override`, line: "config.hcl:4,"},
+		{name: "empty", body: `override "a" {}`, want: map[string]*ToolOverride{"a": {}}, warn: "sets none of name, title, description, annotations"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTree(t)
+			tr.user(block(tc.body))
+			cfg, diags := tr.load()
+			if tc.err != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.err) || !strings.Contains(diags.Error(), tc.line) {
+					t.Fatalf("diags = %v, want an error at %s containing %q", diags, tc.line, tc.err)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			if tc.warn != "" && !strings.Contains(diags.Error(), tc.warn) {
+				t.Errorf("diags = %v, want a warning containing %q", diags, tc.warn)
+			}
+			s := cfg.Server("a")
+			if s.Tools == nil {
+				t.Fatal("no tools")
+			}
+			if diff := cmp.Diff(tc.want, s.Tools.Overrides); diff != "" {
+				t.Errorf("overrides (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -46,7 +46,7 @@ type Settings struct {
 	// are answered with an error, then the process exits.
 	DrainTimeout time.Duration `json:"drain_timeout"`
 	// Naming is how the gateway names what it exposes: NamingPrefixed,
-	// NamingConditional or NamingBare. Permission rules, pins and logs always
+	// NamingConditional, NamingBare or NamingServer. Permission rules, pins and logs always
 	// use the canonical mcp__SERVER__TOOL names.
 	Naming string `json:"naming"`
 	// ProtocolVersion (protocol_version) is the protocol version server
@@ -73,10 +73,16 @@ const (
 	// NamingBare always exposes the servers' own names; a name offered by
 	// more than one server is refused (reported), never last-wins.
 	NamingBare = "bare"
+	// NamingServer exposes every tool and prompt as SERVER__NAME: the
+	// registry name without its mcp__ prefix, for clients that prefix
+	// names themselves (mcp__CLIENTSIDE__SERVER__NAME).
+	NamingServer = "server"
 )
 
 // NamingModes returns the valid naming modes.
-func NamingModes() []string { return []string{NamingPrefixed, NamingConditional, NamingBare} }
+func NamingModes() []string {
+	return []string{NamingPrefixed, NamingConditional, NamingBare, NamingServer}
+}
 
 // Readiness modes of the gateway (settings { ready_when = "…" }).
 const (
@@ -277,7 +283,7 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 			diags = append(diags, d...)
 		} else if !slices.Contains(NamingModes(), v) {
 			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid naming",
-				"naming must be one of %s, got %q: prefixed exposes mcp__SERVER__TOOL, conditional drops the prefix while exactly one server is configured, bare always drops it (and refuses collisions).",
+				"naming must be one of %s, got %q: prefixed exposes mcp__SERVER__TOOL, conditional drops the prefix while exactly one server is configured, bare always drops it (and refuses collisions), server exposes SERVER__TOOL (no mcp__ prefix).",
 				strings.Join(NamingModes(), ", "), v))
 		} else {
 			p.naming = &v

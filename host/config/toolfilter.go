@@ -22,9 +22,13 @@ import (
 // "del\u200bete_x" and full-width "ｄｅｌｅｔｅ_x" are both "delete_x"): a
 // tool is excluded if either form matches an exclude pattern, ignoring
 // case, and included if either form matches an include pattern.
+//
+// Overrides (override "TOOL" blocks) change how tools are served, by the
+// server's own tool name (see ToolOverride).
 type ToolFilter struct {
-	Include []string `json:"include,omitempty"`
-	Exclude []string `json:"exclude,omitempty"`
+	Include   []string                 `json:"include,omitempty"`
+	Exclude   []string                 `json:"exclude,omitempty"`
+	Overrides map[string]*ToolOverride `json:"overrides,omitempty"`
 }
 
 // Allows reports whether the server's tool named tool is served.
@@ -61,7 +65,9 @@ type toolsBlock struct {
 	// not set).
 	IncludeRange hcl.Range `hcl:"include,attr_value_range"`
 	ExcludeRange hcl.Range `hcl:"exclude,attr_value_range"`
-	DefRange     hcl.Range `hcl:",def_range"`
+	// Overrides are the override "TOOL" blocks.
+	Overrides []*overrideBlock `hcl:"override,block"`
+	DefRange  hcl.Range        `hcl:",def_range"`
 }
 
 // filter checks the block and returns its filter. quiet leaves out the
@@ -83,5 +89,11 @@ func (b *toolsBlock) filter(quiet bool) (*ToolFilter, hcl.Diagnostics) {
 	if b.IncludeRange != (hcl.Range{}) && len(b.Include) == 0 && !quiet && !diags.HasErrors() {
 		diags = append(diags, warnf(b.IncludeRange.Ptr(), "No tools included", "include = [] serves none of the server's tools."))
 	}
-	return &ToolFilter{Include: b.Include, Exclude: b.Exclude}, diags
+	f := &ToolFilter{Include: b.Include, Exclude: b.Exclude}
+	if len(b.Overrides) > 0 {
+		o, d := overrides(b.Overrides)
+		diags = append(diags, d...)
+		f.Overrides = o
+	}
+	return f, diags
 }

@@ -56,9 +56,11 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		ctx = host.WithCaller(ctx, p, bearerOf(req.GetExtra()))
-		if cr, ok := req.(*mcp.CallToolRequest); ok && g.userTool(cr.Params.Name) {
-			res, err := g.call(ctx, cr, cr.Params.Name) // (not among the tools served to all)
-			return asUnknown(cr.Params.Name, res, err)
+		if cr, ok := req.(*mcp.CallToolRequest); ok {
+			if name, ok := g.userToolName(cr.Params.Name); ok {
+				res, err := g.call(ctx, cr, name) // (not among the tools served to all)
+				return asUnknown(cr.Params.Name, res, err)
+			}
 		}
 		res, err := next(ctx, method, req)
 		if err != nil {

@@ -516,8 +516,18 @@ func TestPassthroughNaming(t *testing.T) {
 		t.Fatal(err)
 	}
 	denyEcho := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__a__echo", Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	defsM := filepath.Join(dir, "m.json")
+	b, _ = json.Marshal(demoserver.Definitions{ExtraTools: []string{"b__only_b"}})
+	if err := os.WriteFile(defsM, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	one := func() []*config.Server { return []*config.Server{demo("a")} }
 	two := func() []*config.Server { return []*config.Server{demo("a"), demo("b", "-definitions", defsB)} }
+	// Server "mcp"'s tool "b__only_b" is mcp__mcp__b__only_b: under server
+	// naming it would be served as mcp__b__only_b, b's only_b's registry name.
+	ambiguous := func() []*config.Server {
+		return []*config.Server{demo("mcp", "-definitions", defsM), demo("b", "-definitions", defsB)}
+	}
 	for _, tc := range []struct {
 		name        string
 		naming      string
@@ -545,6 +555,16 @@ func TestPassthroughNaming(t *testing.T) {
 		{name: "bare, collisions", naming: config.NamingBare, servers: two, rules: []config.PermissionRule{denyEcho},
 			wantTools: []string{"only_b"}, noTools: []string{"echo", "add", "mcp__a__echo", "mcp__b__echo"},
 			wantPrompts: nil, wantProblem: `the tool "echo" is offered by servers a, b`, call: "only_b"},
+		{name: "server, one server", naming: config.NamingServer, servers: one, rules: []config.PermissionRule{denyEcho},
+			wantTools: []string{"a__add", "a__echo"}, noTools: []string{"echo", "add", "mcp__a__echo"},
+			wantPrompts: []string{"a__greet"}, call: "a__add", denied: "a__echo"},
+		{name: "server, two servers", naming: config.NamingServer, servers: two, rules: []config.PermissionRule{denyEcho},
+			wantTools: []string{"a__echo", "b__echo", "b__only_b"}, noTools: []string{"echo", "only_b", "mcp__a__echo", "mcp__b__echo"},
+			wantPrompts: []string{"a__greet", "b__greet"}, call: "b__echo", denied: "a__echo"},
+		{name: "server, a served name that reads as a registry name", naming: config.NamingServer, servers: ambiguous,
+			wantTools: []string{"mcp__echo", "b__echo", "b__only_b"}, noTools: []string{"mcp__b__only_b", "mcp__mcp__b__only_b"},
+			wantPrompts: []string{"b__greet", "mcp__greet"}, call: "b__only_b",
+			wantProblem: `the tool "b__only_b" is not served under "mcp__b__only_b", which reads as a registry name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -560,10 +580,15 @@ func TestPassthroughNaming(t *testing.T) {
 			if tc.wantProblem != "" && !strings.Contains(all, tc.wantProblem) {
 				t.Errorf("problems:\n%s\nwant one containing %q", all, tc.wantProblem)
 			}
-			if tc.wantProblem != "" && !strings.Contains(all, `the prompt "greet" is offered by servers a, b`) {
+			if tc.naming == config.NamingBare && tc.wantProblem != "" && !strings.Contains(all, `the prompt "greet" is offered by servers a, b`) {
 				t.Errorf("problems:\n%s\nwant the prompt collision too", all)
 			}
 			cs := p.dial(t, newProtocol, nil)
+			if tc.naming == config.NamingServer {
+				if ir := cs.InitializeResult(); ir == nil || !strings.Contains(ir.Instructions, "named SERVER__NAME.") {
+					t.Errorf("instructions do not say the names are SERVER__NAME: %+v", ir)
+				}
+			}
 			tools := toolNames(t, cs)
 			for _, n := range tc.wantTools {
 				if !slices.Contains(tools, n) {
@@ -601,9 +626,19 @@ func TestPassthroughNaming(t *testing.T) {
 					t.Errorf("call %s under a deny rule of its canonical name: %v %s", tc.denied, err, textOf(res))
 				}
 			}
-			if tc.wantProblem != "" {
+			if tc.naming == config.NamingBare && tc.wantProblem != "" {
 				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args("echo")}); err == nil {
 					t.Error("a colliding bare name was called")
+				}
+			}
+			if tc.naming == config.NamingServer {
+				// A registry name is not a served name under server naming:
+				// the call is refused as of an unknown tool, whichever tool
+				// the name would mean.
+				for _, n := range []string{"mcp__b__echo", "mcp__b__only_b"} {
+					if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: n, Arguments: args(n)}); err == nil && !res.IsError {
+						t.Errorf("call %s under server naming: %s", n, textOf(res))
+					}
 				}
 			}
 		})

@@ -463,9 +463,12 @@ func (g *Gateway) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 func (g *Gateway) instructions(ctx context.Context) string {
 	var b strings.Builder
 	b.WriteString("mcphost gateway: the tools, prompts and resources of several MCP servers")
-	if prefixFree(g.naming, len(g.h.ActiveServers())) {
+	switch styleOf(g.naming, len(g.h.ActiveServers())) {
+	case namesOwn:
 		b.WriteString(", under their own names.")
-	} else {
+	case namesServer:
+		b.WriteString(", named SERVER__NAME.")
+	default:
 		b.WriteString(", named mcp__SERVER__NAME.")
 	}
 	if g.search != nil {

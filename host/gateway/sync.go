@@ -81,8 +81,8 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	// through the connections of) the user whose request led here.
 	ctx = host.WithoutCaller(ctx)
 	active := g.sharedServers()
-	bare := prefixFree(g.naming, len(active)) // (of all: names do not change as servers connect)
-	listed := g.settled(active)               // not those still connecting at start (connecting.go)
+	style := styleOf(g.naming, len(active)) // (of all: names do not change as servers connect)
+	listed := g.settled(active)             // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
 	syncPoint(ctx, syncRead)
 	if g.search != nil {
@@ -93,14 +93,16 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	templates, tp := g.h.ResourceTemplatesOf(ctx, listed)
 	problems = append(append(append(problems, pp...), rp...), tp...)
 
-	wantTools, p1 := exposeNames(bare, "tool", tools,
+	wantTools, p1 := exposeNames(style, "tool", tools,
 		func(t *registry.Tool) string { return t.Name },
 		func(t *registry.Tool) string { return t.Original },
-		func(t *registry.Tool) string { return t.Server })
-	wantPrompts, p2 := exposeNames(bare, "prompt", prompts,
+		func(t *registry.Tool) string { return t.Server },
+		func(t *registry.Tool) string { return g.toolOverride(t).GetName() })
+	wantPrompts, p2 := exposeNames(style, "prompt", prompts,
 		func(p *registry.Prompt) string { return p.Name },
 		func(p *registry.Prompt) string { return p.Original },
-		func(p *registry.Prompt) string { return p.Server })
+		func(p *registry.Prompt) string { return p.Server },
+		func(*registry.Prompt) string { return "" })
 	problems = append(append(problems, p1...), p2...)
 	if g.search != nil {
 		problems = append(problems, metaNameProblems(wantTools)...)
@@ -171,7 +173,7 @@ func (g *Gateway) syncTools(want map[string]*registry.Tool, collide map[string]b
 		g.srv.RemoveTools(remove...)
 	}
 	for name, t := range want {
-		mt := serverTool(name, t)
+		mt := overridden(serverTool(name, t), g.toolOverride(t))
 		mt.Meta = appsURIs(mt.Meta, t.Server, collide)
 		if old, ok := g.exposed.toolDefs[name]; ok && reflect.DeepEqual(old, mt) {
 			g.exposed.tools[name] = t

@@ -170,8 +170,8 @@ func (g *Gateway) targetLabel(ctx context.Context, method, target string) (label
 // toolLabel is targetLabel of a tools/call naming target, which resolves
 // to the served tool name (ok) of g's shared servers.
 func (g *Gateway) toolLabel(ctx context.Context, target, name string, ok bool) (label, server string) {
-	if !ok && g.userTool(target) {
-		name, ok = target, true // (a per-user server's, served under its registry name)
+	if !ok {
+		name, ok = g.userToolName(target) // (a per-user server's)
 	}
 	if ok && g.h.Serving().ToolVisible(ctx, name) {
 		server, _, _ = registry.ParseName(name)

@@ -236,9 +236,11 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 	g.mu.Unlock()
 	out := searchResult{Tools: make([]foundTool, 0, len(found))}
 	for _, r := range found {
-		st := serverTool(r.Tool.Name, r.Tool)
+		st := overridden(serverTool(r.Tool.Name, r.Tool), g.toolOverride(r.Tool))
 		st.Meta = appsURIs(st.Meta, r.Tool.Server, collide)
-		ft := foundTool{Name: st.Name, Title: st.Title, Description: st.Description, InputSchema: st.InputSchema,
+		// The name found stays the registry name call_tool takes; an
+		// override's title and description show as tools/list shows them.
+		ft := foundTool{Name: r.Tool.Name, Title: st.Title, Description: st.Description, InputSchema: st.InputSchema,
 			OutputSchema: st.OutputSchema, Annotations: st.Annotations, Icons: st.Icons, Meta: st.Meta}
 		out.Tools = append(out.Tools, ft)
 	}

@@ -890,3 +890,41 @@ func TestToolSearchUnknownServer(t *testing.T) {
 		t.Errorf("server c: %v", f.names())
 	}
 }
+
+// TestToolSearchServerNamesAndOverrides: under --naming server, search
+// finds a tool under its registry name with its override's title and
+// description, and call_tool calls it by that name or by its served one
+// (the override's name under SERVER__).
+func TestToolSearchServerNamesAndOverrides(t *testing.T) {
+	t.Parallel()
+	a := demo("a")
+	a.Tools = &config.ToolFilter{Overrides: map[string]*config.ToolOverride{"echo": {Name: "say", Title: "Say", Description: "Echoes the message."}}}
+	sg := newSearchGateway(t, config.NamingServer, a)
+	if len(sg.problems) > 0 {
+		t.Fatal(sg.problems)
+	}
+	cs := sg.stdio(t, "2026-07-28", nil)
+	f := search(t, cs, map[string]any{"query": "echoes the message"})
+	i := slices.IndexFunc(f.Tools, func(ft struct {
+		Name        string         `json:"name"`
+		Title       string         `json:"title"`
+		Description string         `json:"description"`
+		InputSchema map[string]any `json:"inputSchema"`
+	}) bool {
+		return ft.Name == "mcp__a__echo"
+	})
+	if i < 0 {
+		t.Fatalf("echo not found: %v", f.names())
+	}
+	if got := f.Tools[i]; got.Title != "Say" || got.Description != "Echoes the message." {
+		t.Errorf("found %+v, want the override's title and description", got)
+	}
+	for _, name := range []string{"mcp__a__echo", "a__say"} {
+		if res := callFound(t, cs, name, map[string]any{"message": "m"}); res.IsError || host.TextOf(res.Content) != "m" {
+			t.Errorf("call_tool %s: %q", name, host.TextOf(res.Content))
+		}
+	}
+	if res := callFound(t, cs, "a__echo", map[string]any{"message": "m"}); !res.IsError {
+		t.Errorf("call_tool a__echo (not a served name: echo is served as a__say): %q", host.TextOf(res.Content))
+	}
+}

@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
@@ -51,20 +53,51 @@ func (g *Gateway) userServers() []string {
 	return out
 }
 
-// userTool reports whether name is the registry name of a per-user
+// userTool reports whether name is the served name of a per-user
 // server's tool (served per user).
 func (g *Gateway) userTool(name string) bool {
+	_, ok := g.userToolName(name)
+	return ok
+}
+
+// userToolName maps name, as a client calls it, to the registry name of the
+// per-user server's tool it is the served name of (addUserTools): the
+// registry name itself, or under naming "server" SERVER__TOOL. ok is false
+// if name is no per-user server's tool, or the name of a tool served to all.
+func (g *Gateway) userToolName(name string) (canonical string, ok bool) {
 	if !g.users.Load() {
-		return false
+		return "", false
 	}
-	server, _, ok := registry.ParseName(name)
-	if !ok || !g.h.Serving().PerUser(server) {
-		return false
+	canonical = name
+	if g.naming == config.NamingServer {
+		canonical = registry.Prefix + name
+	}
+	server, _, parsed := registry.ParseName(canonical)
+	if !parsed || !g.h.Serving().PerUser(server) {
+		return "", false
 	}
 	g.mu.Lock()
 	_, shared := g.exposed.tools[name]
 	g.mu.Unlock()
-	return !shared
+	if shared {
+		return "", false
+	}
+	return canonical, true
+}
+
+// userServedName is the name a per-user server's tool of registry name
+// canonical is served under: canonical, or under naming "server"
+// SERVER__TOOL ("" when that reads as a registry name: not served, as
+// exposeNames refuses it for the tools served to all).
+func (g *Gateway) userServedName(canonical string) string {
+	if g.naming != config.NamingServer {
+		return canonical
+	}
+	served := strings.TrimPrefix(canonical, registry.Prefix)
+	if _, _, ok := registry.ParseName(served); ok {
+		return ""
+	}
+	return served
 }
 
 // addUserTools adds to the last page of a tools/list result for p the
@@ -88,7 +121,13 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 		if g.h.Serving().DecideFor(p, t.Name).Behavior == permissions.Deny {
 			continue
 		}
-		list = append(list, serverTool(t.Name, t))
+		// (An override's name is not applied here; its title,
+		// description and annotations are.)
+		served := g.userServedName(t.Name)
+		if served == "" {
+			continue
+		}
+		list = append(list, overridden(serverTool(served, t), g.toolOverride(t).Unnamed()))
 	}
 	r.Tools = list
 }
