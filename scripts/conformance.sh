@@ -18,9 +18,16 @@
 #   reference  the same server scenarios against the everything-server
 #              directly over HTTP: what the gateway should reach. Reported,
 #              never fatal.
+#   tasks      the suite's tasks scenarios (SEP-2663, the 2026-07-28
+#              requirement set's tasks-*), one run each, against
+#              internal/tasksserver (test/conformance/tasksserver): directly
+#              over HTTP, where all must pass, then through `mcphost serve
+#              --http` (default configuration) in front of it as a stdio
+#              upstream and as an HTTP upstream. Expected failures through
+#              the gateway: test/conformance/expected-failures-tasks.yml.
 #
 # CONFORMANCE_PARTS chooses the parts (default "client server server-http
-# reference");
+# tasks reference");
 # extra arguments go to the client run. MCPHOST_SERVE_FLAGS replaces the
 # gateway's naming flags (default "--naming conditional"; set it empty to
 # leave them out). Results and logs go to $CONFORMANCE_OUT (bin/conformance).
@@ -28,7 +35,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${CONFORMANCE_OUT:-$root/bin/conformance}
-parts=" ${CONFORMANCE_PARTS:-client server server-http reference} "
+parts=" ${CONFORMANCE_PARTS:-client server server-http tasks reference} "
 revisions=(2025-11-25 2026-07-28)
 mkdir -p "$out"
 (cd test/conformance && npm ci --no-audit --no-fund --loglevel=error)
@@ -70,11 +77,23 @@ read -ra serve_flags <<<"${MCPHOST_SERVE_FLAGS---naming conditional}"
 # are requests to the client), and 2026-07-28 only stateless (go-sdk v1.8.0
 # rejects it on a stateful handler). Sets stateless too.
 start_everything() {
-  local i up
   stateless=true
   [[ $1 == 2025-11-25 ]] && stateless=false
+  free_port
+  start_port_server "$2" "$out/everything-server" -http "127.0.0.1:$port" -stateless=$stateless
+}
+
+# free_port: sets port to a port free on 127.0.0.1.
+free_port() {
   port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-  "$out/everything-server" -http "127.0.0.1:$port" -stateless=$stateless >"$2" 2>&1 &
+}
+
+# start_port_server LOG CMD...: runs CMD, which serves HTTP on $port, in the
+# background (output in LOG) and waits until it listens.
+start_port_server() {
+  local log=$1 i up
+  shift
+  "$@" >"$log" 2>&1 &
   up=$!
   bg_pids+=($up)
   for ((i = 0; i < 100; i++)); do
@@ -83,8 +102,8 @@ start_everything() {
     sleep 0.1
   done
   if ! kill -0 "$up" 2>/dev/null; then
-    cat "$2" >&2
-    echo "conformance: the everything-server did not start on 127.0.0.1:$port" >&2
+    cat "$log" >&2
+    echo "conformance: ${1##*/} did not start on 127.0.0.1:$port" >&2
     exit 1
   fi
 }
@@ -105,7 +124,7 @@ start_gateway() {
   done
   if [[ -z $url ]] || ! grep -q '^1 of 1 server(s) connected' "$out/$1.log"; then
     cat "$out/$1.log" >&2
-    echo "conformance: the gateway did not start with the everything-server connected ($1)" >&2
+    echo "conformance: the gateway did not start with its server connected ($1)" >&2
     exit 1
   fi
 }
@@ -210,6 +229,70 @@ EOF
     run_scored server-http "$rev" " → everything-server over HTTP"
     stop_all
   done
+fi
+
+# run_tasks NAME LABEL [EXPECTED]: the tasks scenarios against $url, one run
+# each (results in $out/NAME), held to the expected failures in EXPECTED
+# when given, else all must pass. A scenario passes with no failed or
+# warning check.
+run_tasks() {
+  local name=$1 label=$2 s passed=0 total=0 bad=() line
+  local args=()
+  [[ -n ${3:-} ]] && args=(--expected-failures "$3")
+  rm -rf "${out:?}/$name"
+  mkdir -p "$out/$name"
+  for s in "${tasks_scenarios[@]}"; do
+    total=$((total + 1))
+    (cd "$out" && "$conformance" server --url "$url" --scenario "$s" "${args[@]}" \
+      -o "$out/$name/$s" >"$out/$name/$s.log" 2>&1) || bad+=("$s")
+    line=$(grep -a '^Passed: ' "$out/$name/$s.log" | tail -1 || true)
+    [[ $line == *", 0 failed, 0 warnings"* ]] && passed=$((passed + 1))
+  done
+  if ((${#bad[@]})); then
+    status=1
+    summary+=("tasks ($label): $passed/$total scenarios pass; FAILED: ${bad[*]} (logs $out/$name)")
+  else
+    summary+=("tasks ($label): $passed/$total scenarios pass; ${3:+baseline check passed}${3:-all pass}")
+  fi
+}
+
+if [[ $parts == *" tasks "* ]]; then
+  go build -o "$out/tasksserver" ./test/conformance/tasksserver
+  mapfile -t tasks_scenarios < <(sed -n 's/^  - scenario: \(tasks-[a-z0-9-]*\)$/\1/p' \
+    "$root/test/conformance/node_modules/@modelcontextprotocol/conformance/requirements/2026-07-28.yaml")
+  ((${#tasks_scenarios[@]})) || { echo "conformance: no tasks scenarios in the 2026-07-28 requirements" >&2; exit 1; }
+  tasks_expected=$root/test/conformance/expected-failures-tasks.yml
+  free_port
+  start_port_server "$out/tasksserver.log" "$out/tasksserver" -http "127.0.0.1:$port"
+  tasks_port=$port
+  url="http://127.0.0.1:$port/"
+  run_tasks tasks-direct "tasksserver direct over HTTP"
+  # The gateway's configuration is the default but for its one server and
+  # the permission to call its tools.
+  cat >"$out/gateway-tasks.hcl" <<EOF
+server "tasks" {
+  command = "$out/tasksserver"
+}
+
+permissions {
+  allow = ["mcp__tasks"]
+}
+EOF
+  start_gateway gateway-tasks
+  run_tasks tasks-gateway "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → tasksserver over stdio" "$tasks_expected"
+  cat >"$out/gateway-tasks-http.hcl" <<EOF
+server "tasks" {
+  transport = "http"
+  url       = "http://127.0.0.1:$tasks_port/"
+}
+
+permissions {
+  allow = ["mcp__tasks"]
+}
+EOF
+  start_gateway gateway-tasks-http
+  run_tasks tasks-gateway-http "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → tasksserver over HTTP" "$tasks_expected"
+  stop_all
 fi
 
 echo
