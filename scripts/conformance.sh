@@ -252,7 +252,9 @@ run_tasks() {
     status=1
     summary+=("tasks ($label): $passed/$total scenarios pass; FAILED: ${bad[*]} (logs $out/$name)")
   else
-    summary+=("tasks ($label): $passed/$total scenarios pass; ${3:+baseline check passed}${3:-all pass}")
+    local verdict="all pass"
+    [[ -n ${3:-} ]] && verdict="baseline check passed"
+    summary+=("tasks ($label): $passed/$total scenarios pass; $verdict")
   fi
 }
 
