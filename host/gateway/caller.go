@@ -62,6 +62,11 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return asUnknown(cr.Params.Name, res, err)
 			}
 		}
+		if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
+			if server, own, ok := g.userResource(rr.Params.URI); ok {
+				return g.readUserResource(ctx, p, rr, server, own) // (not among the resources served to all)
+			}
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err

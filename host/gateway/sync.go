@@ -366,12 +366,22 @@ func collidingURIs(list []*registry.Resource) map[string]bool {
 // (mcphost://SERVER/URI), and so it is named. m is returned as is when
 // nothing changes, else a copy (the registry's is shared).
 func appsURIs(m mcp.Meta, server string, collide map[string]bool) mcp.Meta {
-	if len(collide) == 0 || len(m) == 0 {
+	if len(collide) == 0 {
+		return m
+	}
+	return qualifyApps(m, server, func(uri string) bool { return collide[uri] })
+}
+
+// qualifyApps returns a tool's _meta m with its MCP Apps resource URI, if
+// which says so of it, qualified (mcphost://SERVER/URI): m itself when
+// nothing changes, else a copy.
+func qualifyApps(m mcp.Meta, server string, which func(uri string) bool) mcp.Meta {
+	if len(m) == 0 {
 		return m
 	}
 	qualify := func(v any) (string, bool) {
 		u, ok := v.(string)
-		if !ok || !collide[u] {
+		if !ok || !which(u) {
 			return "", false
 		}
 		return qualifiedScheme + server + "/" + u, true
