@@ -239,10 +239,11 @@ type stdioPipe struct {
 	w io.Writer
 }
 
-// rawToolList lists the gateway's tools as a raw JSON-RPC client of
-// version (the go-sdk client would drop "execution"), over HTTP at url or
-// on the stdio front through pipe, and returns them as JSON objects.
-func rawToolList(t *testing.T, url string, pipe *stdioPipe, version string) []map[string]any {
+// rawSender returns a raw JSON-RPC client of version, over HTTP at url or
+// on the stdio front through pipe (initialized if version asks for it),
+// sending a message and returning the answer to it (nil for a
+// notification).
+func rawSender(t *testing.T, url string, pipe *stdioPipe, version string) func(map[string]any) map[string]any {
 	t.Helper()
 	var session string
 	send := func(msg map[string]any) map[string]any {
@@ -317,7 +318,24 @@ func rawToolList(t *testing.T, url string, pipe *stdioPipe, version string) []ma
 			"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
 		send(map[string]any{"method": "notifications/initialized"})
 	}
-	resp := send(map[string]any{"id": 2, "method": "tools/list"})
+	return send
+}
+
+// rawRPC sends method (without params) as a raw JSON-RPC client of version
+// (2026-07-28 or later: no initialize) on the stdio front through pipe and
+// returns the result.
+func rawRPC(t *testing.T, pipe *stdioPipe, version, method string) map[string]any {
+	t.Helper()
+	res, _ := rawSender(t, "", pipe, version)(map[string]any{"id": 3, "method": method})["result"].(map[string]any)
+	return res
+}
+
+// rawToolList lists the gateway's tools as a raw JSON-RPC client of
+// version (the go-sdk client would drop "execution"), over HTTP at url or
+// on the stdio front through pipe, and returns them as JSON objects.
+func rawToolList(t *testing.T, url string, pipe *stdioPipe, version string) []map[string]any {
+	t.Helper()
+	resp := rawSender(t, url, pipe, version)(map[string]any{"id": 2, "method": "tools/list"})
 	res, _ := resp["result"].(map[string]any)
 	list, _ := res["tools"].([]any)
 	var out []map[string]any

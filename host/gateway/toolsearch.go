@@ -135,6 +135,7 @@ func (g *Gateway) toolListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if r, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
 			r.Tools = slices.Clone(g.search.defs)
 			r.NextCursor = ""
+			r.CacheScope = cachePublic // (the same two tools for all)
 		}
 		return res, err
 	}

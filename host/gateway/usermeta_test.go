@@ -147,6 +147,9 @@ func TestPerUserDefinitionsPassThrough(t *testing.T) {
 				t.Errorf("mcp__pr__job: %s, want execution %v", byName["mcp__pr__job"], rawExecution)
 			}
 			read := rpc("resources/read", `{"uri":"`+qualified+`"}`)
+			if read["cacheScope"] != "private" {
+				t.Errorf("read %s: cacheScope %v, want private (read through alice's own connection)", qualified, read["cacheScope"])
+			}
 			rb, _ := json.Marshal(read)
 			var rr mcp.ReadResourceResult
 			json.Unmarshal(rb, &rr)

@@ -164,5 +164,9 @@ func (g *Gateway) readUserResource(ctx context.Context, p *inbound.Principal, re
 	if g.h.Serving().ServerDeniedFor(p, server) {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	return g.auditedRead(ctx, req, server, own)
+	res, err := g.auditedRead(ctx, req, server, own)
+	if err == nil && res != nil {
+		setCacheScope(res, cachePrivate) // (read through p's own connection)
+	}
+	return res, err
 }
