@@ -373,7 +373,7 @@ func (s source) ListTools(ctx context.Context, server string) ([]*mcp.Tool, erro
 	tools, err := listAll(ctx, s.h, server, "tools",
 		func(c *mcp.ServerCapabilities) bool { return c.Tools != nil },
 		func(ctx context.Context, cs *mcp.ClientSession) iter.Seq2[*mcp.Tool, error] {
-			return cs.Tools(ctx, nil)
+			return cs.Tools(conn.ListingTools(ctx), nil) // (the tools' "execution" kept: conn/execution.go)
 		})
 	if errors.Is(err, conn.ErrNeedsAuth) {
 		if c := s.h.conns.For(ctx, server); c != nil && (c.Config().OAuth != nil || c.Config().AuthScheme != "") {

@@ -239,8 +239,12 @@ func (f *inflight) only() (c *call, ok bool) {
 // flight), a progress notification to the call of its token. It returns
 // the message with its route in _meta, and any route a server put there
 // removed (changed: a new message). An elicitation/create has its schema
-// moved (see schema.go); other messages are returned as they are.
+// moved (see schema.go), a tools/list result its tools' "execution"
+// (execution.go); other messages are returned as they are.
 func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, changed bool) {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		return responseExecution(resp) // (tools' "execution": execution.go)
+	}
 	req, ok := msg.(*jsonrpc.Request)
 	if ok && req.IsCall() {
 		switch req.Method {

@@ -41,14 +41,28 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	listing := req.Method == http.MethodPost && listingTools(req.Context()) // (execution.go)
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "text/event-stream" {
+		if listing && mt == "application/json" {
+			executionBody(resp, t.c.m.opts.MaxMessageBytes)
+		}
 		return resp, nil
 	}
 	var on *call
 	if req.Method == http.MethodPost { // a request's own stream
 		on, _ = req.Context().Value(callKey{}).(*call)
 	}
-	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, func(data []byte) []byte { return t.c.routeEvent(data, on) })
+	route := func(data []byte) []byte { return t.c.routeEvent(data, on) }
+	if listing {
+		route = func(data []byte) []byte {
+			if out := executionEvent(data); out != nil {
+				return out
+			}
+			return t.c.routeEvent(data, on)
+		}
+	}
+	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, route)
 	return resp, nil
 }
 

@@ -62,6 +62,11 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return asUnknown(cr.Params.Name, res, err)
 			}
 		}
+		if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
+			if server, own, ok := g.userResource(rr.Params.URI); ok {
+				return g.readUserResource(ctx, p, rr, server, own) // (not among the resources served to all)
+			}
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
@@ -70,7 +75,48 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if r, ok := res.(*mcp.ListToolsResult); ok {
 			g.addUserTools(ctx, p, r)
 		}
+		if g.perPrincipal(res) {
+			setCacheScope(res, cachePrivate)
+		}
 		return res, nil
+	}
+}
+
+// The cache scopes of a list result (2026-07-28: cacheScope).
+const (
+	cachePublic  = "public"
+	cachePrivate = "private"
+)
+
+// perPrincipal reports whether res, a list answered for a principal, may
+// differ from one principal to another: when some permission rules apply
+// to some principals only (filterFor), and for tools/list when per-user
+// servers' tools are added (addUserTools). Such a list is served with
+// cacheScope "private": only the requesting user's client may cache it.
+func (g *Gateway) perPrincipal(res mcp.Result) bool {
+	switch res.(type) {
+	case *mcp.ListToolsResult:
+		return g.h.Serving().HasPrincipalRules() || len(g.userServers()) > 0
+	case *mcp.ListPromptsResult, *mcp.ListResourcesResult, *mcp.ListResourceTemplatesResult:
+		return g.h.Serving().HasPrincipalRules()
+	}
+	return false
+}
+
+// setCacheScope sets the cacheScope of a list or read result (other
+// results are left as they are).
+func setCacheScope(res mcp.Result, scope string) {
+	switch r := res.(type) {
+	case *mcp.ListToolsResult:
+		r.CacheScope = scope
+	case *mcp.ListPromptsResult:
+		r.CacheScope = scope
+	case *mcp.ListResourcesResult:
+		r.CacheScope = scope
+	case *mcp.ListResourceTemplatesResult:
+		r.CacheScope = scope
+	case *mcp.ReadResourceResult:
+		r.CacheScope = scope
 	}
 }
 

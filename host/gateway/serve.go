@@ -256,6 +256,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 		// a request, the last to see its answer.
 		g.srv.AddReceivingMiddleware(g.telemetryMiddleware)
 	}
+	// Outermost: it changes the type of a tools/list result (execution.go).
+	g.srv.AddReceivingMiddleware(g.executionMiddleware)
 	offChange := h.Registry().OnChange(func(string) {
 		select {
 		case g.changed <- struct{}{}:

@@ -20,6 +20,10 @@ import (
 
 func TestMain(m *testing.M) {
 	demoserver.RunIfChild()
+	if os.Getenv(rawToolsChildEnv) != "" {
+		rawToolsStdio()
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

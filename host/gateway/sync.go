@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
 // qualifiedScheme prefixes a resource URI (or URI template) that more than
@@ -311,7 +312,8 @@ func guard(add func()) (err error) {
 
 // serverTool turns a registry tool into the definition served downstream
 // under name: all the server said of it (title, description, schemas,
-// annotations, icons, _meta less its reserved members), in a copy.
+// annotations, icons, _meta less its reserved members, execution: carried
+// in _meta under mcpmeta.ExecutionKey, see listedTools), in a copy.
 func serverTool(name string, t *registry.Tool) *mcp.Tool {
 	mt := &mcp.Tool{
 		Name:         name,
@@ -321,6 +323,14 @@ func serverTool(name string, t *registry.Tool) *mcp.Tool {
 		OutputSchema: t.OutputSchema,
 		Icons:        slices.Clone(t.Icons),
 		Meta:         maps.Clone(t.Meta), // (reserved members left out by the registry)
+	}
+	if t.Execution != nil {
+		// Carried in _meta to the JSON written (listedTools, foundTool),
+		// the go-sdk's Tool having no "execution".
+		if mt.Meta == nil {
+			mt.Meta = mcp.Meta{}
+		}
+		mt.Meta[mcpmeta.ExecutionKey] = t.Execution
 	}
 	if t.Annotations != nil {
 		a := *t.Annotations
@@ -356,12 +366,22 @@ func collidingURIs(list []*registry.Resource) map[string]bool {
 // (mcphost://SERVER/URI), and so it is named. m is returned as is when
 // nothing changes, else a copy (the registry's is shared).
 func appsURIs(m mcp.Meta, server string, collide map[string]bool) mcp.Meta {
-	if len(collide) == 0 || len(m) == 0 {
+	if len(collide) == 0 {
+		return m
+	}
+	return qualifyApps(m, server, func(uri string) bool { return collide[uri] })
+}
+
+// qualifyApps returns a tool's _meta m with its MCP Apps resource URI, if
+// which says so of it, qualified (mcphost://SERVER/URI): m itself when
+// nothing changes, else a copy.
+func qualifyApps(m mcp.Meta, server string, which func(uri string) bool) mcp.Meta {
+	if len(m) == 0 {
 		return m
 	}
 	qualify := func(v any) (string, bool) {
 		u, ok := v.(string)
-		if !ok || !collide[u] {
+		if !ok || !which(u) {
 			return "", false
 		}
 		return qualifiedScheme + server + "/" + u, true

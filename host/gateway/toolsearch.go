@@ -135,6 +135,7 @@ func (g *Gateway) toolListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if r, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
 			r.Tools = slices.Clone(g.search.defs)
 			r.NextCursor = ""
+			r.CacheScope = cachePublic // (the same two tools for all)
 		}
 		return res, err
 	}
@@ -179,6 +180,7 @@ type foundTool struct {
 	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []mcp.Icon           `json:"icons,omitempty"`
 	Meta         mcp.Meta             `json:"_meta,omitempty"`
+	Execution    any                  `json:"execution,omitempty"`
 }
 
 // searchResult is search_tools' answer (as JSON text).
@@ -240,8 +242,9 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 		st.Meta = appsURIs(st.Meta, r.Tool.Server, collide)
 		// The name found stays the registry name call_tool takes; an
 		// override's title and description show as tools/list shows them.
+		et := withExecution(st)
 		ft := foundTool{Name: r.Tool.Name, Title: st.Title, Description: st.Description, InputSchema: st.InputSchema,
-			OutputSchema: st.OutputSchema, Annotations: st.Annotations, Icons: st.Icons, Meta: st.Meta}
+			OutputSchema: st.OutputSchema, Annotations: st.Annotations, Icons: st.Icons, Meta: et.Meta, Execution: et.Execution}
 		out.Tools = append(out.Tools, ft)
 	}
 	if len(out.Tools) == 0 {

@@ -21,7 +21,8 @@ import (
 // (Sync leaves the server out): each user's tools/list gets its own added,
 // under their registry names (mcp__SERVER__TOOL, whatever the naming), and
 // a call of one is routed by callerMiddleware. Their prompts and resources
-// are not served.
+// are not listed; the MCP Apps resources their tools name are read by
+// their qualified URIs (mcphost://SERVER/URI: readUserResource).
 
 // sharedServers are the active servers whose lists are served to all: with
 // Options.Users, the per-user servers are left out.
@@ -127,7 +128,45 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 		if served == "" {
 			continue
 		}
-		list = append(list, overridden(serverTool(served, t), g.toolOverride(t).Unnamed()))
+		mt := overridden(serverTool(served, t), g.toolOverride(t).Unnamed())
+		// Its MCP Apps resource is read through p's own connection, by its
+		// qualified URI (readUserResource).
+		mt.Meta = qualifyApps(mt.Meta, t.Server, func(string) bool { return true })
+		list = append(list, mt)
 	}
 	r.Tools = list
+}
+
+// userResource maps uri, a resource URI a client reads, to the per-user
+// server and that server's own URI it names: the qualified form
+// (mcphost://SERVER/URI) of a per-user server's resource, as the MCP Apps
+// resource URIs of its tools are served (addUserTools). ok is false for
+// any other URI.
+func (g *Gateway) userResource(uri string) (server, own string, ok bool) {
+	if !g.users.Load() {
+		return "", "", false
+	}
+	rest, ok := strings.CutPrefix(uri, qualifiedScheme)
+	if !ok {
+		return "", "", false
+	}
+	server, own, ok = strings.Cut(rest, "/")
+	if !ok || own == "" || !g.h.Serving().PerUser(server) {
+		return "", "", false
+	}
+	return server, own, true
+}
+
+// readUserResource reads, for p, a per-user server's resource by its
+// qualified URI (userResource) through p's own connection; a server denied
+// to p is answered as a resource that does not exist.
+func (g *Gateway) readUserResource(ctx context.Context, p *inbound.Principal, req *mcp.ReadResourceRequest, server, own string) (*mcp.ReadResourceResult, error) {
+	if g.h.Serving().ServerDeniedFor(p, server) {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	res, err := g.auditedRead(ctx, req, server, own)
+	if err == nil && res != nil {
+		setCacheScope(res, cachePrivate) // (read through p's own connection)
+	}
+	return res, err
 }

@@ -74,6 +74,11 @@ type Tool struct {
 	// vendor hints and extensions' members such as MCP Apps' "ui"
 	// (resourceUri) stay.
 	Meta mcp.Meta `json:"_meta,omitempty"`
+	// Execution is the tool's "execution" as the server gave it (e.g.
+	// {"taskSupport": "optional"}), nil if none: the go-sdk's Tool has no
+	// such member, so the connection carries it in _meta under
+	// mcpmeta.ExecutionKey (conn/execution.go), taken from there.
+	Execution any `json:"execution,omitempty"`
 	// Fingerprint is a sha256 of the definition as the server gave it (name,
 	// title, description, input schema, annotations), for pinning.
 	Fingerprint string `json:"fingerprint"`
@@ -485,6 +490,7 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 		HeaderParams: headerParams(t.InputSchema),
 		Icons:        slices.Clone(t.Icons),
 		Meta:         definitionMeta(t.Meta),
+		Execution:    t.Meta[mcpmeta.ExecutionKey],
 		OpenWorld:    true, // MCP defaults: open-world and destructive unless said otherwise
 		Destructive:  true,
 	}

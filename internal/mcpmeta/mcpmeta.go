@@ -32,6 +32,13 @@ const GatewayPrefix = "dev.mcphost/"
 // own (GatewayPrefix).
 func IsGateways(name string) bool { return strings.HasPrefix(name, GatewayPrefix) }
 
+// ExecutionKey is the _meta member that carries a tool's "execution"
+// (taskSupport, …) from the raw tools/list result a server sent, past the
+// go-sdk, whose Tool has no such field, to the registry, and from the
+// gateway's served definition to the JSON written to the client, where it
+// is put back as the tool's own "execution" member.
+const ExecutionKey = GatewayPrefix + "execution"
+
 // Strip deletes the protocol-reserved members of m.
 func Strip(m mcp.Meta) {
 	for k := range m {

@@ -1,0 +1,162 @@
+package conn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcphost/mcphost/internal/jsonrpcmsg"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
+)
+
+// A tool's "execution" (2025-11-25 and 2026-07-28: {"taskSupport":
+// "forbidden"|"optional"|"required"}) is a member the go-sdk's Tool does
+// not have: decoding a tools/list result drops it. So, as an elicitation's
+// schema is (schema.go), it is moved out of the go-sdk's sight when the
+// result is read, into the tool's _meta under mcpmeta.ExecutionKey, where
+// the registry finds it (registry.Tool.Execution). Only what is read for the
+// go-sdk client is looked at — never the raw lane's responses (the relay's
+// tools/call) — and only a result holding `"execution"`:
+//   - on stdio and plugin connections every response the go-sdk is handed
+//     (routeNote): a result with a top-level "tools" array is a tools/list
+//     result (no other result has that member);
+//   - over streamable HTTP the responses, JSON or event stream, of a
+//     tools/list sent under a context of ListingTools.
+
+// listingKey marks a context under which tools/list is sent.
+type listingKey struct{}
+
+// ListingTools returns ctx marked as that of a tools/list: over streamable
+// HTTP, its response is read for the tools' "execution" (see above).
+func ListingTools(ctx context.Context) context.Context {
+	return context.WithValue(ctx, listingKey{}, true)
+}
+
+func listingTools(ctx context.Context) bool { return ctx.Value(listingKey{}) != nil }
+
+var executionMember = []byte(`"execution"`)
+
+// hideExecution returns a tools/list result with each tool's "execution"
+// moved into its _meta[mcpmeta.ExecutionKey] (changed: new JSON). Any
+// other result, or one it cannot read, is returned as it is.
+func hideExecution(result json.RawMessage) (out json.RawMessage, changed bool) {
+	if !bytes.Contains(result, executionMember) {
+		return result, false
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(result, &obj) != nil {
+		return result, false
+	}
+	var tools []map[string]json.RawMessage
+	if raw, ok := obj["tools"]; !ok || json.Unmarshal(raw, &tools) != nil {
+		return result, false
+	}
+	for _, t := range tools {
+		exec, ok := t["execution"]
+		if !ok || t == nil {
+			continue
+		}
+		var meta map[string]json.RawMessage
+		if raw, found := t["_meta"]; found && string(raw) != "null" {
+			if json.Unmarshal(raw, &meta) != nil {
+				continue // (the go-sdk refuses it)
+			}
+		}
+		if meta == nil {
+			meta = map[string]json.RawMessage{}
+		}
+		delete(t, "execution")
+		meta[mcpmeta.ExecutionKey] = exec
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return result, false
+		}
+		t["_meta"] = b
+		changed = true
+	}
+	if !changed {
+		return result, false
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return result, false
+	}
+	obj["tools"] = b
+	if out, err = json.Marshal(obj); err != nil {
+		return result, false
+	}
+	return out, true
+}
+
+// responseExecution is hideExecution of a response message read for the
+// go-sdk client.
+func responseExecution(resp *jsonrpc.Response) (jsonrpc.Message, bool) {
+	if resp.Error != nil || len(resp.Result) == 0 {
+		return resp, false
+	}
+	res, changed := hideExecution(resp.Result)
+	if !changed {
+		return resp, false
+	}
+	cp := *resp
+	cp.Result = res
+	return &cp, true
+}
+
+// executionEvent is hideExecution of a message's data (an event of a
+// tools/list's stream, or its JSON body): the new data, or nil to keep it.
+func executionEvent(data []byte) []byte {
+	if !bytes.Contains(data, executionMember) {
+		return nil
+	}
+	msg, err := jsonrpcmsg.Decode(data)
+	if err != nil {
+		return nil // the go-sdk reports it
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return nil
+	}
+	out, changed := responseExecution(resp)
+	if !changed {
+		return nil
+	}
+	b, err := jsonrpc.EncodeMessage(out)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// executionBody replaces a tools/list's JSON response body by one with its
+// tools' "execution" moved (executionEvent), reading at most max bytes of it
+// (0: no limit): a longer body is passed on as read, for the go-sdk to
+// refuse or take.
+func executionBody(resp *http.Response, max int) {
+	r := io.Reader(resp.Body)
+	if max > 0 {
+		r = io.LimitReader(resp.Body, int64(max)+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil || max > 0 && len(data) > max {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+		return
+	}
+	body := resp.Body
+	if out := executionEvent(bytes.TrimSpace(data)); out != nil {
+		data = out
+		resp.ContentLength = int64(len(data))
+		resp.Header.Del("Content-Length")
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{bytes.NewReader(data), body}
+}

@@ -1,0 +1,162 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
+)
+
+// userMetaGateway is a gateway whose two servers are per user (OAuth
+// per_user; neither asks for a login, so alice's connections need none):
+// "pu", a go-sdk server holding metaTool and the MCP Apps resource its
+// _meta names, and "pr", the raw server of execution_test.go, whose tool
+// "job" has an execution. It returns the URL of the gateway's HTTP front,
+// where alice is a user.
+func userMetaGateway(t *testing.T) string {
+	t.Helper()
+	server := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
+	server.AddTool(metaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}, nil
+	})
+	server.AddResource(&mcp.Resource{URI: "ui://charts/show.html", Name: "show", MIMEType: "text/html;profile=mcp-app"},
+		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/html;profile=mcp-app", Text: "<p>pu</p>",
+				Meta: mcp.Meta{"ui": map[string]any{"prefersBorder": true}}}}}, nil
+		})
+	pu := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(pu.Close)
+	pr := httptest.NewServer(rawToolsHTTP(true, false))
+	t.Cleanup(pr.Close)
+	perUser := func(name, url string) *config.Server {
+		return &config.Server{Name: name, Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second,
+			OAuth:  &config.OAuth{Grant: config.GrantAuthorizationCode, PerUser: true, AllowLoopback: true},
+			Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(&config.Config{Servers: []*config.Server{perUser("pu", pu.URL), perUser("pr", pr.URL)}, DefaultMode: "allow_all"},
+		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gateway.New(h, nil)
+	g.Sync(ctx)
+	t.Cleanup(func() {
+		g.Close()
+		cancel()
+		h.Close()
+	})
+	return aliceServer(t, g)
+}
+
+// aliceRPC returns a raw JSON-RPC client of alice's of version at url (a
+// 2025-11-25 session, opened on first use, or 2026-07-28 requests standing
+// alone): raw, as a go-sdk client would drop "execution".
+func aliceRPC(t *testing.T, url, version string) func(method, params string) map[string]any {
+	var sid string
+	id := 10
+	return func(method, params string) map[string]any {
+		t.Helper()
+		headers := map[string]string{"Authorization": "Bearer alice"}
+		if version >= newProtocol {
+			headers["Mcp-Protocol-Version"] = version
+			headers["Mcp-Method"] = method
+			var p struct{ URI, Name string }
+			json.Unmarshal([]byte(params), &p)
+			if n := p.URI + p.Name; n != "" {
+				headers["Mcp-Name"] = n
+			}
+			params = strings.Replace(params, "{", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"`+version+
+				`","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}},`, 1)
+			params = strings.Replace(params, ",}", "}", 1)
+		} else if sid == "" {
+			resp, _ := post(t, url, strings.Replace(initialize, "2025-06-18", version, 1), headers)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("initialize: %s", resp.Status)
+			}
+			sid = resp.Header.Get("Mcp-Session-Id")
+			headers["Mcp-Session-Id"], headers["Mcp-Protocol-Version"] = sid, version
+			post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers)
+		}
+		if sid != "" {
+			headers["Mcp-Session-Id"], headers["Mcp-Protocol-Version"] = sid, version
+		}
+		id++
+		_, body := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params), headers)
+		var out map[string]any
+		if err := json.Unmarshal([]byte(answerOf(body)), &out); err != nil || out["result"] == nil {
+			t.Fatalf("%s %s: %s (%v)", method, params, body, err)
+		}
+		return out["result"].(map[string]any)
+	}
+}
+
+// TestPerUserDefinitionsPassThrough: the tools of per-user servers, added
+// to a user's tools/list, carry all their servers say (title, description,
+// annotations, output schema, icons, _meta less reserved members,
+// execution), for clients of both eras; an MCP Apps tool's
+// ui.resourceUri names its server's resource qualified
+// (mcphost://SERVER/URI), which the user reads through their own
+// connection, _meta and all.
+func TestPerUserDefinitionsPassThrough(t *testing.T) {
+	t.Parallel()
+	url := userMetaGateway(t)
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			rpc := aliceRPC(t, url, version)
+			res := rpc("tools/list", `{}`)
+			var list struct{ Tools []json.RawMessage }
+			b, _ := json.Marshal(res)
+			json.Unmarshal(b, &list)
+			byName := map[string]json.RawMessage{}
+			for _, raw := range list.Tools {
+				var n struct{ Name string }
+				json.Unmarshal(raw, &n)
+				byName[n.Name] = raw
+			}
+			var show mcp.Tool
+			if err := json.Unmarshal(byName["mcp__pu__show"], &show); err != nil {
+				t.Fatalf("mcp__pu__show in %s: %v", b, err)
+			}
+			want := metaTool()
+			const qualified = "mcphost://pu/ui://charts/show.html"
+			wantMeta := mcp.Meta{"ui": map[string]any{"resourceUri": qualified}, "anthropic/alwaysLoad": true}
+			if show.Title != want.Title || show.Description != want.Description || !reflect.DeepEqual(show.Icons, want.Icons) ||
+				!reflect.DeepEqual(show.Meta, wantMeta) || show.Annotations == nil || show.Annotations.Title != want.Annotations.Title ||
+				show.OutputSchema == nil {
+				t.Errorf("mcp__pu__show: %s\nwant title, description, icons, annotations, output schema and _meta %v", byName["mcp__pu__show"], wantMeta)
+			}
+			var job struct {
+				Execution any
+				Meta      map[string]any `json:"_meta"`
+			}
+			json.Unmarshal(byName["mcp__pr__job"], &job)
+			if !reflect.DeepEqual(job.Execution, rawExecution) || !reflect.DeepEqual(job.Meta, map[string]any{"vendor/hint": "kept"}) {
+				t.Errorf("mcp__pr__job: %s, want execution %v", byName["mcp__pr__job"], rawExecution)
+			}
+			read := rpc("resources/read", `{"uri":"`+qualified+`"}`)
+			if read["cacheScope"] != "private" {
+				t.Errorf("read %s: cacheScope %v, want private (read through alice's own connection)", qualified, read["cacheScope"])
+			}
+			rb, _ := json.Marshal(read)
+			var rr mcp.ReadResourceResult
+			json.Unmarshal(rb, &rr)
+			if len(rr.Contents) != 1 || rr.Contents[0].Text != "<p>pu</p>" || rr.Contents[0].MIMEType != "text/html;profile=mcp-app" ||
+				!reflect.DeepEqual(rr.Contents[0].Meta, mcp.Meta{"ui": map[string]any{"prefersBorder": true}}) {
+				t.Errorf("read %s: %s", qualified, rb)
+			}
+		})
+	}
+}
