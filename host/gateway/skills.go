@@ -1,0 +1,415 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// Extensions and the Skills extension (SEP-2640).
+//
+// The gateway declares, in its answers to initialize and server/discover,
+// the extensions of the upstream servers the caller can see (see
+// mergeExtensions for servers that set one extension differently).
+//
+// Skills: skills/list and skills/get are methods the go-sdk does not know;
+// they are registered on the gateway's go-sdk server as custom methods, so
+// that both fronts, in both eras, hand them to it as any other method (and
+// its middleware — the caller, the drain, telemetry — sees them). A skill is
+// served under its server's URI with the server's label as its first path
+// segment (qualifySkillURI): skill://git-workflow/SKILL.md of server
+// github is skill://mcp__github/git-workflow/SKILL.md under the prefixed
+// naming, skill://github/git-workflow/SKILL.md under naming "server", and
+// unchanged under bare naming (and conditional with one server). The
+// skill's name, the last segment of its path, is the frontmatter's and is
+// never changed: a host checks one against the other, and the digests of
+// its files are of their bytes, which pass unchanged. Reads of a served
+// skill's files (resources/read of those URIs) go to its server with the
+// label taken off (skillsMiddleware). The extension defines no list_changed
+// notification: hosts re-list by the result's ttlMs.
+
+// skillsOwner is the label of a server's skills under style: its registry
+// prefix under the registry names, its name under server naming, "" (its
+// own URIs) under the servers' own names.
+func skillLabel(style nameStyle, server string) string {
+	switch style {
+	case namesRegistry:
+		return registry.Prefix + registry.Normalize(server)
+	case namesServer:
+		return registry.Normalize(server)
+	}
+	return ""
+}
+
+// addSkillMethods registers skills/list and skills/get on the gateway's
+// server.
+func (g *Gateway) addSkillMethods() {
+	// (They fail only for a standard method's name.)
+	_ = mcp.AddReceivingCustomMethod(g.srv, registry.MethodListSkills, g.listSkills)
+	_ = mcp.AddReceivingCustomMethod(g.srv, registry.MethodGetSkill, g.getSkill)
+}
+
+// visibleServers are the active servers whose lists the caller of ctx is
+// served: those served to all, and for a user of inbound OAuth the
+// per-user servers too (through the user's own connections), less the
+// servers the permission rules deny the caller.
+func (g *Gateway) visibleServers(ctx context.Context) []string {
+	servers := g.settled(g.sharedServers())
+	p := principalIn(ctx)
+	if p != nil {
+		servers = append(servers, g.userServers()...)
+	}
+	out := servers[:0:0]
+	for _, s := range servers {
+		if p != nil && g.h.Serving().ServerDeniedFor(p, s) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// skillServers are the visible servers (visibleServers) that declared the
+// Skills extension, with the label each one's skills are served under.
+func (g *Gateway) skillServers(ctx context.Context) (servers []string, labels map[string]string) {
+	style := styleOf(g.naming, len(g.sharedServers()))
+	labels = map[string]string{}
+	for _, s := range g.visibleServers(ctx) {
+		if g.h.HasSkills(ctx, s) {
+			servers = append(servers, s)
+			labels[s] = skillLabel(style, s)
+		}
+	}
+	return servers, labels
+}
+
+// listSkills answers skills/list: the skills of every skill server the
+// caller can see, under their served URIs, sorted by URI, on one page.
+// A server that fails to list is left out (and logged). Under the servers'
+// own URIs a URI that several servers serve is served for none of them:
+// never last-wins.
+func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *registry.ListSkillsParams) (*registry.ListSkillsResult, error) {
+	servers, labels := g.skillServers(ctx)
+	type listed struct {
+		skills []*registry.Skill
+		ttl    *int
+		scope  string
+		err    error
+	}
+	got := make([]listed, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() { // (ends with the upstream request, bounded by ctx)
+			defer wg.Done()
+			var l listed
+			l.skills, l.ttl, l.scope, l.err = g.h.ListSkills(ctx, s)
+			got[i] = l
+		}()
+	}
+	wg.Wait()
+	res := &registry.ListSkillsResult{ResultType: "complete", Skills: []*registry.Skill{}, CacheScope: "public"}
+	if principalIn(ctx) != nil {
+		res.CacheScope = "private" // (what is listed depends on who asks)
+	}
+	ttl := -1
+	byURI := map[string][]registry.ServerSkill{}
+	for i, s := range servers {
+		l := got[i]
+		if l.err != nil {
+			g.log.Debug("a server's skills are not listed", "server", s, "error", l.err)
+			continue
+		}
+		if l.ttl != nil && (ttl < 0 || *l.ttl < ttl) {
+			ttl = *l.ttl
+		}
+		if l.scope == "private" {
+			res.CacheScope = "private"
+		}
+		for _, sk := range l.skills {
+			served, err := registry.RewriteSkill(sk, func(u string) string { return qualifySkillURI(u, labels[s]) })
+			if err != nil {
+				g.log.Debug("a skill is not served", "server", s, "error", err)
+				continue
+			}
+			byURI[served.URI] = append(byURI[served.URI], registry.ServerSkill{Server: s, Skill: served})
+		}
+	}
+	for uri, ss := range byURI {
+		if len(ss) > 1 {
+			g.log.Warn("a skill URI several servers serve is served for none of them (use naming = \"prefixed\")", "uri", uri)
+			continue
+		}
+		res.Skills = append(res.Skills, ss[0].Skill)
+	}
+	sort.Slice(res.Skills, func(i, j int) bool { return res.Skills[i].URI < res.Skills[j].URI })
+	res.TTLMs = new(int)
+	if ttl > 0 {
+		*res.TTLMs = ttl
+	}
+	return res, nil
+}
+
+// qualifySkillURI is uri served under label ("": unchanged).
+func qualifySkillURI(uri, label string) string {
+	if label == "" {
+		return uri
+	}
+	q, _ := registry.QualifyURI(uri, label)
+	return q
+}
+
+// skillOwner returns the server and own URI of a served skill URI: by its
+// label, when the skills are served qualified; else the one skill server
+// the caller can see, or, when there are several, every one of them
+// (found false: the caller asks each).
+func (g *Gateway) skillOwner(ctx context.Context, uri string) (servers []string, own string, labels map[string]string) {
+	servers, labels = g.skillServers(ctx)
+	if len(servers) == 0 {
+		return nil, "", labels
+	}
+	if labels[servers[0]] == "" {
+		return servers, uri, labels // (every label is "": one style for all)
+	}
+	label, orig, ok := registry.UnqualifyURI(uri)
+	if !ok {
+		return nil, "", labels
+	}
+	for _, s := range servers {
+		if labels[s] == label {
+			return []string{s}, orig, labels
+		}
+	}
+	return nil, "", labels
+}
+
+// getSkill answers skills/get: the entry from the server that serves the
+// skill, under its served URIs. Under the servers' own URIs with several
+// skill servers, each is asked: the one that knows the skill answers (if
+// several do, none is chosen).
+func (g *Gateway) getSkill(ctx context.Context, _ *mcp.ServerSession, p *registry.GetSkillParams) (*registry.GetSkillResult, error) {
+	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no skill is served at %s", p.URI)}
+	if p.URI == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "skills/get needs a uri"}
+	}
+	servers, own, labels := g.skillOwner(ctx, p.URI)
+	if len(servers) == 0 {
+		return nil, unknown
+	}
+	a := g.auditCall(ctx, registry.MethodGetSkill, p.URI, "", "", 0)
+	type answer struct {
+		server string
+		res    *registry.GetSkillResult
+		err    error
+	}
+	got := make([]answer, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() { // (ends with the upstream request, bounded by ctx)
+			defer wg.Done()
+			res, err := g.h.GetSkill(ctx, s, own)
+			got[i] = answer{s, res, err}
+		}()
+	}
+	wg.Wait()
+	var found []answer
+	var lastErr error
+	for _, an := range got {
+		if an.err == nil && an.res != nil && an.res.Skill != nil {
+			found = append(found, an)
+		} else if an.err != nil {
+			lastErr = an.err
+		}
+	}
+	if len(found) != 1 {
+		if a != nil {
+			a.done(unknown, 0)
+		}
+		if len(found) == 0 && len(servers) == 1 && lastErr != nil {
+			// (The one owner's own answer, an unknown skill's -32602
+			// included.)
+			var je *jsonrpc.Error
+			if errors.As(lastErr, &je) {
+				return nil, je
+			}
+			return nil, lastErr
+		}
+		return nil, unknown
+	}
+	an := found[0]
+	if a != nil {
+		a.rec.Server = an.server
+		a.done(nil, 0)
+	}
+	served, err := registry.RewriteSkill(an.res.Skill, func(u string) string { return qualifySkillURI(u, labels[an.server]) })
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("server %s answered with an unusable skill entry: %v", an.server, err)}
+	}
+	res := &registry.GetSkillResult{ResultType: "complete", Skill: served, TTLMs: an.res.TTLMs, CacheScope: an.res.CacheScope}
+	if res.TTLMs == nil {
+		res.TTLMs = new(int)
+	}
+	if res.CacheScope == "" {
+		res.CacheScope = "public"
+	}
+	if principalIn(ctx) != nil {
+		res.CacheScope = "private"
+	}
+	stripProtocolMeta(an.res.Meta)
+	res.Meta = an.res.Meta
+	return res, nil
+}
+
+// skillsMiddleware, a receiving middleware of the go-sdk server inside the
+// caller's (callerMiddleware), serves what the extensions add to standard
+// methods: the extensions of the servers the caller sees in the answers to
+// initialize and server/discover, and reads of skill files, which are not
+// listed resources (the go-sdk answers those it does not know with
+// "resource not found"), from their server.
+func (g *Gateway) skillsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "resources/read" {
+			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
+				if _, listed := g.owner(rr.Params.URI); !listed {
+					if servers, own, _ := g.skillOwner(ctx, rr.Params.URI); len(servers) == 1 {
+						return g.auditedRead(ctx, rr, servers[0], own)
+					}
+				}
+			}
+			return next(ctx, method, req)
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			r.Capabilities = g.withExtensions(ctx, r.Capabilities)
+		case *mcp.DiscoverResult:
+			r.Capabilities = g.withExtensions(ctx, r.Capabilities)
+		}
+		return res, nil
+	}
+}
+
+// withExtensions returns caps (a copy) declaring the extensions of the
+// servers the caller of ctx sees (mergeExtensions); caps itself when there
+// are none.
+func (g *Gateway) withExtensions(ctx context.Context, caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
+	var each []map[string]any
+	for _, s := range g.visibleServers(ctx) {
+		if ext := g.h.ServerExtensions(ctx, s); len(ext) > 0 {
+			each = append(each, ext)
+		}
+	}
+	merged := mergeExtensions(each)
+	if len(merged) == 0 || caps == nil {
+		return caps
+	}
+	c := *caps
+	c.Extensions = maps.Clone(c.Extensions)
+	if c.Extensions == nil {
+		c.Extensions = map[string]any{}
+	}
+	for k, v := range merged {
+		if _, own := c.Extensions[k]; !own {
+			c.Extensions[k] = v
+		}
+	}
+	return &c
+}
+
+// gatewaySettings are the settings the gateway declares for an extension
+// whatever its servers declare, for the extensions whose optional features
+// depend on the gateway: it routes skills/list and skills/get, not the
+// optional resources/directory/read (directoryRead).
+var gatewaySettings = map[string]func() any{
+	registry.ExtensionSkills: func() any { return map[string]any{} },
+}
+
+// mergeExtensions merges the extensions several servers declared (each
+// server's map): an extension any of them declares is declared. Where they
+// give it different settings, the merged settings are those every one of
+// them that declares the extension agrees on — an object's members equal
+// in all (merged member by member when they are objects), anything else
+// only if equal — so that a client relying on a setting finds it on
+// whichever server it reaches: a feature one of them lacks is not
+// declared. Extensions in gatewaySettings get the gateway's settings.
+func mergeExtensions(each []map[string]any) map[string]any {
+	if len(each) == 0 {
+		return nil
+	}
+	out := map[string]any{}
+	for _, ext := range each {
+		for k, v := range ext {
+			if prev, ok := out[k]; ok {
+				out[k] = agree(prev, v)
+			} else {
+				out[k] = normalizeSetting(v)
+			}
+		}
+	}
+	for k := range out {
+		if f, ok := gatewaySettings[k]; ok {
+			out[k] = f()
+		}
+	}
+	return out
+}
+
+// normalizeSetting is v as plain JSON values (map[string]any, []any, …),
+// whatever Go types carried it.
+func normalizeSetting(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{}
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil || out == nil {
+		return map[string]any{}
+	}
+	return out
+}
+
+// agree is what settings a and b agree on (see mergeExtensions).
+func agree(a, b any) any {
+	a, b = normalizeSetting(a), normalizeSetting(b)
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		if reflect.DeepEqual(a, b) {
+			return a
+		}
+		return map[string]any{}
+	}
+	out := map[string]any{}
+	keys := slices.Collect(maps.Keys(am))
+	for _, k := range keys {
+		bv, ok := bm[k]
+		if !ok {
+			continue
+		}
+		av := am[k]
+		_, am2 := av.(map[string]any)
+		_, bm2 := bv.(map[string]any)
+		switch {
+		case am2 && bm2:
+			out[k] = agree(av, bv)
+		case reflect.DeepEqual(av, bv):
+			out[k] = av
+		}
+	}
+	return out
+}
