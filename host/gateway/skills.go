@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -412,4 +413,63 @@ func agree(a, b any) any {
 		}
 	}
 	return out
+}
+
+// ExtensionMethod reports whether m is a request of a method an extension
+// adds that the gateway serves (skills/list, skills/get). The go-sdk server
+// knows them (custom methods), but a session transport the streamable
+// front connects itself checks a request against the standard methods
+// only, and refuses the others with a plain-text 400 before the server
+// sees them: that front answers these with ServeExtension instead.
+func ExtensionMethod(m *wire.Message) bool {
+	return m != nil && m.Kind == wire.KindRequest && (m.MethodIs(registry.MethodListSkills) || m.MethodIs(registry.MethodGetSkill))
+}
+
+// ServeExtension answers m, a request ExtensionMethod accepts, of session
+// ss, under ctx (which carries the caller, host.WithCaller, as the front
+// set it): the JSON-RPC response, as the go-sdk server would answer it.
+func (g *Gateway) ServeExtension(ctx context.Context, ss *mcp.ServerSession, m *wire.Message) []byte {
+	cctx, end, ok := g.begin(ctx)
+	if !ok {
+		e := errShuttingDown("no new requests are accepted")
+		return wire.Error(m.ID, e.Code, e.Message, nil)
+	}
+	defer end()
+	params := m.Params
+	if len(params) == 0 || string(params) == "null" {
+		params = []byte("{}")
+	}
+	var res any
+	var err error
+	switch {
+	case m.MethodIs(registry.MethodListSkills):
+		var p registry.ListSkillsParams
+		if err = json.Unmarshal(params, &p); err == nil {
+			res, err = g.listSkills(cctx, ss, &p)
+		}
+	case m.MethodIs(registry.MethodGetSkill):
+		var p registry.GetSkillParams
+		if err = json.Unmarshal(params, &p); err == nil {
+			res, err = g.getSkill(cctx, ss, &p)
+		}
+	default:
+		return wire.Error(m.ID, jsonrpc.CodeMethodNotFound, "method not found", nil)
+	}
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syntax) || errors.As(err, &typ) {
+		return wire.Error(m.ID, jsonrpc.CodeInvalidParams, "invalid params: "+err.Error(), nil)
+	}
+	if err != nil {
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			return wire.Error(m.ID, je.Code, je.Message, je.Data)
+		}
+		return wire.Error(m.ID, jsonrpc.CodeInternalError, err.Error(), nil)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return wire.Error(m.ID, jsonrpc.CodeInternalError, err.Error(), nil)
+	}
+	return wire.Result(m.ID, b)
 }

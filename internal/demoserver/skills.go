@@ -1,0 +1,138 @@
+package demoserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// With Options.Skills (-skills) the server declares the Skills extension
+// (SEP-2640, io.modelcontextprotocol/skills, with directoryRead) and
+// serves two skills as resources: demo-skill (SKILL.md and
+// references/GUIDE.md, listed by skills/list), whose description names the
+// server, and hidden-skill (SKILL.md only), answered by skills/get but not
+// listed, as the extension allows. The go-sdk serves skills/list and
+// skills/get as custom methods.
+
+// skillsExtension is the Skills extension's identifier.
+const skillsExtension = "io.modelcontextprotocol/skills"
+
+type skillFile struct {
+	uri, text string
+}
+
+type demoSkill struct {
+	uri         string
+	frontmatter map[string]any
+	files       []skillFile
+	listed      bool
+}
+
+type skillResource struct {
+	URI    string `json:"uri"`
+	Digest string `json:"digest"`
+	Size   int    `json:"size"`
+}
+
+type skillEntry struct {
+	URI         string          `json:"uri"`
+	Frontmatter map[string]any  `json:"frontmatter"`
+	Resources   []skillResource `json:"resources"`
+}
+
+type listSkillsParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type listSkillsResult struct {
+	mcp.ResultBase
+	ResultType string        `json:"resultType"`
+	Skills     []*skillEntry `json:"skills"`
+	TTLMs      int           `json:"ttlMs"`
+	CacheScope string        `json:"cacheScope"`
+}
+
+type getSkillParams struct {
+	mcp.ParamsBase
+	URI string `json:"uri"`
+}
+
+type getSkillResult struct {
+	mcp.ResultBase
+	ResultType string      `json:"resultType"`
+	Skill      *skillEntry `json:"skill"`
+	TTLMs      int         `json:"ttlMs"`
+	CacheScope string      `json:"cacheScope"`
+}
+
+// demoSkills are the skills of server.
+func demoSkills(server string) []*demoSkill {
+	desc := "Shows how " + server + " serves a skill"
+	return []*demoSkill{
+		{
+			uri:         "skill://demo-skill/SKILL.md",
+			frontmatter: map[string]any{"name": "demo-skill", "description": desc, "metadata": map[string]any{"server": server}},
+			files: []skillFile{
+				{"skill://demo-skill/SKILL.md", "---\nname: demo-skill\ndescription: " + desc + "\nmetadata:\n  server: " + server + "\n---\n\nRead references/GUIDE.md.\n"},
+				{"skill://demo-skill/references/GUIDE.md", "The guide of " + server + ".\n"},
+			},
+			listed: true,
+		},
+		{
+			uri:         "skill://hidden-skill/SKILL.md",
+			frontmatter: map[string]any{"name": "hidden-skill", "description": "An unlisted skill of " + server},
+			files:       []skillFile{{"skill://hidden-skill/SKILL.md", "---\nname: hidden-skill\ndescription: An unlisted skill of " + server + "\n---\n"}},
+		},
+	}
+}
+
+func (d *demoSkill) entry() *skillEntry {
+	e := &skillEntry{URI: d.uri, Frontmatter: d.frontmatter}
+	for _, f := range d.files {
+		sum := sha256.Sum256([]byte(f.text))
+		e.Resources = append(e.Resources, skillResource{URI: f.uri, Digest: "sha256:" + hex.EncodeToString(sum[:]), Size: len(f.text)})
+	}
+	return e
+}
+
+// addSkills serves server's skills on s (see the comment above).
+func addSkills(s *mcp.Server, server string) {
+	skills := demoSkills(server)
+	for _, sk := range skills {
+		for _, f := range sk.files {
+			text := f.text
+			s.AddResource(&mcp.Resource{URI: f.uri, Name: f.uri, MIMEType: "text/markdown"},
+				func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}}, nil
+				})
+		}
+	}
+	mcp.AddReceivingCustomMethod(s, "skills/list", func(context.Context, *mcp.ServerSession, *listSkillsParams) (*listSkillsResult, error) {
+		res := &listSkillsResult{ResultType: "complete", Skills: []*skillEntry{}, TTLMs: 60000, CacheScope: "public"}
+		for _, sk := range skills {
+			if sk.listed {
+				res.Skills = append(res.Skills, sk.entry())
+			}
+		}
+		sort.Slice(res.Skills, func(i, j int) bool { return res.Skills[i].URI < res.Skills[j].URI })
+		return res, nil
+	})
+	mcp.AddReceivingCustomMethod(s, "skills/get", func(_ context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
+		for _, sk := range skills {
+			if sk.uri == p.URI {
+				return &getSkillResult{ResultType: "complete", Skill: sk.entry(), TTLMs: 60000, CacheScope: "public"}, nil
+			}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("No skill is served at %s", p.URI)}
+	})
+}
+
+// skillsSettings are the extension's settings the server declares.
+var skillsSettings = json.RawMessage(`{"directoryRead":true}`)
