@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -12,7 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/stdio"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
+	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -274,5 +278,70 @@ func TestSkillsBare(t *testing.T) {
 				t.Errorf("skills/get: %s", got.Skill.Frontmatter)
 			}
 		})
+	}
+}
+
+// TestSkillsDenied: under inbound OAuth, a server the permission rules
+// deny a principal contributes no skills to its skills/list, its skills
+// are not found by skills/get nor its files read, and the extension is
+// declared to it only if a server it may use has it; the lists are
+// private. Another principal sees every server's.
+func TestSkillsDenied(t *testing.T) {
+	t.Parallel()
+	deny := func(server string) config.PermissionRule {
+		return config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__" + server,
+			For: &permissions.Principals{Subjects: []string{"alice"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	}
+	for _, tc := range []struct {
+		name   string
+		rules  []config.PermissionRule
+		alice  []string // the URIs of alice's skills/list
+		hasExt bool     // the extension declared to alice
+	}{
+		{"a denied", []config.PermissionRule{deny("a")}, []string{"skill://mcp__b/demo-skill/SKILL.md"}, true},
+		{"both denied", []config.PermissionRule{deny("a"), deny("b")}, nil, false},
+	} {
+		for _, v := range protocols {
+			t.Run(tc.name+"/"+v, func(t *testing.T) {
+				t.Parallel()
+				gw := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-skills"), demo("b", "-skills")}, rules: tc.rules,
+					http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
+				dial := func(user string) *mcp.ClientSession {
+					cs, err := skillsClient(user).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: gw.url + "/",
+						HTTPClient: &http.Client{Transport: &steered{urls: []string{gw.url}, token: user}}}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { cs.Close() })
+					return cs
+				}
+				for _, user := range []string{"alice", "bob"} {
+					cs := dial(user)
+					want, hasExt := tc.alice, tc.hasExt
+					if user == "bob" {
+						want, hasExt = []string{"skill://mcp__a/demo-skill/SKILL.md", "skill://mcp__b/demo-skill/SKILL.md"}, true
+					}
+					if _, ok := cs.InitializeResult().Capabilities.Extensions[registry.ExtensionSkills]; ok != hasExt {
+						t.Errorf("%s: extension declared %v, want %v", user, ok, hasExt)
+					}
+					res := listSkills(t, cs)
+					var uris []string
+					for _, s := range res.Skills {
+						uris = append(uris, s.URI)
+					}
+					if strings.Join(uris, " ") != strings.Join(want, " ") {
+						t.Errorf("%s: skills/list %v, want %v", user, uris, want)
+					}
+					if res.CacheScope != "private" {
+						t.Errorf("%s: cacheScope %q", user, res.CacheScope)
+					}
+					_, getErr := getSkill(cs, "skill://mcp__a/hidden-skill/SKILL.md")
+					_, readErr := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "skill://mcp__a/demo-skill/references/GUIDE.md"})
+					if denied := user == "alice"; (getErr != nil) != denied || (readErr != nil) != denied {
+						t.Errorf("%s: skills/get of a's skill: %v; reading a's skill file: %v", user, getErr, readErr)
+					}
+				}
+			})
+		}
 	}
 }
