@@ -473,3 +473,12 @@ func (g *Gateway) ServeExtension(ctx context.Context, ss *mcp.ServerSession, m *
 	}
 	return wire.Result(m.ID, b)
 }
+
+// ClientExtensions are the extensions the gateway speaks, as a client, to
+// its upstream servers for its own clients — the Skills extension — as
+// the extensions of the client capabilities it offers them
+// (host.Options.ClientCapabilities): a server may refuse skills/list to a
+// client that did not declare it.
+func ClientExtensions() map[string]any {
+	return map[string]any{registry.ExtensionSkills: map[string]any{}}
+}

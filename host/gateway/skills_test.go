@@ -29,7 +29,8 @@ import (
 
 // skillsClient is a go-sdk client that can send the Skills methods.
 func skillsClient(name string) *mcp.Client {
-	c := mcp.NewClient(&mcp.Implementation{Name: name}, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: name}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{registry.ExtensionSkills: map[string]any{}}}})
 	if err := mcp.AddSendingCustomMethod[*registry.ListSkillsParams, *registry.ListSkillsResult](c, registry.MethodListSkills); err != nil {
 		panic(err)
 	}

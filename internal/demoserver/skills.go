@@ -114,7 +114,10 @@ func addSkills(s *mcp.Server, server string) {
 				})
 		}
 	}
-	mcp.AddReceivingCustomMethod(s, "skills/list", func(context.Context, *mcp.ServerSession, *listSkillsParams) (*listSkillsResult, error) {
+	mcp.AddReceivingCustomMethod(s, "skills/list", func(_ context.Context, ss *mcp.ServerSession, p *listSkillsParams) (*listSkillsResult, error) {
+		if err := requireSkillsClient(ss, p.Meta); err != nil {
+			return nil, err
+		}
 		res := &listSkillsResult{ResultType: "complete", Skills: []*skillEntry{}, TTLMs: 60000, CacheScope: "public"}
 		for _, sk := range skills {
 			if sk.listed {
@@ -124,7 +127,10 @@ func addSkills(s *mcp.Server, server string) {
 		sort.Slice(res.Skills, func(i, j int) bool { return res.Skills[i].URI < res.Skills[j].URI })
 		return res, nil
 	})
-	mcp.AddReceivingCustomMethod(s, "skills/get", func(_ context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
+	mcp.AddReceivingCustomMethod(s, "skills/get", func(_ context.Context, ss *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
+		if err := requireSkillsClient(ss, p.Meta); err != nil {
+			return nil, err
+		}
 		for _, sk := range skills {
 			if sk.uri == p.URI {
 				return &getSkillResult{ResultType: "complete", Skill: sk.entry(), TTLMs: 60000, CacheScope: "public"}, nil
@@ -132,6 +138,20 @@ func addSkills(s *mcp.Server, server string) {
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("No skill is served at %s", p.URI)}
 	})
+}
+
+// requireSkillsClient refuses a request of a client that did not declare
+// the Skills extension (as some servers of the extension do): at
+// initialize (a session before 2026-07-28), or in the request's _meta.
+func requireSkillsClient(ss *mcp.ServerSession, meta mcp.Meta) error {
+	if caps, ok := meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok {
+		if ext, ok := caps["extensions"].(map[string]any); ok && ext[skillsExtension] != nil {
+			return nil
+		}
+	} else if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.Extensions[skillsExtension] != nil {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client did not declare " + skillsExtension}
 }
 
 // skillsSettings are the extension's settings the server declares.
