@@ -24,10 +24,15 @@ import (
 // the extensions of the upstream servers the caller can see (see
 // mergeExtensions for servers that set one extension differently).
 //
-// Skills: skills/list and skills/get are methods the go-sdk does not know;
-// they are registered on the gateway's go-sdk server as custom methods, so
-// that both fronts, in both eras, hand them to it as any other method (and
-// its middleware — the caller, the drain, telemetry — sees them). A skill is
+// Skills: skills/list and skills/get are no standard methods; they are
+// registered on the gateway's go-sdk server as custom methods, so that the
+// fronts hand them to it as any other method (and its middleware — the
+// caller, the drain, telemetry — sees them): the stdio front in both eras,
+// the streamable front without a session (2026-07-28). A session of the
+// streamable front (before 2026-07-28) has a go-sdk transport that refuses
+// all but the standard methods: that front answers them through
+// ServeExtension. The host sends them upstream as the go-sdk client's
+// custom methods (host/conn), to servers that declared the extension. A skill is
 // served under its server's URI with the server's label as its first path
 // segment (qualifySkillURI): skill://git-workflow/SKILL.md of server
 // github is skill://mcp__github/git-workflow/SKILL.md under the prefixed
@@ -40,9 +45,9 @@ import (
 // label taken off (skillsMiddleware). The extension defines no list_changed
 // notification: hosts re-list by the result's ttlMs.
 
-// skillsOwner is the label of a server's skills under style: its registry
-// prefix under the registry names, its name under server naming, "" (its
-// own URIs) under the servers' own names.
+// skillLabel is the label of a server's skills under style: its registry
+// prefix under the registry names (mcp__SERVER), its name under server
+// naming, "" (its own URIs) under the servers' own names.
 func skillLabel(style nameStyle, server string) string {
 	switch style {
 	case namesRegistry:
@@ -171,10 +176,11 @@ func qualifySkillURI(uri, label string) string {
 	return q
 }
 
-// skillOwner returns the server and own URI of a served skill URI: by its
-// label, when the skills are served qualified; else the one skill server
-// the caller can see, or, when there are several, every one of them
-// (found false: the caller asks each).
+// skillOwner returns the servers that may own a served skill URI, and the
+// URI on them: when skills are served qualified, the one server its label
+// names (none if it names none); under the servers' own URIs, every skill
+// server the caller can see (a caller of several asks each). labels are
+// the skill servers' labels.
 func (g *Gateway) skillOwner(ctx context.Context, uri string) (servers []string, own string, labels map[string]string) {
 	servers, labels = g.skillServers(ctx)
 	if len(servers) == 0 {
