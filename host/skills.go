@@ -52,3 +52,24 @@ func (h *Host) GetSkill(ctx context.Context, server, uri string) (*registry.GetS
 	}
 	return res, nil
 }
+
+// ReadDirectory reads the directory resource p.URI (the server's own URI)
+// of server (resources/directory/read, of servers whose Skills settings
+// say directoryRead).
+func (h *Host) ReadDirectory(ctx context.Context, server string, p *registry.ReadDirectoryParams) (*registry.ReadDirectoryResult, error) {
+	if err := h.serverAllowed(ctx, server); err != nil {
+		return nil, err
+	}
+	res, err := h.conns.ReadDirectory(ctx, server, p)
+	if err != nil {
+		return nil, fmt.Errorf("reading the directory %s of %s: %w", p.URI, server, err)
+	}
+	return res, nil
+}
+
+// ReadsDirectories reports whether server declared the Skills extension
+// with directoryRead: true.
+func (h *Host) ReadsDirectories(ctx context.Context, server string) bool {
+	settings, _ := h.ServerExtensions(ctx, server)[registry.ExtensionSkills].(map[string]any)
+	return settings["directoryRead"] == true
+}

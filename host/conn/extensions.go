@@ -14,11 +14,13 @@ import (
 // go-sdk client, registered on every client the connections make).
 
 // addExtensionMethods lets client send the methods of the extensions the
-// host speaks: the Skills extension's skills/list and skills/get.
+// host speaks: the Skills extension's skills/list, skills/get and
+// resources/directory/read.
 func addExtensionMethods(client *mcp.Client) {
 	// (They fail only for a standard method's name.)
 	_ = mcp.AddSendingCustomMethod[*registry.ListSkillsParams, *registry.ListSkillsResult](client, registry.MethodListSkills)
 	_ = mcp.AddSendingCustomMethod[*registry.GetSkillParams, *registry.GetSkillResult](client, registry.MethodGetSkill)
+	_ = mcp.AddSendingCustomMethod[*registry.ReadDirectoryParams, *registry.ReadDirectoryResult](client, registry.MethodReadDirectory)
 }
 
 // Extensions returns the extensions the connection's server declared in
@@ -91,6 +93,19 @@ func (m *Manager) GetSkill(ctx context.Context, server, uri string) (*registry.G
 		var err error
 		res, err = mcp.CallCustomMethod[*registry.GetSkillParams, *registry.GetSkillResult](ctx, cs,
 			registry.MethodGetSkill, &registry.GetSkillParams{URI: uri})
+		return err
+	})
+	return res, err
+}
+
+// ReadDirectory sends resources/directory/read for p (the server's own
+// URI) to server, on the connection ctx uses.
+func (m *Manager) ReadDirectory(ctx context.Context, server string, p *registry.ReadDirectoryParams) (*registry.ReadDirectoryResult, error) {
+	var res *registry.ReadDirectoryResult
+	err := m.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = mcp.CallCustomMethod[*registry.ReadDirectoryParams, *registry.ReadDirectoryResult](ctx, cs,
+			registry.MethodReadDirectory, &registry.ReadDirectoryParams{URI: p.URI, Cursor: p.Cursor})
 		return err
 	})
 	return res, err

@@ -64,6 +64,7 @@ func (g *Gateway) addSkillMethods() {
 	// (They fail only for a standard method's name.)
 	_ = mcp.AddReceivingCustomMethod(g.srv, registry.MethodListSkills, g.listSkills)
 	_ = mcp.AddReceivingCustomMethod(g.srv, registry.MethodGetSkill, g.getSkill)
+	_ = mcp.AddReceivingCustomMethod(g.srv, registry.MethodReadDirectory, g.readDirectory)
 }
 
 // visibleServers are the active servers whose lists the caller of ctx is
@@ -279,6 +280,66 @@ func (g *Gateway) getSkill(ctx context.Context, _ *mcp.ServerSession, p *registr
 	return res, nil
 }
 
+// readDirectory answers resources/directory/read: the directory's
+// children from the skill server that serves it and implements the method
+// (directoryRead), under their served URIs; the cursor passes as it is.
+// Under the servers' own URIs with several such servers, each is asked: the
+// one that knows the directory answers (if several do, none is chosen).
+func (g *Gateway) readDirectory(ctx context.Context, _ *mcp.ServerSession, p *registry.ReadDirectoryParams) (*registry.ReadDirectoryResult, error) {
+	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no directory resource is served at %s", p.URI)}
+	candidates, own, labels := g.skillOwner(ctx, p.URI)
+	var servers []string
+	for _, s := range candidates {
+		if g.h.ReadsDirectories(ctx, s) {
+			servers = append(servers, s)
+		}
+	}
+	if len(servers) == 0 {
+		return nil, unknown
+	}
+	type answer struct {
+		server string
+		res    *registry.ReadDirectoryResult
+		err    error
+	}
+	got := make([]answer, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() { // (ends with the upstream request, bounded by ctx)
+			defer wg.Done()
+			res, err := g.h.ReadDirectory(ctx, s, &registry.ReadDirectoryParams{URI: own, Cursor: p.Cursor})
+			got[i] = answer{s, res, err}
+		}()
+	}
+	wg.Wait()
+	var found []answer
+	for _, an := range got {
+		if an.err == nil && an.res != nil {
+			found = append(found, an)
+		}
+	}
+	if len(found) != 1 {
+		var je *jsonrpc.Error
+		if len(servers) == 1 && errors.As(got[0].err, &je) {
+			return nil, je // (the one owner's own answer)
+		}
+		return nil, unknown
+	}
+	an := found[0]
+	res := &registry.ReadDirectoryResult{ResultType: "complete", Resources: make([]*mcp.Resource, 0, len(an.res.Resources)), NextCursor: an.res.NextCursor}
+	for _, r := range an.res.Resources {
+		if r == nil {
+			continue
+		}
+		c := *r
+		c.URI = qualifySkillURI(r.URI, labels[an.server])
+		stripProtocolMeta(c.Meta)
+		res.Resources = append(res.Resources, &c)
+	}
+	return res, nil
+}
+
 // skillsMiddleware, a receiving middleware of the go-sdk server inside the
 // caller's (callerMiddleware), serves what the extensions add to standard
 // methods: the extensions of the servers the caller sees in the answers to
@@ -338,12 +399,18 @@ func (g *Gateway) withExtensions(ctx context.Context, caps *mcp.ServerCapabiliti
 	return &c
 }
 
-// gatewaySettings are the settings the gateway declares for an extension
-// whatever its servers declare, for the extensions whose optional features
-// depend on the gateway: it routes skills/list and skills/get, not the
-// optional resources/directory/read (directoryRead).
-var gatewaySettings = map[string]func() any{
-	registry.ExtensionSkills: func() any { return map[string]any{} },
+// gatewaySettings make the settings the gateway declares for an
+// extension of the settings its servers agree on (agreed), for the
+// extensions whose features depend on the gateway's routing: of the Skills
+// extension's, only directoryRead, which it routes (readDirectory), and
+// only when every server that declares the extension implements it.
+var gatewaySettings = map[string]func(agreed any) any{
+	registry.ExtensionSkills: func(agreed any) any {
+		if m, _ := agreed.(map[string]any); m["directoryRead"] == true {
+			return map[string]any{"directoryRead": true}
+		}
+		return map[string]any{}
+	},
 }
 
 // mergeExtensions merges the extensions several servers declared (each
@@ -368,9 +435,9 @@ func mergeExtensions(each []map[string]any) map[string]any {
 			}
 		}
 	}
-	for k := range out {
+	for k, v := range out {
 		if f, ok := gatewaySettings[k]; ok {
-			out[k] = f()
+			out[k] = f(v)
 		}
 	}
 	return out
@@ -422,13 +489,15 @@ func agree(a, b any) any {
 }
 
 // ExtensionMethod reports whether m is a request of a method an extension
-// adds that the gateway serves (skills/list, skills/get). The go-sdk server
+// adds that the gateway serves (skills/list, skills/get,
+// resources/directory/read). The go-sdk server
 // knows them (custom methods), but a session transport the streamable
 // front connects itself checks a request against the standard methods
 // only, and refuses the others with a plain-text 400 before the server
 // sees them: that front answers these with ServeExtension instead.
 func ExtensionMethod(m *wire.Message) bool {
-	return m != nil && m.Kind == wire.KindRequest && (m.MethodIs(registry.MethodListSkills) || m.MethodIs(registry.MethodGetSkill))
+	return m != nil && m.Kind == wire.KindRequest &&
+		(m.MethodIs(registry.MethodListSkills) || m.MethodIs(registry.MethodGetSkill) || m.MethodIs(registry.MethodReadDirectory))
 }
 
 // ServeExtension answers m, a request ExtensionMethod accepts, of session
@@ -457,6 +526,11 @@ func (g *Gateway) ServeExtension(ctx context.Context, ss *mcp.ServerSession, m *
 		var p registry.GetSkillParams
 		if err = json.Unmarshal(params, &p); err == nil {
 			res, err = g.getSkill(cctx, ss, &p)
+		}
+	case m.MethodIs(registry.MethodReadDirectory):
+		var p registry.ReadDirectoryParams
+		if err = json.Unmarshal(params, &p); err == nil {
+			res, err = g.readDirectory(cctx, ss, &p)
 		}
 	default:
 		return wire.Error(m.ID, jsonrpc.CodeMethodNotFound, "method not found", nil)

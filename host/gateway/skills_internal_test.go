@@ -9,9 +9,9 @@ import (
 )
 
 // TestMergeExtensions: an extension any server declares is declared; where
-// servers set it differently, what they all agree on; the Skills
-// extension's settings are the gateway's (no directoryRead: it routes no
-// resources/directory/read).
+// servers set it differently, what they all agree on; of the Skills
+// extension's settings, only directoryRead (which the gateway routes), if
+// every server has it.
 func TestMergeExtensions(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -28,7 +28,8 @@ func TestMergeExtensions(t *testing.T) {
 		{"nested objects, member by member", []string{`{"com.example/x":{"o":{"p":1,"q":2}}}`, `{"com.example/x":{"o":{"p":1,"q":3}}}`}, `{"com.example/x":{"o":{"p":1}}}`},
 		{"not objects, equal", []string{`{"com.example/x":true}`, `{"com.example/x":true}`}, `{"com.example/x":true}`},
 		{"not objects, different", []string{`{"com.example/x":true}`, `{"com.example/x":[1]}`}, `{"com.example/x":{}}`},
-		{"skills: the gateway's settings", []string{`{"io.modelcontextprotocol/skills":{"directoryRead":true}}`}, `{"io.modelcontextprotocol/skills":{}}`},
+		{"skills: directoryRead", []string{`{"io.modelcontextprotocol/skills":{"directoryRead":true,"other":1}}`}, `{"io.modelcontextprotocol/skills":{"directoryRead":true}}`},
+		{"skills: directoryRead, not of every server", []string{`{"io.modelcontextprotocol/skills":{"directoryRead":true}}`, `{"io.modelcontextprotocol/skills":{}}`}, `{"io.modelcontextprotocol/skills":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var each []map[string]any

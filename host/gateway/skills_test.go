@@ -37,6 +37,9 @@ func skillsClient(name string) *mcp.Client {
 	if err := mcp.AddSendingCustomMethod[*registry.GetSkillParams, *registry.GetSkillResult](c, registry.MethodGetSkill); err != nil {
 		panic(err)
 	}
+	if err := mcp.AddSendingCustomMethod[*registry.ReadDirectoryParams, *registry.ReadDirectoryResult](c, registry.MethodReadDirectory); err != nil {
+		panic(err)
+	}
 	return c
 }
 
@@ -147,9 +150,8 @@ func TestSkillsMerged(t *testing.T) {
 						ext := cs.InitializeResult().Capabilities.Extensions
 						if settings, ok := ext[registry.ExtensionSkills]; !ok {
 							t.Errorf("extensions declared: %v, want %s", ext, registry.ExtensionSkills)
-						} else if m, _ := settings.(map[string]any); len(m) != 0 {
-							// (directoryRead: resources/directory/read is not routed.)
-							t.Errorf("skills settings %v, want {}", settings)
+						} else if m, _ := settings.(map[string]any); len(m) != 1 || m["directoryRead"] != true {
+							t.Errorf("skills settings %v, want {directoryRead: true}", settings)
 						}
 						res := listSkills(t, cs)
 						var uris []string
@@ -197,6 +199,23 @@ func TestSkillsMerged(t *testing.T) {
 							if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
 								t.Errorf("skills/get %s: %v, want -32602", bad, err)
 							}
+						}
+
+						// A directory of the skill, read through the gateway.
+						dir, err := mcp.CallCustomMethod[*registry.ReadDirectoryParams, *registry.ReadDirectoryResult](context.Background(), cs,
+							registry.MethodReadDirectory, &registry.ReadDirectoryParams{URI: "skill://" + tc.label("b") + "/demo-skill"})
+						if err != nil {
+							t.Fatalf("resources/directory/read: %v", err)
+						}
+						var children []string
+						for _, r := range dir.Resources {
+							children = append(children, r.URI+" "+r.MIMEType)
+						}
+						if want := []string{
+							"skill://" + tc.label("b") + "/demo-skill/SKILL.md text/markdown",
+							"skill://" + tc.label("b") + "/demo-skill/references inode/directory",
+						}; strings.Join(children, ", ") != strings.Join(want, ", ") {
+							t.Errorf("resources/directory/read: %v, want %v", children, want)
 						}
 
 						// The skill's files, read through the gateway.

@@ -19,10 +19,12 @@ import (
 // ExtensionSkills is the identifier of the Skills extension.
 const ExtensionSkills = "io.modelcontextprotocol/skills"
 
-// The Skills extension's methods.
+// The Skills extension's methods. resources/directory/read is optional: a
+// server implements it if its settings say directoryRead: true.
 const (
-	MethodListSkills = "skills/list"
-	MethodGetSkill   = "skills/get"
+	MethodListSkills    = "skills/list"
+	MethodGetSkill      = "skills/get"
+	MethodReadDirectory = "resources/directory/read"
 )
 
 // Skill is a skill's entry (skills/list, skills/get). Frontmatter and
@@ -72,6 +74,23 @@ type GetSkillResult struct {
 	Skill      *Skill `json:"skill"`
 	TTLMs      *int   `json:"ttlMs,omitempty"`
 	CacheScope string `json:"cacheScope,omitempty"`
+}
+
+// ReadDirectoryParams are the params of resources/directory/read.
+type ReadDirectoryParams struct {
+	mcp.ParamsBase
+	URI    string `json:"uri"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ReadDirectoryResult is the result of resources/directory/read: the
+// directory's direct children (a subdirectory's mimeType is
+// inode/directory).
+type ReadDirectoryResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType,omitempty"`
+	Resources  []*mcp.Resource `json:"resources"`
+	NextCursor string          `json:"nextCursor,omitempty"`
 }
 
 // ServerSkill is a skill attributed to its server (its own URIs).

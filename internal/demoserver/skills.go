@@ -7,13 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // With Options.Skills (-skills) the server declares the Skills extension
-// (SEP-2640, io.modelcontextprotocol/skills, with directoryRead) and
+// (SEP-2640, io.modelcontextprotocol/skills, with directoryRead: it answers
+// resources/directory/read) and
 // serves two skills as resources: demo-skill (SKILL.md and
 // references/GUIDE.md, listed by skills/list), whose description names the
 // server, and hidden-skill (SKILL.md only), answered by skills/get but not
@@ -138,6 +140,53 @@ func addSkills(s *mcp.Server, server string) {
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("No skill is served at %s", p.URI)}
 	})
+	mcp.AddReceivingCustomMethod(s, "resources/directory/read", func(_ context.Context, _ *mcp.ServerSession, p *readDirectoryParams) (*readDirectoryResult, error) {
+		children, ok := directory(skills, p.URI)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s is not a directory resource", p.URI)}
+		}
+		return &readDirectoryResult{ResultType: "complete", Resources: children}, nil
+	})
+}
+
+type readDirectoryParams struct {
+	mcp.ParamsBase
+	URI    string `json:"uri"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type readDirectoryResult struct {
+	mcp.ResultBase
+	ResultType string          `json:"resultType"`
+	Resources  []*mcp.Resource `json:"resources"`
+}
+
+// directory lists the direct children of the directory dir of skills
+// (files, and subdirectories as inode/directory); ok is false if dir is
+// no directory of theirs.
+func directory(skills []*demoSkill, dir string) (children []*mcp.Resource, ok bool) {
+	seen := map[string]bool{}
+	for _, sk := range skills {
+		for _, f := range sk.files {
+			rest, found := strings.CutPrefix(f.uri, dir+"/")
+			if !found {
+				continue
+			}
+			ok = true
+			name, _, sub := strings.Cut(rest, "/")
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if sub {
+				children = append(children, &mcp.Resource{URI: dir + "/" + name, Name: name, MIMEType: "inode/directory"})
+			} else {
+				children = append(children, &mcp.Resource{URI: f.uri, Name: name, MIMEType: "text/markdown"})
+			}
+		}
+	}
+	sort.Slice(children, func(i, j int) bool { return children[i].URI < children[j].URI })
+	return children, ok
 }
 
 // requireSkillsClient refuses a request of a client that did not declare
