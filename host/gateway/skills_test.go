@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -362,6 +363,41 @@ func TestSkillsDenied(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestSkillsReload: what is declared and listed follows the servers a
+// reload adds and removes (each initialize declares the extensions of the
+// servers then connected).
+func TestSkillsReload(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := demo("c")
+	gw := ptServe(t, ptOptions{servers: []*config.Server{c}})
+	for _, step := range []struct {
+		servers []*config.Server
+		want    []string
+	}{
+		{[]*config.Server{c}, nil},
+		{[]*config.Server{c, demo("a", "-skills")}, []string{"skill://mcp__a/demo-skill/SKILL.md"}},
+		{[]*config.Server{c}, nil},
+	} {
+		if _, err := gw.h.Reload(ctx, &config.Config{Servers: step.servers, DefaultMode: "allow_all"}, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		gw.h.ConnectAll(ctx, nil)
+		gw.g.Sync(ctx)
+		cs := skillsOverHTTP(t, gw, newProtocol)
+		if _, ok := cs.InitializeResult().Capabilities.Extensions[registry.ExtensionSkills]; ok != (step.want != nil) {
+			t.Errorf("servers %d: extension declared %v", len(step.servers), ok)
+		}
+		var uris []string
+		for _, s := range listSkills(t, cs).Skills {
+			uris = append(uris, s.URI)
+		}
+		if strings.Join(uris, " ") != strings.Join(step.want, " ") {
+			t.Errorf("servers %d: skills %v, want %v", len(step.servers), uris, step.want)
 		}
 	}
 }
