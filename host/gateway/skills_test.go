@@ -146,7 +146,9 @@ func TestSkillsMerged(t *testing.T) {
 						t.Parallel()
 						// (A gateway each: the stdio front drains its gateway as it ends.)
 						p := ptServe(t, ptOptions{naming: tc.naming, servers: []*config.Server{
-							demo("a", "-skills"), demo("b", "-skills"), demo("c", "-passthrough")}})
+							// (a refuses clients that did not declare the extension: the
+							// gateway offers it.)
+							demo("a", "-skills", "-skills-client-required"), demo("b", "-skills"), demo("c", "-passthrough")}})
 						cs := f.dial(t, p, v)
 						ext := cs.InitializeResult().Capabilities.Extensions
 						if settings, ok := ext[registry.ExtensionSkills]; !ok {

@@ -68,6 +68,9 @@ type Options struct {
 	// Skills declares the Skills extension and serves two skills (see
 	// skills.go). OPTIONAL.
 	Skills bool
+	// SkillsClientRequired refuses the Skills methods to clients that did
+	// not declare the extension, as some servers do. OPTIONAL.
+	SkillsClientRequired bool
 }
 
 // Definitions is the JSON of the -definitions file: what a run of the server
@@ -156,7 +159,7 @@ func New(opts *Options) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, sopts)
 	if o.Skills {
-		addSkills(s, o.Name)
+		addSkills(s, o.Name, o.SkillsClientRequired)
 	}
 	if o.NoInitialize {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -488,6 +491,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	passthrough := fs.Bool("passthrough", false, "also offer a resource template, completions, subscriptions (touch), elicitation (ask) and logging (log)")
 	noInitialize := fs.Bool("no-initialize", false, "refuse initialize, as a server of 2026-07-28 only may (clients must use server/discover)")
 	skills := fs.Bool("skills", false, "declare the Skills extension and serve two skills (skills/list, skills/get, skill:// resources)")
+	skillsRequired := fs.Bool("skills-client-required", false, "with -skills: refuse the skills methods to clients that did not declare the extension")
 	schemas := fs.Bool("schemas", false, "also offer tools whose input schemas LLM tool formats restrict ($ref, oneOf, enums, non-object schemas, …)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -517,7 +521,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 		versions = []string{*protocol}
 	}
 	srv := New(&Options{ProtocolVersions: versions, Name: *name, Exit: exit, EchoDescription: *echoDesc, ExtraTools: defs.ExtraTools,
-		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough, NoInitialize: *noInitialize, Schemas: *schemas, Skills: *skills})
+		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough, NoInitialize: *noInitialize, Schemas: *schemas, Skills: *skills, SkillsClientRequired: *skillsRequired})
 	logger := log.New(stderr, "mcphost-demo: ", 0)
 	var handler http.Handler
 	addr := *httpAddr

@@ -104,20 +104,26 @@ func (d *demoSkill) entry() *skillEntry {
 	return e
 }
 
-// addSkills serves server's skills on s (see the comment above).
-func addSkills(s *mcp.Server, server string) {
+// addSkills serves server's skills on s (see the comment above); with
+// requireClient, only to clients that declared the extension.
+func addSkills(s *mcp.Server, server string, requireClient bool) {
 	skills := demoSkills(server)
 	for _, sk := range skills {
 		for _, f := range sk.files {
 			text := f.text
-			s.AddResource(&mcp.Resource{URI: f.uri, Name: f.uri, MIMEType: "text/markdown"},
+			r := &mcp.Resource{URI: f.uri, Name: f.uri, MIMEType: "text/markdown"}
+			if f.uri == sk.uri { // (its SKILL.md: named and described as its frontmatter says)
+				r.Name, _ = sk.frontmatter["name"].(string)
+				r.Description, _ = sk.frontmatter["description"].(string)
+			}
+			s.AddResource(r,
 				func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}}, nil
 				})
 		}
 	}
 	mcp.AddReceivingCustomMethod(s, "skills/list", func(_ context.Context, ss *mcp.ServerSession, p *listSkillsParams) (*listSkillsResult, error) {
-		if err := requireSkillsClient(ss, p.Meta); err != nil {
+		if err := requireSkillsClient(requireClient, ss, p.Meta); err != nil {
 			return nil, err
 		}
 		res := &listSkillsResult{ResultType: "complete", Skills: []*skillEntry{}, TTLMs: 60000, CacheScope: "public"}
@@ -130,7 +136,7 @@ func addSkills(s *mcp.Server, server string) {
 		return res, nil
 	})
 	mcp.AddReceivingCustomMethod(s, "skills/get", func(_ context.Context, ss *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
-		if err := requireSkillsClient(ss, p.Meta); err != nil {
+		if err := requireSkillsClient(requireClient, ss, p.Meta); err != nil {
 			return nil, err
 		}
 		for _, sk := range skills {
@@ -189,10 +195,13 @@ func directory(skills []*demoSkill, dir string) (children []*mcp.Resource, ok bo
 	return children, ok
 }
 
-// requireSkillsClient refuses a request of a client that did not declare
-// the Skills extension (as some servers of the extension do): at
+// requireSkillsClient refuses, if require, a request of a client that did
+// not declare the Skills extension (as some servers of the extension do): at
 // initialize (a session before 2026-07-28), or in the request's _meta.
-func requireSkillsClient(ss *mcp.ServerSession, meta mcp.Meta) error {
+func requireSkillsClient(require bool, ss *mcp.ServerSession, meta mcp.Meta) error {
+	if !require {
+		return nil
+	}
 	if caps, ok := meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok {
 		if ext, ok := caps["extensions"].(map[string]any); ok && ext[skillsExtension] != nil {
 			return nil
