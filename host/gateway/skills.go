@@ -88,11 +88,20 @@ func (g *Gateway) visibleServers(ctx context.Context) []string {
 }
 
 // skillServers are the visible servers (visibleServers) that declared the
-// Skills extension, with the label each one's skills are served under.
+// Skills extension, with the label each one's skills are served under. A
+// caller's per-user server is connected for it first if it is not yet (as
+// its tools are listed through a connection of its own): what it declared
+// is known only once it is.
 func (g *Gateway) skillServers(ctx context.Context) (servers []string, labels map[string]string) {
 	style := styleOf(g.naming, len(g.sharedServers()))
 	labels = map[string]string{}
 	for _, s := range g.visibleServers(ctx) {
+		if principalIn(ctx) != nil && g.h.Serving().PerUser(s) && g.h.ServerExtensions(ctx, s) == nil {
+			if _, err := g.h.Connections().Session(ctx, s); err != nil {
+				g.log.Debug("a per-user server's skills are not listed", "server", s, "error", err)
+				continue
+			}
+		}
 		if g.h.HasSkills(ctx, s) {
 			servers = append(servers, s)
 			labels[s] = skillLabel(style, s)
