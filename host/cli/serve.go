@@ -110,7 +110,8 @@ addressed) or allowed with --allow-origin.`,
 				Sampling:    &mcp.SamplingCapabilities{},
 				RootsV2:     &mcp.RootCapabilities{},
 				// The extensions whose requests the gateway makes of
-				// servers for its clients (skills/list, skills/get).
+				// servers for its clients (skills/list, skills/get,
+				// resources/directory/read).
 				Extensions: gateway.ClientExtensions(),
 			}
 			var in io.ReadCloser
