@@ -109,6 +109,10 @@ addressed) or allowed with --allow-origin.`,
 				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 				Sampling:    &mcp.SamplingCapabilities{},
 				RootsV2:     &mcp.RootCapabilities{},
+				// The extensions whose requests the gateway makes of
+				// servers for its clients (skills/list, skills/get,
+				// resources/directory/read).
+				Extensions: gateway.ClientExtensions(),
 			}
 			var in io.ReadCloser
 			var out io.WriteCloser

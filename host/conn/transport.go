@@ -79,6 +79,7 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 	opts := c.clientOptions()
 	client := mcp.NewClient(c.m.opts.ClientInfo, opts)
 	client.AddReceivingMiddleware(c.rootsMiddleware)
+	addExtensionMethods(client)
 	ct := t
 	switch t.(type) {
 	case *mcp.StreamableClientTransport: // routes in its HTTP client (sseRouter)

@@ -67,6 +67,7 @@ func ptServe(t *testing.T, o ptOptions) *ptGateway {
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 			Sampling:    &mcp.SamplingCapabilities{},
 			RootsV2:     &mcp.RootCapabilities{},
+			Extensions:  gateway.ClientExtensions(),
 		}})
 	if err != nil {
 		t.Fatal(err)

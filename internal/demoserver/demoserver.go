@@ -65,6 +65,12 @@ type Options struct {
 	// Schemas adds tools whose input schemas LLM tool formats restrict
 	// (schema_*: see schemaTools). OPTIONAL.
 	Schemas bool
+	// Skills declares the Skills extension and serves two skills (see
+	// skills.go). OPTIONAL.
+	Skills bool
+	// SkillsClientRequired refuses the Skills methods to clients that did
+	// not declare the extension, as some servers do. OPTIONAL.
+	SkillsClientRequired bool
 }
 
 // Definitions is the JSON of the -definitions file: what a run of the server
@@ -146,7 +152,15 @@ func New(opts *Options) *mcp.Server {
 		sopts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { count("resources/subscribe"); return nil }
 		sopts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { count("resources/unsubscribe"); return nil }
 	}
+	if o.Skills {
+		var settings map[string]any
+		json.Unmarshal(skillsSettings, &settings)
+		sopts.Capabilities = &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Extensions: map[string]any{skillsExtension: settings}}
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: "1.0.0"}, sopts)
+	if o.Skills {
+		addSkills(s, o.Name, o.SkillsClientRequired)
+	}
 	if o.NoInitialize {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -476,6 +490,8 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	protocol := fs.String("protocol", "", "negotiate only this protocol `VERSION` (e.g. 2025-11-25)")
 	passthrough := fs.Bool("passthrough", false, "also offer a resource template, completions, subscriptions (touch), elicitation (ask) and logging (log)")
 	noInitialize := fs.Bool("no-initialize", false, "refuse initialize, as a server of 2026-07-28 only may (clients must use server/discover)")
+	skills := fs.Bool("skills", false, "declare the Skills extension and serve two skills (skills/list, skills/get, skill:// resources)")
+	skillsRequired := fs.Bool("skills-client-required", false, "with -skills: refuse the skills methods to clients that did not declare the extension")
 	schemas := fs.Bool("schemas", false, "also offer tools whose input schemas LLM tool formats restrict ($ref, oneOf, enums, non-object schemas, …)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -505,7 +521,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 		versions = []string{*protocol}
 	}
 	srv := New(&Options{ProtocolVersions: versions, Name: *name, Exit: exit, EchoDescription: *echoDesc, ExtraTools: defs.ExtraTools,
-		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough, NoInitialize: *noInitialize, Schemas: *schemas})
+		ExtraPrompts: defs.ExtraPrompts, ExtraResources: defs.ExtraResources, Passthrough: *passthrough, NoInitialize: *noInitialize, Schemas: *schemas, Skills: *skills, SkillsClientRequired: *skillsRequired})
 	logger := log.New(stderr, "mcphost-demo: ", 0)
 	var handler http.Handler
 	addr := *httpAddr

@@ -60,6 +60,7 @@ func (sc *Client) Offer(gateway *mcp.ClientCapabilities) *mcp.ClientCapabilities
 		Roots       *mcp.RootCapabilities        `json:"roots"`
 		Sampling    *mcp.SamplingCapabilities    `json:"sampling"`
 		Elicitation *mcp.ElicitationCapabilities `json:"elicitation"`
+		Extensions  map[string]json.RawMessage   `json:"extensions"`
 	}
 	out := &mcp.ClientCapabilities{}
 	if json.Unmarshal(sc.caps, &c) != nil {
@@ -85,6 +86,16 @@ func (sc *Client) Offer(gateway *mcp.ClientCapabilities) *mcp.ClientCapabilities
 		}
 		if oe.Form != nil || oe.URL != nil {
 			out.Elicitation = oe
+		}
+	}
+	// (The extensions the gateway speaks to servers for its clients, as
+	// far as this client declared them.)
+	for k, v := range gateway.Extensions {
+		if _, ok := c.Extensions[k]; ok {
+			if out.Extensions == nil {
+				out.Extensions = map[string]any{}
+			}
+			out.Extensions[k] = v
 		}
 	}
 	return out

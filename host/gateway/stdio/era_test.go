@@ -52,14 +52,19 @@ func TestInitialize(t *testing.T) {
 }
 
 func TestOffer(t *testing.T) {
-	gateway := &mcp.ClientCapabilities{
+	gw := &mcp.ClientCapabilities{
 		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		Sampling:    &mcp.SamplingCapabilities{},
 		RootsV2:     &mcp.RootCapabilities{},
+		Extensions:  gateway.ClientExtensions(),
 	}
 	for _, tc := range []struct {
 		name, caps, want string
 	}{
+		// The extensions the gateway speaks for its clients, as far as
+		// the client declared them (not the others it declared).
+		{"the skills extension", `{"extensions":{"io.modelcontextprotocol/skills":{"x":1},"com.example/other":{}}}`, `{"extensions":{"io.modelcontextprotocol/skills":{}}}`},
+		{"another extension", `{"extensions":{"com.example/other":{}}}`, `{}`},
 		{"none", `{}`, `{}`},
 		{"elicitation as before URL mode (form)", `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`},
 		{"URL elicitation only", `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{}}}`},
@@ -69,7 +74,7 @@ func TestOffer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := &Client{UpstreamVersion: "2025-11-25", caps: []byte(tc.caps)}
-			got := sc.Offer(gateway)
+			got := sc.Offer(gw)
 			v2 := struct {
 				*mcp.ClientCapabilities
 				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
@@ -80,7 +85,7 @@ func TestOffer(t *testing.T) {
 			}
 		})
 	}
-	if got := (&Client{caps: []byte(`{}`)}).Offer(gateway); got != gateway {
+	if got := (&Client{caps: []byte(`{}`)}).Offer(gw); got != gw {
 		t.Error("without an upstream version, the gateway's own offer is not kept")
 	}
 }

@@ -321,6 +321,9 @@ func (f *Front) Handler(opts *Options) http.Handler {
 				return
 			}
 		}
+		if f.extensionHTTP(w, r, one, hs) {
+			return // (extensions.go)
+		}
 		if (hs != nil || !sessionful) && f.relayHTTP(w, r, one, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
 		}
