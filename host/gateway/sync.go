@@ -84,6 +84,7 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	style := styleOf(g.naming, len(active)) // (of all: names do not change as servers connect)
 	listed := g.settled(active)             // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
+	problems = append(problems, host.OverrideProblems(g.h.Config(), listed, tools, problems)...)
 	syncPoint(ctx, syncRead)
 	if g.search != nil {
 		g.reindex(tools)
