@@ -400,8 +400,8 @@ func (g *Gateway) loginRetry(p *mcp.CallToolParamsRaw, name string) (string, boo
 	if canonical, ok := g.canonicalTool(name); ok {
 		name = canonical
 	}
-	_, tool, ok := registry.ParseName(name)
-	return name, ok && tool == host.AuthToolName
+	server, tool, ok := registry.ParseName(name)
+	return name, ok && tool == host.AuthToolName && g.inEndpoint(server)
 }
 
 // foundTool resolves call_tool's name: a registry name, or a served name,

@@ -26,7 +26,7 @@ import (
 // sharedServers are the active servers whose lists are served to all: with
 // Options.Users, the per-user servers are left out.
 func (g *Gateway) sharedServers() []string {
-	active := g.h.ActiveServers()
+	active := g.activeServers()
 	if !g.users.Load() {
 		return active
 	}
@@ -45,7 +45,7 @@ func (g *Gateway) userServers() []string {
 		return nil
 	}
 	var out []string
-	for _, s := range g.h.ActiveServers() {
+	for _, s := range g.activeServers() {
 		if g.h.Serving().PerUser(s) {
 			out = append(out, s)
 		}

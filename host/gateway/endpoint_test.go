@@ -1,0 +1,228 @@
+package gateway_test
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/stdio"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
+)
+
+// endpointHost is a host over demo servers a and b (with the pass-through
+// features: prompts, resources, templates) whose configuration has
+// endpoint "dev": server a, without its add tool, naming server.
+func endpointHost(t *testing.T, dev *config.Endpoint) *host.Host {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	if dev == nil {
+		dev = &config.Endpoint{Name: "dev", Servers: []string{"a"}, Naming: config.NamingServer,
+			Tools: &config.EndpointTools{Exclude: []string{"mcp__a__add"}}}
+	}
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a", "-passthrough"), demo("b", "-passthrough")}, DefaultMode: "allow_all",
+		Endpoints: []*config.Endpoint{dev}}, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ConnectAll(ctx, nil)
+	t.Cleanup(func() {
+		cancel()
+		h.Close()
+	})
+	return h
+}
+
+// connectFront connects a go-sdk client speaking version to g over front
+// ("http" or "stdio").
+func connectFront(t *testing.T, g *gateway.Gateway, front, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	var tr mcp.Transport
+	switch front {
+	case "http":
+		srv := httptest.NewServer(streamable.New(g).Handler(nil))
+		t.Cleanup(func() {
+			srv.CloseClientConnections()
+			srv.Close()
+		})
+		tr = &mcp.StreamableClientTransport{Endpoint: srv.URL}
+	default:
+		ctx, cancel := context.WithCancel(context.Background())
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			stdio.Serve(ctx, g, inR, outW)
+		}()
+		t.Cleanup(func() {
+			inW.Close()
+			outR.Close()
+			<-done
+			cancel()
+		})
+		tr = &mcp.IOTransport{Reader: outR, Writer: inW}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "endpoint-test"}, opts).Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestEndpointServes: a gateway of endpoint "dev" (server a, its add tool
+// excluded, naming server) serves, over HTTP and stdio to clients of both
+// eras, a's tools but add under SERVER__TOOL, a's prompts, resources and
+// templates (a's demo://readme unqualified: b's is not served to collide
+// with), and nothing of b's; a call, prompt or read of anything else —
+// b's tool by any name, a's excluded add, b's resource by its qualified URI
+// — is refused as unknown, on the relay's path and the go-sdk server's; the
+// audit lines name the endpoint and the canonical tool. The whole gateway
+// of the same host still serves everything. (Before, there was no
+// endpoint: every gateway served every server.)
+func TestEndpointServes(t *testing.T) {
+	t.Parallel()
+	for _, front := range []string{"http", "stdio"} {
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			t.Run(front+" "+version, func(t *testing.T) {
+				t.Parallel()
+				h := endpointHost(t, nil)
+				var buf syncbuf.Buffer
+				log := audit.New(&buf, nil)
+				g := gateway.New(h, &gateway.Options{Endpoint: "dev", Audit: log})
+				t.Cleanup(func() { g.Close() })
+				if p := g.Sync(context.Background()); len(p) > 0 {
+					t.Fatal(p)
+				}
+				whole := gateway.New(h, nil)
+				t.Cleanup(func() { whole.Close() })
+				whole.Sync(context.Background())
+				cs := connectFront(t, g, front, version, nil)
+				ctx := context.Background()
+				tools := toolNames(t, cs)
+				if !slices.Contains(tools, "a__echo") || slices.ContainsFunc(tools, func(n string) bool {
+					return n == "a__add" || strings.HasPrefix(n, "b__") || strings.HasPrefix(n, "mcp__")
+				}) {
+					t.Errorf("tools %v: want a's but add, as SERVER__TOOL, and none of b's", tools)
+				}
+				prompts, err := cs.ListPrompts(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range prompts.Prompts {
+					if !strings.HasPrefix(p.Name, "a__") {
+						t.Errorf("prompt %s served", p.Name)
+					}
+				}
+				res, err := cs.ListResources(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var uris []string
+				for _, r := range res.Resources {
+					uris = append(uris, r.URI)
+				}
+				if !slices.Contains(uris, "demo://readme") || slices.ContainsFunc(uris, func(u string) bool { return strings.HasPrefix(u, "mcphost://") }) {
+					t.Errorf("resources %v: want a's, unqualified", uris)
+				}
+				templates, err := cs.ListResourceTemplates(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(templates.ResourceTemplates) != 1 || strings.HasPrefix(templates.ResourceTemplates[0].URITemplate, "mcphost://") {
+					t.Errorf("templates %+v: want a's one, unqualified", templates.ResourceTemplates)
+				}
+				// Calls: the relay's path (no progress token) and the go-sdk
+				// server's (one).
+				for _, meta := range []mcp.Meta{nil, {"progressToken": "p"}} {
+					r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"message": "in"}, Meta: meta})
+					if err != nil || r.IsError || textOf(r) != "in" {
+						t.Errorf("call a__echo (meta %v): %v %s", meta, err, textOf(r))
+					}
+					for _, name := range []string{"b__echo", "mcp__b__echo", "a__add", "mcp__a__add", "mcp__a__echo", "echo"} {
+						_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"message": "out"}, Meta: meta})
+						if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+							t.Errorf("call %s (meta %v): %v, want unknown tool", name, meta, err)
+						}
+					}
+				}
+				if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "b__greet", Arguments: map[string]string{"name": "x"}}); err == nil {
+					t.Error("prompt b__greet got")
+				}
+				for _, uri := range []string{"mcphost://b/demo://readme", "mcphost://b/demo://items/x"} {
+					if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil {
+						t.Errorf("read %s: served", uri)
+					}
+				}
+				if version == "2025-11-25" {
+					if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mcphost://b/demo://readme"}); err == nil {
+						t.Error("subscribed to b's readme")
+					}
+				}
+				// The whole gateway serves b's.
+				wcs := connectFront(t, whole, front, version, nil)
+				if names := toolNames(t, wcs); !slices.Contains(names, "mcp__b__echo") || !slices.Contains(names, "mcp__a__add") {
+					t.Errorf("the whole gateway's tools %v", names)
+				}
+				cs.Close()
+				var lines []string
+				for _, r := range allRecords(t, log, &buf) {
+					if r.Event == audit.EventToolCall {
+						lines = append(lines, r.Endpoint+" "+r.Tool+" "+r.Outcome)
+					}
+				}
+				if len(lines) < 2 || lines[0] != "dev mcp__a__echo ok" {
+					t.Errorf("audit lines %q: want the first \"dev mcp__a__echo ok\"", lines)
+				}
+				for _, l := range lines {
+					if !strings.HasPrefix(l, "dev ") {
+						t.Errorf("audit line %q without the endpoint", l)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestEndpointReload: a reload that changes an endpoint's servers and tools
+// block changes what its gateway serves at its next Sync (Resync), and its
+// clients are told (tools/list_changed).
+func TestEndpointReload(t *testing.T) {
+	t.Parallel()
+	h := endpointHost(t, &config.Endpoint{Name: "dev", Servers: []string{"a"}, Tools: &config.EndpointTools{Include: []string{"mcp__a__echo"}}})
+	g := gateway.New(h, &gateway.Options{Endpoint: "dev"})
+	t.Cleanup(func() { g.Close() })
+	g.Sync(context.Background())
+	changed := make(chan struct{}, 10)
+	cs := connectFront(t, g, "http", "2025-11-25", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	if names := toolNames(t, cs); !slices.Equal(names, []string{"mcp__a__echo"}) {
+		t.Fatalf("tools %v", names)
+	}
+	cfg := *h.Config()
+	cfg.Endpoints = []*config.Endpoint{{Name: "dev", Servers: []string{"a", "b"}, Tools: &config.EndpointTools{Include: []string{"mcp__b__echo", "mcp__a__add"}}}}
+	if _, err := h.Reload(context.Background(), &cfg, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	g.Resync()
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/list_changed")
+	}
+	if names := toolNames(t, cs); !slices.Equal(names, []string{"mcp__a__add", "mcp__b__echo"}) {
+		t.Errorf("tools after the reload %v", names)
+	}
+}
