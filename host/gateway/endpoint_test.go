@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -17,6 +18,10 @@ import (
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/stdio"
 	"github.com/mcphost/mcphost/host/gateway/streamable"
+	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/ratelimit"
+	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/sealbox"
 	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
@@ -224,5 +229,78 @@ func TestEndpointReload(t *testing.T) {
 	}
 	if names := toolNames(t, cs); !slices.Equal(names, []string{"mcp__a__add", "mcp__b__echo"}) {
 		t.Errorf("tools after the reload %v", names)
+	}
+}
+
+// TestEndpointSharesAuthRulesAndLimits: an endpoint served with /mcp's
+// front options is held to what /mcp is: inbound OAuth (401 without a
+// token), the permission rules for the caller (alice's denied echo is
+// neither listed nor callable: unknown, as elsewhere), and the one rate
+// limit per principal, whose budget /mcp and the endpoint share.
+func TestEndpointSharesAuthRulesAndLimits(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	deny := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__a__echo",
+		For: &permissions.Principals{Subjects: []string{"alice"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}, DefaultMode: "allow_all", Permissions: []config.PermissionRule{deny},
+		Endpoints: []*config.Endpoint{{Name: "dev", Servers: []string{"a"}}}}, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ConnectAll(ctx, nil)
+	t.Cleanup(func() {
+		cancel()
+		h.Close()
+	})
+	st, _ := state.NewLocal(nil, "")
+	const burst = 6
+	opts := &streamable.Options{
+		OAuth:     &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice"), Resource: "http://gateway.example/mcp"},
+		RateLimit: st.RateLimiter("gateway", ratelimit.Options{Rate: 0.001, Burst: burst}),
+	}
+	serve := func(o *gateway.Options) string {
+		g := gateway.New(h, o)
+		t.Cleanup(func() { g.Close() })
+		g.Sync(ctx)
+		srv := httptest.NewServer(streamable.New(g).Handler(opts))
+		t.Cleanup(func() {
+			srv.CloseClientConnections()
+			srv.Close()
+		})
+		return srv.URL
+	}
+	keys := sealbox.Random() // (as serve gives every gateway its keys: they key the principals' buckets)
+	whole, dev := serve(&gateway.Options{Keys: keys, State: st}), serve(&gateway.Options{Endpoint: "dev", Keys: keys, State: st})
+	ask := func(url, method, name, body, token string) (int, string) {
+		t.Helper()
+		hdr := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+		if name != "" {
+			hdr["Mcp-Name"] = name
+		}
+		if token != "" {
+			hdr["Authorization"] = "Bearer " + token
+		}
+		resp, answer := post(t, url, body, hdr)
+		return resp.StatusCode, answerOf(answer)
+	}
+	const newMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` + newMeta + `}}}`
+	if code, _ := ask(dev, "tools/list", "", list, ""); code != http.StatusUnauthorized {
+		t.Errorf("dev without a token: %d, want 401", code)
+	}
+	code, body := ask(dev, "tools/list", "", list, "alice") // (1 of the burst)
+	if code != http.StatusOK || !strings.Contains(body, `"mcp__a__add"`) || strings.Contains(body, `"mcp__a__echo"`) || strings.Contains(body, `"mcp__b__`) {
+		t.Errorf("alice's tools at dev: %d %s; want a's but echo (denied her)", code, body)
+	}
+	for _, name := range []string{"mcp__a__echo", "mcp__b__echo"} { // (2, 3)
+		if code, body := ask(dev, "tools/call", name, callBody(2, name, newMeta), "alice"); !strings.Contains(body, "unknown tool") {
+			t.Errorf("alice's call of %s at dev: %d %s, want unknown tool", name, code, body)
+		}
+	}
+	for range 3 { // (4, 5, 6: the burst spent, across /mcp and dev)
+		ask(whole, "tools/list", "", list, "alice")
+	}
+	if code, _ := ask(dev, "tools/list", "", list, "alice"); code != http.StatusTooManyRequests {
+		t.Errorf("alice at dev past the burst spent on /mcp and dev: %d, want 429", code)
 	}
 }

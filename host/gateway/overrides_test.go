@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
@@ -394,5 +395,34 @@ func TestToolOverridesReload(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"mcp__a__echo", "mcp__a__echo"}, tools); diff != "" {
 		t.Errorf("audit lines' tools (-want +got):\n%s", diff)
+	}
+}
+
+// TestToolOverrideLogsCanonical: a call of a renamed tool that fails
+// (here: its server's tool_timeout passes) is logged under the tool's
+// canonical name, on the relay's path and the go-sdk server's.
+func TestToolOverrideLogsCanonical(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		meta mcp.Meta
+	}{{"relay", nil}, {"go-sdk", mcp.Meta{"progressToken": "p"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := demo("a")
+			a.ToolTimeout, a.MaxToolDuration = 150*time.Millisecond, 200*time.Millisecond
+			a.Tools = &config.ToolFilter{Overrides: map[string]*config.ToolOverride{"slow": {Name: "snail"}}}
+			var logs syncbuf.Buffer
+			p := ptServe(t, ptOptions{servers: []*config.Server{a}, gopts: &gateway.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})}})
+			cs := p.dial(t, "2025-11-25", nil)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__snail", Arguments: map[string]any{"milliseconds": 3000}, Meta: tc.meta})
+			if err == nil && !res.IsError {
+				t.Fatalf("the call outlived max_tool_duration: %s", textOf(res))
+			}
+			out := logs.String()
+			if !strings.Contains(out, "tool=mcp__a__slow") || strings.Contains(out, "snail") {
+				t.Errorf("logs:\n%s\nwant the failed call under tool=mcp__a__slow, never the served name", out)
+			}
+		})
 	}
 }
