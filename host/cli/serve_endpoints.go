@@ -36,6 +36,9 @@ type servedEndpoint struct {
 	def     *config.Endpoint
 	g       *gateway.Gateway
 	handler http.Handler
+	// stopConnecting ends g's ConnectAll, which closes connected.
+	stopConnecting context.CancelFunc
+	connected      <-chan struct{}
 }
 
 // endpoints serves the configuration's named endpoints under /mcp/.
@@ -54,16 +57,20 @@ func newEndpoints(h *host.Host, opts gateway.Options, hopts *streamable.Options,
 	return &endpoints{h: h, opts: opts, hopts: hopts, log: log, served: map[string]*servedEndpoint{}}
 }
 
-// start serves e: a gateway of its own, synced.
+// start serves e: a gateway of its own, synced with what is connected
+// (as /mcp, it does not wait for the servers still connecting: its
+// ConnectAll, which shares their connects, syncs each in as it settles).
 func (s *endpoints) start(ctx context.Context, e *config.Endpoint) *servedEndpoint {
 	o := s.opts
 	o.Endpoint = e.Name
 	o.Logger = s.log.Named(e.Name)
 	g := gateway.New(s.h, &o)
+	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	connected := g.ConnectAll(cctx, nil)
 	for _, p := range g.Sync(ctx) {
 		o.Logger.Warn("registry problem", "server", p.Server, "detail", p.Detail)
 	}
-	return &servedEndpoint{def: e, g: g, handler: streamable.New(g).Handler(s.hopts)}
+	return &servedEndpoint{def: e, g: g, handler: streamable.New(g).Handler(s.hopts), stopConnecting: stop, connected: connected}
 }
 
 // apply makes what is served follow cfg's endpoints (at start, and after
@@ -109,6 +116,8 @@ func (s *endpoints) retire(se *servedEndpoint) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		se.stopConnecting()
+		<-se.connected
 		se.g.Drain(context.Background())
 		se.g.CloseSessions()
 		se.g.Close()
@@ -123,25 +132,11 @@ func (s *endpoints) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	se := s.served[name]
 	s.mu.Unlock()
 	if se == nil {
-		http.Error(w, fmt.Sprintf("no endpoint is served at %s: the endpoints are %s", r.URL.Path, s.paths()), http.StatusNotFound)
+		// (Which endpoints there are is not told before authentication.)
+		http.Error(w, "no MCP endpoint is served at "+r.URL.Path, http.StatusNotFound)
 		return
 	}
 	se.handler.ServeHTTP(w, r)
-}
-
-// paths lists the endpoints' paths, for a 404 and the banner.
-func (s *endpoints) paths() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.served) == 0 {
-		return "none (/mcp serves every server)"
-	}
-	var out []string
-	for name := range s.served {
-		out = append(out, endpointsPrefix+name)
-	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
 }
 
 // gateways returns the endpoints' gateways being served.
