@@ -102,6 +102,13 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 				out.idps = append(out.idps, p)
 			}
 		case "endpoint":
+			if scope == ScopeProject {
+				// An endpoint restricts what a client is served: a
+				// repository must not widen the user's.
+				diags = append(diags, warnf(&b.DefRange, "Ignored in project scope",
+					"An endpoint block decides what a gateway's clients are served, so a project file cannot declare one; move it to the user configuration."))
+				continue
+			}
 			e, d := decodeEndpoint(b, path, scope, ctx)
 			diags = append(diags, d...)
 			if e == nil {

@@ -96,3 +96,19 @@ func TestEndpointAllows(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointNotFromAProject: a project file's endpoint block is ignored,
+// with a warning (it would widen the user's endpoint of the same name).
+func TestEndpointNotFromAProject(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.user("server \"a\" {\n  command = \"x\"\n}\nendpoint \"dev\" {\n  servers = [\"a\"]\n  tools {\n    include = [\"mcp__a__read\"]\n  }\n}\n")
+	tr.proj("endpoint \"dev\" {\n  servers = [\"a\"]\n}\n")
+	cfg, diags := tr.load()
+	if diags.HasErrors() || !strings.Contains(diags.Error(), "a project file cannot declare one") {
+		t.Fatalf("diags = %v, want a warning", diags)
+	}
+	if e := cfg.Endpoint("dev"); e == nil || e.Tools == nil || e.Origin.Scope != ScopeUser {
+		t.Errorf("endpoint dev = %+v, want the user's", e)
+	}
+}

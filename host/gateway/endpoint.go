@@ -40,9 +40,12 @@ func (g *Gateway) refreshEndpoint() {
 			g.log.Warn("an endpoint's naming changed: it applies to a new gateway (HTTP serves one at the reload; stdio needs a restart)", "endpoint", g.endpoint)
 		}
 		g.ep.Store(e)
+		g.epGone.Store(false)
 		return
 	}
-	g.log.Warn("the endpoint is no longer configured: its last definition is still served", "endpoint", g.endpoint)
+	if !g.epGone.Swap(true) {
+		g.log.Warn("the endpoint is no longer configured: its last definition is still served", "endpoint", g.endpoint)
+	}
 }
 
 // Endpoint returns the name of the endpoint the gateway serves ("" for the

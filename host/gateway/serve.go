@@ -123,6 +123,7 @@ type Gateway struct {
 	// definition, as last read from the configuration (endpoint.go).
 	endpoint string
 	ep       atomic.Pointer[config.Endpoint]
+	epGone   atomic.Bool // the configuration has no such endpoint any more (said once)
 
 	mu      sync.Mutex
 	exposed exposure // what is served, by exposed name or URI

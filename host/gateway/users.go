@@ -19,8 +19,9 @@ import (
 // (the server's authenticate pseudo-tool alone while the user must log
 // in) and called through it. They are not among the tools served to all
 // (Sync leaves the server out): each user's tools/list gets its own added,
-// under their registry names (mcp__SERVER__TOOL, whatever the naming), and
-// a call of one is routed by callerMiddleware. Their prompts and resources
+// under their registry names (mcp__SERVER__TOOL; SERVER__TOOL under naming
+// "server"; a tool override's name in place of TOOL), and a call of one is
+// routed by callerMiddleware. Their prompts and resources
 // are not served.
 
 // sharedServers are the active servers whose lists are served to all: with
