@@ -115,6 +115,9 @@ func TestEndpointServes(t *testing.T) {
 				whole.Sync(context.Background())
 				cs := connectFront(t, g, front, version, nil)
 				ctx := context.Background()
+				if ins := cs.InitializeResult().Instructions; !strings.HasPrefix(ins, "mcphost gateway (endpoint dev): ") || !strings.Contains(ins, "named SERVER__NAME") {
+					t.Errorf("instructions %q: want the endpoint's, of its naming", ins)
+				}
 				tools := toolNames(t, cs)
 				if !slices.Contains(tools, "a__echo") || slices.ContainsFunc(tools, func(n string) bool {
 					return n == "a__add" || strings.HasPrefix(n, "b__") || strings.HasPrefix(n, "mcp__")

@@ -471,7 +471,11 @@ func (g *Gateway) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 
 func (g *Gateway) instructions(ctx context.Context) string {
 	var b strings.Builder
-	b.WriteString("mcphost gateway: the tools, prompts and resources of several MCP servers")
+	b.WriteString("mcphost gateway")
+	if g.endpoint != "" {
+		fmt.Fprintf(&b, " (endpoint %s)", g.endpoint)
+	}
+	b.WriteString(": the tools, prompts and resources of several MCP servers")
 	switch styleOf(g.naming, len(g.activeServers())) {
 	case namesOwn:
 		b.WriteString(", under their own names.")
