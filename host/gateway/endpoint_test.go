@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/stdio"
 	"github.com/mcphost/mcphost/host/gateway/streamable"
@@ -305,5 +306,32 @@ func TestEndpointSharesAuthRulesAndLimits(t *testing.T) {
 	}
 	if code, _ := ask(dev, "tools/list", "", list, "alice"); code != http.StatusTooManyRequests {
 		t.Errorf("alice at dev past the burst spent on /mcp and dev: %d, want 429", code)
+	}
+}
+
+// TestEndpointConnectsItsServers: an endpoint's gateway (serve --endpoint
+// on stdio) starts its own servers only: the others, which its clients
+// cannot use, are never started.
+func TestEndpointConnectsItsServers(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), demo("b")}, DefaultMode: "allow_all",
+		Endpoints: []*config.Endpoint{{Name: "dev", Servers: []string{"a"}}}}, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gateway.New(h, &gateway.Options{Endpoint: "dev"})
+	t.Cleanup(func() {
+		g.Close()
+		cancel()
+		h.Close()
+	})
+	<-g.ConnectAll(ctx, nil)
+	states := map[string]conn.State{}
+	for _, st := range h.Connections().Status() {
+		states[st.Name] = st.State
+	}
+	if states["a"] != conn.StateConnected || states["b"] != conn.StatePending {
+		t.Errorf("states %v: want a connected, b never started", states)
 	}
 }
