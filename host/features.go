@@ -35,7 +35,7 @@ type NotificationHandlers struct {
 type notifications struct {
 	mu       sync.Mutex
 	handlers []*NotificationHandlers
-	subs     map[string]map[string]bool // server -> subscribed URIs
+	subs     map[string]map[string]int // server -> subscribed URIs -> how many subscribers (Subscribe's callers: each of a host's gateways)
 	level    mcp.LoggingLevel
 }
 
@@ -174,7 +174,10 @@ func (h *Host) Complete(ctx context.Context, server string, p *mcp.CompleteParam
 
 // Subscribe subscribes to updates of a server's resource; they reach the
 // NotificationHandlers. The subscription is renewed whenever the server is
-// reconnected, until Unsubscribe.
+// reconnected, until Unsubscribe. Subscriptions are counted: the server is
+// unsubscribed from at the last Unsubscribe of as many as were made (each
+// of a host's gateways, its named endpoints', subscribes for its own
+// clients).
 func (h *Host) Subscribe(ctx context.Context, server, uri string) error {
 	if err := h.serverAllowed(ctx, server); err != nil {
 		return err
@@ -190,12 +193,12 @@ func (h *Host) Subscribe(ctx context.Context, server, uri string) error {
 	}
 	h.notes.mu.Lock()
 	if h.notes.subs == nil {
-		h.notes.subs = map[string]map[string]bool{}
+		h.notes.subs = map[string]map[string]int{}
 	}
 	if h.notes.subs[server] == nil {
-		h.notes.subs[server] = map[string]bool{}
+		h.notes.subs[server] = map[string]int{}
 	}
-	h.notes.subs[server][uri] = true
+	h.notes.subs[server][uri]++
 	h.notes.mu.Unlock()
 	return nil
 }
@@ -203,8 +206,16 @@ func (h *Host) Subscribe(ctx context.Context, server, uri string) error {
 // Unsubscribe ends a subscription made with Subscribe.
 func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
 	h.notes.mu.Lock()
-	delete(h.notes.subs[server], uri)
+	n := h.notes.subs[server][uri] - 1
+	if n > 0 {
+		h.notes.subs[server][uri] = n
+	} else {
+		delete(h.notes.subs[server], uri)
+	}
 	h.notes.mu.Unlock()
+	if n > 0 {
+		return nil // (another subscriber still wants the updates)
+	}
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})

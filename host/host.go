@@ -244,6 +244,12 @@ func (h *Host) ConnectAll(ctx context.Context, progress func(name string, st con
 	h.conns.ConnectAll(ctx, progress)
 }
 
+// ConnectSome is ConnectAll of the servers only accepts (all, if nil): a
+// gateway's named endpoint connects its own servers only.
+func (h *Host) ConnectSome(ctx context.Context, only func(name string) bool, progress func(name string, st conn.Status)) {
+	h.conns.ConnectSome(ctx, only, progress)
+}
+
 // ActiveServers returns the servers that are not disabled, in name order.
 func (h *Host) ActiveServers() []string {
 	var out []string

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +27,9 @@ type Reloaded struct {
 	// discovered plugin or the lock file's pins): the servers that use
 	// plugins were connected anew through a new plugin runtime.
 	Plugins bool
+	// Endpoints reports that the endpoint blocks changed: the gateway's
+	// named endpoints follow them (serve).
+	Endpoints bool
 	// RestartNeeded names what changed but applies only to a new process
 	// (settings such as naming, the gateway block): the host keeps running
 	// with the old values.
@@ -37,7 +41,7 @@ type Reloaded struct {
 
 // Changed reports whether the reload applied anything.
 func (r *Reloaded) Changed() bool {
-	return len(r.Added)+len(r.Removed)+len(r.Replaced)+len(r.Updated) > 0 || r.Permissions || r.Plugins
+	return len(r.Added)+len(r.Removed)+len(r.Replaced)+len(r.Updated) > 0 || r.Permissions || r.Plugins || r.Endpoints
 }
 
 // reloads serializes Reload and owns what it leaves running.
@@ -88,6 +92,7 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config, drain time.Durati
 		oldRT = h.plugins.Swap(rt)
 	}
 	r.Permissions = !sameJSON(old.Permissions, cfg.Permissions) || old.DefaultMode != cfg.DefaultMode
+	r.Endpoints = !sameEndpoints(old.Endpoints, cfg.Endpoints)
 	h.policy.Store(policy)
 	h.cfg.Store(applied)
 	a := h.conns.Apply(rc)
@@ -108,7 +113,7 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config, drain time.Durati
 		h.reg.NotifyChanged()
 	}
 	h.log.Info("configuration reloaded", "added", r.Added, "removed", r.Removed, "replaced", r.Replaced,
-		"updated", r.Updated, "permissions", r.Permissions, "plugins", r.Plugins, "restart_needed", r.RestartNeeded)
+		"updated", r.Updated, "permissions", r.Permissions, "plugins", r.Plugins, "endpoints", r.Endpoints, "restart_needed", r.RestartNeeded)
 	return r, nil
 }
 
@@ -153,6 +158,12 @@ func restartSettings(cfg, old *config.Config) *config.Config {
 	c.Settings = cfg.Settings.KeepRestartOnly(&old.Settings)
 	c.Gateway, c.Audit, c.Telemetry, c.State = old.Gateway, old.Audit, old.Telemetry, old.State
 	return &c
+}
+
+// sameEndpoints reports whether two configurations' endpoints serve the
+// same (where they are written aside).
+func sameEndpoints(a, b []*config.Endpoint) bool {
+	return slices.EqualFunc(a, b, func(x, y *config.Endpoint) bool { return x.Equal(y) })
 }
 
 func sameJSON(a, b any) bool {

@@ -124,6 +124,10 @@ type Record struct {
 	// Session identifies the MCP session. It must be SessionRef(id), never
 	// the session id itself: a session id is a bearer capability.
 	Session string `json:"session,omitempty"`
+	// Endpoint is the gateway's named endpoint the request came to (an
+	// endpoint block: /mcp/NAME, serve --endpoint NAME); empty for the
+	// whole gateway (/mcp).
+	Endpoint string `json:"endpoint,omitempty"`
 	// Server is the upstream server's name.
 	Server string `json:"server,omitempty"`
 	// Tool is what was called: the canonical mcp__SERVER__TOOL name, a

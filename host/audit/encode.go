@@ -21,6 +21,7 @@ func appendRecord(b []byte, r *Record) []byte {
 	b = appendField(b, "iss", r.Issuer)
 	b = appendField(b, "sub", r.Subject)
 	b = appendField(b, "session", r.Session)
+	b = appendField(b, "endpoint", r.Endpoint)
 	b = appendField(b, "server", r.Server)
 	b = appendField(b, "tool", r.Tool)
 	b = appendField(b, "decision", r.Decision)

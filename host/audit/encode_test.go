@@ -77,7 +77,7 @@ func TestAppendDropped(t *testing.T) {
 
 // full is a Record with every field set.
 var full = Record{
-	Time: t0, Event: EventResourceRead, Issuer: "iss", Subject: "sub", Session: SessionRef("s"),
+	Time: t0, Event: EventResourceRead, Issuer: "iss", Subject: "sub", Session: SessionRef("s"), Endpoint: "dev",
 	Server: "srv", Tool: "file:///x", Decision: DecisionAsk, Rule: "rule", Outcome: OutcomeDenied,
 	Status: 403, Reason: "reason", Duration: 2 * time.Millisecond, RequestBytes: 1, ResponseBytes: 2,
 	Remote: "remote",

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
@@ -32,6 +33,9 @@ type reloader struct {
 	log hclog.Logger
 	// onReload, if set, is told each reload's outcome (telemetry).
 	onReload func(outcome string)
+	// onApplied, if set, is given each configuration applied (the named
+	// endpoints follow it).
+	onApplied func(ctx context.Context, cfg *config.Config)
 
 	kick chan struct{} // a reload is asked for (SIGHUP)
 
@@ -211,6 +215,9 @@ func (r *reloader) reload(ctx context.Context, why string) {
 		return
 	}
 	r.g.SetDrainTimeout(cfg.Settings.DrainTimeout)
+	if r.onApplied != nil {
+		r.onApplied(ctx, r.h.Config())
+	}
 	outcome := streamable.ReloadApplied
 	if !res.Changed() {
 		outcome = streamable.ReloadUnchanged

@@ -30,7 +30,7 @@ import (
 func (a *app) serveCmd() *cobra.Command {
 	var httpAddr string
 	var allowNonLoopback, noAuth, stateless, toolSearch bool
-	var naming string
+	var naming, endpoint string
 	var origins []string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -68,6 +68,13 @@ permission rules apply from the next call; clients are told the lists
 changed. Changes to the gateway block, the listener and a few settings
 (named in the log) need a restart.
 
+Endpoint blocks (endpoint "NAME" { servers = [...], tools { include, exclude },
+naming = ... }) are served at http://ADDR/mcp/NAME beside the whole gateway at
+/mcp, with the same authentication and limits; --endpoint NAME serves one of
+them on stdio. A client of an endpoint is served its servers' tools (as its
+tools block lets through, named per its naming), prompts and resources only;
+anything else is unknown to it.
+
 Over HTTP, /healthz answers while the process serves and /readyz when it
 should get requests (settings { ready_when }: "all", "any" (default) or
 "none" of the servers connected), both without a token.
@@ -87,12 +94,18 @@ addressed) or allowed with --allow-origin.`,
 			if naming != "" && !slices.Contains(config.NamingModes(), naming) {
 				return fmt.Errorf("--naming %q: use one of %s", naming, strings.Join(config.NamingModes(), ", "))
 			}
+			if endpoint != "" && httpAddr != "" {
+				return errors.New("--endpoint applies to stdio; over --http every endpoint block is served at /mcp/NAME")
+			}
 			if stateless && httpAddr == "" {
 				return errors.New("--stateless applies to --http only")
 			}
 			cfg, err := a.loadConfig() // (its errors show before the client is awaited)
 			if err != nil {
 				return err
+			}
+			if endpoint != "" && cfg.Endpoint(endpoint) == nil {
+				return unknownEndpoint(cfg, endpoint)
 			}
 			if httpAddr != "" && !noAuth && (cfg.Gateway == nil || cfg.Gateway.OAuth == nil) {
 				if token, _ := a.lookupEnv("MCPHOST_SERVE_TOKEN"); token != "" {
@@ -184,8 +197,11 @@ addressed) or allowed with --allow-origin.`,
 			if err != nil {
 				return err
 			}
-			g := gateway.New(h, &gateway.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
-				Keys: keys, State: st})
+			gopts := gateway.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
+				Keys: keys, State: st}
+			own := gopts
+			own.Endpoint = endpoint // (stdio only: then only its servers are connected, the others cannot be used)
+			g := gateway.New(h, &own)
 			defer g.Close() // (last: after the connects and the reloader have stopped)
 			// Clients are served at once, not after the slowest server's
 			// connect (up to its connect_timeout): their initialize is
@@ -198,10 +214,41 @@ addressed) or allowed with --allow-origin.`,
 			for _, p := range problems {
 				log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
 			}
+			var hopts *streamable.Options
+			var eps *endpoints
+			if httpAddr != "" {
+				token := ""
+				if !noAuth && (cfg.Gateway == nil || cfg.Gateway.OAuth == nil) {
+					if token, _ = a.lookupEnv("MCPHOST_SERVE_TOKEN"); token == "" {
+						var b [32]byte
+						rand.Read(b[:])
+						token = hex.EncodeToString(b[:])
+					}
+				}
+				hopts = &streamable.Options{Token: token, AllowedOrigins: origins,
+					SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions, Stateless: stateless}
+				if err := gatewayOptions(cfg, st, hopts); err != nil {
+					return err
+				}
+				// The named endpoints, at /mcp/NAME (serve_endpoints.go).
+				eps = newEndpoints(h, gopts, hopts, log.Named("serve.endpoint"))
+				defer eps.close() // (before g's Close: after the listener stopped)
+				eps.apply(ctx, cfg)
+			}
 			// SIGHUP, or a change of a file the configuration is made of,
 			// reloads it (reload.go).
 			rl := newReloader(a, h, g, log.Named("reload"))
 			rl.onReload = func(outcome string) { tel.RecordReload(ctx, outcome) }
+			rl.onApplied = func(ctx context.Context, cfg *config.Config) {
+				if eps == nil {
+					g.Resync() // (serve --endpoint: its definition may have changed)
+					return
+				}
+				eps.apply(ctx, cfg)
+				for _, eg := range eps.gateways() {
+					eg.SetDrainTimeout(cfg.Settings.DrainTimeout)
+				}
+			}
 			a.sigs.onHangup(rl.request)
 			defer a.sigs.onHangup(nil)
 			rctx, stopReload := context.WithCancel(ctx)
@@ -211,20 +258,7 @@ addressed) or allowed with --allow-origin.`,
 			if httpAddr == "" {
 				return stdio.Serve(ctx, g, in, out)
 			}
-			token := ""
-			if !noAuth && (cfg.Gateway == nil || cfg.Gateway.OAuth == nil) {
-				if token, _ = a.lookupEnv("MCPHOST_SERVE_TOKEN"); token == "" {
-					var b [32]byte
-					rand.Read(b[:])
-					token = hex.EncodeToString(b[:])
-				}
-			}
-			hopts := &streamable.Options{Token: token, AllowedOrigins: origins,
-				SessionIdleTimeout: settings.SessionIdleTimeout, MaxSessions: settings.MaxSessions, Stateless: stateless}
-			if err := gatewayOptions(cfg, st, hopts); err != nil {
-				return err
-			}
-			return a.serveHTTP(ctx, g, h, httpAddr, connected, hopts, &streamable.HealthOptions{Reload: rl.Status}, tel.Handler())
+			return a.serveHTTP(ctx, g, h, httpAddr, connected, hopts, &streamable.HealthOptions{Reload: rl.Status}, tel.Handler(), eps)
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
@@ -233,6 +267,7 @@ addressed) or allowed with --allow-origin.`,
 	cmd.Flags().StringVar(&naming, "naming", "", "how tools and prompts are named: `prefixed` (mcp__SERVER__NAME), conditional (the servers' own names while exactly one server is active) bare (always their own names; a name several servers offer is served by none) or server (SERVER__NAME, for clients that prefix names themselves); default: settings { naming }, else prefixed")
 	cmd.Flags().BoolVar(&stateless, "stateless", false, "serve HTTP with no per-session state: every request stands alone (2026-07-28 clients); older clients lose server requests during calls, subscriptions and notifications")
 	cmd.Flags().BoolVar(&toolSearch, "tool-search", false, "list only search_tools and call_tool: clients find the registry's tools by searching instead of receiving the whole list")
+	cmd.Flags().StringVar(&endpoint, "endpoint", "", "serve the endpoint block `NAME` on stdio (its servers, tools and naming only); over --http every endpoint is served at /mcp/NAME")
 	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "accept browser requests from this `ORIGIN` (repeatable), e.g. http://localhost:6274")
 	return cmd
 }
@@ -277,7 +312,7 @@ func checkLoopback(addr string) error {
 // serveHTTP serves g on addr until ctx is done. It serves at once, while
 // the servers connect; the banner is printed once settled is closed (every
 // server connected or failed).
-func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, addr string, settled <-chan struct{}, opts *streamable.Options, health *streamable.HealthOptions, metrics http.Handler) error {
+func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, addr string, settled <-chan struct{}, opts *streamable.Options, health *streamable.HealthOptions, metrics http.Handler, eps *endpoints) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -289,6 +324,7 @@ func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, a
 	mux := http.NewServeMux()
 	front := streamable.New(g) // (its sessions end with g's: CloseSessions)
 	mux.Handle("/mcp", front.Handler(opts))
+	mux.Handle(endpointsPrefix, eps) // (named endpoints: /mcp/NAME)
 	mountGateway(mux, opts)
 	front.MountHealth(mux, health)
 	if metrics != nil {
@@ -312,7 +348,7 @@ func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, a
 		}
 		return err
 	case <-ctx.Done():
-		return shutdownHTTP(srv, g, errc)
+		return shutdownHTTP(srv, g, errc, eps)
 	}
 
 	statuses := h.Servers(ctx)
@@ -332,6 +368,7 @@ func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, a
 		fmt.Fprintf(a.stdout, "\nTool search: clients are listed %s and %s in place of these.\n", gateway.SearchToolName, gateway.CallToolName)
 	}
 	fmt.Fprintf(a.stdout, "\n%d of %d server(s) connected. Serving the unified registry at:\n  http://%s/mcp\n", connected, len(statuses), ln.Addr())
+	fmt.Fprint(a.stdout, eps.banner(ln.Addr().String()))
 	switch env, _ := a.lookupEnv("MCPHOST_SERVE_TOKEN"); {
 	case opts.OAuth != nil:
 		fmt.Fprint(a.stdout, describeGateway(h.Config(), opts))
@@ -357,7 +394,7 @@ func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, a
 		}
 		return err
 	case <-ctx.Done():
-		return shutdownHTTP(srv, g, errc)
+		return shutdownHTTP(srv, g, errc, eps)
 	}
 }
 
@@ -365,11 +402,14 @@ func (a *app) serveHTTP(ctx context.Context, g *gateway.Gateway, h *host.Host, a
 // requests in flight finish or, at the drain deadline, are answered with an
 // error; then every session ends (closing standalone streams) and the
 // remaining connections are closed.
-func shutdownHTTP(srv *http.Server, g *gateway.Gateway, served <-chan error) error {
+func shutdownHTTP(srv *http.Server, g *gateway.Gateway, served <-chan error, eps *endpoints) error {
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(context.Background()) }() // returns once every connection is idle
+	done := make(chan struct{})
+	go func() { defer close(done); eps.close() }() // (the endpoints' gateways drain alongside)
 	g.Drain(context.Background())
 	g.CloseSessions()
+	<-done
 	select {
 	case <-shut:
 	case <-time.After(2 * time.Second):

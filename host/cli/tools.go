@@ -63,6 +63,11 @@ name it refuses) is reported on stderr, one "note:" line each.`,
 				a.connectAll(ctx, h)
 				tools, problems = h.Tools(ctx)
 			}
+			listed := h.ActiveServers()
+			if len(servers) > 0 {
+				listed = slices.Compact(slices.Sorted(slices.Values(servers)))
+			}
+			problems = append(problems, host.OverrideProblems(h.Config(), listed, tools, problems)...)
 			if f != "" {
 				tools, denied := llmtools.Callable(h, tools)
 				return a.exportTools(tools, append(problems, denied...), f)

@@ -318,6 +318,9 @@ type Config struct {
 	Plugins []*Plugin `json:"plugins,omitempty"`
 	// IdPs are the declared identity providers (idp blocks), sorted by name.
 	IdPs []*IdP `json:"idps,omitempty"`
+	// Endpoints are the gateway's named endpoints (endpoint blocks),
+	// sorted by name.
+	Endpoints []*Endpoint `json:"endpoints,omitempty"`
 	// Gateway configures serve --http as a shared service (a gateway
 	// block), or nil.
 	Gateway *Gateway `json:"gateway,omitempty"`

@@ -20,6 +20,7 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "permissions"},
 		{Type: "policy"},
 		{Type: "idp", LabelNames: []string{"name"}},
+		{Type: "endpoint", LabelNames: []string{"name"}},
 		{Type: "gateway"},
 		{Type: "audit"},
 		{Type: "telemetry"},
@@ -40,6 +41,7 @@ type decodedFile struct {
 	servers      []*decodedServer
 	plugins      []*Plugin
 	idps         []*IdP
+	endpoints    []*decodedEndpoint
 	settings     *partialSettings
 	rules        []PermissionRule
 	allowed      []*ServerMatcher
@@ -99,6 +101,24 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 			if p != nil {
 				out.idps = append(out.idps, p)
 			}
+		case "endpoint":
+			if scope == ScopeProject {
+				// An endpoint restricts what a client is served: a
+				// repository must not widen the user's.
+				diags = append(diags, warnf(&b.DefRange, "Ignored in project scope",
+					"An endpoint block decides what a gateway's clients are served, so a project file cannot declare one; move it to the user configuration."))
+				continue
+			}
+			e, d := decodeEndpoint(b, path, scope, ctx)
+			diags = append(diags, d...)
+			if e == nil {
+				continue
+			}
+			if i := slices.IndexFunc(out.endpoints, func(q *decodedEndpoint) bool { return q.Name == e.Name }); i >= 0 {
+				diags = append(diags, errorf(&b.LabelRanges[0], "Duplicate endpoint", "An endpoint named %q is already declared at %s.", e.Name, out.endpoints[i].Origin.Range))
+				continue
+			}
+			out.endpoints = append(out.endpoints, e)
 		case "permissions":
 			diags = append(diags, decodePermissions(b, out, ctx)...)
 		case "gateway", "audit", "telemetry", "state":

@@ -193,6 +193,9 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	}
 	diags = append(diags, mergeServers(cfg, files, o.Dynamic)...)
 	applyServerPolicy(cfg, files)
+	if !o.PluginsOnly {
+		diags = append(diags, mergeEndpoints(cfg, files)...)
+	}
 	return cfg, diags
 }
 

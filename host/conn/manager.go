@@ -230,8 +230,16 @@ func (m *Manager) Get(name string) *Conn {
 // server's state and never stops the others. progress, if set, is called as
 // each server settles.
 func (m *Manager) ConnectAll(ctx context.Context, progress func(name string, st Status)) {
+	m.ConnectSome(ctx, nil, progress)
+}
+
+// ConnectSome is ConnectAll of the servers only accepts (all, if nil).
+func (m *Manager) ConnectSome(ctx context.Context, only func(name string) bool, progress func(name string, st Status)) {
 	var wg sync.WaitGroup
 	for _, name := range m.Names() {
+		if only != nil && !only(name) {
+			continue
+		}
 		c := m.Get(name)
 		if c == nil || c.State() == StateDisabled {
 			continue

@@ -46,6 +46,7 @@ func (g *Gateway) AuditRefusedRequest(ctx context.Context, status int, reason, r
 	if session != "" {
 		rec.Session = audit.SessionRef(session)
 	}
+	rec.Endpoint = g.endpoint
 	g.audit.Write(rec)
 }
 
@@ -225,6 +226,7 @@ func (a *callAudit) done(err error, respBytes int) {
 	default:
 		a.rec.Outcome = audit.OutcomeError
 	}
+	a.rec.Endpoint = a.g.endpoint
 	a.g.audit.Write(&a.rec)
 }
 
@@ -255,6 +257,7 @@ func (g *Gateway) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 			rec.Session = audit.SessionRef(id)
 		}
 		rec.Duration = time.Since(start)
+		rec.Endpoint = g.endpoint
 		g.audit.Write(rec)
 		return res, err
 	}
@@ -295,7 +298,7 @@ func (g *Gateway) refusedLine(reason string) {
 	if g.audit == nil {
 		return
 	}
-	g.audit.Write(&audit.Record{Event: audit.EventRefused, Outcome: audit.OutcomeError, Reason: reason})
+	g.audit.Write(&audit.Record{Event: audit.EventRefused, Endpoint: g.endpoint, Outcome: audit.OutcomeError, Reason: reason})
 }
 
 // LogSessionID is how logs, audit lines and spans name a session: a

@@ -16,8 +16,9 @@ import (
 // the slowest server (up to its connect_timeout) before it answers their
 // initialize.
 
-// ConnectAll connects every active server in the background, as
-// host.Host.ConnectAll does, and returns at once; progress, if set, is told
+// ConnectAll connects every active server (an endpoint's gateway: the
+// endpoint's) in the background, as host.Host.ConnectAll does, and returns
+// at once; progress, if set, is told
 // of each server as it settles (connected or failed). Until then, Sync
 // passes the servers still connecting over (so that it does not wait for
 // them); each is synced in as it settles, and the sessions told by
@@ -33,7 +34,11 @@ func (g *Gateway) ConnectAll(ctx context.Context, progress func(name string, st 
 	go func() { // owned by the caller, who waits for done
 		defer close(done)
 		defer close(started)
-		g.h.ConnectAll(ctx, func(name string, st conn.Status) {
+		var only func(string) bool // (an endpoint's gateway connects its servers only)
+		if g.endpoint != "" {
+			only = g.inEndpoint
+		}
+		g.h.ConnectSome(ctx, only, func(name string, st conn.Status) {
 			if progress != nil {
 				progress(name, st)
 			}

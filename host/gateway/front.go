@@ -100,7 +100,9 @@ func (g *Gateway) SessionLogLevel(ss *mcp.ServerSession) mcp.LoggingLevel { retu
 // SessionRequester is the Requester of a call made by session ss: what
 // the server asks during the call goes to ss's client, as on the go-sdk
 // path.
-func SessionRequester(ss *mcp.ServerSession) conn.Requester { return sessionRequester{ss: ss} }
+func (g *Gateway) SessionRequester(ss *mcp.ServerSession) conn.Requester {
+	return sessionRequester{ss: ss, g: g}
+}
 
 // RelayRequest is a tools/call request that may take the relay path (see
 // Gateway.Relayable).

@@ -173,11 +173,12 @@ func (h *heldCalls) start(req *mcp.CallToolRequest, call func(ctx context.Contex
 	}
 	h.m[hc.id] = hc
 	h.wg.Add(1)
+	owner := h.g
 	h.mu.Unlock()
 	go func() {
 		defer h.wg.Done()
 		defer cancel()
-		res, err := call(ctx, &heldRequester{hc})
+		res, err := call(ctx, &heldRequester{hc: hc, g: owner})
 		hc.done <- heldOutcome{res, err}
 		hc.mu.Lock()
 		hc.ended = true
@@ -336,7 +337,10 @@ func (hc *heldCall) round() heldClient {
 
 // heldRequester answers a held call's server requests by asking the client
 // through the next round.
-type heldRequester struct{ hc *heldCall }
+type heldRequester struct {
+	hc *heldCall
+	g  *Gateway // whose call it is (nil: not known)
+}
 
 // Client: every round of a held call is one client's (a stateless client's
 // requests each have a session of their own).

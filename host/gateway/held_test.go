@@ -150,7 +150,7 @@ func TestHeldCallCancelledWithItsRequest(t *testing.T) {
 // TestHeldRequesterCapabilities: what the client did not declare is refused
 // at once, never sent to it.
 func TestHeldRequesterCapabilities(t *testing.T) {
-	r := &heldRequester{&heldCall{ctx: context.Background(), caps: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}}}
+	r := &heldRequester{hc: &heldCall{ctx: context.Background(), caps: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}}}
 	ctx := context.Background()
 	if _, err := r.Elicit(ctx, &mcp.ElicitParams{Mode: "url", URL: "https://x.example"}); err == nil {
 		t.Error("URL elicitation of a client without it")

@@ -2,10 +2,13 @@ package gateway_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
@@ -224,6 +227,201 @@ func TestServerNamingPerUser(t *testing.T) {
 			}
 			if len(tools) == 0 || tools[0] != "mcp__prot__authenticate" {
 				t.Errorf("audit lines' tools %v, want the first under the canonical mcp__prot__authenticate", tools)
+			}
+		})
+	}
+}
+
+// TestToolOverridesPerUser: a per-user server's tool takes its override's
+// name in a user's tools/list (with its title and description), a call by
+// that name reaches it, the tool's own served name answers as unknown, and
+// the audit line names the canonical mcp__prot__authenticate. (Before, the
+// override's name was not applied to per-user servers' tools.)
+func TestToolOverridesPerUser(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		naming         string
+		served, absent string
+	}{
+		{config.NamingServer, "prot__sign_in", "prot__authenticate"},
+		{config.NamingPrefixed, "mcp__prot__sign_in", "mcp__prot__authenticate"},
+	} {
+		t.Run(tc.naming, func(t *testing.T) {
+			t.Parallel()
+			g, log, buf := hiddenGatewayProt(t, gateway.Options{Naming: tc.naming}, &config.ToolFilter{Overrides: map[string]*config.ToolOverride{
+				"authenticate": {Name: "sign_in", Description: "Signs you in to prot."}}})
+			call := httpSessionCall()
+			list := call(t, g, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "")
+			if !strings.Contains(list.body, `"name":"`+tc.served+`"`) || strings.Contains(list.body, `"name":"`+tc.absent+`"`) ||
+				!strings.Contains(list.body, `"description":"Signs you in to prot."`) {
+				t.Errorf("alice's tools/list: %s; want %s (with the override's description), not %s", list.body, tc.served, tc.absent)
+			}
+			got := call(t, g, callBody(4, tc.served, ""), tc.served)
+			if strings.Contains(got.body, "unknown tool") || !strings.Contains(got.body, `"result"`) {
+				t.Errorf("call %s: %d %s", tc.served, got.status, got.body)
+			}
+			got = call(t, g, callBody(5, tc.absent, ""), tc.absent)
+			if !strings.Contains(got.body, "unknown tool") {
+				t.Errorf("call %s (renamed by the override): %d %s, want unknown tool", tc.absent, got.status, got.body)
+			}
+			var tools []string
+			for _, r := range auditLines(t, log, buf) {
+				tools = append(tools, r.Tool)
+			}
+			if len(tools) == 0 || tools[0] != "mcp__prot__authenticate" {
+				t.Errorf("audit lines' tools %v, want the first under the canonical mcp__prot__authenticate", tools)
+			}
+		})
+	}
+}
+
+// TestToolOverridesSearched: --tool-search's index takes an override's
+// name, title and description: a search for words only the override has
+// finds the tool (under its registry name), and a search for words only the
+// server's description had no longer does. (Before, the index held the
+// server's text only.)
+func TestToolOverridesSearched(t *testing.T) {
+	t.Parallel()
+	a := demo("a")
+	a.Tools = &config.ToolFilter{Overrides: map[string]*config.ToolOverride{
+		"add": {Name: "sum_numbers", Title: "Abacus", Description: "Totals a pair of figures for accountants."}}}
+	sg := newSearchGateway(t, config.NamingPrefixed, a)
+	cs := sg.stdio(t, "2026-07-28", nil)
+	for _, tc := range []struct {
+		query string
+		want  bool
+	}{
+		{"accountants figures", true},
+		{"abacus", true},
+		{"sum numbers", true},
+		{"two", false}, // (only in the server's description, "Adds two numbers.")
+	} {
+		f := search(t, cs, map[string]any{"query": tc.query, "limit": 20})
+		if got := slices.Contains(f.names(), "mcp__a__add"); got != tc.want {
+			t.Errorf("search %q found %v: mcp__a__add found %v, want %v", tc.query, f.names(), got, tc.want)
+		}
+	}
+}
+
+// TestToolOverrideOfNoTool: an override naming a tool the server does not
+// list is reported (a registry problem, logged by serve), not refused.
+func TestToolOverrideOfNoTool(t *testing.T) {
+	t.Parallel()
+	a := demo("a")
+	a.Tools = &config.ToolFilter{Overrides: map[string]*config.ToolOverride{"ecko": {Name: "say"}, "echo": {Title: "Echo"}}}
+	p := ptServe(t, ptOptions{servers: []*config.Server{a}})
+	var details []string
+	for _, pr := range p.problems {
+		details = append(details, pr.Server+": "+pr.Detail)
+	}
+	want := `a: tools { override "ecko" } names no tool the server lists`
+	if len(details) != 1 || !strings.HasPrefix(details[0], want) {
+		t.Errorf("problems %q, want one starting %q", details, want)
+	}
+}
+
+// TestToolOverridesReload: changing a server's override by a hot reload
+// changes what is served (the new name, title and description; the old
+// name is gone) and clients are sent notifications/tools/list_changed; the
+// tool stays callable (its pin is on the server's definition, which did not
+// change) and its audit lines keep the canonical name.
+func TestToolOverridesReload(t *testing.T) {
+	t.Parallel()
+	withOverride := func(o *config.ToolOverride) []*config.Server {
+		a := demo("a")
+		a.Tools = &config.ToolFilter{Overrides: map[string]*config.ToolOverride{"echo": o}}
+		return []*config.Server{a}
+	}
+	var buf syncbuf.Buffer
+	log := audit.New(&buf, nil)
+	p := ptServe(t, ptOptions{servers: withOverride(&config.ToolOverride{Name: "say", Description: "Says it."}), gopts: &gateway.Options{Audit: log}})
+	changed := make(chan struct{}, 10)
+	cs := p.dial(t, "2025-11-25", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	ctx := context.Background()
+	descOf := func() map[string]string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, mt := range res.Tools {
+			out[mt.Name] = mt.Description
+		}
+		return out
+	}
+	if d := descOf(); d["mcp__a__say"] != "Says it." {
+		t.Fatalf("before the reload: %v", d)
+	}
+	for _, step := range []struct {
+		o          *config.ToolOverride
+		name, desc string
+		gone       string
+	}{
+		{&config.ToolOverride{Name: "shout", Title: "Shout", Description: "Shouts it."}, "mcp__a__shout", "Shouts it.", "mcp__a__say"},
+		{nil, "mcp__a__echo", "", "mcp__a__shout"},
+	} {
+		cfg := &config.Config{Servers: withOverride(step.o), DefaultMode: "allow_all"}
+		if step.o == nil {
+			cfg.Servers[0].Tools = nil
+		}
+		if _, err := p.h.Reload(ctx, cfg, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("override %+v: no tools/list_changed after the reload", step.o)
+		}
+		d := descOf()
+		if _, ok := d[step.name]; !ok || (step.desc != "" && d[step.name] != step.desc) {
+			t.Errorf("override %+v: served %v, want %s (%q)", step.o, d, step.name, step.desc)
+		}
+		if _, ok := d[step.gone]; ok {
+			t.Errorf("override %+v: %s still served", step.o, step.gone)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: step.name, Arguments: map[string]any{"message": "m"}})
+		if err != nil || res.IsError || textOf(res) != "m" {
+			t.Errorf("call %s after the reload: %v %s", step.name, err, textOf(res))
+		}
+	}
+	cs.Close()
+	var tools []string
+	for _, r := range allRecords(t, log, &buf) {
+		if r.Event == audit.EventToolCall {
+			tools = append(tools, r.Tool)
+		}
+	}
+	if diff := cmp.Diff([]string{"mcp__a__echo", "mcp__a__echo"}, tools); diff != "" {
+		t.Errorf("audit lines' tools (-want +got):\n%s", diff)
+	}
+}
+
+// TestToolOverrideLogsCanonical: a call of a renamed tool that fails
+// (here: its server's tool_timeout passes) is logged under the tool's
+// canonical name, on the relay's path and the go-sdk server's.
+func TestToolOverrideLogsCanonical(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		meta mcp.Meta
+	}{{"relay", nil}, {"go-sdk", mcp.Meta{"progressToken": "p"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := demo("a")
+			a.ToolTimeout, a.MaxToolDuration = 150*time.Millisecond, 200*time.Millisecond
+			a.Tools = &config.ToolFilter{Overrides: map[string]*config.ToolOverride{"slow": {Name: "snail"}}}
+			var logs syncbuf.Buffer
+			p := ptServe(t, ptOptions{servers: []*config.Server{a}, gopts: &gateway.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})}})
+			cs := p.dial(t, "2025-11-25", nil)
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__snail", Arguments: map[string]any{"milliseconds": 3000}, Meta: tc.meta})
+			if err == nil && !res.IsError {
+				t.Fatalf("the call outlived max_tool_duration: %s", textOf(res))
+			}
+			out := logs.String()
+			if !strings.Contains(out, "tool=mcp__a__slow") || strings.Contains(out, "snail") {
+				t.Errorf("logs:\n%s\nwant the failed call under tool=mcp__a__slow, never the served name", out)
 			}
 		})
 	}

@@ -15,6 +15,7 @@ type sessionRequester struct {
 	ss   *mcp.ServerSession
 	ctx  context.Context         // the downstream request's
 	caps *mcp.ClientCapabilities // the downstream request's client's
+	g    *Gateway                // whose session ss is (nil: not known)
 }
 
 func (r sessionRequester) Client() any { return r.ss }

@@ -156,7 +156,7 @@ func (g *Gateway) owner(uri string) (subKey, bool) {
 		return subKey{r.server, r.def.URI}, true
 	}
 	if rest, ok := strings.CutPrefix(uri, qualifiedScheme); ok {
-		if server, orig, ok := strings.Cut(rest, "/"); ok && g.h.Connections().Get(server) != nil {
+		if server, orig, ok := strings.Cut(rest, "/"); ok && g.h.Connections().Get(server) != nil && g.inEndpoint(server) {
 			return subKey{server, orig}, true
 		}
 	}
@@ -371,6 +371,9 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 	}
 	stripProtocolMeta(fwd.Meta)
 	if sr, ok := r.(sessionRequester); ok && sr.ss != nil {
+		if sr.g != nil && sr.g != g {
+			return // (a call through another of the host's gateways: it forwards it)
+		}
 		ctx, done := sr.within(context.Background())
 		defer done()
 		sr.ss.Log(ctx, &fwd)
@@ -380,7 +383,13 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 		return // a relayed call's, whose client set no log level
 	}
 	if hr, ok := r.(*heldRequester); ok {
+		if hr.g != nil && hr.g != g {
+			return
+		}
 		hr.hc.log(&fwd) // a held call's: to its client's request in progress
+		return
+	}
+	if !g.inEndpoint(server) {
 		return
 	}
 	for ss := range g.srv.Sessions() {
@@ -462,8 +471,12 @@ func (g *Gateway) instructionsMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 
 func (g *Gateway) instructions(ctx context.Context) string {
 	var b strings.Builder
-	b.WriteString("mcphost gateway: the tools, prompts and resources of several MCP servers")
-	switch styleOf(g.naming, len(g.h.ActiveServers())) {
+	b.WriteString("mcphost gateway")
+	if g.endpoint != "" {
+		fmt.Fprintf(&b, " (endpoint %s)", g.endpoint)
+	}
+	b.WriteString(": the tools, prompts and resources of several MCP servers")
+	switch styleOf(g.naming, len(g.activeServers())) {
 	case namesOwn:
 		b.WriteString(", under their own names.")
 	case namesServer:
@@ -479,7 +492,7 @@ func (g *Gateway) instructions(ctx context.Context) string {
 		principal = c.Principal
 	}
 	for _, st := range g.h.Servers(ctx) {
-		if st.Instructions == "" || principal != nil && g.h.Serving().ServerDeniedFor(principal, st.Name) {
+		if st.Instructions == "" || principal != nil && g.h.Serving().ServerDeniedFor(principal, st.Name) || !g.inEndpoint(st.Name) {
 			continue // (a server denied to the caller is not named)
 		}
 		fmt.Fprintf(&b, "\n\n## %s\n%s", st.Name, st.Instructions)

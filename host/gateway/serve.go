@@ -54,6 +54,14 @@ type Options struct {
 	// config.NamingConditional or config.NamingBare (see naming.go).
 	// OPTIONAL: the config's settings { naming }, else prefixed.
 	Naming string
+	// Endpoint names the configuration's endpoint (an endpoint "NAME"
+	// block) the gateway serves: its servers only, their tools as its tools
+	// block lets through, under its naming (if set: it takes precedence
+	// over Naming); anything else is unknown to its clients. Its audit
+	// lines name it. The definition is read from the host's configuration
+	// at each Sync (Resync after a reload changed it). OPTIONAL: "" serves
+	// every server (the gateway's /mcp).
+	Endpoint string
 	// Audit receives a line per tool call and per refused request (an
 	// audit block). OPTIONAL; the caller closes it after the gateway.
 	Audit *audit.Log
@@ -110,6 +118,12 @@ type Gateway struct {
 	log    hclog.Logger
 	srv    *mcp.Server
 	naming string
+
+	// endpoint is Options.Endpoint ("": the whole gateway); ep its
+	// definition, as last read from the configuration (endpoint.go).
+	endpoint string
+	ep       atomic.Pointer[config.Endpoint]
+	epGone   atomic.Bool // the configuration has no such endpoint any more (said once)
 
 	mu      sync.Mutex
 	exposed exposure // what is served, by exposed name or URI
@@ -192,6 +206,12 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = config.DefaultDrainTimeout
 	}
+	var ep *config.Endpoint
+	if o.Endpoint != "" {
+		if ep = h.Config().Endpoint(o.Endpoint); ep != nil && ep.Naming != "" {
+			o.Naming = ep.Naming
+		}
+	}
 	if o.Naming == "" {
 		o.Naming = h.Config().Settings.Naming
 	}
@@ -208,6 +228,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 		replica: hex.EncodeToString(rid[:]),
 		calls:   newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
 	g.callDone = g.calls.done
+	g.endpoint = o.Endpoint
+	g.ep.Store(ep)
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.startGrace = o.StartGrace

@@ -81,10 +81,13 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	// What is served to all is the host's own: never listed for (or
 	// through the connections of) the user whose request led here.
 	ctx = host.WithoutCaller(ctx)
+	g.refreshEndpoint()
 	active := g.sharedServers()
 	style := styleOf(g.naming, len(active)) // (of all: names do not change as servers connect)
 	listed := g.settled(active)             // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
+	problems = append(problems, host.OverrideProblems(g.h.Config(), listed, tools, problems)...)
+	tools = g.endpointTools(tools)
 	syncPoint(ctx, syncRead)
 	if g.search != nil {
 		g.reindex(tools)

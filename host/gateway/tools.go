@@ -100,7 +100,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 	newClient := req.ProtocolVersion() >= conn.NewProtocol
 	opts := &host.CallOptions{
 		CallerAsks:          true,
-		Requester:           sessionRequester{req.Session, ctx, req.ClientCapabilities()},
+		Requester:           sessionRequester{req.Session, ctx, req.ClientCapabilities(), g},
 		ReturnInputRequests: newClient,
 		Meta:                g.upstreamMeta(req.Session, p.Meta),
 		ClientVersion:       req.ProtocolVersion(),

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
@@ -68,10 +69,13 @@ const MaxSearchLimit = 20
 
 // searchState is the tool-search mode's index of the registry.
 type searchState struct {
-	mu    sync.Mutex                       // serializes rebuilds
-	built []*registry.Tool                 // what ix was built from
-	ix    atomic.Pointer[toolsearch.Index] // read without a lock
-	defs  []*mcp.Tool                      // the two tools, as listed
+	mu    sync.Mutex       // serializes rebuilds
+	built []*registry.Tool // what ix was built from
+	// builtText is what the overrides of built's tools changed of them
+	// (reindex).
+	builtText []string
+	ix        atomic.Pointer[toolsearch.Index] // read without a lock
+	defs      []*mcp.Tool                      // the two tools, as listed
 }
 
 // searchToolDef and callToolDef are the definitions of the mode's two
@@ -142,24 +146,59 @@ func (g *Gateway) toolListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // reindex rebuilds the search index from the registry's tools when they
-// changed, leaving out the tools the permission rules deny.
+// changed, leaving out the tools the permission rules deny. A tool with an
+// override is indexed by what is served of it: the override's title (with
+// its name) and description (indexedAs).
 func (g *Gateway) reindex(tools []*registry.Tool) {
 	keep := make([]*registry.Tool, 0, len(tools))
+	var text []string                           // what an override changes of keep's, in order
 	scoped := g.h.Serving().HasPrincipalRules() // (then each search filters for its caller)
 	for _, t := range tools {
 		if scoped || g.h.Decide(t.Name).Behavior != permissions.Deny {
 			keep = append(keep, t)
+			if o := g.toolOverride(t); o != nil {
+				text = append(text, t.Name+"\x00"+o.Name+"\x00"+o.Title+"\x00"+o.Description)
+			}
 		}
 	}
 	g.search.mu.Lock()
 	defer g.search.mu.Unlock()
 	// The registry hands out the same *Tool while a server's list is
-	// unchanged.
-	if slices.Equal(keep, g.search.built) {
+	// unchanged; the overrides change on a reload.
+	if slices.Equal(keep, g.search.built) && slices.Equal(text, g.search.builtText) {
 		return
 	}
-	g.search.built = keep
-	g.search.ix.Store(toolsearch.New(keep, nil))
+	g.search.built, g.search.builtText = keep, text
+	indexed := keep
+	if len(text) > 0 {
+		indexed = make([]*registry.Tool, len(keep))
+		for i, t := range keep {
+			indexed[i] = indexedAs(t, g.toolOverride(t))
+		}
+	}
+	g.search.ix.Store(toolsearch.New(indexed, nil))
+}
+
+// indexedAs is t as the search index takes it: with o's title (after o's
+// name, whose words a search then finds too) and description in place of
+// the server's, in a copy; t itself without an override. The copy keeps
+// t's registry name (what search_tools returns and call_tool takes) and
+// its own name (what overrides are looked up by).
+func indexedAs(t *registry.Tool, o *config.ToolOverride) *registry.Tool {
+	if o == nil || (o.Name == "" && o.Title == "" && o.Description == "") {
+		return t
+	}
+	c := *t
+	if o.Title != "" {
+		c.DisplayName = o.Title
+	}
+	if o.Name != "" {
+		c.DisplayName = strings.TrimSpace(o.Name + " " + c.DisplayName)
+	}
+	if o.Description != "" {
+		c.Description = o.Description
+	}
+	return &c
 }
 
 // searchArgs are search_tools' arguments.
@@ -364,8 +403,8 @@ func (g *Gateway) loginRetry(p *mcp.CallToolParamsRaw, name string) (string, boo
 	if canonical, ok := g.canonicalTool(name); ok {
 		name = canonical
 	}
-	_, tool, ok := registry.ParseName(name)
-	return name, ok && tool == host.AuthToolName
+	server, tool, ok := registry.ParseName(name)
+	return name, ok && tool == host.AuthToolName && g.inEndpoint(server)
 }
 
 // foundTool resolves call_tool's name: a registry name, or a served name,

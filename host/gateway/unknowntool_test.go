@@ -34,11 +34,18 @@ func hiddenGateway(t *testing.T) (*gateway.Gateway, *audit.Log, *syncbuf.Buffer)
 // hiddenGatewayWith is hiddenGateway with gateway options (Audit is set).
 func hiddenGatewayWith(t *testing.T, gopts gateway.Options) (*gateway.Gateway, *audit.Log, *syncbuf.Buffer) {
 	t.Helper()
+	return hiddenGatewayProt(t, gopts, nil)
+}
+
+// hiddenGatewayProt is hiddenGatewayWith with prot's tools block.
+func hiddenGatewayProt(t *testing.T, gopts gateway.Options, protTools *config.ToolFilter) (*gateway.Gateway, *audit.Log, *syncbuf.Buffer) {
+	t.Helper()
 	a := demo("a")
 	a.Tools = &config.ToolFilter{Exclude: []string{"large"}}
 	as := fakeas.New()
 	t.Cleanup(as.Close)
-	prot := &config.Server{Name: "prot", Transport: config.TransportHTTP, URL: as.URL(), OAuth: &config.OAuth{PerUser: true, AllowLoopback: true}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}, Approved: true}
+	prot := &config.Server{Name: "prot", Transport: config.TransportHTTP, URL: as.URL(), OAuth: &config.OAuth{PerUser: true, AllowLoopback: true}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}, Approved: true,
+		Tools: protTools}
 	deny := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__a__crash",
 		For: &permissions.Principals{Subjects: []string{"alice"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
 	ctx, cancel := context.WithCancel(context.Background())

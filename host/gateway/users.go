@@ -19,15 +19,16 @@ import (
 // (the server's authenticate pseudo-tool alone while the user must log
 // in) and called through it. They are not among the tools served to all
 // (Sync leaves the server out): each user's tools/list gets its own added,
-// under their registry names (mcp__SERVER__TOOL, whatever the naming), and
-// a call of one is routed by callerMiddleware. Their prompts and resources
-// are not listed; the MCP Apps resources their tools name are read by
-// their qualified URIs (mcphost://SERVER/URI: readUserResource).
+// under their registry names (mcp__SERVER__TOOL; SERVER__TOOL under naming
+// "server"; a tool override's name in place of TOOL), and a call of one is
+// routed by callerMiddleware. Their prompts and resources are not listed;
+// the MCP Apps resources their tools name are read by their qualified URIs
+// (readUserResource).
 
 // sharedServers are the active servers whose lists are served to all: with
 // Options.Users, the per-user servers are left out.
 func (g *Gateway) sharedServers() []string {
-	active := g.h.ActiveServers()
+	active := g.activeServers()
 	if !g.users.Load() {
 		return active
 	}
@@ -46,7 +47,7 @@ func (g *Gateway) userServers() []string {
 		return nil
 	}
 	var out []string
-	for _, s := range g.h.ActiveServers() {
+	for _, s := range g.activeServers() {
 		if g.h.Serving().PerUser(s) {
 			out = append(out, s)
 		}
@@ -63,8 +64,11 @@ func (g *Gateway) userTool(name string) bool {
 
 // userToolName maps name, as a client calls it, to the registry name of the
 // per-user server's tool it is the served name of (addUserTools): the
-// registry name itself, or under naming "server" SERVER__TOOL. ok is false
-// if name is no per-user server's tool, or the name of a tool served to all.
+// registry name itself, or under naming "server" SERVER__TOOL, or the
+// served name a tool override's name gives (mapped back through the
+// server's overrides, never by parsing the tool part). ok is false if name
+// is no per-user server's tool, the name of a tool served to all, or the
+// name of a tool an override renames (it is served under the new name).
 func (g *Gateway) userToolName(name string) (canonical string, ok bool) {
 	if !g.users.Load() {
 		return "", false
@@ -74,7 +78,7 @@ func (g *Gateway) userToolName(name string) (canonical string, ok bool) {
 		canonical = registry.Prefix + name
 	}
 	server, _, parsed := registry.ParseName(canonical)
-	if !parsed || !g.h.Serving().PerUser(server) {
+	if !parsed || !g.h.Serving().PerUser(server) || !g.inEndpoint(server) {
 		return "", false
 	}
 	g.mu.Lock()
@@ -83,14 +87,38 @@ func (g *Gateway) userToolName(name string) (canonical string, ok bool) {
 	if shared {
 		return "", false
 	}
-	return canonical, true
+	if cfg := g.h.Config(); cfg != nil {
+		if s := cfg.Server(server); s != nil && s.Tools != nil {
+			renamedAway := false
+			for tool, o := range s.Tools.Overrides {
+				if o == nil || o.Name == "" {
+					continue
+				}
+				if registry.ToolName(server, o.Name) == canonical {
+					return registry.ToolName(server, tool), g.endpointAllows(registry.ToolName(server, tool))
+				}
+				if registry.ToolName(server, tool) == canonical {
+					renamedAway = true
+				}
+			}
+			if renamedAway {
+				return "", false
+			}
+		}
+	}
+	return canonical, g.endpointAllows(canonical)
 }
 
-// userServedName is the name a per-user server's tool of registry name
-// canonical is served under: canonical, or under naming "server"
-// SERVER__TOOL ("" when that reads as a registry name: not served, as
+// userServedName is the name a per-user server's tool t is served under:
+// its registry name, or that of its override's name (registry.ToolName of
+// the server and the override's name), under naming "server" without the
+// mcp__ prefix ("" when that reads as a registry name: not served, as
 // exposeNames refuses it for the tools served to all).
-func (g *Gateway) userServedName(canonical string) string {
+func (g *Gateway) userServedName(t *registry.Tool) string {
+	canonical := t.Name
+	if n := g.toolOverride(t).GetName(); n != "" {
+		canonical = registry.ToolName(t.Server, n)
+	}
 	if g.naming != config.NamingServer {
 		return canonical
 	}
@@ -118,13 +146,24 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 	}
 	list := make([]*mcp.Tool, 0, len(r.Tools)+len(tools))
 	list = append(list, r.Tools...)
+	// A tool an override renames takes its new name even where the server
+	// has a tool of that name (userToolName maps the name to the renamed
+	// tool): that other tool is left out, and logged.
+	renamed := map[string]bool{}
 	for _, t := range tools {
-		if g.h.Serving().DecideFor(p, t.Name).Behavior == permissions.Deny {
+		if n := g.toolOverride(t).GetName(); n != "" {
+			renamed[registry.ToolName(t.Server, n)] = true
+		}
+	}
+	for _, t := range tools {
+		if g.h.Serving().DecideFor(p, t.Name).Behavior == permissions.Deny || !g.endpointAllows(t.Name) {
 			continue
 		}
-		// (An override's name is not applied here; its title,
-		// description and annotations are.)
-		served := g.userServedName(t.Name)
+		if g.toolOverride(t).GetName() == "" && renamed[t.Name] {
+			g.log.Warn("a per-user server's tool is not served: an override gives another of its tools its name", "tool", t.Name)
+			continue
+		}
+		served := g.userServedName(t)
 		if served == "" {
 			continue
 		}

@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"slices"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// Named endpoints (Options.Endpoint, endpoint "NAME" blocks). Each is
+// served by a Gateway of its own over the one Host: its own go-sdk server,
+// exposure and naming, so what its clients are served — and what they can
+// call, read or get — is only what Sync exposed for its servers and tools
+// filter; everything else is looked up in that exposure and is unknown.
+// The Host's call pipeline (permission rules, pins, limits, logins) and
+// connections are shared, and the gateway's /mcp is not touched: nothing of
+// this runs for a gateway without an endpoint but a comparison with "".
+//
+// The definition is read from the host's configuration at each Sync, so a
+// reload that changes its servers or tools block applies at the next Sync
+// (Resync); a changed naming needs a new Gateway (serve --http makes one).
+// An endpoint gone from the configuration keeps its last definition here.
+
+// endpointDef is the gateway's endpoint, or nil for the whole gateway.
+func (g *Gateway) endpointDef() *config.Endpoint {
+	if g.endpoint == "" {
+		return nil
+	}
+	return g.ep.Load()
+}
+
+// refreshEndpoint reads the endpoint's definition from the configuration
+// again (Sync).
+func (g *Gateway) refreshEndpoint() {
+	if g.endpoint == "" {
+		return
+	}
+	if e := g.h.Config().Endpoint(g.endpoint); e != nil {
+		if old := g.ep.Load(); old != nil && e.Naming != old.Naming && (e.Naming != "" || old.Naming != "") {
+			g.log.Warn("an endpoint's naming changed: it applies to a new gateway (HTTP serves one at the reload; stdio needs a restart)", "endpoint", g.endpoint)
+		}
+		g.ep.Store(e)
+		g.epGone.Store(false)
+		return
+	}
+	if !g.epGone.Swap(true) {
+		g.log.Warn("the endpoint is no longer configured: its last definition is still served", "endpoint", g.endpoint)
+	}
+}
+
+// Endpoint returns the name of the endpoint the gateway serves ("" for the
+// whole gateway).
+func (g *Gateway) Endpoint() string { return g.endpoint }
+
+// Resync asks the gateway's loop for a Sync, as a registry change does:
+// after a reload changed what an endpoint serves.
+func (g *Gateway) Resync() {
+	select {
+	case g.changed <- struct{}{}:
+	default:
+	}
+}
+
+// inEndpoint reports whether server is one of the servers the gateway
+// serves (every server, for the whole gateway).
+func (g *Gateway) inEndpoint(server string) bool {
+	e := g.endpointDef()
+	return e == nil || e.HasServer(server)
+}
+
+// endpointAllows reports whether the tool of registry name name is served
+// by the gateway's endpoint (every tool, for the whole gateway).
+func (g *Gateway) endpointAllows(name string) bool {
+	e := g.endpointDef()
+	if e == nil {
+		return true
+	}
+	server, _, ok := registry.ParseName(name)
+	return ok && e.Allows(server, name)
+}
+
+// endpointTools leaves out of tools those the endpoint does not serve.
+func (g *Gateway) endpointTools(tools []*registry.Tool) []*registry.Tool {
+	e := g.endpointDef()
+	if e == nil {
+		return tools
+	}
+	return slices.DeleteFunc(slices.Clone(tools), func(t *registry.Tool) bool { return !e.Allows(t.Server, t.Name) })
+}
+
+// activeServers are the host's active servers the gateway serves.
+func (g *Gateway) activeServers() []string {
+	active := g.h.ActiveServers()
+	if g.endpointDef() == nil {
+		return active
+	}
+	return slices.DeleteFunc(active, func(s string) bool { return !g.inEndpoint(s) })
+}
