@@ -247,7 +247,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.addSkillMethods()
-	g.srv.AddReceivingMiddleware(g.skillsMiddleware) // (innermost: inside the caller's; skills.go)
+	g.srv.AddReceivingMiddleware(g.appsMiddleware)   // (innermost: inside the caller's; resources.go)
+	g.srv.AddReceivingMiddleware(g.skillsMiddleware) // (inside the caller's; skills.go)
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware, g.decisionMiddleware)
 	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity)
 	if o.ToolSearch {

@@ -107,7 +107,7 @@ func aliceRPC(t *testing.T, url, version string) func(method, params string) map
 // annotations, output schema, icons, _meta less reserved members,
 // execution), for clients of both eras; an MCP Apps tool's
 // ui.resourceUri names its server's resource qualified
-// (mcphost://SERVER/URI), which the user reads through their own
+// (ui://mcphost/SERVER/…), which the user reads through their own
 // connection, _meta and all.
 func TestPerUserDefinitionsPassThrough(t *testing.T) {
 	t.Parallel()
@@ -131,7 +131,7 @@ func TestPerUserDefinitionsPassThrough(t *testing.T) {
 				t.Fatalf("mcp__pu__show in %s: %v", b, err)
 			}
 			want := metaTool()
-			const qualified = "mcphost://pu/ui://charts/show.html"
+			const qualified = "ui://mcphost/pu/charts/show.html"
 			wantMeta := mcp.Meta{"ui": map[string]any{"resourceUri": qualified}, "anthropic/alwaysLoad": true}
 			if show.Title != want.Title || show.Description != want.Description || !reflect.DeepEqual(show.Icons, want.Icons) ||
 				!reflect.DeepEqual(show.Meta, wantMeta) || show.Annotations == nil || show.Annotations.Title != want.Annotations.Title ||
