@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -20,12 +21,15 @@ import (
 // result is read, into the tool's _meta under mcpmeta.ExecutionKey, where
 // the registry finds it (registry.Tool.Execution). Only what is read for the
 // go-sdk client is looked at — never the raw lane's responses (the relay's
-// tools/call) — and only a result holding `"execution"`:
-//   - on stdio and plugin connections every response the go-sdk is handed
-//     (routeNote): a result with a top-level "tools" array is a tools/list
-//     result (no other result has that member);
-//   - over streamable HTTP the responses, JSON or event stream, of a
-//     tools/list sent under a context of ListingTools.
+// tools/call) — and only the response to a tools/list holding `"execution"`:
+//   - on stdio, plugin, SSE and in-process connections the responses to the
+//     tools/list requests the go-sdk client wrote (toolsLists, routeNote):
+//     no other result (a tools/call's, a resources/read's) is decoded;
+//   - over streamable HTTP the responses, JSON or event stream, of a POST
+//     of tools/list: its Mcp-Method header says so (2026-07-28 sessions,
+//     whatever the context: the go-sdk caches their lists, so a list read
+//     under any context may be the one served later), or a context of
+//     ListingTools (earlier versions send no such header).
 
 // listingKey marks a context under which tools/list is sent.
 type listingKey struct{}
@@ -37,6 +41,51 @@ func ListingTools(ctx context.Context) context.Context {
 }
 
 func listingTools(ctx context.Context) bool { return ctx.Value(listingKey{}) != nil }
+
+// listingRequest reports whether req, an HTTP request of the go-sdk client,
+// is a POST of tools/list (see above).
+func listingRequest(req *http.Request) bool {
+	return req.Method == http.MethodPost && (req.Header.Get("Mcp-Method") == "tools/list" || listingTools(req.Context()))
+}
+
+// maxToolsLists bounds toolsLists: ids of lists never answered (the
+// connection ended) are forgotten past it.
+const maxToolsLists = 64
+
+// toolsLists are the ids of the tools/list requests the go-sdk client wrote
+// on a connection, until their responses are read.
+type toolsLists struct {
+	mu  sync.Mutex
+	ids map[any]struct{}
+}
+
+// sent notes msg, a message the go-sdk client writes, if it is a tools/list.
+func (l *toolsLists) sent(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "tools/list" || !req.IsCall() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ids == nil || len(l.ids) >= maxToolsLists {
+		l.ids = map[any]struct{}{}
+	}
+	l.ids[req.ID.Raw()] = struct{}{}
+}
+
+// answered reports whether resp answers a tools/list sent (and forgets it).
+func (l *toolsLists) answered(resp *jsonrpc.Response) bool {
+	if !resp.ID.IsValid() {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.ids[resp.ID.Raw()]
+	if ok {
+		delete(l.ids, resp.ID.Raw())
+	}
+	return ok
+}
 
 var executionMember = []byte(`"execution"`)
 
