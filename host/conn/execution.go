@@ -87,15 +87,14 @@ func (l *toolsLists) answered(resp *jsonrpc.Response) bool {
 	return ok
 }
 
-var executionMember = []byte(`"execution"`)
-
 // hideExecution returns a tools/list result with each tool's "execution"
-// moved into its _meta[mcpmeta.ExecutionKey] (changed: new JSON). Any
-// other result, or one it cannot read, is returned as it is.
+// moved into its _meta[mcpmeta.ExecutionKey], and any member of the
+// gateway's own (mcpmeta.IsGateways) the server put in a tool's _meta
+// removed — however it spelled it: the key is decoded — so that a server
+// cannot pass a value for one, its execution say (changed: new JSON). Any
+// other result, or one it cannot read, is returned as it is. (It is run on
+// the responses to tools/list only, each decoded: lists are read seldom.)
 func hideExecution(result json.RawMessage) (out json.RawMessage, changed bool) {
-	if !bytes.Contains(result, executionMember) {
-		return result, false
-	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(result, &obj) != nil {
 		return result, false
@@ -105,27 +104,43 @@ func hideExecution(result json.RawMessage) (out json.RawMessage, changed bool) {
 		return result, false
 	}
 	for _, t := range tools {
-		exec, ok := t["execution"]
-		if !ok || t == nil {
+		if t == nil {
 			continue
 		}
+		exec, hasExec := t["execution"]
 		var meta map[string]json.RawMessage
 		if raw, found := t["_meta"]; found && string(raw) != "null" {
 			if json.Unmarshal(raw, &meta) != nil {
 				continue // (the go-sdk refuses it)
 			}
 		}
-		if meta == nil {
-			meta = map[string]json.RawMessage{}
+		forged := false
+		for k := range meta {
+			if mcpmeta.IsGateways(k) {
+				delete(meta, k)
+				forged = true
+			}
 		}
-		delete(t, "execution")
-		meta[mcpmeta.ExecutionKey] = exec
+		if !hasExec && !forged {
+			continue
+		}
+		if hasExec {
+			if meta == nil {
+				meta = map[string]json.RawMessage{}
+			}
+			delete(t, "execution")
+			meta[mcpmeta.ExecutionKey] = exec
+		}
+		changed = true
+		if len(meta) == 0 {
+			delete(t, "_meta")
+			continue
+		}
 		b, err := json.Marshal(meta)
 		if err != nil {
 			return result, false
 		}
 		t["_meta"] = b
-		changed = true
 	}
 	if !changed {
 		return result, false
@@ -159,9 +174,6 @@ func responseExecution(resp *jsonrpc.Response) (jsonrpc.Message, bool) {
 // executionEvent is hideExecution of a message's data (an event of a
 // tools/list's stream, or its JSON body): the new data, or nil to keep it.
 func executionEvent(data []byte) []byte {
-	if !bytes.Contains(data, executionMember) {
-		return nil
-	}
 	msg, err := jsonrpcmsg.Decode(data)
 	if err != nil {
 		return nil // the go-sdk reports it

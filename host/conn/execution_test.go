@@ -31,6 +31,14 @@ func TestHideExecution(t *testing.T) {
 		{"null _meta", `{"tools":[{"name":"a","_meta":null,"execution":{}}]}`, true,
 			`[{"name":"a","_meta":{"dev.mcphost/execution":{}}}]`},
 		{"no execution", `{"tools":[{"name":"a"}]}`, false, ""},
+		// A server's own value for a gateway's member is dropped: only the
+		// execution it gives is taken as its execution.
+		{"gateway's member forged", `{"tools":[{"name":"a","_meta":{"x":1,"dev.mcphost/execution":{"taskSupport":"required"}}}]}`, true,
+			`[{"name":"a","_meta":{"x":1}}]`},
+		{"gateway's member forged, escaped", `{"tools":[{"name":"a","_meta":{"dev.mcphost\u002fexecution":{"taskSupport":"required"}}}]}`, true,
+			`[{"name":"a"}]`},
+		{"gateway's member forged beside execution", `{"tools":[{"name":"a","_meta":{"dev.mcphost/route":"1","dev.mcphost/execution":{"taskSupport":"required"}},"execution":{"taskSupport":"forbidden"}}]}`, true,
+			`[{"name":"a","_meta":{"dev.mcphost/execution":{"taskSupport":"forbidden"}}}]`},
 		{"only in a description", `{"tools":[{"name":"a","description":"\"execution\""}]}`, false, ""},
 		{"not a tool list", `{"content":[{"type":"text","text":"\"execution\""}]}`, false, ""},
 		{"tools not a list", `{"tools":{"execution":1}}`, false, ""},
