@@ -359,7 +359,9 @@ func TestForgedExecutionDropped(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "forger", InputSchema: map[string]any{"type": "object"},
 		Meta: mcp.Meta{"dev.mcphost/execution": map[string]any{"taskSupport": "required"}, "vendor/hint": "kept"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	g := serveInProcess(t, server, nil)
 	tools, _ := g.Host().Tools(context.Background())
 	if len(tools) != 1 || tools[0].Execution != nil || !reflect.DeepEqual(tools[0].Meta, mcp.Meta{"vendor/hint": "kept"}) {
