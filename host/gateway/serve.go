@@ -255,8 +255,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		g.enableToolSearch()
 	}
 	if g.tel.Enabled() {
-		// Added last, so it wraps every other middleware: the first to see
-		// a request, the last to see its answer.
+		// Added after the others but executionMiddleware, so it wraps
+		// them all: it sees a request before them, and their answer last
+		// (executionMiddleware only turns a tools/list result into its
+		// JSON, after it).
 		g.srv.AddReceivingMiddleware(g.telemetryMiddleware)
 	}
 	// Outermost: it changes the type of a tools/list result (execution.go).
