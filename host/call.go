@@ -227,7 +227,7 @@ func (h *Host) recheck(ctx context.Context, cs *mcp.ClientSession, t *registry.T
 		return fmt.Errorf("%w %q: server %q reconnected and no longer offers it", registry.ErrNotFound, t.Name, t.Server)
 	}
 	now := *t
-	now.Fingerprint = registry.Fingerprint(found)
+	now.Fingerprint, now.PriorFingerprint = registry.Fingerprint(found), registry.PriorFingerprint(found)
 	return h.pins.check(&now)
 }
 
