@@ -26,6 +26,12 @@ import (
 // where alice is a user.
 func userMetaGateway(t *testing.T) string {
 	t.Helper()
+	return userMetaGatewayWith(t, nil)
+}
+
+// userMetaGatewayWith is userMetaGateway with the gateway's opts.
+func userMetaGatewayWith(t *testing.T, opts *gateway.Options) string {
+	t.Helper()
 	server := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
 	server.AddTool(metaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}, nil
@@ -50,7 +56,7 @@ func userMetaGateway(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := gateway.New(h, nil)
+	g := gateway.New(h, opts)
 	g.Sync(ctx)
 	t.Cleanup(func() {
 		g.Close()
