@@ -29,7 +29,9 @@ func TestPerUserAppsReads(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "show", InputSchema: map[string]any{"type": "object"},
 		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.html"}}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	server.AddResource(&mcp.Resource{URI: "ui://charts/show.html", Name: "show", MIMEType: "text/html;profile=mcp-app"},
 		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			// (Which upstream session read it: one per user's connection.)
