@@ -76,3 +76,24 @@ func TestExposeOwned(t *testing.T) {
 		t.Errorf("routed %v, want %v", x.routed, wantRouted)
 	}
 }
+
+// FuzzUnqualifyURI: whatever URI a client reads, unqualifyURI either
+// refuses it or names a server (no "/" in it) and a URI of its own whose
+// qualified form parses back to the same.
+func FuzzUnqualifyURI(f *testing.F) {
+	for _, s := range []string{"ui://mcphost/a/app/view.html", "mcphost://a/demo://x", "mcphost://a/ui://x", "ui://mcphost//x", "ui://mcphost/a/", "ui://x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, uri string) {
+		server, own, ok := unqualifyURI(uri)
+		if !ok {
+			return
+		}
+		if server == "" || strings.Contains(server, "/") || own == "" {
+			t.Fatalf("unqualifyURI(%q) = %q %q", uri, server, own)
+		}
+		if s, o, ok := unqualifyURI(qualifyURI(server, own)); !ok || s != server || o != own {
+			t.Fatalf("qualifyURI(%q, %q) = %q parses as %q %q %v", server, own, qualifyURI(server, own), s, o, ok)
+		}
+	})
+}
