@@ -173,8 +173,9 @@ type subscriptions struct {
 type subKey struct{ server, uri string }
 
 // owner returns the server and original URI of a served resource URI: a
-// listed resource, a qualified URI (mcphost://SERVER/ORIGINAL), or a URI of
-// exactly one server's template.
+// listed resource, a tool's MCP Apps URI routed to its server
+// (exposure.routed), a qualified URI (qualifyURI), or a URI of exactly one
+// server's template.
 func (g *Gateway) owner(uri string) (subKey, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
