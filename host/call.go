@@ -213,7 +213,7 @@ func (h *Host) listedGeneration(ctx context.Context, server string) uint64 {
 func (h *Host) recheck(ctx context.Context, cs *mcp.ClientSession, t *registry.Tool) error {
 	var found *mcp.Tool
 	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
-		for mt, err := range cs.Tools(ctx, nil) {
+		for mt, err := range cs.Tools(conn.ListingTools(ctx), nil) { // (execution kept: conn/execution.go)
 			if err != nil {
 				return fmt.Errorf("listing the tools of %s again after it reconnected: %w", t.Server, err)
 			}
@@ -227,7 +227,7 @@ func (h *Host) recheck(ctx context.Context, cs *mcp.ClientSession, t *registry.T
 		return fmt.Errorf("%w %q: server %q reconnected and no longer offers it", registry.ErrNotFound, t.Name, t.Server)
 	}
 	now := *t
-	now.Fingerprint = registry.Fingerprint(found)
+	now.Fingerprint, now.PriorFingerprint = registry.Fingerprint(found), registry.PriorFingerprint(found)
 	return h.pins.check(&now)
 }
 

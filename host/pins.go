@@ -65,6 +65,15 @@ func (p *pins) observe(tools []*registry.Tool) map[string]error {
 	// A store that cannot vouch for some names (state.ErrPinMissing) has
 	// recorded the others.
 	failed := err != nil && !errors.Is(err, state.ErrPinMissing)
+	if !failed {
+		for _, t := range tools {
+			if fp, asked := ask[t.Name]; asked && t.Fingerprint == fp {
+				if cur, ok := recorded[t.Name]; ok {
+					recorded[t.Name] = p.upgrade(ctx, t, cur)
+				}
+			}
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for name, fp := range ask {
@@ -108,15 +117,30 @@ func (p *pins) check(t *registry.Tool) error {
 	if err != nil {
 		return fmt.Errorf("%w: checking %s against its pin: %w", ErrPinsUnavailable, t.Name, err)
 	}
-	cur := recorded[t.Name]
+	cur := p.upgrade(ctx, t, recorded[t.Name])
 	p.mu.Lock()
 	p.seen[t.Name] = cur
 	p.mu.Unlock()
 	if cur != t.Fingerprint {
-		return fmt.Errorf("%w: %s is not what it was when first seen (its description, schema or annotations changed); review it with `mcphost tools --server %s` and approve it with `mcphost tools approve %s`",
+		return fmt.Errorf("%w: %s is not what it was when first seen (its description, schemas, annotations, icons, _meta or execution changed); review it with `mcphost tools --server %s` and approve it with `mcphost tools approve %s`",
 			ErrToolChanged, t.Name, t.Server, t.Name)
 	}
 	return nil
+}
+
+// upgrade returns the pin recorded for t, cur, or — when cur is t's
+// fingerprint as earlier versions computed it (registry.Tool.
+// PriorFingerprint: they did not cover the output schema, icons, _meta or
+// execution) — t's fingerprint, recorded in its stead: a pin made before
+// stays valid for the definition it was made of.
+func (p *pins) upgrade(ctx context.Context, t *registry.Tool, cur string) string {
+	if cur == t.Fingerprint || t.PriorFingerprint == "" || cur != t.PriorFingerprint {
+		return cur
+	}
+	if err := p.store.Approve(ctx, t.Name, t.Fingerprint); err != nil {
+		return cur // (checked again at the next sight)
+	}
+	return t.Fingerprint
 }
 
 // approve records a tool's current definition.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/state"
 )
@@ -82,5 +84,44 @@ func TestSharedPins(t *testing.T) {
 	}
 	if changed := a.observe([]*registry.Tool{v2, v3}); changed[v2.Name] != nil || !errors.Is(changed[v3.Name], ErrPinsUnavailable) {
 		t.Errorf("observe with the store down: changed %v, want only %s", changed, v3.Name)
+	}
+}
+
+// TestPinsOfEarlierVersions: a pin recorded by an earlier version (whose
+// fingerprint covered neither _meta, icons, output schema nor execution)
+// stays valid for the definition it was made of — by observe and by check
+// — and is upgraded to the fingerprint that covers them; a tool whose
+// ui.resourceUri then changes is blocked.
+func TestPinsOfEarlierVersions(t *testing.T) {
+	ctx := context.Background()
+	tool := func(uri string) *registry.Tool {
+		mt := &mcp.Tool{Name: "t", Description: "d", InputSchema: map[string]any{"type": "object"},
+			Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri}}}
+		return &registry.Tool{Name: "mcp__s__t", Server: "s", Fingerprint: registry.Fingerprint(mt), PriorFingerprint: registry.PriorFingerprint(mt)}
+	}
+	v1, moved := tool("ui://app/view.html"), tool("ui://evil/view.html")
+	for _, how := range []string{"observe", "check"} {
+		t.Run(how, func(t *testing.T) {
+			store, _ := state.NewFilePins("")
+			if _, err := store.Pin(ctx, map[string]string{v1.Name: v1.PriorFingerprint}); err != nil { // (an earlier version's pin)
+				t.Fatal(err)
+			}
+			p := newPins(store)
+			var err error
+			if how == "observe" {
+				err = p.observe([]*registry.Tool{v1})[v1.Name]
+			} else {
+				err = p.check(v1)
+			}
+			if err != nil {
+				t.Fatalf("the pinned definition: %v", err)
+			}
+			if got, _ := store.Pin(ctx, map[string]string{v1.Name: "x"}); got[v1.Name] != v1.Fingerprint {
+				t.Errorf("pin %s, want upgraded to %s", got[v1.Name], v1.Fingerprint)
+			}
+			if err := newPins(store).check(moved); !errors.Is(err, ErrToolChanged) {
+				t.Errorf("ui.resourceUri changed under the pin: %v, want ErrToolChanged", err)
+			}
+		})
 	}
 }

@@ -264,7 +264,7 @@ addressed) or allowed with --allow-origin.`,
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8080) instead of stdio")
 	cmd.Flags().BoolVar(&allowNonLoopback, "allow-non-loopback", false, "allow --http on an address other than loopback")
 	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "serve HTTP without a bearer token (anyone who can connect may call every tool)")
-	cmd.Flags().StringVar(&naming, "naming", "", "how tools and prompts are named: `prefixed` (mcp__SERVER__NAME), conditional (the servers' own names while exactly one server is active) bare (always their own names; a name several servers offer is served by none) or server (SERVER__NAME, for clients that prefix names themselves); default: settings { naming }, else prefixed")
+	cmd.Flags().StringVar(&naming, "naming", "", "how tools and prompts are named: `prefixed` (mcp__SERVER__NAME), conditional (the servers' own names while exactly one server is active), bare (always their own names; a name several servers offer is served by none) or server (SERVER__NAME, for clients that prefix names themselves); default: settings { naming }, else prefixed")
 	cmd.Flags().BoolVar(&stateless, "stateless", false, "serve HTTP with no per-session state: every request stands alone (2026-07-28 clients); older clients lose server requests during calls, subscriptions and notifications")
 	cmd.Flags().BoolVar(&toolSearch, "tool-search", false, "list only search_tools and call_tool: clients find the registry's tools by searching instead of receiving the whole list")
 	cmd.Flags().StringVar(&endpoint, "endpoint", "", "serve the endpoint block `NAME` on stdio (its servers, tools and naming only); over --http every endpoint is served at /mcp/NAME")

@@ -2,11 +2,12 @@ package config
 
 import (
 	"fmt"
-	"github.com/google/go-cmp/cmp"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcphost/mcphost/host/permissions"
 )

@@ -32,6 +32,7 @@ type Conn struct {
 	calls chan struct{} // semaphore: requests in flight
 
 	inflight     inflight           // calls in flight
+	toolsLists   toolsLists         // the go-sdk client's tools/list awaiting their responses (execution.go)
 	routes       routes             // of notifications read, not yet handled (notes.go)
 	elicitations elicitationWaiters // -32042 URL elicitations awaited
 

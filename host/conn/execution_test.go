@@ -1,10 +1,20 @@
 package conn
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
@@ -21,6 +31,14 @@ func TestHideExecution(t *testing.T) {
 		{"null _meta", `{"tools":[{"name":"a","_meta":null,"execution":{}}]}`, true,
 			`[{"name":"a","_meta":{"dev.mcphost/execution":{}}}]`},
 		{"no execution", `{"tools":[{"name":"a"}]}`, false, ""},
+		// A server's own value for a gateway's member is dropped: only the
+		// execution it gives is taken as its execution.
+		{"gateway's member forged", `{"tools":[{"name":"a","_meta":{"x":1,"dev.mcphost/execution":{"taskSupport":"required"}}}]}`, true,
+			`[{"name":"a","_meta":{"x":1}}]`},
+		{"gateway's member forged, escaped", `{"tools":[{"name":"a","_meta":{"dev.mcphost\u002fexecution":{"taskSupport":"required"}}}]}`, true,
+			`[{"name":"a"}]`},
+		{"gateway's member forged beside execution", `{"tools":[{"name":"a","_meta":{"dev.mcphost/route":"1","dev.mcphost/execution":{"taskSupport":"required"}},"execution":{"taskSupport":"forbidden"}}]}`, true,
+			`[{"name":"a","_meta":{"dev.mcphost/execution":{"taskSupport":"forbidden"}}}]`},
 		{"only in a description", `{"tools":[{"name":"a","description":"\"execution\""}]}`, false, ""},
 		{"not a tool list", `{"content":[{"type":"text","text":"\"execution\""}]}`, false, ""},
 		{"tools not a list", `{"tools":{"execution":1}}`, false, ""},
@@ -81,4 +99,97 @@ func FuzzHideExecution(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExecutionOfToolsListsOnly: on connections that route every message
+// read (stdio, plugin, SSE, in-process: routeNote), only the response to a
+// tools/list the go-sdk client wrote has its tools' "execution" moved; a
+// tools/call's result is never decoded for it, whatever it holds.
+func TestExecutionOfToolsListsOnly(t *testing.T) {
+	c := &Conn{cfg: &config.Server{Name: "s", Transport: config.TransportStdio}}
+	const listed = `{"tools":[{"name":"a","execution":{"taskSupport":"optional"}}]}`
+	list, _ := jsonrpc.MakeID(float64(7))
+	call, _ := jsonrpc.MakeID("c8")
+	c.toolsLists.sent(&jsonrpc.Request{ID: list, Method: "tools/list"})
+	c.toolsLists.sent(&jsonrpc.Request{ID: call, Method: "tools/call", Params: json.RawMessage(`{"name":"a"}`)})
+	for _, tc := range []struct {
+		name    string
+		id      jsonrpc.ID
+		changed bool
+	}{
+		{"a tools/call's result", call, false},
+		{"the tools/list's", list, true},
+		{"the tools/list's, again", list, false}, // (answered once)
+	} {
+		out, changed := c.routeNote(&jsonrpc.Response{ID: tc.id, Result: json.RawMessage(listed)}, nil)
+		if changed != tc.changed {
+			t.Errorf("%s: changed %v (%v), want %v", tc.name, changed, out, tc.changed)
+		}
+	}
+}
+
+// TestExecutionOfCachedToolsLists: a 2026-07-28 server whose tools/list
+// result may be cached (ttlMs): the go-sdk client caches it per cursor,
+// whatever context listed it first, and serves the cached copy to the
+// next; the tools' "execution" is kept in every copy (the request's
+// Mcp-Method header says it is a tools/list, not only a context of
+// ListingTools), over JSON and event-stream responses.
+func TestExecutionOfCachedToolsLists(t *testing.T) {
+	t.Parallel()
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sse=%v", sse), func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPost {
+					w.WriteHeader(http.StatusMethodNotAllowed)
+					return
+				}
+				var req struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				body, _ := io.ReadAll(r.Body)
+				if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 {
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				var result string
+				switch req.Method {
+				case "server/discover":
+					result = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw","version":"1"}}}`
+				case "tools/list":
+					result = `{"resultType":"complete","ttlMs":60000,"tools":[{"name":"job","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`
+				default:
+					result = `{"resultType":"complete"}`
+				}
+				out := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + `}`
+				if sse {
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprintf(w, "event: message\ndata: %s\n\n", out)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, out)
+			}))
+			t.Cleanup(hs.Close)
+			m := NewManager([]*config.Server{{Name: "h", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}, nil)
+			t.Cleanup(func() { m.Close() })
+			ctx := context.Background()
+			err := m.Do(ctx, "h", func(ctx context.Context, cs *mcp.ClientSession) error {
+				for i, lctx := range []context.Context{ctx, ListingTools(ctx)} { // (unmarked first: cached)
+					r, err := cs.ListTools(lctx, nil)
+					if err != nil {
+						return err
+					}
+					if len(r.Tools) != 1 || r.Tools[0].Meta[mcpmeta.ExecutionKey] == nil {
+						t.Errorf("list %d: %+v, want the tool's execution kept", i, r.Tools)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

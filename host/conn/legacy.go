@@ -233,7 +233,7 @@ func (c *Conn) listedAs(ctx context.Context, cs *mcp.ClientSession, gen uint64) 
 func toolsJSON(ctx context.Context, cs *mcp.ClientSession) ([]byte, error) {
 	var tools []*mcp.Tool
 	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
-		for t, err := range cs.Tools(ctx, nil) {
+		for t, err := range cs.Tools(ListingTools(ctx), nil) { // (execution kept, as the first session's: execution.go)
 			if err != nil {
 				return nil, err
 			}

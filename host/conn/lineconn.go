@@ -23,6 +23,9 @@ type lineConn struct {
 	lineconn.Conn
 	*rawLane
 	noise noise
+	// sent, if set, sees each message the go-sdk client writes, before
+	// it is written (set before the connection is handed to the go-sdk).
+	sent func(jsonrpc.Message)
 }
 
 // newLineConn starts a connection on r and w; route, if set, sees each
@@ -38,7 +41,12 @@ func newLineConn(r io.ReadCloser, w io.WriteCloser, maxLine int, route func(json
 		Line:    c.line,
 		Batches: true,
 		End:     c.end,
-		Written: c.written,
+		Written: func(msg jsonrpc.Message) {
+			c.written(msg)
+			if c.sent != nil {
+				c.sent(msg)
+			}
+		},
 		Decoded: route,
 	})
 	return c

@@ -243,6 +243,9 @@ func (f *inflight) only() (c *call, ok bool) {
 // (execution.go); other messages are returned as they are.
 func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, changed bool) {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if !c.toolsLists.answered(resp) {
+			return resp, false // (a tools/call's, a resources/read's…: not decoded)
+		}
 		return responseExecution(resp) // (tools' "execution": execution.go)
 	}
 	req, ok := msg.(*jsonrpc.Request)
@@ -372,6 +375,11 @@ func (t routingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type routingConn struct {
 	mcp.Connection
 	c *Conn
+}
+
+func (r *routingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	r.c.toolsLists.sent(msg) // (before it is written: its response may come at once)
+	return r.Connection.Write(ctx, msg)
 }
 
 func (r *routingConn) Read(ctx context.Context) (jsonrpc.Message, error) {

@@ -41,7 +41,7 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	listing := req.Method == http.MethodPost && listingTools(req.Context()) // (execution.go)
+	listing := listingRequest(req) // (execution.go)
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "text/event-stream" {
 		if listing && mt == "application/json" {

@@ -80,8 +80,10 @@ type stdioTransport struct {
 	proc *process
 	// conn is the connection Connect returned.
 	conn *lineConn
-	// route routes the notifications read (Conn.routeNote).
+	// route routes the notifications read (Conn.routeNote); sent sees
+	// each message the go-sdk client writes, before it is written.
 	route func(jsonrpc.Message) jsonrpc.Message
+	sent  func(jsonrpc.Message)
 	// log is told of the lines on the server's stdout that are skipped.
 	log hclog.Logger
 }
@@ -96,6 +98,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		t.onStart(p.pid)
 	}
 	t.conn = newLineConn(p.stdout, p, t.maxMsg, t.route, t.log)
+	t.conn.sent = t.sent
 	return t.conn, nil
 }
 

@@ -239,6 +239,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 				msg, _ = c.routeNote(msg, nil)
 				return msg
 			},
+			sent:    c.toolsLists.sent,
 			log:     c.log,
 			command: s.Command,
 			args:    s.Args,

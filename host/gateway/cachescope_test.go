@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/stdio"
 )
 
@@ -23,6 +24,11 @@ func TestCacheScope(t *testing.T) {
 		want map[string]string // by list; absent: public
 	}{
 		{"per-user servers", userMetaGateway, map[string]string{"tools/list": "private"}},
+		// (tools/list holds search_tools and call_tool only: the same for
+		// all, per-user servers or not.)
+		{"per-user servers, tool search", func(t *testing.T) string {
+			return userMetaGatewayWith(t, &gateway.Options{ToolSearch: true})
+		}, nil},
 		{"principal rules", func(t *testing.T) string {
 			g, _, _ := hiddenGateway(t)
 			return aliceServer(t, g)

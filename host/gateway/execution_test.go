@@ -349,3 +349,46 @@ func rawToolList(t *testing.T, url string, pipe *stdioPipe, version string) []ma
 	}
 	return out
 }
+
+// TestForgedExecutionDropped: a server's tool whose _meta holds the
+// gateway's own carrier of "execution" (dev.mcphost/execution), and no
+// execution, is served with none: only what the server gives as its
+// execution is taken as such.
+func TestForgedExecutionDropped(t *testing.T) {
+	t.Parallel()
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "forger", InputSchema: map[string]any{"type": "object"},
+		Meta: mcp.Meta{"dev.mcphost/execution": map[string]any{"taskSupport": "required"}, "vendor/hint": "kept"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	g := serveInProcess(t, server, nil)
+	tools, _ := g.Host().Tools(context.Background())
+	if len(tools) != 1 || tools[0].Execution != nil || !reflect.DeepEqual(tools[0].Meta, mcp.Meta{"vendor/hint": "kept"}) {
+		t.Fatalf("registry's tools %+v, want forger with no execution, its _meta less the gateway's member", tools)
+	}
+	cs := connectInMemory(t, g)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(res.Tools) != 1 {
+		t.Fatalf("tools/list: %+v %v", res, err)
+	}
+	if !reflect.DeepEqual(res.Tools[0].Meta, mcp.Meta{"vendor/hint": "kept"}) {
+		t.Errorf("tools/list: _meta %v, want vendor/hint alone", res.Tools[0].Meta)
+	}
+}
+
+// connectInMemory is a go-sdk client of g, in memory.
+func connectInMemory(t *testing.T, g *gateway.Gateway) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -435,10 +436,12 @@ func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
 		}
 	}
 	want := map[string][2]any{
-		"mcp__a__show": {"mcphost://a/" + shared, "mcphost://a/" + shared},
-		"mcp__b__show": {"mcphost://b/" + shared, "mcphost://b/" + shared},
+		"mcp__a__show": {"ui://mcphost/a/app/view.html", "ui://mcphost/a/app/view.html"},
+		"mcp__b__show": {"ui://mcphost/b/app/view.html", "ui://mcphost/b/app/view.html"},
 		"mcp__a__solo": {own, nil},
-		"mcp__b__solo": {own, nil}, // (b has no such resource: its URI is left as it gave it)
+		// b lists no such resource (a does): b's tool names b's own,
+		// qualified, never a's widget.
+		"mcp__b__solo": {"ui://mcphost/b/app/only-a.html", nil},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("resource URIs of the tools %v, want %v", got, want)
@@ -448,6 +451,18 @@ func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
 		r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "view of "+name {
 			t.Errorf("read %s: %+v %v, want the view of %s", uri, r, err, name)
+		}
+	}
+	// b's solo names a URI only a lists: its read goes to b (which has
+	// none), never to a's widget.
+	if r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://mcphost/b/app/only-a.html"}); err == nil {
+		t.Errorf("read of b's solo resource: %+v, want b's not found", r)
+	} else if !strings.Contains(err.Error(), "only-a.html") {
+		t.Errorf("read of b's solo resource: %v, want b's not found", err)
+	}
+	for name, uris := range got {
+		if u, _ := uris[0].(string); !strings.HasPrefix(u, "ui://") {
+			t.Errorf("%s: ui.resourceUri %q: an app bridge takes ui:// URIs only", name, u)
 		}
 	}
 	// search_tools names the same resources.
@@ -477,8 +492,8 @@ func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
 			continue
 		}
 		seen = true
-		if ui, _ := tool.Meta["ui"].(map[string]any); ui["resourceUri"] != "mcphost://b/"+shared {
-			t.Errorf("search_tools: %s ui.resourceUri %v, want mcphost://b/%s", tool.Name, ui["resourceUri"], shared)
+		if ui, _ := tool.Meta["ui"].(map[string]any); ui["resourceUri"] != "ui://mcphost/b/app/view.html" {
+			t.Errorf("search_tools: %s ui.resourceUri %v, want ui://mcphost/b/app/view.html", tool.Name, ui["resourceUri"])
 		}
 	}
 	if !seen {

@@ -89,7 +89,7 @@ func TestResourceDefinitionsAndAppsEndToEnd(t *testing.T) {
 			for _, r := range rl.Resources {
 				want := widgetResource()
 				want.URI, want.Meta = r.URI, passedMeta
-				if r.URI != "mcphost://a/"+widgetURI && r.URI != "mcphost://b/"+widgetURI || !reflect.DeepEqual(r, want) {
+				if r.URI != "ui://mcphost/a/widget/app.html" && r.URI != "ui://mcphost/b/widget/app.html" || !reflect.DeepEqual(r, want) {
 					t.Errorf("resources/list: %+v\nwant %+v", r, want)
 				}
 			}
@@ -116,7 +116,7 @@ func TestResourceDefinitionsAndAppsEndToEnd(t *testing.T) {
 			}
 			for _, name := range []string{"a", "b"} {
 				uri := uris["mcp__"+name+"__open"]
-				if uri != "mcphost://"+name+"/"+widgetURI {
+				if uri != "ui://mcphost/"+name+"/widget/app.html" {
 					t.Errorf("mcp__%s__open: ui.resourceUri %q, want its own server's", name, uri)
 					continue
 				}

@@ -66,11 +66,37 @@ func (g *Gateway) auditedRead(ctx context.Context, req *mcp.ReadResourceRequest,
 	return res, err
 }
 
-// templateHandler reads a resource of a server's template; prefix is the
-// qualification the template is served with ("" when none).
-func (g *Gateway) templateHandler(server, prefix string) mcp.ResourceHandler {
+// templateHandler reads a resource of a server's template; qualified
+// says the template is served qualified (qualifyURI).
+func (g *Gateway) templateHandler(server string, qualified bool) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return g.auditedRead(ctx, req, server, strings.TrimPrefix(req.Params.URI, prefix))
+		own := req.Params.URI
+		if s, o, ok := unqualifyURI(own); qualified && ok && s == server {
+			own = o
+		}
+		return g.auditedRead(ctx, req, server, own)
+	}
+}
+
+// appsMiddleware reads the qualified MCP Apps URIs the served tools name
+// that no listed resource is served under (exposure.routed) from the
+// tool's own server.
+func (g *Gateway) appsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "resources/read" {
+			return next(ctx, method, req)
+		}
+		rr, ok := req.(*mcp.ReadResourceRequest)
+		if !ok || rr.Params == nil {
+			return next(ctx, method, req)
+		}
+		g.mu.Lock()
+		k, routed := g.exposed.routed[rr.Params.URI]
+		g.mu.Unlock()
+		if !routed {
+			return next(ctx, method, req)
+		}
+		return g.auditedRead(ctx, rr, k.server, k.uri)
 	}
 }
 
@@ -147,23 +173,29 @@ type subscriptions struct {
 type subKey struct{ server, uri string }
 
 // owner returns the server and original URI of a served resource URI: a
-// listed resource, a qualified URI (mcphost://SERVER/ORIGINAL), or a URI of
-// exactly one server's template.
+// listed resource, a tool's MCP Apps URI routed to its server
+// (exposure.routed), a qualified URI (qualifyURI), or a URI of exactly one
+// server's template.
 func (g *Gateway) owner(uri string) (subKey, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r, ok := g.exposed.resources[uri]; ok {
 		return subKey{r.server, r.def.URI}, true
 	}
-	if rest, ok := strings.CutPrefix(uri, qualifiedScheme); ok {
-		if server, orig, ok := strings.Cut(rest, "/"); ok && g.h.Connections().Get(server) != nil && g.inEndpoint(server) {
-			return subKey{server, orig}, true
-		}
+	if k, ok := g.exposed.routed[uri]; ok {
+		return k, true
+	}
+	if server, orig, ok := unqualifyURI(uri); ok && g.h.Connections().Get(server) != nil && g.inEndpoint(server) {
+		return subKey{server, orig}, true
 	}
 	var found []subKey
-	for _, t := range g.exposed.templates {
+	for ut, t := range g.exposed.templates {
 		if t.served != nil && matchesTemplate(t.served.URITemplate, uri) {
-			found = append(found, subKey{t.server, strings.TrimPrefix(uri, qualifiedScheme+t.server+"/")})
+			own := uri
+			if s, o, ok := unqualifyURI(uri); ok && s == t.server && ut != t.def.URITemplate {
+				own = o
+			}
+			found = append(found, subKey{t.server, own})
 		}
 	}
 	if len(found) == 1 {
@@ -297,14 +329,14 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
 	uri := p.URI
 	g.mu.Lock()
-	if r, ok := g.exposed.resources[qualifiedScheme+server+"/"+uri]; ok && r.server == server {
+	if r, ok := g.exposed.resources[qualifyURI(server, uri)]; ok && r.server == server {
 		uri = r.served.URI
 	} else if r, ok := g.exposed.resources[uri]; !ok || r.server != server {
 		// A resource of one of the server's templates that is served
 		// qualified is subscribed to, and updated, qualified too.
 		for ut, t := range g.exposed.templates {
 			if t.server == server && ut != t.def.URITemplate && matchesTemplate(t.def.URITemplate, uri) {
-				uri = qualifiedScheme + server + "/" + uri
+				uri = qualifyURI(server, uri)
 				break
 			}
 		}

@@ -269,15 +269,18 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.addSkillMethods()
-	g.srv.AddReceivingMiddleware(g.skillsMiddleware) // (innermost: inside the caller's; skills.go)
+	g.srv.AddReceivingMiddleware(g.appsMiddleware)   // (innermost: inside the caller's; resources.go)
+	g.srv.AddReceivingMiddleware(g.skillsMiddleware) // (inside the caller's; skills.go)
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware, g.decisionMiddleware)
 	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}
 	if g.tel.Enabled() {
-		// Added last, so it wraps every other middleware: the first to see
-		// a request, the last to see its answer.
+		// Added after the others but executionMiddleware, so it wraps
+		// them all: it sees a request before them, and their answer last
+		// (executionMiddleware only turns a tools/list result into its
+		// JSON, after it).
 		g.srv.AddReceivingMiddleware(g.telemetryMiddleware)
 	}
 	// Outermost: it changes the type of a tools/list result (execution.go).

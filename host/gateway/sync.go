@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,9 +21,53 @@ import (
 
 // qualifiedScheme prefixes a resource URI (or URI template) that more than
 // one server offers: each server's is served as mcphost://SERVER/ORIGINAL, so
-// that both stay distinguishable and a read goes to its owner. A URI only one
-// server offers is served unchanged.
+// that both stay distinguishable and a read goes to its owner — but for
+// MCP Apps URIs (ui://…), served as ui://mcphost/SERVER/REST (uiQualified):
+// a host's app bridge takes ui:// URIs only. A URI only one server offers is
+// served unchanged. Upstream URIs in either namespace are not served
+// (reservedURI): a server cannot pass for another.
 const qualifiedScheme = "mcphost://"
+
+// uiScheme is the scheme of MCP Apps resources; uiQualified the prefix of
+// the qualified form of a ui:// URI: ui://mcphost/SERVER/ followed by the
+// original without its ui://.
+const (
+	uiScheme    = "ui://"
+	uiQualified = uiScheme + "mcphost/"
+)
+
+// qualifyURI returns the qualified form of server's own URI (or URI
+// template) uri: ui://mcphost/SERVER/REST for ui://REST, else
+// mcphost://SERVER/URI.
+func qualifyURI(server, uri string) string {
+	if rest, ok := strings.CutPrefix(uri, uiScheme); ok {
+		return uiQualified + server + "/" + rest
+	}
+	return qualifiedScheme + server + "/" + uri
+}
+
+// unqualifyURI parses a qualified URI (qualifyURI): the server and its own
+// URI. ok is false for any other URI.
+func unqualifyURI(uri string) (server, own string, ok bool) {
+	if rest, isUI := strings.CutPrefix(uri, uiQualified); isUI {
+		server, own, ok = strings.Cut(rest, "/")
+		own = uiScheme + own
+	} else if rest, isQ := strings.CutPrefix(uri, qualifiedScheme); isQ {
+		server, own, ok = strings.Cut(rest, "/")
+	}
+	if !ok || server == "" || own == "" || own == uiScheme {
+		return "", "", false
+	}
+	return server, own, true
+}
+
+// reservedURI reports whether uri, a URI (or URI template) as a server
+// gives it, is in the namespaces of the gateway's qualified URIs: such a
+// URI is not served (a server naming ui://mcphost/OTHER/… would have its
+// clients read another server's resource).
+func reservedURI(uri string) bool {
+	return strings.HasPrefix(uri, uiQualified) || strings.HasPrefix(uri, qualifiedScheme)
+}
 
 // exposure is what the gateway serves, with what each exposed name or URI
 // stands for.
@@ -37,9 +82,13 @@ type exposure struct {
 	promptDef map[string]*mcp.Prompt
 	resources map[string]owned[*mcp.Resource]
 	templates map[string]owned[*mcp.ResourceTemplate]
-	// collide are the resource URIs several servers offer, served
-	// qualified (for the MCP Apps URIs in tools' _meta: appsURIs).
-	collide map[string]bool
+	// apps are the URIs the served resources are served under, by their
+	// server and own URI (for the MCP Apps URIs in tools' _meta:
+	// appsURI); routed the qualified URIs tools name (appsURI) that no
+	// listed resource is served under: a read of one goes to the tool's
+	// server (appsMiddleware).
+	apps   map[subKey]string
+	routed map[string]subKey
 
 	// syncing serializes Sync: it is held from the reading of the
 	// registry to the end of applying what was read, so that a Sync that
@@ -114,10 +163,12 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	problems = append(problems, g.syncTools(wantTools, collidingURIs(resources))...)
-	problems = append(problems, g.syncPrompts(wantPrompts)...)
+	// (Resources first: the tools' MCP Apps URIs are those they are
+	// served under.)
 	problems = append(problems, g.syncResources(resources)...)
 	problems = append(problems, g.syncTemplates(templates)...)
+	problems = append(problems, g.syncTools(wantTools)...)
+	problems = append(problems, g.syncPrompts(wantPrompts)...)
 	sort.SliceStable(problems, func(i, j int) bool {
 		if problems[i].Server != problems[j].Server {
 			return problems[i].Server < problems[j].Server
@@ -158,11 +209,14 @@ func syncPoint(ctx context.Context, point string) {
 	}
 }
 
-// syncTools serves want; collide holds the resource URIs several servers
-// offer (served qualified: exposeOwned), for the MCP Apps resource URIs in
-// the tools' _meta (appsURIs).
-func (g *Gateway) syncTools(want map[string]*registry.Tool, collide map[string]bool) []registry.Problem {
-	g.exposed.collide = collide
+// syncTools serves want, the MCP Apps resource URIs in the tools' _meta
+// naming the resources as served (appsURI: syncResources ran first).
+func (g *Gateway) syncTools(want map[string]*registry.Tool) []registry.Problem {
+	g.exposed.apps = make(map[subKey]string, len(g.exposed.resources))
+	for uri, o := range g.exposed.resources {
+		g.exposed.apps[subKey{o.server, o.def.URI}] = uri
+	}
+	g.exposed.routed = nil
 	var problems []registry.Problem
 	var remove []string
 	for name := range g.exposed.tools {
@@ -178,7 +232,7 @@ func (g *Gateway) syncTools(want map[string]*registry.Tool, collide map[string]b
 	}
 	for name, t := range want {
 		mt := overridden(serverTool(name, t), g.toolOverride(t))
-		mt.Meta = appsURIs(mt.Meta, t.Server, collide)
+		mt.Meta = appsMeta(mt.Meta, func(uri string) string { return g.exposed.appsURI(t.Server, uri) })
 		if old, ok := g.exposed.toolDefs[name]; ok && reflect.DeepEqual(old, mt) {
 			g.exposed.tools[name] = t
 			continue
@@ -229,11 +283,11 @@ func (g *Gateway) syncResources(list []*registry.Resource) []registry.Problem {
 	for i, r := range list {
 		servers[i], defs[i] = r.Server, r.Resource
 	}
-	want := exposeOwned(servers, defs, func(r *mcp.Resource) string { return r.URI },
+	want, problems := exposeOwned("resource", servers, defs, func(r *mcp.Resource) string { return r.URI },
 		func(r *mcp.Resource, uri string) *mcp.Resource { c := *r; c.URI = uri; return &c })
-	return syncOwned("resource", g.exposed.resources, want, g.srv.RemoveResources, func(uri string, o owned[*mcp.Resource]) error {
+	return append(problems, syncOwned("resource", g.exposed.resources, want, g.srv.RemoveResources, func(uri string, o owned[*mcp.Resource]) error {
 		return guard(func() { g.srv.AddResource(o.served, g.resourceHandler(o.server, o.def.URI)) })
-	})
+	})...)
 }
 
 func (g *Gateway) syncTemplates(list []*registry.ResourceTemplate) []registry.Problem {
@@ -242,34 +296,60 @@ func (g *Gateway) syncTemplates(list []*registry.ResourceTemplate) []registry.Pr
 	for i, t := range list {
 		servers[i], defs[i] = t.Server, t.ResourceTemplate
 	}
-	want := exposeOwned(servers, defs, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
+	want, problems := exposeOwned("resource template", servers, defs, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
 		func(t *mcp.ResourceTemplate, ut string) *mcp.ResourceTemplate { c := *t; c.URITemplate = ut; return &c })
-	return syncOwned("resource template", g.exposed.templates, want, g.srv.RemoveResourceTemplates, func(ut string, o owned[*mcp.ResourceTemplate]) error {
-		prefix := ""
-		if ut != o.def.URITemplate {
-			prefix = qualifiedScheme + o.server + "/"
-		}
-		return guard(func() { g.srv.AddResourceTemplate(o.served, g.templateHandler(o.server, prefix)) })
-	})
+	return append(problems, syncOwned("resource template", g.exposed.templates, want, g.srv.RemoveResourceTemplates, func(ut string, o owned[*mcp.ResourceTemplate]) error {
+		return guard(func() { g.srv.AddResourceTemplate(o.served, g.templateHandler(o.server, ut != o.def.URITemplate)) })
+	})...)
 }
 
 // exposeOwned keys each server's definition by the URI (or URI template)
 // it is served under: its own where only one server offers it, else
-// qualified (mcphost://SERVER/ORIGINAL, set with rekey).
-func exposeOwned[D any](servers []string, defs []D, key func(D) string, rekey func(D, string) D) map[string]owned[D] {
-	count := map[string]int{}
-	for _, d := range defs {
-		count[key(d)]++
-	}
+// qualified (qualifyURI, set with rekey). A server offering one URI twice
+// has its first served; a URI in the gateway's own namespaces
+// (reservedURI) is not served, and reported.
+func exposeOwned[D any](what string, servers []string, defs []D, key func(D) string, rekey func(D, string) D) (map[string]owned[D], []registry.Problem) {
+	collide := colliding(servers, func(i int) string { return key(defs[i]) })
 	want := make(map[string]owned[D], len(defs))
+	seen := make(map[subKey]bool, len(defs))
+	var problems []registry.Problem
 	for i, d := range defs {
-		served := rekey(d, key(d)) // a copy: the registry's stays untouched
-		if count[key(d)] > 1 {
-			served = rekey(d, qualifiedScheme+servers[i]+"/"+key(d))
+		k := subKey{servers[i], key(d)}
+		if seen[k] {
+			continue
 		}
-		want[key(served)] = owned[D]{server: servers[i], def: d, served: served}
+		seen[k] = true
+		if reservedURI(k.uri) {
+			problems = append(problems, registry.Problem{Server: k.server,
+				Detail: fmt.Sprintf("%s %s is not served: the gateway serves the URIs of servers' resources under %s and %s", what, k.uri, uiQualified, qualifiedScheme)})
+			continue
+		}
+		served := rekey(d, k.uri) // a copy: the registry's stays untouched
+		if collide[k.uri] {
+			served = rekey(d, qualifyURI(k.server, k.uri))
+		}
+		want[key(served)] = owned[D]{server: k.server, def: d, served: served}
 	}
-	return want
+	return want, problems
+}
+
+// colliding is the set of the URIs (uri(i) for each of servers' i) that
+// more than one server offers: those served qualified.
+func colliding(servers []string, uri func(i int) string) map[string]bool {
+	first := make(map[string]string, len(servers))
+	var out map[string]bool
+	for i, s := range servers {
+		u := uri(i)
+		if f, ok := first[u]; !ok {
+			first[u] = s
+		} else if f != s {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[u] = true
+		}
+	}
+	return out
 }
 
 // syncOwned makes have (what is served, by URI) equal to want: entries no
@@ -347,58 +427,50 @@ func serverTool(name string, t *registry.Tool) *mcp.Tool {
 	return mt
 }
 
-// collidingURIs is the set of the URIs several of list's servers offer.
-func collidingURIs(list []*registry.Resource) map[string]bool {
-	seen := make(map[string]string, len(list))
-	var out map[string]bool
-	for _, r := range list {
-		if s, ok := seen[r.URI]; ok && s != r.Server {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[r.URI] = true
-		}
-		seen[r.URI] = r.Server
+// appsURI returns the URI a tool of server naming uri as its MCP Apps
+// resource is served with: the URI that server's resource uri is served
+// under (itself, or qualified where several servers offer it); else —
+// the server does not list it — its qualified form, recorded in routed so
+// that a read of it goes to server (appsMiddleware), never to another
+// server listing uri. The caller holds g.mu.
+func (x *exposure) appsURI(server, uri string) string {
+	if served, ok := x.apps[subKey{server, uri}]; ok {
+		return served
 	}
-	return out
+	q := qualifyURI(server, uri)
+	if x.routed == nil {
+		x.routed = map[string]subKey{}
+	}
+	x.routed[q] = subKey{server, uri}
+	return q
 }
 
-// appsURIs returns a tool's _meta m with its MCP Apps resource URI
-// (ui.resourceUri, or the earlier flat "ui/resourceUri") pointing at its
-// own server's resource: a URI several servers offer is served qualified
-// (mcphost://SERVER/URI), and so it is named. m is returned as is when
-// nothing changes, else a copy (the registry's is shared).
-func appsURIs(m mcp.Meta, server string, collide map[string]bool) mcp.Meta {
-	if len(collide) == 0 {
-		return m
-	}
-	return qualifyApps(m, server, func(uri string) bool { return collide[uri] })
-}
-
-// qualifyApps returns a tool's _meta m with its MCP Apps resource URI, if
-// which says so of it, qualified (mcphost://SERVER/URI): m itself when
-// nothing changes, else a copy.
-func qualifyApps(m mcp.Meta, server string, which func(uri string) bool) mcp.Meta {
+// appsMeta returns a tool's _meta m with its MCP Apps resource URI
+// (ui.resourceUri, or the earlier flat "ui/resourceUri") as served
+// (served(uri)): m itself when nothing changes, else a copy (the
+// registry's is shared).
+func appsMeta(m mcp.Meta, served func(uri string) string) mcp.Meta {
 	if len(m) == 0 {
 		return m
 	}
-	qualify := func(v any) (string, bool) {
+	serve := func(v any) (string, bool) {
 		u, ok := v.(string)
-		if !ok || !which(u) {
+		if !ok || u == "" {
 			return "", false
 		}
-		return qualifiedScheme + server + "/" + u, true
+		s := served(u)
+		return s, s != u
 	}
 	var out mcp.Meta
 	if ui, ok := m["ui"].(map[string]any); ok {
-		if q, ok := qualify(ui["resourceUri"]); ok {
+		if q, ok := serve(ui["resourceUri"]); ok {
 			out = maps.Clone(m)
 			c := maps.Clone(ui)
 			c["resourceUri"] = q
 			out["ui"] = c
 		}
 	}
-	if q, ok := qualify(m["ui/resourceUri"]); ok {
+	if q, ok := serve(m["ui/resourceUri"]); ok {
 		if out == nil {
 			out = maps.Clone(m)
 		}

@@ -272,13 +272,12 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return errorResult(fmt.Errorf("%s: %w", SearchToolName, err)), nil
 	}
-	g.mu.Lock()
-	collide := g.exposed.collide
-	g.mu.Unlock()
 	out := searchResult{Tools: make([]foundTool, 0, len(found))}
 	for _, r := range found {
 		st := overridden(serverTool(r.Tool.Name, r.Tool), g.toolOverride(r.Tool))
-		st.Meta = appsURIs(st.Meta, r.Tool.Server, collide)
+		g.mu.Lock()
+		st.Meta = appsMeta(st.Meta, func(uri string) string { return g.exposed.appsURI(r.Tool.Server, uri) })
+		g.mu.Unlock()
 		// The name found stays the registry name call_tool takes; an
 		// override's title and description show as tools/list shows them.
 		et := withExecution(st)

@@ -26,6 +26,12 @@ import (
 // where alice is a user.
 func userMetaGateway(t *testing.T) string {
 	t.Helper()
+	return userMetaGatewayWith(t, nil)
+}
+
+// userMetaGatewayWith is userMetaGateway with the gateway's opts.
+func userMetaGatewayWith(t *testing.T, opts *gateway.Options) string {
+	t.Helper()
 	server := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
 	server.AddTool(metaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}, nil
@@ -50,7 +56,7 @@ func userMetaGateway(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := gateway.New(h, nil)
+	g := gateway.New(h, opts)
 	g.Sync(ctx)
 	t.Cleanup(func() {
 		g.Close()
@@ -107,7 +113,7 @@ func aliceRPC(t *testing.T, url, version string) func(method, params string) map
 // annotations, output schema, icons, _meta less reserved members,
 // execution), for clients of both eras; an MCP Apps tool's
 // ui.resourceUri names its server's resource qualified
-// (mcphost://SERVER/URI), which the user reads through their own
+// (ui://mcphost/SERVER/…), which the user reads through their own
 // connection, _meta and all.
 func TestPerUserDefinitionsPassThrough(t *testing.T) {
 	t.Parallel()
@@ -131,7 +137,7 @@ func TestPerUserDefinitionsPassThrough(t *testing.T) {
 				t.Fatalf("mcp__pu__show in %s: %v", b, err)
 			}
 			want := metaTool()
-			const qualified = "mcphost://pu/ui://charts/show.html"
+			const qualified = "ui://mcphost/pu/charts/show.html"
 			wantMeta := mcp.Meta{"ui": map[string]any{"resourceUri": qualified}, "anthropic/alwaysLoad": true}
 			if show.Title != want.Title || show.Description != want.Description || !reflect.DeepEqual(show.Icons, want.Icons) ||
 				!reflect.DeepEqual(show.Meta, wantMeta) || show.Annotations == nil || show.Annotations.Title != want.Annotations.Title ||

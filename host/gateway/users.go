@@ -23,7 +23,7 @@ import (
 // "server"; a tool override's name in place of TOOL), and a call of one is
 // routed by callerMiddleware. Their prompts and resources are not listed;
 // the MCP Apps resources their tools name are read by their qualified URIs
-// (readUserResource).
+// (qualifyURI: ui://mcphost/SERVER/… for ui://…, read by readUserResource).
 
 // sharedServers are the active servers whose lists are served to all: with
 // Options.Users, the per-user servers are left out.
@@ -170,7 +170,7 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 		mt := overridden(serverTool(served, t), g.toolOverride(t).Unnamed())
 		// Its MCP Apps resource is read through p's own connection, by its
 		// qualified URI (readUserResource).
-		mt.Meta = qualifyApps(mt.Meta, t.Server, func(string) bool { return true })
+		mt.Meta = appsMeta(mt.Meta, func(uri string) string { return qualifyURI(t.Server, uri) })
 		list = append(list, mt)
 	}
 	r.Tools = list
@@ -178,19 +178,15 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 
 // userResource maps uri, a resource URI a client reads, to the per-user
 // server and that server's own URI it names: the qualified form
-// (mcphost://SERVER/URI) of a per-user server's resource, as the MCP Apps
+// (qualifyURI: ui://mcphost/SERVER/… for ui://…) of a per-user server's resource, as the MCP Apps
 // resource URIs of its tools are served (addUserTools). ok is false for
 // any other URI.
 func (g *Gateway) userResource(uri string) (server, own string, ok bool) {
 	if !g.users.Load() {
 		return "", "", false
 	}
-	rest, ok := strings.CutPrefix(uri, qualifiedScheme)
-	if !ok {
-		return "", "", false
-	}
-	server, own, ok = strings.Cut(rest, "/")
-	if !ok || own == "" || !g.h.Serving().PerUser(server) {
+	server, own, ok = unqualifyURI(uri)
+	if !ok || !g.h.Serving().PerUser(server) || !g.inEndpoint(server) {
 		return "", "", false
 	}
 	return server, own, true

@@ -80,8 +80,16 @@ type Tool struct {
 	// mcpmeta.ExecutionKey (conn/execution.go), taken from there.
 	Execution any `json:"execution,omitempty"`
 	// Fingerprint is a sha256 of the definition as the server gave it (name,
-	// title, description, input schema, annotations), for pinning.
+	// title, description, input and output schemas, annotations, icons,
+	// _meta less reserved members, execution), for pinning.
 	Fingerprint string `json:"fingerprint"`
+	// PriorFingerprint is the fingerprint earlier versions pinned (name,
+	// title, description, input schema, annotations), where it differs
+	// from Fingerprint (a tool with an output schema, icons, _meta or an
+	// execution): a pin equal to it is taken as this definition's and
+	// upgraded to Fingerprint (host/pins.go), so no pin recorded before
+	// needs approving again. "" when equal.
+	PriorFingerprint string `json:"-"`
 }
 
 // Prompt is one prompt in the unified registry.
@@ -446,8 +454,47 @@ func buildTools(server string, tools []*mcp.Tool) toolSet {
 // input schema, annotations): the Fingerprint of the registry Tool made from it.
 func Fingerprint(t *mcp.Tool) string { return fingerprint(t) }
 
-// fingerprint hashes what a server says a tool is.
+// PriorFingerprint is the fingerprint of t earlier versions pinned, if it
+// is not Fingerprint(t) (see Tool.PriorFingerprint); else "".
+func PriorFingerprint(t *mcp.Tool) string {
+	if !fingerprinted(t) {
+		return ""
+	}
+	return priorFingerprint(t)
+}
+
+// fingerprinted reports whether t has any of what the fingerprint covers
+// and earlier versions' did not: an output schema, icons, _meta (less
+// reserved members) or an execution.
+func fingerprinted(t *mcp.Tool) bool {
+	return t.OutputSchema != nil || len(t.Icons) > 0 || len(definitionMeta(t.Meta)) > 0 || t.Meta[mcpmeta.ExecutionKey] != nil
+}
+
+// fingerprint hashes what a server says a tool is: for a tool with nothing
+// more than earlier versions covered, as they did (priorFingerprint), so
+// that its pin still matches.
 func fingerprint(t *mcp.Tool) string {
+	if !fingerprinted(t) {
+		return priorFingerprint(t)
+	}
+	b, _ := json.Marshal(struct {
+		Version                  int
+		Name, Title, Description string
+		InputSchema              any
+		OutputSchema             any                  `json:",omitempty"`
+		Annotations              *mcp.ToolAnnotations `json:",omitempty"`
+		Icons                    []mcp.Icon           `json:",omitempty"`
+		Meta                     mcp.Meta             `json:",omitempty"`
+		Execution                any                  `json:",omitempty"`
+	}{2, t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Icons,
+		definitionMeta(t.Meta), t.Meta[mcpmeta.ExecutionKey]})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// priorFingerprint is the fingerprint of earlier versions: name, title,
+// description, input schema and annotations.
+func priorFingerprint(t *mcp.Tool) string {
 	b, _ := json.Marshal(struct {
 		Name, Title, Description string
 		InputSchema              any
@@ -480,19 +527,20 @@ func convertTool(server string, t *mcp.Tool) (*Tool, error) {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
 	rt := &Tool{
-		Fingerprint:  fingerprint(t),
-		Name:         ToolName(server, t.Name),
-		Server:       server,
-		Original:     t.Name,
-		Description:  Cap(t.Description, MaxDescriptionLen),
-		InputSchema:  in,
-		OutputSchema: out,
-		HeaderParams: headerParams(t.InputSchema),
-		Icons:        slices.Clone(t.Icons),
-		Meta:         definitionMeta(t.Meta),
-		Execution:    t.Meta[mcpmeta.ExecutionKey],
-		OpenWorld:    true, // MCP defaults: open-world and destructive unless said otherwise
-		Destructive:  true,
+		Fingerprint:      fingerprint(t),
+		PriorFingerprint: PriorFingerprint(t),
+		Name:             ToolName(server, t.Name),
+		Server:           server,
+		Original:         t.Name,
+		Description:      Cap(t.Description, MaxDescriptionLen),
+		InputSchema:      in,
+		OutputSchema:     out,
+		HeaderParams:     headerParams(t.InputSchema),
+		Icons:            slices.Clone(t.Icons),
+		Meta:             definitionMeta(t.Meta),
+		Execution:        t.Meta[mcpmeta.ExecutionKey],
+		OpenWorld:        true, // MCP defaults: open-world and destructive unless said otherwise
+		Destructive:      true,
 	}
 	title := t.Title
 	if title != "" {

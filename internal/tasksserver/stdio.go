@@ -15,7 +15,8 @@ import (
 const maxLine = 16 << 20
 
 // ServeStdio serves newline-delimited JSON-RPC from in to out until in ends
-// or ctx is done. The client's initialize capabilities apply to the
+// (or a line cannot be read); ctx done cancels the requests in flight, but a
+// read blocked on in returns only when in ends or is closed. The client's initialize capabilities apply to the
 // session's requests that carry none in their _meta. Requests are answered
 // concurrently; those still running when in ends are cancelled and waited
 // for.

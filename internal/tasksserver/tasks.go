@@ -118,7 +118,9 @@ func (s *Server) finish(ctx context.Context, t *task, res *toolResult, err error
 }
 
 // askTask parks the task in input_required with reqs until every one is
-// answered by tasks/update, and returns the answers.
+// answered by tasks/update, and returns the answers; a task that ends
+// meanwhile (tasks/cancel) returns the context's error, never the answers
+// given so far.
 func (s *Server) askTask(ctx context.Context, t *task, reqs map[string]json.RawMessage) (map[string]json.RawMessage, error) {
 	s.mu.Lock()
 	if terminal(t.status) {
@@ -130,6 +132,13 @@ func (s *Server) askTask(ctx context.Context, t *task, reqs map[string]json.RawM
 	s.mu.Unlock()
 	for {
 		s.mu.Lock()
+		if terminal(t.status) {
+			s.mu.Unlock()
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, context.Canceled
+		}
 		if len(t.pending) == 0 {
 			answers := t.answers
 			t.answers = nil
