@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
 )
 
 // A server's session runs at the newest protocol version both sides speak.
@@ -22,10 +25,14 @@ import (
 // opened at LegacyProtocol when first needed: the server's requests there
 // reach the calling client as they would directly (see Requester).
 //
-// A call goes there only while no call of another client is in flight on it
-// (enter): the server's requests there name no call, so they could not be
-// told apart; the call goes to the first session then, where a server of
-// NewProtocol that asks by input-required results is tied to its call.
+// On a server's own pipe (stdio, plugin, legacy SSE) a call goes there only
+// while no call of another client is in flight on it (enter): the server's
+// requests there name no call, so they could not be told apart; a call of
+// another client waits for the session to be free of others' calls (within
+// its own deadline), as it would wait for a server that serves one call at
+// a time. Over streamable HTTP a server's request during a call comes on
+// that call's response stream, tied to it, and calls of several clients
+// share the second session at once.
 //
 // The second session is only for calls: the registry lists what the first
 // session offers, subscriptions and list_changed are the first session's.
@@ -34,11 +41,12 @@ import (
 // the same, a call checked against the registry is checked for the second
 // session too; otherwise the caller's Verify checks each call on the second
 // session.
-// A server gets a second session only when configured to (legacy_session =
-// true): the second session shares no session state with the first, and
+// A server gets a second session unless configured not to (legacy_session =
+// false): the second session shares no session state with the first, and
 // for a stdio server it is a second process, which shares no memory either
 // — what a tool call there changes, the first session, which lists, reads
-// and subscribes, may not see.
+// and subscribes, may not see. It is opened only when a client of an
+// earlier version first calls a tool of a server of NewProtocol.
 
 // LegacyProtocol is the protocol version of the second session.
 const LegacyProtocol = "2025-11-25"
@@ -55,6 +63,30 @@ type legacy struct {
 	epoch uint64
 	// What the last comparison of tool lists since then found; nil: none.
 	cmp *comparison
+	// freed is closed (and replaced) when a call leaves the second session:
+	// calls waiting for it to be free of other clients' calls try again.
+	freed chan struct{}
+}
+
+// freedCh returns the channel closed when a call next leaves the second
+// session.
+func (l *legacy) freedCh() chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.freed == nil {
+		l.freed = make(chan struct{})
+	}
+	return l.freed
+}
+
+// left wakes the calls waiting for the second session (freedCh).
+func (l *legacy) left() {
+	l.mu.Lock()
+	if l.freed != nil {
+		close(l.freed)
+		l.freed = nil
+	}
+	l.mu.Unlock()
 }
 
 // comparison is what comparing the tool lists of the second session (of
@@ -91,11 +123,12 @@ func (c *Conn) root() *Conn {
 // forVersion returns the connection a call of a client of protocol version
 // version may go on: the server's second session when version is before
 // NewProtocol, the server's session is of NewProtocol or later and the
-// server's configuration allows a second session (legacy_session), else c.
+// server's configuration allows a second session (legacy_session, on
+// unless false), else c.
 // It connects c first if needed (to learn its version); an error there is
 // left for the call to meet. See also enter.
 func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
-	if version == "" || version >= NewProtocol || !c.cfg.LegacySession {
+	if version == "" || version >= NewProtocol || !c.cfg.LegacySessionOn() {
 		return c
 	}
 	cs, _, err := c.sessionGen(ctx)
@@ -133,20 +166,38 @@ func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
 // no protocol version before NewProtocol.
 var errNoLegacy = errors.New("the server speaks no protocol version before " + NewProtocol)
 
-// enter records fc as in flight on c, or, when c is a second session on
-// which a call of another client is in flight, on the server's first
-// session: the server's own requests there could not be told apart, while
-// on the first session (NewProtocol) a server asks by its call's result.
-// It returns the connection the call goes on.
-func (c *Conn) enter(fc *call) (*Conn, func()) {
-	if c.primary != nil {
-		if remove, ok := c.inflight.addAlone(fc); ok {
-			return c, remove
-		}
-		c = c.primary
+// enter records fc as in flight on c and returns the connection the call
+// goes on (c) and the function that removes it. On a second session whose
+// server's requests name no call (see sharedByCalls), a call of another
+// client in flight there makes it wait until none is, within ctx: the
+// server's requests could not be told apart. The error is ctx's, wrapped.
+func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
+	if c.primary == nil || c.sharedByCalls() {
+		return c, c.inflight.add(fc), nil
 	}
-	return c, c.inflight.add(fc)
+	l := &c.primary.legacy
+	waited := false
+	for {
+		freed := l.freedCh() // (before trying: a call leaving after the try closes it)
+		if remove, ok := c.inflight.addAlone(fc); ok {
+			if waited {
+				c.log.Debug("a call waited for another client's call on the session for earlier protocol versions")
+			}
+			return c, func() { remove(); l.left() }, nil
+		}
+		waited = true
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return c, nil, fmt.Errorf("waiting for the server's %s session, where another client's call is in flight (the server's requests there name no call, so its calls are taken one client at a time): %w", LegacyProtocol, context.Cause(ctx))
+		}
+	}
 }
+
+// sharedByCalls reports whether the server's own requests during a call
+// reach c tied to that call (over streamable HTTP, on the call's response
+// stream), so that calls of several clients may be in flight at once.
+func (c *Conn) sharedByCalls() bool { return c.cfg.Transport == config.TransportHTTP }
 
 // legacyConnected checks a new second session: a server that answered with
 // NewProtocol or later offers nothing the first session does not, and the

@@ -417,13 +417,16 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	fc.cancel = cancel // (a reload's drain deadline cuts the call)
-	c, left := c.enter(fc)
+	c, left, err := c.enter(ctx, fc)
+	if err != nil {
+		return nil, err
+	}
 	defer left()
 	// The notifications the server sent before its response reach the
 	// caller before the result does (see notes.go).
 	defer fc.drain(ctx)
 	var res *mcp.CallToolResult
-	err := m.doOn(ctx, c, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
+	err = m.doOn(ctx, c, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
 		if c.primary != nil {
 			// The registry lists the first session's tools.
 			gen = c.listedAs(ctx, cs, gen)
@@ -596,7 +599,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if raw == nil || csGen != rc.Gen {
 		return nil, false, nil
 	}
-	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySession)
+	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
 	if !ok {
 		return nil, false, nil
 	}
@@ -679,7 +682,7 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 		release()
 		return false
 	}
-	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySession)
+	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
 	if !ok {
 		release()
 		return false

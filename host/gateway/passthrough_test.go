@@ -900,7 +900,7 @@ func TestPassthroughLegacySession(t *testing.T) {
 		t.Run(fmt.Sprintf("legacy_session=%v", legacy), func(t *testing.T) {
 			t.Parallel()
 			s := demo("n", "-passthrough")
-			s.LegacySession = legacy
+			s.LegacySession = new(legacy)
 			p := ptServe(t, ptOptions{servers: []*config.Server{s}})
 			if len(p.problems) > 0 {
 				t.Fatal(p.problems)
@@ -927,7 +927,7 @@ func TestPassthroughLegacySession(t *testing.T) {
 func TestPassthroughRoots(t *testing.T) {
 	t.Parallel()
 	s := demo("n", "-passthrough")
-	s.LegacySession = true
+	s.LegacySession = new(true)
 	p := ptServe(t, ptOptions{servers: []*config.Server{s}})
 	if len(p.problems) > 0 {
 		t.Fatal(p.problems)
