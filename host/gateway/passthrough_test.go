@@ -1175,3 +1175,48 @@ func TestUpdatesNotHeldBySubscribe(t *testing.T) {
 	default:
 	}
 }
+
+// TestPassthroughSamplingOlderUpstream: a go-sdk server of 2025-11-25 (a
+// stateful streamable HTTP server) samples by a request of its own during a
+// call; a client of either era answers through the gateway. A 2026-07-28
+// client answers the gateway's input-required result, whose sampling
+// response go-sdk decodes as a CreateMessageWithToolsResult: it reaches the
+// server as the plain result it asked for (it failed with -32602 before).
+func TestPassthroughSamplingOlderUpstream(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sampler"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("sampling: %w", err)
+		}
+		tc, _ := res.Content.(*mcp.TextContent)
+		if tc == nil {
+			return nil, nil, fmt.Errorf("sampling: content %T", res.Content)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s said %q (%s)", res.Model, tc.Text, res.StopReason)}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "s", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
+	if v := p.h.Serving().ProtocolVersion(context.Background(), "s"); v != oldProtocol {
+		t.Fatalf("upstream session at %q, want %s", v, oldProtocol)
+	}
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			sampled := 0
+			cs := p.dial(t, version, &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				sampled++
+				return &mcp.CreateMessageResult{Model: "m-" + version, Role: "assistant", Content: &mcp.TextContent{Text: "hi"}, StopReason: "endTurn"}, nil
+			}})
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__s__sample", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("m-%s said %q (endTurn)", version, "hi"); res.IsError || textOf(res) != want || sampled != 1 {
+				t.Fatalf("result %q (isError %v, sampled %d times); want %q", textOf(res), res.IsError, sampled, want)
+			}
+		})
+	}
+}
