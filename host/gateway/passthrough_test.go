@@ -889,18 +889,22 @@ func TestPassthroughUnaskedInputResponses(t *testing.T) {
 
 // TestPassthroughLegacySession: a server of 2026-07-28 whose tool asks by a
 // request of its own (ask_old, as tools written for 2025-11-25 do), behind
-// the gateway with legacy_session. A 2025-11-25 client is asked and gets
-// its answer (its calls go to a second upstream process at that version),
-// as it would calling the server directly; a 2026-07-28 client gets the
-// server's refusal, as it would directly too. Without legacy_session the
-// 2025-11-25 client gets the refusal.
+// the gateway by default (legacy_session on unless false). A 2025-11-25
+// client is asked and gets its answer (its calls go to a second upstream
+// process at that version), as it would calling the server directly; a
+// 2026-07-28 client gets the server's refusal, as it would directly too.
+// With legacy_session = false the 2025-11-25 client gets the refusal.
 func TestPassthroughLegacySession(t *testing.T) {
 	t.Parallel()
-	for _, legacy := range []bool{true, false} {
-		t.Run(fmt.Sprintf("legacy_session=%v", legacy), func(t *testing.T) {
+	for _, legacy := range []*bool{nil, new(true), new(false)} {
+		name := "default"
+		if legacy != nil {
+			name = fmt.Sprintf("legacy_session=%v", *legacy)
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s := demo("n", "-passthrough")
-			s.LegacySession = new(legacy)
+			s.LegacySession = legacy
 			p := ptServe(t, ptOptions{servers: []*config.Server{s}})
 			if len(p.problems) > 0 {
 				t.Fatal(p.problems)
@@ -913,7 +917,7 @@ func TestPassthroughLegacySession(t *testing.T) {
 				}})
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__n__ask_old", Arguments: map[string]any{"question": "name?"}})
 				answered := err == nil && !res.IsError && textOf(res) == "answer: dave (mood: calm)" && asked == 1
-				if want := legacy && version == oldProtocol; answered != want {
+				if want := (legacy == nil || *legacy) && version == oldProtocol; answered != want {
 					t.Errorf("%s client: result %v, error %v, asked %d times; want answered: %v", version, res, err, asked, want)
 				}
 			}
@@ -922,12 +926,11 @@ func TestPassthroughLegacySession(t *testing.T) {
 }
 
 // TestPassthroughRoots: a server's roots/list of its own during a
-// 2025-11-25 client's call (legacy_session) is answered by that client's
-// roots, through the gateway.
+// 2025-11-25 client's call (on the second session, by default) is answered
+// by that client's roots, through the gateway.
 func TestPassthroughRoots(t *testing.T) {
 	t.Parallel()
 	s := demo("n", "-passthrough")
-	s.LegacySession = new(true)
 	p := ptServe(t, ptOptions{servers: []*config.Server{s}})
 	if len(p.problems) > 0 {
 		t.Fatal(p.problems)
@@ -1218,5 +1221,52 @@ func TestPassthroughSamplingOlderUpstream(t *testing.T) {
 				t.Fatalf("result %q (isError %v, sampled %d times); want %q", textOf(res), res.IsError, sampled, want)
 			}
 		})
+	}
+}
+
+// TestPassthroughLegacySessionClientsAtOnce: two 2025-11-25 clients call a
+// tool that asks by a request of its own (ask_old) on a stdio server of
+// 2026-07-28 at once, through a default gateway. On the second session the
+// server's requests name no call: the second client's call waits for the
+// first's, and each client is asked once, its own question. (Before, the
+// second call went to the first session, where ask_old fails.)
+func TestPassthroughLegacySessionClientsAtOnce(t *testing.T) {
+	t.Parallel()
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("n", "-passthrough")}})
+	if len(p.problems) > 0 {
+		t.Fatal(p.problems)
+	}
+	hold := make(chan struct{})
+	asked := make(chan string, 4)
+	var wg sync.WaitGroup
+	for _, user := range []string{"alice", "bob"} {
+		cs := p.dial(t, oldProtocol, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- user + ": " + r.Params.Message
+			<-hold
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": user}}, nil
+		}})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__n__ask_old", Arguments: map[string]any{"question": "for " + user}})
+			if err != nil || res.IsError || textOf(res) != "answer: "+user+" (mood: calm)" {
+				t.Errorf("%s's call: %v, %v", user, textOf(res), err)
+			}
+		}()
+	}
+	first := <-asked // one call is asked; the other waits for it
+	select {
+	case second := <-asked:
+		t.Fatalf("both asked at once: %q and %q", first, second)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(hold)
+	wg.Wait()
+	close(asked)
+	second := <-asked
+	for _, a := range []string{first, second} {
+		if who, q, _ := strings.Cut(a, ": "); q != "for "+who {
+			t.Errorf("%s", a)
+		}
 	}
 }
