@@ -194,6 +194,62 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 	}
 }
 
+// errLegacyBusy: a raw call found the second session busy with another
+// client's call (enterRaw); nothing was sent.
+var errLegacyBusy = errors.New("another client's call is in flight on the second session")
+
+// enterRaw is enter for a raw call, which must not wait: on a second
+// session busy with another client's call it fails with errLegacyBusy (the
+// caller then takes the go-sdk path, which waits).
+func (c *Conn) enterRaw(fc *call) (func(), error) {
+	if c.primary == nil || c.sharedByCalls() {
+		return c.inflight.add(fc), nil
+	}
+	remove, ok := c.inflight.addAlone(fc)
+	if !ok {
+		return nil, errLegacyBusy
+	}
+	l := &c.primary.legacy
+	return func() { remove(); l.left() }, nil
+}
+
+// legacyRaw returns the second session a raw call rc of a client before
+// NewProtocol goes to (the relay's path, as Call's goes there by
+// forVersion), or nil: when the server has none open, or its tools were
+// last found to differ from those of the first session of generation
+// rc.Gen, which the caller checked the tool on (then the go-sdk path opens
+// or compares it). It never connects.
+func (c *Conn) legacyRaw(rc RawCall) *Conn {
+	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() {
+		return nil
+	}
+	l := &c.legacy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.c == nil || l.none || l.cmp == nil || !l.cmp.same || l.cmp.primary != rc.Gen {
+		return nil
+	}
+	return l.c
+}
+
+// listedGen is the generation of the first session whose tool listing a
+// call verified against it may rely on, for a call on c's session of
+// generation gen: gen itself on a first session; on a second one, the
+// first session's generation whose tools it was last found to list too
+// (listedAs), else 0.
+func (c *Conn) listedGen(gen uint64) uint64 {
+	if c.primary == nil {
+		return gen
+	}
+	l := &c.primary.legacy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if k := l.cmp; k != nil && k.same && k.seen == gen {
+		return k.primary
+	}
+	return 0
+}
+
 // sharedByCalls reports whether the server's own requests during a call
 // reach c tied to that call (over streamable HTTP, on the call's response
 // stream), so that calls of several clients may be in flight at once.

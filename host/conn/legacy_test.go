@@ -618,3 +618,72 @@ func TestSessionVersionRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacySessionRaw: once a 2025-11-25 client's call has opened the
+// second session (and found its tools the first session's), that era's
+// calls take the raw path there, where the server's requests reach the
+// caller; while another client's call is in flight on it (stdio), a raw
+// call is not taken (nothing sent: the go-sdk path waits). Before,
+// 2025-11-25 calls to a server with a second session never took the raw
+// path.
+func TestLegacySessionRaw(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		cfg    func(t *testing.T) *config.Server
+		shared bool // calls of several clients share the second session
+	}{
+		{"stdio", func(*testing.T) *config.Server { return demo("d", "-passthrough") }, false},
+		{"remote", func(t *testing.T) *config.Server { return httpDemo(t, "h") }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg(t)
+			m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
+			t.Cleanup(func() { m.Close() })
+			ctx := context.Background()
+			raw := func(ctx context.Context, r Requester) ([]byte, bool, error) {
+				return m.CallRaw(ctx, cfg.Name, RawCall{Tool: "ask_old", Args: []byte(`{"question":"raw?"}`), ProtocolVersion: LegacyProtocol,
+					Gen: m.Generation(ctx, cfg.Name), Requester: r, Asks: true})
+			}
+			// Nothing open yet: the go-sdk path opens the second session.
+			if _, handled, err := raw(ctx, newAnswerer("carol", "x")); handled || err != nil {
+				t.Fatalf("before the second session is open: handled %v, error %v", handled, err)
+			}
+			if res, err := m.Call(ctx, cfg.Name, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}},
+				&CallOptions{ClientVersion: LegacyProtocol, Requester: newAnswerer("carol", "x")}); err != nil || res.IsError {
+				t.Fatalf("opening call: %v %v", resultText(res), err)
+			}
+			carol := newAnswerer("carol", "raw answer")
+			resp, handled, err := raw(ctx, carol)
+			if err != nil || !handled || !strings.Contains(string(resp), "answer: raw answer (mood: calm)") || len(carol.asked) != 1 {
+				t.Fatalf("raw call on the second session: %s, handled %v, error %v, asked %d", resp, handled, err, len(carol.asked))
+			}
+
+			// Another client's call in flight there.
+			alice := newAnswerer("alice", "a")
+			alice.hold = make(chan struct{})
+			var release sync.Once
+			t.Cleanup(func() { release.Do(func() { close(alice.hold) }) })
+			done := make(chan error, 1)
+			go func() {
+				_, err := m.Call(ctx, cfg.Name, &mcp.CallToolParams{Name: "ask_old", Arguments: map[string]any{}}, &CallOptions{ClientVersion: LegacyProtocol, Requester: alice})
+				done <- err
+			}()
+			<-alice.asked
+			bob := newAnswerer("bob", "b")
+			resp, handled, err = raw(ctx, bob)
+			if tc.shared {
+				if err != nil || !handled || !strings.Contains(string(resp), "answer: b") {
+					t.Fatalf("raw call beside another client's: %s, handled %v, error %v", resp, handled, err)
+				}
+			} else if handled || err != nil || len(bob.asked) != 0 {
+				t.Fatalf("raw call while another client's is in flight: handled %v, error %v, asked %d; want not taken", handled, err, len(bob.asked))
+			}
+			release.Do(func() { close(alice.hold) })
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

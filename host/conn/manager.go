@@ -565,6 +565,9 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if c == nil {
 		return nil, false, nil
 	}
+	if lc := c.legacyRaw(rc); lc != nil {
+		c = lc
+	}
 	// At once when a slot is free and the session live (no context of
 	// rc.Timeout around the call: its own timer bounds it, see startRaw);
 	// else waiting for either, within rc.Timeout.
@@ -596,7 +599,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 		c.mu.Unlock()
 	}
 	defer c.release() // (the slot taken by ready or acquire)
-	if raw == nil || csGen != rc.Gen {
+	if raw == nil || c.listedGen(csGen) != rc.Gen {
 		return nil, false, nil
 	}
 	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
@@ -612,6 +615,9 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if err := c.startRaw(ctx, cs, raw, v, older, rc, true, func() {}, func(resp []byte, handled bool, err error) {
 		ch <- result{resp, handled, err}
 	}); err != nil {
+		if errors.Is(err, errLegacyBusy) {
+			return nil, false, nil // (nothing sent: CallTool waits for the session)
+		}
 		if connectionGone(err) {
 			c.drop(cs, err)
 		}
@@ -669,6 +675,9 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 	if c == nil || c.root().retired.Load() {
 		return false
 	}
+	if lc := c.legacyRaw(rc); lc != nil {
+		c = lc
+	}
 	select {
 	case c.calls <- struct{}{}:
 	default:
@@ -678,7 +687,7 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 	c.mu.Lock()
 	cs, raw, gen := c.session, c.raw, c.gen
 	c.mu.Unlock()
-	if cs == nil || raw == nil || gen != rc.Gen {
+	if cs == nil || raw == nil || c.listedGen(gen) != rc.Gen {
 		release()
 		return false
 	}
@@ -731,7 +740,14 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		}
 		timer = time.AfterFunc(rc.Timeout, func() { cancel(cause) })
 	}
-	left := c.inflight.add(fc)
+	left, err := c.enterRaw(fc)
+	if err != nil {
+		cancel(nil)
+		if timer != nil {
+			timer.Stop()
+		}
+		return err
+	}
 	trace, tool := rc.Trace, rc.Tool // (the closure below takes tool, not all of rc)
 	var us telemetry.Span
 	var begun time.Time
@@ -741,7 +757,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		trace, begun = tel.TraceMembers(ctx), time.Now()
 	}
 	timeoutCause := rc.TimeoutCause
-	err := raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
+	err = raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
 		if timer != nil {
 			timer.Stop()
 			if err != nil && timeoutCause != nil && context.Cause(ctx) == timeoutCause {
