@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,14 @@ type Options struct {
 	// OnCreateMessage answers sampling requests from servers that no call's
 	// Requester takes. OPTIONAL.
 	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// OnListRoots answers a server's roots/list that no call's Requester
+	// takes (one outside any call), for the connection of user u (nil: a
+	// shared one); a nil result leaves it to Roots. OPTIONAL.
+	OnListRoots func(ctx context.Context, server string, u *User) (*mcp.ListRootsResult, error)
+	// Roots are the host's own roots (settings { roots }), answered to a
+	// server's roots/list outside any call when OnListRoots has no answer;
+	// SetRoots changes them. OPTIONAL.
+	Roots []*mcp.Root
 	// Capabilities are the client capabilities offered to servers of
 	// protocol versions before 2026-07-28 at initialize, beyond those
 	// OnElicit and OnCreateMessage imply: what the callers' Requesters may
@@ -150,6 +159,8 @@ type Manager struct {
 	users users // per-user connections (users.go)
 
 	sseRouters sseRouters // the raw lane's event stream readers (httplane.go)
+
+	rootClients rootClients // the host's roots and the clients holding them (roots.go)
 }
 
 // NewManager returns a manager for the given servers. It connects nothing until asked.
@@ -158,6 +169,7 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 	if opts != nil {
 		m.opts = *opts
 	}
+	m.rootClients.roots = slices.Clone(m.opts.Roots)
 	if m.opts.Logger == nil {
 		m.opts.Logger = hclog.NewNullLogger()
 	}
