@@ -115,6 +115,8 @@ type Gateway struct {
 	exposed exposure // what is served, by exposed name or URI
 
 	changed chan struct{} // a registry change is pending
+	// sole is the front's one client, asked for roots outside any call (roots.go).
+	sole    atomic.Pointer[mcp.ServerSession]
 	relayed atomic.Uint64 // tools/call requests that took the relay path
 	askKeys [][]byte      // key the request states the gateway issues; the first signs (ask.go)
 

@@ -47,6 +47,9 @@ func serveWith(ctx context.Context, g *gateway.Gateway, r io.ReadCloser, w io.Wr
 	if err != nil {
 		return err
 	}
+	// The one client answers servers' roots/list outside any call.
+	g.SetSoleClient(ss)
+	defer g.SetSoleClient(nil)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

@@ -1,0 +1,41 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/conn"
+)
+
+// A server of a version before 2026-07-28 may ask for the client's roots
+// outside any call (at session start, say). During a call the request goes
+// to the call's client (sessionRequester). Outside one, ListRootsOutside
+// answers: on stdio, the front's one client is asked (SetSoleClient);
+// otherwise there is no one client to ask, and the host answers with
+// settings { roots } (conn.Manager.SetRoots).
+
+// SetSoleClient names the front's one client (the stdio front's session),
+// whose roots a server's roots/list outside any call is answered with;
+// nil forgets it.
+func (g *Gateway) SetSoleClient(ss *mcp.ServerSession) { g.sole.Store(ss) }
+
+// ListRootsOutside answers a server's roots/list outside any call, for
+// host.Options.OnListRoots: by asking the sole client when there is one
+// and it has roots; nil (leaving it to settings { roots }) otherwise.
+func (g *Gateway) ListRootsOutside(ctx context.Context, server string, _ *conn.User) (*mcp.ListRootsResult, error) {
+	ss := g.sole.Load()
+	if ss == nil {
+		return nil, nil
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || (ip.Capabilities.RootsV2 == nil && !ip.Capabilities.Roots.ListChanged) {
+		return nil, nil
+	}
+	res, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("asking the client for its roots (for %s): %w", server, err)
+	}
+	return res, nil
+}
