@@ -191,7 +191,7 @@ addressed) or allowed with --allow-origin.`,
 			if err != nil {
 				return err
 			}
-			g := gateway.New(h, &gateway.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
+			g := gateway.New(h, &gateway.Options{Logger: log.Named("serve"), SoleClient: httpAddr == "", DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
 				Keys: keys, State: st})
 			defer g.Close() // (last: after the connects and the reloader have stopped)
 			gw.Store(g)
