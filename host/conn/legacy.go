@@ -232,6 +232,25 @@ func (c *Conn) legacyRaw(rc RawCall) *Conn {
 	return l.c
 }
 
+// openLegacyRaw is legacyRaw for a caller that may wait (CallRaw): it
+// opens the second session when needed (forVersion) and compares its tools
+// with the first session's (listedAs), so that the first call of a client
+// before NewProtocol is relayed too. nil: the call cannot go there raw.
+func (c *Conn) openLegacyRaw(ctx context.Context, rc RawCall) *Conn {
+	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() || rc.Requester == nil || !rc.Asks {
+		return nil
+	}
+	lc := c.forVersion(ctx, rc.ProtocolVersion)
+	if lc == c {
+		return nil
+	}
+	cs, gen, err := lc.sessionGen(ctx)
+	if err != nil || lc.listedAs(ctx, cs, gen) != rc.Gen {
+		return nil
+	}
+	return lc
+}
+
 // listedGen is the generation of the first session whose tool listing a
 // call verified against it may rely on, for a call on c's session of
 // generation gen: gen itself on a first session; on a second one, the

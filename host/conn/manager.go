@@ -579,6 +579,8 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	}
 	if lc := c.legacyRaw(rc); lc != nil {
 		c = lc
+	} else if lc := c.openLegacyRaw(ctx, rc); lc != nil {
+		c = lc
 	}
 	// At once when a slot is free and the session live (no context of
 	// rc.Timeout around the call: its own timer bounds it, see startRaw);
@@ -726,7 +728,9 @@ func rawVersions(cs *mcp.ClientSession, raw rawStarter, rc RawCall, legacySessio
 	switch {
 	case v == rc.ProtocolVersion:
 		return v, false, v >= NewProtocol || (rc.Requester != nil && rc.Asks)
-	case v >= NewProtocol && rc.ProtocolVersion < NewProtocol && !legacySession:
+	case v >= NewProtocol && rc.ProtocolVersion < NewProtocol && (!legacySession || !rc.Asks || rc.Requester == nil):
+		// (A client that cannot be asked during the call, a stateless one
+		// say, has no use for the second session.)
 		return v, true, true
 	}
 	return v, false, false
