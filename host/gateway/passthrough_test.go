@@ -97,6 +97,15 @@ func twoServers(t *testing.T) *ptGateway {
 	return ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough"), demo("b", "-passthrough")}})
 }
 
+// twoServersFirstSession is twoServers with legacy_session = false: the
+// tests of what a tool call does to the server's state that its first
+// session sees (subscriptions, stats, a crash). By default a 2025-11-25
+// client's calls go to a second session (for a stdio server, a second
+// process), whose state the first session's subscribers never see.
+func twoServersFirstSession(t *testing.T) *ptGateway {
+	return ptServe(t, ptOptions{servers: []*config.Server{withoutLegacy(demo("a", "-passthrough")), withoutLegacy(demo("b", "-passthrough"))}})
+}
+
 // dial connects a go-sdk client speaking version to the gateway.
 func (p *ptGateway) dial(t *testing.T, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
@@ -260,7 +269,7 @@ func TestPassthroughSubscribe(t *testing.T) {
 	for _, version := range protocols {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			p := twoServers(t) // its own: updates reach every subscriber of the gateway
+			p := twoServersFirstSession(t) // its own: updates reach every subscriber of the gateway
 			updates := func(ch chan string) *mcp.ClientOptions {
 				return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 					ch <- r.Params.URI
@@ -702,7 +711,7 @@ func TestPassthroughRelistOnReconnect(t *testing.T) {
 		}
 	}
 	writeDefs(demoserver.Definitions{ExtraTools: []string{"old_tool"}, ExtraPrompts: []string{"old_prompt"}, ExtraResources: []string{"demo://old"}})
-	p := ptServe(t, ptOptions{servers: []*config.Server{demo("d", "-definitions", defs)}})
+	p := ptServe(t, ptOptions{servers: []*config.Server{withoutLegacy(demo("d", "-definitions", defs))}})
 	if len(p.problems) > 0 {
 		t.Fatal(p.problems)
 	}
@@ -958,7 +967,7 @@ func TestPassthroughRoots(t *testing.T) {
 // ends its subscriptions, upstream too.
 func TestPassthroughSubscriptionsEnd(t *testing.T) {
 	t.Parallel()
-	p := twoServers(t)
+	p := twoServersFirstSession(t)
 	ctx := context.Background()
 	const uri = "mcphost://a/demo://whoami"
 	observer := p.dial(t, oldProtocol, nil)
@@ -1021,7 +1030,7 @@ func TestPassthroughSubscriptionsEnd(t *testing.T) {
 // allows it again brings them back.
 func TestRevokedSubscriptionUpdates(t *testing.T) {
 	t.Parallel()
-	servers := []*config.Server{demo("a", "-passthrough")}
+	servers := []*config.Server{withoutLegacy(demo("a", "-passthrough"))}
 	gw := ptServe(t, ptOptions{servers: servers,
 		http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
