@@ -99,3 +99,33 @@ func TestRootsOutsideCall(t *testing.T) {
 		}
 	})
 }
+
+// TestRootsOutsideCallPerUser: a per-user connection's server asking for
+// roots outside any call is answered by OnListRoots for that connection's
+// user (the gateway asks that user's client).
+func TestRootsOutsideCallPerUser(t *testing.T) {
+	t.Parallel()
+	seen := make(chan string, 8)
+	cfg := rootsServer(t, seen)
+	cfg.OAuth = &config.OAuth{Grant: config.GrantAuthorizationCode, PerUser: true, AllowLoopback: true}
+	m := NewManager([]*config.Server{cfg}, &Options{
+		OnListRoots: func(_ context.Context, server string, u *User) (*mcp.ListRootsResult, error) {
+			if u == nil {
+				return nil, nil
+			}
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///home/" + u.Subject}}}, nil
+		},
+	})
+	t.Cleanup(func() { m.Close() })
+	if _, err := m.Session(WithUser(context.Background(), &User{Issuer: "https://i", Subject: "alice", Token: "t"}), cfg.Name); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-seen:
+		if got != "file:///home/alice=" {
+			t.Fatalf("alice's connection's server was told %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("not answered")
+	}
+}

@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/inbound"
 )
 
 // A server of a version before 2026-07-28 may ask for the client's roots
@@ -15,7 +17,8 @@ import (
 // to the call's client (sessionRequester). Outside one, ListRootsOutside
 // answers: on stdio, the front's one client is asked (SetSoleClient;
 // waiting for it when the gateway was told to expect it, Options.SoleClient);
-// otherwise there is no one client to ask, and the host answers with
+// over HTTP, a per-user connection's user's client (userClients); a shared
+// connection has no one client to ask, and the host answers with
 // settings { roots } (conn.Manager.SetRoots).
 
 // SetSoleClient names the front's one client (the stdio front's session),
@@ -28,6 +31,59 @@ func (g *Gateway) SetSoleClient(ss *mcp.ServerSession) {
 	}
 }
 
+// userClients are the latest downstream session of each gateway user
+// whose client has roots (inbound OAuth), by conn.User ID: a per-user
+// connection's server asking outside any call is answered by its user's
+// client. One entry per user, replaced by the user's next session; a
+// session that fails to answer is forgotten. Sessions on other replicas
+// are not known: the settings' roots answer then.
+type userClients struct {
+	mu sync.Mutex
+	m  map[string]*mcp.ServerSession
+}
+
+func (u *userClients) seen(id string, ss *mcp.ServerSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.m == nil {
+		u.m = map[string]*mcp.ServerSession{}
+	}
+	u.m[id] = ss
+}
+
+func (u *userClients) get(id string) *mcp.ServerSession {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.m[id]
+}
+
+func (u *userClients) forget(id string, ss *mcp.ServerSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.m[id] == ss {
+		delete(u.m, id)
+	}
+}
+
+// noteUserClient records ss as the latest session of the user of
+// principal p (callerMiddleware), when its client has roots.
+func (g *Gateway) noteUserClient(p *inbound.Principal, req mcp.Request) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || ss == nil || !hasRoots(ss) {
+		return
+	}
+	g.userRoots.seen((&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID(), ss)
+}
+
+// hasRoots reports whether ss's client said it has roots.
+func hasRoots(ss *mcp.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && (ip.Capabilities.RootsV2 != nil || ip.Capabilities.Roots.ListChanged)
+}
+
+// userRootsWait bounds how long a user's client is given to answer.
+const userRootsWait = 10 * time.Second
+
 // soleWait bounds how long a server's roots/list outside any call waits
 // for the sole client (Options.SoleClient) to be served: a server that asks
 // at session start may ask before the client's initialize is answered.
@@ -35,8 +91,26 @@ const soleWait = 30 * time.Second
 
 // ListRootsOutside answers a server's roots/list outside any call, for
 // host.Options.OnListRoots: by asking the sole client when there is one
-// and it has roots; nil (leaving it to settings { roots }) otherwise.
-func (g *Gateway) ListRootsOutside(ctx context.Context, server string, _ *conn.User) (*mcp.ListRootsResult, error) {
+// and it has roots; for a per-user connection (u), by asking u's latest
+// session whose client has roots; nil (leaving it to settings { roots })
+// otherwise.
+func (g *Gateway) ListRootsOutside(ctx context.Context, server string, u *conn.User) (*mcp.ListRootsResult, error) {
+	if u != nil {
+		id := u.ID()
+		ss := g.userRoots.get(id)
+		if ss == nil {
+			return nil, nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, userRootsWait)
+		defer cancel()
+		res, err := ss.ListRoots(ctx, nil)
+		if err != nil {
+			g.userRoots.forget(id, ss)
+			g.log.Debug("the user's client did not answer roots/list: the settings' roots answer", "server", server, "error", err)
+			return nil, nil
+		}
+		return res, nil
+	}
 	if g.soleSeen != nil {
 		t := time.NewTimer(soleWait)
 		defer t.Stop()

@@ -123,8 +123,10 @@ type Gateway struct {
 	sole     atomic.Pointer[mcp.ServerSession]
 	soleSeen chan struct{} // closed when SetSoleClient names it; nil: no sole client expected
 	soleOnce sync.Once
-	relayed  atomic.Uint64 // tools/call requests that took the relay path
-	askKeys  [][]byte      // key the request states the gateway issues; the first signs (ask.go)
+	// userRoots are each user's latest session with roots (roots.go).
+	userRoots userClients
+	relayed   atomic.Uint64 // tools/call requests that took the relay path
+	askKeys   [][]byte      // key the request states the gateway issues; the first signs (ask.go)
 
 	// Scale-out (host/gateway/cluster): the keys (MCPHOST_SESSION_KEYS),
 	// the shared state, this replica's random id; the fronts whose
