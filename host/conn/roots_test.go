@@ -21,7 +21,9 @@ func rootsServer(t *testing.T, seen chan<- string) *config.Server {
 	t.Helper()
 	ask := func(ctx context.Context, ss *mcp.ServerSession) {
 		go func() { // (not on the session's read loop)
-			res, err := ss.ListRoots(context.WithoutCancel(ctx), nil)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			res, err := ss.ListRoots(ctx, nil)
 			if err != nil {
 				seen <- "error: " + err.Error()
 				return
@@ -38,7 +40,13 @@ func rootsServer(t *testing.T, seen chan<- string) *config.Server {
 		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) { ask(ctx, req.Session) },
 	})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(hs.Close)
+	t.Cleanup(func() {
+		for ss := range srv.Sessions() { // (a request of the server's may still wait)
+			ss.Close()
+		}
+		hs.CloseClientConnections()
+		hs.Close()
+	})
 	return &config.Server{Name: "r", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 

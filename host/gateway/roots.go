@@ -21,9 +21,9 @@ import (
 // connection has no one client to ask, and the host answers with
 // settings { roots } (conn.Manager.SetRoots).
 
-// SetSoleClient names the front's one client (the stdio front's session),
-// whose roots a server's roots/list outside any call is answered with;
-// nil forgets it.
+// SetSoleClient names the front's one client (the stdio front's session,
+// once initialized: see initialized), whose roots a server's roots/list
+// outside any call is answered with; nil forgets it.
 func (g *Gateway) SetSoleClient(ss *mcp.ServerSession) {
 	g.sole.Store(ss)
 	if ss != nil && g.soleSeen != nil {
@@ -84,10 +84,20 @@ func hasRoots(ss *mcp.ServerSession) bool {
 // userRootsWait bounds how long a user's client is given to answer.
 const userRootsWait = 10 * time.Second
 
+// initialized names the session, initialized, the sole client when the
+// gateway expects one (Options.SoleClient): its roots can be asked now.
+func (g *Gateway) initialized(_ context.Context, req *mcp.InitializedRequest) {
+	if g.soleSeen != nil && req.Session != nil {
+		g.SetSoleClient(req.Session)
+	}
+}
+
 // soleWait bounds how long a server's roots/list outside any call waits
-// for the sole client (Options.SoleClient) to be served: a server that asks
-// at session start may ask before the client's initialize is answered.
-const soleWait = 30 * time.Second
+// for the sole client (Options.SoleClient) to be initialized: a server that
+// asks at session start may ask before then. (A client of 2026-07-28
+// sends no initialize; its servers, in its era, ask for no roots outside
+// a call, and one of an earlier version waits this long for no answer.)
+const soleWait = 10 * time.Second
 
 // ListRootsOutside answers a server's roots/list outside any call, for
 // host.Options.OnListRoots: by asking the sole client when there is one

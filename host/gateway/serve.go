@@ -255,6 +255,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 			Logging:     &mcp.LoggingCapabilities{},
 		},
 		Logger:             hclogslog.New(g.log),
+		InitializedHandler: g.initialized,
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,

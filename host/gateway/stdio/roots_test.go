@@ -30,7 +30,9 @@ func TestRootsAtSessionStart(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "rooted"}, &mcp.ServerOptions{
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			go func() {
-				res, err := req.Session.ListRoots(context.WithoutCancel(ctx), nil)
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				res, err := req.Session.ListRoots(ctx, nil)
 				if err != nil {
 					seen <- "error: " + err.Error()
 					return
@@ -44,7 +46,13 @@ func TestRootsAtSessionStart(t *testing.T) {
 		},
 	})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(hs.Close)
+	t.Cleanup(func() {
+		for ss := range srv.Sessions() { // (a request of the server's may still wait)
+			ss.Close()
+		}
+		hs.CloseClientConnections()
+		hs.Close()
+	})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var gw atomic.Pointer[gateway.Gateway]
