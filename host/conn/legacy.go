@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,9 +29,11 @@ import (
 // On a server's own pipe (stdio, plugin, legacy SSE) a call goes there only
 // while no call of another client is in flight on it (enter): the server's
 // requests there name no call, so they could not be told apart; a call of
-// another client waits for the session to be free of others' calls (within
-// its own deadline), as it would wait for a server that serves one call at
-// a time. Over streamable HTTP a server's request during a call comes on
+// another client waits for the session to be free of others' calls, as it
+// would wait for a server that serves one call at a time — up to
+// legacyWait, after which the first session serves it (where a tool that
+// asks by a request of its own fails, and one that asks by an
+// input-required result works). Over streamable HTTP a server's request during a call comes on
 // that call's response stream, tied to it, and calls of several clients
 // share the second session at once.
 //
@@ -167,32 +170,48 @@ func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
 var errNoLegacy = errors.New("the server speaks no protocol version before " + NewProtocol)
 
 // enter records fc as in flight on c and returns the connection the call
-// goes on (c) and the function that removes it. On a second session whose
+// goes on and the function that removes it. On a second session whose
 // server's requests name no call (see sharedByCalls), a call of another
-// client in flight there makes it wait until none is, within ctx: the
-// server's requests could not be told apart. The error is ctx's, wrapped.
+// client in flight there makes it wait until none is (the server's
+// requests could not be told apart), within ctx and up to legacyWait, after
+// which it goes on the first session. The error is ctx's, wrapped.
 func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 	if c.primary == nil || c.sharedByCalls() {
 		return c, c.inflight.add(fc), nil
 	}
 	l := &c.primary.legacy
-	waited := false
+	var bound <-chan time.Time
 	for {
 		freed := l.freedCh() // (before trying: a call leaving after the try closes it)
 		if remove, ok := c.inflight.addAlone(fc); ok {
-			if waited {
+			if bound != nil {
 				c.log.Debug("a call waited for another client's call on the session for earlier protocol versions")
 			}
 			return c, func() { remove(); l.left() }, nil
 		}
-		waited = true
+		if bound == nil {
+			t := time.NewTimer(legacyWait)
+			defer t.Stop()
+			bound = t.C
+		}
 		select {
 		case <-freed:
+		case <-bound:
+			// Not forever behind another client's call (one that waits
+			// for its user's answer, say): the first session serves it,
+			// where a tool that asks by a request of its own fails.
+			c.log.Info("another client's call is still in flight on the session for earlier protocol versions: the first session serves the call", "waited", legacyWait)
+			p := c.primary
+			return p, p.inflight.add(fc), nil
 		case <-ctx.Done():
 			return c, nil, fmt.Errorf("waiting for the server's %s session, where another client's call is in flight (the server's requests there name no call, so its calls are taken one client at a time): %w", LegacyProtocol, context.Cause(ctx))
 		}
 	}
 }
+
+// legacyWait is how long a call waits for a second session busy with
+// another client's call (enter) before the first session serves it.
+const legacyWait = 3 * time.Second
 
 // errLegacyBusy: a raw call found the second session busy with another
 // client's call (enterRaw); nothing was sent.

@@ -210,6 +210,13 @@ func TestLegacySessionOneClientAtATime(t *testing.T) {
 		t.Fatal("bob was asked by a request on the second session while alice's call was in flight there")
 	}
 
+	// Not forever: after legacyWait the first session serves bob's call,
+	// where ask asks by an input-required result (and ask_old would fail).
+	res, err := call(ctx, "ask", bob)
+	if err != nil || res.InputRequests == nil || len(bob.asked) != 0 {
+		t.Fatalf("bob's call after waiting %s: %q, %v; want the first session's input-required result", legacyWait, resultText(res), err)
+	}
+
 	// A call of bob's that waits long enough goes there once alice's ends.
 	bobDone := make(chan string, 1)
 	go func() {
