@@ -166,9 +166,10 @@ func TestLegacySession(t *testing.T) {
 // TestLegacySessionOneClientAtATime: on the second session of a stdio
 // server its requests name no call, so a call goes there only while no
 // other client's call is in flight on it: a call of another client waits
-// (and fails clearly when its deadline comes first), then goes there and is
-// asked there by the server's request. (Before, it went to the first
-// session, where a tool that asks by a request fails.)
+// (and fails clearly when its deadline comes first; after legacyWait the
+// first session serves it), then goes there and is asked there by the
+// server's request. (Before, it went to the first session at once, where a
+// tool that asks by a request fails.)
 func TestLegacySessionOneClientAtATime(t *testing.T) {
 	t.Parallel()
 	cfg := demo("d", "-passthrough")
