@@ -65,6 +65,10 @@ type Options struct {
 	// servers send during calls. OPTIONAL: without it, sampling is not offered
 	// to servers.
 	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// OnListRoots answers a server's roots/list outside any call (a server
+	// that asks at session start): for the connection of user u (nil: a
+	// shared one). A nil result leaves it to settings { roots }. OPTIONAL.
+	OnListRoots func(ctx context.Context, server string, u *conn.User) (*mcp.ListRootsResult, error)
 	// ClientCapabilities are offered to servers of protocol versions before
 	// 2026-07-28, beyond what OnElicit and OnCreateMessage imply: what the
 	// Requesters of calls (CallOptions.Requester) may answer. A gateway offers
@@ -197,6 +201,8 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		MaxMessageBytes:    cfg.Settings.MaxMessageBytes,
 		OnElicit:           o.OnElicit,
 		OnCreateMessage:    o.OnCreateMessage,
+		OnListRoots:        o.OnListRoots,
+		Roots:              cfg.Settings.Roots,
 		Capabilities:       o.ClientCapabilities,
 		OnResourceUpdated:  h.resourceUpdated,
 		OnLog:              h.logMessage,

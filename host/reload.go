@@ -96,6 +96,7 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config, drain time.Durati
 	h.policy.Store(policy)
 	h.cfg.Store(applied)
 	a := h.conns.Apply(rc)
+	h.conns.SetRoots(applied.Settings.Roots) // (list_changed to the servers when they changed)
 	r.Added, r.Removed, r.Replaced, r.Updated, r.Drained = a.Added, a.Removed, a.Replaced, a.Updated, a.Done
 	if oldRT != nil {
 		h.reloads.wg.Add(1)

@@ -191,10 +191,6 @@ settings {
 
 server "everything" {
   command = "$out/everything-server"
-  # Its 2025-11-25 tools ask by requests of their own, which it refuses on
-  # the 2026-07-28 session: 2025-11-25 clients' calls go to a second
-  # process at 2025-11-25.
-  legacy_session = true
 }
 
 permissions {

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -168,10 +169,20 @@ addressed) or allowed with --allow-origin.`,
 				return err
 			}
 			defer stopTelemetry()
+			// A server's roots/list outside any call: the gateway asks its
+			// one client on stdio (gateway.ListRootsOutside), else
+			// settings { roots } answers.
+			var gw atomic.Pointer[gateway.Gateway] // (set once the gateway exists)
 			h, err := a.hostOn(cfg, false, func(o *host.Options) {
 				o.ProtocolVersion = upstreamVersion
 				o.ClientCapabilities = offer
 				o.Telemetry = tel
+				o.OnListRoots = func(ctx context.Context, server string, u *conn.User) (*mcp.ListRootsResult, error) {
+					if g := gw.Load(); g != nil {
+						return g.ListRootsOutside(ctx, server, u)
+					}
+					return nil, nil
+				}
 			})
 			if err != nil {
 				return err
@@ -197,12 +208,13 @@ addressed) or allowed with --allow-origin.`,
 			if err != nil {
 				return err
 			}
-			gopts := gateway.Options{Logger: log.Named("serve"), DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
+			gopts := gateway.Options{Logger: log.Named("serve"), SoleClient: httpAddr == "", DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
 				Keys: keys, State: st}
 			own := gopts
 			own.Endpoint = endpoint // (stdio only: then only its servers are connected, the others cannot be used)
 			g := gateway.New(h, &own)
 			defer g.Close() // (last: after the connects and the reloader have stopped)
+			gw.Store(g)
 			// Clients are served at once, not after the slowest server's
 			// connect (up to its connect_timeout): their initialize is
 			// answered, servers are served as they connect, and the

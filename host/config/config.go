@@ -148,11 +148,11 @@ type Server struct {
 	// LegacySession (legacy_session) sends the calls of clients of protocol
 	// versions before 2026-07-28 to a second session of the server at
 	// 2025-11-25 when the server speaks 2026-07-28: there it may ask for
-	// input by requests of its own, as tools written for 2025-11-25 do. Off
-	// by default: the second session shares no session state with the
-	// first, which lists, reads and subscribes (for a stdio server it is a
-	// second process).
-	LegacySession  bool          `json:"legacy_session,omitempty"`
+	// input by requests of its own, as tools written for 2025-11-25 do. On
+	// unless set to false (nil: on; see LegacySessionOn): the second session
+	// shares no session state with the first, which lists, reads and
+	// subscribes (for a stdio server it is a second process).
+	LegacySession  *bool         `json:"legacy_session,omitempty"`
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
 	// ToolTimeout is how long a call may go without a result or a progress
 	// notification (0: the settings' value, else DefaultToolTimeout).
@@ -243,11 +243,11 @@ func (s *Server) approvalHash() string {
 			TLSSkipVerify    bool
 			ProxyURL         string
 			TransportOptions json.RawMessage
-			LegacySession    bool `json:",omitempty"` // a second session (omitted when off: earlier approvals stay valid)
+			LegacySession    bool `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
 			AuthPerUser      bool `json:",omitempty"`
 			AuthInboundToken bool `json:",omitempty"`
 		}{s.Transport, s.URL, s.Headers, s.HeadersHelper, s.AuthScheme, s.AuthConfig, s.OAuth,
-			s.CAFile, s.ClientCertFile, s.ClientKeyFile, s.TLSServerName, s.TLSInsecureSkipVerify, s.ProxyURL, s.TransportOptions, s.LegacySession,
+			s.CAFile, s.ClientCertFile, s.ClientKeyFile, s.TLSServerName, s.TLSInsecureSkipVerify, s.ProxyURL, s.TransportOptions, s.legacyWritten(),
 			s.AuthPerUser, s.AuthInboundToken}
 	} else {
 		v = struct {
@@ -256,11 +256,21 @@ func (s *Server) approvalHash() string {
 			Env     map[string]string // json sorts map keys
 			Inherit []string
 			Cwd     string
-			Legacy  bool `json:",omitempty"` // a second process (omitted when off: earlier approvals stay valid)
-		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.LegacySession}
+			Legacy  bool `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
+		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.legacyWritten()}
 	}
 	return "sha256:" + hashJSON(v)
 }
+
+// LegacySessionOn reports whether the calls of clients before 2026-07-28
+// may go to a second session of the server (legacy_session, on unless set
+// to false).
+func (s *Server) LegacySessionOn() bool { return s.LegacySession == nil || *s.LegacySession }
+
+// legacyWritten is legacy_session = true as written: what the approval hash
+// has held since the attribute was added, when it was off by default (the
+// default, now on, and false leave earlier approvals valid).
+func (s *Server) legacyWritten() bool { return s.LegacySession != nil && *s.LegacySession }
 
 // PerUser reports whether the server's credentials are kept per gateway
 // user (oauth { per_user } or token_exchange, auth { per_user }): a gateway

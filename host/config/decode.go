@@ -245,7 +245,7 @@ type serverBlock struct {
 	ProxyURL              string    `hcl:"proxy_url,optional"`
 	// TransportOptions is an object of options for a plugin transport.
 	TransportOptions cty.Value `hcl:"transport_options,optional"`
-	LegacySession    bool      `hcl:"legacy_session,optional"`
+	LegacySession    *bool     `hcl:"legacy_session,optional"`
 
 	Auth  []*authBlock  `hcl:"auth,block"`
 	OAuth []*oauthBlock `hcl:"oauth,block"`

@@ -332,12 +332,20 @@ func TestApprovalHashCoversWhatRunsAndWhatIsSent(t *testing.T) {
 		"cwd":     func(s *Server) { s.Cwd = "/y" },
 		"command": func(s *Server) { s.Command = "d" },
 		"inherit": func(s *Server) { s.InheritEnv = []string{"SECRET"} },
-		"legacy":  func(s *Server) { s.LegacySession = true }, // a second process
+		"legacy":  func(s *Server) { s.LegacySession = new(true) }, // a second process
 	} {
 		s := base
 		mut(&s)
 		if s.ApprovalHash() == h {
 			t.Errorf("changing %s does not change the approval hash", name)
+		}
+	}
+	// legacy_session = false runs less than the default: earlier approvals stay valid.
+	{
+		s := base
+		s.LegacySession = new(false)
+		if s.ApprovalHash() != h {
+			t.Error("legacy_session = false changes the approval hash")
 		}
 	}
 	r1 := Server{Transport: TransportHTTP, URL: "https://a/mcp", Headers: map[string]string{"X": "1"}}
@@ -357,7 +365,7 @@ func TestApprovalHashCoversWhatRunsAndWhatIsSent(t *testing.T) {
 		"skip verify":    func(s *Server) { s.TLSInsecureSkipVerify = true },
 		"proxy":          func(s *Server) { s.ProxyURL = "http://evil:8080" },
 		"options":        func(s *Server) { s.TransportOptions = []byte(`{"ping_interval":"1s"}`) },
-		"legacy_session": func(s *Server) { s.LegacySession = true },
+		"legacy_session": func(s *Server) { s.LegacySession = new(true) },
 	} {
 		s := r1
 		mut(&s)
@@ -1048,11 +1056,15 @@ func TestLegacySession(t *testing.T) {
 		want bool
 		err  string
 	}{
-		{`server "a" { command = "a" }`, false, ""},
+		{`server "a" { command = "a" }`, true, ""}, // on by default
 		{`server "a" {
   command = "a"
   legacy_session = true
 }`, true, ""},
+		{`server "a" {
+  command = "a"
+  legacy_session = false
+}`, false, ""},
 		{`server "a" {
   command = "a"
   legacy_session = "sometimes"
@@ -1071,7 +1083,7 @@ func TestLegacySession(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			if got := cfg.Server("a").LegacySession; got != tc.want {
+			if got := cfg.Server("a").LegacySessionOn(); got != tc.want {
 				t.Errorf("LegacySession = %v, want %v", got, tc.want)
 			}
 		})

@@ -454,3 +454,53 @@ telemetry {
 		t.Errorf("Render:\n%s\nwant it to contain:\n%s", out, want)
 	}
 }
+
+// TestRoots: settings { roots = [...] } lists file:// URIs, as strings or
+// { uri, name } objects; each bad element is an error at its own range.
+func TestRoots(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		src  string
+		want string // the roots as uri[=name], space-separated
+		err  string
+	}{
+		{``, "", ""},
+		{`settings { roots = [] }`, "", ""},
+		{`settings { roots = ["file:///src"] }`, "file:///src", ""},
+		{`settings { roots = ["file:///src", { uri = "file:///home/me/work", name = "work" }] }`, "file:///src file:///home/me/work=work", ""},
+		{`settings { roots = ["https://example.com/src"] }`, "", `1:21: Invalid root: "https://example.com/src" is not a file:// URI`},
+		{`settings { roots = ["file:///a", "file:relative"] }`, "", `1:34: Invalid root: "file:relative" is not a file:// URI of an absolute local path`},
+		{`settings { roots = ["file:///a", "file:///a"] }`, "", `1:34: Invalid root: file:///a is listed twice`},
+		{`settings { roots = [{ name = "x" }] }`, "", `1:21: Invalid root: the root has no uri`},
+		{`settings { roots = [{ uri = "file:///a", label = "x" }] }`, "", `1:21: Invalid root: unknown member "label"`},
+		{`settings { roots = [42] }`, "", `1:21: Invalid root: a root must be a string or an object, got number`},
+		{`settings { roots = "file:///src" }`, "", `1:20: Invalid roots: roots must be a list`},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			t.Parallel()
+			tr := newTree(t)
+			path := tr.write(filepath.Join(tr.root, "c.hcl"), tc.src)
+			cfg, diags := tr.load(path)
+			if tc.err != "" {
+				if got := diagsAt(t, path, diags); !diags.HasErrors() || !strings.Contains(got, tc.err) {
+					t.Fatalf("want an error %q; got:\n%s", tc.err, got)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			var got []string
+			for _, r := range cfg.Settings.Roots {
+				s := r.URI
+				if r.Name != "" {
+					s += "=" + r.Name
+				}
+				got = append(got, s)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("roots %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

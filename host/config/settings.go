@@ -2,13 +2,16 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Settings are host-wide settings merged from every scope (higher scope wins
@@ -61,6 +64,12 @@ type Settings struct {
 	// that are disabled, not approved, blocked, or connected per user do
 	// not count.
 	ReadyWhen string `json:"ready_when"`
+	// Roots (roots) are the roots the host answers a server's roots/list
+	// with when no client's call is in flight to tie it to (a server that
+	// asks at session start, or in the background): file:// URIs with
+	// optional names. Servers are sent notifications/roots/list_changed
+	// when a reload changes them.
+	Roots []*mcp.Root `json:"roots,omitempty"`
 }
 
 // Naming modes of the gateway (settings { naming = "…" }, serve --naming).
@@ -182,6 +191,7 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "naming"},
 		{Name: "protocol_version"},
 		{Name: "ready_when"},
+		{Name: "roots"},
 	},
 }
 
@@ -201,6 +211,7 @@ type partialSettings struct {
 	naming                              *string
 	protocolVersion                     *string
 	readyWhen                           *string
+	roots                               []*mcp.Root // nil: not set
 	// set lists the attributes the block sets, in source order, for the
 	// warnings of a project-scope settings block (which is ignored).
 	set []*hcl.Attribute
@@ -313,6 +324,9 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 			p.readyWhen = &v
 		}
 	}
+	if a := attrs["roots"]; a != nil {
+		p.roots = decodeRoots(a, ctx, &diags)
+	}
 	if a := attrs["approve_all_project_servers"]; a != nil {
 		var v bool
 		diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
@@ -395,6 +409,9 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 		if p.readyWhen != nil {
 			s.ReadyWhen = *p.readyWhen
 		}
+		if p.roots != nil {
+			s.Roots = p.roots
+		}
 		if p.connectTimeout != nil && *p.connectTimeout > 0 {
 			s.ConnectTimeout = *p.connectTimeout
 		}
@@ -460,9 +477,96 @@ func projectSettingReason(name string) string {
 		"naming":                      "it decides the names the gateway exposes for every server",
 		"protocol_version":            "it decides how the host speaks to every server, the user's own included",
 		"ready_when":                  "it decides when the gateway reports itself ready",
+		"roots":                       "it decides which directories every server is told of",
 	}[name]
 	if why == "" {
 		why = "settings are host-wide"
 	}
 	return fmt.Sprintf("%s is only honoured in the user, local, cli and managed scopes: %s.", name, why)
+}
+
+// decodeRoots decodes roots = [...]: each element a file:// URI string, or
+// an object { uri = "file:///…", name = "…" }. Each bad element is
+// reported at its own range. It returns a non-nil slice (empty when
+// written empty).
+func decodeRoots(a *hcl.Attribute, ctx *hcl.EvalContext, diags *hcl.Diagnostics) []*mcp.Root {
+	roots := []*mcp.Root{}
+	v, d := a.Expr.Value(ctx)
+	if d.HasErrors() {
+		*diags = append(*diags, d...)
+		return roots
+	}
+	rng := a.Expr.Range()
+	var elems []hcl.Expression
+	if tc, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
+		for _, e := range tc.Exprs {
+			elems = append(elems, e)
+		}
+	}
+	if v.IsNull() || !v.IsKnown() || !(v.Type().IsTupleType() || v.Type().IsListType()) {
+		*diags = append(*diags, errorf(&rng, "Invalid roots",
+			`roots must be a list of file:// URIs, each a string or an object { uri = "file:///…", name = "…" }, e.g. roots = ["file:///home/me/src"].`))
+		return roots
+	}
+	seen := map[string]bool{}
+	i := 0
+	for it := v.ElementIterator(); it.Next(); i++ {
+		_, ev := it.Element()
+		erng := rng
+		if i < len(elems) {
+			erng = elems[i].Range()
+		}
+		r, why := rootOf(ev)
+		if why == "" && seen[r.URI] {
+			why = fmt.Sprintf("%s is listed twice", r.URI)
+		}
+		if why != "" {
+			*diags = append(*diags, errorf(&erng, "Invalid root", "%s; a root is a file:// URI with an absolute path, as a string or { uri = \"file:///…\", name = \"…\" }.", why))
+			continue
+		}
+		seen[r.URI] = true
+		roots = append(roots, r)
+	}
+	return roots
+}
+
+// rootOf is one element of roots, or why it is not a root.
+func rootOf(v cty.Value) (*mcp.Root, string) {
+	if v.IsNull() || !v.IsKnown() {
+		return nil, "a root must be a string or an object"
+	}
+	r := &mcp.Root{}
+	switch t := v.Type(); {
+	case t == cty.String:
+		r.URI = v.AsString()
+	case t.IsObjectType() || t.IsMapType():
+		for name, f := range v.AsValueMap() {
+			if f.IsNull() || !f.IsKnown() || f.Type() != cty.String {
+				return nil, fmt.Sprintf("%s must be a string", name)
+			}
+			switch name {
+			case "uri":
+				r.URI = f.AsString()
+			case "name":
+				r.Name = f.AsString()
+			default:
+				return nil, fmt.Sprintf("unknown member %q (a root has uri and name)", name)
+			}
+		}
+		if r.URI == "" {
+			return nil, "the root has no uri"
+		}
+	default:
+		return nil, "a root must be a string or an object, got " + t.FriendlyName()
+	}
+	u, err := url.Parse(r.URI)
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("%q is not a URI: %v", r.URI, err)
+	case u.Scheme != "file":
+		return nil, fmt.Sprintf("%q is not a file:// URI", r.URI)
+	case u.Host != "" && u.Host != "localhost", !strings.HasPrefix(u.Path, "/"), u.RawQuery != "", u.Fragment != "":
+		return nil, fmt.Sprintf("%q is not a file:// URI of an absolute local path (file:///path)", r.URI)
+	}
+	return r, ""
 }

@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
 )
 
 // A server's session runs at the newest protocol version both sides speak.
@@ -22,10 +26,16 @@ import (
 // opened at LegacyProtocol when first needed: the server's requests there
 // reach the calling client as they would directly (see Requester).
 //
-// A call goes there only while no call of another client is in flight on it
-// (enter): the server's requests there name no call, so they could not be
-// told apart; the call goes to the first session then, where a server of
-// NewProtocol that asks by input-required results is tied to its call.
+// On a server's own pipe (stdio, plugin, legacy SSE) a call goes there only
+// while no call of another client is in flight on it (enter): the server's
+// requests there name no call, so they could not be told apart; a call of
+// another client waits for the session to be free of others' calls, as it
+// would wait for a server that serves one call at a time — up to
+// legacyWait, after which the first session serves it (where a tool that
+// asks by a request of its own fails, and one that asks by an
+// input-required result works). Over streamable HTTP a server's request during a call comes on
+// that call's response stream, tied to it, and calls of several clients
+// share the second session at once.
 //
 // The second session is only for calls: the registry lists what the first
 // session offers, subscriptions and list_changed are the first session's.
@@ -34,11 +44,12 @@ import (
 // the same, a call checked against the registry is checked for the second
 // session too; otherwise the caller's Verify checks each call on the second
 // session.
-// A server gets a second session only when configured to (legacy_session =
-// true): the second session shares no session state with the first, and
+// A server gets a second session unless configured not to (legacy_session =
+// false): the second session shares no session state with the first, and
 // for a stdio server it is a second process, which shares no memory either
 // — what a tool call there changes, the first session, which lists, reads
-// and subscribes, may not see.
+// and subscribes, may not see. It is opened only when a client of an
+// earlier version first calls a tool of a server of NewProtocol.
 
 // LegacyProtocol is the protocol version of the second session.
 const LegacyProtocol = "2025-11-25"
@@ -55,6 +66,30 @@ type legacy struct {
 	epoch uint64
 	// What the last comparison of tool lists since then found; nil: none.
 	cmp *comparison
+	// freed is closed (and replaced) when a call leaves the second session:
+	// calls waiting for it to be free of other clients' calls try again.
+	freed chan struct{}
+}
+
+// freedCh returns the channel closed when a call next leaves the second
+// session.
+func (l *legacy) freedCh() chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.freed == nil {
+		l.freed = make(chan struct{})
+	}
+	return l.freed
+}
+
+// left wakes the calls waiting for the second session (freedCh).
+func (l *legacy) left() {
+	l.mu.Lock()
+	if l.freed != nil {
+		close(l.freed)
+		l.freed = nil
+	}
+	l.mu.Unlock()
 }
 
 // comparison is what comparing the tool lists of the second session (of
@@ -91,11 +126,12 @@ func (c *Conn) root() *Conn {
 // forVersion returns the connection a call of a client of protocol version
 // version may go on: the server's second session when version is before
 // NewProtocol, the server's session is of NewProtocol or later and the
-// server's configuration allows a second session (legacy_session), else c.
+// server's configuration allows a second session (legacy_session, on
+// unless false), else c.
 // It connects c first if needed (to learn its version); an error there is
 // left for the call to meet. See also enter.
 func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
-	if version == "" || version >= NewProtocol || !c.cfg.LegacySession {
+	if version == "" || version >= NewProtocol || !c.cfg.LegacySessionOn() {
 		return c
 	}
 	cs, _, err := c.sessionGen(ctx)
@@ -133,20 +169,129 @@ func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
 // no protocol version before NewProtocol.
 var errNoLegacy = errors.New("the server speaks no protocol version before " + NewProtocol)
 
-// enter records fc as in flight on c, or, when c is a second session on
-// which a call of another client is in flight, on the server's first
-// session: the server's own requests there could not be told apart, while
-// on the first session (NewProtocol) a server asks by its call's result.
-// It returns the connection the call goes on.
-func (c *Conn) enter(fc *call) (*Conn, func()) {
-	if c.primary != nil {
-		if remove, ok := c.inflight.addAlone(fc); ok {
-			return c, remove
-		}
-		c = c.primary
+// enter records fc as in flight on c and returns the connection the call
+// goes on and the function that removes it. On a second session whose
+// server's requests name no call (see sharedByCalls), a call of another
+// client in flight there makes it wait until none is (the server's
+// requests could not be told apart), within ctx and up to legacyWait, after
+// which it goes on the first session. The error is ctx's, wrapped.
+func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
+	if c.primary == nil || c.sharedByCalls() {
+		return c, c.inflight.add(fc), nil
 	}
-	return c, c.inflight.add(fc)
+	l := &c.primary.legacy
+	var bound <-chan time.Time
+	for {
+		freed := l.freedCh() // (before trying: a call leaving after the try closes it)
+		if remove, ok := c.inflight.addAlone(fc); ok {
+			if bound != nil {
+				c.log.Debug("a call waited for another client's call on the session for earlier protocol versions")
+			}
+			return c, func() { remove(); l.left() }, nil
+		}
+		if bound == nil {
+			t := time.NewTimer(legacyWait)
+			defer t.Stop()
+			bound = t.C
+		}
+		select {
+		case <-freed:
+		case <-bound:
+			// Not forever behind another client's call (one that waits
+			// for its user's answer, say): the first session serves it,
+			// where a tool that asks by a request of its own fails.
+			c.log.Info("another client's call is still in flight on the session for earlier protocol versions: the first session serves the call", "waited", legacyWait)
+			p := c.primary
+			return p, p.inflight.add(fc), nil
+		case <-ctx.Done():
+			return c, nil, fmt.Errorf("waiting for the server's %s session, where another client's call is in flight (the server's requests there name no call, so its calls are taken one client at a time): %w", LegacyProtocol, context.Cause(ctx))
+		}
+	}
 }
+
+// legacyWait is how long a call waits for a second session busy with
+// another client's call (enter) before the first session serves it.
+const legacyWait = 3 * time.Second
+
+// errLegacyBusy: a raw call found the second session busy with another
+// client's call (enterRaw); nothing was sent.
+var errLegacyBusy = errors.New("another client's call is in flight on the second session")
+
+// enterRaw is enter for a raw call, which must not wait: on a second
+// session busy with another client's call it fails with errLegacyBusy (the
+// caller then takes the go-sdk path, which waits).
+func (c *Conn) enterRaw(fc *call) (func(), error) {
+	if c.primary == nil || c.sharedByCalls() {
+		return c.inflight.add(fc), nil
+	}
+	remove, ok := c.inflight.addAlone(fc)
+	if !ok {
+		return nil, errLegacyBusy
+	}
+	l := &c.primary.legacy
+	return func() { remove(); l.left() }, nil
+}
+
+// legacyRaw returns the second session a raw call rc of a client before
+// NewProtocol goes to (the relay's path, as Call's goes there by
+// forVersion), or nil: when the server has none open, or its tools were
+// last found to differ from those of the first session of generation
+// rc.Gen, which the caller checked the tool on (then the go-sdk path opens
+// or compares it). It never connects.
+func (c *Conn) legacyRaw(rc RawCall) *Conn {
+	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() {
+		return nil
+	}
+	l := &c.legacy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.c == nil || l.none || l.cmp == nil || !l.cmp.same || l.cmp.primary != rc.Gen {
+		return nil
+	}
+	return l.c
+}
+
+// openLegacyRaw is legacyRaw for a caller that may wait (CallRaw): it
+// opens the second session when needed (forVersion) and compares its tools
+// with the first session's (listedAs), so that the first call of a client
+// before NewProtocol is relayed too. nil: the call cannot go there raw.
+func (c *Conn) openLegacyRaw(ctx context.Context, rc RawCall) *Conn {
+	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() || rc.Requester == nil || !rc.Asks {
+		return nil
+	}
+	lc := c.forVersion(ctx, rc.ProtocolVersion)
+	if lc == c {
+		return nil
+	}
+	cs, gen, err := lc.sessionGen(ctx)
+	if err != nil || lc.listedAs(ctx, cs, gen) != rc.Gen {
+		return nil
+	}
+	return lc
+}
+
+// listedGen is the generation of the first session whose tool listing a
+// call verified against it may rely on, for a call on c's session of
+// generation gen: gen itself on a first session; on a second one, the
+// first session's generation whose tools it was last found to list too
+// (listedAs), else 0.
+func (c *Conn) listedGen(gen uint64) uint64 {
+	if c.primary == nil {
+		return gen
+	}
+	l := &c.primary.legacy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if k := l.cmp; k != nil && k.same && k.seen == gen {
+		return k.primary
+	}
+	return 0
+}
+
+// sharedByCalls reports whether the server's own requests during a call
+// reach c tied to that call (over streamable HTTP, on the call's response
+// stream), so that calls of several clients may be in flight at once.
+func (c *Conn) sharedByCalls() bool { return c.cfg.Transport == config.TransportHTTP }
 
 // legacyConnected checks a new second session: a server that answered with
 // NewProtocol or later offers nothing the first session does not, and the

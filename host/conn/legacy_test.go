@@ -93,22 +93,26 @@ func text(res *mcp.CallToolResult) string {
 
 // TestLegacySession: the demo server's ask_old elicits by a request of its
 // own, which the go-sdk refuses on the 2026-07-28 session mcphost opens.
-// With legacy_session, a caller of 2025-11-25 gets its answer asked through
-// a second session of that version (for a stdio server, a second process,
-// which ends with the Manager); without it, nothing else is started.
+// With legacy_session (on by default), a caller of 2025-11-25 gets its
+// answer asked through a second session of that version (for a stdio
+// server, a second process, which ends with the Manager); with
+// legacy_session = false, nothing else is started.
 func TestLegacySession(t *testing.T) {
 	t.Parallel()
-	withLegacy := func(s *config.Server) *config.Server { s.LegacySession = true; return s }
+	withLegacy := func(s *config.Server) *config.Server { s.LegacySession = new(true); return s }
+	withoutLegacy := func(s *config.Server) *config.Server { s.LegacySession = new(false); return s }
 	for _, tc := range []struct {
 		name      string
 		cfg       *config.Server
 		works     bool // a 2025-11-25 caller's ask_old is answered
 		processes int  // stdio processes started (-1: remote)
 	}{
-		{"remote", httpDemo(t, "h"), false, -1},
+		{"remote", httpDemo(t, "h"), true, -1}, // legacy_session: on by default
 		{"remote with legacy_session", withLegacy(httpDemo(t, "h")), true, -1},
-		{"stdio", demo("d", "-passthrough"), false, 1},
+		{"remote with legacy_session = false", withoutLegacy(httpDemo(t, "h")), false, -1},
+		{"stdio", demo("d", "-passthrough"), true, 2},
 		{"stdio with legacy_session", withLegacy(demo("d", "-passthrough")), true, 2},
+		{"stdio with legacy_session = false", withoutLegacy(demo("d", "-passthrough")), false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -159,18 +163,20 @@ func TestLegacySession(t *testing.T) {
 	}
 }
 
-// TestLegacySessionOneClientAtATime: on the second session a server's
-// request names no call, so a call goes there only while no other client's
-// call is in flight on it; otherwise it goes to the first session, where
-// the server asks by the call's result (which the caller answers itself).
+// TestLegacySessionOneClientAtATime: on the second session of a stdio
+// server its requests name no call, so a call goes there only while no
+// other client's call is in flight on it: a call of another client waits
+// (and fails clearly when its deadline comes first; after legacyWait the
+// first session serves it), then goes there and is asked there by the
+// server's request. (Before, it went to the first session at once, where a
+// tool that asks by a request fails.)
 func TestLegacySessionOneClientAtATime(t *testing.T) {
 	t.Parallel()
 	cfg := demo("d", "-passthrough")
-	cfg.LegacySession = true
-	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
+	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps}) // legacy_session: on by default
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
-	call := func(tool string, r Requester) (*mcp.CallToolResult, error) {
+	call := func(ctx context.Context, tool string, r Requester) (*mcp.CallToolResult, error) {
 		return m.Call(ctx, cfg.Name, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}, &CallOptions{Requester: r, ClientVersion: "2025-11-25"})
 	}
 
@@ -180,7 +186,7 @@ func TestLegacySessionOneClientAtATime(t *testing.T) {
 	t.Cleanup(func() { release.Do(func() { close(alice.hold) }) }) // a failed check must not leave alice's call waiting
 	done := make(chan string, 1)
 	go func() {
-		res, err := call("ask_old", alice)
+		res, err := call(ctx, "ask_old", alice)
 		if err != nil {
 			done <- err.Error()
 			return
@@ -193,29 +199,41 @@ func TestLegacySessionOneClientAtATime(t *testing.T) {
 		t.Fatal("alice was not asked")
 	}
 
+	// bob's call waits for alice's; its deadline ends the wait, clearly.
 	bob := newAnswerer("bob", "from bob")
-	res, err := call("ask", bob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.InputRequests == nil {
-		t.Fatalf("bob's call, while alice's is in flight on the second session: %s; want the first session's input-required result", text(res))
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err := call(short, "ask_old", bob)
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "another client's call is in flight") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("bob's call while alice's is in flight, with a short deadline: %v; want the wait's error", err)
 	}
 	if len(bob.asked) != 0 {
 		t.Fatal("bob was asked by a request on the second session while alice's call was in flight there")
 	}
 
+	// Not forever: after legacyWait the first session serves bob's call,
+	// where ask asks by an input-required result (and ask_old would fail).
+	res, err := call(ctx, "ask", bob)
+	if err != nil || res.InputRequests == nil || len(bob.asked) != 0 {
+		t.Fatalf("bob's call after waiting %s: %q, %v; want the first session's input-required result", legacyWait, resultText(res), err)
+	}
+
+	// A call of bob's that waits long enough goes there once alice's ends.
+	bobDone := make(chan string, 1)
+	go func() {
+		res, err := call(ctx, "ask_old", bob)
+		if err != nil {
+			bobDone <- err.Error()
+			return
+		}
+		bobDone <- text(res)
+	}()
 	release.Do(func() { close(alice.hold) })
 	if got := <-done; got != "answer: from alice (mood: calm)" {
 		t.Fatalf("alice's call: %q", got)
 	}
-	// Alone on the second session, bob is asked there by the server's request.
-	res, err = call("ask", bob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.InputRequests != nil || text(res) != "answer: from bob" || len(bob.asked) != 1 {
-		t.Fatalf("bob's call alone: %q (input requests %v, asked %d times)", text(res), res.InputRequests != nil, len(bob.asked))
+	if got := <-bobDone; got != "answer: from bob (mood: calm)" || len(bob.asked) != 1 {
+		t.Fatalf("bob's call after alice's: %q (asked %d times)", got, len(bob.asked))
 	}
 }
 
@@ -404,7 +422,7 @@ func (r *rooted) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRoot
 func TestRootsReachTheCaller(t *testing.T) {
 	t.Parallel()
 	cfg := demo("d", "-passthrough")
-	cfg.LegacySession = true
+	cfg.LegacySession = new(true)
 	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}})
 	t.Cleanup(func() { m.Close() })
 	for _, tc := range []struct {
@@ -444,7 +462,7 @@ func TestRootsReachTheCaller(t *testing.T) {
 func TestLegacySessionToolsCompared(t *testing.T) {
 	t.Parallel()
 	cfg := demo("d", "-passthrough")
-	cfg.LegacySession = true
+	cfg.LegacySession = new(true)
 	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
@@ -535,7 +553,7 @@ func TestLegacySessionRefused(t *testing.T) {
 		stateless.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	cfg := &config.Server{Name: "n", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second, LegacySession: true}
+	cfg := &config.Server{Name: "n", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second, LegacySession: new(true)}
 	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
 	t.Cleanup(func() { m.Close() })
 	for i := range 3 {
@@ -604,6 +622,75 @@ func TestSessionVersionRefused(t *testing.T) {
 				if alive(pid) {
 					t.Errorf("the process of a refused attempt (%d) still runs", pid)
 				}
+			}
+		})
+	}
+}
+
+// TestLegacySessionRaw: once a 2025-11-25 client's call has opened the
+// second session (and found its tools the first session's), that era's
+// calls take the raw path there, where the server's requests reach the
+// caller; while another client's call is in flight on it (stdio), a raw
+// call is not taken (nothing sent: the go-sdk path waits). Before,
+// 2025-11-25 calls to a server with a second session never took the raw
+// path.
+func TestLegacySessionRaw(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		cfg    func(t *testing.T) *config.Server
+		shared bool // calls of several clients share the second session
+	}{
+		{"stdio", func(*testing.T) *config.Server { return demo("d", "-passthrough") }, false},
+		{"remote", func(t *testing.T) *config.Server { return httpDemo(t, "h") }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg(t)
+			m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps})
+			t.Cleanup(func() { m.Close() })
+			ctx := context.Background()
+			raw := func(ctx context.Context, r Requester) ([]byte, bool, error) {
+				return m.CallRaw(ctx, cfg.Name, RawCall{Tool: "ask_old", Args: []byte(`{"question":"raw?"}`), ProtocolVersion: LegacyProtocol,
+					Gen: m.Generation(ctx, cfg.Name), Requester: r, Asks: true})
+			}
+			// Nothing open yet: the go-sdk path opens the second session.
+			if _, handled, err := raw(ctx, newAnswerer("carol", "x")); handled || err != nil {
+				t.Fatalf("before the second session is open: handled %v, error %v", handled, err)
+			}
+			if res, err := m.Call(ctx, cfg.Name, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}},
+				&CallOptions{ClientVersion: LegacyProtocol, Requester: newAnswerer("carol", "x")}); err != nil || res.IsError {
+				t.Fatalf("opening call: %v %v", resultText(res), err)
+			}
+			carol := newAnswerer("carol", "raw answer")
+			resp, handled, err := raw(ctx, carol)
+			if err != nil || !handled || !strings.Contains(string(resp), "answer: raw answer (mood: calm)") || len(carol.asked) != 1 {
+				t.Fatalf("raw call on the second session: %s, handled %v, error %v, asked %d", resp, handled, err, len(carol.asked))
+			}
+
+			// Another client's call in flight there.
+			alice := newAnswerer("alice", "a")
+			alice.hold = make(chan struct{})
+			var release sync.Once
+			t.Cleanup(func() { release.Do(func() { close(alice.hold) }) })
+			done := make(chan error, 1)
+			go func() {
+				_, err := m.Call(ctx, cfg.Name, &mcp.CallToolParams{Name: "ask_old", Arguments: map[string]any{}}, &CallOptions{ClientVersion: LegacyProtocol, Requester: alice})
+				done <- err
+			}()
+			<-alice.asked
+			bob := newAnswerer("bob", "b")
+			resp, handled, err = raw(ctx, bob)
+			if tc.shared {
+				if err != nil || !handled || !strings.Contains(string(resp), "answer: b") {
+					t.Fatalf("raw call beside another client's: %s, handled %v, error %v", resp, handled, err)
+				}
+			} else if handled || err != nil || len(bob.asked) != 0 {
+				t.Fatalf("raw call while another client's is in flight: handled %v, error %v, asked %d; want not taken", handled, err, len(bob.asked))
+			}
+			release.Do(func() { close(alice.hold) })
+			if err := <-done; err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

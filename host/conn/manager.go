@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,14 @@ type Options struct {
 	// OnCreateMessage answers sampling requests from servers that no call's
 	// Requester takes. OPTIONAL.
 	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// OnListRoots answers a server's roots/list that no call's Requester
+	// takes (one outside any call), for the connection of user u (nil: a
+	// shared one); a nil result leaves it to Roots. OPTIONAL.
+	OnListRoots func(ctx context.Context, server string, u *User) (*mcp.ListRootsResult, error)
+	// Roots are the host's own roots (settings { roots }), answered to a
+	// server's roots/list outside any call when OnListRoots has no answer;
+	// SetRoots changes them. OPTIONAL.
+	Roots []*mcp.Root
 	// Capabilities are the client capabilities offered to servers of
 	// protocol versions before 2026-07-28 at initialize, beyond those
 	// OnElicit and OnCreateMessage imply: what the callers' Requesters may
@@ -150,6 +159,8 @@ type Manager struct {
 	users users // per-user connections (users.go)
 
 	sseRouters sseRouters // the raw lane's event stream readers (httplane.go)
+
+	rootClients rootClients // the host's roots and the clients holding them (roots.go)
 }
 
 // NewManager returns a manager for the given servers. It connects nothing until asked.
@@ -158,6 +169,7 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 	if opts != nil {
 		m.opts = *opts
 	}
+	m.rootClients.roots = slices.Clone(m.opts.Roots)
 	if m.opts.Logger == nil {
 		m.opts.Logger = hclog.NewNullLogger()
 	}
@@ -425,13 +437,16 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	fc.cancel = cancel // (a reload's drain deadline cuts the call)
-	c, left := c.enter(fc)
+	c, left, err := c.enter(ctx, fc)
+	if err != nil {
+		return nil, err
+	}
 	defer left()
 	// The notifications the server sent before its response reach the
 	// caller before the result does (see notes.go).
 	defer fc.drain(ctx)
 	var res *mcp.CallToolResult
-	err := m.doOn(ctx, c, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
+	err = m.doOn(ctx, c, func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error {
 		if c.primary != nil {
 			// The registry lists the first session's tools.
 			gen = c.listedAs(ctx, cs, gen)
@@ -570,6 +585,11 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if c == nil {
 		return nil, false, nil
 	}
+	if lc := c.legacyRaw(rc); lc != nil {
+		c = lc
+	} else if lc := c.openLegacyRaw(ctx, rc); lc != nil {
+		c = lc
+	}
 	// At once when a slot is free and the session live (no context of
 	// rc.Timeout around the call: its own timer bounds it, see startRaw);
 	// else waiting for either, within rc.Timeout.
@@ -601,10 +621,10 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 		c.mu.Unlock()
 	}
 	defer c.release() // (the slot taken by ready or acquire)
-	if raw == nil || csGen != rc.Gen {
+	if raw == nil || c.listedGen(csGen) != rc.Gen {
 		return nil, false, nil
 	}
-	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySession)
+	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
 	if !ok {
 		return nil, false, nil
 	}
@@ -617,6 +637,9 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if err := c.startRaw(ctx, cs, raw, v, older, rc, true, func() {}, func(resp []byte, handled bool, err error) {
 		ch <- result{resp, handled, err}
 	}); err != nil {
+		if errors.Is(err, errLegacyBusy) {
+			return nil, false, nil // (nothing sent: CallTool waits for the session)
+		}
 		if connectionGone(err) {
 			c.drop(cs, err)
 		}
@@ -674,6 +697,9 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 	if c == nil || c.root().retired.Load() {
 		return false
 	}
+	if lc := c.legacyRaw(rc); lc != nil {
+		c = lc
+	}
 	select {
 	case c.calls <- struct{}{}:
 	default:
@@ -683,11 +709,11 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 	c.mu.Lock()
 	cs, raw, gen := c.session, c.raw, c.gen
 	c.mu.Unlock()
-	if cs == nil || raw == nil || gen != rc.Gen {
+	if cs == nil || raw == nil || c.listedGen(gen) != rc.Gen {
 		release()
 		return false
 	}
-	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySession)
+	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
 	if !ok {
 		release()
 		return false
@@ -710,7 +736,9 @@ func rawVersions(cs *mcp.ClientSession, raw rawStarter, rc RawCall, legacySessio
 	switch {
 	case v == rc.ProtocolVersion:
 		return v, false, v >= NewProtocol || (rc.Requester != nil && rc.Asks)
-	case v >= NewProtocol && rc.ProtocolVersion < NewProtocol && !legacySession:
+	case v >= NewProtocol && rc.ProtocolVersion < NewProtocol && (!legacySession || !rc.Asks || rc.Requester == nil):
+		// (A client that cannot be asked during the call, a stateless one
+		// say, has no use for the second session.)
 		return v, true, true
 	}
 	return v, false, false
@@ -736,7 +764,14 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		}
 		timer = time.AfterFunc(rc.Timeout, func() { cancel(cause) })
 	}
-	left := c.inflight.add(fc)
+	left, err := c.enterRaw(fc)
+	if err != nil {
+		cancel(nil)
+		if timer != nil {
+			timer.Stop()
+		}
+		return err
+	}
 	trace, tool := rc.Trace, rc.Tool // (the closure below takes tool, not all of rc)
 	var us telemetry.Span
 	var begun time.Time
@@ -746,7 +781,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		trace, begun = tel.TraceMembers(ctx), time.Now()
 	}
 	timeoutCause := rc.TimeoutCause
-	err := raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
+	err = raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
 		if timer != nil {
 			timer.Stop()
 			if err != nil && timeoutCause != nil && context.Cause(ctx) == timeoutCause {

@@ -80,6 +80,7 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 	client := mcp.NewClient(c.m.opts.ClientInfo, opts)
 	client.AddReceivingMiddleware(c.rootsMiddleware)
 	addExtensionMethods(client)
+	c.m.rootClients.adopt(client)
 	ct := t
 	switch t.(type) {
 	case *mcp.StreamableClientTransport: // routes in its HTTP client (sseRouter)
@@ -129,6 +130,11 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 		return nil, nil, errNoLegacy
 	}
 	c.log.Info("connected", "transport", c.cfg.Transport, "protocol", cs.InitializeResult().ProtocolVersion)
+	forget := c.m.rootClients.track(cs, client)
+	c.m.wg.Go(func() {
+		cs.Wait()
+		forget()
+	})
 	var raw rawStarter
 	switch t := t.(type) {
 	case *stdioTransport:
@@ -343,6 +349,9 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 		json.Unmarshal(b, caps)
 		caps.RootsV2 = m.opts.Capabilities.RootsV2
 	}
+	if caps.RootsV2 == nil && (len(m.opts.Roots) > 0 || m.opts.OnListRoots != nil) {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
 	o := &mcp.ClientOptions{
 		Capabilities: caps,
 		// The go-sdk's own warnings appear under the server's name.
@@ -454,7 +463,7 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 // rootsMiddleware routes a server's roots/list (protocol versions before
 // 2026-07-28) to the Requester of the calls in flight, as the elicitation
 // and sampling handlers do; the go-sdk client would answer it with its own
-// roots, which this host has none of. With no call in flight it does.
+// roots. With no call in flight, listRootsOutside answers (roots.go).
 func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "roots/list" {
@@ -469,7 +478,7 @@ func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case err != nil:
 			return nil, err
 		case r == nil:
-			return next(ctx, method, req)
+			return c.listRootsOutside(ctx, method, req, next)
 		}
 		res, err := fulfilOne(ctx, r, p)
 		if err != nil {

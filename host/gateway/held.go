@@ -378,7 +378,34 @@ func (r *heldRequester) CreateMessage(ctx context.Context, p *mcp.CreateMessageP
 	if c := r.hc.caps; c == nil || c.Sampling == nil {
 		return nil, unsupported("sampling")
 	}
-	return answerAs[*mcp.CreateMessageResult](r.ask(ctx, p))
+	resp, err := r.ask(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return samplingResult(resp)
+}
+
+// samplingResult is a client's answer to a sampling request of a server
+// before 2026-07-28 (which asked for one content block), as that server
+// expects it. go-sdk decodes a sampling response of a 2026-07-28 retry as
+// a CreateMessageWithToolsResult (its content an array, or one block made
+// one); a result of one block is the plain result, more than one cannot be
+// told to such a server.
+func samplingResult(resp mcp.InputResponse) (*mcp.CreateMessageResult, error) {
+	switch r := resp.(type) {
+	case *mcp.CreateMessageResult:
+		return r, nil
+	case *mcp.CreateMessageWithToolsResult:
+		if r == nil || len(r.Content) != 1 {
+			n := 0
+			if r != nil {
+				n = len(r.Content)
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the client's sampling result has %d content blocks; the server (of a protocol version before 2026-07-28, asking without tools) takes one", n)}
+		}
+		return &mcp.CreateMessageResult{Meta: r.Meta, Content: r.Content[0], Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
+	}
+	return answerAs[*mcp.CreateMessageResult](resp, nil)
 }
 
 func (r *heldRequester) ListRoots(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/internal/sealbox"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -246,4 +248,38 @@ func FuzzHeldForwarded(f *testing.F) {
 			t.Fatalf("%q started a round", b)
 		}
 	})
+}
+
+// TestSamplingResult: a 2026-07-28 client's sampling answer, as go-sdk
+// decodes it, reaches a server of an earlier version as the one-block
+// result it asked for; an answer it cannot take is refused (-32602).
+func TestSamplingResult(t *testing.T) {
+	t.Parallel()
+	hi := &mcp.TextContent{Text: "hi"}
+	for _, tc := range []struct {
+		name string
+		in   mcp.InputResponse
+		want *mcp.CreateMessageResult // nil: refused
+	}{
+		{"plain", &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: hi}, &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: hi}},
+		{"with tools, one block", &mcp.CreateMessageWithToolsResult{Meta: mcp.Meta{"k": "v"}, Model: "m", Role: "assistant", Content: []mcp.Content{hi}, StopReason: "endTurn"},
+			&mcp.CreateMessageResult{Meta: mcp.Meta{"k": "v"}, Model: "m", Role: "assistant", Content: hi, StopReason: "endTurn"}},
+		{"with tools, two blocks", &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant", Content: []mcp.Content{hi, hi}}, nil},
+		{"with tools, none", &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant"}, nil},
+		{"another answer", &mcp.ElicitResult{Action: "accept"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := samplingResult(tc.in)
+			if tc.want == nil {
+				var rpc *jsonrpc.Error
+				if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+					t.Fatalf("got %v, %v; want -32602", got, err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
 }

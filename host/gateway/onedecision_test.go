@@ -64,7 +64,9 @@ func TestOneDecisionPerCall(t *testing.T) {
 		{name: "http ask declined", transport: "http", version: oldProtocol, server: demo("a"), tool: "mcp__a__echo", rules: []config.PermissionRule{askEcho}, meta: mcp.Meta{"progressToken": "p"}, elicit: true, decline: true, outcome: "ask", lines: []string{"ask", "deny"}},
 		// Allowed, sent by the relay, whose first round needs input the
 		// client cannot read as a result: made again on the go-sdk path.
-		{name: "stdio input required passed on", transport: "stdio", version: oldProtocol, server: demo("p", "-passthrough"), tool: "mcp__p__ask", elicit: true, outcome: "allow"},
+		// (On the server's first session, of 2026-07-28: legacy_session =
+		// false.)
+		{name: "stdio input required passed on", transport: "stdio", version: oldProtocol, server: withoutLegacy(demo("p", "-passthrough")), tool: "mcp__p__ask", elicit: true, outcome: "allow"},
 		// Allowed, of a version the relay does not speak to that server:
 		// neither started (RelayStart) nor made (RelayCall) by the relay.
 		{name: "stdio not relayable", transport: "stdio", version: oldProtocol, server: demo("o", "-protocol", "2025-06-18"), tool: "mcp__o__echo", outcome: "allow"},

@@ -98,6 +98,15 @@ func twoServers(t *testing.T) *ptGateway {
 	return ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough"), demo("b", "-passthrough")}})
 }
 
+// twoServersFirstSession is twoServers with legacy_session = false: the
+// tests of what a tool call does to the server's state that its first
+// session sees (subscriptions, stats, a crash). By default a 2025-11-25
+// client's calls go to a second session (for a stdio server, a second
+// process), whose state the first session's subscribers never see.
+func twoServersFirstSession(t *testing.T) *ptGateway {
+	return ptServe(t, ptOptions{servers: []*config.Server{withoutLegacy(demo("a", "-passthrough")), withoutLegacy(demo("b", "-passthrough"))}})
+}
+
 // dial connects a go-sdk client speaking version to the gateway.
 func (p *ptGateway) dial(t *testing.T, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
@@ -261,7 +270,7 @@ func TestPassthroughSubscribe(t *testing.T) {
 	for _, version := range protocols {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			p := twoServers(t) // its own: updates reach every subscriber of the gateway
+			p := twoServersFirstSession(t) // its own: updates reach every subscriber of the gateway
 			updates := func(ch chan string) *mcp.ClientOptions {
 				return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 					ch <- r.Params.URI
@@ -703,7 +712,7 @@ func TestPassthroughRelistOnReconnect(t *testing.T) {
 		}
 	}
 	writeDefs(demoserver.Definitions{ExtraTools: []string{"old_tool"}, ExtraPrompts: []string{"old_prompt"}, ExtraResources: []string{"demo://old"}})
-	p := ptServe(t, ptOptions{servers: []*config.Server{demo("d", "-definitions", defs)}})
+	p := ptServe(t, ptOptions{servers: []*config.Server{withoutLegacy(demo("d", "-definitions", defs))}})
 	if len(p.problems) > 0 {
 		t.Fatal(p.problems)
 	}
@@ -890,15 +899,19 @@ func TestPassthroughUnaskedInputResponses(t *testing.T) {
 
 // TestPassthroughLegacySession: a server of 2026-07-28 whose tool asks by a
 // request of its own (ask_old, as tools written for 2025-11-25 do), behind
-// the gateway with legacy_session. A 2025-11-25 client is asked and gets
-// its answer (its calls go to a second upstream process at that version),
-// as it would calling the server directly; a 2026-07-28 client gets the
-// server's refusal, as it would directly too. Without legacy_session the
-// 2025-11-25 client gets the refusal.
+// the gateway by default (legacy_session on unless false). A 2025-11-25
+// client is asked and gets its answer (its calls go to a second upstream
+// process at that version), as it would calling the server directly; a
+// 2026-07-28 client gets the server's refusal, as it would directly too.
+// With legacy_session = false the 2025-11-25 client gets the refusal.
 func TestPassthroughLegacySession(t *testing.T) {
 	t.Parallel()
-	for _, legacy := range []bool{true, false} {
-		t.Run(fmt.Sprintf("legacy_session=%v", legacy), func(t *testing.T) {
+	for _, legacy := range []*bool{nil, new(true), new(false)} {
+		name := "default"
+		if legacy != nil {
+			name = fmt.Sprintf("legacy_session=%v", *legacy)
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s := demo("n", "-passthrough")
 			s.LegacySession = legacy
@@ -914,7 +927,7 @@ func TestPassthroughLegacySession(t *testing.T) {
 				}})
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__n__ask_old", Arguments: map[string]any{"question": "name?"}})
 				answered := err == nil && !res.IsError && textOf(res) == "answer: dave (mood: calm)" && asked == 1
-				if want := legacy && version == oldProtocol; answered != want {
+				if want := (legacy == nil || *legacy) && version == oldProtocol; answered != want {
 					t.Errorf("%s client: result %v, error %v, asked %d times; want answered: %v", version, res, err, asked, want)
 				}
 			}
@@ -923,12 +936,11 @@ func TestPassthroughLegacySession(t *testing.T) {
 }
 
 // TestPassthroughRoots: a server's roots/list of its own during a
-// 2025-11-25 client's call (legacy_session) is answered by that client's
-// roots, through the gateway.
+// 2025-11-25 client's call (on the second session, by default) is answered
+// by that client's roots, through the gateway.
 func TestPassthroughRoots(t *testing.T) {
 	t.Parallel()
 	s := demo("n", "-passthrough")
-	s.LegacySession = true
 	p := ptServe(t, ptOptions{servers: []*config.Server{s}})
 	if len(p.problems) > 0 {
 		t.Fatal(p.problems)
@@ -956,7 +968,7 @@ func TestPassthroughRoots(t *testing.T) {
 // ends its subscriptions, upstream too.
 func TestPassthroughSubscriptionsEnd(t *testing.T) {
 	t.Parallel()
-	p := twoServers(t)
+	p := twoServersFirstSession(t)
 	ctx := context.Background()
 	const uri = "mcphost://a/demo://whoami"
 	observer := p.dial(t, oldProtocol, nil)
@@ -1019,7 +1031,7 @@ func TestPassthroughSubscriptionsEnd(t *testing.T) {
 // allows it again brings them back.
 func TestRevokedSubscriptionUpdates(t *testing.T) {
 	t.Parallel()
-	servers := []*config.Server{demo("a", "-passthrough")}
+	servers := []*config.Server{withoutLegacy(demo("a", "-passthrough"))}
 	gw := ptServe(t, ptOptions{servers: servers,
 		http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -1174,5 +1186,97 @@ func TestUpdatesNotHeldBySubscribe(t *testing.T) {
 	case err := <-subscribing:
 		t.Fatalf("bob's subscribe was not held: %v", err)
 	default:
+	}
+}
+
+// TestPassthroughSamplingOlderUpstream: a go-sdk server of 2025-11-25 (a
+// stateful streamable HTTP server) samples by a request of its own during a
+// call; a client of either era answers through the gateway. A 2026-07-28
+// client answers the gateway's input-required result, whose sampling
+// response go-sdk decodes as a CreateMessageWithToolsResult: it reaches the
+// server as the plain result it asked for (it failed with -32602 before).
+func TestPassthroughSamplingOlderUpstream(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sampler"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("sampling: %w", err)
+		}
+		tc, _ := res.Content.(*mcp.TextContent)
+		if tc == nil {
+			return nil, nil, fmt.Errorf("sampling: content %T", res.Content)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s said %q (%s)", res.Model, tc.Text, res.StopReason)}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "s", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
+	if v := p.h.Serving().ProtocolVersion(context.Background(), "s"); v != oldProtocol {
+		t.Fatalf("upstream session at %q, want %s", v, oldProtocol)
+	}
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			sampled := 0
+			cs := p.dial(t, version, &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				sampled++
+				return &mcp.CreateMessageResult{Model: "m-" + version, Role: "assistant", Content: &mcp.TextContent{Text: "hi"}, StopReason: "endTurn"}, nil
+			}})
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__s__sample", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("m-%s said %q (endTurn)", version, "hi"); res.IsError || textOf(res) != want || sampled != 1 {
+				t.Fatalf("result %q (isError %v, sampled %d times); want %q", textOf(res), res.IsError, sampled, want)
+			}
+		})
+	}
+}
+
+// TestPassthroughLegacySessionClientsAtOnce: two 2025-11-25 clients call a
+// tool that asks by a request of its own (ask_old) on a stdio server of
+// 2026-07-28 at once, through a default gateway. On the second session the
+// server's requests name no call: the second client's call waits for the
+// first's, and each client is asked once, its own question. (Before, the
+// second call went to the first session, where ask_old fails.)
+func TestPassthroughLegacySessionClientsAtOnce(t *testing.T) {
+	t.Parallel()
+	p := ptServe(t, ptOptions{servers: []*config.Server{demo("n", "-passthrough")}})
+	if len(p.problems) > 0 {
+		t.Fatal(p.problems)
+	}
+	hold := make(chan struct{})
+	asked := make(chan string, 4)
+	var wg sync.WaitGroup
+	for _, user := range []string{"alice", "bob"} {
+		cs := p.dial(t, oldProtocol, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- user + ": " + r.Params.Message
+			<-hold
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": user}}, nil
+		}})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__n__ask_old", Arguments: map[string]any{"question": "for " + user}})
+			if err != nil || res.IsError || textOf(res) != "answer: "+user+" (mood: calm)" {
+				t.Errorf("%s's call: %v, %v", user, textOf(res), err)
+			}
+		}()
+	}
+	first := <-asked // one call is asked; the other waits for it
+	select {
+	case second := <-asked:
+		t.Fatalf("both asked at once: %q and %q", first, second)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(hold)
+	wg.Wait()
+	close(asked)
+	second := <-asked
+	for _, a := range []string{first, second} {
+		if who, q, _ := strings.Cut(a, ": "); q != "for "+who {
+			t.Errorf("%s", a)
+		}
 	}
 }

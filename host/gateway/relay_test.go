@@ -256,7 +256,9 @@ func TestDeniedCallsNeverReachTheServer(t *testing.T) {
 // and the call completes.
 func TestRelayOlderClients(t *testing.T) {
 	t.Parallel()
-	g, w, r := stdioGatewayOf(t, []*config.Server{demo("p", "-passthrough")})
+	// (On the server's first session, of 2026-07-28: legacy_session =
+	// false; TestRelayOlderClientsSecondSession is the default.)
+	g, w, r := stdioGatewayOf(t, []*config.Server{withoutLegacy(demo("p", "-passthrough"))})
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "older"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -364,5 +366,45 @@ func TestRelayOlderHTTPUpstream(t *testing.T) {
 	}
 	if got := g.RelayedCalls(); got != 2 {
 		t.Fatalf("%d calls relayed, want 2", got)
+	}
+}
+
+// withoutLegacy is s with legacy_session = false: a 2025-11-25 client's
+// calls go to the server's first session.
+func withoutLegacy(s *config.Server) *config.Server {
+	s.LegacySession = new(false)
+	return s
+}
+
+// TestRelayOlderClientsSecondSession: by default a 2025-11-25 client's
+// calls to a server of 2026-07-28 go to its second session, of
+// 2025-11-25, on the relay from the first call on (the relay opens it):
+// a tool that asks by a request of its own (ask_old) and one that asks by
+// an input-required result on 2026-07-28 (ask, which asks by a request on
+// 2025-11-25) are both relayed, the client asked by a request.
+func TestRelayOlderClientsSecondSession(t *testing.T) {
+	t.Parallel()
+	g, w, r := stdioGatewayOf(t, []*config.Server{demo("p", "-passthrough")})
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "older"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "relayed " + req.Params.Message}}, nil
+		}}).Connect(ctx, &mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for i, tc := range []struct{ tool, arg, want string }{
+		{"ask_old", "question", "answer: relayed q? (mood: calm)"},
+		{"ask", "question", "answer: relayed q?"},
+		{"echo", "message", "q?"},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__p__" + tc.tool, Arguments: map[string]any{tc.arg: "q?"}})
+		if err != nil || res.IsError || host.TextOf(res.Content) != tc.want {
+			t.Fatalf("%s: %v %q", tc.tool, err, textOf(res))
+		}
+		if got := g.RelayedCalls(); got != uint64(i+1) {
+			t.Fatalf("after %s: %d calls relayed, want %d", tc.tool, got, i+1)
+		}
 	}
 }

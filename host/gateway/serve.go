@@ -42,6 +42,10 @@ import (
 type Options struct {
 	// Logger receives the gateway's logs. OPTIONAL.
 	Logger hclog.Logger
+	// SoleClient says the gateway will serve one client (serve on stdio):
+	// a server's roots/list outside any call waits for that client
+	// (SetSoleClient) to ask it (ListRootsOutside). OPTIONAL.
+	SoleClient bool
 	// DrainTimeout bounds Drain: requests still in flight after it are
 	// answered with an error. OPTIONAL: defaults to config.DefaultDrainTimeout.
 	DrainTimeout time.Duration
@@ -129,8 +133,14 @@ type Gateway struct {
 	exposed exposure // what is served, by exposed name or URI
 
 	changed chan struct{} // a registry change is pending
-	relayed atomic.Uint64 // tools/call requests that took the relay path
-	askKeys [][]byte      // key the request states the gateway issues; the first signs (ask.go)
+	// sole is the front's one client, asked for roots outside any call (roots.go).
+	sole     atomic.Pointer[mcp.ServerSession]
+	soleSeen chan struct{} // closed when SetSoleClient names it; nil: no sole client expected
+	soleOnce sync.Once
+	// userRoots are each user's latest session with roots (roots.go).
+	userRoots userClients
+	relayed   atomic.Uint64 // tools/call requests that took the relay path
+	askKeys   [][]byte      // key the request states the gateway issues; the first signs (ask.go)
 
 	// Scale-out (host/gateway/cluster): the keys (MCPHOST_SESSION_KEYS),
 	// the shared state, this replica's random id; the fronts whose
@@ -230,6 +240,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.callDone = g.calls.done
 	g.endpoint = o.Endpoint
 	g.ep.Store(ep)
+	if o.SoleClient {
+		g.soleSeen = make(chan struct{})
+	}
 	g.users.Store(o.Users)
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.startGrace = o.StartGrace
@@ -264,6 +277,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 			Logging:     &mcp.LoggingCapabilities{},
 		},
 		Logger:             hclogslog.New(g.log),
+		InitializedHandler: g.initialized,
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,

@@ -47,6 +47,9 @@ func serveWith(ctx context.Context, g *gateway.Gateway, r io.ReadCloser, w io.Wr
 	if err != nil {
 		return err
 	}
+	// The one client, once initialized, answers servers' roots/list
+	// outside any call (Gateway.SetSoleClient); not once it has gone.
+	defer g.SetSoleClient(nil)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

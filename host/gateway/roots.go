@@ -1,0 +1,147 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/inbound"
+)
+
+// A server of a version before 2026-07-28 may ask for the client's roots
+// outside any call (at session start, say). During a call the request goes
+// to the call's client (sessionRequester). Outside one, ListRootsOutside
+// answers: on stdio, the front's one client is asked (SetSoleClient;
+// waiting for it when the gateway was told to expect it, Options.SoleClient);
+// over HTTP, a per-user connection's user's client (userClients); a shared
+// connection has no one client to ask, and the host answers with
+// settings { roots } (conn.Manager.SetRoots).
+
+// SetSoleClient names the front's one client (the stdio front's session,
+// once initialized: see initialized), whose roots a server's roots/list
+// outside any call is answered with; nil forgets it.
+func (g *Gateway) SetSoleClient(ss *mcp.ServerSession) {
+	g.sole.Store(ss)
+	if ss != nil && g.soleSeen != nil {
+		g.soleOnce.Do(func() { close(g.soleSeen) })
+	}
+}
+
+// userClients are the latest downstream session of each gateway user
+// whose client has roots (inbound OAuth), by conn.User ID: a per-user
+// connection's server asking outside any call is answered by its user's
+// client. One entry per user, replaced by the user's next session; a
+// session that fails to answer is forgotten. Sessions on other replicas
+// are not known: the settings' roots answer then.
+type userClients struct {
+	mu sync.Mutex
+	m  map[string]*mcp.ServerSession
+}
+
+func (u *userClients) seen(id string, ss *mcp.ServerSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.m == nil {
+		u.m = map[string]*mcp.ServerSession{}
+	}
+	u.m[id] = ss
+}
+
+func (u *userClients) get(id string) *mcp.ServerSession {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.m[id]
+}
+
+func (u *userClients) forget(id string, ss *mcp.ServerSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.m[id] == ss {
+		delete(u.m, id)
+	}
+}
+
+// noteUserClient records ss as the latest session of the user of
+// principal p (callerMiddleware), when its client has roots.
+func (g *Gateway) noteUserClient(p *inbound.Principal, req mcp.Request) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || ss == nil || !hasRoots(ss) {
+		return
+	}
+	g.userRoots.seen((&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID(), ss)
+}
+
+// hasRoots reports whether ss's client said it has roots.
+func hasRoots(ss *mcp.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && (ip.Capabilities.RootsV2 != nil || ip.Capabilities.Roots.ListChanged)
+}
+
+// userRootsWait bounds how long a user's client is given to answer.
+const userRootsWait = 10 * time.Second
+
+// initialized names the session, initialized, the sole client when the
+// gateway expects one (Options.SoleClient): its roots can be asked now.
+func (g *Gateway) initialized(_ context.Context, req *mcp.InitializedRequest) {
+	if g.soleSeen != nil && req.Session != nil {
+		g.SetSoleClient(req.Session)
+	}
+}
+
+// soleWait bounds how long a server's roots/list outside any call waits
+// for the sole client (Options.SoleClient) to be initialized: a server that
+// asks at session start may ask before then. (A client of 2026-07-28
+// sends no initialize; its servers, in its era, ask for no roots outside
+// a call, and one of an earlier version waits this long for no answer.)
+const soleWait = 10 * time.Second
+
+// ListRootsOutside answers a server's roots/list outside any call, for
+// host.Options.OnListRoots: by asking the sole client when there is one
+// and it has roots; for a per-user connection (u), by asking u's latest
+// session whose client has roots; nil (leaving it to settings { roots })
+// otherwise.
+func (g *Gateway) ListRootsOutside(ctx context.Context, server string, u *conn.User) (*mcp.ListRootsResult, error) {
+	if u != nil {
+		id := u.ID()
+		ss := g.userRoots.get(id)
+		if ss == nil {
+			return nil, nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, userRootsWait)
+		defer cancel()
+		res, err := ss.ListRoots(ctx, nil)
+		if err != nil {
+			g.userRoots.forget(id, ss)
+			g.log.Debug("the user's client did not answer roots/list: the settings' roots answer", "server", server, "error", err)
+			return nil, nil
+		}
+		return res, nil
+	}
+	if g.soleSeen != nil {
+		t := time.NewTimer(soleWait)
+		defer t.Stop()
+		select {
+		case <-g.soleSeen:
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the client to ask for its roots (for %s): %w", server, context.Cause(ctx))
+		}
+	}
+	ss := g.sole.Load()
+	if ss == nil {
+		return nil, nil
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || (ip.Capabilities.RootsV2 == nil && !ip.Capabilities.Roots.ListChanged) {
+		return nil, nil
+	}
+	res, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("asking the client for its roots (for %s): %w", server, err)
+	}
+	return res, nil
+}

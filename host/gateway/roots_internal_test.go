@@ -1,0 +1,64 @@
+package gateway
+
+import (
+	"context"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/inbound"
+)
+
+// TestListRootsOutsideForUser: a per-user connection's roots/list outside
+// any call is answered by the latest session of that user whose client
+// has roots (recorded as the user's requests pass callerMiddleware); a
+// user with none, or without a user, is left to the settings' roots (nil).
+// A real go-sdk client and server pair stands for the downstream session.
+func TestListRootsOutsideForUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gateway"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "alice's client"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file:///home/alice/project", Name: "project"})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+
+	g := &Gateway{}
+	alice := &inbound.Principal{Issuer: "https://idp", Subject: "alice"}
+	g.noteUserClient(alice, &mcp.ListToolsRequest{Session: ss})
+	for _, tc := range []struct {
+		name string
+		u    *conn.User
+		want string // "": nil
+	}{
+		{"alice", &conn.User{Issuer: "https://idp", Subject: "alice", Token: "t"}, "file:///home/alice/project"},
+		{"bob", &conn.User{Issuer: "https://idp", Subject: "bob"}, ""},
+		{"shared", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := g.ListRootsOutside(ctx, "s", tc.u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if res != nil && len(res.Roots) == 1 {
+				got = res.Roots[0].URI
+			} else if res != nil {
+				got = "?"
+			}
+			if got != tc.want {
+				t.Fatalf("answered %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

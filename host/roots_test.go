@@ -1,0 +1,85 @@
+package host_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// TestReloadRoots: settings { roots } answer a server's roots/list outside
+// any call; a reload that changes them sends the server
+// notifications/roots/list_changed, after which it is told the new ones.
+// (Before, such a server was told no roots, and nothing on reload.)
+func TestReloadRoots(t *testing.T) {
+	t.Parallel()
+	seen := make(chan string, 8)
+	ask := func(ctx context.Context, ss *mcp.ServerSession) {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			res, err := ss.ListRoots(ctx, nil)
+			if err != nil {
+				seen <- "error: " + err.Error()
+				return
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			seen <- strings.Join(uris, " ")
+		}()
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "rooted"}, &mcp.ServerOptions{
+		InitializedHandler:      func(ctx context.Context, req *mcp.InitializedRequest) { ask(ctx, req.Session) },
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) { ask(ctx, req.Session) },
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(func() {
+		for ss := range srv.Sessions() { // (a request of the server's may still wait)
+			ss.Close()
+		}
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	cfg := func(roots ...string) *config.Config {
+		c := &config.Config{DefaultMode: "allow_all", Servers: []*config.Server{
+			{Name: "r", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}}
+		for _, r := range roots {
+			c.Settings.Roots = append(c.Settings.Roots, &mcp.Root{URI: r})
+		}
+		return c
+	}
+	h, err := host.New(cfg("file:///src"), &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ctx := context.Background()
+	if _, err := h.Connections().Session(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	wait := func(want string) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for got := ""; got != want; {
+			select {
+			case got = <-seen:
+			case <-deadline:
+				t.Fatalf("the server was last told %q, want %q", got, want)
+			}
+		}
+	}
+	wait("file:///src")
+	if _, err := h.Reload(ctx, cfg("file:///src", "file:///work"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	wait("file:///src file:///work")
+}
