@@ -110,6 +110,7 @@ type Gateway struct {
 	log    hclog.Logger
 	srv    *mcp.Server
 	naming string
+	tasks  taskTable // the task ids it issues (tasks.go)
 
 	mu      sync.Mutex
 	exposed exposure // what is served, by exposed name or URI

@@ -321,6 +321,10 @@ func (f *Front) Handler(opts *Options) http.Handler {
 				return
 			}
 		}
+		if (hs != nil || !sessionful) && one != nil && gateway.IsTasksRequest(one) {
+			f.serveTasks(w, r, one, hs, sessions) // (tasks.go)
+			return
+		}
 		if (hs != nil || !sessionful) && f.relayHTTP(w, r, one, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
 		}

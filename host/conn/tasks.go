@@ -1,0 +1,142 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
+
+// ErrNoRawLane is a request the go-sdk client has no call for (the tasks
+// methods) to a server whose connection has no raw lane to carry it (an
+// in-process server).
+var ErrNoRawLane = errors.New("the server's connection cannot carry this request")
+
+// TaskIDs names the tasks a server creates as its callers see them: the
+// gateway gives each task id a server returns an id of its own, which tells
+// it the task's server, the protocol version of the session that created it
+// (version) and its owner (see the gateway's tasks.go). Outward is called on
+// the connection's read loop, with the context of the call that created the
+// task: it must not block.
+type TaskIDs interface {
+	Outward(ctx context.Context, server, version, upstreamID string) string
+}
+
+// Request sends one request of method — one the go-sdk client has no call
+// for: the tasks methods, or a tools/call with a task parameter (2025-11-25)
+// — to server, on the session that serves clients of protocol version (see
+// forVersion), and returns the server's raw response. params are the
+// members of the request's params without braces; caps the capabilities of
+// the client the request is made for (sent in _meta to a session of
+// NewProtocol, whose requests stand alone). It waits for a slot of the
+// server's concurrency cap and for its session as a call does; ctx bounds
+// the wait and the request (the server is then sent
+// notifications/cancelled). A lost connection fails the request (and is
+// reconnected as for a call); it is not sent again.
+func (m *Manager) Request(ctx context.Context, server, version, method string, params, caps []byte) ([]byte, error) {
+	c := m.For(ctx, server)
+	if c == nil {
+		return nil, fmt.Errorf("%s: %w", server, ErrNoRawLane)
+	}
+	c = c.forVersion(ctx, version)
+	release, err := c.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	cs, _, err := c.sessionGen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	raw := c.raw
+	if c.session != cs {
+		raw = nil
+	}
+	c.mu.Unlock()
+	if raw == nil {
+		return nil, fmt.Errorf("%s: %w", server, ErrNoRawLane)
+	}
+	if cs.InitializeResult().ProtocolVersion < NewProtocol {
+		caps = nil // (told at initialize)
+	}
+	fc := newCall(c.cfg.Name, nil, nil)
+	left := c.inflight.add(fc)
+	defer left()
+	type result struct {
+		resp []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	err = raw.StartRaw(ctx, rawRequest{method: method, params: params, caps: caps, fc: fc, wait: true}, func(resp []byte, err error) {
+		ch <- result{resp, err}
+	})
+	if err != nil {
+		if connectionGone(err) {
+			c.drop(cs, err)
+		}
+		return nil, fmt.Errorf("%s: sending %s: %w", server, method, err)
+	}
+	r := <-ch
+	switch {
+	case errors.Is(r.err, errRawRefused):
+		return nil, fmt.Errorf("%s: %s: %w", server, method, r.err)
+	case r.err != nil:
+		if connectionGone(r.err) {
+			c.drop(cs, r.err)
+		}
+		return nil, fmt.Errorf("%s: %s: %w", server, method, r.err)
+	}
+	c.noteSuccess()
+	return r.resp, nil
+}
+
+// taskResult is resp, a task result (resultType "task") of server whose
+// result's members are rs (their offsets from base in resp), with its
+// taskId replaced by what ids names it (unchanged when it has no string
+// taskId).
+func taskResult(ctx context.Context, ids TaskIDs, server, version string, resp []byte, rs []rawjson.Member, base int) []byte {
+	tid, ok := rawjson.Find(rs, "taskId")
+	if !ok {
+		return resp
+	}
+	up, ok := rawjson.String(tid.Value)
+	if !ok {
+		return resp
+	}
+	outward := appendJSONString(nil, ids.Outward(ctx, server, version, up))
+	out := make([]byte, 0, len(resp)+len(outward))
+	out = append(out, resp[:base+tid.Start]...)
+	out = append(out, outward...)
+	return append(out, resp[base+tid.End:]...)
+}
+
+// createTaskResult is resp, a response of a session of version (before
+// NewProtocol) to a task-augmented tools/call, with the id of the task of
+// its CreateTaskResult (result.task.taskId) named by ids; anything else is
+// returned as it is.
+func createTaskResult(ctx context.Context, ids TaskIDs, server, version string, resp []byte) []byte {
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Members(arr[:0], resp)
+	if err != nil {
+		return resp
+	}
+	result, ok := rawjson.Find(ms, "result")
+	if !ok {
+		return resp
+	}
+	rs, err := rawjson.Members(nil, result.Value)
+	if err != nil {
+		return resp
+	}
+	task, ok := rawjson.Find(rs, "task")
+	if !ok || len(task.Value) == 0 || task.Value[0] != '{' {
+		return resp
+	}
+	ts, err := rawjson.Members(nil, task.Value)
+	if err != nil {
+		return resp
+	}
+	return taskResult(ctx, ids, server, version, resp, ts, result.Start+task.Start)
+}

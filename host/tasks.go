@@ -1,0 +1,28 @@
+package host
+
+import "context"
+
+// Request sends one request of method that the go-sdk client has no call
+// for (the tasks methods) to server, as ctx's user (per-user servers), on
+// the session that serves clients of protocol version, and returns the
+// server's raw JSON-RPC response; see conn.Manager.Request. params are the
+// members of its params without braces, caps the client's capabilities
+// (sent to a server of 2026-07-28).
+func (s *Serving) Request(ctx context.Context, server, version, method string, params, caps []byte) ([]byte, error) {
+	return s.h.conns.Request(ctx, server, version, method, params, caps)
+}
+
+// ServerNames are the configured servers' names, in configuration order.
+func (s *Serving) ServerNames() []string { return s.h.conns.Names() }
+
+// ServerHasExtension reports whether server's live session (ctx's user's)
+// advertised the extension id in its capabilities (2026-07-28's
+// capabilities.extensions).
+func (s *Serving) ServerHasExtension(ctx context.Context, server, id string) bool {
+	cs := s.h.conns.Current(ctx, server)
+	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities == nil {
+		return false
+	}
+	_, ok := cs.InitializeResult().Capabilities.Extensions[id]
+	return ok
+}
