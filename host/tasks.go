@@ -14,15 +14,3 @@ func (s *Serving) Request(ctx context.Context, server, version, method string, p
 
 // ServerNames are the configured servers' names, in configuration order.
 func (s *Serving) ServerNames() []string { return s.h.conns.Names() }
-
-// ServerHasExtension reports whether server's live session (ctx's user's)
-// advertised the extension id in its capabilities (2026-07-28's
-// capabilities.extensions).
-func (s *Serving) ServerHasExtension(ctx context.Context, server, id string) bool {
-	cs := s.h.conns.Current(ctx, server)
-	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities == nil {
-		return false
-	}
-	_, ok := cs.InitializeResult().Capabilities.Extensions[id]
-	return ok
-}
