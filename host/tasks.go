@@ -5,11 +5,12 @@ import "context"
 // Request sends one request of method that the go-sdk client has no call
 // for (the tasks methods) to server, as ctx's user (per-user servers), on
 // the session that serves clients of protocol version, and returns the
-// server's raw JSON-RPC response; see conn.Manager.Request. params are the
+// server's raw JSON-RPC response; see conn.Manager.Request (name: what the
+// request names, e.g. the task id). params are the
 // members of its params without braces, caps the client's capabilities
 // (sent to a server of 2026-07-28).
-func (s *Serving) Request(ctx context.Context, server, version, method string, params, caps []byte) ([]byte, error) {
-	return s.h.conns.Request(ctx, server, version, method, params, caps)
+func (s *Serving) Request(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error) {
+	return s.h.conns.Request(ctx, server, version, method, name, params, caps)
 }
 
 // ServerNames are the configured servers' names, in configuration order.

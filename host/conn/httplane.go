@@ -208,7 +208,7 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 	}()
 	method, name := "tools/call", req.tool
 	if req.method != "" {
-		method, name = req.method, ""
+		method, name = req.method, headerSafe(req.tool)
 	}
 	resp, err := l.post(pctx, msg, method, name)
 	if err != nil {

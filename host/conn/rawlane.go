@@ -54,7 +54,8 @@ type rawRequest struct {
 	args, caps []byte
 	// method, when set, is the method of a request other than tools/call
 	// (Manager.Request), and params the members of its params (without
-	// braces); tool and args are then unused.
+	// braces); tool is then what the request names (a task id: the
+	// Mcp-Name header of NewProtocol), args unused.
 	method string
 	params []byte
 	// task is the task parameter of a tools/call (2025-11-25; nil: none).

@@ -28,13 +28,14 @@ type TaskIDs interface {
 // — to server, on the session that serves clients of protocol version (see
 // forVersion), and returns the server's raw response. params are the
 // members of the request's params without braces; caps the capabilities of
-// the client the request is made for (sent in _meta to a session of
+// the client the request is made for; name what it names (the Mcp-Name
+// header over streamable HTTP at NewProtocol: the task id; "" for none) (sent in _meta to a session of
 // NewProtocol, whose requests stand alone). It waits for a slot of the
 // server's concurrency cap and for its session as a call does; ctx bounds
 // the wait and the request (the server is then sent
 // notifications/cancelled). A lost connection fails the request (and is
 // reconnected as for a call); it is not sent again.
-func (m *Manager) Request(ctx context.Context, server, version, method string, params, caps []byte) ([]byte, error) {
+func (m *Manager) Request(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error) {
 	c := m.For(ctx, server)
 	if c == nil {
 		return nil, fmt.Errorf("%s: %w", server, ErrNoRawLane)
@@ -69,7 +70,7 @@ func (m *Manager) Request(ctx context.Context, server, version, method string, p
 		err  error
 	}
 	ch := make(chan result, 1)
-	err = raw.StartRaw(ctx, rawRequest{method: method, params: params, caps: caps, fc: fc, wait: true}, func(resp []byte, err error) {
+	err = raw.StartRaw(ctx, rawRequest{method: method, tool: name, params: params, caps: caps, fc: fc, wait: true}, func(resp []byte, err error) {
 		ch <- result{resp, err}
 	})
 	if err != nil {
@@ -139,4 +140,15 @@ func createTaskResult(ctx context.Context, ids TaskIDs, server, version string, 
 		return resp
 	}
 	return taskResult(ctx, ids, server, version, resp, ts, result.Start+task.Start)
+}
+
+// headerSafe is s if it can be a header's value as it is (printable
+// ASCII), else "".
+func headerSafe(s string) string {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b > 0x7e {
+			return ""
+		}
+	}
+	return s
 }

@@ -289,7 +289,7 @@ func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version strin
 	if !modern {
 		caps = nil
 	}
-	resp, err := g.h.Serving().Request(ctx, ref.server, ref.version, method, params, caps)
+	resp, err := g.h.Serving().Request(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
 	if err != nil {
 		g.log.Warn("tasks request failed", "method", method, "server", ref.server, "error", err)
 		return wire.Error(m.ID, jsonrpc.CodeInternalError, method+": the task's server could not be reached", nil)
@@ -408,7 +408,7 @@ func (g *Gateway) listTasks(ctx context.Context, m *wire.Message, version string
 				q, _ := json.Marshal(cursor)
 				params = append([]byte(`"cursor":`), q...)
 			}
-			resp, err := g.h.Serving().Request(ctx, server, version, "tasks/list", params, nil)
+			resp, err := g.h.Serving().Request(ctx, server, version, "tasks/list", "", params, nil)
 			if err != nil {
 				g.log.Warn("tasks/list failed", "server", server, "error", err)
 				break
