@@ -15,3 +15,7 @@ func (s *Serving) Request(ctx context.Context, server, version, method, name str
 
 // ServerNames are the configured servers' names, in configuration order.
 func (s *Serving) ServerNames() []string { return s.h.conns.Names() }
+
+// HasTasks reports whether any server (ctx's user's, for per-user ones)
+// declared 2025-11-25's experimental tasks capability at its initialize.
+func (s *Serving) HasTasks(ctx context.Context) bool { return s.h.conns.HasTasks(ctx) }

@@ -35,12 +35,15 @@ type Conn struct {
 	routes       routes             // of notifications read, not yet handled (notes.go)
 	elicitations elicitationWaiters // -32042 URL elicitations awaited
 
-	mu             sync.Mutex
-	state          State
-	err            error
-	session        *mcp.ClientSession
-	gen            uint64        // generation of session: one more for every connect
-	raw            rawStarter    // the session's raw lane (nil: none)
+	mu      sync.Mutex
+	state   State
+	err     error
+	session *mcp.ClientSession
+	gen     uint64     // generation of session: one more for every connect
+	raw     rawStarter // the session's raw lane (nil: none)
+	// tasks: the server declared capabilities.tasks (2025-11-25's
+	// experimental tasks) in its last initialize result (tasks.go).
+	tasks          atomic.Bool
 	connecting     chan struct{} // non-nil while a connect is in flight
 	stderr         *tailBuffer
 	pid            int

@@ -368,12 +368,19 @@ func (t routingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type routingConn struct {
 	mcp.Connection
 	c *Conn
+	// answered: a response was read (the first answers the initialize;
+	// tasks.go reads its capabilities). Read has one caller at a time.
+	answered bool
 }
 
 func (r *routingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := r.Connection.Read(ctx)
 	if err != nil {
 		return msg, err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && !r.answered {
+		r.answered = true
+		r.c.noteCapabilities(resp.Result)
 	}
 	msg, _ = r.c.routeNote(msg, nil)
 	return msg, nil

@@ -1,9 +1,13 @@
 package conn
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -151,4 +155,73 @@ func headerSafe(s string) string {
 		}
 	}
 	return s
+}
+
+// noteCapabilities records whether result, the server's answer to the
+// initialize, declares capabilities.tasks (2025-11-25's experimental
+// tasks, which the go-sdk client does not decode).
+func (c *Conn) noteCapabilities(result []byte) {
+	var r struct {
+		Capabilities *struct {
+			Tasks json.RawMessage `json:"tasks"`
+		} `json:"capabilities"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.Capabilities == nil {
+		return // (not an initialize result)
+	}
+	c.tasks.Store(len(r.Capabilities.Tasks) > 0 && r.Capabilities.Tasks[0] == '{')
+}
+
+// noteCapabilitiesOf is noteCapabilities of a whole response message.
+func (c *Conn) noteCapabilitiesOf(msg []byte) {
+	var m struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) == nil && m.Result != nil {
+		c.noteCapabilities(m.Result)
+	}
+}
+
+// maxOpeningBody bounds the answer to a request without a session that
+// noteOpening reads (an initialize result is small).
+const maxOpeningBody = 1 << 20
+
+// noteOpening reads the JSON answer to a request of the go-sdk client made
+// without a session (its initialize) for noteCapabilitiesOf, and gives
+// resp a body of the same bytes.
+func (c *Conn) noteOpening(resp *http.Response) {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOpeningBody+1))
+	rest := resp.Body
+	resp.Body = readCloser{io.MultiReader(bytes.NewReader(b), rest), rest}
+	if err != nil || len(b) > maxOpeningBody {
+		return
+	}
+	c.noteCapabilitiesOf(b)
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// HasTasks reports whether any server's session (ctx's user's, for a
+// per-user server; its second session too) declared capabilities.tasks
+// (2025-11-25's experimental tasks) at its initialize.
+func (m *Manager) HasTasks(ctx context.Context) bool {
+	for _, name := range m.Names() {
+		c := m.For(ctx, name)
+		if c == nil {
+			continue
+		}
+		if c.tasks.Load() {
+			return true
+		}
+		c.legacy.mu.Lock()
+		lc := c.legacy.c
+		c.legacy.mu.Unlock()
+		if lc != nil && lc.tasks.Load() {
+			return true
+		}
+	}
+	return false
 }

@@ -248,6 +248,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware, g.decisionMiddleware)
+	// (Outermost but for telemetry: it wraps the initialize result the
+	// others give, tasks.go.)
+	g.srv.AddReceivingMiddleware(g.tasksCapsMiddleware)
 	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity)
 	if o.ToolSearch {
 		g.enableToolSearch()

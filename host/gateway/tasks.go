@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway/cluster"
@@ -443,4 +444,62 @@ func (g *Gateway) listTasks(ctx context.Context, m *wire.Message, version string
 	}
 	b, _ := json.Marshal(map[string]any{"tasks": tasks})
 	return wire.Result(m.ID, b)
+}
+
+// tasksCapability is the tasks capability the gateway declares to a
+// client before 2026-07-28 when a server declared one (2025-11-25's
+// experimental tasks): what it routes — task-augmented tools/call,
+// tasks/list and tasks/cancel (tasks/get and tasks/result need no
+// declaration).
+var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
+
+// tasksCapsMiddleware adds the tasks capability to the gateway's
+// initialize result for a client before 2026-07-28 when a server (the
+// caller's, for per-user ones) declared it. The go-sdk's
+// ServerCapabilities has no field for it: the result is given one of its
+// own (initializeWithTasks). (The 2026-07-28 tasks extension is declared
+// in capabilities.extensions with the servers' other extensions.)
+func (g *Gateway) tasksCapsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "initialize" || err != nil {
+			return res, err
+		}
+		if r, ok := res.(*mcp.InitializeResult); ok && r.ProtocolVersion < conn.NewProtocol && g.h.Serving().HasTasks(ctx) {
+			return &initializeWithTasks{InitializeResult: r}, nil
+		}
+		return res, err
+	}
+}
+
+// initializeWithTasks is an initialize result whose capabilities declare
+// tasksCapability.
+type initializeWithTasks struct {
+	*mcp.InitializeResult
+}
+
+// MarshalJSON encodes the result with capabilities.tasks added.
+func (r *initializeWithTasks) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.InitializeResult)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, err
+	}
+	var caps map[string]json.RawMessage
+	if c, ok := obj["capabilities"]; ok {
+		if err := json.Unmarshal(c, &caps); err != nil {
+			return nil, err
+		}
+	}
+	if caps == nil {
+		caps = map[string]json.RawMessage{}
+	}
+	caps["tasks"] = tasksCapability
+	if obj["capabilities"], err = json.Marshal(caps); err != nil {
+		return nil, err
+	}
+	return json.Marshal(obj)
 }

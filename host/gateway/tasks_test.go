@@ -82,6 +82,19 @@ func (u *tasksUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(body, &msg)
 	modern := r.Header.Get("Mcp-Protocol-Version") >= newProtocol
+	if msg.Method == "initialize" {
+		// The go-sdk server declares no tasks capability: added to its
+		// answer (JSON, or an event stream's data).
+		rec := httptest.NewRecorder()
+		u.next.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"capabilities":{`), []byte(`"capabilities":{"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}},`), 1))
+		return
+	}
 	if !u.serveTasks(w, r, msg.ID, msg.Method, msg.Params.Name, msg.Params.TaskID, modern, msg.Params.Task != nil, ext(msg.Params.Meta.Caps.Extensions)) {
 		u.next.ServeHTTP(w, r) // (not under u.mu: a listen stream lasts)
 	}
@@ -221,6 +234,7 @@ func (c *httpClient2026) call(t *testing.T, method string, params map[string]any
 type httpClient2025 struct {
 	url, sid string
 	n        int
+	init     rpcResponse // the initialize's answer
 }
 
 func newHTTPClient2025(t *testing.T, url string) *httpClient2025 {
@@ -230,6 +244,7 @@ func newHTTPClient2025(t *testing.T, url string) *httpClient2025 {
 	if res.Error != nil {
 		t.Fatalf("initialize: %+v", res.Error)
 	}
+	c.init = res
 	c.post(t, "notifications/initialized", nil, false)
 	return c
 }
@@ -315,6 +330,7 @@ type stdioTaskClient struct {
 	version string
 	caps    map[string]any
 	n       int
+	init    rpcResponse // the initialize's answer
 }
 
 func newStdioTaskClient(t *testing.T, g *gateway.Gateway, version string, caps map[string]any) *stdioTaskClient {
@@ -325,6 +341,7 @@ func newStdioTaskClient(t *testing.T, g *gateway.Gateway, version string, caps m
 	if res.Error != nil {
 		t.Fatalf("initialize: %+v", res.Error)
 	}
+	c.init = res
 	c.send(t, "notifications/initialized", nil, false)
 	return c
 }
@@ -422,6 +439,21 @@ func TestTasksThroughTheGateway(t *testing.T) {
 			}
 			c := tc.client(t, p)
 			modern := tc.version >= newProtocol
+			if !modern {
+				// The upstream declared the tasks capability: so does the
+				// gateway.
+				var init rpcResponse
+				switch c := c.(type) {
+				case *httpClient2025:
+					init = c.init
+				case *stdioTaskClient:
+					init = c.init
+				}
+				caps, _ := init.Result["capabilities"].(map[string]any)
+				if _, ok := caps["tasks"].(map[string]any); !ok {
+					t.Errorf("the gateway's capabilities %v declare no tasks", caps)
+				}
+			}
 			args := map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}}
 			if !modern {
 				args["task"] = map[string]any{"ttl": 60000}
@@ -525,5 +557,16 @@ func TestTasksNeedTheExtension(t *testing.T) {
 	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}})
 	if res.Error != nil || res.Result["taskId"] != nil {
 		t.Errorf("tools/call without the extension: %+v %+v", res.Result, res.Error)
+	}
+}
+
+// TestNoTasksCapabilityWithoutTasks: over servers that declare no tasks
+// capability, the gateway declares none to a 2025-11-25 client.
+func TestNoTasksCapabilityWithoutTasks(t *testing.T) {
+	t.Parallel()
+	g := gatewayOf(t, []*config.Server{demo("a")})
+	c := newStdioTaskClient(t, g, oldProtocol, map[string]any{})
+	if caps, _ := c.init.Result["capabilities"].(map[string]any); caps == nil || caps["tasks"] != nil {
+		t.Errorf("capabilities %v, want no tasks", caps)
 	}
 }
