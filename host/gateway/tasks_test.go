@@ -19,6 +19,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/internal/demoserver"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // tasksUpstream is a tasks-capable upstream: a demo server's streamable
@@ -568,5 +569,40 @@ func TestNoTasksCapabilityWithoutTasks(t *testing.T) {
 	c := newStdioTaskClient(t, g, oldProtocol, map[string]any{})
 	if caps, _ := c.init.Result["capabilities"].(map[string]any); caps == nil || caps["tasks"] != nil {
 		t.Errorf("capabilities %v, want no tasks", caps)
+	}
+}
+
+// TestTasksAcrossReplicas: a task created through one replica is reached
+// through another given the same MCPHOST_SESSION_KEYS (nothing is shared
+// per task: the id carries its route), and not through one given others.
+func TestTasksAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, newProtocol)
+	keys := func(s string) *gateway.Options {
+		k, err := sealbox.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &gateway.Options{Keys: k}
+	}
+	const shared = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // (32 bytes, base64)
+	const other = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	a := ptServe(t, ptOptions{servers: server, gopts: keys(shared)})
+	b := ptServe(t, ptOptions{servers: server, gopts: keys(shared)})
+	c := ptServe(t, ptOptions{servers: server, gopts: keys(other)})
+	res := (&httpClient2026{url: a.url, caps: tasksExt}).call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}})
+	id, _ := res.Result["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
+	}
+	if res := (&httpClient2026{url: b.url, caps: tasksExt}).call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil || res.Result["taskId"] != id {
+		t.Errorf("tasks/get through b: %+v %+v", res.Result, res.Error)
+	}
+	if res := (&httpClient2026{url: c.url, caps: tasksExt}).call(t, "tasks/get", map[string]any{"taskId": id}); res.code() != -32602 {
+		t.Errorf("tasks/get through c (other keys): %+v %+v, want -32602", res.Result, res.Error)
+	}
+	if got := up.received(); len(got) != 1 || got[0] != "tasks/get up-1" {
+		t.Errorf("the upstream received %q", got)
 	}
 }
