@@ -159,17 +159,20 @@ func headerSafe(s string) string {
 
 // noteCapabilities records whether result, the server's answer to the
 // initialize, declares capabilities.tasks (2025-11-25's experimental
-// tasks, which the go-sdk client does not decode).
-func (c *Conn) noteCapabilities(result []byte) {
+// tasks, which the go-sdk client does not decode), and reports whether it
+// was an answer with capabilities (an initialize's, or a
+// server/discover's).
+func (c *Conn) noteCapabilities(result []byte) bool {
 	var r struct {
 		Capabilities *struct {
 			Tasks json.RawMessage `json:"tasks"`
 		} `json:"capabilities"`
 	}
-	if json.Unmarshal(result, &r) != nil || r.Capabilities == nil {
-		return // (not an initialize result)
+	if len(result) == 0 || json.Unmarshal(result, &r) != nil || r.Capabilities == nil {
+		return false // (not an initialize result)
 	}
 	c.tasks.Store(len(r.Capabilities.Tasks) > 0 && r.Capabilities.Tasks[0] == '{')
+	return true
 }
 
 // noteCapabilitiesOf is noteCapabilities of a whole response message.
