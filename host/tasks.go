@@ -19,3 +19,19 @@ func (s *Serving) ServerNames() []string { return s.h.conns.Names() }
 // HasTasks reports whether any server (ctx's user's, for per-user ones)
 // declared 2025-11-25's experimental tasks capability at its initialize.
 func (s *Serving) HasTasks(ctx context.Context) bool { return s.h.conns.HasTasks(ctx) }
+
+// HasExtension reports whether any server's live session (ctx's user's,
+// for per-user servers) declared the extension id in its capabilities
+// (2026-07-28's capabilities.extensions).
+func (s *Serving) HasExtension(ctx context.Context, id string) bool {
+	for _, name := range s.h.conns.Names() {
+		cs := s.h.conns.Current(ctx, name)
+		if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities == nil {
+			continue
+		}
+		if _, ok := cs.InitializeResult().Capabilities.Extensions[id]; ok {
+			return true
+		}
+	}
+	return false
+}

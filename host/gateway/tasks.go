@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -64,6 +65,10 @@ const ExtensionTasks = "io.modelcontextprotocol/tasks"
 // capability the client did not declare (for the tasks methods, the tasks
 // extension).
 const CodeMissingCapability = -32021
+
+// missingTasksData is the data of a CodeMissingCapability error for the
+// tasks extension (SEP-2575: the capabilities the request needs).
+var missingTasksData = []byte(`{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`)
 
 // codeInvalidParams is JSON-RPC's invalid params: SEP-2663's answer for an
 // unknown task id.
@@ -252,7 +257,7 @@ func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version strin
 		!modern && method != "tasks/get" && method != "tasks/result" && method != "tasks/list" && method != "tasks/cancel":
 		return wire.Error(m.ID, -32601, "Method not found: "+method, nil)
 	case modern && !hasExtension(caps, ExtensionTasks):
-		return wire.Error(m.ID, CodeMissingCapability, "Missing required client capability: extensions."+ExtensionTasks, nil)
+		return wire.Error(m.ID, CodeMissingCapability, "Missing required client capability: extensions."+ExtensionTasks, missingTasksData)
 	case method == "tasks/list":
 		return g.listTasks(ctx, m, version)
 	}
@@ -453,23 +458,60 @@ func (g *Gateway) listTasks(ctx context.Context, m *wire.Message, version string
 // declaration).
 var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
 
-// tasksCapsMiddleware adds the tasks capability to the gateway's
-// initialize result for a client before 2026-07-28 when a server (the
-// caller's, for per-user ones) declared it. The go-sdk's
+// tasksCapsMiddleware declares the tasks the gateway routes when a server
+// (the caller's, for per-user ones) declared them: to a client before
+// 2026-07-28, the tasks capability in its initialize result — the go-sdk's
 // ServerCapabilities has no field for it: the result is given one of its
-// own (initializeWithTasks). (The 2026-07-28 tasks extension is declared
-// in capabilities.extensions with the servers' other extensions.)
+// own (initializeWithTasks); to one of 2026-07-28 (initialize,
+// server/discover), the tasks extension in capabilities.extensions, which
+// is declared only when a server declared it.
 func (g *Gateway) tasksCapsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if method != "initialize" || err != nil {
+		if err != nil || method != "initialize" && method != "server/discover" {
 			return res, err
 		}
-		if r, ok := res.(*mcp.InitializeResult); ok && r.ProtocolVersion < conn.NewProtocol && g.h.Serving().HasTasks(ctx) {
-			return &initializeWithTasks{InitializeResult: r}, nil
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			if r.ProtocolVersion < conn.NewProtocol {
+				if g.h.Serving().HasTasks(ctx) {
+					return &initializeWithTasks{InitializeResult: r}, nil
+				}
+				return res, err
+			}
+			r.Capabilities = g.withTasksExtension(ctx, r.Capabilities)
+		case *mcp.DiscoverResult:
+			r.Capabilities = g.withTasksExtension(ctx, r.Capabilities)
 		}
 		return res, err
 	}
+}
+
+// withTasksExtension returns caps declaring the tasks extension if and
+// only if a server declared it (a copy when it changes).
+func (g *Gateway) withTasksExtension(ctx context.Context, caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
+	has := g.h.Serving().HasExtension(ctx, ExtensionTasks)
+	declared := false
+	if caps != nil {
+		_, declared = caps.Extensions[ExtensionTasks]
+	}
+	if has == declared {
+		return caps
+	}
+	c := &mcp.ServerCapabilities{}
+	if caps != nil {
+		*c = *caps
+	}
+	c.Extensions = maps.Clone(c.Extensions)
+	if has {
+		if c.Extensions == nil {
+			c.Extensions = map[string]any{}
+		}
+		c.Extensions[ExtensionTasks] = map[string]any{}
+	} else {
+		delete(c.Extensions, ExtensionTasks)
+	}
+	return c
 }
 
 // initializeWithTasks is an initialize result whose capabilities declare
