@@ -83,9 +83,10 @@ func (u *tasksUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(body, &msg)
 	modern := r.Header.Get("Mcp-Protocol-Version") >= newProtocol
-	if msg.Method == "initialize" {
-		// The go-sdk server declares no tasks capability: added to its
-		// answer (JSON, or an event stream's data).
+	if msg.Method == "initialize" || msg.Method == "server/discover" {
+		// The go-sdk server declares no tasks capability, nor the tasks
+		// extension: added to its answer (JSON, or an event stream's
+		// data).
 		rec := httptest.NewRecorder()
 		u.next.ServeHTTP(rec, r)
 		for k, v := range rec.Header() {
@@ -93,7 +94,11 @@ func (u *tasksUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Del("Content-Length")
 		w.WriteHeader(rec.Code)
-		w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"capabilities":{`), []byte(`"capabilities":{"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}},`), 1))
+		caps := `"capabilities":{"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}},`
+		if msg.Method == "server/discover" {
+			caps = `"capabilities":{"extensions":{"` + gateway.ExtensionTasks + `":{}},`
+		}
+		w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"capabilities":{`), []byte(caps), 1))
 		return
 	}
 	if !u.serveTasks(w, r, msg.ID, msg.Method, msg.Params.Name, msg.Params.TaskID, modern, msg.Params.Task != nil, ext(msg.Params.Meta.Caps.Extensions)) {
@@ -182,8 +187,9 @@ type rpcResponse struct {
 	ID     json.RawMessage `json:"id"`
 	Result map[string]any  `json:"result"`
 	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	} `json:"error"`
 }
 
@@ -549,9 +555,16 @@ func TestTasksNeedTheExtension(t *testing.T) {
 		t.Fatalf("sync: %v", p.problems)
 	}
 	c := &httpClient2026{url: p.url, caps: map[string]any{}}
+	// The upstream declared the extension: so does the gateway.
+	disc := c.call(t, "server/discover", nil)
+	exts, _ := disc.Result["capabilities"].(map[string]any)["extensions"].(map[string]any)
+	if _, ok := exts[gateway.ExtensionTasks]; !ok {
+		t.Errorf("server/discover: %+v %+v, want the tasks extension declared", disc.Result, disc.Error)
+	}
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
-		if res := c.call(t, m, map[string]any{"taskId": "gate-test"}); res.code() != gateway.CodeMissingCapability {
-			t.Errorf("%s: %+v %+v, want %d", m, res.Result, res.Error, gateway.CodeMissingCapability)
+		if res := c.call(t, m, map[string]any{"taskId": "gate-test"}); res.code() != gateway.CodeMissingCapability ||
+			!strings.Contains(string(res.Error.Data), `"requiredCapabilities":{"extensions":{"`+gateway.ExtensionTasks) {
+			t.Errorf("%s: %+v %+v, want %d with the required capabilities", m, res.Result, res.Error, gateway.CodeMissingCapability)
 		}
 	}
 	// A call without the extension is answered as it is (no task).
@@ -562,13 +575,19 @@ func TestTasksNeedTheExtension(t *testing.T) {
 }
 
 // TestNoTasksCapabilityWithoutTasks: over servers that declare no tasks
-// capability, the gateway declares none to a 2025-11-25 client.
+// capability, the gateway declares none to a 2025-11-25 client, nor the
+// tasks extension to a 2026-07-28 one.
 func TestNoTasksCapabilityWithoutTasks(t *testing.T) {
 	t.Parallel()
 	g := gatewayOf(t, []*config.Server{demo("a")})
 	c := newStdioTaskClient(t, g, oldProtocol, map[string]any{})
 	if caps, _ := c.init.Result["capabilities"].(map[string]any); caps == nil || caps["tasks"] != nil {
 		t.Errorf("capabilities %v, want no tasks", caps)
+	}
+	c = newStdioTaskClient(t, g, newProtocol, tasksExt)
+	caps, _ := c.init.Result["capabilities"].(map[string]any)
+	if exts, _ := caps["extensions"].(map[string]any); caps == nil || exts[gateway.ExtensionTasks] != nil {
+		t.Errorf("capabilities %v, want no tasks extension", caps)
 	}
 }
 
