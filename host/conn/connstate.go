@@ -35,15 +35,12 @@ type Conn struct {
 	routes       routes             // of notifications read, not yet handled (notes.go)
 	elicitations elicitationWaiters // -32042 URL elicitations awaited
 
-	mu      sync.Mutex
-	state   State
-	err     error
-	session *mcp.ClientSession
-	gen     uint64     // generation of session: one more for every connect
-	raw     rawStarter // the session's raw lane (nil: none)
-	// tasks: the server declared capabilities.tasks (2025-11-25's
-	// experimental tasks) in its last initialize result (tasks.go).
-	tasks          atomic.Bool
+	mu             sync.Mutex
+	state          State
+	err            error
+	session        *mcp.ClientSession
+	gen            uint64        // generation of session: one more for every connect
+	raw            rawStarter    // the session's raw lane (nil: none)
 	connecting     chan struct{} // non-nil while a connect is in flight
 	stderr         *tailBuffer
 	pid            int
@@ -80,6 +77,10 @@ type Conn struct {
 	// drain deadline are cancelled (apply.go; each call's own cancel,
 	// see call.cancel).
 	cut atomic.Pointer[CutError]
+
+	// tasks: the server declared capabilities.tasks (2025-11-25's
+	// experimental tasks) in its last initialize result (tasks.go).
+	tasks atomic.Bool
 }
 
 // acquire takes a slot of the server's concurrency cap, waiting for one if needed.

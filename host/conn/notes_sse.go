@@ -41,27 +41,14 @@ func (t *sseRouting) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	opening := req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" && req.Header.Get("Mcp-Protocol-Version") < NewProtocol
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		if opening {
-			t.c.noteOpening(resp) // (tasks.go: the initialize's capabilities)
-		}
 		return resp, nil
 	}
 	var on *call
 	if req.Method == http.MethodPost { // a request's own stream
 		on, _ = req.Context().Value(callKey{}).(*call)
 	}
-	route := func(data []byte) []byte { return t.c.routeEvent(data, on) }
-	if opening {
-		route = func(data []byte) []byte {
-			if bytes.Contains(data, []byte(`"capabilities"`)) {
-				t.c.noteCapabilitiesOf(data)
-			}
-			return t.c.routeEvent(data, on)
-		}
-	}
-	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, route)
+	resp.Body = newSSERouter(resp.Body, t.c.m.opts.MaxMessageBytes, func(data []byte) []byte { return t.c.routeEvent(data, on) })
 	return resp, nil
 }
 

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -176,12 +179,84 @@ func (c *Conn) noteCapabilities(result []byte) bool {
 }
 
 // noteCapabilitiesOf is noteCapabilities of a whole response message.
-func (c *Conn) noteCapabilitiesOf(msg []byte) {
+func (c *Conn) noteCapabilitiesOf(msg []byte) bool {
 	var m struct {
 		Result json.RawMessage `json:"result"`
 	}
-	if json.Unmarshal(msg, &m) == nil && m.Result != nil {
-		c.noteCapabilities(m.Result)
+	return json.Unmarshal(msg, &m) == nil && m.Result != nil && c.noteCapabilities(m.Result)
+}
+
+// tasksCapture reads the capabilities of a streamable HTTP server's
+// initialize answer (noteCapabilities) from the answers to the go-sdk
+// client's requests made without a session and before NewProtocol (its
+// initialize; of a server without sessions, every request): JSON read
+// whole (noteOpening), an event stream's data as it is read (sseCapture).
+// Other answers pass untouched.
+type tasksCapture struct {
+	base http.RoundTripper
+	c    *Conn
+	seen atomic.Bool // an initialize result was read: nothing more to read
+}
+
+func (t *tasksCapture) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil || req.Method != http.MethodPost || t.seen.Load() ||
+		req.Header.Get("Mcp-Session-Id") != "" || req.Header.Get("Mcp-Protocol-Version") >= NewProtocol {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		resp.Body = &sseCapture{ReadCloser: resp.Body, t: t}
+	} else if t.c.noteOpening(resp) {
+		t.seen.Store(true)
+	}
+	return resp, nil
+}
+
+// sseCapture passes an event stream on, keeping its first maxOpeningBody
+// bytes, whose data lines it reads for noteCapabilities at the stream's
+// end (or close).
+type sseCapture struct {
+	io.ReadCloser
+	t *tasksCapture
+
+	mu   sync.Mutex
+	buf  []byte
+	done bool
+}
+
+func (s *sseCapture) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	s.mu.Lock()
+	if !s.done && len(s.buf) < maxOpeningBody {
+		s.buf = append(s.buf, p[:n]...)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.scan()
+	}
+	return n, err
+}
+
+func (s *sseCapture) Close() error {
+	s.scan()
+	return s.ReadCloser.Close()
+}
+
+// scan reads the kept events' data, once.
+func (s *sseCapture) scan() {
+	s.mu.Lock()
+	buf, done := s.buf, s.done
+	s.buf, s.done = nil, true
+	s.mu.Unlock()
+	if done {
+		return
+	}
+	for _, line := range bytes.Split(buf, []byte("\n")) {
+		if data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok && bytes.Contains(data, []byte(`"capabilities"`)) {
+			if s.t.c.noteCapabilitiesOf(bytes.TrimSpace(data)) {
+				s.t.seen.Store(true)
+			}
+		}
 	}
 }
 
@@ -190,16 +265,13 @@ func (c *Conn) noteCapabilitiesOf(msg []byte) {
 const maxOpeningBody = 1 << 20
 
 // noteOpening reads the JSON answer to a request of the go-sdk client made
-// without a session (its initialize) for noteCapabilitiesOf, and gives
-// resp a body of the same bytes.
-func (c *Conn) noteOpening(resp *http.Response) {
+// without a session (its initialize) for noteCapabilitiesOf, gives resp a
+// body of the same bytes, and reports whether it was an initialize's.
+func (c *Conn) noteOpening(resp *http.Response) bool {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOpeningBody+1))
 	rest := resp.Body
 	resp.Body = readCloser{io.MultiReader(bytes.NewReader(b), rest), rest}
-	if err != nil || len(b) > maxOpeningBody {
-		return
-	}
-	c.noteCapabilitiesOf(b)
+	return err == nil && len(b) <= maxOpeningBody && c.noteCapabilitiesOf(b)
 }
 
 type readCloser struct {
