@@ -243,6 +243,11 @@ func (g *Gateway) InitRelay(r *Relay, spec RelaySpec) {
 	r.c.opts.Tasks = (*taskIDs)(g) // (tasks.go: the tasks the call creates are named for its caller)
 }
 
+// SetTask sets the task parameter of a 2025-11-25 task-augmented call
+// (RelayRequest.Task; nil: none), sent upstream as it is (tasks.go). Call
+// it after InitRelay.
+func (r *Relay) SetTask(task []byte) { r.c.opts.Task = task }
+
 // Start writes the call's audit line (for session and remote, if known),
 // calls the upstream under ctx and ends the call with its answer, then
 // runs the front's Ended. answered is false when the call was passed to

@@ -42,7 +42,8 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	// The server's requests and log messages during the call go to this
 	// client, before the result (conn.RawCall).
 	c.g.InitRelay(&sr.Relay, gateway.RelaySpec{Front: sr, Name: rr.Name, Args: rr.Args, ClientID: clientID, Span: span, Async: true,
-		Options: host.RelayOptions{ProtocolVersion: rr.Version, Caps: caps, Requester: gateway.SessionRequester(ss), Asks: true, Trace: rr.Trace, Task: rr.Task}})
+		Options: host.RelayOptions{ProtocolVersion: rr.Version, Caps: caps, Requester: gateway.SessionRequester(ss), Asks: true, Trace: rr.Trace}})
+	sr.SetTask(rr.Task)
 	if !sr.Enter() {
 		sr.RefuseDraining()
 		return true

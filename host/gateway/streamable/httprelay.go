@@ -345,7 +345,7 @@ func (f *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 	// asks during the call, on the call's stream (httpasks.go); one
 	// without cannot be asked.
 	spec := gateway.RelaySpec{Front: hr, Name: name, Args: args, ClientID: clientID, Span: span,
-		Options: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.Trace, Task: rr.Task}}
+		Options: host.RelayOptions{ProtocolVersion: ver, Caps: caps, Requester: &quietRequester{}, Trace: rr.Trace}}
 	f.gw.InitRelay(&hr.relay, spec)
 	end, ok := f.gw.Enter()
 	if !ok {
@@ -369,6 +369,7 @@ func (f *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 		spec.Options.Requester, spec.Options.Asks = &streamAsker{sessions: sessions, hs: hs, rw: &hr.rw, call: ctx}, true
 		f.gw.InitRelay(&hr.relay, spec)
 	}
+	hr.relay.SetTask(rr.Task)
 	return hr.relay.Start(ctx, session, r.RemoteAddr)
 }
 
