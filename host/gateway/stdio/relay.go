@@ -43,7 +43,6 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	// client, before the result (conn.RawCall).
 	c.g.InitRelay(&sr.Relay, gateway.RelaySpec{Front: sr, Name: rr.Name, Args: rr.Args, ClientID: clientID, Span: span, Async: true,
 		Options: host.RelayOptions{ProtocolVersion: rr.Version, Caps: caps, Requester: gateway.SessionRequester(ss), Asks: true, Trace: rr.Trace}})
-	sr.SetTask(rr.Task)
 	if !sr.Enter() {
 		sr.RefuseDraining()
 		return true
@@ -51,6 +50,7 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	ctx, cancel := context.WithCancel(parent)
 	c.setCancel(key, cancel)
 	sr.cancel = cancel
+	sr.SetTask(rr.Task)
 	sr.Start(ctx, "", "")
 	return true
 }
