@@ -11,6 +11,7 @@ import (
 	"errors"
 	"maps"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,6 +74,11 @@ var missingTasksData = []byte(`{"requiredCapabilities":{"extensions":{"` + Exten
 // codeInvalidParams is JSON-RPC's invalid params: SEP-2663's answer for an
 // unknown task id.
 const codeInvalidParams = -32602
+
+// TasksRequestTimeout bounds a tasks request to a task's server (but for
+// tasks/result, which waits for the task's end): a server that does not
+// answer by then is answered for with an error.
+const TasksRequestTimeout = time.Minute
 
 // taskIDPrefix starts every task id the gateway issues.
 const taskIDPrefix = "mcpt-"
@@ -295,6 +301,11 @@ func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version strin
 	if !modern {
 		caps = nil
 	}
+	if method != "tasks/result" { // (which waits for the task's end)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, TasksRequestTimeout)
+		defer cancel()
+	}
 	resp, err := g.h.Serving().Request(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
 	if err != nil {
 		g.log.Warn("tasks request failed", "method", method, "server", ref.server, "error", err)
@@ -400,6 +411,8 @@ func renameTask(result json.RawMessage, rename func(string) (string, bool)) (jso
 // knows no tasks/list adds none), each under the caller's id for it. No
 // cursor is given: the list is whole.
 func (g *Gateway) listTasks(ctx context.Context, m *wire.Message, version string) []byte {
+	ctx, cancel := context.WithTimeout(ctx, TasksRequestTimeout)
+	defer cancel()
 	who := callerID(ctx)
 	tasks := []json.RawMessage{}
 	for _, server := range g.h.Serving().ServerNames() {
