@@ -726,6 +726,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		caps = nil // (such a server was told the client's at initialize)
 	}
 	fc := newCall(c.cfg.Name, rc.Requester, nil)
+	tasks, legacyTask := rc.Tasks, rc.Task != nil && rc.Tasks != nil // (tasks.go)
 	ctx, cancel := context.WithCancelCause(ctx)
 	fc.cancel = cancel // (a reload's drain deadline cuts the call)
 	var timer *time.Timer
@@ -746,7 +747,6 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		trace, begun = tel.TraceMembers(ctx), time.Now()
 	}
 	timeoutCause := rc.TimeoutCause
-	tasks, legacyTask := rc.Tasks, rc.Task != nil && rc.Tasks != nil
 	err := raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, task: rc.Task, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
 		if timer != nil {
 			timer.Stop()
