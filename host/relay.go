@@ -33,6 +33,11 @@ type RelayOptions struct {
 	// sent upstream as they are when telemetry is off; with telemetry on,
 	// the upstream request carries the host's own span's context instead.
 	Trace []byte
+	// Tasks names the tasks the server creates (conn.RawCall.Tasks).
+	Tasks conn.TaskIDs
+	// Task is the task parameter of a 2025-11-25 task-augmented call
+	// (conn.RawCall.Task).
+	Task []byte
 }
 
 // RelayCall is the gateway's fast path for tools/call. It resolves name like
@@ -129,7 +134,7 @@ func endRelaySpan(span telemetry.Span, handled bool, err error) {
 
 func rawCall(g *gated, args json.RawMessage, o RelayOptions) conn.RawCall {
 	return conn.RawCall{Tool: g.tool.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: g.gen,
-		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks, HeaderParams: g.tool.HeaderParams, Trace: o.Trace}
+		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks, HeaderParams: g.tool.HeaderParams, Trace: o.Trace, Tasks: o.Tasks, Task: o.Task}
 }
 
 // relayed turns what conn.Manager.CallRaw returned into RelayCall's answer.

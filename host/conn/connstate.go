@@ -78,6 +78,10 @@ type Conn struct {
 	// drain deadline are cancelled (apply.go; each call's own cancel,
 	// see call.cancel).
 	cut atomic.Pointer[CutError]
+
+	// tasks: the server declared capabilities.tasks (2025-11-25's
+	// experimental tasks) in its last initialize result (tasks.go).
+	tasks atomic.Bool
 }
 
 // acquire takes a slot of the server's concurrency cap, waiting for one if needed.

@@ -1,6 +1,10 @@
 package conn
 
-import "github.com/mcphost/mcphost/internal/rawjson"
+import (
+	"context"
+
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
 
 // completeResult checks a raw tools/call response of a session of
 // NewProtocol or later: ok is false only for a result that needs input
@@ -12,6 +16,13 @@ import "github.com/mcphost/mcphost/internal/rawjson"
 // earlier version does not know; a response that does not scan, or a
 // result of another type, is left as it is.
 func completeResult(resp []byte, older bool) (out []byte, ok bool) {
+	return completeResultTasks(context.Background(), resp, older, nil, "", "")
+}
+
+// completeResultTasks is completeResult, but a task result (resultType
+// "task") of server has its taskId named by ids (when not nil; see
+// taskResult).
+func completeResultTasks(ctx context.Context, resp []byte, older bool, ids TaskIDs, server, version string) (out []byte, ok bool) {
 	var arr [8]rawjson.Member
 	ms, err := rawjson.Members(arr[:0], resp)
 	if err != nil {
@@ -33,6 +44,8 @@ func completeResult(resp []byte, older bool) (out []byte, ok bool) {
 	switch {
 	case rawjson.Is(rt.Value, "input_required"):
 		return nil, false
+	case ids != nil && rawjson.Is(rt.Value, "task"):
+		return taskResult(ctx, ids, server, version, resp, rs, result.Start), true
 	case !older || !rawjson.Is(rt.Value, "complete"):
 		return resp, true
 	}

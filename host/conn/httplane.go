@@ -206,7 +206,11 @@ func (l *httpLane) call(ctx context.Context, id string, msg []byte, req rawReque
 			end()
 		}
 	}()
-	resp, err := l.post(pctx, msg, "tools/call", req.tool)
+	method, name := "tools/call", req.tool
+	if req.method != "" {
+		method, name = req.method, headerSafe(req.tool)
+	}
+	resp, err := l.post(pctx, msg, method, name)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {

@@ -543,6 +543,14 @@ type RawCall struct {
 	// telemetry is off; with it on, the call's upstream span's context is
 	// sent instead.
 	Trace []byte
+	// Task is the raw task parameter of a 2025-11-25 task-augmented call
+	// (nil: none), sent as it is; the CreateTaskResult of a session before
+	// NewProtocol has its task's id named by Tasks.
+	Task []byte
+	// Tasks, if set, names the task of a task result (SEP-2663's
+	// resultType "task", from a session of NewProtocol) as the caller's
+	// client sees it: the result's taskId is replaced by Tasks.Outward's.
+	Tasks TaskIDs
 	// Timeout, if set, bounds the call: without a response by then, the
 	// server is sent notifications/cancelled and the call ends with an
 	// error matching both context.DeadlineExceeded and TimeoutCause.
@@ -754,6 +762,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		caps = nil // (such a server was told the client's at initialize)
 	}
 	fc := newCall(c.cfg.Name, rc.Requester, nil)
+	tasks, legacyTask := rc.Tasks, rc.Task != nil && rc.Tasks != nil // (tasks.go)
 	ctx, cancel := context.WithCancelCause(ctx)
 	fc.cancel = cancel // (a reload's drain deadline cuts the call)
 	var timer *time.Timer
@@ -781,7 +790,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 		trace, begun = tel.TraceMembers(ctx), time.Now()
 	}
 	timeoutCause := rc.TimeoutCause
-	err = raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
+	err = raw.StartRaw(ctx, rawRequest{tool: tool, args: rc.Args, task: rc.Task, caps: caps, trace: trace, fc: fc, wait: wait}, func(resp []byte, err error) {
 		if timer != nil {
 			timer.Stop()
 			if err != nil && timeoutCause != nil && context.Cause(ctx) == timeoutCause {
@@ -820,10 +829,13 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 			// reach the caller before the result does (see notes.go).
 			fc.drain(ctx)
 			if v < NewProtocol {
+				if legacyTask {
+					resp = createTaskResult(ctx, tasks, c.cfg.Name, v, resp)
+				}
 				done(resp, true, nil)
 				return
 			}
-			out, ok := completeResult(resp, older)
+			out, ok := completeResultTasks(ctx, resp, older, tasks, c.cfg.Name, v)
 			if !ok {
 				done(nil, false, nil) // (see CallRaw)
 				return

@@ -375,6 +375,12 @@ func (t routingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type routingConn struct {
 	mcp.Connection
 	c *Conn
+	// opening counts the responses read until the initialize's (its
+	// capabilities are read: tasks.go), the first two or three (a
+	// server/discover the server refused may come first); done once it
+	// was read. Read has one caller at a time.
+	opening int
+	opened  bool
 }
 
 func (r *routingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -386,6 +392,10 @@ func (r *routingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := r.Connection.Read(ctx)
 	if err != nil {
 		return msg, err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && !r.opened && r.opening < 3 {
+		r.opening++
+		r.opened = r.c.noteCapabilities(resp.Result)
 	}
 	msg, _ = r.c.routeNote(msg, nil)
 	return msg, nil

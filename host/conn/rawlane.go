@@ -52,6 +52,14 @@ type rawStarter interface {
 type rawRequest struct {
 	tool       string
 	args, caps []byte
+	// method, when set, is the method of a request other than tools/call
+	// (Manager.Request), and params the members of its params (without
+	// braces); tool is then what the request names (a task id: the
+	// Mcp-Name header of NewProtocol), args unused.
+	method string
+	params []byte
+	// task is the task parameter of a tools/call (2025-11-25; nil: none).
+	task []byte
 	// trace are _meta members carrying the trace context (encoded JSON
 	// members, without braces), or nil.
 	trace []byte
@@ -114,6 +122,17 @@ func (m *rawMeta) request(req rawRequest) (id string, msg []byte) {
 		if p := m.noCaps.Load(); p != nil {
 			meta = *p
 		}
+	}
+	if req.method != "" {
+		return id, wire.MethodRequest(idb, req.method, req.params, meta, req.caps, req.trace)
+	}
+	if req.task != nil {
+		members := append(append([]byte(`"name":`), name...), `,"task":`...)
+		members = append(members, req.task...)
+		if len(req.args) > 0 {
+			members = append(append(members, `,"arguments":`...), req.args...)
+		}
+		return id, wire.MethodRequest(idb, "tools/call", members, meta, req.caps, req.trace)
 	}
 	return id, wire.CallRequest(idb, name, req.args, meta, req.caps, req.trace)
 }

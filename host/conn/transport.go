@@ -300,7 +300,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			return lifetimeTransport{&mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}, c.m.ctx}, seen, nil
 		}
 		// (One refused request must not end the session: requestRejections.)
-		hc.Transport = &sseRouting{base: &requestRejections{base: hc.Transport, log: c.log}, c: c, meta: new(rawMeta)}
+		hc.Transport = &sseRouting{base: &tasksCapture{base: &requestRejections{base: hc.Transport, log: c.log}, c: c}, c: c, meta: new(rawMeta)}
 		st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: c.m.opts.MaxMessageBytes}
 		if pa != nil {
 			st.OAuthHandler = pa

@@ -120,6 +120,9 @@ type RelayRequest struct {
 	// braces, or nil: sent upstream as they are when telemetry is off, the
 	// parent of the request's span when it is on.
 	Trace []byte
+	// Task is the task parameter of a 2025-11-25 task-augmented call
+	// (nil: none).
+	Task []byte
 }
 
 // Relayable reports whether the tools/call m may take the relay path:
@@ -239,7 +242,13 @@ func (g *Gateway) InitRelay(r *Relay, spec RelaySpec) {
 	entered := r.c.entered
 	r.c = relayCall{g: g, front: spec.Front, name: spec.Name, args: spec.Args, clientID: spec.ClientID,
 		rs: spec.Span.rs, opts: spec.Options, async: spec.Async, entered: entered}
+	r.c.opts.Tasks = (*taskIDs)(g) // (tasks.go: the tasks the call creates are named for its caller)
 }
+
+// SetTask sets the task parameter of a 2025-11-25 task-augmented call
+// (RelayRequest.Task; nil: none), sent upstream as it is (tasks.go). Call
+// it after InitRelay.
+func (r *Relay) SetTask(task []byte) { r.c.opts.Task = task }
 
 // Start writes the call's audit line (for session and remote, if known),
 // calls the upstream under ctx and ends the call with its answer, then
@@ -296,7 +305,7 @@ func (g *Gateway) relayable(m *wire.Message, ver string) (r RelayRequest, ok boo
 	if r.Name, ok = g.resolveTool(m, c.Name); !ok {
 		return r, false // the go-sdk answers: unknown tool
 	}
-	r.ID, r.Exposed, r.Args, r.Version, r.Caps, r.Trace = m.ID, c.Name, c.Arguments, ver, c.Capabilities, c.Trace
+	r.ID, r.Exposed, r.Args, r.Version, r.Caps, r.Trace, r.Task = m.ID, c.Name, c.Arguments, ver, c.Capabilities, c.Trace, c.Task
 	return r, true
 }
 

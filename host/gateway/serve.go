@@ -122,6 +122,7 @@ type Gateway struct {
 	log    hclog.Logger
 	srv    *mcp.Server
 	naming string
+	tasks  taskTable // the task ids it issues (tasks.go)
 
 	// endpoint is Options.Endpoint ("": the whole gateway); ep its
 	// definition, as last read from the configuration (endpoint.go).
@@ -286,6 +287,9 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.srv.AddReceivingMiddleware(g.appsMiddleware)   // (innermost: inside the caller's; resources.go)
 	g.srv.AddReceivingMiddleware(g.skillsMiddleware) // (inside the caller's; skills.go)
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware, g.decisionMiddleware)
+	// (Outermost but for telemetry: it wraps the initialize result the
+	// others give, tasks.go.)
+	g.srv.AddReceivingMiddleware(g.tasksCapsMiddleware)
 	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity)
 	if o.ToolSearch {
 		g.enableToolSearch()

@@ -110,4 +110,9 @@ const (
 	RequestStatePurpose = "request-state"
 	// RateLimitPurpose keys the rate limiter's principal keys.
 	RateLimitPurpose = "rate-limit"
+	// TaskIDPurpose keys the task ids the gateway gives its clients (a
+	// MAC binding server, upstream task id and principal; tasks.go): no
+	// key of the shared state, replicas given the same keys open each
+	// other's task ids.
+	TaskIDPurpose = "task-id"
 )

@@ -173,6 +173,9 @@ func (c *relayConn) handleLine(line []byte) bool {
 		if c.relay(&m, line) {
 			return true
 		}
+	case gateway.IsTasksRequest(&m):
+		c.serveTasks(&m)
+		return true
 	case m.IsMethod("notifications/cancelled"):
 		if c.cancelRelayed(&m) {
 			return true

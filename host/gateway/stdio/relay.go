@@ -50,6 +50,7 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	ctx, cancel := context.WithCancel(parent)
 	c.setCancel(key, cancel)
 	sr.cancel = cancel
+	sr.SetTask(rr.Task)
 	sr.Start(ctx, "", "")
 	return true
 }

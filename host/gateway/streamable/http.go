@@ -313,6 +313,10 @@ func (f *Front) Handler(opts *Options) http.Handler {
 		// Counted until the handler returns: a streamable POST returns once
 		// its responses are written, so a drain waits for those writes.
 		defer f.gw.Track()()
+		if (hs != nil || !sessionful) && one != nil && gateway.IsTasksRequest(one) {
+			f.serveTasks(w, r, one, hs, sessions) // (tasks.go: no method of the go-sdk's)
+			return
+		}
 		if hs != nil && one != nil {
 			local := sessions.cancel(hs, one)                   // a relayed call's cancellation
 			sessions.forwardCancel(r.Context(), hs, one, local) // (forward.go)

@@ -369,6 +369,7 @@ func (f *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 		spec.Options.Requester, spec.Options.Asks = &streamAsker{sessions: sessions, hs: hs, rw: &hr.rw, call: ctx}, true
 		f.gw.InitRelay(&hr.relay, spec)
 	}
+	hr.relay.SetTask(rr.Task)
 	return hr.relay.Start(ctx, session, r.RemoteAddr)
 }
 

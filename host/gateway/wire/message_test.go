@@ -148,7 +148,10 @@ func TestCall(t *testing.T) {
 		{name: "meta not an object", params: `{"name":"t","_meta":1}`, call: true, want: ToolCall{Name: "t"}},
 		{name: "arguments not an object", params: `{"name":"t","arguments":[1]}`, call: true, want: ToolCall{Name: "t", Arguments: []byte(`[1]`)}},
 		{name: "name not a string", params: `{"name":1}`, call: true, want: ToolCall{}},
-		{name: "other member", params: `{"name":"t","task":{}}`, call: true, want: ToolCall{Name: "t"}},
+		{name: "other member", params: `{"name":"t","other":{}}`, call: true, want: ToolCall{Name: "t"}},
+		// (2025-11-25's task parameter is forwarded as it is: tasks.go.)
+		{name: "task", params: `{"name":"t","task":{"ttl":1}}`, call: true, want: ToolCall{Name: "t", Task: []byte(`{"ttl":1}`), Plain: true}},
+		{name: "task not an object", params: `{"name":"t","task":1}`, call: true, want: ToolCall{Name: "t", Task: []byte(`1`)}},
 		{name: "params not an object", params: `[]`},
 	}
 	for _, tc := range tests {

@@ -28,6 +28,9 @@ type ToolCall struct {
 	// (traceparent, tracestate, baggage) as encoded JSON members without
 	// braces, or nil.
 	Trace []byte
+	// Task is the raw task parameter of a 2025-11-25 task-augmented call
+	// (an object; nil: none), forwarded as it is.
+	Task []byte
 	// Plain reports that nothing about the call needs the go-sdk: its id
 	// is a string or a number; params is an object of just name (a
 	// string), arguments (an object) and _meta; _meta holds only W3C
@@ -90,6 +93,11 @@ func readCall(m *Message) (c ToolCall) {
 					c.Plain = false
 				}
 			}
+		case "task":
+			if p.Value[0] != '{' {
+				c.Plain = false
+			}
+			c.Task = p.Value
 		default:
 			c.Plain = false
 		}

@@ -229,3 +229,42 @@ func appendString(b []byte, s string) []byte {
 	q, _ := json.Marshal(s)
 	return append(b, q...)
 }
+
+// MethodRequest is a request of method with the raw id and params given as
+// their members without braces (members, "" for none), with meta, caps
+// and trace added to params._meta as CallRequest adds them: the raw lane's
+// requests other than tools/call (the tasks methods).
+func MethodRequest(id []byte, method string, members, meta, caps, trace []byte) []byte {
+	const capsKey = `"` + mcp.MetaKeyClientCapabilities + `":`
+	b := make([]byte, 0, 64+len(id)+len(method)+len(members)+len(meta)+len(capsKey)+len(caps)+len(trace))
+	b = append(b, head...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	b = append(b, `,"params":{`...)
+	b = append(b, members...)
+	if len(meta) > 0 || caps != nil || len(trace) > 0 {
+		if len(members) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"_meta":{`...)
+		b = append(b, meta...)
+		sep := len(meta) > 0
+		if caps != nil {
+			if sep {
+				b = append(b, ',')
+			}
+			b = append(b, capsKey...)
+			b = append(b, caps...)
+			sep = true
+		}
+		if len(trace) > 0 {
+			if sep {
+				b = append(b, ',')
+			}
+			b = append(b, trace...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}}"...)
+}

@@ -84,3 +84,28 @@ func TestErrorCode(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodRequest: a request of another method than tools/call carries
+// its params' members, then _meta as CallRequest writes it.
+func TestMethodRequest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                string
+		members, meta, caps string
+		want                string
+	}{
+		{"bare", ``, ``, ``, `{"jsonrpc":"2.0","id":"i","method":"tasks/list","params":{}}`},
+		{"members", `"taskId":"t"`, ``, ``, `{"jsonrpc":"2.0","id":"i","method":"tasks/list","params":{"taskId":"t"}}`},
+		{"meta", `"taskId":"t"`, `"a":1`, `{}`, `{"jsonrpc":"2.0","id":"i","method":"tasks/list","params":{"taskId":"t","_meta":{"a":1,"io.modelcontextprotocol/clientCapabilities":{}}}}`},
+		{"caps only", ``, ``, `{}`, `{"jsonrpc":"2.0","id":"i","method":"tasks/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`},
+	} {
+		var caps []byte
+		if tc.caps != "" {
+			caps = []byte(tc.caps)
+		}
+		got := MethodRequest([]byte(`"i"`), "tasks/list", []byte(tc.members), []byte(tc.meta), caps, nil)
+		if string(got) != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package conn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
+
+// ErrNoRawLane is a request the go-sdk client has no call for (the tasks
+// methods) to a server whose connection has no raw lane to carry it (an
+// in-process server).
+var ErrNoRawLane = errors.New("the server's connection cannot carry this request")
+
+// TaskIDs names the tasks a server creates as its callers see them: the
+// gateway gives each task id a server returns an id of its own, which tells
+// it the task's server, the protocol version of the session that created it
+// (version) and its owner (see the gateway's tasks.go). Outward is called on
+// the connection's read loop, with the context of the call that created the
+// task: it must not block.
+type TaskIDs interface {
+	Outward(ctx context.Context, server, version, upstreamID string) string
+}
+
+// Request sends one request of method — one the go-sdk client has no call
+// for: the tasks methods, or a tools/call with a task parameter (2025-11-25)
+// — to server, on the session that serves clients of protocol version (see
+// forVersion), and returns the server's raw response. params are the
+// members of the request's params without braces; caps the capabilities of
+// the client the request is made for; name what it names (the Mcp-Name
+// header over streamable HTTP at NewProtocol: the task id; "" for none) (sent in _meta to a session of
+// NewProtocol, whose requests stand alone). It waits for a slot of the
+// server's concurrency cap and for its session as a call does; ctx bounds
+// the wait and the request (the server is then sent
+// notifications/cancelled). A lost connection fails the request (and is
+// reconnected as for a call); it is not sent again.
+func (m *Manager) Request(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error) {
+	c := m.For(ctx, server)
+	if c == nil {
+		return nil, fmt.Errorf("%s: %w", server, ErrNoRawLane)
+	}
+	c = c.forVersion(ctx, version)
+	release, err := c.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	cs, _, err := c.sessionGen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	raw := c.raw
+	if c.session != cs {
+		raw = nil
+	}
+	c.mu.Unlock()
+	if raw == nil {
+		return nil, fmt.Errorf("%s: %w", server, ErrNoRawLane)
+	}
+	if cs.InitializeResult().ProtocolVersion < NewProtocol {
+		caps = nil // (told at initialize)
+	}
+	fc := newCall(c.cfg.Name, nil, nil)
+	left := c.inflight.add(fc)
+	defer left()
+	type result struct {
+		resp []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	err = raw.StartRaw(ctx, rawRequest{method: method, tool: name, params: params, caps: caps, fc: fc, wait: true}, func(resp []byte, err error) {
+		ch <- result{resp, err}
+	})
+	if err != nil {
+		if connectionGone(err) {
+			c.drop(cs, err)
+		}
+		return nil, fmt.Errorf("%s: sending %s: %w", server, method, err)
+	}
+	r := <-ch
+	switch {
+	case errors.Is(r.err, errRawRefused):
+		return nil, fmt.Errorf("%s: %s: %w", server, method, r.err)
+	case r.err != nil:
+		if connectionGone(r.err) {
+			c.drop(cs, r.err)
+		}
+		return nil, fmt.Errorf("%s: %s: %w", server, method, r.err)
+	}
+	c.noteSuccess()
+	return r.resp, nil
+}
+
+// taskResult is resp, a task result (resultType "task") of server whose
+// result's members are rs (their offsets from base in resp), with its
+// taskId replaced by what ids names it (unchanged when it has no string
+// taskId).
+func taskResult(ctx context.Context, ids TaskIDs, server, version string, resp []byte, rs []rawjson.Member, base int) []byte {
+	tid, ok := rawjson.Find(rs, "taskId")
+	if !ok {
+		return resp
+	}
+	up, ok := rawjson.String(tid.Value)
+	if !ok {
+		return resp
+	}
+	outward := appendJSONString(nil, ids.Outward(ctx, server, version, up))
+	out := make([]byte, 0, len(resp)+len(outward))
+	out = append(out, resp[:base+tid.Start]...)
+	out = append(out, outward...)
+	return append(out, resp[base+tid.End:]...)
+}
+
+// createTaskResult is resp, a response of a session of version (before
+// NewProtocol) to a task-augmented tools/call, with the id of the task of
+// its CreateTaskResult (result.task.taskId) named by ids; anything else is
+// returned as it is.
+func createTaskResult(ctx context.Context, ids TaskIDs, server, version string, resp []byte) []byte {
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Members(arr[:0], resp)
+	if err != nil {
+		return resp
+	}
+	result, ok := rawjson.Find(ms, "result")
+	if !ok {
+		return resp
+	}
+	rs, err := rawjson.Members(nil, result.Value)
+	if err != nil {
+		return resp
+	}
+	task, ok := rawjson.Find(rs, "task")
+	if !ok || len(task.Value) == 0 || task.Value[0] != '{' {
+		return resp
+	}
+	ts, err := rawjson.Members(nil, task.Value)
+	if err != nil {
+		return resp
+	}
+	return taskResult(ctx, ids, server, version, resp, ts, result.Start+task.Start)
+}
+
+// headerSafe is s if it can be a header's value as it is (printable
+// ASCII), else "".
+func headerSafe(s string) string {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b > 0x7e {
+			return ""
+		}
+	}
+	return s
+}
+
+// noteCapabilities records whether result, the server's answer to the
+// initialize, declares capabilities.tasks (2025-11-25's experimental
+// tasks, which the go-sdk client does not decode), and reports whether it
+// was an answer with capabilities (an initialize's, or a
+// server/discover's).
+func (c *Conn) noteCapabilities(result []byte) bool {
+	var r struct {
+		Capabilities *struct {
+			Tasks json.RawMessage `json:"tasks"`
+		} `json:"capabilities"`
+	}
+	if len(result) == 0 || json.Unmarshal(result, &r) != nil || r.Capabilities == nil {
+		return false // (not an initialize result)
+	}
+	c.tasks.Store(len(r.Capabilities.Tasks) > 0 && r.Capabilities.Tasks[0] == '{')
+	return true
+}
+
+// noteCapabilitiesOf is noteCapabilities of a whole response message.
+func (c *Conn) noteCapabilitiesOf(msg []byte) bool {
+	var m struct {
+		Result json.RawMessage `json:"result"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Result != nil && c.noteCapabilities(m.Result)
+}
+
+// tasksCapture reads the capabilities of a streamable HTTP server's
+// initialize answer (noteCapabilities) from the answers to the go-sdk
+// client's requests made without a session and before NewProtocol (its
+// initialize; of a server without sessions, every request): JSON read
+// whole (noteOpening), an event stream's data as it is read (sseCapture).
+// Other answers pass untouched.
+type tasksCapture struct {
+	base http.RoundTripper
+	c    *Conn
+	seen atomic.Bool // an initialize result was read: nothing more to read
+}
+
+func (t *tasksCapture) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil || req.Method != http.MethodPost || t.seen.Load() ||
+		req.Header.Get("Mcp-Session-Id") != "" || req.Header.Get("Mcp-Protocol-Version") >= NewProtocol {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		resp.Body = &sseCapture{ReadCloser: resp.Body, t: t}
+	} else if t.c.noteOpening(resp) {
+		t.seen.Store(true)
+	}
+	return resp, nil
+}
+
+// sseCapture passes an event stream on, keeping its first maxOpeningBody
+// bytes, whose data lines it reads for noteCapabilities at the stream's
+// end (or close).
+type sseCapture struct {
+	io.ReadCloser
+	t *tasksCapture
+
+	mu   sync.Mutex
+	buf  []byte
+	done bool
+}
+
+func (s *sseCapture) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	s.mu.Lock()
+	if !s.done && len(s.buf) < maxOpeningBody {
+		s.buf = append(s.buf, p[:n]...)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.scan()
+	}
+	return n, err
+}
+
+func (s *sseCapture) Close() error {
+	s.scan()
+	return s.ReadCloser.Close()
+}
+
+// scan reads the kept events' data, once.
+func (s *sseCapture) scan() {
+	s.mu.Lock()
+	buf, done := s.buf, s.done
+	s.buf, s.done = nil, true
+	s.mu.Unlock()
+	if done {
+		return
+	}
+	for _, line := range bytes.Split(buf, []byte("\n")) {
+		if data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok && bytes.Contains(data, []byte(`"capabilities"`)) {
+			if s.t.c.noteCapabilitiesOf(bytes.TrimSpace(data)) {
+				s.t.seen.Store(true)
+			}
+		}
+	}
+}
+
+// maxOpeningBody bounds the answer to a request without a session that
+// noteOpening reads (an initialize result is small).
+const maxOpeningBody = 1 << 20
+
+// noteOpening reads the JSON answer to a request of the go-sdk client made
+// without a session (its initialize) for noteCapabilitiesOf, gives resp a
+// body of the same bytes, and reports whether it was an initialize's.
+func (c *Conn) noteOpening(resp *http.Response) bool {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOpeningBody+1))
+	rest := resp.Body
+	resp.Body = readCloser{io.MultiReader(bytes.NewReader(b), rest), rest}
+	return err == nil && len(b) <= maxOpeningBody && c.noteCapabilitiesOf(b)
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// HasTasks reports whether any server's session (ctx's user's, for a
+// per-user server; its second session too) declared capabilities.tasks
+// (2025-11-25's experimental tasks) at its initialize.
+func (m *Manager) HasTasks(ctx context.Context) bool {
+	for _, name := range m.Names() {
+		c := m.For(ctx, name)
+		if c == nil {
+			continue
+		}
+		if c.tasks.Load() {
+			return true
+		}
+		c.legacy.mu.Lock()
+		lc := c.legacy.c
+		c.legacy.mu.Unlock()
+		if lc != nil && lc.tasks.Load() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,560 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
+	"github.com/mcphost/mcphost/host/gateway/wire"
+	"github.com/mcphost/mcphost/internal/rawjson"
+)
+
+// Tasks through the gateway: the 2026-07-28 tasks extension (SEP-2663: a
+// tools/call answered with resultType "task"; tasks/get, tasks/update,
+// tasks/cancel) and the 2025-11-25 experimental tasks (a tools/call with a
+// task parameter answered with a CreateTaskResult; tasks/get,
+// tasks/result, tasks/list, tasks/cancel).
+//
+// A task id an upstream returns never reaches the client as it is: the
+// client gets a task id of the gateway's own, "mcpt-" and the base64url of
+// the server's name, the protocol version of the session that created the
+// task and the upstream's task id, followed by a MAC (HMAC-SHA256, keyed
+// for cluster.TaskIDPurpose from MCPHOST_SESSION_KEYS) over those and the
+// ID of the principal the task was created for. Why a MAC rather than a
+// table in the state backend:
+//   - routing needs no lookup: tasks/get, tasks/update, tasks/result and
+//     tasks/cancel go to the server and the upstream id the id names, on
+//     any replica given the same keys, with nothing written to the shared
+//     state per task and nothing to expire;
+//   - a task id is good for its principal only: the MAC of a stolen id
+//     does not verify under another principal's ID, and the answer is then
+//     exactly that of an id never issued (-32602, task not found), so
+//     nothing tells one from the other;
+//   - the upstream's task id is not secret from the principal that created
+//     the task (a client connected directly sees it), and ids that do not
+//     verify are refused before anything is sent upstream.
+//
+// tasks/list (2025-11-25) is the one method a MAC cannot serve: an
+// upstream lists every task of its session, which a shared server's
+// session holds for every principal. The gateway keeps, per principal, the
+// tasks it named for it (taskTable, in memory, bounded) and lists only
+// those, merged across servers; a task created through another replica is
+// not listed here (it is still reachable by its id).
+//
+// The calls that use no tasks stay on the relay path as they were: a task
+// result is recognized by the scan the relay already makes of a
+// 2026-07-28 result (conn.completeResult), and a 2025-11-25 CreateTaskResult
+// only for a call that sent a task parameter.
+
+// ExtensionTasks is the id of the 2026-07-28 tasks extension (SEP-2663).
+const ExtensionTasks = "io.modelcontextprotocol/tasks"
+
+// CodeMissingCapability is SEP-2575's error of a request that needs a
+// capability the client did not declare (for the tasks methods, the tasks
+// extension).
+const CodeMissingCapability = -32021
+
+// missingTasksData is the data of a CodeMissingCapability error for the
+// tasks extension (SEP-2575: the capabilities the request needs).
+var missingTasksData = []byte(`{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`)
+
+// codeInvalidParams is JSON-RPC's invalid params: SEP-2663's answer for an
+// unknown task id.
+const codeInvalidParams = -32602
+
+// TasksRequestTimeout bounds a tasks request to a task's server (but for
+// tasks/result, which waits for the task's end): a server that does not
+// answer by then is answered for with an error.
+const TasksRequestTimeout = time.Minute
+
+// taskIDPrefix starts every task id the gateway issues.
+const taskIDPrefix = "mcpt-"
+
+// taskMACLen is how many bytes of the MAC a task id carries.
+const taskMACLen = 16
+
+// maxOwnedTasks bounds the tasks taskTable keeps per principal (for
+// tasks/list): past it, the oldest are forgotten.
+const maxOwnedTasks = 1024
+
+// taskTable holds the keys of the task ids the gateway issues, and, per
+// principal, the 2025-11-25 tasks it named (for tasks/list).
+type taskTable struct {
+	once sync.Once
+	keys [][]byte // (the first signs; each verifies, for a rotation)
+
+	mu    sync.Mutex
+	owned map[string][]taskRef // by principal ID, oldest first
+}
+
+// taskRef is one task: its server, the protocol version of the session
+// that created it, and the upstream's id.
+type taskRef struct {
+	server, version, upstream string
+}
+
+// taskKeys are the keys of task ids.
+func (g *Gateway) taskKeys() [][]byte {
+	g.tasks.once.Do(func() { g.tasks.keys = g.keys.MACKeys(cluster.TaskIDPurpose) })
+	return g.tasks.keys
+}
+
+// own records t as one of principal's tasks.
+func (t *taskTable) own(principal string, ref taskRef) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.owned == nil {
+		t.owned = map[string][]taskRef{}
+	}
+	refs := t.owned[principal]
+	for _, r := range refs {
+		if r == ref {
+			return
+		}
+	}
+	if len(refs) >= maxOwnedTasks {
+		refs = append(refs[:0], refs[1:]...)
+	}
+	t.owned[principal] = append(refs, ref)
+}
+
+// ownedBy returns principal's tasks on server.
+func (t *taskTable) ownedBy(principal, server string) map[string]taskRef {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[string]taskRef{}
+	for _, r := range t.owned[principal] {
+		if r.server == server {
+			out[r.upstream] = r
+		}
+	}
+	return out
+}
+
+// sealTask is the task id the client of principal gets for ref.
+func sealTask(key []byte, principal string, ref taskRef) string {
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+len(ref.server)+len(ref.version)+len(ref.upstream)+taskMACLen)
+	b = binary.AppendUvarint(b, uint64(len(ref.server)))
+	b = append(b, ref.server...)
+	b = binary.AppendUvarint(b, uint64(len(ref.version)))
+	b = append(b, ref.version...)
+	b = append(b, ref.upstream...)
+	b = append(b, taskMAC(key, principal, b)...)
+	return taskIDPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// openTask returns the task a task id names, if it is one the gateway
+// issued to principal under one of keys.
+func openTask(keys [][]byte, principal, id string) (ref taskRef, ok bool) {
+	rest, ok := cutPrefix(id, taskIDPrefix)
+	if !ok {
+		return ref, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil || len(b) < taskMACLen+2 {
+		return ref, false
+	}
+	payload, mac := b[:len(b)-taskMACLen], b[len(b)-taskMACLen:]
+	verified := false
+	for _, key := range keys {
+		if hmac.Equal(mac, taskMAC(key, principal, payload)) {
+			verified = true
+			break
+		}
+	}
+	if !verified {
+		return ref, false
+	}
+	field := func() (string, bool) {
+		n, k := binary.Uvarint(payload)
+		if k <= 0 || n > uint64(len(payload)-k) {
+			return "", false
+		}
+		s := string(payload[k : k+int(n)])
+		payload = payload[k+int(n):]
+		return s, true
+	}
+	if ref.server, ok = field(); !ok {
+		return ref, false
+	}
+	if ref.version, ok = field(); !ok {
+		return ref, false
+	}
+	ref.upstream = string(payload)
+	return ref, ref.server != "" && ref.upstream != ""
+}
+
+func cutPrefix(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
+		return s, false
+	}
+	return s[len(prefix):], true
+}
+
+// taskMAC is the MAC of a task id's payload for principal.
+func taskMAC(key []byte, principal string, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("mcphost task id\x00"))
+	m.Write([]byte(principal))
+	m.Write([]byte{0})
+	m.Write(payload)
+	return m.Sum(nil)[:taskMACLen]
+}
+
+// taskIDs is the gateway as the conn.TaskIDs of its relayed calls.
+type taskIDs Gateway
+
+// Outward implements conn.TaskIDs: the task id ctx's caller gets for the
+// task upstreamID that server's session of version created.
+func (t *taskIDs) Outward(ctx context.Context, server, version, upstreamID string) string {
+	g := (*Gateway)(t)
+	who := callerID(ctx)
+	ref := taskRef{server: server, version: version, upstream: upstreamID}
+	if version < conn.NewProtocol {
+		g.tasks.own(who, ref)
+	}
+	return sealTask(g.taskKeys()[0], who, ref)
+}
+
+// IsTasksRequest reports whether m is a request of a tasks method
+// ("tasks/…", spelled without escapes), which the gateway answers itself
+// (ServeTasks): the go-sdk server knows none of them.
+func IsTasksRequest(m *wire.Message) bool {
+	return m.Kind == wire.KindRequest && len(m.Method) > 8 && bytes.HasPrefix(m.Method, []byte(`"tasks/`))
+}
+
+// ServeTasks answers the tasks request m (IsTasksRequest) of a client of
+// protocol version whose capabilities (its initialize's, raw JSON; nil:
+// unknown) are caps, for ctx's caller, and returns the JSON-RPC response
+// to write. A 2026-07-28 request's _meta names its version and
+// capabilities, which take precedence. The task the request names is
+// looked up by its id (openTask): one the gateway did not issue to this
+// caller is answered -32602, as an unknown task; else the request goes to
+// the task's server with the upstream's id, and its answer comes back
+// with the gateway's id in place of the upstream's.
+func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version string, caps []byte) []byte {
+	method := string(m.Method[1 : len(m.Method)-1])
+	for _, e := range m.Meta() {
+		switch string(e.Key) {
+		case "io.modelcontextprotocol/protocolVersion":
+			if v, ok := rawjson.String(e.Value); ok {
+				version = v
+			}
+		case "io.modelcontextprotocol/clientCapabilities":
+			caps = e.Value
+		}
+	}
+	modern := version >= conn.NewProtocol
+	switch {
+	case modern && method != "tasks/get" && method != "tasks/update" && method != "tasks/cancel",
+		!modern && method != "tasks/get" && method != "tasks/result" && method != "tasks/list" && method != "tasks/cancel":
+		return wire.Error(m.ID, -32601, "Method not found: "+method, nil)
+	case modern && !hasExtension(caps, ExtensionTasks):
+		return wire.Error(m.ID, CodeMissingCapability, "Missing required client capability: extensions."+ExtensionTasks, missingTasksData)
+	case method == "tasks/list":
+		return g.listTasks(ctx, m, version)
+	}
+	tid, ok := m.Param("taskId")
+	var id string
+	if ok {
+		id, ok = rawjson.String(tid.Value)
+	}
+	if !ok {
+		return wire.Error(m.ID, codeInvalidParams, "Invalid params: taskId must be a string", nil)
+	}
+	ref, ok := openTask(g.taskKeys(), callerID(ctx), id)
+	if !ok || (ref.version >= conn.NewProtocol) != modern {
+		return wire.Error(m.ID, codeInvalidParams, "Task not found: "+id, nil)
+	}
+	// params as the client sent them, but for the upstream's task id and
+	// the client's _meta (the session's own, and the client's
+	// capabilities, are sent instead).
+	var params []byte
+	for _, p := range m.ParamsMembers() {
+		if string(p.Key) == "_meta" {
+			continue
+		}
+		if len(params) > 0 {
+			params = append(params, ',')
+		}
+		params = append(append(append(params, '"'), p.Key...), `":`...)
+		if string(p.Key) == "taskId" {
+			q, _ := json.Marshal(ref.upstream)
+			params = append(params, q...)
+			continue
+		}
+		params = append(params, p.Value...)
+	}
+	if !modern {
+		caps = nil
+	}
+	if method != "tasks/result" { // (which waits for the task's end)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, TasksRequestTimeout)
+		defer cancel()
+	}
+	resp, err := g.h.Serving().Request(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
+	if err != nil {
+		g.log.Warn("tasks request failed", "method", method, "server", ref.server, "error", err)
+		return wire.Error(m.ID, jsonrpc.CodeInternalError, method+": the task's server could not be reached", nil)
+	}
+	out, ok := rewriteTaskResponse(resp, m.ID, ref.upstream, id)
+	if !ok {
+		return wire.Error(m.ID, jsonrpc.CodeInternalError, method+": invalid response from the task's server", nil)
+	}
+	return out
+}
+
+// hasExtension reports whether caps (a raw capabilities object) declare
+// the extension id.
+func hasExtension(caps []byte, id string) bool {
+	if len(caps) == 0 {
+		return false
+	}
+	var c struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	}
+	if json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	_, ok := c.Extensions[id]
+	return ok
+}
+
+// errNotTask is an upstream's response that is not a JSON-RPC response.
+var errNotTask = errors.New("not a JSON-RPC response")
+
+// rewriteTaskResponse is resp, an upstream's response to a tasks request
+// about its task upstream, under the client's id, with every mention of
+// upstream as a task id (result.taskId, result._meta's related-task)
+// replaced by the client's id for it, outward. An error response passes
+// as it is (under the client's id).
+func rewriteTaskResponse(resp, clientID []byte, upstream, outward string) ([]byte, bool) {
+	var env struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(resp, &env); err != nil {
+		return nil, false
+	}
+	if env.Result == nil {
+		return wire.RewriteResponse(resp, clientID)
+	}
+	result, err := renameTask(env.Result, func(id string) (string, bool) {
+		return outward, id == upstream
+	})
+	if err != nil {
+		return nil, false
+	}
+	return wire.Result(clientID, result), true
+}
+
+// relatedTask is the _meta key naming the task a 2025-11-25 result
+// belongs to.
+const relatedTask = "io.modelcontextprotocol/related-task"
+
+// renameTask returns result (a JSON object) with its taskId and its
+// _meta's related-task taskId renamed by rename (kept when rename says
+// false).
+func renameTask(result json.RawMessage, rename func(string) (string, bool)) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(result, &obj); err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		return nil, errNotTask
+	}
+	set := func(o map[string]json.RawMessage) bool {
+		var id string
+		if raw, ok := o["taskId"]; !ok || json.Unmarshal(raw, &id) != nil {
+			return false
+		}
+		nid, ok := rename(id)
+		if !ok {
+			return false
+		}
+		o["taskId"], _ = json.Marshal(nid)
+		return true
+	}
+	changed := set(obj)
+	if raw, ok := obj["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) == nil {
+			var rt map[string]json.RawMessage
+			if r, ok := meta[relatedTask]; ok && json.Unmarshal(r, &rt) == nil && rt != nil && set(rt) {
+				meta[relatedTask], _ = json.Marshal(rt)
+				obj["_meta"], _ = json.Marshal(meta)
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return result, nil
+	}
+	return json.Marshal(obj)
+}
+
+// listTasks answers a 2025-11-25 tasks/list: the caller's tasks, merged
+// across the servers (each asked for its list; a server that fails or
+// knows no tasks/list adds none), each under the caller's id for it. No
+// cursor is given: the list is whole.
+func (g *Gateway) listTasks(ctx context.Context, m *wire.Message, version string) []byte {
+	ctx, cancel := context.WithTimeout(ctx, TasksRequestTimeout)
+	defer cancel()
+	who := callerID(ctx)
+	tasks := []json.RawMessage{}
+	for _, server := range g.h.Serving().ServerNames() {
+		mine := g.tasks.ownedBy(who, server)
+		if len(mine) == 0 {
+			continue
+		}
+		var cursor string
+		for range 100 { // (pages: bounded)
+			var params []byte
+			if cursor != "" {
+				q, _ := json.Marshal(cursor)
+				params = append([]byte(`"cursor":`), q...)
+			}
+			resp, err := g.h.Serving().Request(ctx, server, version, "tasks/list", "", params, nil)
+			if err != nil {
+				g.log.Warn("tasks/list failed", "server", server, "error", err)
+				break
+			}
+			var r struct {
+				Result *struct {
+					Tasks      []json.RawMessage `json:"tasks"`
+					NextCursor string            `json:"nextCursor"`
+				} `json:"result"`
+			}
+			if json.Unmarshal(resp, &r) != nil || r.Result == nil {
+				break
+			}
+			for _, t := range r.Result.Tasks {
+				named := false
+				out, err := renameTask(t, func(id string) (string, bool) {
+					ref, ok := mine[id]
+					if !ok {
+						return "", false
+					}
+					named = true
+					return sealTask(g.taskKeys()[0], who, ref), true
+				})
+				if err == nil && named {
+					tasks = append(tasks, out)
+				}
+			}
+			if cursor = r.Result.NextCursor; cursor == "" {
+				break
+			}
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"tasks": tasks})
+	return wire.Result(m.ID, b)
+}
+
+// tasksCapability is the tasks capability the gateway declares to a
+// client before 2026-07-28 when a server declared one (2025-11-25's
+// experimental tasks): what it routes — task-augmented tools/call,
+// tasks/list and tasks/cancel (tasks/get and tasks/result need no
+// declaration).
+var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
+
+// tasksCapsMiddleware declares the tasks the gateway routes when a server
+// (the caller's, for per-user ones) declared them: to a client before
+// 2026-07-28, the tasks capability in its initialize result — the go-sdk's
+// ServerCapabilities has no field for it: the result is given one of its
+// own (initializeWithTasks); to one of 2026-07-28 (initialize,
+// server/discover), the tasks extension in capabilities.extensions, which
+// is declared only when a server declared it.
+func (g *Gateway) tasksCapsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || method != "initialize" && method != "server/discover" {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			if r.ProtocolVersion < conn.NewProtocol {
+				if g.h.Serving().HasTasks(ctx) {
+					return &initializeWithTasks{InitializeResult: r}, nil
+				}
+				return res, err
+			}
+			r.Capabilities = g.withTasksExtension(ctx, r.Capabilities)
+		case *mcp.DiscoverResult:
+			r.Capabilities = g.withTasksExtension(ctx, r.Capabilities)
+		}
+		return res, err
+	}
+}
+
+// withTasksExtension returns caps declaring the tasks extension if and
+// only if a server declared it (a copy when it changes).
+func (g *Gateway) withTasksExtension(ctx context.Context, caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
+	has := g.h.Serving().HasExtension(ctx, ExtensionTasks)
+	declared := false
+	if caps != nil {
+		_, declared = caps.Extensions[ExtensionTasks]
+	}
+	if has == declared {
+		return caps
+	}
+	c := &mcp.ServerCapabilities{}
+	if caps != nil {
+		*c = *caps
+	}
+	c.Extensions = maps.Clone(c.Extensions)
+	if has {
+		if c.Extensions == nil {
+			c.Extensions = map[string]any{}
+		}
+		c.Extensions[ExtensionTasks] = map[string]any{}
+	} else {
+		delete(c.Extensions, ExtensionTasks)
+	}
+	return c
+}
+
+// initializeWithTasks is an initialize result whose capabilities declare
+// tasksCapability.
+type initializeWithTasks struct {
+	*mcp.InitializeResult
+}
+
+// MarshalJSON encodes the result with capabilities.tasks added.
+func (r *initializeWithTasks) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.InitializeResult)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, err
+	}
+	var caps map[string]json.RawMessage
+	if c, ok := obj["capabilities"]; ok {
+		if err := json.Unmarshal(c, &caps); err != nil {
+			return nil, err
+		}
+	}
+	if caps == nil {
+		caps = map[string]json.RawMessage{}
+	}
+	caps["tasks"] = tasksCapability
+	if obj["capabilities"], err = json.Marshal(caps); err != nil {
+		return nil, err
+	}
+	return json.Marshal(obj)
+}
