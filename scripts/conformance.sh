@@ -25,9 +25,16 @@
 #              --http` (default configuration) in front of it as a stdio
 #              upstream and as an HTTP upstream. Expected failures through
 #              the gateway: test/conformance/expected-failures-tasks.yml.
+#   skills     the suite's Skills extension scenarios (SEP-2640,
+#              sep-2640-skills-*), one run each, against the demo server
+#              with -skills (cmd/mcphost-demo): directly over stateless HTTP,
+#              where all must pass, then through `mcphost serve --http`
+#              (default configuration) in front of it as a stdio upstream
+#              and as an HTTP upstream. Expected failures through the
+#              gateway: test/conformance/expected-failures-skills.yml.
 #
 # CONFORMANCE_PARTS chooses the parts (default "client server server-http
-# tasks reference");
+# tasks skills reference");
 # extra arguments go to the client run. MCPHOST_SERVE_FLAGS replaces the
 # gateway's naming flags (default "--naming conditional"; set it empty to
 # leave them out). Results and logs go to $CONFORMANCE_OUT (bin/conformance).
@@ -35,7 +42,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${CONFORMANCE_OUT:-$root/bin/conformance}
-parts=" ${CONFORMANCE_PARTS:-client server server-http tasks reference} "
+parts=" ${CONFORMANCE_PARTS:-client server server-http tasks skills reference} "
 revisions=(2025-11-25 2026-07-28)
 mkdir -p "$out"
 (cd test/conformance && npm ci --no-audit --no-fund --loglevel=error)
@@ -227,44 +234,49 @@ EOF
   done
 fi
 
-# run_tasks NAME LABEL [EXPECTED]: the tasks scenarios against $url, one run
-# each (results in $out/NAME), held to the expected failures in EXPECTED
-# when given, else all must pass. A scenario passes with no failed or
-# warning check.
-run_tasks() {
-  local name=$1 label=$2 s passed=0 total=0 bad=() line
+# run_each PART NAME LABEL [EXPECTED]: the scenarios in each_scenarios
+# against $url, one run each (results in $out/NAME), held to the expected
+# failures in EXPECTED when given, else all must pass. A scenario passes
+# with no failed or warning check; the summary counts scenarios and checks.
+run_each() {
+  local part=$1 name=$2 label=$3 s passed=0 total=0 checks=0 checks_ok=0 bad=() line n
   local args=()
-  [[ -n ${3:-} ]] && args=(--expected-failures "$3")
+  [[ -n ${4:-} ]] && args=(--expected-failures "$4")
   rm -rf "${out:?}/$name"
   mkdir -p "$out/$name"
-  for s in "${tasks_scenarios[@]}"; do
+  for s in "${each_scenarios[@]}"; do
     total=$((total + 1))
     (cd "$out" && "$conformance" server --url "$url" --scenario "$s" "${args[@]}" \
       -o "$out/$name/$s" >"$out/$name/$s.log" 2>&1) || bad+=("$s")
     line=$(grep -a '^Passed: ' "$out/$name/$s.log" | tail -1 || true)
     [[ $line == *", 0 failed, 0 warnings"* ]] && passed=$((passed + 1))
+    if [[ $line =~ ^Passed:\ ([0-9]+)/([0-9]+) ]]; then
+      checks_ok=$((checks_ok + BASH_REMATCH[1]))
+      checks=$((checks + BASH_REMATCH[2]))
+    fi
   done
+  n="$passed/$total scenarios pass ($checks_ok/$checks checks)"
   if ((${#bad[@]})); then
     status=1
-    summary+=("tasks ($label): $passed/$total scenarios pass; FAILED: ${bad[*]} (logs $out/$name)")
+    summary+=("$part ($label): $n; FAILED: ${bad[*]} (logs $out/$name)")
   else
     local verdict="all pass"
-    [[ -n ${3:-} ]] && verdict="baseline check passed"
-    summary+=("tasks ($label): $passed/$total scenarios pass; $verdict")
+    [[ -n ${4:-} ]] && verdict="baseline check passed"
+    summary+=("$part ($label): $n; $verdict")
   fi
 }
 
 if [[ $parts == *" tasks "* ]]; then
   go build -o "$out/tasksserver" ./test/conformance/tasksserver
-  mapfile -t tasks_scenarios < <(sed -n 's/^  - scenario: \(tasks-[a-z0-9-]*\)$/\1/p' \
+  mapfile -t each_scenarios < <(sed -n 's/^  - scenario: \(tasks-[a-z0-9-]*\)$/\1/p' \
     "$root/test/conformance/node_modules/@modelcontextprotocol/conformance/requirements/2026-07-28.yaml")
-  ((${#tasks_scenarios[@]})) || { echo "conformance: no tasks scenarios in the 2026-07-28 requirements" >&2; exit 1; }
+  ((${#each_scenarios[@]})) || { echo "conformance: no tasks scenarios in the 2026-07-28 requirements" >&2; exit 1; }
   tasks_expected=$root/test/conformance/expected-failures-tasks.yml
   free_port
   start_port_server "$out/tasksserver.log" "$out/tasksserver" -http "127.0.0.1:$port"
   tasks_port=$port
   url="http://127.0.0.1:$port/"
-  run_tasks tasks-direct "tasksserver direct over HTTP"
+  run_each tasks tasks-direct "tasksserver direct over HTTP"
   # The gateway's configuration is the default but for its one server and
   # the permission to call its tools.
   cat >"$out/gateway-tasks.hcl" <<EOF
@@ -277,7 +289,7 @@ permissions {
 }
 EOF
   start_gateway gateway-tasks
-  run_tasks tasks-gateway "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → tasksserver over stdio" "$tasks_expected"
+  run_each tasks tasks-gateway "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → tasksserver over stdio" "$tasks_expected"
   cat >"$out/gateway-tasks-http.hcl" <<EOF
 server "tasks" {
   transport = "http"
@@ -289,7 +301,48 @@ permissions {
 }
 EOF
   start_gateway gateway-tasks-http
-  run_tasks tasks-gateway-http "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → tasksserver over HTTP" "$tasks_expected"
+  run_each tasks tasks-gateway-http "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → tasksserver over HTTP" "$tasks_expected"
+  stop_all
+fi
+
+if [[ $parts == *" skills "* ]]; then
+  go build -o "$out/mcphost-demo" ./cmd/mcphost-demo
+  mapfile -t each_scenarios < <("$conformance" list --server | sed -n 's/^  - \(sep-2640-skills-[a-z0-9-]*\) .*/\1/p')
+  ((${#each_scenarios[@]})) || { echo "conformance: no Skills (sep-2640-skills-*) server scenarios in the suite" >&2; exit 1; }
+  skills_expected=$root/test/conformance/expected-failures-skills.yml
+  # Stateless: the go-sdk serves 2026-07-28, which the scenarios speak, over
+  # HTTP only so.
+  free_port
+  start_port_server "$out/skills-server.log" "$out/mcphost-demo" -skills -stateless -http "127.0.0.1:$port"
+  skills_port=$port
+  url="http://127.0.0.1:$port/mcp"
+  run_each skills skills-direct "mcphost-demo -skills direct over HTTP"
+  # The gateway's configuration is the default but for its one server and
+  # the permission to call its tools.
+  cat >"$out/gateway-skills.hcl" <<EOF
+server "skills" {
+  command = "$out/mcphost-demo"
+  args    = ["-skills"]
+}
+
+permissions {
+  allow = ["mcp__skills"]
+}
+EOF
+  start_gateway gateway-skills
+  run_each skills skills-gateway "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → mcphost-demo -skills over stdio" "$skills_expected"
+  cat >"$out/gateway-skills-http.hcl" <<EOF
+server "skills" {
+  transport = "http"
+  url       = "http://127.0.0.1:$skills_port/mcp"
+}
+
+permissions {
+  allow = ["mcp__skills"]
+}
+EOF
+  start_gateway gateway-skills-http
+  run_each skills skills-gateway-http "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → mcphost-demo -skills over HTTP" "$skills_expected"
   stop_all
 fi
 
