@@ -246,6 +246,9 @@ func (g *Gateway) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		if !ok || g.audit == nil || cr.Params == nil || g.servesTool(cr.Params.Name) {
 			return next(ctx, method, req)
 		}
+		if _, retry := g.goneLoginRetry(cr.Params); retry {
+			return next(ctx, method, req)
+		}
 		start := time.Now()
 		res, err := next(ctx, method, req)
 		rec := &audit.Record{Event: audit.EventToolCall, Tool: registry.Cap(cr.Params.Name, maxAuditedName),

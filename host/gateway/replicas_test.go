@@ -935,3 +935,54 @@ func TestRebuiltSessionsAdmitted(t *testing.T) {
 		t.Errorf("alice's session after bob's DELETE of it: %s %s", resp.Status, body)
 	}
 }
+
+// TestLoginRetryAfterThePseudoToolWent: the retry of an authenticate call
+// reaches a replica that has already adopted the login's credentials and
+// serves the server's real tools (no authenticate pseudo-tool any more):
+// it is still answered with the login's outcome, not "unknown tool" (the
+// race behind TestLoginAcrossReplicas's occasional failure, made certain
+// here by answering only once that replica has synced).
+func TestLoginRetryAfterThePseudoToolWent(t *testing.T) {
+	t.Parallel()
+	as := fakeas.New()
+	defer as.Close()
+	gws, rr := loginReplicas(t, as)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	serves := func(p *ptGateway, name string) bool {
+		cs := p.dial(t, newProtocol, nil)
+		defer cs.Close()
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		for _, tl := range res.Tools {
+			if tl.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "rr"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			follow(ctx, req.Params.URL)
+			// The replica the retry will reach: wait until it has
+			// adopted the credentials and serves the real tools.
+			next := gws[int(rr.next.Load())%len(gws)]
+			for ctx.Err() == nil && serves(next, "mcp__prot__authenticate") {
+				time.Sleep(20 * time.Millisecond)
+			}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gws[0].url + "/", HTTPClient: &http.Client{Transport: rr}}, &mcp.ClientSessionOptions{ProtocolVersion: newProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__prot__authenticate", Arguments: map[string]any{}})
+	if err != nil || res.IsError || !strings.Contains(textOf(res), "mcp__prot__whoami") {
+		t.Fatalf("the retry after the pseudo-tool went: %v %+v %q", err, res, textOf(res))
+	}
+}
