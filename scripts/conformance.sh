@@ -20,7 +20,7 @@
 #              never fatal.
 #   tasks      the suite's tasks scenarios (SEP-2663, the 2026-07-28
 #              requirement set's tasks-*), one run each, against
-#              internal/tasksserver (test/conformance/tasksserver): directly
+#              internal/testing/tasksserver (test/conformance/tasksserver): directly
 #              over HTTP, where all must pass, then through `mcphost serve
 #              --http` (default configuration) in front of it as a stdio
 #              upstream and as an HTTP upstream. Expected failures through

@@ -1,4 +1,4 @@
-// Command tasksserver runs internal/tasksserver, the tasks-capable MCP server
+// Command tasksserver runs internal/testing/tasksserver, the tasks-capable MCP server
 // of the conformance runs (scripts/conformance.sh, part "tasks"): over
 // stateless streamable HTTP with -http ADDR (it prints the URL it serves on
 // stderr), else over stdio.
@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/tasksserver"
+	"github.com/mcphost/mcphost/internal/testing/tasksserver"
 )
 
 func main() {
