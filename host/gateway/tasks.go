@@ -481,6 +481,14 @@ var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools
 func (g *Gateway) tasksCapsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
+		if err == nil && method == "tools/call" {
+			if r, ok := res.(*mcp.CallToolResult); ok {
+				if t, ok := conn.TaskResultOf(r); ok {
+					return &taskResultOut{raw: t}, nil
+				}
+			}
+			return res, err
+		}
 		if err != nil || method != "initialize" && method != "server/discover" {
 			return res, err
 		}
@@ -499,6 +507,18 @@ func (g *Gateway) tasksCapsMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		return res, err
 	}
 }
+
+// taskResultOut is a task result (SEP-2663's resultType "task") of a
+// call's retry (conn.TaskResultOf), written as the server gave it but for
+// its taskId (already the client's): the go-sdk's CallToolResult has no
+// field for it.
+type taskResultOut struct {
+	mcp.ResultBase
+	raw conn.TaskResult
+}
+
+// MarshalJSON writes the task result as it is.
+func (r *taskResultOut) MarshalJSON() ([]byte, error) { return r.raw, nil }
 
 // withTasksExtension returns caps declaring the tasks extension if and
 // only if a server declared it (a copy when it changes).
