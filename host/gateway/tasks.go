@@ -477,7 +477,9 @@ var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools
 // ServerCapabilities has no field for it: the result is given one of its
 // own (initializeWithTasks); to one of 2026-07-28 (initialize,
 // server/discover), the tasks extension in capabilities.extensions, which
-// is declared only when a server declared it.
+// is declared only when a server declared it. A tools/call whose retry was
+// answered with a task (conn.TaskResultOf) is answered with that task as
+// it is (taskResultOut).
 func (g *Gateway) tasksCapsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)

@@ -20,6 +20,7 @@ import (
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/sealbox"
+	"github.com/mcphost/mcphost/internal/tasksserver"
 )
 
 // tasksUpstream is a tasks-capable upstream: a demo server's streamable
@@ -623,5 +624,75 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	}
 	if got := up.received(); len(got) != 1 || got[0] != "tasks/get up-1" {
 		t.Errorf("the upstream received %q", got)
+	}
+}
+
+// TestTaskAfterInputRound: a multi-round-trip call whose retry (the
+// client's answers and the gateway's sealed request state) is answered
+// with a task — the conformance scenario tasks-mrtr-composition — reaches
+// the client as that task, under an id of the gateway's that tasks/get
+// serves; on both fronts. The upstream is internal/tasksserver, the real
+// peer the conformance suite scores directly. On the old code the retry
+// went through the go-sdk client, whose CallToolResult has no place for a
+// task: the client got resultType "complete", no taskId.
+func TestTaskAfterInputRound(t *testing.T) {
+	t.Parallel()
+	caps := map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{gateway.ExtensionTasks: map[string]any{}}}
+	for _, tc := range []struct {
+		name   string
+		client func(t *testing.T, p *ptGateway) taskClient
+	}{
+		{"http", func(t *testing.T, p *ptGateway) taskClient { return &httpClient2026{url: p.url, caps: caps} }},
+		{"stdio", func(t *testing.T, p *ptGateway) taskClient { return newStdioTaskClient(t, p.g, newProtocol, caps) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
+			t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
+			if len(p.problems) > 0 {
+				t.Fatalf("sync: %v", p.problems)
+			}
+			c := tc.client(t, p)
+			const tool = "mcp__t__test_tool_with_task"
+			res := c.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}})
+			reqs, _ := res.Result["inputRequests"].(map[string]any)
+			state, _ := res.Result["requestState"].(string)
+			if res.Result["resultType"] != "input_required" || len(reqs) != 1 || state == "" {
+				t.Fatalf("round 1: %+v %+v, want input_required with one request and a state", res.Result, res.Error)
+			}
+			answers := map[string]any{}
+			for k := range reqs {
+				answers[k] = map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}
+			}
+			res = c.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}, "inputResponses": answers, "requestState": state})
+			id, _ := res.Result["taskId"].(string)
+			if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") || res.Result["requestState"] != nil || res.Result["inputRequests"] != nil {
+				t.Fatalf("round 2: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+			}
+			for _, k := range []string{"status", "createdAt", "lastUpdatedAt", "ttlMs"} {
+				if _, ok := res.Result[k]; !ok {
+					t.Errorf("round 2's task result %+v lacks %s", res.Result, k)
+				}
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				res = c.call(t, "tasks/get", map[string]any{"taskId": id})
+				if res.Error != nil || res.Result["taskId"] != id {
+					t.Fatalf("tasks/get: %+v %+v", res.Result, res.Error)
+				}
+				if res.Result["status"] == "completed" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("tasks/get: %+v, still not completed", res.Result)
+				}
+				time.Sleep(50 * time.Millisecond) // (the upstream's task runs in real time)
+			}
+			b, _ := json.Marshal(res.Result["result"])
+			if !strings.Contains(string(b), "Alice") {
+				t.Errorf("the task's result %s does not carry the answer", b)
+			}
+		})
 	}
 }
