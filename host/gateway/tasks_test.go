@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -694,5 +695,76 @@ func TestTaskAfterInputRound(t *testing.T) {
 				t.Errorf("the task's result %s does not carry the answer", b)
 			}
 		})
+	}
+}
+
+// legacyTasksEra, as rawToolsChildEnv, makes the test binary's stdio
+// upstream rawTasks2025.
+const legacyTasksEra = "legacytasks"
+
+// rawTasks2025 answers one JSON-RPC request of a 2025-11-25 server that
+// declares capabilities.tasks at its initialize and answers a tools/call
+// with a task parameter with a CreateTaskResult (task "up-1") and
+// tasks/get of it; the rest as rawTools of 2025-11-25. Raw JSON-RPC: no
+// go-sdk server can declare the tasks capability or create a task.
+func rawTasks2025(line []byte) []byte {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			ProtocolVersion string          `json:"protocolVersion"`
+			Task            json.RawMessage `json:"task"`
+			TaskID          string          `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 {
+		return nil
+	}
+	task := map[string]any{"taskId": "up-1", "status": "working", "createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:00Z", "ttl": 60000}
+	var result any
+	switch {
+	case req.Method == "initialize":
+		result = map[string]any{"protocolVersion": req.Params.ProtocolVersion, "serverInfo": map[string]any{"name": "raw", "version": "1"},
+			"capabilities": map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}}
+	case req.Method == "tools/call" && req.Params.Task != nil:
+		result = map[string]any{"task": task}
+	case req.Method == "tasks/get" && req.Params.TaskID == "up-1":
+		result = task
+	case req.Method == "tasks/get":
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32602, "message": "no such task"}})
+		return b
+	default:
+		return rawTools(line, false)
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	return b
+}
+
+// TestTasksOfAStdioUpstream2025: a stdio server that declares 2025-11-25's
+// capabilities.tasks at its initialize (read by the stdio connection's
+// wrapper: the go-sdk client does not decode it) makes the gateway declare
+// the tasks capability to a 2025-11-25 client; its task comes back under an
+// id of the gateway's, which tasks/get routes back to the upstream's.
+func TestTasksOfAStdioUpstream2025(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gatewayOf(t, []*config.Server{{Name: "t", Transport: config.TransportStdio, Command: exe,
+		Env: map[string]string{rawToolsChildEnv: legacyTasksEra}, Approved: true, ConnectTimeout: 10 * time.Second}})
+	c := newStdioTaskClient(t, g, oldProtocol, map[string]any{})
+	caps, _ := c.init.Result["capabilities"].(map[string]any)
+	if _, ok := caps["tasks"].(map[string]any); !ok {
+		t.Errorf("the gateway's capabilities %v declare no tasks, over a stdio server that does", caps)
+	}
+	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__job", "arguments": map[string]any{}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+	}
+	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil || res.Result["taskId"] != id || res.Result["status"] != "working" {
+		t.Errorf("tasks/get: %+v %+v, want the upstream's task under the client's id", res.Result, res.Error)
 	}
 }
