@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/sealbox"
 	"github.com/mcphost/mcphost/internal/tasksserver"
@@ -766,5 +767,62 @@ func TestTasksOfAStdioUpstream2025(t *testing.T) {
 	}
 	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil || res.Result["taskId"] != id || res.Result["status"] != "working" {
 		t.Errorf("tasks/get: %+v %+v, want the upstream's task under the client's id", res.Result, res.Error)
+	}
+}
+
+// TestTasksListedAcrossReplicas: a 2025-11-25 task created through one
+// replica is listed by tasks/list through another sharing its state and
+// keys (the shared record, cluster.TasksKey), under the same id; a replica
+// given other keys lists none of it. On the old code (ownership in memory
+// per replica), b listed nothing.
+func TestTasksListedAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	_, url := newTasksUpstream(t, oldProtocol)
+	opts := func(s string, st state.Backend) *gateway.Options {
+		k, err := sealbox.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &gateway.Options{Keys: k, State: st}
+	}
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shared = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // (32 bytes, base64)
+	const other = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	a := ptServe(t, ptOptions{servers: server, gopts: opts(shared, st)})
+	b := ptServe(t, ptOptions{servers: server, gopts: opts(shared, st)})
+	c := ptServe(t, ptOptions{servers: server, gopts: opts(other, st)})
+	res := newHTTPClient2025(t, a.url).call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
+	}
+	listed := func(url string) []any {
+		res := newHTTPClient2025(t, url).call(t, "tasks/list", nil)
+		if res.Error != nil {
+			t.Fatalf("tasks/list: %+v", res.Error)
+		}
+		tasks, _ := res.Result["tasks"].([]any)
+		return tasks
+	}
+	// (The record is written apart from the call: b may list it a moment
+	// later.)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tasks := listed(b.url)
+		if len(tasks) == 1 && tasks[0].(map[string]any)["taskId"] == id {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks/list through b: %+v, want just %s", tasks, id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tasks := listed(c.url); len(tasks) != 0 {
+		t.Errorf("tasks/list through c (other keys): %+v, want none", tasks)
 	}
 }
