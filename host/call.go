@@ -158,7 +158,11 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 		},
 		Requester:     req,
 		ClientVersion: o.ClientVersion,
-		Tasks:         o.Tasks,
+	}
+	if !t.HeaderParams {
+		// (A retry sent raw carries no parameters in HTTP headers: such a
+		// tool's retry goes through the go-sdk client.)
+		copts.Tasks = o.Tasks
 	}
 	for rounds, urls := 0, 0; ; {
 		res, err := h.conns.Call(ctx, t.Server, params, copts)
