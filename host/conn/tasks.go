@@ -426,7 +426,9 @@ func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.C
 // decodeRetry decodes resp, a server's raw response to a retry sent by
 // callRawRetry.
 func decodeRetry(ctx context.Context, ids TaskIDs, server, version string, resp []byte) (*mcp.CallToolResult, bool, error) {
-	resp, _ = completeResultTasks(ctx, resp, false, ids, server, version)
+	if out, ok := completeResultTasks(ctx, resp, false, ids, server, version); ok {
+		resp = out // (a task's id named; not for another input round, ok false)
+	}
 	var env struct {
 		Result json.RawMessage `json:"result"`
 		Error  *jsonrpc.Error  `json:"error"`
