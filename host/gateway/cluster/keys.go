@@ -123,7 +123,7 @@ const (
 // TasksKey is the record of the 2025-11-25 tasks the gateway named for a
 // principal (tasks:DIGEST, a digest of the principal's id, so no principal
 // id is stored in clear): each task's server, protocol version and
-// upstream id, its latest maxOwnedTasks, sealed for TaskListPurpose; it
+// upstream id, its latest 1024, sealed for TaskListPurpose; it
 // expires a day after its latest task. It lets tasks/list on any replica
 // list the tasks created through another (the gateway's tasks.go).
 func TasksKey(principal string) string {
