@@ -70,6 +70,10 @@ type CallOptions struct {
 	// server may ask by requests of its own (see conn.CallOptions).
 	// OPTIONAL: "" is this host's own.
 	ClientVersion string
+	// Tasks, if set, says the caller can carry a task result (SEP-2663)
+	// and names its task (see conn.CallOptions.Tasks): a retry answered
+	// with a task returns it under conn.TaskResultKey. OPTIONAL.
+	Tasks conn.TaskIDs
 }
 
 // ErrDenied is returned for a call the permission rules do not allow.
@@ -154,6 +158,11 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 		},
 		Requester:     req,
 		ClientVersion: o.ClientVersion,
+	}
+	if !t.HeaderParams {
+		// (A retry sent raw carries no parameters in HTTP headers: such a
+		// tool's retry goes through the go-sdk client.)
+		copts.Tasks = o.Tasks
 	}
 	for rounds, urls := 0, 0; ; {
 		res, err := h.conns.Call(ctx, t.Server, params, copts)

@@ -403,6 +403,11 @@ type CallOptions struct {
 	// and no other client's call is in flight there (see legacy.go).
 	// OPTIONAL: "" is this host's own (the latest).
 	ClientVersion string
+	// Tasks, if set, says the caller can carry a task result (SEP-2663)
+	// and names its task: the retry of a multi-round-trip call to a
+	// session of NewProtocol is then sent on the raw lane, and a task
+	// result returned under TaskResultKey (see callRawRetry). OPTIONAL.
+	Tasks TaskIDs
 }
 
 // Call calls a tool on the named server, as configured by opts.
@@ -481,7 +486,17 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 		// The call's own context names it for the routing of its
 		// notifications (never a connect's, whose values the connection
 		// would keep).
-		res, err = cs.CallTool(context.WithValue(ctx, callKey{}, fc), p)
+		sent := false
+		if o.Tasks != nil && (len(p.InputResponses) > 0 || p.RequestState != "") && cs.InitializeResult().ProtocolVersion >= NewProtocol {
+			var caps map[string]any
+			if o.Requester != nil {
+				caps = metaCapabilities(o.Requester)
+			}
+			res, sent, err = c.callRawRetry(ctx, cs, p, caps, fc, o.Tasks)
+		}
+		if !sent {
+			res, err = cs.CallTool(context.WithValue(ctx, callKey{}, fc), p)
+		}
 		if tel.Enabled() {
 			et := telemetry.ErrorType(err)
 			if err == nil && res.IsError {

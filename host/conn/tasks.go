@@ -9,8 +9,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -299,4 +303,157 @@ func (m *Manager) HasTasks(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// TaskResultKey is the _meta key under which Call returns a task result
+// (SEP-2663's resultType "task") of a retry sent raw (see callRawRetry): its
+// value is a TaskResult, a type JSON never decodes to, so a server's own
+// _meta member of that name is never taken for one.
+const TaskResultKey = "mcphost/task-result"
+
+// TaskResult is the raw JSON object of a task result whose taskId was
+// named by CallOptions.Tasks, as Call returns it (TaskResultKey).
+type TaskResult []byte
+
+// TaskResultOf returns the task result res carries (TaskResultKey), if
+// any.
+func TaskResultOf(res *mcp.CallToolResult) (TaskResult, bool) {
+	if res == nil || res.Meta == nil {
+		return nil, false
+	}
+	t, ok := res.Meta[TaskResultKey].(TaskResult)
+	return t, ok
+}
+
+// callRawRetry sends p, the retry of a multi-round-trip call (its input
+// responses and request state), on cs's raw lane rather than through the
+// go-sdk client, whose CallToolResult cannot hold a task result (the
+// answer SEP-2663 lets a server give a retry): a task result comes back
+// with its taskId named by ids, under TaskResultKey; any other result is
+// decoded as the go-sdk client would, and an error response is returned
+// as a *jsonrpc.Error. sent is false when cs has no raw lane (nothing was
+// sent: the go-sdk client sends the call).
+func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams, caps map[string]any, fc *call, ids TaskIDs) (res *mcp.CallToolResult, sent bool, err error) {
+	c.mu.Lock()
+	raw := c.raw
+	if c.session != cs {
+		raw = nil
+	}
+	c.mu.Unlock()
+	if raw == nil {
+		return nil, false, nil
+	}
+	var params []byte
+	member := func(key string, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding the call's %s: %w", key, err)
+		}
+		if len(params) > 0 {
+			params = append(params, ',')
+		}
+		params = append(appendJSONString(params, key), ':')
+		params = append(params, b...)
+		return nil
+	}
+	args := p.Arguments
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := member("name", p.Name); err != nil {
+		return nil, false, err
+	}
+	if err := member("arguments", args); err != nil {
+		return nil, false, err
+	}
+	if len(p.InputResponses) > 0 {
+		if err := member("inputResponses", p.InputResponses); err != nil {
+			return nil, false, err
+		}
+	}
+	if p.RequestState != "" {
+		if err := member("requestState", p.RequestState); err != nil {
+			return nil, false, err
+		}
+	}
+	// The request's own _meta members (a progress token, …) go with the
+	// raw lane's reserved ones.
+	var extra []byte
+	for k, v := range p.Meta {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, false, fmt.Errorf("encoding the call's _meta: %w", err)
+		}
+		if len(extra) > 0 {
+			extra = append(extra, ',')
+		}
+		extra = append(appendJSONString(extra, k), ':')
+		extra = append(extra, b...)
+	}
+	var capsJSON []byte
+	if caps != nil {
+		if capsJSON, err = json.Marshal(caps); err != nil {
+			return nil, false, fmt.Errorf("encoding the client's capabilities: %w", err)
+		}
+	}
+	type result struct {
+		resp []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	err = raw.StartRaw(ctx, rawRequest{method: "tools/call", tool: p.Name, params: params, caps: capsJSON, trace: extra, fc: fc, wait: true}, func(resp []byte, err error) {
+		ch <- result{resp, err}
+	})
+	if err == nil {
+		r := <-ch
+		err = r.err
+		if err == nil {
+			return decodeRetry(ctx, ids, c.cfg.Name, cs.InitializeResult().ProtocolVersion, r.resp)
+		}
+	}
+	if errors.Is(err, errRawRefused) {
+		return nil, false, nil // (the go-sdk client sends it, handling what the server refused)
+	}
+	if connectionGone(err) {
+		c.drop(cs, err)
+	}
+	return nil, true, fmt.Errorf("sending tools/call: %w", err)
+}
+
+// decodeRetry decodes resp, a server's raw response to a retry sent by
+// callRawRetry.
+func decodeRetry(ctx context.Context, ids TaskIDs, server, version string, resp []byte) (*mcp.CallToolResult, bool, error) {
+	if out, ok := completeResultTasks(ctx, resp, false, ids, server, version); ok {
+		resp = out // (a task's id named; not for another input round, ok false)
+	}
+	var env struct {
+		Result json.RawMessage `json:"result"`
+		Error  *jsonrpc.Error  `json:"error"`
+	}
+	if err := json.Unmarshal(resp, &env); err != nil {
+		return nil, true, fmt.Errorf("decoding the server's response: %w", err)
+	}
+	if env.Error != nil {
+		return nil, true, env.Error
+	}
+	if env.Result == nil {
+		return nil, true, errors.New("the server's response has neither result nor error")
+	}
+	var rt struct {
+		ResultType string `json:"resultType"`
+	}
+	if err := json.Unmarshal(env.Result, &rt); err != nil {
+		return nil, true, fmt.Errorf("decoding the server's result: %w", err)
+	}
+	if rt.ResultType == "task" {
+		return &mcp.CallToolResult{Meta: mcp.Meta{TaskResultKey: TaskResult(env.Result)}}, true, nil
+	}
+	res := &mcp.CallToolResult{}
+	if err := json.Unmarshal(env.Result, res); err != nil {
+		return nil, true, fmt.Errorf("decoding the server's result: %w", err)
+	}
+	return res, true, nil
 }

@@ -3,7 +3,11 @@ package conn
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type prefixIDs struct{}
@@ -72,4 +76,85 @@ func TestNoteCapabilities(t *testing.T) {
 			t.Errorf("%s: recognized %v tasks %v, want %v %v", tc.result, got, c.tasks.Load(), tc.recognized, tc.tasks)
 		}
 	}
+}
+
+// TestDecodeRetry: a retry's raw response (callRawRetry) comes back as the
+// go-sdk client would give it — a result decoded, an error as a
+// *jsonrpc.Error with its code and data — but for a task result, returned
+// whole under TaskResultKey with its taskId named by the caller.
+func TestDecodeRetry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, in string
+		task     string // the task result wanted ("": none)
+		code     int64  // the error wanted (0: none)
+		text     string // the first content's text wanted
+		inputs   bool   // input requests wanted
+	}{
+		{"task", `{"jsonrpc":"2.0","id":"x","result":{"resultType":"task","taskId":"t1","status":"working","ttlMs":null}}`,
+			`{"resultType":"task","taskId":"s/2026-07-28/t1","status":"working","ttlMs":null}`, 0, "", false},
+		{"complete", `{"id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hi"}]}}`, "", 0, "hi", false},
+		{"input required again", `{"id":1,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}},"requestState":"s"}}`, "", 0, "", true},
+		{"error", `{"id":1,"error":{"code":-32042,"message":"x","data":{"a":1}}}`, "", -32042, "", false},
+		{"garbage", `{"id":1`, "", -1, "", false},
+		{"neither", `{"id":1}`, "", -1, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, sent, err := decodeRetry(context.Background(), prefixIDs{}, "s", "2026-07-28", []byte(tc.in))
+			if !sent {
+				t.Fatal("not sent")
+			}
+			if tc.code != 0 {
+				var rpc *jsonrpc.Error
+				if err == nil || tc.code != -1 && (!errors.As(err, &rpc) || rpc.Code != tc.code) {
+					t.Fatalf("got %+v, %v; want error %d", res, err, tc.code)
+				}
+				if tc.code == -32042 && string(rpc.Data) != `{"a":1}` {
+					t.Errorf("error data %s", rpc.Data)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			task, ok := TaskResultOf(res)
+			if (tc.task != "") != ok || string(task) != tc.task {
+				t.Errorf("task result %s (%v), want %s", task, ok, tc.task)
+			}
+			if tc.text != "" {
+				if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != tc.text {
+					t.Errorf("content %+v, want %q", res.Content, tc.text)
+				}
+			}
+			if (res.InputRequests != nil) != tc.inputs {
+				t.Errorf("input requests %+v", res.InputRequests)
+			}
+		})
+	}
+	// A server's own _meta member of the key is not a task result.
+	var res mcp.CallToolResult
+	if err := json.Unmarshal([]byte(`{"content":[],"_meta":{"`+TaskResultKey+`":{"taskId":"x"}}}`), &res); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := TaskResultOf(&res); ok {
+		t.Error("a server's _meta member was taken for a task result")
+	}
+}
+
+// FuzzDecodeRetry: whatever a server answers a retry with, decodeRetry
+// returns a result or an error, never panics, and a task result it
+// returns is valid JSON.
+func FuzzDecodeRetry(f *testing.F) {
+	f.Add([]byte(`{"id":1,"result":{"resultType":"task","taskId":"t1"}}`))
+	f.Add([]byte(`{"id":1,"error":{"code":-32602,"message":"x"}}`))
+	f.Add([]byte(`{"id":1,"result":{"content":[{"type":"text","text":"hi"}]}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		res, _, err := decodeRetry(context.Background(), prefixIDs{}, "s", "2026-07-28", in)
+		if err == nil && res == nil {
+			t.Fatal("neither result nor error")
+		}
+		if task, ok := TaskResultOf(res); ok && !json.Valid(task) {
+			t.Fatalf("task result %q is not JSON", task)
+		}
+	})
 }

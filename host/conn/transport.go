@@ -240,8 +240,18 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 		c.mu.Lock()
 		c.stderr = buf
 		c.mu.Unlock()
+		// The initialize's answer (one of the first responses: a
+		// server/discover the server refused may come first) says whether
+		// the server declares 2025-11-25's tasks, which the go-sdk client
+		// does not decode (as routingConn reads it for other transports).
+		// (Read on the connection's one read loop.)
+		opening, opened := 0, false
 		return &stdioTransport{
 			route: func(msg jsonrpc.Message) jsonrpc.Message {
+				if resp, ok := msg.(*jsonrpc.Response); ok && !opened && opening < 3 {
+					opening++
+					opened = c.noteCapabilities(resp.Result)
+				}
 				msg, _ = c.routeNote(msg, nil)
 				return msg
 			},

@@ -26,6 +26,7 @@ func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
 		g.endLife()
 		<-g.loopDone
+		g.tasks.wait()
 		g.logins.close()
 		g.CloseSessions()
 		g.leaveHost()

@@ -91,8 +91,12 @@ func rawToolsStdio() {
 	modern := os.Getenv(rawToolsChildEnv) == "modern"
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
+	answer := func(line []byte) []byte { return rawTools(line, modern) }
+	if os.Getenv(rawToolsChildEnv) == legacyTasksEra {
+		answer = rawTasks2025 // (tasks_test.go)
+	}
 	for in.Scan() {
-		if out := rawTools(in.Bytes(), modern); out != nil {
+		if out := answer(in.Bytes()); out != nil {
 			os.Stdout.Write(append(out, '\n'))
 		}
 	}

@@ -318,6 +318,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	g.life, g.endLife = context.WithCancel(context.Background())
 	g.loopDone = make(chan struct{})
 	go g.syncLoop() // owned by the gateway: Close ends it
+	g.tasks.start(g)
 	return g
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 	"time"
@@ -19,7 +20,9 @@ import (
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/gateway/wire"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/rawjson"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // Tasks through the gateway: the 2026-07-28 tasks extension (SEP-2663: a
@@ -51,8 +54,11 @@ import (
 // upstream lists every task of its session, which a shared server's
 // session holds for every principal. The gateway keeps, per principal, the
 // tasks it named for it (taskTable, in memory, bounded) and lists only
-// those, merged across servers; a task created through another replica is
-// not listed here (it is still reachable by its id).
+// those, merged across servers. So that a task created through another
+// replica is listed too, each is also recorded in the shared state
+// (cluster.TasksKey: sealed, the latest maxOwnedTasks per principal,
+// expiring ownedTTL after the latest), written apart from the call that
+// created it (taskTable.record) and read by tasks/list.
 //
 // The calls that use no tasks stay on the relay path as they were: a task
 // result is recognized by the scan the relay already makes of a
@@ -90,6 +96,14 @@ const taskMACLen = 16
 // tasks/list): past it, the oldest are forgotten.
 const maxOwnedTasks = 1024
 
+// ownedTTL is how long a principal's record of tasks in the shared state
+// (cluster.TasksKey) lives after its latest task.
+const ownedTTL = 24 * time.Hour
+
+// ownedQueue bounds the tasks waiting to be recorded in the shared state;
+// past it, a task is recorded on this replica only (and logged).
+const ownedQueue = 256
+
 // taskTable holds the keys of the task ids the gateway issues, and, per
 // principal, the 2025-11-25 tasks it named (for tasks/list).
 type taskTable struct {
@@ -98,6 +112,19 @@ type taskTable struct {
 
 	mu    sync.Mutex
 	owned map[string][]taskRef // by principal ID, oldest first
+
+	// The recording of tasks in the shared state: queue feeds the
+	// recorder goroutine (start), which ends with the gateway's life and
+	// closes done (wait).
+	queue chan ownedTask
+	done  chan struct{}
+	box   *sealbox.Box // (cluster.TaskListPurpose)
+}
+
+// ownedTask is a task to record for principal.
+type ownedTask struct {
+	principal string
+	ref       taskRef
 }
 
 // taskRef is one task: its server, the protocol version of the session
@@ -106,14 +133,130 @@ type taskRef struct {
 	server, version, upstream string
 }
 
+// storedRef is a taskRef in the shared state's record.
+type storedRef struct {
+	S string `json:"s"`
+	V string `json:"v"`
+	U string `json:"u"`
+}
+
+// start starts g's recorder of tasks in the shared state (owned by the
+// gateway: Close ends it, and waits for it).
+func (t *taskTable) start(g *Gateway) {
+	t.queue = make(chan ownedTask, ownedQueue)
+	t.done = make(chan struct{})
+	t.box = g.keys.Box(cluster.TaskListPurpose)
+	life := g.life
+	go func() {
+		defer close(t.done)
+		for {
+			select {
+			case <-life.Done():
+				return
+			case o := <-t.queue:
+				if err := t.record(life, g.state, o); err != nil {
+					g.log.Warn("recording a task in the shared state failed: other replicas will not list it", "server", o.ref.server, "error", err)
+				}
+			}
+		}
+	}()
+}
+
+// wait waits for the recorder's end (the gateway's life ended).
+func (t *taskTable) wait() {
+	if t.done != nil {
+		<-t.done
+	}
+}
+
+// enqueue has o recorded in the shared state, without blocking.
+func (t *taskTable) enqueue(o ownedTask) bool {
+	select {
+	case t.queue <- o:
+		return true
+	default:
+		return false
+	}
+}
+
+// record adds o to its principal's record in st (read, changed and
+// written again under the record's lease, so that replicas recording at
+// once lose none).
+func (t *taskTable) record(ctx context.Context, st state.Backend, o ownedTask) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	key := cluster.TasksKey(o.principal)
+	var release func()
+	for {
+		var err error
+		release, err = st.Lease(ctx, key+":lease", 10*time.Second)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, state.ErrHeld) {
+			return fmt.Errorf("taking the lease of the record: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("taking the lease of the record: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	defer release()
+	refs, err := t.stored(ctx, st, o.principal)
+	if err != nil {
+		return err
+	}
+	add := storedRef{S: o.ref.server, V: o.ref.version, U: o.ref.upstream}
+	for _, r := range refs {
+		if r == add {
+			return nil
+		}
+	}
+	refs = append(refs, add)
+	if len(refs) > maxOwnedTasks {
+		refs = refs[len(refs)-maxOwnedTasks:]
+	}
+	b, err := json.Marshal(refs)
+	if err != nil {
+		return fmt.Errorf("encoding the record: %w", err)
+	}
+	if err := st.Put(ctx, key, t.box.Seal(nil, b, []byte(key)), ownedTTL); err != nil {
+		return fmt.Errorf("writing the record: %w", err)
+	}
+	return nil
+}
+
+// stored returns principal's record in st (none: nil).
+func (t *taskTable) stored(ctx context.Context, st state.Backend, principal string) ([]storedRef, error) {
+	key := cluster.TasksKey(principal)
+	sealed, err := st.Get(ctx, key)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the record of tasks: %w", err)
+	}
+	b, err := t.box.Open(nil, sealed, []byte(key))
+	if err != nil {
+		return nil, fmt.Errorf("opening the record of tasks: %w", err)
+	}
+	var refs []storedRef
+	if err := json.Unmarshal(b, &refs); err != nil {
+		return nil, fmt.Errorf("decoding the record of tasks: %w", err)
+	}
+	return refs, nil
+}
+
 // taskKeys are the keys of task ids.
 func (g *Gateway) taskKeys() [][]byte {
 	g.tasks.once.Do(func() { g.tasks.keys = g.keys.MACKeys(cluster.TaskIDPurpose) })
 	return g.tasks.keys
 }
 
-// own records t as one of principal's tasks.
-func (t *taskTable) own(principal string, ref taskRef) {
+// own records t as one of principal's tasks, and reports whether it was
+// new.
+func (t *taskTable) own(principal string, ref taskRef) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.owned == nil {
@@ -122,13 +265,14 @@ func (t *taskTable) own(principal string, ref taskRef) {
 	refs := t.owned[principal]
 	for _, r := range refs {
 		if r == ref {
-			return
+			return false
 		}
 	}
 	if len(refs) >= maxOwnedTasks {
 		refs = append(refs[:0], refs[1:]...)
 	}
 	t.owned[principal] = append(refs, ref)
+	return true
 }
 
 // ownedBy returns principal's tasks on server.
@@ -223,8 +367,8 @@ func (t *taskIDs) Outward(ctx context.Context, server, version, upstreamID strin
 	g := (*Gateway)(t)
 	who := callerID(ctx)
 	ref := taskRef{server: server, version: version, upstream: upstreamID}
-	if version < conn.NewProtocol {
-		g.tasks.own(who, ref)
+	if version < conn.NewProtocol && g.tasks.own(who, ref) && !g.tasks.enqueue(ownedTask{who, ref}) {
+		g.log.Warn("too many tasks waiting to be recorded in the shared state: other replicas will not list this one", "server", server)
 	}
 	return sealTask(g.taskKeys()[0], who, ref)
 }
@@ -415,8 +559,18 @@ func (g *Gateway) listTasks(ctx context.Context, m *wire.Message, version string
 	defer cancel()
 	who := callerID(ctx)
 	tasks := []json.RawMessage{}
+	// (The caller's tasks created through other replicas too.)
+	shared, err := g.tasks.stored(ctx, g.state, who)
+	if err != nil {
+		g.log.Warn("tasks/list: the shared record of tasks could not be read: listing this replica's", "error", err)
+	}
 	for _, server := range g.h.Serving().ServerNames() {
 		mine := g.tasks.ownedBy(who, server)
+		for _, r := range shared {
+			if r.S == server && r.V < conn.NewProtocol {
+				mine[r.U] = taskRef{server: r.S, version: r.V, upstream: r.U}
+			}
+		}
 		if len(mine) == 0 {
 			continue
 		}
@@ -477,10 +631,20 @@ var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools
 // ServerCapabilities has no field for it: the result is given one of its
 // own (initializeWithTasks); to one of 2026-07-28 (initialize,
 // server/discover), the tasks extension in capabilities.extensions, which
-// is declared only when a server declared it.
+// is declared only when a server declared it. A tools/call whose retry was
+// answered with a task (conn.TaskResultOf) is answered with that task as
+// it is (taskResultOut).
 func (g *Gateway) tasksCapsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
+		if err == nil && method == "tools/call" {
+			if r, ok := res.(*mcp.CallToolResult); ok {
+				if t, ok := conn.TaskResultOf(r); ok {
+					return &taskResultOut{raw: t}, nil
+				}
+			}
+			return res, err
+		}
 		if err != nil || method != "initialize" && method != "server/discover" {
 			return res, err
 		}
@@ -499,6 +663,18 @@ func (g *Gateway) tasksCapsMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 		return res, err
 	}
 }
+
+// taskResultOut is a task result (SEP-2663's resultType "task") of a
+// call's retry (conn.TaskResultOf), written as the server gave it but for
+// its taskId (already the client's): the go-sdk's CallToolResult has no
+// field for it.
+type taskResultOut struct {
+	mcp.ResultBase
+	raw conn.TaskResult
+}
+
+// MarshalJSON writes the task result as it is.
+func (r *taskResultOut) MarshalJSON() ([]byte, error) { return r.raw, nil }
 
 // withTasksExtension returns caps declaring the tasks extension if and
 // only if a server declared it (a copy when it changes).

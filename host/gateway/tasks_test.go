@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,8 +19,10 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/sealbox"
+	"github.com/mcphost/mcphost/internal/tasksserver"
 )
 
 // tasksUpstream is a tasks-capable upstream: a demo server's streamable
@@ -623,5 +626,203 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	}
 	if got := up.received(); len(got) != 1 || got[0] != "tasks/get up-1" {
 		t.Errorf("the upstream received %q", got)
+	}
+}
+
+// TestTaskAfterInputRound: a multi-round-trip call whose retry (the
+// client's answers and the gateway's sealed request state) is answered
+// with a task — the conformance scenario tasks-mrtr-composition — reaches
+// the client as that task, under an id of the gateway's that tasks/get
+// serves; on both fronts. The upstream is internal/tasksserver, the real
+// peer the conformance suite scores directly. On the old code the retry
+// went through the go-sdk client, whose CallToolResult has no place for a
+// task: the client got resultType "complete", no taskId.
+func TestTaskAfterInputRound(t *testing.T) {
+	t.Parallel()
+	caps := map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{gateway.ExtensionTasks: map[string]any{}}}
+	for _, tc := range []struct {
+		name   string
+		client func(t *testing.T, p *ptGateway) taskClient
+	}{
+		{"http", func(t *testing.T, p *ptGateway) taskClient { return &httpClient2026{url: p.url, caps: caps} }},
+		{"stdio", func(t *testing.T, p *ptGateway) taskClient { return newStdioTaskClient(t, p.g, newProtocol, caps) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
+			t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
+			if len(p.problems) > 0 {
+				t.Fatalf("sync: %v", p.problems)
+			}
+			c := tc.client(t, p)
+			const tool = "mcp__t__test_tool_with_task"
+			res := c.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}})
+			reqs, _ := res.Result["inputRequests"].(map[string]any)
+			state, _ := res.Result["requestState"].(string)
+			if res.Result["resultType"] != "input_required" || len(reqs) != 1 || state == "" {
+				t.Fatalf("round 1: %+v %+v, want input_required with one request and a state", res.Result, res.Error)
+			}
+			answers := map[string]any{}
+			for k := range reqs {
+				answers[k] = map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}
+			}
+			res = c.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}, "inputResponses": answers, "requestState": state})
+			id, _ := res.Result["taskId"].(string)
+			if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") || res.Result["requestState"] != nil || res.Result["inputRequests"] != nil {
+				t.Fatalf("round 2: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+			}
+			for _, k := range []string{"status", "createdAt", "lastUpdatedAt", "ttlMs"} {
+				if _, ok := res.Result[k]; !ok {
+					t.Errorf("round 2's task result %+v lacks %s", res.Result, k)
+				}
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				res = c.call(t, "tasks/get", map[string]any{"taskId": id})
+				if res.Error != nil || res.Result["taskId"] != id {
+					t.Fatalf("tasks/get: %+v %+v", res.Result, res.Error)
+				}
+				if res.Result["status"] == "completed" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("tasks/get: %+v, still not completed", res.Result)
+				}
+				time.Sleep(50 * time.Millisecond) // (the upstream's task runs in real time)
+			}
+			b, _ := json.Marshal(res.Result["result"])
+			if !strings.Contains(string(b), "Alice") {
+				t.Errorf("the task's result %s does not carry the answer", b)
+			}
+		})
+	}
+}
+
+// legacyTasksEra, as rawToolsChildEnv, makes the test binary's stdio
+// upstream rawTasks2025.
+const legacyTasksEra = "legacytasks"
+
+// rawTasks2025 answers one JSON-RPC request of a 2025-11-25 server that
+// declares capabilities.tasks at its initialize and answers a tools/call
+// with a task parameter with a CreateTaskResult (task "up-1") and
+// tasks/get of it; the rest as rawTools of 2025-11-25. Raw JSON-RPC: no
+// go-sdk server can declare the tasks capability or create a task.
+func rawTasks2025(line []byte) []byte {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			ProtocolVersion string          `json:"protocolVersion"`
+			Task            json.RawMessage `json:"task"`
+			TaskID          string          `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 {
+		return nil
+	}
+	task := map[string]any{"taskId": "up-1", "status": "working", "createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:00Z", "ttl": 60000}
+	var result any
+	switch {
+	case req.Method == "initialize":
+		result = map[string]any{"protocolVersion": req.Params.ProtocolVersion, "serverInfo": map[string]any{"name": "raw", "version": "1"},
+			"capabilities": map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}}
+	case req.Method == "tools/call" && req.Params.Task != nil:
+		result = map[string]any{"task": task}
+	case req.Method == "tasks/get" && req.Params.TaskID == "up-1":
+		result = task
+	case req.Method == "tasks/get":
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32602, "message": "no such task"}})
+		return b
+	default:
+		return rawTools(line, false)
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	return b
+}
+
+// TestTasksOfAStdioUpstream2025: a stdio server that declares 2025-11-25's
+// capabilities.tasks at its initialize (read by the stdio connection's
+// wrapper: the go-sdk client does not decode it) makes the gateway declare
+// the tasks capability to a 2025-11-25 client; its task comes back under an
+// id of the gateway's, which tasks/get routes back to the upstream's.
+func TestTasksOfAStdioUpstream2025(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gatewayOf(t, []*config.Server{{Name: "t", Transport: config.TransportStdio, Command: exe,
+		Env: map[string]string{rawToolsChildEnv: legacyTasksEra}, Approved: true, ConnectTimeout: 10 * time.Second}})
+	c := newStdioTaskClient(t, g, oldProtocol, map[string]any{})
+	caps, _ := c.init.Result["capabilities"].(map[string]any)
+	if _, ok := caps["tasks"].(map[string]any); !ok {
+		t.Errorf("the gateway's capabilities %v declare no tasks, over a stdio server that does", caps)
+	}
+	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__job", "arguments": map[string]any{}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+	}
+	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil || res.Result["taskId"] != id || res.Result["status"] != "working" {
+		t.Errorf("tasks/get: %+v %+v, want the upstream's task under the client's id", res.Result, res.Error)
+	}
+}
+
+// TestTasksListedAcrossReplicas: a 2025-11-25 task created through one
+// replica is listed by tasks/list through another sharing its state and
+// keys (the shared record, cluster.TasksKey), under the same id; a replica
+// given other keys lists none of it. On the old code (ownership in memory
+// per replica), b listed nothing.
+func TestTasksListedAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	_, url := newTasksUpstream(t, oldProtocol)
+	opts := func(s string, st state.Backend) *gateway.Options {
+		k, err := sealbox.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &gateway.Options{Keys: k, State: st}
+	}
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shared = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // (32 bytes, base64)
+	const other = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	a := ptServe(t, ptOptions{servers: server, gopts: opts(shared, st)})
+	b := ptServe(t, ptOptions{servers: server, gopts: opts(shared, st)})
+	c := ptServe(t, ptOptions{servers: server, gopts: opts(other, st)})
+	res := newHTTPClient2025(t, a.url).call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
+	}
+	listed := func(url string) []any {
+		res := newHTTPClient2025(t, url).call(t, "tasks/list", nil)
+		if res.Error != nil {
+			t.Fatalf("tasks/list: %+v", res.Error)
+		}
+		tasks, _ := res.Result["tasks"].([]any)
+		return tasks
+	}
+	// (The record is written apart from the call: b may list it a moment
+	// later.)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tasks := listed(b.url)
+		if len(tasks) == 1 && tasks[0].(map[string]any)["taskId"] == id {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks/list through b: %+v, want just %s", tasks, id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tasks := listed(c.url); len(tasks) != 0 {
+		t.Errorf("tasks/list through c (other keys): %+v, want none", tasks)
 	}
 }

@@ -104,6 +104,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 		ReturnInputRequests: newClient,
 		Meta:                g.upstreamMeta(req.Session, p.Meta),
 		ClientVersion:       req.ProtocolVersion(),
+		Tasks:               (*taskIDs)(g), // (a retry answered with a task: tasks.go)
 	}
 	server, tool, parsed := registry.ParseName(name) // (once for the call)
 	if parsed && tool == host.AuthToolName {
@@ -227,6 +228,9 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 		case err != nil:
 			g.log.Warn("tool call failed", "tool", name, "error", err)
 			return errorResult(err), nil
+		}
+		if _, ok := conn.TaskResultOf(res); ok {
+			return res, nil // (tasksCapsMiddleware writes it as it is)
 		}
 		if res.InputRequests != nil {
 			// Only for a 2026-07-28 client (ReturnInputRequests): it

@@ -115,4 +115,18 @@ const (
 	// key of the shared state, replicas given the same keys open each
 	// other's task ids.
 	TaskIDPurpose = "task-id"
+	// TaskListPurpose seals a principal's record of its 2025-11-25 tasks
+	// (TasksKey).
+	TaskListPurpose = "task-list"
 )
+
+// TasksKey is the record of the 2025-11-25 tasks the gateway named for a
+// principal (tasks:DIGEST, a digest of the principal's id, so no principal
+// id is stored in clear): each task's server, protocol version and
+// upstream id, its latest 1024, sealed for TaskListPurpose; it
+// expires a day after its latest task. It lets tasks/list on any replica
+// list the tasks created through another (the gateway's tasks.go).
+func TasksKey(principal string) string {
+	sum := sha256.Sum256([]byte("tasks\x00" + principal))
+	return "tasks:" + hex.EncodeToString(sum[:16])
+}
