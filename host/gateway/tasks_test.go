@@ -22,7 +22,7 @@ import (
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/demoserver"
 	"github.com/mcphost/mcphost/internal/sealbox"
-	"github.com/mcphost/mcphost/internal/tasksserver"
+	"github.com/mcphost/mcphost/internal/testing/tasksserver"
 )
 
 // tasksUpstream is a tasks-capable upstream: a demo server's streamable
