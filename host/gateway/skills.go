@@ -88,15 +88,18 @@ func (g *Gateway) visibleServers(ctx context.Context) []string {
 }
 
 // skillServers are the visible servers (visibleServers) that declared the
-// Skills extension, with the label each one's skills are served under. A
-// caller's per-user server is connected for it first if it is not yet (as
-// its tools are listed through a connection of its own): what it declared
-// is known only once it is.
-func (g *Gateway) skillServers(ctx context.Context) (servers []string, labels map[string]string) {
+// Skills extension, with the label each one's skills are served under.
+// With connect (skills/list only), a caller's per-user server is connected
+// for it first if it is not yet (as its tools are listed through a
+// connection of its own): what it declared is known only once it is.
+// Other callers (skills/get, reads of skill files) see the per-user
+// servers already connected for the caller only, so that a server that
+// cannot connect is not tried again on each of them.
+func (g *Gateway) skillServers(ctx context.Context, connect bool) (servers []string, labels map[string]string) {
 	style := styleOf(g.naming, len(g.sharedServers()))
 	labels = map[string]string{}
 	for _, s := range g.visibleServers(ctx) {
-		if principalIn(ctx) != nil && g.h.Serving().PerUser(s) && g.h.ServerExtensions(ctx, s) == nil {
+		if connect && principalIn(ctx) != nil && g.h.Serving().PerUser(s) && g.h.ServerExtensions(ctx, s) == nil {
 			if _, err := g.h.Connections().Session(ctx, s); err != nil {
 				g.log.Debug("a per-user server's skills are not listed", "server", s, "error", err)
 				continue
@@ -116,7 +119,7 @@ func (g *Gateway) skillServers(ctx context.Context) (servers []string, labels ma
 // own URIs a URI that several servers serve is served for none of them:
 // never last-wins.
 func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *registry.ListSkillsParams) (*registry.ListSkillsResult, error) {
-	servers, labels := g.skillServers(ctx)
+	servers, labels := g.skillServers(ctx, true)
 	type listed struct {
 		skills []*registry.Skill
 		ttl    *int
@@ -177,6 +180,42 @@ func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *regis
 	return res, nil
 }
 
+// skillLabelURIs leaves out of the listed resources and templates
+// those of a server at a URI whose first segment is another server's
+// skill label (scheme://LABEL/…, skillLabel) under style, reported: a read
+// of such a URI goes to the skill server (readSkillFile), and a server
+// must not serve its own file as another server's skill. skill are the
+// (shared) servers that declared the Skills extension.
+func skillLabelURIs(style nameStyle, skill []string, resources []*registry.Resource, templates []*registry.ResourceTemplate) ([]*registry.Resource, []*registry.ResourceTemplate, []registry.Problem) {
+	labels := map[string]string{}
+	for _, s := range skill {
+		if l := skillLabel(style, s); l != "" {
+			labels[l] = s
+		}
+	}
+	if len(labels) == 0 {
+		return resources, templates, nil
+	}
+	var problems []registry.Problem
+	foreign := func(what, server, uri string) bool {
+		label, _, ok := registry.UnqualifyURI(uri)
+		owner, isSkill := labels[label]
+		if !ok || !isSkill || owner == server {
+			return false
+		}
+		problems = append(problems, registry.Problem{Server: server,
+			Detail: fmt.Sprintf("%s %s is not served: %s serves skills under %s", what, uri, owner, label)})
+		return true
+	}
+	resources = slices.DeleteFunc(slices.Clone(resources), func(r *registry.Resource) bool {
+		return r.Resource != nil && foreign("resource", r.Server, r.URI)
+	})
+	templates = slices.DeleteFunc(slices.Clone(templates), func(t *registry.ResourceTemplate) bool {
+		return t.ResourceTemplate != nil && foreign("resource template", t.Server, t.URITemplate)
+	})
+	return resources, templates, problems
+}
+
 // qualifySkillURI is uri served under label ("": unchanged).
 func qualifySkillURI(uri, label string) string {
 	if label == "" {
@@ -192,7 +231,7 @@ func qualifySkillURI(uri, label string) string {
 // server the caller can see (a caller of several asks each). labels are
 // the skill servers' labels.
 func (g *Gateway) skillOwner(ctx context.Context, uri string) (servers []string, own string, labels map[string]string) {
-	servers, labels = g.skillServers(ctx)
+	servers, labels = g.skillServers(ctx, false)
 	if len(servers) == 0 {
 		return nil, "", labels
 	}
@@ -359,10 +398,8 @@ func (g *Gateway) skillsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "resources/read" {
 			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
-				if _, listed := g.owner(rr.Params.URI); !listed {
-					if servers, own, _ := g.skillOwner(ctx, rr.Params.URI); len(servers) == 1 {
-						return g.auditedRead(ctx, rr, servers[0], own)
-					}
+				if res, ok, err := g.readSkillFile(ctx, rr); ok {
+					return res, err
 				}
 			}
 			return next(ctx, method, req)
@@ -379,6 +416,76 @@ func (g *Gateway) skillsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// readSkillFile reads, for skillsMiddleware, a skill file a served skill
+// names: ok is false when req is no read of one (the listed resources'
+// handlers answer it). When skills are served qualified, a URI whose first
+// segment is a visible skill server's label is that server's, whichever
+// other server lists a resource (or template) that matches it — a server
+// cannot pass its own file off as another's skill (Sync refuses to serve
+// such resources too: skillLabelProblems); the skill server's own listed
+// resource at that URI is read through its handler. Under the servers'
+// own URIs, a URI no server lists is asked of each visible skill server:
+// the one that can read it answers (if several can, none is chosen). A
+// per-user server's file is read through the caller's own connection:
+// private.
+func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (res mcp.Result, ok bool, err error) {
+	uri := req.Params.URI
+	servers, own, labels := g.skillOwner(ctx, uri)
+	if len(servers) == 0 {
+		return nil, false, nil
+	}
+	k, listed := g.owner(uri)
+	if labels[servers[0]] != "" {
+		if listed && k.server == servers[0] {
+			return nil, false, nil
+		}
+		r, err := g.skillRead(ctx, req, servers[0], own)
+		return r, true, err
+	}
+	if listed {
+		return nil, false, nil
+	}
+	if len(servers) == 1 {
+		r, err := g.skillRead(ctx, req, servers[0], own)
+		return r, true, err
+	}
+	type answer struct {
+		res *mcp.ReadResourceResult
+		err error
+	}
+	got := make([]answer, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() { // (ends with the upstream request, bounded by ctx)
+			defer wg.Done()
+			r, err := g.skillRead(ctx, req, s, own)
+			got[i] = answer{r, err}
+		}()
+	}
+	wg.Wait()
+	var found []answer
+	for _, an := range got {
+		if an.err == nil && an.res != nil {
+			found = append(found, an)
+		}
+	}
+	if len(found) != 1 {
+		return nil, true, mcp.ResourceNotFoundError(uri)
+	}
+	return found[0].res, true, nil
+}
+
+// skillRead reads a skill file, own, from server for req: private when
+// read through the caller's own connection to a per-user server.
+func (g *Gateway) skillRead(ctx context.Context, req *mcp.ReadResourceRequest, server, own string) (*mcp.ReadResourceResult, error) {
+	res, err := g.auditedRead(ctx, req, server, own)
+	if err == nil && res != nil && principalIn(ctx) != nil && g.h.Serving().PerUser(server) {
+		setCacheScope(res, cachePrivate)
+	}
+	return res, err
 }
 
 // withExtensions returns caps (a copy) declaring the extensions of the

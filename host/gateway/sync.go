@@ -145,6 +145,14 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	resources, rp := g.h.ResourcesOf(ctx, listed)
 	templates, tp := g.h.ResourceTemplatesOf(ctx, listed)
 	problems = append(append(append(problems, pp...), rp...), tp...)
+	var skill []string
+	for _, s := range listed {
+		if g.h.HasSkills(ctx, s) {
+			skill = append(skill, s)
+		}
+	}
+	resources, templates, sp := skillLabelURIs(style, skill, resources, templates)
+	problems = append(problems, sp...)
 
 	wantTools, p1 := exposeNames(style, "tool", tools,
 		func(t *registry.Tool) string { return t.Name },
