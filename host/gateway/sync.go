@@ -136,7 +136,7 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	listed := g.settled(active)             // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
 	problems = append(problems, host.OverrideProblems(g.h.Config(), listed, tools, problems)...)
-	tools = g.endpointTools(tools)
+	tools = g.endpointTools(ctx, tools)
 	syncPoint(ctx, syncRead)
 	if g.search != nil {
 		g.reindex(tools)
