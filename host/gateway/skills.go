@@ -21,8 +21,9 @@ import (
 // Extensions and the Skills extension (SEP-2640).
 //
 // The gateway declares, in its answers to initialize and server/discover,
-// the extensions of the upstream servers the caller can see (see
-// mergeExtensions for servers that set one extension differently).
+// the extensions of the upstream servers the caller can see that it can
+// route (passedExtensions; see mergeExtensions for servers that set one
+// extension differently).
 //
 // Skills: skills/list and skills/get are no standard methods; they are
 // registered on the gateway's go-sdk server as custom methods, so that the
@@ -498,7 +499,7 @@ func (g *Gateway) withExtensions(ctx context.Context, caps *mcp.ServerCapabiliti
 			each = append(each, ext)
 		}
 	}
-	merged := mergeExtensions(each)
+	merged := servedExtensions(each)
 	if len(merged) == 0 || caps == nil {
 		return caps
 	}
@@ -513,6 +514,33 @@ func (g *Gateway) withExtensions(ctx context.Context, caps *mcp.ServerCapabiliti
 		}
 	}
 	return &c
+}
+
+// ExtensionApps is the id of the MCP Apps extension (SEP-1865): it adds no
+// method a client sends a server (its ui:// resources are read, and its
+// tools called, as any other), so the gateway passes it on.
+const ExtensionApps = "io.modelcontextprotocol/ui"
+
+// passedExtensions are the extensions the gateway declares when its
+// servers do (withExtensions): those whose methods it routes (Skills) and
+// those that add none (MCP Apps). Another extension an upstream declares
+// is not declared: a client would send methods the gateway cannot route.
+// The tasks extension, which the gateway relays, is declared by
+// tasksCapsMiddleware (withTasksExtension), not here.
+var passedExtensions = map[string]bool{registry.ExtensionSkills: true, ExtensionApps: true}
+
+// servedExtensions are the extensions the gateway declares for servers
+// that declared each: mergeExtensions of those in passedExtensions.
+func servedExtensions(each []map[string]any) map[string]any {
+	passed := make([]map[string]any, 0, len(each))
+	for _, ext := range each {
+		m := maps.Clone(ext)
+		maps.DeleteFunc(m, func(id string, _ any) bool { return !passedExtensions[id] })
+		if len(m) > 0 {
+			passed = append(passed, m)
+		}
+	}
+	return mergeExtensions(passed)
 }
 
 // gatewaySettings make the settings the gateway declares for an
