@@ -140,7 +140,7 @@ func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *regis
 	}
 	wg.Wait()
 	res := &registry.ListSkillsResult{ResultType: "complete", Skills: []*registry.Skill{}, CacheScope: "public"}
-	if principalIn(ctx) != nil {
+	if principalIn(ctx) != nil && g.skillsPerPrincipal() {
 		res.CacheScope = "private" // (what is listed depends on who asks)
 	}
 	ttl := -1
@@ -215,6 +215,14 @@ func skillLabelURIs(style nameStyle, skill []string, resources []*registry.Resou
 		return t.ResourceTemplate != nil && foreign("resource template", t.Server, t.URITemplate)
 	})
 	return resources, templates, problems
+}
+
+// skillsPerPrincipal reports whether skills/list may answer principals
+// differently (as perPrincipal for the other lists): when some permission
+// rules apply to some principals only, or per-user servers' skills are
+// listed through each user's own connections.
+func (g *Gateway) skillsPerPrincipal() bool {
+	return g.h.Serving().HasPrincipalRules() || len(g.userServers()) > 0
 }
 
 // qualifySkillURI is uri served under label ("": unchanged).
@@ -321,8 +329,8 @@ func (g *Gateway) getSkill(ctx context.Context, _ *mcp.ServerSession, p *registr
 	if res.CacheScope == "" {
 		res.CacheScope = "public"
 	}
-	if principalIn(ctx) != nil {
-		res.CacheScope = "private"
+	if principalIn(ctx) != nil && (g.h.Serving().HasPrincipalRules() || g.h.Serving().PerUser(an.server)) {
+		res.CacheScope = "private" // (another principal may be denied it, or get its own)
 	}
 	stripProtocolMeta(an.res.Meta)
 	res.Meta = an.res.Meta
