@@ -135,7 +135,11 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	style := styleOf(g.naming, len(active)) // (of all: names do not change as servers connect)
 	listed := g.settled(active)             // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
-	problems = append(problems, host.OverrideProblems(g.h.Config(), listed, tools, problems)...)
+	if g.endpoint == "" {
+		// (Reported by the whole gateway alone: an endpoint's gateway,
+		// syncing the same servers, would say it again.)
+		problems = append(problems, host.OverrideProblems(g.h.Config(), listed, tools, problems)...)
+	}
 	tools = g.endpointTools(ctx, tools)
 	syncPoint(ctx, syncRead)
 	if g.search != nil {
