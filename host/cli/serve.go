@@ -208,7 +208,7 @@ addressed) or allowed with --allow-origin.`,
 			if err != nil {
 				return err
 			}
-			gopts := gateway.Options{Logger: log.Named("serve"), SoleClient: httpAddr == "", DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel,
+			gopts := gateway.Options{Logger: log.Named("serve"), SoleClient: httpAddr == "", DrainTimeout: settings.DrainTimeout, Naming: naming, ToolSearch: toolSearch, Audit: auditLog, Users: users, Telemetry: tel, UserClients: &gateway.UserClients{},
 				Keys: keys, State: st}
 			own := gopts
 			own.Endpoint = endpoint // (stdio only: then only its servers are connected, the others cannot be used)

@@ -43,14 +43,17 @@ type servedEndpoint struct {
 
 // endpoints serves the configuration's named endpoints under /mcp/.
 type endpoints struct {
-	h      *host.Host
-	opts   gateway.Options     // the whole gateway's (Endpoint and Logger set per endpoint)
-	hopts  *streamable.Options // /mcp's
-	log    hclog.Logger
-	mu     sync.Mutex
-	served map[string]*servedEndpoint
-	closed bool
-	wg     sync.WaitGroup // retired gateways being drained and closed
+	h     *host.Host
+	opts  gateway.Options     // the whole gateway's (Endpoint and Logger set per endpoint)
+	hopts *streamable.Options // /mcp's
+	log   hclog.Logger
+	// applying serializes apply; mu guards served and closed (held for
+	// no I/O).
+	applying sync.Mutex
+	mu       sync.Mutex
+	served   map[string]*servedEndpoint
+	closed   bool
+	wg       sync.WaitGroup // retired gateways being drained and closed
 }
 
 func newEndpoints(h *host.Host, opts gateway.Options, hopts *streamable.Options, log hclog.Logger) *endpoints {
@@ -74,16 +77,23 @@ func (s *endpoints) start(ctx context.Context, e *config.Endpoint) *servedEndpoi
 }
 
 // apply makes what is served follow cfg's endpoints (at start, and after
-// each reload).
+// each reload). Applies run one at a time (applying); the gateways of new
+// endpoints (or of those whose naming changed) are started — a Sync,
+// upstream I/O — outside s.mu, so that requests to the endpoints already
+// served (ServeHTTP) never wait for them; an endpoint being replaced is
+// served by its old gateway until the new one is in place.
 func (s *endpoints) apply(ctx context.Context, cfg *config.Config) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
+	s.applying.Lock()
+	defer s.applying.Unlock()
 	want := map[string]*config.Endpoint{}
 	for _, e := range cfg.Endpoints {
 		want[e.Name] = e
+	}
+	var starts []*config.Endpoint
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
 	}
 	for name, se := range s.served {
 		e, ok := want[name]
@@ -93,9 +103,7 @@ func (s *endpoints) apply(ctx context.Context, cfg *config.Config) {
 			s.retire(se)
 			s.log.Info("endpoint removed", "endpoint", name)
 		case e.Naming != se.def.Naming:
-			s.served[name] = s.start(ctx, e)
-			s.retire(se)
-			s.log.Info("endpoint changed: served by a new gateway (its naming changed)", "endpoint", name)
+			starts = append(starts, e)
 		case !e.Equal(se.def):
 			se.def = e
 			se.g.Resync()
@@ -104,7 +112,37 @@ func (s *endpoints) apply(ctx context.Context, cfg *config.Config) {
 	}
 	for name, e := range want {
 		if _, ok := s.served[name]; !ok {
-			s.served[name] = s.start(ctx, e)
+			starts = append(starts, e)
+		}
+	}
+	s.mu.Unlock()
+	started := make([]*servedEndpoint, 0, len(starts))
+	for _, e := range starts {
+		started = append(started, s.start(ctx, e))
+	}
+	var orphans []*servedEndpoint // started, but close ran meanwhile
+	defer func() {
+		for _, se := range orphans {
+			se.stopConnecting()
+			<-se.connected
+			se.g.CloseSessions()
+			se.g.Close()
+		}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, se := range started {
+		if s.closed {
+			orphans = append(orphans, se) // (closed here: close may be done waiting)
+			continue
+		}
+		name := se.def.Name
+		old := s.served[name]
+		s.served[name] = se
+		if old != nil {
+			s.retire(old)
+			s.log.Info("endpoint changed: served by a new gateway (its naming changed)", "endpoint", name)
+		} else {
 			s.log.Info("endpoint added", "endpoint", name, "path", endpointsPrefix+name)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/hcl/v2/gohcl"
 
 	"github.com/mcphost/mcphost/host/permissions"
-	"github.com/mcphost/mcphost/host/registry"
 )
 
 // Endpoint is a named endpoint of the gateway (an endpoint "NAME" block):
@@ -40,10 +39,10 @@ type Endpoint struct {
 // mcp__SERVER__TOOL, with the wildcards * and ?, or mcp__SERVER for all of a
 // server's tools (permissions.Match) — an endpoint spans servers, so a
 // tool's own name alone would be ambiguous. A tool is served if it matches
-// an include pattern (or there are none) and no exclude pattern; a server's
-// authenticate pseudo-tool is never left out.
+// an include pattern (or include is unset: nil; include = [] serves none)
+// and no exclude pattern; a server's login pseudo-tool is never left out.
 type EndpointTools struct {
-	Include []string `json:"include,omitempty"`
+	Include []string `json:"include"` // (no omitempty: [] is not unset)
 	Exclude []string `json:"exclude,omitempty"`
 }
 
@@ -51,16 +50,15 @@ type EndpointTools struct {
 func (e *Endpoint) HasServer(server string) bool { return slices.Contains(e.Servers, server) }
 
 // Allows reports whether the tool of registry name name, of server, is
-// served at the endpoint.
-func (e *Endpoint) Allows(server, name string) bool {
+// served at the endpoint. login says the tool is the server's login
+// pseudo-tool (host.IsAuthTool), which the tools block never leaves out; a
+// server's own tool of that name is filtered as any other.
+func (e *Endpoint) Allows(server, name string, login bool) bool {
 	if !e.HasServer(server) {
 		return false
 	}
 	f := e.Tools
-	if f == nil {
-		return true
-	}
-	if _, tool, ok := registry.ParseName(name); ok && tool == authToolName {
+	if f == nil || login {
 		return true
 	}
 	for _, p := range f.Exclude {
@@ -68,8 +66,8 @@ func (e *Endpoint) Allows(server, name string) bool {
 			return false
 		}
 	}
-	if len(f.Include) == 0 {
-		return true
+	if f.Include == nil {
+		return true // (no include: every tool not excluded; include = []: none)
 	}
 	for _, p := range f.Include {
 		if permissions.Match(p, name) {
@@ -78,10 +76,6 @@ func (e *Endpoint) Allows(server, name string) bool {
 	}
 	return false
 }
-
-// authToolName is the tool part of a server's authenticate pseudo-tool
-// (host.AuthToolName, which this package cannot import).
-const authToolName = "authenticate"
 
 // Equal reports whether e and o serve the same (their origins aside).
 func (e *Endpoint) Equal(o *Endpoint) bool {
@@ -203,6 +197,9 @@ func decodeEndpoint(blk *hcl.Block, path string, scope Scope, ctx *hcl.EvalConte
 			diags = append(diags, warnf(t.IncludeRange.Ptr(), "No tools included", "include = [] serves none of the endpoint's tools (but login pseudo-tools)."))
 		}
 		e.Tools = &EndpointTools{Include: t.Include, Exclude: t.Exclude}
+		if t.IncludeRange != (hcl.Range{}) && e.Tools.Include == nil {
+			e.Tools.Include = []string{} // (set, empty: serves none)
+		}
 	}
 	return de, diags
 }

@@ -82,17 +82,41 @@ func TestEndpointAllows(t *testing.T) {
 	e := &Endpoint{Name: "dev", Servers: []string{"a", "b"}, Tools: &EndpointTools{Include: []string{"mcp__a__read_*", "mcp__b"}, Exclude: []string{"mcp__b__drop"}}}
 	for _, tc := range []struct {
 		server, name string
+		login        bool
 		want         bool
 	}{
-		{"a", "mcp__a__read_file", true},
-		{"a", "mcp__a__write_file", false},
-		{"a", "mcp__a__authenticate", true},
-		{"b", "mcp__b__anything", true},
-		{"b", "mcp__b__drop", false},
-		{"c", "mcp__c__read_file", false},
+		{"a", "mcp__a__read_file", false, true},
+		{"a", "mcp__a__write_file", false, false},
+		{"a", "mcp__a__authenticate", true, true},
+		{"a", "mcp__a__authenticate", false, false},
+		{"b", "mcp__b__anything", false, true},
+		{"b", "mcp__b__drop", false, false},
+		{"c", "mcp__c__read_file", false, false},
+		{"c", "mcp__c__authenticate", true, false},
 	} {
-		if got := e.Allows(tc.server, tc.name); got != tc.want {
-			t.Errorf("Allows(%s, %s) = %v, want %v", tc.server, tc.name, got, tc.want)
+		if got := e.Allows(tc.server, tc.name, tc.login); got != tc.want {
+			t.Errorf("Allows(%s, %s, %v) = %v, want %v", tc.server, tc.name, tc.login, got, tc.want)
+		}
+	}
+	// include = [] serves none (but login pseudo-tools); no include, every
+	// tool not excluded. (On the code before, include = [] served every
+	// tool, and a server's own tool named authenticate was never filtered.)
+	none := &Endpoint{Name: "dev", Servers: []string{"a"}, Tools: &EndpointTools{Include: []string{}}}
+	unset := &Endpoint{Name: "dev", Servers: []string{"a"}, Tools: &EndpointTools{Exclude: []string{"mcp__a__drop"}}}
+	for _, tc := range []struct {
+		e     *Endpoint
+		name  string
+		login bool
+		want  bool
+	}{
+		{none, "mcp__a__delete_everything", false, false},
+		{none, "mcp__a__authenticate", false, false},
+		{none, "mcp__a__authenticate", true, true},
+		{unset, "mcp__a__anything", false, true},
+		{unset, "mcp__a__drop", false, false},
+	} {
+		if got := tc.e.Allows("a", tc.name, tc.login); got != tc.want {
+			t.Errorf("Allows(a, %s, %v) with include %#v = %v, want %v", tc.name, tc.login, tc.e.Tools.Include, got, tc.want)
 		}
 	}
 }

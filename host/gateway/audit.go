@@ -243,7 +243,7 @@ const maxAuditedName = 128
 func (g *Gateway) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		cr, ok := req.(*mcp.CallToolRequest)
-		if !ok || g.audit == nil || cr.Params == nil || g.servesTool(cr.Params.Name) {
+		if !ok || g.audit == nil || cr.Params == nil || g.servesTool(ctx, cr.Params.Name) {
 			return next(ctx, method, req)
 		}
 		if _, retry := g.goneLoginRetry(cr.Params); retry {
@@ -269,8 +269,8 @@ func (g *Gateway) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 // servesTool reports whether name is a tool the go-sdk server has a
 // handler for: a served tool, a per-user server's (callerMiddleware), or
 // one of tool search's.
-func (g *Gateway) servesTool(name string) bool {
-	if _, ok := g.canonicalTool(name); ok || g.userTool(name) {
+func (g *Gateway) servesTool(ctx context.Context, name string) bool {
+	if _, ok := g.canonicalTool(name); ok || g.userTool(ctx, name) {
 		return true
 	}
 	return g.search != nil && (name == SearchToolName || name == CallToolName)

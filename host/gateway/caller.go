@@ -58,7 +58,7 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx = host.WithCaller(ctx, p, bearerOf(req.GetExtra()))
 		g.noteUserClient(p, req)
 		if cr, ok := req.(*mcp.CallToolRequest); ok {
-			if name, ok := g.userToolName(cr.Params.Name); ok {
+			if name, ok := g.userToolName(ctx, cr.Params.Name); ok {
 				res, err := g.call(ctx, cr, name) // (not among the tools served to all)
 				return asUnknown(cr.Params.Name, res, err)
 			}

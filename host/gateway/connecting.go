@@ -124,9 +124,9 @@ func (g *Gateway) awaitServed(ctx context.Context, name string) {
 		return // (every call after the start)
 	default:
 	}
-	for !g.servesTool(name) {
+	for !g.servesTool(ctx, name) {
 		synced := g.synced.wait()
-		if g.servesTool(name) {
+		if g.servesTool(ctx, name) {
 			return
 		}
 		select {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"slices"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -69,23 +70,29 @@ func (g *Gateway) inEndpoint(server string) bool {
 }
 
 // endpointAllows reports whether the tool of registry name name is served
-// by the gateway's endpoint (every tool, for the whole gateway).
-func (g *Gateway) endpointAllows(name string) bool {
+// by the gateway's endpoint (every tool, for the whole gateway), for the
+// caller of ctx: the login pseudo-tool of one of its servers that needs
+// the caller to log in (host.IsAuthTool) always is; a server's own tool
+// named authenticate is filtered as any other.
+func (g *Gateway) endpointAllows(ctx context.Context, name string) bool {
 	e := g.endpointDef()
 	if e == nil {
 		return true
 	}
-	server, _, ok := registry.ParseName(name)
-	return ok && e.Allows(server, name)
+	server, tool, ok := registry.ParseName(name)
+	return ok && e.Allows(server, name, g.h.IsAuthTool(ctx, server, tool))
 }
 
-// endpointTools leaves out of tools those the endpoint does not serve.
-func (g *Gateway) endpointTools(tools []*registry.Tool) []*registry.Tool {
+// endpointTools leaves out of tools those the endpoint does not serve
+// (endpointAllows).
+func (g *Gateway) endpointTools(ctx context.Context, tools []*registry.Tool) []*registry.Tool {
 	e := g.endpointDef()
 	if e == nil {
 		return tools
 	}
-	return slices.DeleteFunc(slices.Clone(tools), func(t *registry.Tool) bool { return !e.Allows(t.Server, t.Name) })
+	return slices.DeleteFunc(slices.Clone(tools), func(t *registry.Tool) bool {
+		return !e.Allows(t.Server, t.Name, g.h.IsAuthTool(ctx, t.Server, t.Original))
+	})
 }
 
 // activeServers are the host's active servers the gateway serves.

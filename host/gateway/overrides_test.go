@@ -318,6 +318,15 @@ func TestToolOverrideOfNoTool(t *testing.T) {
 	if len(details) != 1 || !strings.HasPrefix(details[0], want) {
 		t.Errorf("problems %q, want one starting %q", details, want)
 	}
+	// An endpoint's gateway, syncing the same server, does not report it
+	// again (the whole gateway does). On the code before, every
+	// endpoint's Sync reported it too.
+	h := reviewHost(t, []*config.Server{a}, []*config.Endpoint{{Name: "dev", Servers: []string{"a"}}})
+	dev := gateway.New(h, &gateway.Options{Endpoint: "dev"})
+	t.Cleanup(func() { dev.Close() })
+	if problems := dev.Sync(context.Background()); len(problems) != 0 {
+		t.Errorf("the endpoint's problems: %v, want none", problems)
+	}
 }
 
 // TestToolOverridesReload: changing a server's override by a hot reload

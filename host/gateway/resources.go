@@ -325,8 +325,14 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 }
 
 // resourceUpdated delivers an upstream's notifications/resources/updated to
-// the sessions subscribed to the resource, under the URI it is served as.
+// the sessions subscribed to the resource, under the URI it is served as:
+// only if that URI is server's resource here (owner) — an update of a
+// server outside the endpoint, or of a resource served under its URI for
+// another server, reaches nobody.
 func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificationParams) {
+	if !g.inEndpoint(server) {
+		return
+	}
 	uri := p.URI
 	g.mu.Lock()
 	if r, ok := g.exposed.resources[qualifyURI(server, uri)]; ok && r.server == server {
@@ -342,6 +348,9 @@ func (g *Gateway) resourceUpdated(server string, p *mcp.ResourceUpdatedNotificat
 		}
 	}
 	g.mu.Unlock()
+	if k, ok := g.owner(uri); !ok || k.server != server {
+		return
+	}
 	fwd := *p
 	fwd.URI = uri
 	stripProtocolMeta(fwd.Meta)

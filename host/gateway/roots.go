@@ -17,7 +17,8 @@ import (
 // to the call's client (sessionRequester). Outside one, ListRootsOutside
 // answers: on stdio, the front's one client is asked (SetSoleClient;
 // waiting for it when the gateway was told to expect it, Options.SoleClient);
-// over HTTP, a per-user connection's user's client (userClients); a shared
+// over HTTP, a per-user connection's user's client (UserClients, shared by
+// the host's gateways: /mcp and each /mcp/NAME); a shared
 // connection has no one client to ask, and the host answers with
 // settings { roots } (conn.Manager.SetRoots).
 
@@ -31,18 +32,24 @@ func (g *Gateway) SetSoleClient(ss *mcp.ServerSession) {
 	}
 }
 
-// userClients are the latest downstream session of each gateway user
+// UserClients are the latest downstream session of each gateway user
 // whose client has roots (inbound OAuth), by conn.User ID: a per-user
 // connection's server asking outside any call is answered by its user's
 // client. One entry per user, replaced by the user's next session; a
 // session that fails to answer is forgotten. Sessions on other replicas
-// are not known: the settings' roots answer then.
-type userClients struct {
+// are not known: the settings' roots answer then. The host's gateways
+// share one (Options.UserClients), so that a user whose client uses an
+// endpoint only (/mcp/NAME) is asked as well as one of /mcp, whichever
+// gateway the host's OnListRoots asks. The zero value is ready to use.
+type UserClients struct {
 	mu sync.Mutex
 	m  map[string]*mcp.ServerSession
 }
 
-func (u *userClients) seen(id string, ss *mcp.ServerSession) {
+func (u *UserClients) seen(id string, ss *mcp.ServerSession) {
+	if u == nil {
+		return
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m == nil {
@@ -51,13 +58,19 @@ func (u *userClients) seen(id string, ss *mcp.ServerSession) {
 	u.m[id] = ss
 }
 
-func (u *userClients) get(id string) *mcp.ServerSession {
+func (u *UserClients) get(id string) *mcp.ServerSession {
+	if u == nil {
+		return nil
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.m[id]
 }
 
-func (u *userClients) forget(id string, ss *mcp.ServerSession) {
+func (u *UserClients) forget(id string, ss *mcp.ServerSession) {
+	if u == nil {
+		return
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m[id] == ss {

@@ -33,9 +33,16 @@ func TestListRootsOutsideForUser(t *testing.T) {
 	}
 	t.Cleanup(func() { cs.Close() })
 
-	g := &Gateway{}
+	// The client uses an endpoint only (/mcp/dev): its gateway records the
+	// session in the registry the host's gateways share
+	// (Options.UserClients), and /mcp's gateway, the one the host's
+	// OnListRoots asks, finds it. (On the code before, each gateway had its
+	// own, and alice's client at /mcp/dev was never asked.)
+	shared := &UserClients{}
+	dev := &Gateway{userRoots: shared}
+	g := &Gateway{userRoots: shared}
 	alice := &inbound.Principal{Issuer: "https://idp", Subject: "alice"}
-	g.noteUserClient(alice, &mcp.ListToolsRequest{Session: ss})
+	dev.noteUserClient(alice, &mcp.ListToolsRequest{Session: ss})
 	for _, tc := range []struct {
 		name string
 		u    *conn.User

@@ -58,6 +58,12 @@ type Options struct {
 	// config.NamingConditional or config.NamingBare (see naming.go).
 	// OPTIONAL: the config's settings { naming }, else prefixed.
 	Naming string
+	// UserClients records each user's latest session whose client has
+	// roots (inbound OAuth), asked by ListRootsOutside for the user's
+	// per-user connections: give the host's gateways (/mcp, /mcp/NAME)
+	// the same one, as the host asks one of them. OPTIONAL: the gateway's
+	// own.
+	UserClients *UserClients
 	// Endpoint names the configuration's endpoint (an endpoint "NAME"
 	// block) the gateway serves: its servers only, their tools as its tools
 	// block lets through, under its naming (if set: it takes precedence
@@ -138,8 +144,9 @@ type Gateway struct {
 	sole     atomic.Pointer[mcp.ServerSession]
 	soleSeen chan struct{} // closed when SetSoleClient names it; nil: no sole client expected
 	soleOnce sync.Once
-	// userRoots are each user's latest session with roots (roots.go).
-	userRoots userClients
+	// userRoots are each user's latest session with roots (roots.go),
+	// Options.UserClients or the gateway's own.
+	userRoots *UserClients
 	relayed   atomic.Uint64 // tools/call requests that took the relay path
 	askKeys   [][]byte      // key the request states the gateway issues; the first signs (ask.go)
 
@@ -245,6 +252,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		g.soleSeen = make(chan struct{})
 	}
 	g.users.Store(o.Users)
+	g.userRoots = o.UserClients
+	if g.userRoots == nil {
+		g.userRoots = &UserClients{}
+	}
 	g.drainTimeout.Store(int64(o.DrainTimeout))
 	g.startGrace = o.StartGrace
 	if g.startGrace <= 0 {

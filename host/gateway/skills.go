@@ -21,8 +21,9 @@ import (
 // Extensions and the Skills extension (SEP-2640).
 //
 // The gateway declares, in its answers to initialize and server/discover,
-// the extensions of the upstream servers the caller can see (see
-// mergeExtensions for servers that set one extension differently).
+// the extensions of the upstream servers the caller can see that it can
+// route (passedExtensions; see mergeExtensions for servers that set one
+// extension differently).
 //
 // Skills: skills/list and skills/get are no standard methods; they are
 // registered on the gateway's go-sdk server as custom methods, so that the
@@ -88,15 +89,18 @@ func (g *Gateway) visibleServers(ctx context.Context) []string {
 }
 
 // skillServers are the visible servers (visibleServers) that declared the
-// Skills extension, with the label each one's skills are served under. A
-// caller's per-user server is connected for it first if it is not yet (as
-// its tools are listed through a connection of its own): what it declared
-// is known only once it is.
-func (g *Gateway) skillServers(ctx context.Context) (servers []string, labels map[string]string) {
+// Skills extension, with the label each one's skills are served under.
+// With connect (skills/list only), a caller's per-user server is connected
+// for it first if it is not yet (as its tools are listed through a
+// connection of its own): what it declared is known only once it is.
+// Other callers (skills/get, reads of skill files) see the per-user
+// servers already connected for the caller only, so that a server that
+// cannot connect is not tried again on each of them.
+func (g *Gateway) skillServers(ctx context.Context, connect bool) (servers []string, labels map[string]string) {
 	style := styleOf(g.naming, len(g.sharedServers()))
 	labels = map[string]string{}
 	for _, s := range g.visibleServers(ctx) {
-		if principalIn(ctx) != nil && g.h.Serving().PerUser(s) && g.h.ServerExtensions(ctx, s) == nil {
+		if connect && principalIn(ctx) != nil && g.h.Serving().PerUser(s) && g.h.ServerExtensions(ctx, s) == nil {
 			if _, err := g.h.Connections().Session(ctx, s); err != nil {
 				g.log.Debug("a per-user server's skills are not listed", "server", s, "error", err)
 				continue
@@ -116,7 +120,7 @@ func (g *Gateway) skillServers(ctx context.Context) (servers []string, labels ma
 // own URIs a URI that several servers serve is served for none of them:
 // never last-wins.
 func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *registry.ListSkillsParams) (*registry.ListSkillsResult, error) {
-	servers, labels := g.skillServers(ctx)
+	servers, labels := g.skillServers(ctx, true)
 	type listed struct {
 		skills []*registry.Skill
 		ttl    *int
@@ -136,7 +140,7 @@ func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *regis
 	}
 	wg.Wait()
 	res := &registry.ListSkillsResult{ResultType: "complete", Skills: []*registry.Skill{}, CacheScope: "public"}
-	if principalIn(ctx) != nil {
+	if principalIn(ctx) != nil && g.skillsPerPrincipal() {
 		res.CacheScope = "private" // (what is listed depends on who asks)
 	}
 	ttl := -1
@@ -177,6 +181,50 @@ func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *regis
 	return res, nil
 }
 
+// skillLabelURIs leaves out of the listed resources and templates
+// those of a server at a URI whose first segment is another server's
+// skill label (scheme://LABEL/…, skillLabel) under style, reported: a read
+// of such a URI goes to the skill server (readSkillFile), and a server
+// must not serve its own file as another server's skill. skill are the
+// (shared) servers that declared the Skills extension.
+func skillLabelURIs(style nameStyle, skill []string, resources []*registry.Resource, templates []*registry.ResourceTemplate) ([]*registry.Resource, []*registry.ResourceTemplate, []registry.Problem) {
+	labels := map[string]string{}
+	for _, s := range skill {
+		if l := skillLabel(style, s); l != "" {
+			labels[l] = s
+		}
+	}
+	if len(labels) == 0 {
+		return resources, templates, nil
+	}
+	var problems []registry.Problem
+	foreign := func(what, server, uri string) bool {
+		label, _, ok := registry.UnqualifyURI(uri)
+		owner, isSkill := labels[label]
+		if !ok || !isSkill || owner == server {
+			return false
+		}
+		problems = append(problems, registry.Problem{Server: server,
+			Detail: fmt.Sprintf("%s %s is not served: %s serves skills under %s", what, uri, owner, label)})
+		return true
+	}
+	resources = slices.DeleteFunc(slices.Clone(resources), func(r *registry.Resource) bool {
+		return r.Resource != nil && foreign("resource", r.Server, r.URI)
+	})
+	templates = slices.DeleteFunc(slices.Clone(templates), func(t *registry.ResourceTemplate) bool {
+		return t.ResourceTemplate != nil && foreign("resource template", t.Server, t.URITemplate)
+	})
+	return resources, templates, problems
+}
+
+// skillsPerPrincipal reports whether skills/list may answer principals
+// differently (as perPrincipal for the other lists): when some permission
+// rules apply to some principals only, or per-user servers' skills are
+// listed through each user's own connections.
+func (g *Gateway) skillsPerPrincipal() bool {
+	return g.h.Serving().HasPrincipalRules() || len(g.userServers()) > 0
+}
+
 // qualifySkillURI is uri served under label ("": unchanged).
 func qualifySkillURI(uri, label string) string {
 	if label == "" {
@@ -192,7 +240,7 @@ func qualifySkillURI(uri, label string) string {
 // server the caller can see (a caller of several asks each). labels are
 // the skill servers' labels.
 func (g *Gateway) skillOwner(ctx context.Context, uri string) (servers []string, own string, labels map[string]string) {
-	servers, labels = g.skillServers(ctx)
+	servers, labels = g.skillServers(ctx, false)
 	if len(servers) == 0 {
 		return nil, "", labels
 	}
@@ -281,8 +329,8 @@ func (g *Gateway) getSkill(ctx context.Context, _ *mcp.ServerSession, p *registr
 	if res.CacheScope == "" {
 		res.CacheScope = "public"
 	}
-	if principalIn(ctx) != nil {
-		res.CacheScope = "private"
+	if principalIn(ctx) != nil && (g.h.Serving().HasPrincipalRules() || g.h.Serving().PerUser(an.server)) {
+		res.CacheScope = "private" // (another principal may be denied it, or get its own)
 	}
 	stripProtocolMeta(an.res.Meta)
 	res.Meta = an.res.Meta
@@ -359,10 +407,8 @@ func (g *Gateway) skillsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "resources/read" {
 			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
-				if _, listed := g.owner(rr.Params.URI); !listed {
-					if servers, own, _ := g.skillOwner(ctx, rr.Params.URI); len(servers) == 1 {
-						return g.auditedRead(ctx, rr, servers[0], own)
-					}
+				if res, ok, err := g.readSkillFile(ctx, rr); ok {
+					return res, err
 				}
 			}
 			return next(ctx, method, req)
@@ -381,6 +427,76 @@ func (g *Gateway) skillsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// readSkillFile reads, for skillsMiddleware, a skill file a served skill
+// names: ok is false when req is no read of one (the listed resources'
+// handlers answer it). When skills are served qualified, a URI whose first
+// segment is a visible skill server's label is that server's, whichever
+// other server lists a resource (or template) that matches it — a server
+// cannot pass its own file off as another's skill (Sync refuses to serve
+// such resources too: skillLabelProblems); the skill server's own listed
+// resource at that URI is read through its handler. Under the servers'
+// own URIs, a URI no server lists is asked of each visible skill server:
+// the one that can read it answers (if several can, none is chosen). A
+// per-user server's file is read through the caller's own connection:
+// private.
+func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (res mcp.Result, ok bool, err error) {
+	uri := req.Params.URI
+	servers, own, labels := g.skillOwner(ctx, uri)
+	if len(servers) == 0 {
+		return nil, false, nil
+	}
+	k, listed := g.owner(uri)
+	if labels[servers[0]] != "" {
+		if listed && k.server == servers[0] {
+			return nil, false, nil
+		}
+		r, err := g.skillRead(ctx, req, servers[0], own)
+		return r, true, err
+	}
+	if listed {
+		return nil, false, nil
+	}
+	if len(servers) == 1 {
+		r, err := g.skillRead(ctx, req, servers[0], own)
+		return r, true, err
+	}
+	type answer struct {
+		res *mcp.ReadResourceResult
+		err error
+	}
+	got := make([]answer, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() { // (ends with the upstream request, bounded by ctx)
+			defer wg.Done()
+			r, err := g.skillRead(ctx, req, s, own)
+			got[i] = answer{r, err}
+		}()
+	}
+	wg.Wait()
+	var found []answer
+	for _, an := range got {
+		if an.err == nil && an.res != nil {
+			found = append(found, an)
+		}
+	}
+	if len(found) != 1 {
+		return nil, true, mcp.ResourceNotFoundError(uri)
+	}
+	return found[0].res, true, nil
+}
+
+// skillRead reads a skill file, own, from server for req: private when
+// read through the caller's own connection to a per-user server.
+func (g *Gateway) skillRead(ctx context.Context, req *mcp.ReadResourceRequest, server, own string) (*mcp.ReadResourceResult, error) {
+	res, err := g.auditedRead(ctx, req, server, own)
+	if err == nil && res != nil && principalIn(ctx) != nil && g.h.Serving().PerUser(server) {
+		setCacheScope(res, cachePrivate)
+	}
+	return res, err
+}
+
 // withExtensions returns caps (a copy) declaring the extensions of the
 // servers the caller of ctx sees (mergeExtensions); caps itself when there
 // are none.
@@ -391,7 +507,7 @@ func (g *Gateway) withExtensions(ctx context.Context, caps *mcp.ServerCapabiliti
 			each = append(each, ext)
 		}
 	}
-	merged := mergeExtensions(each)
+	merged := servedExtensions(each)
 	if len(merged) == 0 || caps == nil {
 		return caps
 	}
@@ -406,6 +522,33 @@ func (g *Gateway) withExtensions(ctx context.Context, caps *mcp.ServerCapabiliti
 		}
 	}
 	return &c
+}
+
+// ExtensionApps is the id of the MCP Apps extension (SEP-1865): it adds no
+// method a client sends a server (its ui:// resources are read, and its
+// tools called, as any other), so the gateway passes it on.
+const ExtensionApps = "io.modelcontextprotocol/ui"
+
+// passedExtensions are the extensions the gateway declares when its
+// servers do (withExtensions): those whose methods it routes (Skills) and
+// those that add none (MCP Apps). Another extension an upstream declares
+// is not declared: a client would send methods the gateway cannot route.
+// The tasks extension, which the gateway relays, is declared by
+// tasksCapsMiddleware (withTasksExtension), not here.
+var passedExtensions = map[string]bool{registry.ExtensionSkills: true, ExtensionApps: true}
+
+// servedExtensions are the extensions the gateway declares for servers
+// that declared each: mergeExtensions of those in passedExtensions.
+func servedExtensions(each []map[string]any) map[string]any {
+	passed := make([]map[string]any, 0, len(each))
+	for _, ext := range each {
+		m := maps.Clone(ext)
+		maps.DeleteFunc(m, func(id string, _ any) bool { return !passedExtensions[id] })
+		if len(m) > 0 {
+			passed = append(passed, m)
+		}
+	}
+	return mergeExtensions(passed)
 }
 
 // gatewaySettings make the settings the gateway declares for an

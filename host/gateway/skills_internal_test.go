@@ -48,6 +48,39 @@ func TestMergeExtensions(t *testing.T) {
 	}
 }
 
+// TestServedExtensions: the gateway declares of its servers' extensions
+// only those it routes or that add no methods (Skills, MCP Apps); an
+// unknown one, and tasks (declared by tasksCapsMiddleware), are not. On
+// the code before, every upstream extension was declared.
+func TestServedExtensions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		each []string
+		want string
+	}{
+		{"unknown only", []string{`{"com.example/x":{"a":true}}`}, `null`},
+		{"tasks", []string{`{"io.modelcontextprotocol/tasks":{}}`}, `null`},
+		{"skills and apps kept, unknown dropped", []string{`{"io.modelcontextprotocol/skills":{},"com.example/x":{}}`, `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`},
+			`{"io.modelcontextprotocol/skills":{},"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var each []map[string]any
+			for _, e := range tc.each {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(e), &m); err != nil {
+					t.Fatal(err)
+				}
+				each = append(each, m)
+			}
+			got, _ := json.Marshal(servedExtensions(each))
+			if string(got) != tc.want {
+				t.Errorf("served %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestSkillLabel: the label of a server's skills follows the naming: the
 // registry prefix, the server's name, or none (its own URIs).
 func TestSkillLabel(t *testing.T) {

@@ -308,7 +308,9 @@ func TestSkillsBare(t *testing.T) {
 // deny a principal contributes no skills to its skills/list, its skills
 // are not found by skills/get nor its files read, and the extension is
 // declared to it only if a server it may use has it; the lists are
-// private. Another principal sees every server's.
+// private — only then: with no rule for some principals only, the lists are
+// public (on the code before, private for any principal). Another
+// principal sees every server's.
 func TestSkillsDenied(t *testing.T) {
 	t.Parallel()
 	deny := func(server string) config.PermissionRule {
@@ -320,9 +322,11 @@ func TestSkillsDenied(t *testing.T) {
 		rules  []config.PermissionRule
 		alice  []string // the URIs of alice's skills/list
 		hasExt bool     // the extension declared to alice
+		scope  string   // the lists' cacheScope
 	}{
-		{"a denied", []config.PermissionRule{deny("a")}, []string{"skill://mcp__b/demo-skill/SKILL.md"}, true},
-		{"both denied", []config.PermissionRule{deny("a"), deny("b")}, nil, false},
+		{"a denied", []config.PermissionRule{deny("a")}, []string{"skill://mcp__b/demo-skill/SKILL.md"}, true, "private"},
+		{"both denied", []config.PermissionRule{deny("a"), deny("b")}, nil, false, "private"},
+		{"none denied", nil, []string{"skill://mcp__a/demo-skill/SKILL.md", "skill://mcp__b/demo-skill/SKILL.md"}, true, "public"},
 	} {
 		for _, v := range protocols {
 			t.Run(tc.name+"/"+v, func(t *testing.T) {
@@ -355,12 +359,15 @@ func TestSkillsDenied(t *testing.T) {
 					if strings.Join(uris, " ") != strings.Join(want, " ") {
 						t.Errorf("%s: skills/list %v, want %v", user, uris, want)
 					}
-					if res.CacheScope != "private" {
-						t.Errorf("%s: cacheScope %q", user, res.CacheScope)
+					if res.CacheScope != tc.scope {
+						t.Errorf("%s: cacheScope %q, want %q", user, res.CacheScope, tc.scope)
 					}
-					_, getErr := getSkill(cs, "skill://mcp__a/hidden-skill/SKILL.md")
+					got, getErr := getSkill(cs, "skill://mcp__a/hidden-skill/SKILL.md")
+					if getErr == nil && got.CacheScope != tc.scope {
+						t.Errorf("%s: skills/get cacheScope %q, want %q", user, got.CacheScope, tc.scope)
+					}
 					_, readErr := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "skill://mcp__a/demo-skill/references/GUIDE.md"})
-					if denied := user == "alice"; (getErr != nil) != denied || (readErr != nil) != denied {
+					if denied := user == "alice" && tc.rules != nil; (getErr != nil) != denied || (readErr != nil) != denied {
 						t.Errorf("%s: skills/get of a's skill: %v; reading a's skill file: %v", user, getErr, readErr)
 					}
 				}

@@ -135,8 +135,12 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	style := styleOf(g.naming, len(active)) // (of all: names do not change as servers connect)
 	listed := g.settled(active)             // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
-	problems = append(problems, host.OverrideProblems(g.h.Config(), listed, tools, problems)...)
-	tools = g.endpointTools(tools)
+	if g.endpoint == "" {
+		// (Reported by the whole gateway alone: an endpoint's gateway,
+		// syncing the same servers, would say it again.)
+		problems = append(problems, host.OverrideProblems(g.h.Config(), listed, tools, problems)...)
+	}
+	tools = g.endpointTools(ctx, tools)
 	syncPoint(ctx, syncRead)
 	if g.search != nil {
 		g.reindex(tools)
@@ -145,6 +149,14 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	resources, rp := g.h.ResourcesOf(ctx, listed)
 	templates, tp := g.h.ResourceTemplatesOf(ctx, listed)
 	problems = append(append(append(problems, pp...), rp...), tp...)
+	var skill []string
+	for _, s := range listed {
+		if g.h.HasSkills(ctx, s) {
+			skill = append(skill, s)
+		}
+	}
+	resources, templates, sp := skillLabelURIs(style, skill, resources, templates)
+	problems = append(problems, sp...)
 
 	wantTools, p1 := exposeNames(style, "tool", tools,
 		func(t *registry.Tool) string { return t.Name },

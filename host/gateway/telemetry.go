@@ -171,7 +171,7 @@ func (g *Gateway) targetLabel(ctx context.Context, method, target string) (label
 // to the served tool name (ok) of g's shared servers.
 func (g *Gateway) toolLabel(ctx context.Context, target, name string, ok bool) (label, server string) {
 	if !ok {
-		name, ok = g.userToolName(target) // (a per-user server's)
+		name, ok = g.userToolName(ctx, target) // (a per-user server's)
 	}
 	if ok && g.h.Serving().ToolVisible(ctx, name) {
 		server, _, _ = registry.ParseName(name)

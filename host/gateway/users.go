@@ -57,8 +57,8 @@ func (g *Gateway) userServers() []string {
 
 // userTool reports whether name is the served name of a per-user
 // server's tool (served per user).
-func (g *Gateway) userTool(name string) bool {
-	_, ok := g.userToolName(name)
+func (g *Gateway) userTool(ctx context.Context, name string) bool {
+	_, ok := g.userToolName(ctx, name)
 	return ok
 }
 
@@ -69,7 +69,7 @@ func (g *Gateway) userTool(name string) bool {
 // server's overrides, never by parsing the tool part). ok is false if name
 // is no per-user server's tool, the name of a tool served to all, or the
 // name of a tool an override renames (it is served under the new name).
-func (g *Gateway) userToolName(name string) (canonical string, ok bool) {
+func (g *Gateway) userToolName(ctx context.Context, name string) (canonical string, ok bool) {
 	if !g.users.Load() {
 		return "", false
 	}
@@ -95,7 +95,7 @@ func (g *Gateway) userToolName(name string) (canonical string, ok bool) {
 					continue
 				}
 				if registry.ToolName(server, o.Name) == canonical {
-					return registry.ToolName(server, tool), g.endpointAllows(registry.ToolName(server, tool))
+					return registry.ToolName(server, tool), g.endpointAllows(ctx, registry.ToolName(server, tool))
 				}
 				if registry.ToolName(server, tool) == canonical {
 					renamedAway = true
@@ -106,7 +106,7 @@ func (g *Gateway) userToolName(name string) (canonical string, ok bool) {
 			}
 		}
 	}
-	return canonical, g.endpointAllows(canonical)
+	return canonical, g.endpointAllows(ctx, canonical)
 }
 
 // userServedName is the name a per-user server's tool t is served under:
@@ -156,7 +156,7 @@ func (g *Gateway) addUserTools(ctx context.Context, p *inbound.Principal, r *mcp
 		}
 	}
 	for _, t := range tools {
-		if g.h.Serving().DecideFor(p, t.Name).Behavior == permissions.Deny || !g.endpointAllows(t.Name) {
+		if g.h.Serving().DecideFor(p, t.Name).Behavior == permissions.Deny || !g.endpointAllows(ctx, t.Name) {
 			continue
 		}
 		if g.toolOverride(t).GetName() == "" && renamed[t.Name] {

@@ -31,7 +31,7 @@ const (
 // Resources are kept as the server sent them: the frontmatter must stay
 // identical to the SKILL.md it describes (hosts compare them), so it is
 // neither sanitized nor re-encoded; only resource URIs are rewritten (see
-// QualifySkill).
+// RewriteSkill).
 type Skill struct {
 	// URI is the resource URI of the skill's SKILL.md.
 	URI string `json:"uri"`

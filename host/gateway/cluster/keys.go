@@ -45,6 +45,19 @@ const (
 // quarter (streamable/sessions.go).
 func SessionKey(sid string) string { return "sess:" + sid }
 
+// SessionAAD is the additional data a session id of the gateway that
+// serves endpoint ("": the whole gateway, /mcp) is sealed with: an id
+// opens only at the endpoint it was issued at, so that a session of
+// /mcp/dev is never taken up as a session of /mcp (or of another
+// endpoint), which serves more. /mcp's is SessionPurpose, as before
+// endpoints.
+func SessionAAD(endpoint string) []byte {
+	if endpoint == "" {
+		return []byte(SessionPurpose)
+	}
+	return []byte(SessionPurpose + "@" + endpoint)
+}
+
 // AskRecordKey is the record of the go-sdk requests a replica has out to
 // a session's client (ask:SID), sealed for ForwardPurpose
 // (streamable/forward.go).

@@ -9,7 +9,7 @@ import (
 
 // extensionHTTP answers, on a session (a client before 2026-07-28), a
 // request of a method an extension adds (gateway.ExtensionMethod:
-// skills/list, skills/get): the go-sdk's session transport would refuse
+// skills/list, skills/get, resources/directory/read): the go-sdk's session transport would refuse
 // it with a plain-text 400, knowing only the standard methods. (Without a
 // session, the go-sdk's own stateless handler hands it to the server.)
 // It reports whether it answered.

@@ -129,7 +129,7 @@ func (s *httpSessions) sealSession(ip *mcp.InitializeParams, owner string) (stri
 	}
 	for {
 		plain, _ := json.Marshal(c)
-		id := base64.RawURLEncoding.EncodeToString(s.box.Seal(nil, plain, []byte(cluster.SessionPurpose)))
+		id := base64.RawURLEncoding.EncodeToString(s.box.Seal(nil, plain, cluster.SessionAAD(s.f.gw.Endpoint())))
 		if len(id) <= maxSessionIDLen || (c.Caps == nil && c.Info == nil) {
 			return id, c
 		}
@@ -158,7 +158,7 @@ func (s *httpSessions) openSession(id string) (*sessionClaims, error) {
 	if err != nil {
 		return nil, errNoSession
 	}
-	plain, err := s.box.Open(nil, b, []byte(cluster.SessionPurpose))
+	plain, err := s.box.Open(nil, b, cluster.SessionAAD(s.f.gw.Endpoint()))
 	if err != nil {
 		return nil, errNoSession
 	}
