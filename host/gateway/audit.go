@@ -246,7 +246,7 @@ func (g *Gateway) unknownToolMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		if !ok || g.audit == nil || cr.Params == nil || g.servesTool(ctx, cr.Params.Name) {
 			return next(ctx, method, req)
 		}
-		if _, retry := g.goneLoginRetry(cr.Params); retry {
+		if _, retry := g.goneLoginRetry(ctx, cr.Params); retry {
 			return next(ctx, method, req)
 		}
 		start := time.Now()

@@ -32,7 +32,7 @@ func (g *Gateway) loginRetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 		if !ok || cr.Params == nil {
 			return next(ctx, method, req)
 		}
-		name, ok := g.goneLoginRetry(cr.Params)
+		name, ok := g.goneLoginRetry(ctx, cr.Params)
 		if !ok {
 			return next(ctx, method, req)
 		}
@@ -48,11 +48,11 @@ func (g *Gateway) loginRetryMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 // "server" one without its mcp__ prefix; under the servers' own names a
 // gone pseudo-tool cannot be told apart (every server's is "authenticate"),
 // and the retry is answered as an unknown tool as before.
-func (g *Gateway) goneLoginRetry(p *mcp.CallToolParamsRaw) (string, bool) {
+func (g *Gateway) goneLoginRetry(ctx context.Context, p *mcp.CallToolParamsRaw) (string, bool) {
 	if _, answered := p.InputResponses[loginKey]; !answered {
 		return "", false
 	}
-	if g.servesTool(p.Name) {
+	if g.servesTool(ctx, p.Name) {
 		return "", false // (served: the go-sdk server's handler takes it)
 	}
 	name := p.Name
