@@ -295,8 +295,8 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.addSkillMethods()
-	g.srv.AddReceivingMiddleware(g.appsMiddleware)   // (innermost: inside the caller's; resources.go)
-	g.srv.AddReceivingMiddleware(g.skillsMiddleware) // (inside the caller's; skills.go)
+	g.srv.AddReceivingMiddleware(g.appsMiddleware)       // (innermost: inside the caller's; resources.go)
+	g.srv.AddReceivingMiddleware(g.skillsMiddleware)     // (inside the caller's; skills.go)
 	g.srv.AddReceivingMiddleware(g.loginRetryMiddleware) // (inside the caller's; loginretry.go)
 	g.srv.AddReceivingMiddleware(g.drainMiddleware, g.callerMiddleware, g.startupMiddleware, g.unknownToolMiddleware, g.instructionsMiddleware, g.logLevelMiddleware, g.decisionMiddleware)
 	// (Outermost but for telemetry: it wraps the initialize result the
