@@ -463,7 +463,8 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 // rootsMiddleware routes a server's roots/list (protocol versions before
 // 2026-07-28) to the Requester of the calls in flight, as the elicitation
 // and sampling handlers do; the go-sdk client would answer it with its own
-// roots. With no call in flight, listRootsOutside answers (roots.go).
+// roots. With no call in flight, listRootsOutside answers (roots.go); over
+// streamable HTTP also when the request came on no call's stream.
 func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "roots/list" {
@@ -473,7 +474,20 @@ func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if p == nil {
 			p = &mcp.ListRootsParams{}
 		}
-		r, err := c.requesterFor(p.Meta)
+		var r Requester
+		var err error
+		if c.sharedByCalls() {
+			// Over streamable HTTP a roots/list of a call comes on the
+			// call's response stream (tagged); an untagged one (the
+			// standalone stream) belongs to no call, whoever's calls are in
+			// flight: guessing the one client would hand its roots to a
+			// server shared by every user.
+			if rt, ok := c.routes.take(p.Meta); ok && rt.call != nil {
+				r = rt.call.r
+			}
+		} else {
+			r, err = c.requesterFor(p.Meta)
+		}
 		switch {
 		case err != nil:
 			return nil, err
