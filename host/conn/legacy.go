@@ -251,6 +251,41 @@ func (c *Conn) legacyRaw(rc RawCall) *Conn {
 	return l.c
 }
 
+// legacyMayServe reports whether a second session may serve the raw call
+// rc of a client before NewProtocol that can be asked, made on c (a first
+// session), in its place: one is open and was last found to list the
+// tools of the first session of generation rc.Gen, or it is yet to be
+// opened or compared (CallRaw's openLegacyRaw, or the go-sdk path, does
+// that). false when the configuration has none, the server refused one
+// (it speaks only NewProtocol), its last connect failed, or it lists other
+// tools: the call is then relayed on c, as for a client that cannot be
+// asked, rather than every call taking the go-sdk path.
+func (c *Conn) legacyMayServe(rc RawCall) bool {
+	if c.primary != nil || !c.cfg.LegacySessionOn() || rc.Requester == nil || !rc.Asks {
+		return false
+	}
+	l := &c.legacy
+	l.mu.Lock()
+	lc, none, cmp := l.c, l.none, l.cmp
+	l.mu.Unlock()
+	switch {
+	case none:
+		return false
+	case lc == nil:
+		return true
+	}
+	lc.mu.Lock()
+	failed := lc.session == nil && (lc.state == StateFailed || lc.state == StateNeedsAuth)
+	lc.mu.Unlock()
+	switch {
+	case failed:
+		return false
+	case cmp == nil || cmp.primary != rc.Gen:
+		return true
+	}
+	return cmp.same
+}
+
 // openLegacyRaw is legacyRaw for a caller that may wait (CallRaw): it
 // opens the second session when needed (forVersion) and compares its tools
 // with the first session's (listedAs), so that the first call of a client

@@ -624,7 +624,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if raw == nil || c.listedGen(csGen) != rc.Gen {
 		return nil, false, nil
 	}
-	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
+	v, older, ok := rawVersions(cs, raw, rc, c.legacyMayServe(rc))
 	if !ok {
 		return nil, false, nil
 	}
@@ -713,7 +713,7 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 		release()
 		return false
 	}
-	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
+	v, older, ok := rawVersions(cs, raw, rc, c.legacyMayServe(rc))
 	if !ok {
 		release()
 		return false
@@ -727,7 +727,10 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 
 // rawVersions decides whether a raw call may go on session cs (see
 // CallRaw): v is the session's protocol version, older that the client's
-// is earlier than NewProtocol while the session's is not.
+// is earlier than NewProtocol while the session's is not. legacySession
+// says that a second session may serve the call instead (legacyMayServe):
+// a client that can be asked is then not relayed to a session of
+// NewProtocol.
 func rawVersions(cs *mcp.ClientSession, raw rawStarter, rc RawCall, legacySession bool) (v string, older, ok bool) {
 	v = cs.InitializeResult().ProtocolVersion
 	if l, isHTTP := raw.(*httpLane); isHTTP && !l.takes(rc, v) {
