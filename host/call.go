@@ -70,6 +70,10 @@ type CallOptions struct {
 	// server may ask by requests of its own (see conn.CallOptions).
 	// OPTIONAL: "" is this host's own.
 	ClientVersion string
+	// CannotAsk says that Requester cannot put the server's own requests
+	// to the client during the call (a stateless client): such a call
+	// stays on the server's first session (see conn.CallOptions).
+	CannotAsk bool
 }
 
 // ErrDenied is returned for a call the permission rules do not allow.
@@ -154,6 +158,7 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 		},
 		Requester:     req,
 		ClientVersion: o.ClientVersion,
+		CannotAsk:     o.CannotAsk,
 	}
 	for rounds, urls := 0, 0; ; {
 		res, err := h.conns.Call(ctx, t.Server, params, copts)

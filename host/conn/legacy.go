@@ -127,11 +127,13 @@ func (c *Conn) root() *Conn {
 // version may go on: the server's second session when version is before
 // NewProtocol, the server's session is of NewProtocol or later and the
 // server's configuration allows a second session (legacy_session, on
-// unless false), else c.
+// unless false), and the server's requests can be put to the caller (asks:
+// one that cannot be asked, a stateless client say, has no use for the
+// second session), else c.
 // It connects c first if needed (to learn its version); an error there is
 // left for the call to meet. See also enter.
-func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
-	if version == "" || version >= NewProtocol || !c.cfg.LegacySessionOn() {
+func (c *Conn) forVersion(ctx context.Context, version string, asks bool) *Conn {
+	if !asks || version == "" || version >= NewProtocol || !c.cfg.LegacySessionOn() {
 		return c
 	}
 	cs, _, err := c.sessionGen(ctx)
@@ -234,12 +236,13 @@ func (c *Conn) enterRaw(fc *call) (func(), error) {
 
 // legacyRaw returns the second session a raw call rc of a client before
 // NewProtocol goes to (the relay's path, as Call's goes there by
-// forVersion), or nil: when the server has none open, or its tools were
+// forVersion), or nil: when the client cannot be asked (rc.Asks), the
+// server has none open, or its tools were
 // last found to differ from those of the first session of generation
 // rc.Gen, which the caller checked the tool on (then the go-sdk path opens
 // or compares it). It never connects.
 func (c *Conn) legacyRaw(rc RawCall) *Conn {
-	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() {
+	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() || rc.Requester == nil || !rc.Asks {
 		return nil
 	}
 	l := &c.legacy
@@ -294,7 +297,7 @@ func (c *Conn) openLegacyRaw(ctx context.Context, rc RawCall) *Conn {
 	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() || rc.Requester == nil || !rc.Asks {
 		return nil
 	}
-	lc := c.forVersion(ctx, rc.ProtocolVersion)
+	lc := c.forVersion(ctx, rc.ProtocolVersion, true)
 	if lc == c {
 		return nil
 	}

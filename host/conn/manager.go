@@ -396,6 +396,12 @@ type CallOptions struct {
 	Verify func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error
 	// Requester answers what the server asks during the call. OPTIONAL.
 	Requester Requester
+	// CannotAsk says that Requester cannot put the server's own requests
+	// (elicitation, sampling, roots) to the client during the call (a
+	// stateless client): the call of a client before NewProtocol then
+	// stays on the server's first session (see ClientVersion), as it does
+	// without a Requester.
+	CannotAsk bool
 	// ClientVersion is the protocol version of the client the call is
 	// made for: a call of a client before NewProtocol to a server of
 	// NewProtocol may go to the server's second session, of
@@ -432,7 +438,7 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 		// (A retry with answers goes where its request state came from:
 		// the first session; a second one, of an earlier version, asks by
 		// requests instead.)
-		c = c.forVersion(ctx, o.ClientVersion)
+		c = c.forVersion(ctx, o.ClientVersion, o.Requester != nil && !o.CannotAsk)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
