@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -78,5 +79,57 @@ func TestRootsOutsideWhileCallInFlightShared(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the server was never told the settings' roots")
 		}
+	}
+}
+
+// The roots capability a server is told: listChanged wherever roots are
+// answered outside calls (settings { roots }, OnListRoots), so that
+// SetRoots' notification is sent; none where the embedder offers
+// capabilities without roots (a stdio gateway's client that has none).
+func TestRootsCapabilityOffered(t *testing.T) {
+	onList := func(context.Context, string, *User) (*mcp.ListRootsResult, error) { return nil, nil }
+	for _, tc := range []struct {
+		name string
+		opts *Options
+		want string // "" none, else listChanged's value
+	}{
+		{"host's own, with roots", &Options{Roots: []*mcp.Root{{URI: "file:///a"}}}, "true"},
+		{"host's own, without", &Options{}, ""},
+		{"offered roots, settings roots", &Options{Roots: []*mcp.Root{{URI: "file:///a"}}, Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}}, "true"},
+		{"offered roots, OnListRoots", &Options{OnListRoots: onList, Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}}, "true"},
+		{"offered roots, nothing outside calls", &Options{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}}, "false"},
+		{"offered no roots, settings roots", &Options{Roots: []*mcp.Root{{URI: "file:///a"}}, OnListRoots: onList, Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan string, 1)
+			srv := mcp.NewServer(&mcp.Implementation{Name: "caps"}, &mcp.ServerOptions{
+				InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+					c := req.Session.InitializeParams().Capabilities
+					switch {
+					case c == nil || c.RootsV2 == nil:
+						got <- ""
+					default:
+						got <- fmt.Sprint(c.RootsV2.ListChanged)
+					}
+				},
+			})
+			hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+			t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+			cfg := &config.Server{Name: "c", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+			tc.opts.ProtocolVersion = LegacyProtocol
+			m := NewManager([]*config.Server{cfg}, tc.opts)
+			t.Cleanup(func() { m.Close() })
+			if _, err := m.Session(context.Background(), "c"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case g := <-got:
+				if g != tc.want {
+					t.Fatalf("the server was told roots %q, want %q", g, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("never initialized")
+			}
+		})
 	}
 }

@@ -344,12 +344,22 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 	name := c.cfg.Name
 	m := c.m
 	caps := &mcp.ClientCapabilities{} // no roots unless offered
+	// Roots outside a call (settings { roots }, OnListRoots) are offered
+	// with listChanged: SetRoots tells the servers of a change, which the
+	// go-sdk client sends only to servers told listChanged. Where the
+	// embedder offers capabilities of its own, roots only when it does (a
+	// stdio gateway's client without roots: servers are not told of any).
+	outside := len(m.opts.Roots) > 0 || m.opts.OnListRoots != nil
 	if m.opts.Capabilities != nil {
 		b, _ := json.Marshal(m.opts.Capabilities)
 		json.Unmarshal(b, caps)
 		caps.RootsV2 = m.opts.Capabilities.RootsV2
-	}
-	if caps.RootsV2 == nil && (len(m.opts.Roots) > 0 || m.opts.OnListRoots != nil) {
+		if caps.RootsV2 != nil && outside {
+			rc := *caps.RootsV2
+			rc.ListChanged = true
+			caps.RootsV2 = &rc
+		}
+	} else if outside {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
 	o := &mcp.ClientOptions{
