@@ -80,7 +80,13 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 	client := mcp.NewClient(c.m.opts.ClientInfo, opts)
 	client.AddReceivingMiddleware(c.rootsMiddleware)
 	addExtensionMethods(client)
-	c.m.rootClients.adopt(client)
+	forget := c.m.rootClients.adopt(client)
+	tracked := false
+	defer func() {
+		if !tracked {
+			forget() // (no session: the connect failed)
+		}
+	}()
 	ct := t
 	switch t.(type) {
 	case *mcp.StreamableClientTransport: // routes in its HTTP client (sseRouter)
@@ -130,7 +136,7 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 		return nil, nil, errNoLegacy
 	}
 	c.log.Info("connected", "transport", c.cfg.Transport, "protocol", cs.InitializeResult().ProtocolVersion)
-	forget := c.m.rootClients.track(cs, client)
+	tracked = true
 	c.m.wg.Go(func() {
 		cs.Wait()
 		forget()
