@@ -192,7 +192,7 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 			return c, func() { remove(); l.left() }, nil
 		}
 		if bound == nil {
-			t := time.NewTimer(legacyWait)
+			t := time.NewTimer(c.m.legacyWait())
 			defer t.Stop()
 			bound = t.C
 		}
@@ -202,7 +202,7 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 			// Not forever behind another client's call (one that waits
 			// for its user's answer, say): the first session serves it,
 			// where a tool that asks by a request of its own fails.
-			c.log.Info("another client's call is still in flight on the session for earlier protocol versions: the first session serves the call", "waited", legacyWait)
+			c.log.Info("another client's call is still in flight on the session for earlier protocol versions: the first session serves the call", "waited", c.m.legacyWait())
 			p := c.primary
 			return p, p.inflight.add(fc), nil
 		case <-ctx.Done():
@@ -211,9 +211,18 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 	}
 }
 
-// legacyWait is how long a call waits for a second session busy with
-// another client's call (enter) before the first session serves it.
+// legacyWait is how long a call waits, by default, for a second session
+// busy with another client's call (enter) before the first session serves
+// it (Options.LegacyWait).
 const legacyWait = 3 * time.Second
+
+// legacyWait is Options.LegacyWait, or the default.
+func (m *Manager) legacyWait() time.Duration {
+	if m.opts.LegacyWait > 0 {
+		return m.opts.LegacyWait
+	}
+	return legacyWait
+}
 
 // errLegacyBusy: a raw call found the second session busy with another
 // client's call (enterRaw); nothing was sent.

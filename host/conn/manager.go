@@ -103,6 +103,10 @@ type Options struct {
 	// relayed as they are. It must be one of mcp.SupportedProtocolVersions.
 	// OPTIONAL: the newest version both sides speak.
 	ProtocolVersion string
+	// LegacyWait is how long a call waits for a second session busy with
+	// another client's call before the first session serves it (see
+	// legacy.go). OPTIONAL: 3s.
+	LegacyWait time.Duration
 	// OnResourceUpdated receives notifications/resources/updated. OPTIONAL.
 	OnResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
 	// OnLog receives notifications/message, with the Requester of the call
