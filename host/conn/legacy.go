@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,6 +70,26 @@ type legacy struct {
 	// freed is closed (and replaced) when a call leaves the second session:
 	// calls waiting for it to be free of other clients' calls try again.
 	freed chan struct{}
+	// waiting counts those calls (SecondSession).
+	waiting atomic.Int32
+}
+
+// SecondSession reports the calls of the named server's second session
+// (see legacy.go): those in flight there, and those waiting for it to be
+// free of another client's call; zeros when the server has none open.
+func (m *Manager) SecondSession(ctx context.Context, server string) (inFlight, waiting int) {
+	c := m.For(ctx, server)
+	if c == nil {
+		return 0, 0
+	}
+	lc := c.legacy.conn()
+	if lc == nil {
+		return 0, 0
+	}
+	lc.inflight.mu.Lock()
+	inFlight = len(lc.inflight.calls)
+	lc.inflight.mu.Unlock()
+	return inFlight, int(c.legacy.waiting.Load())
 }
 
 // freedCh returns the channel closed when a call next leaves the second
@@ -195,6 +216,8 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 			t := time.NewTimer(c.m.legacyWait())
 			defer t.Stop()
 			bound = t.C
+			l.waiting.Add(1)
+			defer l.waiting.Add(-1)
 		}
 		select {
 		case <-freed:
