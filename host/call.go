@@ -74,6 +74,10 @@ type CallOptions struct {
 	// and names its task (see conn.CallOptions.Tasks): a retry answered
 	// with a task returns it under conn.TaskResultKey. OPTIONAL.
 	Tasks conn.TaskIDs
+	// CannotAsk says that Requester cannot put the server's own requests
+	// to the client during the call (a stateless client): such a call
+	// stays on the server's first session (see conn.CallOptions).
+	CannotAsk bool
 }
 
 // ErrDenied is returned for a call the permission rules do not allow.
@@ -158,6 +162,7 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 		},
 		Requester:     req,
 		ClientVersion: o.ClientVersion,
+		CannotAsk:     o.CannotAsk,
 	}
 	if !t.HeaderParams {
 		// (A retry sent raw carries no parameters in HTTP headers: such a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
 )
 
 // TestReloadRoots: settings { roots } answer a server's roots/list outside
@@ -20,6 +21,30 @@ import (
 // (Before, such a server was told no roots, and nothing on reload.)
 func TestReloadRoots(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts func(*host.Options)
+	}{
+		{"host's own capabilities", func(*host.Options) {}},
+		{"serve's capabilities", func(o *host.Options) {
+			// (as `mcphost serve` offers them: roots without listChanged,
+			// and OnListRoots, which has no answer over HTTP)
+			o.ClientCapabilities = &mcp.ClientCapabilities{
+				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
+				Sampling:    &mcp.SamplingCapabilities{},
+				RootsV2:     &mcp.RootCapabilities{},
+			}
+			o.OnListRoots = func(context.Context, string, *conn.User) (*mcp.ListRootsResult, error) { return nil, nil }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testReloadRoots(t, tc.opts)
+		})
+	}
+}
+
+func testReloadRoots(t *testing.T, opts func(*host.Options)) {
 	seen := make(chan string, 8)
 	ask := func(ctx context.Context, ss *mcp.ServerSession) {
 		go func() {
@@ -57,7 +82,9 @@ func TestReloadRoots(t *testing.T) {
 		}
 		return c
 	}
-	h, err := host.New(cfg("file:///src"), &host.Options{OutputDir: t.TempDir()})
+	o := &host.Options{OutputDir: t.TempDir()}
+	opts(o)
+	h, err := host.New(cfg("file:///src"), o)
 	if err != nil {
 		t.Fatal(err)
 	}

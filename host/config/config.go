@@ -281,10 +281,22 @@ func (s *Server) PerUser() bool {
 
 // ConfigHash is a hash of everything that affects the connection; connections
 // and tokens are keyed by name + ConfigHash, so an edited server reconnects.
+//
+// legacy_session is hashed as it was when off by default (a bool omitted
+// when false): present only when written true. So no hash of a
+// configuration written before it was on by default changes — an explicit
+// false and the attribute left out hash alike, and stored tokens stay
+// found — at the price that writing a redundant true (or removing one)
+// changes the hash, as it did before. Whether the second session is on is
+// compared apart from the hash where it matters (conn's sameConnection).
 func (s *Server) ConfigHash() string {
 	c := *s
 	c.Origin = Origin{}
 	c.Approved = false
+	c.LegacySession = nil
+	if s.legacyWritten() {
+		c.LegacySession = s.LegacySession
+	}
 	return hashJSON(c)[:16]
 }
 

@@ -223,12 +223,14 @@ func sameConnection(a, b *config.Server) bool {
 	for _, s := range []*config.Server{&ca, &cb} {
 		s.ToolTimeout, s.MaxToolDuration, s.Tools = 0, 0, nil
 	}
-	return a.Approved == b.Approved && ca.ConfigHash() == cb.ConfigHash()
+	return a.Approved == b.Approved && ca.ConfigHash() == cb.ConfigHash() && a.LegacySessionOn() == b.LegacySessionOn()
 }
 
 // sameCalls reports whether two configurations of a server that are reached
 // the same way also treat calls the same (tool timeouts, tools filter).
-func sameCalls(a, b *config.Server) bool { return a.ConfigHash() == b.ConfigHash() }
+func sameCalls(a, b *config.Server) bool {
+	return a.ConfigHash() == b.ConfigHash() && a.LegacySessionOn() == b.LegacySessionOn()
+}
 
 // usesPlugins reports whether a server needs a plugin to connect.
 func usesPlugins(s *config.Server) bool {

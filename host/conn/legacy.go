@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,6 +70,26 @@ type legacy struct {
 	// freed is closed (and replaced) when a call leaves the second session:
 	// calls waiting for it to be free of other clients' calls try again.
 	freed chan struct{}
+	// waiting counts those calls (SecondSession).
+	waiting atomic.Int32
+}
+
+// SecondSession reports the calls of the named server's second session
+// (see legacy.go): those in flight there, and those waiting for it to be
+// free of another client's call; zeros when the server has none open.
+func (m *Manager) SecondSession(ctx context.Context, server string) (inFlight, waiting int) {
+	c := m.For(ctx, server)
+	if c == nil {
+		return 0, 0
+	}
+	lc := c.legacy.conn()
+	if lc == nil {
+		return 0, 0
+	}
+	lc.inflight.mu.Lock()
+	inFlight = len(lc.inflight.calls)
+	lc.inflight.mu.Unlock()
+	return inFlight, int(c.legacy.waiting.Load())
 }
 
 // freedCh returns the channel closed when a call next leaves the second
@@ -127,11 +148,13 @@ func (c *Conn) root() *Conn {
 // version may go on: the server's second session when version is before
 // NewProtocol, the server's session is of NewProtocol or later and the
 // server's configuration allows a second session (legacy_session, on
-// unless false), else c.
+// unless false), and the server's requests can be put to the caller (asks:
+// one that cannot be asked, a stateless client say, has no use for the
+// second session), else c.
 // It connects c first if needed (to learn its version); an error there is
 // left for the call to meet. See also enter.
-func (c *Conn) forVersion(ctx context.Context, version string) *Conn {
-	if version == "" || version >= NewProtocol || !c.cfg.LegacySessionOn() {
+func (c *Conn) forVersion(ctx context.Context, version string, asks bool) *Conn {
+	if !asks || version == "" || version >= NewProtocol || !c.cfg.LegacySessionOn() {
 		return c
 	}
 	cs, _, err := c.sessionGen(ctx)
@@ -190,9 +213,11 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 			return c, func() { remove(); l.left() }, nil
 		}
 		if bound == nil {
-			t := time.NewTimer(legacyWait)
+			t := time.NewTimer(c.m.legacyWait())
 			defer t.Stop()
 			bound = t.C
+			l.waiting.Add(1)
+			defer l.waiting.Add(-1)
 		}
 		select {
 		case <-freed:
@@ -200,7 +225,7 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 			// Not forever behind another client's call (one that waits
 			// for its user's answer, say): the first session serves it,
 			// where a tool that asks by a request of its own fails.
-			c.log.Info("another client's call is still in flight on the session for earlier protocol versions: the first session serves the call", "waited", legacyWait)
+			c.log.Info("another client's call is still in flight on the session for earlier protocol versions: the first session serves the call", "waited", c.m.legacyWait())
 			p := c.primary
 			return p, p.inflight.add(fc), nil
 		case <-ctx.Done():
@@ -209,9 +234,18 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 	}
 }
 
-// legacyWait is how long a call waits for a second session busy with
-// another client's call (enter) before the first session serves it.
+// legacyWait is how long a call waits, by default, for a second session
+// busy with another client's call (enter) before the first session serves
+// it (Options.LegacyWait).
 const legacyWait = 3 * time.Second
+
+// legacyWait is Options.LegacyWait, or the default.
+func (m *Manager) legacyWait() time.Duration {
+	if m.opts.LegacyWait > 0 {
+		return m.opts.LegacyWait
+	}
+	return legacyWait
+}
 
 // errLegacyBusy: a raw call found the second session busy with another
 // client's call (enterRaw); nothing was sent.
@@ -234,12 +268,13 @@ func (c *Conn) enterRaw(fc *call) (func(), error) {
 
 // legacyRaw returns the second session a raw call rc of a client before
 // NewProtocol goes to (the relay's path, as Call's goes there by
-// forVersion), or nil: when the server has none open, or its tools were
+// forVersion), or nil: when the client cannot be asked (rc.Asks), the
+// server has none open, or its tools were
 // last found to differ from those of the first session of generation
 // rc.Gen, which the caller checked the tool on (then the go-sdk path opens
 // or compares it). It never connects.
 func (c *Conn) legacyRaw(rc RawCall) *Conn {
-	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() {
+	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() || rc.Requester == nil || !rc.Asks {
 		return nil
 	}
 	l := &c.legacy
@@ -251,6 +286,41 @@ func (c *Conn) legacyRaw(rc RawCall) *Conn {
 	return l.c
 }
 
+// legacyMayServe reports whether a second session may serve the raw call
+// rc of a client before NewProtocol that can be asked, made on c (a first
+// session), in its place: one is open and was last found to list the
+// tools of the first session of generation rc.Gen, or it is yet to be
+// opened or compared (CallRaw's openLegacyRaw, or the go-sdk path, does
+// that). false when the configuration has none, the server refused one
+// (it speaks only NewProtocol), its last connect failed, or it lists other
+// tools: the call is then relayed on c, as for a client that cannot be
+// asked, rather than every call taking the go-sdk path.
+func (c *Conn) legacyMayServe(rc RawCall) bool {
+	if c.primary != nil || !c.cfg.LegacySessionOn() || rc.Requester == nil || !rc.Asks {
+		return false
+	}
+	l := &c.legacy
+	l.mu.Lock()
+	lc, none, cmp := l.c, l.none, l.cmp
+	l.mu.Unlock()
+	switch {
+	case none:
+		return false
+	case lc == nil:
+		return true
+	}
+	lc.mu.Lock()
+	failed := lc.session == nil && (lc.state == StateFailed || lc.state == StateNeedsAuth)
+	lc.mu.Unlock()
+	switch {
+	case failed:
+		return false
+	case cmp == nil || cmp.primary != rc.Gen:
+		return true
+	}
+	return cmp.same
+}
+
 // openLegacyRaw is legacyRaw for a caller that may wait (CallRaw): it
 // opens the second session when needed (forVersion) and compares its tools
 // with the first session's (listedAs), so that the first call of a client
@@ -259,7 +329,7 @@ func (c *Conn) openLegacyRaw(ctx context.Context, rc RawCall) *Conn {
 	if c.primary != nil || rc.ProtocolVersion == "" || rc.ProtocolVersion >= NewProtocol || !c.cfg.LegacySessionOn() || rc.Requester == nil || !rc.Asks {
 		return nil
 	}
-	lc := c.forVersion(ctx, rc.ProtocolVersion)
+	lc := c.forVersion(ctx, rc.ProtocolVersion, true)
 	if lc == c {
 		return nil
 	}

@@ -173,7 +173,9 @@ func TestLegacySession(t *testing.T) {
 func TestLegacySessionOneClientAtATime(t *testing.T) {
 	t.Parallel()
 	cfg := demo("d", "-passthrough")
-	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps}) // legacy_session: on by default
+	// (A shorter wait than the default: the test waits it out once.)
+	const wait = 500 * time.Millisecond
+	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps, LegacyWait: wait}) // legacy_session: on by default
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
 	call := func(ctx context.Context, tool string, r Requester) (*mcp.CallToolResult, error) {
@@ -201,7 +203,7 @@ func TestLegacySessionOneClientAtATime(t *testing.T) {
 
 	// bob's call waits for alice's; its deadline ends the wait, clearly.
 	bob := newAnswerer("bob", "from bob")
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, wait/5)
 	_, err := call(short, "ask_old", bob)
 	cancel()
 	if err == nil || !strings.Contains(err.Error(), "another client's call is in flight") || !errors.Is(err, context.DeadlineExceeded) {
@@ -215,7 +217,7 @@ func TestLegacySessionOneClientAtATime(t *testing.T) {
 	// where ask asks by an input-required result (and ask_old would fail).
 	res, err := call(ctx, "ask", bob)
 	if err != nil || res.InputRequests == nil || len(bob.asked) != 0 {
-		t.Fatalf("bob's call after waiting %s: %q, %v; want the first session's input-required result", legacyWait, resultText(res), err)
+		t.Fatalf("bob's call after waiting %s: %q, %v; want the first session's input-required result", wait, resultText(res), err)
 	}
 
 	// A call of bob's that waits long enough goes there once alice's ends.

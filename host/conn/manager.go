@@ -103,6 +103,10 @@ type Options struct {
 	// relayed as they are. It must be one of mcp.SupportedProtocolVersions.
 	// OPTIONAL: the newest version both sides speak.
 	ProtocolVersion string
+	// LegacyWait is how long a call waits for a second session busy with
+	// another client's call before the first session serves it (see
+	// legacy.go). OPTIONAL: 3s.
+	LegacyWait time.Duration
 	// OnResourceUpdated receives notifications/resources/updated. OPTIONAL.
 	OnResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
 	// OnLog receives notifications/message, with the Requester of the call
@@ -396,6 +400,12 @@ type CallOptions struct {
 	Verify func(ctx context.Context, cs *mcp.ClientSession, gen uint64) error
 	// Requester answers what the server asks during the call. OPTIONAL.
 	Requester Requester
+	// CannotAsk says that Requester cannot put the server's own requests
+	// (elicitation, sampling, roots) to the client during the call (a
+	// stateless client): the call of a client before NewProtocol then
+	// stays on the server's first session (see ClientVersion), as it does
+	// without a Requester.
+	CannotAsk bool
 	// ClientVersion is the protocol version of the client the call is
 	// made for: a call of a client before NewProtocol to a server of
 	// NewProtocol may go to the server's second session, of
@@ -437,7 +447,7 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 		// (A retry with answers goes where its request state came from:
 		// the first session; a second one, of an earlier version, asks by
 		// requests instead.)
-		c = c.forVersion(ctx, o.ClientVersion)
+		c = c.forVersion(ctx, o.ClientVersion, o.Requester != nil && !o.CannotAsk)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -647,7 +657,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 	if raw == nil || c.listedGen(csGen) != rc.Gen {
 		return nil, false, nil
 	}
-	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
+	v, older, ok := rawVersions(cs, raw, rc, c.legacyMayServe(rc))
 	if !ok {
 		return nil, false, nil
 	}
@@ -736,7 +746,7 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 		release()
 		return false
 	}
-	v, older, ok := rawVersions(cs, raw, rc, c.cfg.LegacySessionOn())
+	v, older, ok := rawVersions(cs, raw, rc, c.legacyMayServe(rc))
 	if !ok {
 		release()
 		return false
@@ -750,7 +760,10 @@ func (m *Manager) StartRaw(ctx context.Context, server string, rc RawCall, done 
 
 // rawVersions decides whether a raw call may go on session cs (see
 // CallRaw): v is the session's protocol version, older that the client's
-// is earlier than NewProtocol while the session's is not.
+// is earlier than NewProtocol while the session's is not. legacySession
+// says that a second session may serve the call instead (legacyMayServe):
+// a client that can be asked is then not relayed to a session of
+// NewProtocol.
 func rawVersions(cs *mcp.ClientSession, raw rawStarter, rc RawCall, legacySession bool) (v string, older, ok bool) {
 	v = cs.InitializeResult().ProtocolVersion
 	if l, isHTTP := raw.(*httpLane); isHTTP && !l.takes(rc, v) {

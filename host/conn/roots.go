@@ -16,57 +16,99 @@ import (
 // settings' roots), which each session's go-sdk client holds: SetRoots
 // changes them and sends the servers notifications/roots/list_changed.
 
-// rootClients are the go-sdk clients of live sessions, for SetRoots.
+// rootClients are the go-sdk clients of sessions connecting or live, for
+// SetRoots.
 type rootClients struct {
 	mu    sync.Mutex
 	roots []*mcp.Root
-	live  map[*mcp.ClientSession]*mcp.Client
+	// live holds each client and the roots it was last given.
+	live map[*mcp.Client][]*mcp.Root
+	// apply serializes SetRoots' passes over the clients (notify), which
+	// run without mu: a server's notification may take long.
+	apply sync.Mutex
 }
 
-// add records client as the client of cs and gives it the current roots
-// (before it connects: no notification).
-func (r *rootClients) adopt(client *mcp.Client) {
+// adopt gives client the current roots (before it connects: no
+// notification) and records it, so that a SetRoots during its connect
+// reaches it too; the returned func forgets it (when the connect fails, or
+// the session ends).
+func (r *rootClients) adopt(client *mcp.Client) (forget func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	client.AddRoots(r.roots...)
-}
-
-// track records cs's client while cs is live; the returned func forgets it.
-func (r *rootClients) track(cs *mcp.ClientSession, client *mcp.Client) func() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.live == nil {
-		r.live = map[*mcp.ClientSession]*mcp.Client{}
+		r.live = map[*mcp.Client][]*mcp.Root{}
 	}
-	r.live[cs] = client
+	r.live[client] = r.roots
 	return func() {
 		r.mu.Lock()
-		delete(r.live, cs)
+		delete(r.live, client)
 		r.mu.Unlock()
 	}
 }
 
-// SetRoots replaces the host's own roots (see Options.Roots): every live
+func uris(roots []*mcp.Root) []string {
+	out := make([]string, len(roots))
+	for i, root := range roots {
+		out[i] = root.URI
+	}
+	return out
+}
+
+func sameRoots(a, b []*mcp.Root) bool {
+	return slices.EqualFunc(a, b, func(a, b *mcp.Root) bool { return a.URI == b.URI && a.Name == b.Name })
+}
+
+// notify brings every recorded client to the current roots: each client
+// whose roots differ is given them (its server is sent
+// notifications/roots/list_changed), the clients at once, the call
+// returning when all are done. One pass at a time (apply).
+func (r *rootClients) notify() {
+	r.apply.Lock()
+	defer r.apply.Unlock()
+	type change struct {
+		client *mcp.Client
+		old    []string
+	}
+	r.mu.Lock()
+	roots := r.roots // (replaced, never changed in place)
+	var changes []change
+	for client, given := range r.live {
+		if !sameRoots(given, roots) {
+			changes = append(changes, change{client, uris(given)})
+			r.live[client] = roots
+		}
+	}
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ch := range changes {
+		wg.Go(func() {
+			// (go-sdk notifies on each change: a server may be told twice.)
+			ch.client.RemoveRoots(ch.old...)
+			ch.client.AddRoots(roots...)
+		})
+	}
+	wg.Wait()
+}
+
+// SetRoots replaces the host's own roots (see Options.Roots): every
 // session's client answers roots/list with them from now on, and, when
 // they differ from the last, its server is sent
-// notifications/roots/list_changed.
+// notifications/roots/list_changed. The notifications are sent after
+// SetRoots returns (each may wait for its server), by a goroutine that
+// Close waits for.
 func (m *Manager) SetRoots(roots []*mcp.Root) {
 	r := &m.rootClients
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if slices.EqualFunc(r.roots, roots, func(a, b *mcp.Root) bool { return a.URI == b.URI && a.Name == b.Name }) {
+	same := sameRoots(r.roots, roots)
+	if !same {
+		r.roots = slices.Clone(roots)
+	}
+	r.mu.Unlock()
+	if same || m.isClosed() {
 		return
 	}
-	old := make([]string, len(r.roots))
-	for i, root := range r.roots {
-		old[i] = root.URI
-	}
-	r.roots = slices.Clone(roots)
-	for _, client := range r.live {
-		// (go-sdk notifies on each change: a server may be told twice.)
-		client.RemoveRoots(old...)
-		client.AddRoots(roots...)
-	}
+	m.wg.Go(r.notify)
 }
 
 // listRootsOutside answers a server's roots/list that no call's Requester

@@ -51,7 +51,7 @@ func (m *Manager) Request(ctx context.Context, server, version, method, name str
 	if c == nil {
 		return nil, fmt.Errorf("%s: %w", server, ErrNoRawLane)
 	}
-	c = c.forVersion(ctx, version)
+	c = c.forVersion(ctx, version, true) // (where a call of an older client that can be asked went, and its task lives)
 	release, err := c.acquire(ctx)
 	if err != nil {
 		return nil, err

@@ -80,7 +80,13 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 	client := mcp.NewClient(c.m.opts.ClientInfo, opts)
 	client.AddReceivingMiddleware(c.rootsMiddleware)
 	addExtensionMethods(client)
-	c.m.rootClients.adopt(client)
+	forget := c.m.rootClients.adopt(client)
+	tracked := false
+	defer func() {
+		if !tracked {
+			forget() // (no session: the connect failed)
+		}
+	}()
 	ct := t
 	switch t.(type) {
 	case *mcp.StreamableClientTransport: // routes in its HTTP client (sseRouter)
@@ -130,7 +136,7 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 		return nil, nil, errNoLegacy
 	}
 	c.log.Info("connected", "transport", c.cfg.Transport, "protocol", cs.InitializeResult().ProtocolVersion)
-	forget := c.m.rootClients.track(cs, client)
+	tracked = true
 	c.m.wg.Go(func() {
 		cs.Wait()
 		forget()
@@ -354,12 +360,22 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 	name := c.cfg.Name
 	m := c.m
 	caps := &mcp.ClientCapabilities{} // no roots unless offered
+	// Roots outside a call (settings { roots }, OnListRoots) are offered
+	// with listChanged: SetRoots tells the servers of a change, which the
+	// go-sdk client sends only to servers told listChanged. Where the
+	// embedder offers capabilities of its own, roots only when it does (a
+	// stdio gateway's client without roots: servers are not told of any).
+	outside := len(m.opts.Roots) > 0 || m.opts.OnListRoots != nil
 	if m.opts.Capabilities != nil {
 		b, _ := json.Marshal(m.opts.Capabilities)
 		json.Unmarshal(b, caps)
 		caps.RootsV2 = m.opts.Capabilities.RootsV2
-	}
-	if caps.RootsV2 == nil && (len(m.opts.Roots) > 0 || m.opts.OnListRoots != nil) {
+		if caps.RootsV2 != nil && outside {
+			rc := *caps.RootsV2
+			rc.ListChanged = true
+			caps.RootsV2 = &rc
+		}
+	} else if outside {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
 	o := &mcp.ClientOptions{
@@ -473,7 +489,8 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 // rootsMiddleware routes a server's roots/list (protocol versions before
 // 2026-07-28) to the Requester of the calls in flight, as the elicitation
 // and sampling handlers do; the go-sdk client would answer it with its own
-// roots. With no call in flight, listRootsOutside answers (roots.go).
+// roots. With no call in flight, listRootsOutside answers (roots.go); over
+// streamable HTTP also when the request came on no call's stream.
 func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "roots/list" {
@@ -483,7 +500,20 @@ func (c *Conn) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if p == nil {
 			p = &mcp.ListRootsParams{}
 		}
-		r, err := c.requesterFor(p.Meta)
+		var r Requester
+		var err error
+		if c.sharedByCalls() {
+			// Over streamable HTTP a roots/list of a call comes on the
+			// call's response stream (tagged); an untagged one (the
+			// standalone stream) belongs to no call, whoever's calls are in
+			// flight: guessing the one client would hand its roots to a
+			// server shared by every user.
+			if rt, ok := c.routes.take(p.Meta); ok && rt.call != nil {
+				r = rt.call.r
+			}
+		} else {
+			r, err = c.requesterFor(p.Meta)
+		}
 		switch {
 		case err != nil:
 			return nil, err

@@ -389,8 +389,9 @@ func (r *heldRequester) CreateMessage(ctx context.Context, p *mcp.CreateMessageP
 // before 2026-07-28 (which asked for one content block), as that server
 // expects it. go-sdk decodes a sampling response of a 2026-07-28 retry as
 // a CreateMessageWithToolsResult (its content an array, or one block made
-// one); a result of one block is the plain result, more than one cannot be
-// told to such a server.
+// one); a result of one text, image or audio block is the plain result;
+// more than one block, or a tool_use or tool_result block, cannot be told
+// to such a server (-32602).
 func samplingResult(resp mcp.InputResponse) (*mcp.CreateMessageResult, error) {
 	switch r := resp.(type) {
 	case *mcp.CreateMessageResult:
@@ -402,6 +403,12 @@ func samplingResult(resp mcp.InputResponse) (*mcp.CreateMessageResult, error) {
 				n = len(r.Content)
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the client's sampling result has %d content blocks; the server (of a protocol version before 2026-07-28, asking without tools) takes one", n)}
+		}
+		switch r.Content[0].(type) {
+		case *mcp.TextContent, *mcp.ImageContent, *mcp.AudioContent:
+		default:
+			// (tool_use, tool_result: the server asked without tools.)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the client's sampling result is %T; the server (of a protocol version before 2026-07-28, asking without tools) takes text, image or audio", r.Content[0])}
 		}
 		return &mcp.CreateMessageResult{Meta: r.Meta, Content: r.Content[0], Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
 	}

@@ -1247,6 +1247,8 @@ func TestPassthroughLegacySessionClientsAtOnce(t *testing.T) {
 		t.Fatal(p.problems)
 	}
 	hold := make(chan struct{})
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (a failed check must not leave the calls waiting)
 	asked := make(chan string, 4)
 	var wg sync.WaitGroup
 	for _, user := range []string{"alice", "bob"} {
@@ -1265,12 +1267,26 @@ func TestPassthroughLegacySessionClientsAtOnce(t *testing.T) {
 		}()
 	}
 	first := <-asked // one call is asked; the other waits for it
+	// Once the other call waits for the second session, with the first in
+	// flight there, the other client has not been asked.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		inFlight, waiting := p.h.Connections().SecondSession(context.Background(), "n")
+		if waiting == 1 {
+			if inFlight != 1 {
+				t.Fatalf("%d calls in flight on the second session while another waits; want 1", inFlight)
+			}
+			break
+		}
+		if inFlight > 1 || time.Now().After(deadline) {
+			t.Fatalf("second session: %d calls in flight, %d waiting; want 1 and 1", inFlight, waiting)
+		}
+	}
 	select {
 	case second := <-asked:
 		t.Fatalf("both asked at once: %q and %q", first, second)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
-	close(hold)
+	release.Do(func() { close(hold) })
 	wg.Wait()
 	close(asked)
 	second := <-asked

@@ -36,14 +36,17 @@ func (g *Gateway) SetSoleClient(ss *mcp.ServerSession) {
 // whose client has roots (inbound OAuth), by conn.User ID: a per-user
 // connection's server asking outside any call is answered by its user's
 // client. One entry per user, replaced by the user's next session; a
-// session that fails to answer is forgotten. Sessions on other replicas
-// are not known: the settings' roots answer then. The host's gateways
-// share one (Options.UserClients), so that a user whose client uses an
-// endpoint only (/mcp/NAME) is asked as well as one of /mcp, whichever
-// gateway the host's OnListRoots asks. The zero value is ready to use.
+// session that ends, or fails to answer, is forgotten. Sessions on other
+// replicas are not known: the settings' roots answer then. The host's
+// gateways share one (Options.UserClients), so that a user whose client
+// uses an endpoint only (/mcp/NAME) is asked as well as one of /mcp,
+// whichever gateway the host's OnListRoots asks. The zero value is ready
+// to use.
 type UserClients struct {
 	mu sync.Mutex
 	m  map[string]*mcp.ServerSession
+	// watched are the sessions whose end is awaited (seen), by user ID.
+	watched map[*mcp.ServerSession]string
 }
 
 func (u *UserClients) seen(id string, ss *mcp.ServerSession) {
@@ -54,8 +57,29 @@ func (u *UserClients) seen(id string, ss *mcp.ServerSession) {
 	defer u.mu.Unlock()
 	if u.m == nil {
 		u.m = map[string]*mcp.ServerSession{}
+		u.watched = map[*mcp.ServerSession]string{}
 	}
 	u.m[id] = ss
+	if _, ok := u.watched[ss]; ok {
+		return
+	}
+	u.watched[ss] = id
+	// Ends with the session (the gateway's Close ends every session).
+	go func() {
+		ss.Wait()
+		u.ended(ss)
+	}()
+}
+
+// ended forgets ss, which ended.
+func (u *UserClients) ended(ss *mcp.ServerSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	id := u.watched[ss]
+	delete(u.watched, ss)
+	if u.m[id] == ss {
+		delete(u.m, id)
+	}
 }
 
 func (u *UserClients) get(id string) *mcp.ServerSession {
