@@ -125,30 +125,23 @@ func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *regis
 		skills []*registry.Skill
 		ttl    *int
 		scope  string
-		err    error
 	}
-	got := make([]listed, len(servers))
-	var wg sync.WaitGroup
-	for i, s := range servers {
-		wg.Add(1)
-		go func() { // (ends with the upstream request, bounded by ctx)
-			defer wg.Done()
-			var l listed
-			l.skills, l.ttl, l.scope, l.err = g.h.ListSkills(ctx, s)
-			got[i] = l
-		}()
-	}
-	wg.Wait()
+	got := askEach(servers, func(s string) (listed, error) {
+		var l listed
+		var err error
+		l.skills, l.ttl, l.scope, err = g.h.ListSkills(ctx, s)
+		return l, err
+	})
 	res := &registry.ListSkillsResult{ResultType: "complete", Skills: []*registry.Skill{}, CacheScope: "public"}
 	if principalIn(ctx) != nil && g.skillsPerPrincipal() {
 		res.CacheScope = "private" // (what is listed depends on who asks)
 	}
 	ttl := -1
 	byURI := map[string][]registry.ServerSkill{}
-	for i, s := range servers {
-		l := got[i]
-		if l.err != nil {
-			g.log.Debug("a server's skills are not listed", "server", s, "error", l.err)
+	for _, an := range got {
+		s, l := an.server, an.res
+		if an.err != nil {
+			g.log.Debug("a server's skills are not listed", "server", s, "error", an.err)
 			continue
 		}
 		if l.ttl != nil && (ttl < 0 || *l.ttl < ttl) {
@@ -179,6 +172,44 @@ func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *regis
 		*res.TTLMs = ttl
 	}
 	return res, nil
+}
+
+// asked is one server's answer to a request askEach sent it.
+type asked[T any] struct {
+	server string
+	res    T
+	err    error
+}
+
+// askEach asks each of servers at once, by ask (each request bounded by the
+// context ask uses), and returns their answers in the order of servers once
+// all have answered.
+func askEach[T any](servers []string, ask func(server string) (T, error)) []asked[T] {
+	got := make([]asked[T], len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() { // (ends with the upstream request, bounded by its context)
+			defer wg.Done()
+			res, err := ask(s)
+			got[i] = asked[T]{s, res, err}
+		}()
+	}
+	wg.Wait()
+	return got
+}
+
+// answered returns the answers of got without an error, with a result, and
+// (if ok is not nil) one ok accepts.
+func answered[T comparable](got []asked[T], ok func(T) bool) []asked[T] {
+	var zero T
+	var found []asked[T]
+	for _, an := range got {
+		if an.err == nil && an.res != zero && (ok == nil || ok(an.res)) {
+			found = append(found, an)
+		}
+	}
+	return found
 }
 
 // skillLabelURIs leaves out of the listed resources and templates
@@ -273,28 +304,11 @@ func (g *Gateway) getSkill(ctx context.Context, _ *mcp.ServerSession, p *registr
 		return nil, unknown
 	}
 	a := g.auditCall(ctx, registry.MethodGetSkill, p.URI, "", "", 0)
-	type answer struct {
-		server string
-		res    *registry.GetSkillResult
-		err    error
-	}
-	got := make([]answer, len(servers))
-	var wg sync.WaitGroup
-	for i, s := range servers {
-		wg.Add(1)
-		go func() { // (ends with the upstream request, bounded by ctx)
-			defer wg.Done()
-			res, err := g.h.GetSkill(ctx, s, own)
-			got[i] = answer{s, res, err}
-		}()
-	}
-	wg.Wait()
-	var found []answer
+	got := askEach(servers, func(s string) (*registry.GetSkillResult, error) { return g.h.GetSkill(ctx, s, own) })
+	found := answered(got, func(r *registry.GetSkillResult) bool { return r.Skill != nil })
 	var lastErr error
 	for _, an := range got {
-		if an.err == nil && an.res != nil && an.res.Skill != nil {
-			found = append(found, an)
-		} else if an.err != nil {
+		if an.err != nil {
 			lastErr = an.err
 		}
 	}
@@ -354,28 +368,10 @@ func (g *Gateway) readDirectory(ctx context.Context, _ *mcp.ServerSession, p *re
 	if len(servers) == 0 {
 		return nil, unknown
 	}
-	type answer struct {
-		server string
-		res    *registry.ReadDirectoryResult
-		err    error
-	}
-	got := make([]answer, len(servers))
-	var wg sync.WaitGroup
-	for i, s := range servers {
-		wg.Add(1)
-		go func() { // (ends with the upstream request, bounded by ctx)
-			defer wg.Done()
-			res, err := g.h.ReadDirectory(ctx, s, &registry.ReadDirectoryParams{URI: own, Cursor: p.Cursor})
-			got[i] = answer{s, res, err}
-		}()
-	}
-	wg.Wait()
-	var found []answer
-	for _, an := range got {
-		if an.err == nil && an.res != nil {
-			found = append(found, an)
-		}
-	}
+	got := askEach(servers, func(s string) (*registry.ReadDirectoryResult, error) {
+		return g.h.ReadDirectory(ctx, s, &registry.ReadDirectoryParams{URI: own, Cursor: p.Cursor})
+	})
+	found := answered(got, nil)
 	if len(found) != 1 {
 		var je *jsonrpc.Error
 		if len(servers) == 1 && errors.As(got[0].err, &je) {
@@ -460,27 +456,8 @@ func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceReques
 		r, err := g.skillRead(ctx, req, servers[0], own)
 		return r, true, err
 	}
-	type answer struct {
-		res *mcp.ReadResourceResult
-		err error
-	}
-	got := make([]answer, len(servers))
-	var wg sync.WaitGroup
-	for i, s := range servers {
-		wg.Add(1)
-		go func() { // (ends with the upstream request, bounded by ctx)
-			defer wg.Done()
-			r, err := g.skillRead(ctx, req, s, own)
-			got[i] = answer{r, err}
-		}()
-	}
-	wg.Wait()
-	var found []answer
-	for _, an := range got {
-		if an.err == nil && an.res != nil {
-			found = append(found, an)
-		}
-	}
+	got := askEach(servers, func(s string) (*mcp.ReadResourceResult, error) { return g.skillRead(ctx, req, s, own) })
+	found := answered(got, nil)
 	if len(found) != 1 {
 		return nil, true, mcp.ResourceNotFoundError(uri)
 	}
