@@ -190,7 +190,6 @@ func ErrorCode(resp []byte) []byte {
 // braces; nil: none) and, if caps is not nil, the client's capabilities
 // (a JSON object) under the key of MCP's reserved _meta for them.
 func CallRequest(id, name, args, meta, caps, trace []byte) []byte {
-	const capsKey = `"` + mcp.MetaKeyClientCapabilities + `":`
 	b := make([]byte, 0, 96+len(id)+len(name)+len(args)+len(meta)+len(capsKey)+len(caps)+len(trace))
 	b = append(b, head...)
 	b = append(b, id...)
@@ -200,25 +199,9 @@ func CallRequest(id, name, args, meta, caps, trace []byte) []byte {
 		b = append(b, `,"arguments":`...)
 		b = append(b, args...)
 	}
-	if len(meta) > 0 || caps != nil || len(trace) > 0 {
-		b = append(b, `,"_meta":{`...)
-		b = append(b, meta...)
-		sep := len(meta) > 0
-		if caps != nil {
-			if sep {
-				b = append(b, ',')
-			}
-			b = append(b, capsKey...)
-			b = append(b, caps...)
-			sep = true
-		}
-		if len(trace) > 0 {
-			if sep {
-				b = append(b, ',')
-			}
-			b = append(b, trace...)
-		}
-		b = append(b, '}')
+	if hasMeta(meta, caps, trace) {
+		b = append(b, ',')
+		b = appendMeta(b, meta, caps, trace)
 	}
 	return append(b, "}}"...)
 }
@@ -235,7 +218,6 @@ func appendString(b []byte, s string) []byte {
 // and trace added to params._meta as CallRequest adds them: the raw lane's
 // requests other than tools/call (the tasks methods).
 func MethodRequest(id []byte, method string, members, meta, caps, trace []byte) []byte {
-	const capsKey = `"` + mcp.MetaKeyClientCapabilities + `":`
 	b := make([]byte, 0, 64+len(id)+len(method)+len(members)+len(meta)+len(capsKey)+len(caps)+len(trace))
 	b = append(b, head...)
 	b = append(b, id...)
@@ -243,28 +225,43 @@ func MethodRequest(id []byte, method string, members, meta, caps, trace []byte) 
 	b = appendString(b, method)
 	b = append(b, `,"params":{`...)
 	b = append(b, members...)
-	if len(meta) > 0 || caps != nil || len(trace) > 0 {
+	if hasMeta(meta, caps, trace) {
 		if len(members) > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `"_meta":{`...)
-		b = append(b, meta...)
-		sep := len(meta) > 0
-		if caps != nil {
-			if sep {
-				b = append(b, ',')
-			}
-			b = append(b, capsKey...)
-			b = append(b, caps...)
-			sep = true
-		}
-		if len(trace) > 0 {
-			if sep {
-				b = append(b, ',')
-			}
-			b = append(b, trace...)
-		}
-		b = append(b, '}')
+		b = appendMeta(b, meta, caps, trace)
 	}
 	return append(b, "}}"...)
+}
+
+// capsKey is the key of MCP's reserved _meta for the client's
+// capabilities, as a JSON member's key and colon.
+const capsKey = `"` + mcp.MetaKeyClientCapabilities + `":`
+
+// hasMeta tells whether appendMeta has anything to write.
+func hasMeta(meta, caps, trace []byte) bool {
+	return len(meta) > 0 || caps != nil || len(trace) > 0
+}
+
+// appendMeta appends the member "_meta" of CallRequest and MethodRequest:
+// the members meta and trace and, if caps is not nil, caps under capsKey.
+func appendMeta(b, meta, caps, trace []byte) []byte {
+	b = append(b, `"_meta":{`...)
+	b = append(b, meta...)
+	sep := len(meta) > 0
+	if caps != nil {
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, capsKey...)
+		b = append(b, caps...)
+		sep = true
+	}
+	if len(trace) > 0 {
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, trace...)
+	}
+	return append(b, '}')
 }
