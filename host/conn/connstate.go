@@ -146,6 +146,17 @@ func (c *Conn) Session(ctx context.Context) (*mcp.ClientSession, error) {
 	return cs, err
 }
 
+// rawLane returns the raw lane of cs, nil when it has none or cs is no
+// longer the live session.
+func (c *Conn) rawLane(cs *mcp.ClientSession) rawStarter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session != cs {
+		return nil
+	}
+	return c.raw
+}
+
 // sessionGen is Session, with the session's generation.
 func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, error) {
 	for {

@@ -646,12 +646,7 @@ func (m *Manager) CallRaw(ctx context.Context, server string, rc RawCall) (resp 
 			release()
 			return nil, true, timedOut(ctx, rc, err)
 		}
-		c.mu.Lock()
-		raw = c.raw
-		if c.session != cs {
-			raw = nil
-		}
-		c.mu.Unlock()
+		raw = c.rawLane(cs)
 	}
 	defer c.release() // (the slot taken by ready or acquire)
 	if raw == nil || c.listedGen(csGen) != rc.Gen {

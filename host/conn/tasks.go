@@ -61,12 +61,7 @@ func (m *Manager) Request(ctx context.Context, server, version, method, name str
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	raw := c.raw
-	if c.session != cs {
-		raw = nil
-	}
-	c.mu.Unlock()
+	raw := c.rawLane(cs)
 	if raw == nil {
 		return nil, fmt.Errorf("%s: %w", server, ErrNoRawLane)
 	}
@@ -334,12 +329,7 @@ func TaskResultOf(res *mcp.CallToolResult) (TaskResult, bool) {
 // as a *jsonrpc.Error. sent is false when cs has no raw lane (nothing was
 // sent: the go-sdk client sends the call).
 func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams, caps map[string]any, fc *call, ids TaskIDs) (res *mcp.CallToolResult, sent bool, err error) {
-	c.mu.Lock()
-	raw := c.raw
-	if c.session != cs {
-		raw = nil
-	}
-	c.mu.Unlock()
+	raw := c.rawLane(cs)
 	if raw == nil {
 		return nil, false, nil
 	}
