@@ -182,15 +182,7 @@ func executionEvent(data []byte) []byte {
 	if !ok {
 		return nil
 	}
-	out, changed := responseExecution(resp)
-	if !changed {
-		return nil
-	}
-	b, err := jsonrpc.EncodeMessage(out)
-	if err != nil {
-		return nil
-	}
-	return b
+	return changedData(responseExecution(resp))
 }
 
 // executionBody replaces a tools/list's JSON response body by one with its

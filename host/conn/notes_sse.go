@@ -78,15 +78,7 @@ func (c *Conn) routeEvent(data []byte, on *call) []byte {
 	if err != nil {
 		return nil // the go-sdk reports it
 	}
-	out, changed := c.routeNote(msg, on)
-	if !changed {
-		return nil
-	}
-	b, err := jsonrpc.EncodeMessage(out)
-	if err != nil {
-		return nil
-	}
-	return b
+	return changedData(c.routeNote(msg, on))
 }
 
 // mayRoute reports whether data may be a message routeNote routes (or
@@ -343,4 +335,18 @@ func (r *sseRouter) finish(end []byte) {
 func (r *sseRouter) reset() {
 	r.event, r.fields, r.data, r.nData, r.partial = r.event[:0], r.fields[:0], r.data[:0], 0, r.partial[:0]
 	r.name, r.id, r.hasID = "", "", false
+}
+
+// changedData is the data of out, a message as changed (changed) from the
+// one read: its encoding, or nil to keep the message as it is (when it was
+// not changed, or cannot be encoded).
+func changedData(out jsonrpc.Message, changed bool) []byte {
+	if !changed {
+		return nil
+	}
+	b, err := jsonrpc.EncodeMessage(out)
+	if err != nil {
+		return nil
+	}
+	return b
 }
