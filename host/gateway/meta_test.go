@@ -255,20 +255,7 @@ func TestDefinitionsPassThroughHTTP(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c-" + version}, nil).Connect(ctx,
-				&mcp.StreamableClientTransport{Endpoint: srv.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cs.Close() })
-			if got := cs.InitializeResult().ProtocolVersion; got != version {
-				t.Fatalf("negotiated %s, want %s", got, version)
-			}
-			res, err := cs.ListTools(ctx, nil)
-			if err != nil || len(res.Tools) != 1 {
-				t.Fatalf("tools/list: %+v %v", res, err)
-			}
-			wantToolFields(t, "tools/list", res.Tools[0])
+			cs := wantListedTool(t, ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, version)
 			rs, err := cs.ListResources(ctx, nil)
 			if err != nil || len(rs.Resources) != 1 {
 				t.Fatalf("resources/list: %+v %v", rs, err)
@@ -278,6 +265,28 @@ func TestDefinitionsPassThroughHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wantListedTool connects a client of version through transport to a
+// gateway of metaServe's, checks the version negotiated and the one tool
+// listed (wantToolFields), and returns the session (closed at the test's
+// end).
+func wantListedTool(t *testing.T, ctx context.Context, transport mcp.Transport, version string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c-" + version}, nil).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated %s, want %s", got, version)
+	}
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil || len(res.Tools) != 1 {
+		t.Fatalf("tools/list: %+v %v", res, err)
+	}
+	wantToolFields(t, "tools/list", res.Tools[0])
+	return cs
 }
 
 // TestToolTitleAsGiven: a tool's title is served as its server gave it —
@@ -344,20 +353,7 @@ func TestDefinitionsPassThroughStdio(t *testing.T) {
 				outR.Close()
 				<-done
 			})
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c-" + version}, nil).Connect(ctx,
-				&mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cs.Close() })
-			if got := cs.InitializeResult().ProtocolVersion; got != version {
-				t.Fatalf("negotiated %s, want %s", got, version)
-			}
-			res, err := cs.ListTools(ctx, nil)
-			if err != nil || len(res.Tools) != 1 {
-				t.Fatalf("tools/list: %+v %v", res, err)
-			}
-			wantToolFields(t, "tools/list", res.Tools[0])
+			wantListedTool(t, ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, version)
 		})
 	}
 }

@@ -208,26 +208,7 @@ func TestServerNamingPerUser(t *testing.T) {
 		t.Run(tc.naming, func(t *testing.T) {
 			t.Parallel()
 			g, log, buf := hiddenGatewayWith(t, gateway.Options{Naming: tc.naming})
-			call := httpSessionCall()
-			list := call(t, g, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "")
-			if !strings.Contains(list.body, `"name":"`+tc.served+`"`) || strings.Contains(list.body, `"name":"`+tc.absent+`"`) {
-				t.Errorf("alice's tools/list: %s; want %s, not %s", list.body, tc.served, tc.absent)
-			}
-			got := call(t, g, callBody(4, tc.served, ""), tc.served)
-			if strings.Contains(got.body, "unknown tool") || !strings.Contains(got.body, `"result"`) {
-				t.Errorf("call %s: %d %s", tc.served, got.status, got.body)
-			}
-			got = call(t, g, callBody(5, tc.absent, ""), tc.absent)
-			if !strings.Contains(got.body, "unknown tool") {
-				t.Errorf("call %s: %d %s, want unknown tool", tc.absent, got.status, got.body)
-			}
-			var tools []string
-			for _, r := range auditLines(t, log, buf) {
-				tools = append(tools, r.Tool)
-			}
-			if len(tools) == 0 || tools[0] != "mcp__prot__authenticate" {
-				t.Errorf("audit lines' tools %v, want the first under the canonical mcp__prot__authenticate", tools)
-			}
+			checkProtServedAs(t, g, log, buf, tc.served, tc.absent, "")
 		})
 	}
 }
@@ -250,28 +231,38 @@ func TestToolOverridesPerUser(t *testing.T) {
 			t.Parallel()
 			g, log, buf := hiddenGatewayProt(t, gateway.Options{Naming: tc.naming}, &config.ToolFilter{Overrides: map[string]*config.ToolOverride{
 				"authenticate": {Name: "sign_in", Description: "Signs you in to prot."}}})
-			call := httpSessionCall()
-			list := call(t, g, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "")
-			if !strings.Contains(list.body, `"name":"`+tc.served+`"`) || strings.Contains(list.body, `"name":"`+tc.absent+`"`) ||
-				!strings.Contains(list.body, `"description":"Signs you in to prot."`) {
-				t.Errorf("alice's tools/list: %s; want %s (with the override's description), not %s", list.body, tc.served, tc.absent)
-			}
-			got := call(t, g, callBody(4, tc.served, ""), tc.served)
-			if strings.Contains(got.body, "unknown tool") || !strings.Contains(got.body, `"result"`) {
-				t.Errorf("call %s: %d %s", tc.served, got.status, got.body)
-			}
-			got = call(t, g, callBody(5, tc.absent, ""), tc.absent)
-			if !strings.Contains(got.body, "unknown tool") {
-				t.Errorf("call %s (renamed by the override): %d %s, want unknown tool", tc.absent, got.status, got.body)
-			}
-			var tools []string
-			for _, r := range auditLines(t, log, buf) {
-				tools = append(tools, r.Tool)
-			}
-			if len(tools) == 0 || tools[0] != "mcp__prot__authenticate" {
-				t.Errorf("audit lines' tools %v, want the first under the canonical mcp__prot__authenticate", tools)
-			}
+			checkProtServedAs(t, g, log, buf, tc.served, tc.absent, `"description":"Signs you in to prot."`)
 		})
+	}
+}
+
+// checkProtServedAs checks prot's authenticate tool at g (per user: a
+// session of alice's): alice's tools/list lists it as served, not as absent
+// (and holds also, if not "", the text listed), a call of served reaches it,
+// one of absent answers unknown tool, and the first audit line names the
+// canonical mcp__prot__authenticate.
+func checkProtServedAs(t *testing.T, g *gateway.Gateway, log *audit.Log, buf *syncbuf.Buffer, served, absent, listed string) {
+	t.Helper()
+	call := httpSessionCall()
+	list := call(t, g, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "")
+	if !strings.Contains(list.body, `"name":"`+served+`"`) || strings.Contains(list.body, `"name":"`+absent+`"`) ||
+		!strings.Contains(list.body, listed) {
+		t.Errorf("alice's tools/list: %s; want %s (with %s), not %s", list.body, served, listed, absent)
+	}
+	got := call(t, g, callBody(4, served, ""), served)
+	if strings.Contains(got.body, "unknown tool") || !strings.Contains(got.body, `"result"`) {
+		t.Errorf("call %s: %d %s", served, got.status, got.body)
+	}
+	got = call(t, g, callBody(5, absent, ""), absent)
+	if !strings.Contains(got.body, "unknown tool") {
+		t.Errorf("call %s: %d %s, want unknown tool", absent, got.status, got.body)
+	}
+	var tools []string
+	for _, r := range auditLines(t, log, buf) {
+		tools = append(tools, r.Tool)
+	}
+	if len(tools) == 0 || tools[0] != "mcp__prot__authenticate" {
+		t.Errorf("audit lines' tools %v, want the first under the canonical mcp__prot__authenticate", tools)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,12 +25,7 @@ import (
 // (bob), as a resource that does not exist.
 func TestPerUserAppsReads(t *testing.T) {
 	t.Parallel()
-	server := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
-	server.AddTool(&mcp.Tool{Name: "show", InputSchema: map[string]any{"type": "object"},
-		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.html"}}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{}, nil
-		})
+	server := showServer()
 	server.AddResource(&mcp.Resource{URI: "ui://charts/show.html", Name: "show", MIMEType: "text/html;profile=mcp-app"},
 		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			// (Which upstream session read it: one per user's connection.)
@@ -40,9 +34,7 @@ func TestPerUserAppsReads(t *testing.T) {
 		})
 	pu := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	t.Cleanup(pu.Close)
-	s := &config.Server{Name: "pu", Transport: config.TransportHTTP, URL: pu.URL, Approved: true, ConnectTimeout: 5 * time.Second,
-		OAuth:  &config.OAuth{Grant: config.GrantAuthorizationCode, PerUser: true, AllowLoopback: true},
-		Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	s := perUserServer("pu", pu.URL)
 	deny := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__pu",
 		For: &permissions.Principals{Subjects: []string{"bob"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,12 +26,7 @@ import (
 // userResource did not ask inEndpoint.)
 func TestPerUserResourceOutsideEndpoint(t *testing.T) {
 	t.Parallel()
-	server := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
-	server.AddTool(&mcp.Tool{Name: "show", InputSchema: map[string]any{"type": "object"},
-		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.html"}}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{}, nil
-		})
+	server := showServer()
 	for _, uri := range []string{"ui://charts/show.html", "note://n"} {
 		server.AddResource(&mcp.Resource{URI: uri, Name: uri},
 			func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -43,13 +37,8 @@ func TestPerUserResourceOutsideEndpoint(t *testing.T) {
 	t.Cleanup(upstream.Close)
 	// pu and pv: two per-user servers (no login needed) of the same
 	// upstream.
-	perUser := func(name string) *config.Server {
-		return &config.Server{Name: name, Transport: config.TransportHTTP, URL: upstream.URL, Approved: true, ConnectTimeout: 5 * time.Second,
-			OAuth:  &config.OAuth{Grant: config.GrantAuthorizationCode, PerUser: true, AllowLoopback: true},
-			Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{perUser("pu"), perUser("pv")}, DefaultMode: "allow_all",
+	h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("pu", upstream.URL), perUserServer("pv", upstream.URL)}, DefaultMode: "allow_all",
 		Endpoints: []*config.Endpoint{{Name: "dev", Servers: []string{"pv"}}, {Name: "both", Servers: []string{"pu", "pv"}}}},
 		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
 	if err != nil {

@@ -3,11 +3,9 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,13 +43,8 @@ func userMetaGatewayWith(t *testing.T, opts *gateway.Options) string {
 	t.Cleanup(pu.Close)
 	pr := httptest.NewServer(rawToolsHTTP(true, false))
 	t.Cleanup(pr.Close)
-	perUser := func(name, url string) *config.Server {
-		return &config.Server{Name: name, Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second,
-			OAuth:  &config.OAuth{Grant: config.GrantAuthorizationCode, PerUser: true, AllowLoopback: true},
-			Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{perUser("pu", pu.URL), perUser("pr", pr.URL)}, DefaultMode: "allow_all"},
+	h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("pu", pu.URL), perUserServer("pr", pr.URL)}, DefaultMode: "allow_all"},
 		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -70,42 +63,35 @@ func userMetaGatewayWith(t *testing.T, opts *gateway.Options) string {
 // 2025-11-25 session, opened on first use, or 2026-07-28 requests standing
 // alone): raw, as a go-sdk client would drop "execution".
 func aliceRPC(t *testing.T, url, version string) func(method, params string) map[string]any {
-	var sid string
-	id := 10
+	rpc := aliceRawRPC(t, url, version)
 	return func(method, params string) map[string]any {
 		t.Helper()
-		headers := map[string]string{"Authorization": "Bearer alice"}
-		if version >= newProtocol {
-			headers["Mcp-Protocol-Version"] = version
-			headers["Mcp-Method"] = method
-			var p struct{ URI, Name string }
-			json.Unmarshal([]byte(params), &p)
-			if n := p.URI + p.Name; n != "" {
-				headers["Mcp-Name"] = n
-			}
-			params = strings.Replace(params, "{", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"`+version+
-				`","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}},`, 1)
-			params = strings.Replace(params, ",}", "}", 1)
-		} else if sid == "" {
-			resp, _ := post(t, url, strings.Replace(initialize, "2025-06-18", version, 1), headers)
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("initialize: %s", resp.Status)
-			}
-			sid = resp.Header.Get("Mcp-Session-Id")
-			headers["Mcp-Session-Id"], headers["Mcp-Protocol-Version"] = sid, version
-			post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers)
+		res, msg := rpc(method, params)
+		if res == nil {
+			t.Fatalf("%s %s: no result (error %q)", method, params, msg)
 		}
-		if sid != "" {
-			headers["Mcp-Session-Id"], headers["Mcp-Protocol-Version"] = sid, version
-		}
-		id++
-		_, body := post(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params), headers)
-		var out map[string]any
-		if err := json.Unmarshal([]byte(answerOf(body)), &out); err != nil || out["result"] == nil {
-			t.Fatalf("%s %s: %s (%v)", method, params, body, err)
-		}
-		return out["result"].(map[string]any)
+		return res
 	}
+}
+
+// perUserServer is a per-user server (OAuth per_user, no login needed) at
+// url: the user's own connection to it.
+func perUserServer(name, url string) *config.Server {
+	return &config.Server{Name: name, Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second,
+		OAuth:  &config.OAuth{Grant: config.GrantAuthorizationCode, PerUser: true, AllowLoopback: true},
+		Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+}
+
+// showServer is a go-sdk server "pu" with a tool "show" whose _meta names
+// the MCP Apps resource ui://charts/show.html (not added).
+func showServer() *mcp.Server {
+	server := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "show", InputSchema: map[string]any{"type": "object"},
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.html"}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	return server
 }
 
 // TestPerUserDefinitionsPassThrough: the tools of per-user servers, added
