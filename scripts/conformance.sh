@@ -266,6 +266,35 @@ run_each() {
   fi
 }
 
+# run_gateways PART LABEL EXPECTED STDIO URL: run_each of PART (held to
+# EXPECTED) through a gateway whose one server, named PART, is first the
+# server block's body STDIO (over stdio), then the server at URL (over
+# HTTP); LABEL names the server in the summary. The gateway's configuration
+# is the default but for its one server and the permission to call its
+# tools.
+run_gateways() {
+  local part=$1 label=$2 expected=$3 stdio=$4 server_url=$5 via suffix body
+  for via in stdio HTTP; do
+    suffix= body=$stdio
+    if [[ $via == HTTP ]]; then
+      suffix=-http
+      body="  transport = \"http\"
+  url       = \"$server_url\""
+    fi
+    cat >"$out/gateway-$part$suffix.hcl" <<EOF
+server "$part" {
+$body
+}
+
+permissions {
+  allow = ["mcp__$part"]
+}
+EOF
+    start_gateway "gateway-$part$suffix"
+    run_each "$part" "$part-gateway$suffix" "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → $label over $via" "$expected"
+  done
+}
+
 if [[ $parts == *" tasks "* ]]; then
   go build -o "$out/tasksserver" ./test/conformance/tasksserver
   mapfile -t each_scenarios < <(sed -n 's/^  - scenario: \(tasks-[a-z0-9-]*\)$/\1/p' \
@@ -277,31 +306,7 @@ if [[ $parts == *" tasks "* ]]; then
   tasks_port=$port
   url="http://127.0.0.1:$port/"
   run_each tasks tasks-direct "tasksserver direct over HTTP"
-  # The gateway's configuration is the default but for its one server and
-  # the permission to call its tools.
-  cat >"$out/gateway-tasks.hcl" <<EOF
-server "tasks" {
-  command = "$out/tasksserver"
-}
-
-permissions {
-  allow = ["mcp__tasks"]
-}
-EOF
-  start_gateway gateway-tasks
-  run_each tasks tasks-gateway "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → tasksserver over stdio" "$tasks_expected"
-  cat >"$out/gateway-tasks-http.hcl" <<EOF
-server "tasks" {
-  transport = "http"
-  url       = "http://127.0.0.1:$tasks_port/"
-}
-
-permissions {
-  allow = ["mcp__tasks"]
-}
-EOF
-  start_gateway gateway-tasks-http
-  run_each tasks tasks-gateway-http "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → tasksserver over HTTP" "$tasks_expected"
+  run_gateways tasks tasksserver "$tasks_expected" "  command = \"$out/tasksserver\"" "http://127.0.0.1:$tasks_port/"
   stop_all
 fi
 
@@ -317,32 +322,8 @@ if [[ $parts == *" skills "* ]]; then
   skills_port=$port
   url="http://127.0.0.1:$port/mcp"
   run_each skills skills-direct "mcphost-demo -skills direct over HTTP"
-  # The gateway's configuration is the default but for its one server and
-  # the permission to call its tools.
-  cat >"$out/gateway-skills.hcl" <<EOF
-server "skills" {
-  command = "$out/mcphost-demo"
-  args    = ["-skills"]
-}
-
-permissions {
-  allow = ["mcp__skills"]
-}
-EOF
-  start_gateway gateway-skills
-  run_each skills skills-gateway "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → mcphost-demo -skills over stdio" "$skills_expected"
-  cat >"$out/gateway-skills-http.hcl" <<EOF
-server "skills" {
-  transport = "http"
-  url       = "http://127.0.0.1:$skills_port/mcp"
-}
-
-permissions {
-  allow = ["mcp__skills"]
-}
-EOF
-  start_gateway gateway-skills-http
-  run_each skills skills-gateway-http "mcphost serve --http${serve_flags[*]:+ ${serve_flags[*]}} → mcphost-demo -skills over HTTP" "$skills_expected"
+  run_gateways skills "mcphost-demo -skills" "$skills_expected" "  command = \"$out/mcphost-demo\"
+  args    = [\"-skills\"]" "http://127.0.0.1:$skills_port/mcp"
   stop_all
 fi
 
