@@ -34,6 +34,7 @@ type Conn struct {
 	inflight     inflight           // calls in flight
 	toolsLists   toolsLists         // the go-sdk client's tools/list awaiting their responses (execution.go)
 	routes       routes             // of notifications read, not yet handled (notes.go)
+	taskNotes    taskNotes          // where tasks' status notifications go (tasknotes.go)
 	elicitations elicitationWaiters // -32042 URL elicitations awaited
 
 	mu             sync.Mutex
@@ -234,6 +235,7 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 		c.gen++
 		gen := c.gen
 		c.session, c.raw, c.state, c.err = cs, raw, StateConnected, nil
+		c.taskNotes.reset() // (the old session's tasks are gone)
 		c.connectedAt = time.Now()
 		c.failures, c.terminalErrs = 0, 0
 		c.mu.Unlock()

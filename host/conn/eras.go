@@ -45,7 +45,8 @@ func completeResultTasks(ctx context.Context, resp []byte, older bool, ids TaskI
 	case rawjson.Is(rt.Value, "input_required"):
 		return nil, false
 	case ids != nil && rawjson.Is(rt.Value, "task"):
-		return taskResult(ctx, ids, server, version, resp, rs, result.Start), true
+		out, _, _ := taskResult(ctx, ids, server, version, resp, rs, result.Start)
+		return out, true
 	case !older || !rawjson.Is(rt.Value, "complete"):
 		return resp, true
 	}

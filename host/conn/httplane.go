@@ -477,6 +477,8 @@ func (l *httpLane) note(ctx context.Context, req *jsonrpc.Request, fc *call) {
 		if json.Unmarshal(req.Params, &p) == nil {
 			o.ResourceUpdatedHandler(ctx, &mcp.ResourceUpdatedNotificationRequest{Params: &p})
 		}
+	case MethodTaskStatus:
+		c.taskStatus(req.Params) // (tasknotes.go)
 	case "notifications/elicitation/complete":
 		var p mcp.ElicitationCompleteParams
 		if json.Unmarshal(req.Params, &p) == nil {

@@ -853,7 +853,7 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 			fc.drain(ctx)
 			if v < NewProtocol {
 				if legacyTask {
-					resp = createTaskResult(ctx, tasks, c.cfg.Name, v, resp)
+					resp = c.createTaskResult(ctx, tasks, fc.r, v, resp)
 				}
 				done(resp, true, nil)
 				return

@@ -274,6 +274,9 @@ func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, ch
 		if json.Unmarshal(req.Params, &p) == nil && p.Token != nil {
 			rt.call = c.progressCall(p.Token)
 		}
+	case MethodTaskStatus:
+		c.taskStatus(req.Params) // (the go-sdk client drops it: tasknotes.go)
+		return msg, false
 	default:
 		return msg, false
 	}

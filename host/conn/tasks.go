@@ -102,28 +102,31 @@ func (m *Manager) Request(ctx context.Context, server, version, method, name str
 // taskResult is resp, a task result (resultType "task") of server whose
 // result's members are rs (their offsets from base in resp), with its
 // taskId replaced by what ids names it (unchanged when it has no string
-// taskId).
-func taskResult(ctx context.Context, ids TaskIDs, server, version string, resp []byte, rs []rawjson.Member, base int) []byte {
+// taskId); up is the server's task id and outward the one given for it
+// ("" both when unchanged).
+func taskResult(ctx context.Context, ids TaskIDs, server, version string, resp []byte, rs []rawjson.Member, base int) (out []byte, up, outward string) {
 	tid, ok := rawjson.Find(rs, "taskId")
 	if !ok {
-		return resp
+		return resp, "", ""
 	}
-	up, ok := rawjson.String(tid.Value)
+	up, ok = rawjson.String(tid.Value)
 	if !ok {
-		return resp
+		return resp, "", ""
 	}
-	outward := appendJSONString(nil, ids.Outward(ctx, server, version, up))
-	out := make([]byte, 0, len(resp)+len(outward))
+	outward = ids.Outward(ctx, server, version, up)
+	q := appendJSONString(nil, outward)
+	out = make([]byte, 0, len(resp)+len(q))
 	out = append(out, resp[:base+tid.Start]...)
-	out = append(out, outward...)
-	return append(out, resp[base+tid.End:]...)
+	out = append(out, q...)
+	return append(out, resp[base+tid.End:]...), up, outward
 }
 
-// createTaskResult is resp, a response of a session of version (before
-// NewProtocol) to a task-augmented tools/call, with the id of the task of
-// its CreateTaskResult (result.task.taskId) named by ids; anything else is
+// createTaskResult is resp, a response of c's session of version (before
+// NewProtocol) to a task-augmented tools/call made for r, with the id of
+// the task of its CreateTaskResult (result.task.taskId) named by ids, and
+// the task's status notifications watched (watchTask); anything else is
 // returned as it is.
-func createTaskResult(ctx context.Context, ids TaskIDs, server, version string, resp []byte) []byte {
+func (c *Conn) createTaskResult(ctx context.Context, ids TaskIDs, r Requester, version string, resp []byte) []byte {
 	var arr [8]rawjson.Member
 	ms, err := rawjson.Members(arr[:0], resp)
 	if err != nil {
@@ -145,7 +148,11 @@ func createTaskResult(ctx context.Context, ids TaskIDs, server, version string, 
 	if err != nil {
 		return resp
 	}
-	return taskResult(ctx, ids, server, version, resp, ts, result.Start+task.Start)
+	out, up, outward := taskResult(ctx, ids, c.cfg.Name, version, resp, ts, result.Start+task.Start)
+	if up != "" {
+		c.watchTask(ctx, ids, r, version, up, outward)
+	}
+	return out
 }
 
 // headerSafe is s if it can be a header's value as it is (printable

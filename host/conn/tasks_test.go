@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/config"
 )
 
 type prefixIDs struct{}
@@ -39,7 +41,8 @@ func TestTaskResults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out []byte
 			if tc.legacy {
-				out = createTaskResult(context.Background(), prefixIDs{}, "s", "2025-11-25", []byte(tc.in))
+				c := &Conn{cfg: &config.Server{Name: "s"}}
+				out = c.createTaskResult(context.Background(), prefixIDs{}, nil, "2025-11-25", []byte(tc.in))
 			} else {
 				var ok bool
 				if out, ok = completeResultTasks(context.Background(), []byte(tc.in), false, prefixIDs{}, "s", "2026-07-28"); !ok {
