@@ -158,6 +158,8 @@ type Gateway struct {
 	state   state.Backend
 	replica string
 	fronts  frontSet
+	// noteWriters write what the go-sdk server cannot send (tasknotes.go).
+	noteWriters noteWriters
 
 	leaveState func() // ends the subscriptions to the shared state (once)
 

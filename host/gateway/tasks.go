@@ -119,6 +119,11 @@ type taskTable struct {
 	queue chan ownedTask
 	done  chan struct{}
 	box   *sealbox.Box // (cluster.TaskListPurpose)
+
+	// The writing of tasks' status notifications (tasknotes.go): notes
+	// feeds the writer goroutine (startNotes), which closes notesDone.
+	notes     chan taskNote
+	notesDone chan struct{}
 }
 
 // ownedTask is a task to record for principal.
@@ -147,6 +152,7 @@ func (t *taskTable) start(g *Gateway) {
 	t.done = make(chan struct{})
 	t.box = g.keys.Box(cluster.TaskListPurpose)
 	life := g.life
+	t.startNotes(g)
 	go func() {
 		defer close(t.done)
 		for {
@@ -167,6 +173,7 @@ func (t *taskTable) wait() {
 	if t.done != nil {
 		<-t.done
 	}
+	t.waitNotes()
 }
 
 // enqueue has o recorded in the shared state, without blocking.

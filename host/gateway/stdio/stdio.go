@@ -39,6 +39,7 @@ func serveWith(ctx context.Context, g *gateway.Gateway, r io.ReadCloser, w io.Wr
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	rc := newRelayConn(g, r, w, hk)
+	defer g.AddNoteWriter(rc)() // (a task's status notifications: tasks.go)
 	ss, err := g.Server().Connect(sctx, rc, nil)
 	if hk.connected != nil {
 		hk.connected()

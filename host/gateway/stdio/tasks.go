@@ -1,6 +1,10 @@
 package stdio
 
 import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcphost/mcphost/host/gateway/wire"
 )
 
@@ -31,4 +35,22 @@ func (c *relayConn) serveTasks(m *wire.Message) {
 		c.forget(key)
 		c.WriteLine(out)
 	})
+}
+
+// WriteNote implements gateway.NoteWriter: msg, a notification the go-sdk
+// server cannot send (a task's status), is written to the client when ss
+// is this connection's session.
+func (c *relayConn) WriteNote(_ context.Context, ss *mcp.ServerSession, msg []byte) bool {
+	select {
+	case <-c.connected:
+	default:
+		return false
+	}
+	if ss == nil || ss != c.ss {
+		return false
+	}
+	if err := c.WriteLine(msg); err != nil {
+		c.g.Logger().Debug("writing a notification to the client failed", "error", err)
+	}
+	return true
 }

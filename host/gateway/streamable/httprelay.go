@@ -65,7 +65,10 @@ type httpSessions struct {
 type httpSession struct {
 	ss  *mcp.ServerSession
 	tr  *mcp.StreamableServerTransport
-	sid string // the random id sealed in the session id: its record's key
+	// conn is tr's connection, which writes what the go-sdk server cannot
+	// send (tasknotes.go).
+	conn mcp.Connection
+	sid  string // the random id sealed in the session id: its record's key
 	// logID names the session in logs, audit lines and spans
 	// (gateway.LogSessionID, a digest: computed once).
 	logID string

@@ -355,11 +355,12 @@ func (s *httpSessions) connect(ctx context.Context, id string, c *sessionClaims,
 	if st != nil {
 		opts = &mcp.ServerSessionOptions{State: st}
 	}
-	ss, err := s.f.srv.Connect(context.WithoutCancel(ctx), tr, opts)
+	kt := &keptTransport{StreamableServerTransport: tr}
+	ss, err := s.f.srv.Connect(context.WithoutCancel(ctx), kt, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connecting the session: %w", err)
 	}
-	hs := &httpSession{ss: ss, tr: tr, sid: c.SID, logID: gateway.LogSessionID(ss.ID()), owner: c.P, principal: gateway.PrincipalIn(ctx), calls: map[string]context.CancelFunc{}}
+	hs := &httpSession{ss: ss, tr: tr, conn: kt.conn, sid: c.SID, logID: gateway.LogSessionID(ss.ID()), owner: c.P, principal: gateway.PrincipalIn(ctx), calls: map[string]context.CancelFunc{}}
 	if st != nil {
 		hs.caps = conn.CapabilitiesJSON(st.InitializeParams.Capabilities)
 	}
@@ -534,7 +535,8 @@ func (s *httpSessions) publish(ctx context.Context, msg string) {
 // changed applies a change another replica published: "gone SID" (ended),
 // "level SID LEVEL" (logging/setLevel), "sub SID URI" and "unsub SID URI"
 // (resources/subscribe, unsubscribe), "cancel SID REPLICA\nBODY" (a
-// cancellation, forward.go); nil (messages may have been missed) marks
+// cancellation, forward.go), "note SID REPLICA\nBODY" (a notification for
+// the session's standalone stream, tasknotes.go); nil (messages may have been missed) marks
 // every session held to be read again.
 func (s *httpSessions) changed(msg []byte) {
 	if msg == nil {
@@ -564,6 +566,10 @@ func (s *httpSessions) changed(msg []byte) {
 	case "cancel": // level is the replica that received it (forward.go)
 		if level != s.f.replica {
 			s.cancelled(hs, body)
+		}
+	case "note": // level is the replica that could not write it (tasknotes.go)
+		if level != s.f.replica {
+			s.writeNote(context.Background(), hs, body)
 		}
 	}
 }

@@ -76,7 +76,9 @@ func New(g *gateway.Gateway) *Front {
 	rand.Read(mark[:])
 	f.replayMark = hex.EncodeToString(mark[:])
 	unsub := f.state.Subscribe(cluster.SessionsChannel, f.sessionsChanged)
-	remove := g.AddSessionFront(sessionFront{f})
+	removeFront := g.AddSessionFront(sessionFront{f})
+	removeNotes := g.AddNoteWriter(f)
+	remove := func() { removeFront(); removeNotes() }
 	f.unsub, f.remove = sync.OnceFunc(unsub), sync.OnceFunc(remove)
 	return f
 }
