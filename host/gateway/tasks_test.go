@@ -40,6 +40,26 @@ type tasksUpstream struct {
 	tasks map[string]string // upstream task id: its status
 	got   []string          // "METHOD TASKID" of each tasks request received
 	crash bool              // the tasks methods end the connection, unanswered
+	// notes: a 2025-11-25 tasks/get is answered on an event stream, after
+	// the status notifications of its task and of a task no one created
+	// (statusNotes).
+	notes bool
+}
+
+// statusNotes are the 2025-11-25 status notifications a tasks upstream
+// sends for its task id, one per line: that task's (working, with a
+// message) and one of a task no client created ("up-other").
+func statusNotes(id string) []byte {
+	var out []byte
+	for _, p := range []map[string]any{
+		{"taskId": id, "status": "working", "statusMessage": "half way", "createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:01Z", "ttl": 60000, "pollInterval": 500,
+			"_meta": map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": id}}},
+		{"taskId": "up-other", "status": "working", "createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:01Z", "ttl": 60000},
+	} {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": p})
+		out = append(append(out, b...), '\n')
+	}
+	return out
 }
 
 // newTasksUpstream serves a tasksUpstream of version: a 2025-11-25 server
@@ -166,6 +186,15 @@ func (u *tasksUpstream) serveTasks(w http.ResponseWriter, r *http.Request, rid j
 			detail := map[string]any{"taskId": taskID, "status": "completed", "createdAt": when, "lastUpdatedAt": when}
 			if modern {
 				detail["resultType"], detail["result"] = "complete", result
+			}
+			if u.notes && !modern {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, n := range bytes.Split(bytes.TrimSpace(statusNotes(taskID)), []byte("\n")) {
+					fmt.Fprintf(w, "event: message\ndata: %s\n\n", n)
+				}
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rid, "result": detail})
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+				return true
 			}
 			reply(detail)
 		case "tasks/cancel":
@@ -341,6 +370,7 @@ type stdioTaskClient struct {
 	caps    map[string]any
 	n       int
 	init    rpcResponse // the initialize's answer
+	notes   [][]byte    // the notifications read while waiting for answers
 }
 
 func newStdioTaskClient(t *testing.T, g *gateway.Gateway, version string, caps map[string]any) *stdioTaskClient {
@@ -398,6 +428,9 @@ func (c *stdioTaskClient) send(t *testing.T, method string, params map[string]an
 		}
 		if string(r.ID) == fmt.Sprint(c.n) {
 			return r
+		}
+		if r.ID == nil {
+			c.notes = append(c.notes, l.b)
 		}
 	}
 }
@@ -730,7 +763,9 @@ func rawTasks2025(line []byte) []byte {
 	case req.Method == "tools/call" && req.Params.Task != nil:
 		result = map[string]any{"task": task}
 	case req.Method == "tasks/get" && req.Params.TaskID == "up-1":
-		result = task
+		// (Its status notifications first: tasknotes_test.go.)
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": task})
+		return append(statusNotes("up-1"), b...)
 	case req.Method == "tasks/get":
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32602, "message": "no such task"}})
 		return b

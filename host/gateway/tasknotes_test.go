@@ -1,0 +1,187 @@
+package gateway_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host/config"
+)
+
+// statusNote is a notifications/tasks/status as a client reads it.
+type statusNote struct {
+	Method string         `json:"method"`
+	Params map[string]any `json:"params"`
+}
+
+// taskNotesClient is a 2025-11-25 client of the gateway that creates a
+// task and reads the task status notifications it is sent.
+type taskNotesClient interface {
+	taskClient
+	// statusNotes returns the status notifications read so far, waiting
+	// up to d for at least one.
+	statusNotes(t *testing.T, d time.Duration) []statusNote
+}
+
+// stdioNotesClient is a stdioTaskClient reading its notifications.
+type stdioNotesClient struct{ *stdioTaskClient }
+
+func (c stdioNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNote {
+	deadline := time.Now().Add(d)
+	for {
+		var out []statusNote
+		for _, b := range c.notes {
+			var n statusNote
+			if json.Unmarshal(b, &n) == nil && n.Method == "notifications/tasks/status" {
+				out = append(out, n)
+			}
+		}
+		if len(out) > 0 || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+		c.send(t, "ping", map[string]any{}, true) // (reads what came before its answer)
+	}
+}
+
+// httpNotesClient is an httpClient2025 reading its standalone stream (a
+// GET).
+type httpNotesClient struct {
+	*httpClient2025
+	got chan statusNote
+}
+
+func newHTTPNotesClient(t *testing.T, url string) *httpNotesClient {
+	t.Helper()
+	c := &httpNotesClient{httpClient2025: newHTTPClient2025(t, url), got: make(chan statusNote, 16)}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("Mcp-Protocol-Version", oldProtocol)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		cancel()
+		resp.Body.Close()
+		t.Fatalf("GET: %s", resp.Status)
+	}
+	done := make(chan struct{})
+	go func() { // ends with the stream (cleanup)
+		defer close(done)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
+			var n statusNote
+			if ok && json.Unmarshal(data, &n) == nil && n.Method == "notifications/tasks/status" {
+				c.got <- n
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
+	return c
+}
+
+func (c *httpNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNote {
+	var out []statusNote
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case n := <-c.got:
+			out = append(out, n)
+		case <-timer.C:
+			return out
+		default:
+			if len(out) > 0 {
+				return out
+			}
+			select {
+			case n := <-c.got:
+				out = append(out, n)
+			case <-timer.C:
+				return out
+			}
+		}
+	}
+}
+
+// TestTaskStatusReachesItsCreator: a 2025-11-25 task's status notification
+// from its server (notifications/tasks/status, which the go-sdk client and
+// server both drop) reaches the client session that created the task, with
+// the gateway's id of the task in place of the server's (taskId and the
+// related-task _meta) and the rest as the server sent it; another session
+// of the gateway gets nothing, and a notification of a task no client
+// created (up-other) reaches no one. Both fronts (stdio: the line writer;
+// HTTP: the session's standalone stream), over an HTTP upstream (the
+// notifications on a relayed request's event stream) and a stdio one (read
+// by the connection's read loop). On the old code no client got any status
+// notification.
+func TestTaskStatusReachesItsCreator(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, front := range []string{"stdio", "http"} {
+		for _, upstream := range []string{"http", "stdio"} {
+			t.Run(front+" front, "+upstream+" upstream", func(t *testing.T) {
+				t.Parallel()
+				server := &config.Server{Name: "t", Approved: true, ConnectTimeout: 10 * time.Second}
+				tool := "mcp__t__job"
+				if upstream == "http" {
+					up, url := newTasksUpstream(t, oldProtocol)
+					up.notes = true
+					server.Transport, server.URL, tool = config.TransportHTTP, url, "mcp__t__echo"
+				} else {
+					server.Transport, server.Command, server.Env = config.TransportStdio, exe, map[string]string{rawToolsChildEnv: legacyTasksEra}
+				}
+				p := ptServe(t, ptOptions{servers: []*config.Server{server}})
+				if len(p.problems) > 0 {
+					t.Fatalf("sync: %v", p.problems)
+				}
+				client := func() taskNotesClient {
+					if front == "stdio" {
+						return stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+					}
+					return newHTTPNotesClient(t, p.url)
+				}
+				creator, other := client(), client()
+				res := creator.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+				task, _ := res.Result["task"].(map[string]any)
+				id, _ := task["taskId"].(string)
+				if !strings.HasPrefix(id, "mcpt-") {
+					t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
+				}
+				// tasks/get makes the upstream send the notifications.
+				if res := creator.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+					t.Fatalf("tasks/get: %+v", res.Error)
+				}
+				got := creator.statusNotes(t, 5*time.Second)
+				if len(got) != 1 {
+					t.Fatalf("the creator got %d status notifications (%+v), want 1", len(got), got)
+				}
+				n := got[0].Params
+				rt, _ := n["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"].(map[string]any)
+				if n["taskId"] != id || rt["taskId"] != id || n["status"] != "working" || n["statusMessage"] != "half way" || n["pollInterval"] != float64(500) || n["ttl"] != float64(60000) {
+					t.Errorf("the creator got %+v, want the upstream's under the task id %s", n, id)
+				}
+				if b, _ := json.Marshal(got); bytes.Contains(b, []byte("up-")) {
+					t.Errorf("an upstream task id reached the client: %s", b)
+				}
+				if got := other.statusNotes(t, 300*time.Millisecond); len(got) != 0 {
+					t.Errorf("another session got %+v, want nothing", got)
+				}
+			})
+		}
+	}
+}
