@@ -63,8 +63,8 @@ type httpSessions struct {
 }
 
 type httpSession struct {
-	ss  *mcp.ServerSession
-	tr  *mcp.StreamableServerTransport
+	ss *mcp.ServerSession
+	tr *mcp.StreamableServerTransport
 	// conn is tr's connection, which writes what the go-sdk server cannot
 	// send (tasknotes.go).
 	conn mcp.Connection
