@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // statusNote is a notifications/tasks/status as a client reads it.
@@ -57,11 +60,13 @@ type httpNotesClient struct {
 	got chan statusNote
 }
 
-func newHTTPNotesClient(t *testing.T, url string) *httpNotesClient {
+// newHTTPNotesClient opens a session at url, and its standalone stream at
+// getURL (another replica's, say).
+func newHTTPNotesClient(t *testing.T, url, getURL string) *httpNotesClient {
 	t.Helper()
 	c := &httpNotesClient{httpClient2025: newHTTPClient2025(t, url), got: make(chan statusNote, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, getURL, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", c.sid)
 	req.Header.Set("Mcp-Protocol-Version", oldProtocol)
@@ -153,7 +158,7 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 					if front == "stdio" {
 						return stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
 					}
-					return newHTTPNotesClient(t, p.url)
+					return newHTTPNotesClient(t, p.url, p.url)
 				}
 				creator, other := client(), client()
 				res := creator.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
@@ -183,5 +188,47 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTaskStatusAcrossReplicas: the session that created a task has its
+// standalone stream (GET) on another replica than the one whose upstream
+// connection created the task and reads its notifications: the
+// notification is passed on through the shared state (the sessions
+// channel, sealed) to the replica holding the GET, which writes it; a
+// replica given other keys takes none of it. On the old code nothing was
+// written anywhere.
+func TestTaskStatusAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, oldProtocol)
+	up.notes = true
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := func(s string) *gateway.Options {
+		k, err := sealbox.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &gateway.Options{Keys: k, State: st}
+	}
+	const shared = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // (32 bytes, base64)
+	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	a := ptServe(t, ptOptions{servers: server, gopts: opts(shared)})
+	b := ptServe(t, ptOptions{servers: server, gopts: opts(shared)})
+	c := newHTTPNotesClient(t, a.url, b.url)
+	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
+	}
+	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+		t.Fatalf("tasks/get through a: %+v", res.Error)
+	}
+	got := c.statusNotes(t, 5*time.Second)
+	if len(got) != 1 || got[0].Params["taskId"] != id {
+		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
 	}
 }
