@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
@@ -63,13 +64,22 @@ type httpNotesClient struct {
 // newHTTPNotesClient opens a session at url, and its standalone stream at
 // getURL (another replica's, say).
 func newHTTPNotesClient(t *testing.T, url, getURL string) *httpNotesClient {
+	return newHTTPNotesClientAs(t, url, getURL, "")
+}
+
+// newHTTPNotesClientAs is newHTTPNotesClient sending the bearer token
+// bearer.
+func newHTTPNotesClientAs(t *testing.T, url, getURL, bearer string) *httpNotesClient {
 	t.Helper()
-	c := &httpNotesClient{httpClient2025: newHTTPClient2025(t, url), got: make(chan statusNote, 16)}
+	c := &httpNotesClient{httpClient2025: newHTTPClient2025As(t, url, bearer), got: make(chan statusNote, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, getURL, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", c.sid)
 	req.Header.Set("Mcp-Protocol-Version", oldProtocol)
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
@@ -230,5 +240,38 @@ func TestTaskStatusAcrossReplicas(t *testing.T) {
 	got := c.statusNotes(t, 5*time.Second)
 	if len(got) != 1 || got[0].Params["taskId"] != id {
 		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
+	}
+}
+
+// TestTaskStatusPerPrincipal: under inbound OAuth, alice's task's status
+// notification from a server connection both principals share reaches
+// alice's session, under her id of the task, and not bob's (who holds a
+// session of his own with its stream open). On the old code neither got
+// anything.
+func TestTaskStatusPerPrincipal(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, oldProtocol)
+	up.notes = true
+	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}},
+		http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	alice := newHTTPNotesClientAs(t, p.url, p.url, "alice")
+	bob := newHTTPNotesClientAs(t, p.url, p.url, "bob")
+	res := alice.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call: %+v %+v", res.Result, res.Error)
+	}
+	if res := alice.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+		t.Fatalf("tasks/get: %+v", res.Error)
+	}
+	if got := alice.statusNotes(t, 5*time.Second); len(got) != 1 || got[0].Params["taskId"] != id {
+		t.Errorf("alice got %+v, want the status of %s", got, id)
+	}
+	if got := bob.statusNotes(t, 300*time.Millisecond); len(got) != 0 {
+		t.Errorf("bob got %+v, want nothing", got)
 	}
 }

@@ -272,13 +272,20 @@ func (c *httpClient2026) call(t *testing.T, method string, params map[string]any
 // httpClient2025 is a client of a 2025-11-25 session.
 type httpClient2025 struct {
 	url, sid string
+	bearer   string // the bearer token sent ("": none)
 	n        int
 	init     rpcResponse // the initialize's answer
 }
 
 func newHTTPClient2025(t *testing.T, url string) *httpClient2025 {
+	return newHTTPClient2025As(t, url, "")
+}
+
+// newHTTPClient2025As is newHTTPClient2025 sending the bearer token
+// bearer.
+func newHTTPClient2025As(t *testing.T, url, bearer string) *httpClient2025 {
 	t.Helper()
-	c := &httpClient2025{url: url}
+	c := &httpClient2025{url: url, bearer: bearer}
 	res := c.post(t, "initialize", map[string]any{"protocolVersion": oldProtocol, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tasks-test", "version": "1"}}, true)
 	if res.Error != nil {
 		t.Fatalf("initialize: %+v", res.Error)
@@ -302,6 +309,9 @@ func (c *httpClient2025) post(t *testing.T, method string, params map[string]any
 	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+c.bearer)
+	}
 	if c.sid != "" {
 		req.Header.Set("Mcp-Session-Id", c.sid)
 		req.Header.Set("Mcp-Protocol-Version", oldProtocol)
