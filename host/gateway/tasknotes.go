@@ -113,8 +113,10 @@ func (t *taskTable) waitNotes() {
 // 2025-11-25 task go to the session of the client whose call created it
 // (r's: a relayed call's Requester names its go-sdk session), under the
 // id outward it was given; none when r names no session (a call without
-// one, of a stateless client, say: nothing could reach it).
-func (t *taskIDs) Watch(_ context.Context, r conn.Requester, _, _, upstream, outward string) func(json.RawMessage) {
+// one, of a stateless client, say: nothing could reach it), or a session
+// its front says is another principal's than the call's (which a session
+// bound to its principal never is: a check, not a route).
+func (t *taskIDs) Watch(ctx context.Context, r conn.Requester, _, _, upstream, outward string) func(json.RawMessage) {
 	g := (*Gateway)(t)
 	cl, ok := r.(interface{ Client() any })
 	if !ok {
@@ -122,6 +124,10 @@ func (t *taskIDs) Watch(_ context.Context, r conn.Requester, _, _, upstream, out
 	}
 	ss, ok := cl.Client().(*mcp.ServerSession)
 	if !ok || ss == nil {
+		return nil
+	}
+	if p := g.sessionPrincipal(ss); p != nil && p.ID() != callerID(ctx) {
+		g.log.Warn("a task created by a call of another principal than its session's: its status notifications are not passed on")
 		return nil
 	}
 	return func(params json.RawMessage) {
