@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -25,12 +26,26 @@ import (
 // by a caller that cannot be told, by another replica's connection, before
 // the session was reconnected, or never) is dropped, never broadcast.
 
+// A server may send a task's first status notification as soon as it has
+// created the task, and it may be read before the CreateTaskResult is
+// (over streamable HTTP, on another stream; the result's processing may
+// wait for the call's other notifications): a notification of a task not
+// known yet is kept a moment (the last maxEarlyNotes, for earlyNoteAge)
+// and passed on when the task of its id is created on this connection.
+
 // MethodTaskStatus is 2025-11-25's status notification of a task.
 const MethodTaskStatus = "notifications/tasks/status"
 
 // maxTaskNotes bounds the tasks a connection keeps the receivers of the
 // status notifications of; past it, the oldest are forgotten.
 const maxTaskNotes = 1024
+
+// maxEarlyNotes and earlyNoteAge bound the notifications of tasks not
+// known yet that a connection keeps.
+const (
+	maxEarlyNotes = 32
+	earlyNoteAge  = 5 * time.Second
+)
 
 // TaskWatcher is implemented by a TaskIDs that passes on the status
 // notifications of the 2025-11-25 tasks it names. Watch is called, on the
@@ -49,13 +64,35 @@ type TaskWatcher interface {
 type taskNotes struct {
 	mu    sync.Mutex
 	m     map[string]func(json.RawMessage)
-	order []string // ids as added, oldest first (some maybe gone)
+	order []string    // ids as added, oldest first (some maybe gone)
+	early []earlyNote // of tasks not known yet, oldest first
 }
 
-// add has the status notifications of the task id go to to.
-func (t *taskNotes) add(id string, to func(json.RawMessage)) {
+// earlyNote is a notification of a task not known when it was read.
+type earlyNote struct {
+	id     string
+	params json.RawMessage
+	last   bool // its status is terminal
+	at     time.Time
+}
+
+// add has the status notifications of the task id go to to, and returns
+// those of it read before (early), to pass on now.
+func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	kept := t.early[:0]
+	for _, n := range t.early {
+		switch {
+		case time.Since(n.at) > earlyNoteAge:
+		case n.id == id:
+			early = append(early, n)
+		default:
+			kept = append(kept, n)
+		}
+	}
+	clear(t.early[len(kept):])
+	t.early = kept
 	if t.m == nil {
 		t.m = map[string]func(json.RawMessage){}
 	}
@@ -74,6 +111,18 @@ func (t *taskNotes) add(id string, to func(json.RawMessage)) {
 		}
 		t.order = kept
 	}
+	return early
+}
+
+// keep keeps n, of a task not known yet (the oldest dropped past
+// maxEarlyNotes).
+func (t *taskNotes) keep(n earlyNote) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.early) >= maxEarlyNotes {
+		t.early = append(t.early[:0], t.early[1:]...)
+	}
+	t.early = append(t.early, n)
 }
 
 // to returns the receiver of the task id's notifications, forgetting it
@@ -93,7 +142,7 @@ func (t *taskNotes) to(id string, last bool) func(json.RawMessage) {
 func (t *taskNotes) reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.m, t.order = nil, nil
+	t.m, t.order, t.early = nil, nil, nil
 }
 
 // taskStatusOf returns the taskId and status of params, a
@@ -131,9 +180,12 @@ func (c *Conn) taskStatus(params json.RawMessage) {
 		c.log.Debug("a task status notification without a taskId: dropped")
 		return
 	}
-	to := c.taskNotes.to(id, terminalStatus(status))
+	last := terminalStatus(status)
+	to := c.taskNotes.to(id, last)
 	if to == nil {
-		c.log.Debug("a status notification of a task no caller of this connection created: dropped")
+		// (Of a task no caller of this connection created, or not yet:
+		// kept a moment, then dropped.)
+		c.taskNotes.keep(earlyNote{id: id, params: params, last: last, at: time.Now()})
 		return
 	}
 	to(params)
@@ -146,7 +198,14 @@ func (c *Conn) watchTask(ctx context.Context, ids TaskIDs, r Requester, version,
 	if !ok {
 		return
 	}
-	if to := w.Watch(ctx, r, c.cfg.Name, version, upstream, outward); to != nil {
-		c.taskNotes.add(upstream, to)
+	to := w.Watch(ctx, r, c.cfg.Name, version, upstream, outward)
+	if to == nil {
+		return
+	}
+	for _, n := range c.taskNotes.add(upstream, to) {
+		to(n.params)
+		if n.last {
+			c.taskNotes.to(upstream, true)
+		}
 	}
 }

@@ -137,3 +137,32 @@ func FuzzTaskStatusOf(f *testing.F) {
 		}
 	})
 }
+
+// TestTaskStatusBeforeItsTask: a status notification read before the
+// CreateTaskResult of its task (another stream, say) is passed on when
+// the task is created; a terminal one then ends the watch. One of another
+// task is not, and the kept ones are bounded.
+func TestTaskStatusBeforeItsTask(t *testing.T) {
+	t.Parallel()
+	c := &Conn{cfg: &config.Server{Name: "s", Transport: config.TransportStdio}, log: hclog.NewNullLogger()}
+	ids := &watchIDs{got: map[string][]string{}}
+	for _, p := range []string{`{"taskId":"u1","status":"working"}`, `{"taskId":"u2","status":"working"}`, `{"taskId":"u1","status":"completed"}`} {
+		c.routeNote(&jsonrpc.Request{Method: MethodTaskStatus, Params: json.RawMessage(p)}, nil)
+	}
+	c.createTaskResult(context.Background(), ids, nil, "2025-11-25", []byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"u1","status":"working"}}}`))
+	if got := ids.got["s/2025-11-25/u1"]; len(got) != 2 || got[1] != `{"taskId":"u1","status":"completed"}` {
+		t.Errorf("passed on %q, want u1's two notifications in order", got)
+	}
+	if len(ids.got) != 1 {
+		t.Errorf("passed on %v, want u1's only", ids.got)
+	}
+	if c.taskNotes.to("u1", false) != nil {
+		t.Error("u1 still watched after its terminal status")
+	}
+	for i := range 2 * maxEarlyNotes {
+		c.taskNotes.keep(earlyNote{id: fmt.Sprint(i)})
+	}
+	if len(c.taskNotes.early) != maxEarlyNotes {
+		t.Errorf("%d notifications kept, want %d", len(c.taskNotes.early), maxEarlyNotes)
+	}
+}
