@@ -138,8 +138,9 @@ func (c *httpNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNot
 // of the gateway gets nothing, and a notification of a task no client
 // created (up-other) reaches no one. Both fronts (stdio: the line writer;
 // HTTP: the session's standalone stream), over an HTTP upstream (the
-// notifications on a relayed request's event stream) and a stdio one (read
-// by the connection's read loop). On the old code no client got any status
+// notifications on a relayed request's event stream, or on the upstream
+// session's standalone stream, which the go-sdk client reads) and a stdio
+// one (read by the connection's read loop). On the old code no client got any status
 // notification.
 func TestTaskStatusReachesItsCreator(t *testing.T) {
 	t.Parallel()
@@ -148,16 +149,23 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, front := range []string{"stdio", "http"} {
-		for _, upstream := range []string{"http", "stdio"} {
+		for _, upstream := range []string{"http", "http-get", "stdio"} {
 			t.Run(front+" front, "+upstream+" upstream", func(t *testing.T) {
 				t.Parallel()
 				server := &config.Server{Name: "t", Approved: true, ConnectTimeout: 10 * time.Second}
 				tool := "mcp__t__job"
-				if upstream == "http" {
+				var push chan []byte
+				switch upstream {
+				case "http":
 					up, url := newTasksUpstream(t, oldProtocol)
 					up.notes = true
 					server.Transport, server.URL, tool = config.TransportHTTP, url, "mcp__t__echo"
-				} else {
+				case "http-get":
+					up, url := newTasksUpstream(t, oldProtocol)
+					push = make(chan []byte, 4)
+					up.push = push
+					server.Transport, server.URL, tool = config.TransportHTTP, url, "mcp__t__echo"
+				default:
 					server.Transport, server.Command, server.Env = config.TransportStdio, exe, map[string]string{rawToolsChildEnv: legacyTasksEra}
 				}
 				p := ptServe(t, ptOptions{servers: []*config.Server{server}})
@@ -177,8 +185,12 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 				if !strings.HasPrefix(id, "mcpt-") {
 					t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
 				}
-				// tasks/get makes the upstream send the notifications.
-				if res := creator.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+				if push != nil {
+					for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
+						push <- n
+					}
+				} else if res := creator.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+					// (tasks/get makes the upstream send the notifications.)
 					t.Fatalf("tasks/get: %+v", res.Error)
 				}
 				got := creator.statusNotes(t, 5*time.Second)

@@ -44,6 +44,10 @@ type tasksUpstream struct {
 	// the status notifications of its task and of a task no one created
 	// (statusNotes).
 	notes bool
+	// push, when set, serves the session's standalone stream (GET) with
+	// what is sent on it, as events (the notifications a server sends
+	// outside any request).
+	push chan []byte
 }
 
 // statusNotes are the 2025-11-25 status notifications a tasks upstream
@@ -84,6 +88,20 @@ func (u *tasksUpstream) received() []string {
 }
 
 func (u *tasksUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && u.push != nil && r.Header.Get("Mcp-Session-Id") != "" {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case b := <-u.push:
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+				w.(http.Flusher).Flush()
+			}
+		}
+	}
 	if r.Method != http.MethodPost {
 		u.next.ServeHTTP(w, r)
 		return
