@@ -60,6 +60,9 @@ import (
 // expiring ownedTTL after the latest), written apart from the call that
 // created it (taskTable.record) and read by tasks/list.
 //
+// A 2025-11-25 task's status notifications reach the session that created
+// it only, under its id (tasknotes.go; conn's tasknotes.go catches them).
+//
 // The calls that use no tasks stay on the relay path as they were: a task
 // result is recognized by the scan the relay already makes of a
 // 2026-07-28 result (conn.completeResult), and a 2025-11-25 CreateTaskResult
