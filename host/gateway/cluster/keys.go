@@ -16,7 +16,9 @@ import (
 // Channels.
 const (
 	// SessionsChannel carries the changes of sessions (a log level set, a
-	// subscription, an end, a cancellation) to every replica; sealed for
+	// subscription, an end, a cancellation) and the notifications for a
+	// session's standalone stream held elsewhere (a task's status) to
+	// every replica; sealed for
 	// ForwardPurpose (streamable/sessions.go).
 	SessionsChannel = "sessions"
 	// TokensChannel carries the key of every credential record a login
