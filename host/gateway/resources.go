@@ -113,7 +113,7 @@ func (g *Gateway) read(ctx context.Context, server, uri string, p *mcp.ReadResou
 }
 
 // complete routes completion/complete to the server of the prompt or
-// resource template it names.
+// resource template it names (a caller's per-user server's: userRef).
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := *req.Params
 	if p.Ref == nil {
@@ -138,6 +138,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		}
 	}
 	g.mu.Unlock()
+	if server == "" {
+		server, ref = g.userRef(ctx, ref)
+	}
 	if server == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no served prompt or resource template matches the completion ref %s %q", ref.Type, ref.Name+ref.URI)}
 	}

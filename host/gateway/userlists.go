@@ -1,0 +1,238 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/inbound"
+	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// The prompts, resources and resource templates of per-user servers, as
+// their tools (users.go): listed, for each user, from that user's own
+// connections, added to the last page of the user's prompts/list,
+// resources/list and resources/templates/list (served "private"), and got
+// or read through the same connections.
+//
+//   - A prompt is served under its registry name (mcp__SERVER__PROMPT;
+//     SERVER__PROMPT under naming "server"), as the per-user servers' tools:
+//     never under its own name (the servers a user sees are not those
+//     served to all, so no style of naming counts them), and not when a
+//     prompt served to all has that name.
+//   - A resource (or template) is always served qualified (qualifyURI:
+//     ui://mcphost/SERVER/… for an MCP Apps ui:// URI, mcphost://SERVER/URI
+//     for any other), whoever else offers its URI: what a URI names must not
+//     depend on what another list holds, and the MCP Apps URIs of the
+//     server's tools name it so (addUserTools). A read of such a URI (of a
+//     template's resource too) goes to the server through the reader's own
+//     connection (userResource, readUserResource).
+//
+// Permission rules apply as to the servers served to all: a server the
+// rules deny a user whole is neither listed nor asked for that user, a
+// prompt the rules deny is hidden (and answered as unknown), and an
+// endpoint serves its own servers only.
+
+// visibleUserServers are the per-user servers of ctx's gateway user p:
+// those the rules do not deny p whole.
+func (g *Gateway) visibleUserServers(p *inbound.Principal) []string {
+	return slices.DeleteFunc(g.userServers(), func(s string) bool { return g.h.Serving().ServerDeniedFor(p, s) })
+}
+
+// userServedPrompt is the name a per-user server's prompt is served under:
+// its registry name, under naming "server" without the mcp__ prefix (""
+// when that reads as a registry name: not served, as for the shared
+// prompts).
+func (g *Gateway) userServedPrompt(pr *registry.Prompt) string {
+	if g.naming != config.NamingServer {
+		return pr.Name
+	}
+	served := strings.TrimPrefix(pr.Name, registry.Prefix)
+	if _, _, ok := registry.ParseName(served); ok {
+		return ""
+	}
+	return served
+}
+
+// userPromptName maps name, as a client gets it, to the registry name of
+// the per-user server's prompt it is the served name of
+// (userServedPrompt). ok is false for any other name, and for the name of
+// a prompt served to all.
+func (g *Gateway) userPromptName(name string) (canonical string, ok bool) {
+	if !g.users.Load() {
+		return "", false
+	}
+	canonical = name
+	if g.naming == config.NamingServer {
+		canonical = registry.Prefix + name
+	}
+	server, _, parsed := registry.ParseName(canonical)
+	if !parsed || !g.h.Serving().PerUser(server) || !g.inEndpoint(server) {
+		return "", false
+	}
+	g.mu.Lock()
+	_, shared := g.exposed.prompts[name]
+	g.mu.Unlock()
+	return canonical, !shared
+}
+
+// addUserPrompts adds to the last page of a prompts/list result for p the
+// prompts of p's per-user servers, as p's own connections list them, less
+// those the rules deny p.
+func (g *Gateway) addUserPrompts(ctx context.Context, p *inbound.Principal, r *mcp.ListPromptsResult) {
+	servers := g.visibleUserServers(p)
+	if len(servers) == 0 || r.NextCursor != "" {
+		return
+	}
+	prompts, problems := g.h.PromptsOf(ctx, servers)
+	g.logUserProblems("prompts", problems)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, pr := range prompts {
+		served := g.userServedPrompt(pr)
+		if served == "" || g.h.Serving().DecideFor(p, pr.Name).Behavior == permissions.Deny {
+			continue
+		}
+		if _, shared := g.exposed.prompts[served]; shared {
+			g.log.Warn("a per-user server's prompt is not served: a prompt served to all has its name", "prompt", pr.Name)
+			continue
+		}
+		r.Prompts = append(r.Prompts, &mcp.Prompt{Name: served, Title: pr.Title, Description: pr.Description,
+			Arguments: pr.Arguments, Icons: slices.Clone(pr.Icons), Meta: maps.Clone(pr.Meta)})
+	}
+}
+
+// getUserPrompt gets, for p, the per-user server's prompt of registry name
+// name through p's own connection. A prompt of a server the rules deny p,
+// or that the rules deny, or that p's connection does not list, is
+// answered as an unknown prompt (as one no server offers).
+func (g *Gateway) getUserPrompt(ctx context.Context, p *inbound.Principal, req *mcp.GetPromptRequest, name string) (*mcp.GetPromptResult, error) {
+	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
+	server, _, _ := registry.ParseName(name)
+	if g.h.Serving().ServerDeniedFor(p, server) || g.h.Serving().DecideFor(p, name).Behavior == permissions.Deny {
+		return nil, unknown
+	}
+	prompts, _ := g.h.PromptsOf(ctx, []string{server})
+	if !slices.ContainsFunc(prompts, func(pr *registry.Prompt) bool { return pr.Name == name }) {
+		return nil, unknown
+	}
+	a := g.auditCall(ctx, audit.EventPromptGet, name, sessionID(req.Session), "", 0)
+	res, err := g.h.GetPromptResult(ctx, name, req.Params)
+	if a != nil {
+		a.done(err, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stripProtocolMeta(res.Meta)
+	return res, nil
+}
+
+// addUserResources adds to the last page of a resources/list result for p
+// the resources of p's per-user servers, as p's own connections list them,
+// under their qualified URIs.
+func (g *Gateway) addUserResources(ctx context.Context, p *inbound.Principal, r *mcp.ListResourcesResult) {
+	servers := g.visibleUserServers(p)
+	if len(servers) == 0 || r.NextCursor != "" {
+		return
+	}
+	resources, problems := g.h.ResourcesOf(ctx, servers)
+	g.logUserProblems("resources", problems)
+	seen := map[string]bool{}
+	for _, res := range resources {
+		if res.Resource == nil || !g.userURI(res.Server, res.URI, seen) {
+			continue
+		}
+		c := *res.Resource // (a copy: the view's stays untouched)
+		c.URI = qualifyURI(res.Server, res.URI)
+		r.Resources = append(r.Resources, &c)
+	}
+}
+
+// addUserTemplates is addUserResources for resources/templates/list.
+func (g *Gateway) addUserTemplates(ctx context.Context, p *inbound.Principal, r *mcp.ListResourceTemplatesResult) {
+	servers := g.visibleUserServers(p)
+	if len(servers) == 0 || r.NextCursor != "" {
+		return
+	}
+	templates, problems := g.h.ResourceTemplatesOf(ctx, servers)
+	g.logUserProblems("resource templates", problems)
+	seen := map[string]bool{}
+	for _, t := range templates {
+		if t.ResourceTemplate == nil || !g.userURI(t.Server, t.URITemplate, seen) {
+			continue
+		}
+		c := *t.ResourceTemplate
+		c.URITemplate = qualifyURI(t.Server, t.URITemplate)
+		r.ResourceTemplates = append(r.ResourceTemplates, &c)
+	}
+}
+
+// userURI reports whether server's own URI (or URI template) uri is
+// served: once per server (seen), and not in the gateway's own namespaces
+// (reservedURI, as exposeOwned).
+func (g *Gateway) userURI(server, uri string, seen map[string]bool) bool {
+	q := qualifyURI(server, uri)
+	if seen[q] {
+		return false
+	}
+	seen[q] = true
+	if reservedURI(uri) {
+		g.log.Warn("a per-user server's resource is not served: its URI is in the gateway's namespaces", "server", server, "uri", uri)
+		return false
+	}
+	return true
+}
+
+// logUserProblems logs what listing the per-user servers' what for a user
+// found (the user's own connections: not the gateway's problems).
+func (g *Gateway) logUserProblems(what string, problems []registry.Problem) {
+	for _, pr := range problems {
+		g.log.Debug("a per-user server's "+what+" are not listed", "server", pr.Server, "detail", pr.Detail)
+	}
+}
+
+// userRef maps a completion ref that names a per-user server's prompt (by
+// its served name) or template (by its qualified URI template) to that
+// server and the ref in the server's own terms, for ctx's gateway user;
+// server is "" for any other ref, and for one of a server or prompt the
+// rules deny the user. (The completion goes through the user's own
+// connection.)
+func (g *Gateway) userRef(ctx context.Context, ref mcp.CompleteReference) (server string, own mcp.CompleteReference) {
+	p := principalIn(ctx)
+	if p == nil {
+		return "", ref
+	}
+	switch ref.Type {
+	case "ref/prompt":
+		name, ok := g.userPromptName(ref.Name)
+		if !ok || g.h.Serving().DecideFor(p, name).Behavior == permissions.Deny {
+			return "", ref
+		}
+		s, _, _ := registry.ParseName(name)
+		if g.h.Serving().ServerDeniedFor(p, s) {
+			return "", ref
+		}
+		prompts, _ := g.h.PromptsOf(ctx, []string{s})
+		for _, pr := range prompts {
+			if pr.Name == name {
+				ref.Name = pr.Original
+				return s, ref
+			}
+		}
+	case "ref/resource":
+		if s, uri, ok := g.userResource(ref.URI); ok && !g.h.Serving().ServerDeniedFor(p, s) {
+			ref.URI = uri
+			return s, ref
+		}
+	}
+	return "", ref
+}
