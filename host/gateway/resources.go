@@ -228,7 +228,8 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // subscription of p (nil: nobody in particular), or the error a client
 // gets when no server offers it or the permission rules deny its server
 // to p (the same error: nothing tells a client a denied resource from a
-// missing one; denied tells the gateway).
+// missing one; denied tells the gateway), or when it is a per-user
+// server's (not supported).
 func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, denied bool, err error) {
 	k, ok := g.owner(uri)
 	denied = ok && p != nil && g.h.Serving().ServerDeniedFor(p, k.server)
@@ -236,6 +237,14 @@ func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, deni
 		// (Checked here too, not only when listing or reading: with a
 		// subscriber already, the upstream is not asked again.)
 		return subKey{}, denied, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", uri)}
+	}
+	if g.users.Load() && g.h.Serving().PerUser(k.server) {
+		// A per-user server's resource is its user's, through the user's
+		// own connection, whose updates reach no one (conn: a per-user
+		// connection's notifications/resources/updated are dropped); the
+		// subscriptions here are one per resource, for all sessions.
+		return subKey{}, false, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("the resource %q is a per-user server's: subscriptions to it are not supported", uri)}
 	}
 	return k, false, nil
 }

@@ -19,11 +19,13 @@ import (
 
 // listsServer is a go-sdk server (name) with prompts "greet" and "secret",
 // a resource note://n, a template note://{id}, an MCP Apps tool "show"
-// and its resource ui://charts/show.html, and completions: each answer names the
+// and its resource ui://charts/show.html, subscriptions, and completions: each answer names the
 // upstream session that gave it (for a per-user server, one per user's
 // connection).
 func listsServer(name string) *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler: func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{name + " " + r.Params.Ref.Name + r.Params.Ref.URI + " session " + r.Session.ID()}}}, nil
 		}})
@@ -172,7 +174,8 @@ func TestPerUserLists(t *testing.T) {
 // upstream sessions), with the definitions as listed; a user the rules
 // deny the server (bob), or the prompt (carol's "secret"), is answered as
 // for a prompt or resource that does not exist. What is served to all is
-// not affected. For clients of both eras. (Before, a per-user prompt was an
+// not affected; a subscription to a per-user server's resource is refused
+// (not supported). For clients of both eras. (Before, a per-user prompt was an
 // unknown prompt to all, and only the MCP Apps resource was read.)
 func TestPerUserGetAndRead(t *testing.T) {
 	t.Parallel()
@@ -224,6 +227,17 @@ func TestPerUserGetAndRead(t *testing.T) {
 			}
 			if res, msg := alice("prompts/get", `{"name":"mcp__pu__none"}`); res != nil || !strings.Contains(msg, "unknown prompt") {
 				t.Errorf("alice's get of a prompt pu does not have: %v %q, want an unknown prompt", res, msg)
+			}
+			if version == oldProtocol {
+				// (Not supported: the updates of a user's own connection reach
+				// no one. Before, alice's subscribe was taken, and bob's too,
+				// with no updates ever.)
+				if res, msg := alice("resources/subscribe", `{"uri":"mcphost://pu/note://n"}`); res != nil || !strings.Contains(msg, "not supported") {
+					t.Errorf("alice's subscribe to pu's resource: %v %q, want refused as not supported", res, msg)
+				}
+				if res, msg := bob("resources/subscribe", `{"uri":"mcphost://pu/note://n"}`); res != nil || !strings.Contains(msg, "no server offers") {
+					t.Errorf("bob's subscribe to pu's resource: %v %q, want refused as a resource no server offers", res, msg)
+				}
 			}
 		})
 	}
