@@ -302,7 +302,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	// (Outermost but for telemetry: it wraps the initialize result the
 	// others give, tasks.go.)
 	g.srv.AddReceivingMiddleware(g.tasksCapsMiddleware)
-	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity)
+	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity, g.listChangedSender)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}
@@ -324,6 +324,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	offNotes := h.OnServerNotification(&host.NotificationHandlers{
 		ResourceUpdated: g.resourceUpdated,
 		Log:             g.upstreamLog,
+		UserListChanged: g.userListChanged,
 	})
 	g.leaveHost = func() { offChange(); offNotes() }
 	g.life, g.endLife = context.WithCancel(context.Background())

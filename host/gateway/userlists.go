@@ -6,12 +6,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
@@ -235,4 +237,86 @@ func (g *Gateway) userRef(ctx context.Context, ref mcp.CompleteReference) (serve
 		}
 	}
 	return "", ref
+}
+
+// A per-user server's list_changed comes on one user's connection: the
+// host drops that user's view of the list and tells the gateway
+// (host.NotificationHandlers.UserListChanged), which passes the
+// list_changed on to that user's sessions here only (userListChanged) —
+// not to every session, as a change of what is served to all is.
+//
+// The go-sdk server sends a list_changed to every session, and only when
+// its own lists change; one session is sent one by a notification the
+// session can be sent (NotifyProgress) that the sending middleware
+// listChangedSender turns into the list_changed, as its context says. Only
+// sessions of clients before 2026-07-28 are sent one: a 2026-07-28 client
+// gets list_changed on its subscriptions/listen stream only, tagged with
+// the stream's request id, which the go-sdk keeps to itself; such a
+// client's next list is current all the same. Sessions held by other
+// replicas are not told either.
+
+// listChangedKey is the context key of the list_changed method a
+// NotifyProgress stands for (listChangedSender).
+type listChangedKey struct{}
+
+// userListChangedTimeout bounds the sending of a per-user server's
+// list_changed to its user's sessions (as the go-sdk bounds its own).
+const userListChangedTimeout = 10 * time.Second
+
+// changedMethods are the list_changed notifications of each kind of list.
+var changedMethods = map[conn.ChangeKind]string{
+	conn.ToolsChanged:     "notifications/tools/list_changed",
+	conn.PromptsChanged:   "notifications/prompts/list_changed",
+	conn.ResourcesChanged: "notifications/resources/list_changed",
+}
+
+// userListChanged tells the sessions here of the gateway user whose
+// conn.User ID is user that server's list kind changed for them: those of
+// clients before 2026-07-28 whose principal is the user and may see the
+// server. (With tool search, tools/list does not change.)
+func (g *Gateway) userListChanged(server, user string, kind conn.ChangeKind) {
+	method := changedMethods[kind]
+	if method == "" || !g.users.Load() || !g.inEndpoint(server) || kind == conn.ToolsChanged && g.search != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), listChangedKey{}, method), userListChangedTimeout)
+	defer cancel()
+	for ss := range g.srv.Sessions() {
+		ip := ss.InitializeParams()
+		if ip == nil || ip.ProtocolVersion >= conn.NewProtocol {
+			continue
+		}
+		p := g.sessionPrincipal(ss)
+		if p == nil || (&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID() != user || g.h.Serving().ServerDeniedFor(p, server) {
+			continue
+		}
+		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{}); err != nil {
+			g.log.Debug("a per-user server's list_changed not passed on", "server", server, "session", LogSessionID(ss.ID()), "error", err)
+		}
+	}
+}
+
+// listChangedSender is a sending middleware of the go-sdk server: a
+// notification sent by userListChanged is sent as the list_changed its
+// context names.
+func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/progress" {
+			return next(ctx, method, req)
+		}
+		changed, ok := ctx.Value(listChangedKey{}).(string)
+		ss, isServer := req.GetSession().(*mcp.ServerSession)
+		if !ok || !isServer {
+			return next(ctx, method, req)
+		}
+		switch changed {
+		case "notifications/tools/list_changed":
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss, Params: &mcp.ToolListChangedParams{}})
+		case "notifications/prompts/list_changed":
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.PromptListChangedParams]{Session: ss, Params: &mcp.PromptListChangedParams{}})
+		case "notifications/resources/list_changed":
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.ResourceListChangedParams]{Session: ss, Params: &mcp.ResourceListChangedParams{}})
+		}
+		return nil, nil
+	}
 }
