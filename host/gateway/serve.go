@@ -176,6 +176,9 @@ type Gateway struct {
 	cancelAbort  context.CancelFunc
 
 	listens listenStreams // subscriptions/listen streams' caps, idle end and drain (listen.go)
+	// userListens are the listen streams of gateway users running here
+	// (userlists.go: a per-user server's list_changed).
+	userListens userListens
 
 	starting atomic.Bool // servers are connecting at start (connecting.go)
 	// started is closed once the connects at start have settled and been

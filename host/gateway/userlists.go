@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -248,12 +249,12 @@ func (g *Gateway) userRef(ctx context.Context, ref mcp.CompleteReference) (serve
 // The go-sdk server sends a list_changed to every session, and only when
 // its own lists change; one session is sent one by a notification the
 // session can be sent (NotifyProgress) that the sending middleware
-// listChangedSender turns into the list_changed, as its context says. Only
-// sessions of clients before 2026-07-28 are sent one: a 2026-07-28 client
-// gets list_changed on its subscriptions/listen stream only, tagged with
-// the stream's request id, which the go-sdk keeps to itself; such a
-// client's next list is current all the same. Sessions held by other
-// replicas are not told either.
+// listChangedSender turns into the list_changed, as its context says. A
+// session of a client before 2026-07-28 is sent it as is; a 2026-07-28
+// client gets list_changed on its subscriptions/listen streams only, those
+// that opted in to it, tagged with the stream's request id: the gateway
+// learns both from the stream's notifications/subscriptions/acknowledged
+// (userListens). Sessions held by other replicas are not told.
 
 // listChangedKey is the context key of the list_changed method a
 // NotifyProgress stands for (listChangedSender).
@@ -281,6 +282,11 @@ func (g *Gateway) userListChanged(server, user string, kind conn.ChangeKind) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), listChangedKey{}, method), userListChangedTimeout)
 	defer cancel()
+	for ss, id := range g.userListens.of(user, server, kind, g.h.Serving().ServerDeniedFor) {
+		if err := ss.NotifyProgress(context.WithValue(ctx, subscriptionIDKey{}, id), &mcp.ProgressNotificationParams{}); err != nil {
+			g.log.Debug("a per-user server's list_changed not passed on", "server", server, "error", err)
+		}
+	}
 	for ss := range g.srv.Sessions() {
 		ip := ss.InitializeParams()
 		if ip == nil || ip.ProtocolVersion >= conn.NewProtocol {
@@ -301,6 +307,9 @@ func (g *Gateway) userListChanged(server, user string, kind conn.ChangeKind) {
 // context names.
 func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/subscriptions/acknowledged" {
+			g.userListens.acknowledged(req)
+		}
 		if method != "notifications/progress" {
 			return next(ctx, method, req)
 		}
@@ -309,14 +318,99 @@ func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || !isServer {
 			return next(ctx, method, req)
 		}
+		var meta mcp.Meta
+		if id, ok := ctx.Value(subscriptionIDKey{}).(any); ok && id != nil {
+			meta = mcp.Meta{mcp.MetaKeySubscriptionID: id} // (a listen stream's)
+		}
 		switch changed {
 		case "notifications/tools/list_changed":
-			return next(ctx, changed, &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss, Params: &mcp.ToolListChangedParams{}})
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss, Params: &mcp.ToolListChangedParams{Meta: meta}})
 		case "notifications/prompts/list_changed":
-			return next(ctx, changed, &mcp.ServerRequest[*mcp.PromptListChangedParams]{Session: ss, Params: &mcp.PromptListChangedParams{}})
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.PromptListChangedParams]{Session: ss, Params: &mcp.PromptListChangedParams{Meta: meta}})
 		case "notifications/resources/list_changed":
-			return next(ctx, changed, &mcp.ServerRequest[*mcp.ResourceListChangedParams]{Session: ss, Params: &mcp.ResourceListChangedParams{}})
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.ResourceListChangedParams]{Session: ss, Params: &mcp.ResourceListChangedParams{Meta: meta}})
 		}
 		return nil, nil
 	}
+}
+
+// subscriptionIDKey is the context key of the request id of the listen
+// stream a list_changed is sent on (listChangedSender).
+type subscriptionIDKey struct{}
+
+// userListens are the subscriptions/listen streams of gateway users
+// running here, by the go-sdk session each runs on, with what each opted
+// in to (as acknowledged). The zero value is ready to use.
+type userListens struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]*userListen
+}
+
+type userListen struct {
+	p     *inbound.Principal
+	user  string // p's conn.User ID
+	id    any    // the stream's request id (nil until acknowledged)
+	notes mcp.NotificationSubscriptions
+}
+
+// add records the listen stream of p running on ss; remove forgets it, as
+// it ends.
+func (l *userListens) add(ss *mcp.ServerSession, p *inbound.Principal) (remove func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[*mcp.ServerSession]*userListen{}
+	}
+	ul := &userListen{p: p, user: (&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID()}
+	l.m[ss] = ul
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.m[ss] == ul {
+			delete(l.m, ss)
+		}
+	}
+}
+
+// acknowledged takes a listen stream's notifications/subscriptions/acknowledged
+// (req, being sent): its request id and what it opted in to.
+func (l *userListens) acknowledged(req mcp.Request) {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	params, _ := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams)
+	if ss == nil || params == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ul := l.m[ss]; ul != nil {
+		ul.id, ul.notes = params.Meta[mcp.MetaKeySubscriptionID], params.Notifications
+	}
+}
+
+// of are the acknowledged listen streams of the user with conn.User ID
+// user that opted in to the list_changed of kind, and whose principal the
+// rules do not deny server (denied), with their request ids.
+func (l *userListens) of(user, server string, kind conn.ChangeKind, denied func(*inbound.Principal, string) bool) map[*mcp.ServerSession]any {
+	type found struct {
+		ss *mcp.ServerSession
+		id any
+		p  *inbound.Principal
+	}
+	var fs []found
+	l.mu.Lock()
+	for ss, ul := range l.m {
+		wants := kind == conn.ToolsChanged && ul.notes.ToolsListChanged || kind == conn.PromptsChanged && ul.notes.PromptsListChanged ||
+			kind == conn.ResourcesChanged && ul.notes.ResourcesListChanged
+		if ul.user == user && ul.id != nil && wants {
+			fs = append(fs, found{ss, ul.id, ul.p})
+		}
+	}
+	l.mu.Unlock()
+	out := map[*mcp.ServerSession]any{}
+	for _, f := range fs { // (the rules asked outside mu)
+		if !denied(f.p, server) {
+			out[f.ss] = f.id
+		}
+	}
+	return out
 }

@@ -290,94 +290,100 @@ func completionText(res map[string]any) string {
 }
 
 // TestPerUserListChanged: a per-user server's prompts/list_changed, sent
-// on one user's connection, reaches that user's sessions (of a 2025-11-25
-// client) and no other user's, and the user's next prompts/list holds the
-// change. (Before, the user's view was dropped and nobody was told.)
+// on one user's connection, reaches that user's sessions (a 2025-11-25
+// client's session, a 2026-07-28 client's listen stream) and no other
+// user's, and the user's next prompts/list holds the change. (Before, the
+// user's view was dropped and nobody was told.)
 func TestPerUserListChanged(t *testing.T) {
 	t.Parallel()
-	// Each upstream session gets a server of its own, so that one user's
-	// connection alone is told of a change; its prompt "whoami" says which.
-	var mu sync.Mutex
-	var servers []*mcp.Server
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-		mu.Lock()
-		defer mu.Unlock()
-		s := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
-		who := fmt.Sprint(len(servers))
-		s.AddPrompt(&mcp.Prompt{Name: "whoami"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: who}}}}, nil
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			// Each upstream session gets a server of its own, so that one user's
+			// connection alone is told of a change; its prompt "whoami" says which.
+			var mu sync.Mutex
+			var servers []*mcp.Server
+			up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+				mu.Lock()
+				defer mu.Unlock()
+				s := mcp.NewServer(&mcp.Implementation{Name: "pu", Version: "1"}, nil)
+				who := fmt.Sprint(len(servers))
+				s.AddPrompt(&mcp.Prompt{Name: "whoami"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+					return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: who}}}}, nil
+				})
+				servers = append(servers, s)
+				return s
+			}, nil))
+			t.Cleanup(up.Close)
+			ctx, cancel := context.WithCancel(context.Background())
+			h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("pu", up.URL)}, DefaultMode: "allow_all"},
+				&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := gateway.New(h, nil)
+			g.Sync(ctx)
+			t.Cleanup(func() {
+				g.Close()
+				cancel()
+				h.Close()
+			})
+			url := usersServer(t, g, "alice", "carol")
+			type user struct {
+				cs      *mcp.ClientSession
+				changed chan struct{}
+				server  *mcp.Server // its own upstream server
+			}
+			users := map[string]*user{}
+			for _, name := range []string{"alice", "carol"} {
+				u := &user{changed: make(chan struct{}, 10)}
+				c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{
+					PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { u.changed <- struct{}{} }})
+				cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{name, http.DefaultTransport}}},
+					&mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cs.Close() })
+				u.cs = cs
+				res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__pu__whoami"})
+				if err != nil {
+					t.Fatalf("%s: get mcp__pu__whoami: %v", name, err)
+				}
+				var i int
+				fmt.Sscan(res.Messages[0].Content.(*mcp.TextContent).Text, &i)
+				mu.Lock()
+				u.server = servers[i]
+				mu.Unlock()
+				users[name] = u
+			}
+			if users["alice"].server == users["carol"].server {
+				t.Fatal("alice and carol share an upstream session")
+			}
+			add := func(name, prompt string) {
+				t.Helper()
+				users[name].server.AddPrompt(&mcp.Prompt{Name: prompt}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+					return &mcp.GetPromptResult{}, nil
+				})
+				select {
+				case <-users[name].changed:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s: no prompts/list_changed after its server added %s", name, prompt)
+				}
+				list, err := users[name].cs.ListPrompts(ctx, nil)
+				if err != nil || !slices.ContainsFunc(list.Prompts, func(p *mcp.Prompt) bool { return p.Name == "mcp__pu__"+prompt }) {
+					t.Errorf("%s: prompts/list after the change: %v %v, want mcp__pu__%s", name, list, err, prompt)
+				}
+			}
+			add("alice", "new")
+			add("carol", "other") // (after alice's: a list_changed of alice's sent to carol would be in carol's channel by now)
+			for name, u := range users {
+				select {
+				case <-u.changed:
+					t.Errorf("%s: a list_changed of another user's connection reached it", name)
+				default:
+				}
+			}
 		})
-		servers = append(servers, s)
-		return s
-	}, nil))
-	t.Cleanup(up.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("pu", up.URL)}, DefaultMode: "allow_all"},
-		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gateway.New(h, nil)
-	g.Sync(ctx)
-	t.Cleanup(func() {
-		g.Close()
-		cancel()
-		h.Close()
-	})
-	url := usersServer(t, g, "alice", "carol")
-	type user struct {
-		cs      *mcp.ClientSession
-		changed chan struct{}
-		server  *mcp.Server // its own upstream server
-	}
-	users := map[string]*user{}
-	for _, name := range []string{"alice", "carol"} {
-		u := &user{changed: make(chan struct{}, 10)}
-		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{
-			PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { u.changed <- struct{}{} }})
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{name, http.DefaultTransport}}},
-			&mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		u.cs = cs
-		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__pu__whoami"})
-		if err != nil {
-			t.Fatalf("%s: get mcp__pu__whoami: %v", name, err)
-		}
-		var i int
-		fmt.Sscan(res.Messages[0].Content.(*mcp.TextContent).Text, &i)
-		mu.Lock()
-		u.server = servers[i]
-		mu.Unlock()
-		users[name] = u
-	}
-	if users["alice"].server == users["carol"].server {
-		t.Fatal("alice and carol share an upstream session")
-	}
-	add := func(name, prompt string) {
-		t.Helper()
-		users[name].server.AddPrompt(&mcp.Prompt{Name: prompt}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{}, nil
-		})
-		select {
-		case <-users[name].changed:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no prompts/list_changed after its server added %s", name, prompt)
-		}
-		list, err := users[name].cs.ListPrompts(ctx, nil)
-		if err != nil || !slices.ContainsFunc(list.Prompts, func(p *mcp.Prompt) bool { return p.Name == "mcp__pu__"+prompt }) {
-			t.Errorf("%s: prompts/list after the change: %v %v, want mcp__pu__%s", name, list, err, prompt)
-		}
-	}
-	add("alice", "new")
-	add("carol", "other") // (after alice's: a list_changed of alice's sent to carol would be in carol's channel by now)
-	for name, u := range users {
-		select {
-		case <-u.changed:
-			t.Errorf("%s: a list_changed of another user's connection reached it", name)
-		default:
-		}
 	}
 }
