@@ -105,7 +105,7 @@ func (g *Gateway) addUserPrompts(ctx context.Context, p *inbound.Principal, r *m
 			continue
 		}
 		if _, shared := g.exposed.prompts[served]; shared {
-			g.log.Warn("a per-user server's prompt is not served: a prompt served to all has its name", "prompt", pr.Name)
+			g.log.Debug("a per-user server's prompt is not served: a prompt served to all has its name", "prompt", pr.Name)
 			continue
 		}
 		r.Prompts = append(r.Prompts, &mcp.Prompt{Name: served, Title: pr.Title, Description: pr.Description,
@@ -189,7 +189,7 @@ func (g *Gateway) userURI(server, uri string, seen map[string]bool) bool {
 	}
 	seen[q] = true
 	if reservedURI(uri) {
-		g.log.Warn("a per-user server's resource is not served: its URI is in the gateway's namespaces", "server", server, "uri", uri)
+		g.log.Debug("a per-user server's resource is not served: its URI is in the gateway's namespaces", "server", server, "uri", uri)
 		return false
 	}
 	return true

@@ -26,7 +26,8 @@ import (
 // their registry names, resources and templates under their qualified URIs
 // (qualifyURI: ui://mcphost/SERVER/… for ui://…, mcphost://SERVER/… for any
 // other), which the MCP Apps resource URIs of their tools name too, read by
-// readUserResource.
+// readUserResource. A list_changed on a user's connection reaches that
+// user's sessions only (userListChanged).
 
 // sharedServers are the active servers whose lists are served to all: with
 // Options.Users, the per-user servers are left out.
