@@ -27,6 +27,11 @@ type NotificationHandlers struct {
 	// Log receives notifications/message; r is the Requester of the call it
 	// belongs to when that is known (see conn.Requester), else nil. OPTIONAL.
 	Log func(server string, p *mcp.LoggingMessageParams, r conn.Requester)
+	// UserListChanged is told that a per-user server's list (kind) changed
+	// on the connection of the gateway user with ID user (conn.User.ID):
+	// that user's view of it was dropped, and is listed again when next
+	// asked for. OPTIONAL.
+	UserListChanged func(server, user string, kind conn.ChangeKind)
 }
 
 // notifications are the registered NotificationHandlers, and what is
@@ -62,6 +67,17 @@ func (h *Host) resourceUpdated(server string, p *mcp.ResourceUpdatedNotification
 	for _, nh := range h.noteHandlers() {
 		if nh.ResourceUpdated != nil {
 			nh.ResourceUpdated(server, p)
+		}
+	}
+}
+
+// userListChanged drops the list kind of server in the view of user u
+// and tells the handlers.
+func (h *Host) userListChanged(server string, u *conn.User, kind conn.ChangeKind) {
+	h.views.invalidate(u.ID(), server, kind)
+	for _, nh := range h.noteHandlers() {
+		if nh.UserListChanged != nil {
+			nh.UserListChanged(server, u.ID(), kind)
 		}
 	}
 }

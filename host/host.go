@@ -211,9 +211,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		InProcess:          maps.Clone(o.InProcess),
 		ProtocolVersion:    cmp.Or(o.ProtocolVersion, cfg.Settings.ProtocolVersion),
 		Telemetry:          o.Telemetry,
-		OnUserListChanged: func(server string, u *conn.User, kind conn.ChangeKind) {
-			h.views.invalidate(u.ID(), server, kind)
-		},
+		OnUserListChanged:  h.userListChanged,
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			invalidate(h.reg, server, kind)
 		},

@@ -11,8 +11,8 @@ import (
 )
 
 // TestCacheScope: a list that may differ from one principal to
-// another is served with cacheScope "private" — a user's tools/list where
-// per-user servers' tools are added, every list where permission rules
+// another is served with cacheScope "private" — a user's lists where
+// per-user servers' tools, prompts and resources are added, every list where permission rules
 // apply to some principals only — and the same list for all stays
 // "public" (with inbound OAuth, and on a front without principals).
 func TestCacheScope(t *testing.T) {
@@ -23,12 +23,13 @@ func TestCacheScope(t *testing.T) {
 		url  func(t *testing.T) string
 		want map[string]string // by list; absent: public
 	}{
-		{"per-user servers", userMetaGateway, map[string]string{"tools/list": "private"}},
+		{"per-user servers", userMetaGateway, map[string]string{"tools/list": "private", "prompts/list": "private", "resources/list": "private", "resources/templates/list": "private"}},
 		// (tools/list holds search_tools and call_tool only: the same for
-		// all, per-user servers or not.)
+		// all, per-user servers or not; their prompts and resources are
+		// listed still.)
 		{"per-user servers, tool search", func(t *testing.T) string {
 			return userMetaGatewayWith(t, &gateway.Options{ToolSearch: true})
-		}, nil},
+		}, map[string]string{"prompts/list": "private", "resources/list": "private", "resources/templates/list": "private"}},
 		{"principal rules", func(t *testing.T) string {
 			g, _, _ := hiddenGateway(t)
 			return aliceServer(t, g)

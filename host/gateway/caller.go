@@ -68,13 +68,25 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return g.readUserResource(ctx, p, rr, server, own) // (not among the resources served to all)
 			}
 		}
+		if gr, ok := req.(*mcp.GetPromptRequest); ok && gr.Params != nil {
+			if name, ok := g.userPromptName(gr.Params.Name); ok {
+				return g.getUserPrompt(ctx, p, gr, name) // (not among the prompts served to all)
+			}
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
 		}
 		g.filterFor(p, res)
-		if r, ok := res.(*mcp.ListToolsResult); ok {
+		switch r := res.(type) {
+		case *mcp.ListToolsResult:
 			g.addUserTools(ctx, p, r)
+		case *mcp.ListPromptsResult:
+			g.addUserPrompts(ctx, p, r)
+		case *mcp.ListResourcesResult:
+			g.addUserResources(ctx, p, r)
+		case *mcp.ListResourceTemplatesResult:
+			g.addUserTemplates(ctx, p, r)
 		}
 		if g.perPrincipal(res) {
 			setCacheScope(res, cachePrivate)
@@ -91,15 +103,14 @@ const (
 
 // perPrincipal reports whether res, a list answered for a principal, may
 // differ from one principal to another: when some permission rules apply
-// to some principals only (filterFor), and for tools/list when per-user
-// servers' tools are added (addUserTools). Such a list is served with
+// to some principals only (filterFor), and when per-user servers' tools,
+// prompts, resources and templates are added (addUserTools,
+// addUserPrompts, addUserResources, addUserTemplates). Such a list is served with
 // cacheScope "private": only the requesting user's client may cache it.
 func (g *Gateway) perPrincipal(res mcp.Result) bool {
 	switch res.(type) {
-	case *mcp.ListToolsResult:
+	case *mcp.ListToolsResult, *mcp.ListPromptsResult, *mcp.ListResourcesResult, *mcp.ListResourceTemplatesResult:
 		return g.h.Serving().HasPrincipalRules() || len(g.userServers()) > 0
-	case *mcp.ListPromptsResult, *mcp.ListResourcesResult, *mcp.ListResourceTemplatesResult:
-		return g.h.Serving().HasPrincipalRules()
 	}
 	return false
 }

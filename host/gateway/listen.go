@@ -242,6 +242,9 @@ func (g *Gateway) serveListen(ctx context.Context, method string, req mcp.Reques
 	lctx, end := g.listens.park(ctx, ss, owner)
 	g.drainMu.Unlock()
 	defer end()
+	if p := principalOf(req); p != nil && ss != nil && g.users.Load() {
+		defer g.userListens.add(ss, p)() // (userlists.go)
+	}
 	res, err := next(lctx, method, req)
 	if ctx.Err() == nil {
 		switch cause := context.Cause(lctx); {

@@ -113,7 +113,7 @@ func (g *Gateway) read(ctx context.Context, server, uri string, p *mcp.ReadResou
 }
 
 // complete routes completion/complete to the server of the prompt or
-// resource template it names.
+// resource template it names (a caller's per-user server's: userRef).
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := *req.Params
 	if p.Ref == nil {
@@ -138,6 +138,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		}
 	}
 	g.mu.Unlock()
+	if server == "" {
+		server, ref = g.userRef(ctx, ref)
+	}
 	if server == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no served prompt or resource template matches the completion ref %s %q", ref.Type, ref.Name+ref.URI)}
 	}
@@ -225,7 +228,8 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // subscription of p (nil: nobody in particular), or the error a client
 // gets when no server offers it or the permission rules deny its server
 // to p (the same error: nothing tells a client a denied resource from a
-// missing one; denied tells the gateway).
+// missing one; denied tells the gateway), or when it is a per-user
+// server's (not supported).
 func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, denied bool, err error) {
 	k, ok := g.owner(uri)
 	denied = ok && p != nil && g.h.Serving().ServerDeniedFor(p, k.server)
@@ -233,6 +237,14 @@ func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, deni
 		// (Checked here too, not only when listing or reading: with a
 		// subscriber already, the upstream is not asked again.)
 		return subKey{}, denied, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", uri)}
+	}
+	if g.users.Load() && g.h.Serving().PerUser(k.server) {
+		// A per-user server's resource is its user's, through the user's
+		// own connection, whose updates reach no one (conn: a per-user
+		// connection's notifications/resources/updated are dropped); the
+		// subscriptions here are one per resource, for all sessions.
+		return subKey{}, false, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("the resource %q is a per-user server's: subscriptions to it are not supported", uri)}
 	}
 	return k, false, nil
 }

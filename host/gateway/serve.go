@@ -178,6 +178,9 @@ type Gateway struct {
 	cancelAbort  context.CancelFunc
 
 	listens listenStreams // subscriptions/listen streams' caps, idle end and drain (listen.go)
+	// userListens are the listen streams of gateway users running here
+	// (userlists.go: a per-user server's list_changed).
+	userListens userListens
 
 	starting atomic.Bool // servers are connecting at start (connecting.go)
 	// started is closed once the connects at start have settled and been
@@ -304,7 +307,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	// (Outermost but for telemetry: it wraps the initialize result the
 	// others give, tasks.go.)
 	g.srv.AddReceivingMiddleware(g.tasksCapsMiddleware)
-	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity)
+	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity, g.listChangedSender)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}
@@ -326,6 +329,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	offNotes := h.OnServerNotification(&host.NotificationHandlers{
 		ResourceUpdated: g.resourceUpdated,
 		Log:             g.upstreamLog,
+		UserListChanged: g.userListChanged,
 	})
 	g.leaveHost = func() { offChange(); offNotes() }
 	g.life, g.endLife = context.WithCancel(context.Background())

@@ -143,7 +143,7 @@ func targetOf(req mcp.Request) string {
 // prompt) that ctx's caller is served — tool search's own two tools
 // included —, else telemetry.TargetUnknown: never a name a client made
 // up, nor one hidden from the caller. (A per-user server's prompts are
-// not served: see users.go.) For a served tool of an upstream server it
+// not labelled: which exist is known only by listing them.) For a served tool of an upstream server it
 // also returns that server (telemetry.RequestInfo.Server), "" otherwise.
 func (g *Gateway) targetLabel(ctx context.Context, method, target string) (label, server string) {
 	if target == "" {

@@ -195,7 +195,14 @@ type rpcAnswer struct {
 // aliceServer serves g over HTTP with inbound OAuth, alice its one user.
 func aliceServer(t *testing.T, g *gateway.Gateway) string {
 	t.Helper()
-	srv := httptest.NewServer(streamable.New(g).Handler(&streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice"), Resource: "http://gateway.example/mcp"}}))
+	return usersServer(t, g, "alice")
+}
+
+// usersServer is aliceServer where each of users is a user (the bearer
+// token of each is its name).
+func usersServer(t *testing.T, g *gateway.Gateway, users ...string) string {
+	t.Helper()
+	srv := httptest.NewServer(streamable.New(g).Handler(&streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier(users...), Resource: "http://gateway.example/mcp"}}))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

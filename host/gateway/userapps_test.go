@@ -14,7 +14,6 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
-	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/permissions"
 )
 
@@ -45,41 +44,16 @@ func TestPerUserAppsReads(t *testing.T) {
 	}
 	g := gateway.New(h, nil)
 	g.Sync(ctx)
-	srv := httptest.NewServer(streamable.New(g).Handler(&streamable.Options{OAuth: &streamable.InboundOAuth{
-		Verify: gateway.UsersVerifier("alice", "bob", "carol"), Resource: "http://gateway.example/mcp"}}))
 	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
 		g.Close()
 		cancel()
 		h.Close()
 	})
+	url := usersServer(t, g, "alice", "bob", "carol")
 	// rpc sends a 2026-07-28 request of user's, standing alone.
-	id := 0
 	rpc := func(user, method, params string) (result map[string]any, errMsg string) {
 		t.Helper()
-		id++
-		var p struct{ URI, Name string }
-		json.Unmarshal([]byte(params), &p)
-		headers := map[string]string{"Authorization": "Bearer " + user, "Mcp-Protocol-Version": newProtocol, "Mcp-Method": method}
-		if n := p.URI + p.Name; n != "" {
-			headers["Mcp-Name"] = n
-		}
-		params = strings.Replace(params, "{", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"`+newProtocol+
-			`","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}},`, 1)
-		params = strings.Replace(params, ",}", "}", 1)
-		_, body := post(t, srv.URL, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params), headers)
-		var out struct {
-			Result map[string]any
-			Error  *struct{ Message string }
-		}
-		if err := json.Unmarshal([]byte(answerOf(body)), &out); err != nil {
-			t.Fatalf("%s %s: %s (%v)", method, params, body, err)
-		}
-		if out.Error != nil {
-			return nil, out.Error.Message
-		}
-		return out.Result, ""
+		return userRawRPC(t, url, newProtocol, user)(method, params)
 	}
 	const qualified = "ui://mcphost/pu/charts/show.html"
 	list, msg := rpc("alice", "tools/list", `{}`)

@@ -96,11 +96,17 @@ func TestPerUserResourceOutsideEndpoint(t *testing.T) {
 // aliceRawRPC is aliceRPC answering the error's message, if any, in place
 // of failing the test.
 func aliceRawRPC(t *testing.T, url, version string) func(method, params string) (map[string]any, string) {
+	return userRawRPC(t, url, version, "alice")
+}
+
+// userRawRPC is aliceRawRPC of user (whose bearer token is its name: see
+// usersServer).
+func userRawRPC(t *testing.T, url, version, user string) func(method, params string) (map[string]any, string) {
 	var sid string
 	id := 10
 	return func(method, params string) (map[string]any, string) {
 		t.Helper()
-		headers := map[string]string{"Authorization": "Bearer alice"}
+		headers := map[string]string{"Authorization": "Bearer " + user}
 		if version >= newProtocol {
 			headers["Mcp-Protocol-Version"] = version
 			headers["Mcp-Method"] = method

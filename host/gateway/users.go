@@ -21,9 +21,13 @@ import (
 // (Sync leaves the server out): each user's tools/list gets its own added,
 // under their registry names (mcp__SERVER__TOOL; SERVER__TOOL under naming
 // "server"; a tool override's name in place of TOOL), and a call of one is
-// routed by callerMiddleware. Their prompts and resources are not listed;
-// the MCP Apps resources their tools name are read by their qualified URIs
-// (qualifyURI: ui://mcphost/SERVER/… for ui://…, read by readUserResource).
+// routed by callerMiddleware. Their prompts, resources and resource
+// templates are listed and served likewise (userlists.go): prompts under
+// their registry names, resources and templates under their qualified URIs
+// (qualifyURI: ui://mcphost/SERVER/… for ui://…, mcphost://SERVER/… for any
+// other), which the MCP Apps resource URIs of their tools name too, read by
+// readUserResource. A list_changed on a user's connection reaches that
+// user's sessions only (userListChanged).
 
 // sharedServers are the active servers whose lists are served to all: with
 // Options.Users, the per-user servers are left out.

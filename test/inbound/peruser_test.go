@@ -277,18 +277,37 @@ server "notes" {
 		t.Errorf("bob's call of notes whoami = %q (error %v), want a refusal", text, isErr)
 	}
 
-	// A per-user server's resources are its user's: the lists shared by
-	// all never hold them (alice's login made the gateway sync its lists).
+	// A per-user server's resources are its user's (files, token_exchange,
+	// is one too): listed for that user alone (under their qualified URIs,
+	// "private"), never in the lists shared by all (alice's login made the
+	// gateway sync its lists), and read through the user's own connection;
+	// bob, not logged in to notes, is listed none of its resources and
+	// cannot read them.
+	const notesStatic = "mcphost://notes/note://static"
 	for who, cs := range map[string]*mcp.ClientSession{"alice": alice, "bob": bob} {
 		res, err := cs.ListResources(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var private []string
 		for _, r := range res.Resources {
 			if strings.Contains(r.Name, "private-note-of") {
-				t.Errorf("%s is listed %s (%s)", who, r.Name, r.URI)
+				private = append(private, r.URI)
 			}
 		}
+		want := []string{"mcphost://files/note://alice", "mcphost://notes/note://alice"}
+		if who == "bob" {
+			want = []string{"mcphost://files/note://bob"}
+		}
+		if !slices.Equal(private, want) || who == "alice" && res.CacheScope != "private" {
+			t.Errorf("%s is listed the private notes %v (cacheScope %q), want %v", who, private, res.CacheScope, want)
+		}
+	}
+	if res, err := alice.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: notesStatic}); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "x" {
+		t.Errorf("alice's read of %s: %+v %v", notesStatic, res, err)
+	}
+	if res, err := bob.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: notesStatic}); err == nil {
+		t.Errorf("bob's read of %s: %+v, want refused (he has no login to notes)", notesStatic, res)
 	}
 
 	// No inbound token ever reached an upstream.

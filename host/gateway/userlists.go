@@ -1,0 +1,416 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/host/audit"
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/inbound"
+	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/registry"
+)
+
+// The prompts, resources and resource templates of per-user servers, as
+// their tools (users.go): listed, for each user, from that user's own
+// connections, added to the last page of the user's prompts/list,
+// resources/list and resources/templates/list (served "private"), and got
+// or read through the same connections.
+//
+//   - A prompt is served under its registry name (mcp__SERVER__PROMPT;
+//     SERVER__PROMPT under naming "server"), as the per-user servers' tools:
+//     never under its own name (the servers a user sees are not those
+//     served to all, so no style of naming counts them), and not when a
+//     prompt served to all has that name.
+//   - A resource (or template) is always served qualified (qualifyURI:
+//     ui://mcphost/SERVER/… for an MCP Apps ui:// URI, mcphost://SERVER/URI
+//     for any other), whoever else offers its URI: what a URI names must not
+//     depend on what another list holds, and the MCP Apps URIs of the
+//     server's tools name it so (addUserTools). A read of such a URI (of a
+//     template's resource too) goes to the server through the reader's own
+//     connection (userResource, readUserResource).
+//
+// Permission rules apply as to the servers served to all: a server the
+// rules deny a user whole is neither listed nor asked for that user, a
+// prompt the rules deny is hidden (and answered as unknown), and an
+// endpoint serves its own servers only.
+
+// visibleUserServers are the per-user servers of ctx's gateway user p:
+// those the rules do not deny p whole.
+func (g *Gateway) visibleUserServers(p *inbound.Principal) []string {
+	return slices.DeleteFunc(g.userServers(), func(s string) bool { return g.h.Serving().ServerDeniedFor(p, s) })
+}
+
+// userServedPrompt is the name a per-user server's prompt is served under:
+// its registry name, under naming "server" without the mcp__ prefix (""
+// when that reads as a registry name: not served, as for the shared
+// prompts).
+func (g *Gateway) userServedPrompt(pr *registry.Prompt) string {
+	if g.naming != config.NamingServer {
+		return pr.Name
+	}
+	served := strings.TrimPrefix(pr.Name, registry.Prefix)
+	if _, _, ok := registry.ParseName(served); ok {
+		return ""
+	}
+	return served
+}
+
+// userPromptName maps name, as a client gets it, to the registry name of
+// the per-user server's prompt it is the served name of
+// (userServedPrompt). ok is false for any other name, and for the name of
+// a prompt served to all.
+func (g *Gateway) userPromptName(name string) (canonical string, ok bool) {
+	if !g.users.Load() {
+		return "", false
+	}
+	canonical = name
+	if g.naming == config.NamingServer {
+		canonical = registry.Prefix + name
+	}
+	server, _, parsed := registry.ParseName(canonical)
+	if !parsed || !g.h.Serving().PerUser(server) || !g.inEndpoint(server) {
+		return "", false
+	}
+	g.mu.Lock()
+	_, shared := g.exposed.prompts[name]
+	g.mu.Unlock()
+	return canonical, !shared
+}
+
+// addUserPrompts adds to the last page of a prompts/list result for p the
+// prompts of p's per-user servers, as p's own connections list them, less
+// those the rules deny p.
+func (g *Gateway) addUserPrompts(ctx context.Context, p *inbound.Principal, r *mcp.ListPromptsResult) {
+	servers := g.visibleUserServers(p)
+	if len(servers) == 0 || r.NextCursor != "" {
+		return
+	}
+	prompts, problems := g.h.PromptsOf(ctx, servers)
+	g.logUserProblems("prompts", problems)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, pr := range prompts {
+		served := g.userServedPrompt(pr)
+		if served == "" || g.h.Serving().DecideFor(p, pr.Name).Behavior == permissions.Deny {
+			continue
+		}
+		if _, shared := g.exposed.prompts[served]; shared {
+			g.log.Debug("a per-user server's prompt is not served: a prompt served to all has its name", "prompt", pr.Name)
+			continue
+		}
+		r.Prompts = append(r.Prompts, &mcp.Prompt{Name: served, Title: pr.Title, Description: pr.Description,
+			Arguments: pr.Arguments, Icons: slices.Clone(pr.Icons), Meta: maps.Clone(pr.Meta)})
+	}
+}
+
+// getUserPrompt gets, for p, the per-user server's prompt of registry name
+// name through p's own connection. A prompt of a server the rules deny p,
+// or that the rules deny, or that p's connection does not list, is
+// answered as an unknown prompt (as one no server offers).
+func (g *Gateway) getUserPrompt(ctx context.Context, p *inbound.Principal, req *mcp.GetPromptRequest, name string) (*mcp.GetPromptResult, error) {
+	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
+	server, _, _ := registry.ParseName(name)
+	if g.h.Serving().ServerDeniedFor(p, server) || g.h.Serving().DecideFor(p, name).Behavior == permissions.Deny {
+		return nil, unknown
+	}
+	prompts, _ := g.h.PromptsOf(ctx, []string{server})
+	if !slices.ContainsFunc(prompts, func(pr *registry.Prompt) bool { return pr.Name == name }) {
+		return nil, unknown
+	}
+	a := g.auditCall(ctx, audit.EventPromptGet, name, sessionID(req.Session), "", 0)
+	res, err := g.h.GetPromptResult(ctx, name, req.Params)
+	if a != nil {
+		a.done(err, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stripProtocolMeta(res.Meta)
+	return res, nil
+}
+
+// addUserResources adds to the last page of a resources/list result for p
+// the resources of p's per-user servers, as p's own connections list them,
+// under their qualified URIs.
+func (g *Gateway) addUserResources(ctx context.Context, p *inbound.Principal, r *mcp.ListResourcesResult) {
+	servers := g.visibleUserServers(p)
+	if len(servers) == 0 || r.NextCursor != "" {
+		return
+	}
+	resources, problems := g.h.ResourcesOf(ctx, servers)
+	g.logUserProblems("resources", problems)
+	seen := map[string]bool{}
+	for _, res := range resources {
+		if res.Resource == nil || !g.userURI(res.Server, res.URI, seen) {
+			continue
+		}
+		c := *res.Resource // (a copy: the view's stays untouched)
+		c.URI = qualifyURI(res.Server, res.URI)
+		r.Resources = append(r.Resources, &c)
+	}
+}
+
+// addUserTemplates is addUserResources for resources/templates/list.
+func (g *Gateway) addUserTemplates(ctx context.Context, p *inbound.Principal, r *mcp.ListResourceTemplatesResult) {
+	servers := g.visibleUserServers(p)
+	if len(servers) == 0 || r.NextCursor != "" {
+		return
+	}
+	templates, problems := g.h.ResourceTemplatesOf(ctx, servers)
+	g.logUserProblems("resource templates", problems)
+	seen := map[string]bool{}
+	for _, t := range templates {
+		if t.ResourceTemplate == nil || !g.userURI(t.Server, t.URITemplate, seen) {
+			continue
+		}
+		c := *t.ResourceTemplate
+		c.URITemplate = qualifyURI(t.Server, t.URITemplate)
+		r.ResourceTemplates = append(r.ResourceTemplates, &c)
+	}
+}
+
+// userURI reports whether server's own URI (or URI template) uri is
+// served: once per server (seen), and not in the gateway's own namespaces
+// (reservedURI, as exposeOwned).
+func (g *Gateway) userURI(server, uri string, seen map[string]bool) bool {
+	q := qualifyURI(server, uri)
+	if seen[q] {
+		return false
+	}
+	seen[q] = true
+	if reservedURI(uri) {
+		g.log.Debug("a per-user server's resource is not served: its URI is in the gateway's namespaces", "server", server, "uri", uri)
+		return false
+	}
+	return true
+}
+
+// logUserProblems logs what listing the per-user servers' what for a user
+// found (the user's own connections: not the gateway's problems).
+func (g *Gateway) logUserProblems(what string, problems []registry.Problem) {
+	for _, pr := range problems {
+		g.log.Debug("a per-user server's "+what+" are not listed", "server", pr.Server, "detail", pr.Detail)
+	}
+}
+
+// userRef maps a completion ref that names a per-user server's prompt (by
+// its served name) or template (by its qualified URI template) to that
+// server and the ref in the server's own terms, for ctx's gateway user;
+// server is "" for any other ref, and for one of a server or prompt the
+// rules deny the user. (The completion goes through the user's own
+// connection.)
+func (g *Gateway) userRef(ctx context.Context, ref mcp.CompleteReference) (server string, own mcp.CompleteReference) {
+	p := principalIn(ctx)
+	if p == nil {
+		return "", ref
+	}
+	switch ref.Type {
+	case "ref/prompt":
+		name, ok := g.userPromptName(ref.Name)
+		if !ok || g.h.Serving().DecideFor(p, name).Behavior == permissions.Deny {
+			return "", ref
+		}
+		s, _, _ := registry.ParseName(name)
+		if g.h.Serving().ServerDeniedFor(p, s) {
+			return "", ref
+		}
+		prompts, _ := g.h.PromptsOf(ctx, []string{s})
+		for _, pr := range prompts {
+			if pr.Name == name {
+				ref.Name = pr.Original
+				return s, ref
+			}
+		}
+	case "ref/resource":
+		if s, uri, ok := g.userResource(ref.URI); ok && !g.h.Serving().ServerDeniedFor(p, s) {
+			ref.URI = uri
+			return s, ref
+		}
+	}
+	return "", ref
+}
+
+// A per-user server's list_changed comes on one user's connection: the
+// host drops that user's view of the list and tells the gateway
+// (host.NotificationHandlers.UserListChanged), which passes the
+// list_changed on to that user's sessions here only (userListChanged) —
+// not to every session, as a change of what is served to all is.
+//
+// The go-sdk server sends a list_changed to every session, and only when
+// its own lists change; one session is sent one by a notification the
+// session can be sent (NotifyProgress) that the sending middleware
+// listChangedSender turns into the list_changed, as its context says. A
+// session of a client before 2026-07-28 is sent it as is; a 2026-07-28
+// client gets list_changed on its subscriptions/listen streams only, those
+// that opted in to it, tagged with the stream's request id: the gateway
+// learns both from the stream's notifications/subscriptions/acknowledged
+// (userListens). Sessions held by other replicas are not told.
+
+// listChangedKey is the context key of the list_changed method a
+// NotifyProgress stands for (listChangedSender).
+type listChangedKey struct{}
+
+// userListChangedTimeout bounds the sending of a per-user server's
+// list_changed to its user's sessions (as the go-sdk bounds its own).
+const userListChangedTimeout = 10 * time.Second
+
+// changedMethods are the list_changed notifications of each kind of list.
+var changedMethods = map[conn.ChangeKind]string{
+	conn.ToolsChanged:     "notifications/tools/list_changed",
+	conn.PromptsChanged:   "notifications/prompts/list_changed",
+	conn.ResourcesChanged: "notifications/resources/list_changed",
+}
+
+// userListChanged tells the sessions here of the gateway user whose
+// conn.User ID is user that server's list kind changed for them: those of
+// clients before 2026-07-28 whose principal is the user and may see the
+// server. (With tool search, tools/list does not change.)
+func (g *Gateway) userListChanged(server, user string, kind conn.ChangeKind) {
+	method := changedMethods[kind]
+	if method == "" || !g.users.Load() || !g.inEndpoint(server) || kind == conn.ToolsChanged && g.search != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), listChangedKey{}, method), userListChangedTimeout)
+	defer cancel()
+	for ss, id := range g.userListens.of(user, server, kind, g.h.Serving().ServerDeniedFor) {
+		if err := ss.NotifyProgress(context.WithValue(ctx, subscriptionIDKey{}, id), &mcp.ProgressNotificationParams{}); err != nil {
+			g.log.Debug("a per-user server's list_changed not passed on", "server", server, "error", err)
+		}
+	}
+	for ss := range g.srv.Sessions() {
+		ip := ss.InitializeParams()
+		if ip == nil || ip.ProtocolVersion >= conn.NewProtocol {
+			continue
+		}
+		p := g.sessionPrincipal(ss)
+		if p == nil || (&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID() != user || g.h.Serving().ServerDeniedFor(p, server) {
+			continue
+		}
+		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{}); err != nil {
+			g.log.Debug("a per-user server's list_changed not passed on", "server", server, "session", LogSessionID(ss.ID()), "error", err)
+		}
+	}
+}
+
+// listChangedSender is a sending middleware of the go-sdk server: a
+// notification sent by userListChanged is sent as the list_changed its
+// context names.
+func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/subscriptions/acknowledged" {
+			g.userListens.acknowledged(req)
+		}
+		if method != "notifications/progress" {
+			return next(ctx, method, req)
+		}
+		changed, ok := ctx.Value(listChangedKey{}).(string)
+		ss, isServer := req.GetSession().(*mcp.ServerSession)
+		if !ok || !isServer {
+			return next(ctx, method, req)
+		}
+		var meta mcp.Meta
+		if id, ok := ctx.Value(subscriptionIDKey{}).(any); ok && id != nil {
+			meta = mcp.Meta{mcp.MetaKeySubscriptionID: id} // (a listen stream's)
+		}
+		switch changed {
+		case "notifications/tools/list_changed":
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss, Params: &mcp.ToolListChangedParams{Meta: meta}})
+		case "notifications/prompts/list_changed":
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.PromptListChangedParams]{Session: ss, Params: &mcp.PromptListChangedParams{Meta: meta}})
+		case "notifications/resources/list_changed":
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.ResourceListChangedParams]{Session: ss, Params: &mcp.ResourceListChangedParams{Meta: meta}})
+		}
+		return nil, nil
+	}
+}
+
+// subscriptionIDKey is the context key of the request id of the listen
+// stream a list_changed is sent on (listChangedSender).
+type subscriptionIDKey struct{}
+
+// userListens are the subscriptions/listen streams of gateway users
+// running here, by the go-sdk session each runs on, with what each opted
+// in to (as acknowledged). The zero value is ready to use.
+type userListens struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]*userListen
+}
+
+type userListen struct {
+	p     *inbound.Principal
+	user  string // p's conn.User ID
+	id    any    // the stream's request id (nil until acknowledged)
+	notes mcp.NotificationSubscriptions
+}
+
+// add records the listen stream of p running on ss; remove forgets it, as
+// it ends.
+func (l *userListens) add(ss *mcp.ServerSession, p *inbound.Principal) (remove func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[*mcp.ServerSession]*userListen{}
+	}
+	ul := &userListen{p: p, user: (&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID()}
+	l.m[ss] = ul
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.m[ss] == ul {
+			delete(l.m, ss)
+		}
+	}
+}
+
+// acknowledged takes a listen stream's notifications/subscriptions/acknowledged
+// (req, being sent): its request id and what it opted in to.
+func (l *userListens) acknowledged(req mcp.Request) {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	params, _ := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams)
+	if ss == nil || params == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ul := l.m[ss]; ul != nil {
+		ul.id, ul.notes = params.Meta[mcp.MetaKeySubscriptionID], params.Notifications
+	}
+}
+
+// of are the acknowledged listen streams of the user with conn.User ID
+// user that opted in to the list_changed of kind, and whose principal the
+// rules do not deny server (denied), with their request ids.
+func (l *userListens) of(user, server string, kind conn.ChangeKind, denied func(*inbound.Principal, string) bool) map[*mcp.ServerSession]any {
+	type found struct {
+		ss *mcp.ServerSession
+		id any
+		p  *inbound.Principal
+	}
+	var fs []found
+	l.mu.Lock()
+	for ss, ul := range l.m {
+		wants := kind == conn.ToolsChanged && ul.notes.ToolsListChanged || kind == conn.PromptsChanged && ul.notes.PromptsListChanged ||
+			kind == conn.ResourcesChanged && ul.notes.ResourcesListChanged
+		if ul.user == user && ul.id != nil && wants {
+			fs = append(fs, found{ss, ul.id, ul.p})
+		}
+	}
+	l.mu.Unlock()
+	out := map[*mcp.ServerSession]any{}
+	for _, f := range fs { // (the rules asked outside mu)
+		if !denied(f.p, server) {
+			out[f.ss] = f.id
+		}
+	}
+	return out
+}
