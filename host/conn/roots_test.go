@@ -2,9 +2,11 @@ package conn
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,5 +137,84 @@ func TestRootsOutsideCallPerUser(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("not answered")
+	}
+}
+
+// TestClientRootsChanged: ClientRootsChanged (a front's client said its
+// roots changed) sends notifications/roots/list_changed to the servers
+// whose roots outside a call come from that client, and to no other: for
+// no user (the stdio front's one client), the shared connections'; for a
+// user, that user's own connections of per-user servers. Each server told
+// lists the roots again and is answered by OnListRoots anew. (Before, no
+// server was told.)
+func TestClientRootsChanged(t *testing.T) {
+	t.Parallel()
+	var gen atomic.Int32 // (the clients' roots change with it)
+	userSeen, sharedSeen := make(chan string, 8), make(chan string, 8)
+	per := rootsServer(t, userSeen)
+	per.OAuth = &config.OAuth{Grant: config.GrantAuthorizationCode, PerUser: true, AllowLoopback: true}
+	shared := rootsServer(t, sharedSeen)
+	shared.Name = "s"
+	m := NewManager([]*config.Server{per, shared}, &Options{
+		OnListRoots: func(_ context.Context, server string, u *User) (*mcp.ListRootsResult, error) {
+			who := "sole"
+			if u != nil {
+				who = u.Subject
+			}
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: fmt.Sprintf("file:///%s/%d", who, gen.Load())}}}, nil
+		},
+	})
+	t.Cleanup(func() { m.Close() })
+	next := func(t *testing.T, seen <-chan string) string {
+		t.Helper()
+		select {
+		case s := <-seen:
+			return s
+		case <-time.After(10 * time.Second):
+			t.Fatal("no server listed the roots")
+			return ""
+		}
+	}
+	alice := &User{Issuer: "https://i", Subject: "alice", Token: "t"}
+	bob := &User{Issuer: "https://i", Subject: "bob", Token: "t"}
+	if _, err := m.Session(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, sharedSeen); got != "file:///sole/0=" {
+		t.Fatalf("at session start the shared server was told %q", got)
+	}
+	for _, u := range []*User{alice, bob} {
+		if _, err := m.Session(WithUser(context.Background(), u), per.Name); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := next(t, userSeen), "file:///"+u.Subject+"/0="; got != want {
+			t.Fatalf("at session start %s's server was told %q, want %q", u.Subject, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		u    *User
+		seen <-chan string // where the one server told lists the roots
+		who  string
+	}{
+		{"the sole client", nil, sharedSeen, "sole"},
+		{"alice's client", alice, userSeen, "alice"},
+		{"bob's client", bob, userSeen, "bob"},
+		{"the sole client again", nil, sharedSeen, "sole"},
+	} {
+		// (A server told wrongly lists too, on its channel: the next
+		// case, or the next listing here, reads its stale answer.)
+		n := gen.Add(1)
+		m.ClientRootsChanged(tc.u)
+		if got, want := next(t, tc.seen), fmt.Sprintf("file:///%s/%d=", tc.who, n); got != want {
+			t.Fatalf("%s: a server listed %q after the notification, want %q", tc.name, got, want)
+		}
+	}
+	select {
+	case got := <-userSeen:
+		t.Fatalf("a per-user server was told of the sole client's change: it listed %q", got)
+	case got := <-sharedSeen:
+		t.Fatalf("the shared server was told twice: it listed %q", got)
+	default:
 	}
 }
