@@ -358,13 +358,12 @@ func TestDefinitionsPassThroughStdio(t *testing.T) {
 	}
 }
 
-// TestAppsResourceURIsOfCollidingServers: two servers offering the same
-// MCP Apps ui:// resource get it served qualified, once each, and each
-// server's tool names its own server's (ui.resourceUri, and the earlier
-// flat "ui/resourceUri"), whose read reaches that server; a URI one server
-// alone offers is left as is.
-func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
-	t.Parallel()
+// collidingAppsHost is a host of two MCP Apps servers, a and b, each with a
+// tool "show" whose ui.resourceUri (and the earlier flat "ui/resourceUri")
+// is ui://app/view.html, a resource both offer, read as "view of SERVER";
+// and a tool "solo" naming ui://app/only-a.html, which only a offers.
+func collidingAppsHost(t testing.TB) *host.Host {
+	t.Helper()
 	const shared, own = "ui://app/view.html", "ui://app/only-a.html"
 	servers := map[string]*mcp.Server{}
 	var dyn []*config.Server
@@ -403,6 +402,18 @@ func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// TestAppsResourceURIsOfCollidingServers: two servers offering the same
+// MCP Apps ui:// resource get it served qualified, once each, and each
+// server's tool names its own server's (ui.resourceUri, and the earlier
+// flat "ui/resourceUri"), whose read reaches that server; a URI one server
+// alone offers is left as is.
+func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
+	t.Parallel()
+	const shared, own = "ui://app/view.html", "ui://app/only-a.html"
+	h := collidingAppsHost(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	g := gateway.New(h, nil)
