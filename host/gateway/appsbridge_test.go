@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
@@ -54,13 +53,7 @@ func TestAppsBridge(t *testing.T) {
 	}
 
 	h := collidingAppsHost(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	g := gateway.New(h, nil)
-	t.Cleanup(func() { g.Close() })
-	if p := g.Sync(ctx); len(p) != 0 {
-		t.Fatalf("problems %v", p)
-	}
+	g, ctx := syncedGateway(t, h, nil)
 	srv := httptest.NewServer(streamable.New(g).Handler(nil))
 	t.Cleanup(srv.Close)
 
