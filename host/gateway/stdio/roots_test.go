@@ -3,9 +3,6 @@ package stdio_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/internal/testing/rootstest"
 )
 
 // TestRootsAtSessionStart: a go-sdk server of 2025-11-25 asks for the
@@ -28,29 +26,10 @@ import (
 func TestRootsAtSessionStart(t *testing.T) {
 	t.Parallel()
 	seen := make(chan string, 8)
-	srv := mcp.NewServer(&mcp.Implementation{Name: "rooted"}, &mcp.ServerOptions{
-		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
-			go func() {
-				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				defer cancel()
-				res, err := req.Session.ListRoots(ctx, nil)
-				if err != nil {
-					seen <- "error: " + err.Error()
-					return
-				}
-				var uris []string
-				for _, r := range res.Roots {
-					uris = append(uris, r.URI)
-				}
-				seen <- strings.Join(uris, " ")
-			}()
-		},
-	})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	closeServer(t, srv, hs)
+	url := rootstest.Server(t, rootstest.AtStart, false, seen)
 
 	ctx := context.Background()
-	g := rootsGateway(t, hs.URL) // the server asks now, before the client is served
+	g := rootsGateway(t, url) // the server asks now, before the client is served
 
 	w, r := servePipes(t, g, nil, nil)
 	c := mcp.NewClient(&mcp.Implementation{Name: "rooted-client"}, nil)
@@ -68,17 +47,6 @@ func TestRootsAtSessionStart(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the server's roots/list was not answered")
 	}
-}
-
-// closeServer ends srv's sessions and hs at the test's end.
-func closeServer(t *testing.T, srv *mcp.Server, hs *httptest.Server) {
-	t.Cleanup(func() {
-		for ss := range srv.Sessions() { // (a request of the server's may still wait)
-			ss.Close()
-		}
-		hs.CloseClientConnections()
-		hs.Close()
-	})
 }
 
 // rootsGateway is a host of the streamable-HTTP servers at urls (named
@@ -126,40 +94,22 @@ func rootsGateway(t *testing.T, urls ...string) *gateway.Gateway {
 // one.)
 func TestClientRootsChangedReachServers(t *testing.T) {
 	t.Parallel()
-	type listing struct {
-		server string
-		n      int32 // notifications counted so far
-		roots  string
-	}
-	seen := make(chan listing, 8)
-	var urls []string
-	for i := range 2 {
-		name := fmt.Sprintf("s%d", i)
-		var n atomic.Int32
-		srv := mcp.NewServer(&mcp.Implementation{Name: name}, &mcp.ServerOptions{
+	// Each server counts the notifications and lists the roots on each,
+	// reporting on its own channel.
+	var (
+		seen   [2]chan string
+		counts [2]atomic.Int32
+		urls   []string
+	)
+	for i := range seen {
+		seen[i] = make(chan string, 8)
+		srv := mcp.NewServer(&mcp.Implementation{Name: fmt.Sprintf("s%d", i)}, &mcp.ServerOptions{
 			RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
-				k := n.Add(1)
-				go func() { // (a request may not be made from a notification's handler)
-					ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-					defer cancel()
-					l := listing{server: name, n: k}
-					res, err := req.Session.ListRoots(ctx, nil)
-					if err != nil {
-						l.roots = "error: " + err.Error()
-					} else {
-						var uris []string
-						for _, r := range res.Roots {
-							uris = append(uris, r.URI)
-						}
-						l.roots = strings.Join(uris, " ")
-					}
-					seen <- l
-				}()
+				counts[i].Add(1)
+				rootstest.Ask(ctx, req.Session, seen[i], 10*time.Second, false)
 			},
 		})
-		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{}))
-		closeServer(t, srv, hs)
-		urls = append(urls, hs.URL)
+		urls = append(urls, rootstest.Serve(t, srv))
 	}
 	g := rootsGateway(t, urls...)
 
@@ -177,22 +127,19 @@ func TestClientRootsChangedReachServers(t *testing.T) {
 	}
 
 	c.AddRoots(&mcp.Root{URI: "file:///home/dave/b"}) // the client sends notifications/roots/list_changed
-	got := map[string]listing{}
-	timeout := time.After(15 * time.Second)
-	for len(got) < len(urls) {
+	for i := range seen {
 		select {
-		case l := <-seen:
-			if _, dup := got[l.server]; dup {
-				t.Fatalf("%s was told twice: %+v", l.server, l)
+		case got := <-seen[i]:
+			if got != "file:///home/dave/a file:///home/dave/b" {
+				t.Errorf("s%d listed %q after the notification, want the client's two roots", i, got)
 			}
-			got[l.server] = l
-		case <-timeout:
-			t.Fatalf("servers told of the client's change: %+v, want s0 and s1", got)
+		case <-time.After(15 * time.Second):
+			t.Fatalf("s%d was not told of the client's change", i)
 		}
 	}
-	for _, l := range got {
-		if l.n != 1 || l.roots != "file:///home/dave/a file:///home/dave/b" {
-			t.Errorf("%s: notification %d, listed %q; want the first, listing the client's two roots", l.server, l.n, l.roots)
+	for i := range counts {
+		if n := counts[i].Load(); n != 1 {
+			t.Errorf("s%d was told %d times, want once", i, n)
 		}
 	}
 }
