@@ -16,6 +16,8 @@ import (
 // asks that client), else by the host's own roots (Options.Roots, the
 // settings' roots), which each session's go-sdk client holds: SetRoots
 // changes them and sends the servers notifications/roots/list_changed.
+// When the client OnListRoots asks says its roots changed, the front calls
+// ClientRootsChanged, which tells the servers that client answers for.
 
 // rootClients are the go-sdk clients of sessions connecting or live, for
 // SetRoots and ClientRootsChanged.

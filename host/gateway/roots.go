@@ -20,7 +20,9 @@ import (
 // over HTTP, a per-user connection's user's client (UserClients, shared by
 // the host's gateways: /mcp and each /mcp/NAME); a shared
 // connection has no one client to ask, and the host answers with
-// settings { roots } (conn.Manager.SetRoots).
+// settings { roots } (conn.Manager.SetRoots). That client's own
+// notifications/roots/list_changed is passed on to the servers it answers
+// for (rootsChanged).
 
 // SetSoleClient names the front's one client (the stdio front's session,
 // once initialized: see initialized), whose roots a server's roots/list
