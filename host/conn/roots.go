@@ -152,9 +152,9 @@ func (m *Manager) SetRoots(roots []*mcp.Root) {
 // from a client of the embedder's (Options.OnListRoots) that the client's
 // roots changed: for u nil, the shared connections' servers (a front with
 // one client: stdio); else the servers of u's own connections (per-user
-// servers). Each session whose client declared roots listChanged is sent
-// notifications/roots/list_changed; its server's next roots/list outside a
-// call asks OnListRoots again. The notifications are sent after
+// servers). Each session before NewProtocol whose client declared roots
+// listChanged is sent notifications/roots/list_changed; its server's next
+// roots/list outside a call asks OnListRoots again. The notifications are sent after
 // ClientRootsChanged returns (each may wait for its server), by a
 // goroutine that Close waits for.
 func (m *Manager) ClientRootsChanged(u *User) {
@@ -173,7 +173,7 @@ func (m *Manager) ClientRootsChanged(u *User) {
 	var targets []target
 	r.mu.Lock()
 	for _, rc := range r.live {
-		if rc.user == user && rc.listChanged && rc.cs != nil && rc.send != nil {
+		if rc.user == user && rc.listChanged && rc.cs != nil && rc.send != nil && !newEra(rc.cs) {
 			targets = append(targets, target{rc.send, rc.cs})
 		}
 	}
@@ -198,6 +198,14 @@ func (m *Manager) ClientRootsChanged(u *User) {
 }
 
 const notificationRootsListChanged = "notifications/roots/list_changed"
+
+// newEra reports whether cs is a session of NewProtocol or later, where a
+// server asks for no roots outside a call, and takes no
+// notifications/roots/list_changed.
+func newEra(cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion >= NewProtocol
+}
 
 // rootsNotifyWait bounds the send of one notifications/roots/list_changed
 // (as the go-sdk's own).
