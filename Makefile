@@ -34,7 +34,7 @@ test-deps:
 # and the official conformance suite's client and server scenarios.
 test: build test-deps vet deploy-test
 	$(GO) test -count=1 -race -timeout 20m ./...
-	CONFORMANCE_PARTS="client server server-http tasks skills" ./scripts/conformance.sh
+	CONFORMANCE_PARTS="client server server-http tasks skills apps" ./scripts/conformance.sh
 
 # deploy/ (its own module, so that Helm and client-go stay out of the
 # host's): renders the Helm chart and decodes every manifest strictly into

@@ -2,9 +2,6 @@ package host_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +10,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/internal/testing/rootstest"
 )
 
 // TestReloadRoots: settings { roots } answer a server's roots/list outside
@@ -46,37 +44,10 @@ func TestReloadRoots(t *testing.T) {
 
 func testReloadRoots(t *testing.T, opts func(*host.Options)) {
 	seen := make(chan string, 8)
-	ask := func(ctx context.Context, ss *mcp.ServerSession) {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			res, err := ss.ListRoots(ctx, nil)
-			if err != nil {
-				seen <- "error: " + err.Error()
-				return
-			}
-			var uris []string
-			for _, r := range res.Roots {
-				uris = append(uris, r.URI)
-			}
-			seen <- strings.Join(uris, " ")
-		}()
-	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "rooted"}, &mcp.ServerOptions{
-		InitializedHandler:      func(ctx context.Context, req *mcp.InitializedRequest) { ask(ctx, req.Session) },
-		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) { ask(ctx, req.Session) },
-	})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(func() {
-		for ss := range srv.Sessions() { // (a request of the server's may still wait)
-			ss.Close()
-		}
-		hs.CloseClientConnections()
-		hs.Close()
-	})
+	url := rootstest.Server(t, rootstest.AtStart|rootstest.OnChange, false, seen)
 	cfg := func(roots ...string) *config.Config {
 		c := &config.Config{DefaultMode: "allow_all", Servers: []*config.Server{
-			{Name: "r", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}}
+			{Name: "r", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}}
 		for _, r := range roots {
 			c.Settings.Roots = append(c.Settings.Roots, &mcp.Root{URI: r})
 		}

@@ -32,9 +32,15 @@
 #              (default configuration) in front of it as a stdio upstream
 #              and as an HTTP upstream. Expected failures through the
 #              gateway: test/conformance/expected-failures-skills.yml.
+#   apps       the MCP Apps bridge check: host/gateway's TestAppsBridge, in
+#              which test/conformance/apps-bridge.mjs (the TypeScript SDK's
+#              client and @modelcontextprotocol/ext-apps' app bridge, pinned
+#              in test/conformance/package.json) reads, through the gateway
+#              in front of two Apps servers whose ui:// URIs collide, each
+#              tool's UI resource URI as the bridge does, and the resource.
 #
 # CONFORMANCE_PARTS chooses the parts (default "client server server-http
-# tasks skills reference");
+# tasks skills apps reference");
 # extra arguments go to the client run. MCPHOST_SERVE_FLAGS replaces the
 # gateway's naming flags (default "--naming conditional"; set it empty to
 # leave them out). Results and logs go to $CONFORMANCE_OUT (bin/conformance).
@@ -42,7 +48,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${CONFORMANCE_OUT:-$root/bin/conformance}
-parts=" ${CONFORMANCE_PARTS:-client server server-http tasks skills reference} "
+parts=" ${CONFORMANCE_PARTS:-client server server-http tasks skills apps reference} "
 revisions=(2025-11-25 2026-07-28)
 mkdir -p "$out"
 (cd test/conformance && npm ci --no-audit --no-fund --loglevel=error)
@@ -325,6 +331,18 @@ if [[ $parts == *" skills "* ]]; then
   run_gateways skills "mcphost-demo -skills" "$skills_expected" "  command = \"$out/mcphost-demo\"
   args    = [\"-skills\"]" "http://127.0.0.1:$skills_port/mcp"
   stop_all
+fi
+
+if [[ $parts == *" apps "* ]]; then
+  # (The Node 22 of the suite is first on PATH; the test requires it and
+  # the ext-apps package, installed above, rather than skipping.)
+  if MCPHOST_APPS_BRIDGE=1 go test -count=1 -run '^TestAppsBridge$' ./host/gateway/ >"$out/apps.log" 2>&1; then
+    summary+=("apps: the ext-apps bridge reads each tool's own UI resource through the gateway; passed")
+  else
+    cat "$out/apps.log" >&2
+    status=1
+    summary+=("apps: FAILED (log $out/apps.log)")
+  fi
 fi
 
 echo

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -15,35 +16,71 @@ import (
 // asks that client), else by the host's own roots (Options.Roots, the
 // settings' roots), which each session's go-sdk client holds: SetRoots
 // changes them and sends the servers notifications/roots/list_changed.
+// When the client OnListRoots asks says its roots changed, the front calls
+// ClientRootsChanged, which tells the servers that client answers for.
 
 // rootClients are the go-sdk clients of sessions connecting or live, for
-// SetRoots.
+// SetRoots and ClientRootsChanged.
 type rootClients struct {
 	mu    sync.Mutex
 	roots []*mcp.Root
-	// live holds each client and the roots it was last given.
-	live map[*mcp.Client][]*mcp.Root
+	// live holds each client, the roots it was last given and whom its
+	// roots outside a call come from.
+	live map[*mcp.Client]*rootClient
 	// apply serializes SetRoots' passes over the clients (notify), which
 	// run without mu: a server's notification may take long.
 	apply sync.Mutex
 }
 
+// rootClient is one go-sdk client of rootClients.
+type rootClient struct {
+	given []*mcp.Root
+	// user is the User ID of a per-user connection's client, "" for a
+	// shared connection's.
+	user string
+	// listChanged: the client told its server it sends
+	// notifications/roots/list_changed.
+	listChanged bool
+	// send is the client's sending method handler (as the go-sdk's
+	// AddRoots uses it), cs its session once connected: ClientRootsChanged
+	// sends the notification with them, the go-sdk client having no call
+	// that sends it without a change of its own roots.
+	send mcp.MethodHandler
+	cs   *mcp.ClientSession
+}
+
 // adopt gives client the current roots (before it connects: no
-// notification) and records it, so that a SetRoots during its connect
-// reaches it too; the returned func forgets it (when the connect fails, or
-// the session ends).
-func (r *rootClients) adopt(client *mcp.Client) (forget func()) {
+// notification) and records it, of the user of ID user ("": shared), so
+// that a SetRoots during its connect reaches it too; the returned func
+// forgets it (when the connect fails, or the session ends). listChanged
+// is what the client declares.
+func (r *rootClients) adopt(client *mcp.Client, user string, listChanged bool) (forget func()) {
+	rc := &rootClient{user: user, listChanged: listChanged}
+	client.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		rc.send = next // (applied at once: before the client is used)
+		return next
+	})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	client.AddRoots(r.roots...)
 	if r.live == nil {
-		r.live = map[*mcp.Client][]*mcp.Root{}
+		r.live = map[*mcp.Client]*rootClient{}
 	}
-	r.live[client] = r.roots
+	rc.given = r.roots
+	r.live[client] = rc
 	return func() {
 		r.mu.Lock()
 		delete(r.live, client)
 		r.mu.Unlock()
+	}
+}
+
+// connected records client's session, once connected.
+func (r *rootClients) connected(client *mcp.Client, cs *mcp.ClientSession) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rc := r.live[client]; rc != nil {
+		rc.cs = cs
 	}
 }
 
@@ -73,10 +110,10 @@ func (r *rootClients) notify() {
 	r.mu.Lock()
 	roots := r.roots // (replaced, never changed in place)
 	var changes []change
-	for client, given := range r.live {
-		if !sameRoots(given, roots) {
-			changes = append(changes, change{client, uris(given)})
-			r.live[client] = roots
+	for client, rc := range r.live {
+		if !sameRoots(rc.given, roots) {
+			changes = append(changes, change{client, uris(rc.given)})
+			rc.given = roots
 		}
 	}
 	r.mu.Unlock()
@@ -110,6 +147,69 @@ func (m *Manager) SetRoots(roots []*mcp.Root) {
 	}
 	m.wg.Go(r.notify)
 }
+
+// ClientRootsChanged tells the servers whose roots outside a call come
+// from a client of the embedder's (Options.OnListRoots) that the client's
+// roots changed: for u nil, the shared connections' servers (a front with
+// one client: stdio); else the servers of u's own connections (per-user
+// servers). Each session before NewProtocol whose client declared roots
+// listChanged is sent notifications/roots/list_changed; its server's next
+// roots/list outside a call asks OnListRoots again. The notifications are sent after
+// ClientRootsChanged returns (each may wait for its server), by a
+// goroutine that Close waits for.
+func (m *Manager) ClientRootsChanged(u *User) {
+	if m.opts.OnListRoots == nil {
+		return // (the host's own roots answer: they did not change)
+	}
+	user := ""
+	if u != nil {
+		user = u.ID()
+	}
+	r := &m.rootClients
+	type target struct {
+		send mcp.MethodHandler
+		cs   *mcp.ClientSession
+	}
+	var targets []target
+	r.mu.Lock()
+	for _, rc := range r.live {
+		if rc.user == user && rc.listChanged && rc.cs != nil && rc.send != nil && !newEra(rc.cs) {
+			targets = append(targets, target{rc.send, rc.cs})
+		}
+	}
+	r.mu.Unlock()
+	if len(targets) == 0 || m.isClosed() {
+		return
+	}
+	m.wg.Go(func() {
+		var wg sync.WaitGroup
+		for _, t := range targets {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), rootsNotifyWait)
+				defer cancel()
+				req := &mcp.ClientRequest[*mcp.RootsListChangedParams]{Session: t.cs, Params: &mcp.RootsListChangedParams{}}
+				if _, err := t.send(ctx, notificationRootsListChanged, req); err != nil {
+					m.log.Debug("notifications/roots/list_changed not sent", "error", err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+const notificationRootsListChanged = "notifications/roots/list_changed"
+
+// newEra reports whether cs is a session of NewProtocol or later, where a
+// server asks for no roots outside a call, and takes no
+// notifications/roots/list_changed.
+func newEra(cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion >= NewProtocol
+}
+
+// rootsNotifyWait bounds the send of one notifications/roots/list_changed
+// (as the go-sdk's own).
+const rootsNotifyWait = 10 * time.Second
 
 // listRootsOutside answers a server's roots/list that no call's Requester
 // takes: by Options.OnListRoots when it answers, else by next (the go-sdk

@@ -60,7 +60,7 @@ func TestSetRootsDoesNotWaitForServers(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		m.SetRoots([]*mcp.Root{{URI: "file:///c"}})
-		m.rootClients.adopt(mcp.NewClient(&mcp.Implementation{Name: "x"}, nil))()
+		m.rootClients.adopt(mcp.NewClient(&mcp.Implementation{Name: "x"}, nil), "", false)()
 		close(done)
 	}()
 	select {

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/internal/testing/rootstest"
 )
 
 // A shared streamable-HTTP server (2025-11-25) that asks roots/list on its
@@ -23,21 +23,8 @@ func TestRootsOutsideWhileCallInFlightShared(t *testing.T) {
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "rooted"}, &mcp.ServerOptions{
-		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				res, err := req.Session.ListRoots(ctx, nil)
-				if err != nil {
-					seen <- "error: " + err.Error()
-					return
-				}
-				var uris []string
-				for _, r := range res.Roots {
-					uris = append(uris, r.URI)
-				}
-				seen <- strings.Join(uris, " ")
-			}()
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
+			rootstest.Ask(ctx, req.Session, seen, 5*time.Second, false)
 		},
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -45,9 +32,7 @@ func TestRootsOutsideWhileCallInFlightShared(t *testing.T) {
 		<-release
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	cfg := &config.Server{Name: "r", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+	cfg := &config.Server{Name: "r", Transport: config.TransportHTTP, URL: rootstest.Serve(t, srv), Approved: true, ConnectTimeout: 5 * time.Second}
 	m := NewManager([]*config.Server{cfg}, &Options{
 		Roots:        []*mcp.Root{{URI: "file:///settings"}},
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},

@@ -80,7 +80,12 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 	client := mcp.NewClient(c.m.opts.ClientInfo, opts)
 	client.AddReceivingMiddleware(c.rootsMiddleware)
 	addExtensionMethods(client)
-	forget := c.m.rootClients.adopt(client)
+	user := ""
+	if c.user != nil {
+		user = c.user.user().ID()
+	}
+	rootsChange := opts.Capabilities != nil && (opts.Capabilities.RootsV2 != nil && opts.Capabilities.RootsV2.ListChanged || opts.Capabilities.Roots.ListChanged)
+	forget := c.m.rootClients.adopt(client, user, rootsChange)
 	tracked := false
 	defer func() {
 		if !tracked {
@@ -137,6 +142,7 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 	}
 	c.log.Info("connected", "transport", c.cfg.Transport, "protocol", cs.InitializeResult().ProtocolVersion)
 	tracked = true
+	c.m.rootClients.connected(client, cs)
 	c.m.wg.Go(func() {
 		cs.Wait()
 		forget()

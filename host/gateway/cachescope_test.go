@@ -2,12 +2,9 @@ package gateway_test
 
 import (
 	"bufio"
-	"context"
-	"io"
 	"testing"
 
 	"github.com/mcphost/mcphost/host/gateway"
-	"github.com/mcphost/mcphost/host/gateway/stdio"
 )
 
 // TestCacheScope: a list that may differ from one principal to
@@ -65,20 +62,7 @@ func TestCacheScope(t *testing.T) {
 func TestCacheScopeStdio(t *testing.T) {
 	t.Parallel()
 	g, _, _ := hiddenGateway(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		stdio.Serve(ctx, g, inR, outW)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		inW.Close()
-		outR.Close()
-		<-done
-	})
+	inW, outR := servePipes(t, g)
 	pipe := &stdioPipe{r: bufio.NewReader(outR), w: inW}
 	for _, list := range []string{"tools/list", "prompts/list", "resources/list"} {
 		if got := rawRPC(t, pipe, newProtocol, list)["cacheScope"]; got != "public" {

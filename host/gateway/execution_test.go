@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
-	"github.com/mcphost/mcphost/host/gateway/stdio"
 )
 
 // A tool's "execution" (taskSupport) end to end. No go-sdk server can send
@@ -190,20 +189,7 @@ func TestToolExecutionPassesThrough(t *testing.T) {
 		t.Run("stdio/"+version, func(t *testing.T) {
 			// (A gateway of its own: the stdio front's end ends its gateway.)
 			p := ptServe(t, ptOptions{servers: servers})
-			ctx, cancel := context.WithCancel(context.Background())
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				stdio.Serve(ctx, p.g, inR, outW)
-			}()
-			t.Cleanup(func() {
-				cancel()
-				inW.Close()
-				outR.Close()
-				<-done
-			})
+			inW, outR := servePipes(t, p.g)
 			check(t, "tools/list", rawToolList(t, "", &stdioPipe{r: bufio.NewReader(outR), w: inW}, version))
 		})
 	}
@@ -212,15 +198,7 @@ func TestToolExecutionPassesThrough(t *testing.T) {
 		t.Cleanup(func() { sg.Close() })
 		ctx := context.Background()
 		sg.Sync(ctx)
-		st, ct := mcp.NewInMemoryTransports()
-		if _, err := sg.Server().Connect(ctx, st, nil); err != nil {
-			t.Fatal(err)
-		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
+		cs := connectInMemory(t, sg)
 		var all []map[string]any
 		for _, s := range servers {
 			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.SearchToolName, Arguments: map[string]any{"query": "job plain", "server": s.Name}})
@@ -379,20 +357,4 @@ func TestForgedExecutionDropped(t *testing.T) {
 	if !reflect.DeepEqual(res.Tools[0].Meta, mcp.Meta{"vendor/hint": "kept"}) {
 		t.Errorf("tools/list: _meta %v, want vendor/hint alone", res.Tools[0].Meta)
 	}
-}
-
-// connectInMemory is a go-sdk client of g, in memory.
-func connectInMemory(t *testing.T, g *gateway.Gateway) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
-	"github.com/mcphost/mcphost/host/gateway/stdio"
 	"github.com/mcphost/mcphost/host/gateway/streamable"
 )
 
@@ -61,19 +59,7 @@ var passedMeta = mcp.Meta{"ui": map[string]any{"resourceUri": "ui://charts/show.
 // a gateway with opts, and returns a client session of it (in memory).
 func metaGateway(t *testing.T, opts *gateway.Options) *mcp.ClientSession {
 	t.Helper()
-	g := metaServe(t, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectInMemory(t, metaServe(t, opts))
 }
 
 // metaServe is the synced gateway of metaGateway.
@@ -104,23 +90,7 @@ func metaServe(t *testing.T, opts *gateway.Options) *gateway.Gateway {
 // server "s".
 func serveInProcess(t *testing.T, server *mcp.Server, opts *gateway.Options) *gateway.Gateway {
 	t.Helper()
-	cfg, diags := config.Load(&config.LoadOptions{Dynamic: []*config.Server{config.InProcessServer("s")}, WorkDir: t.TempDir(),
-		LookupEnv: func(string) (string, bool) { return "", false }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir(), InProcess: map[string]*mcp.Server{"s": server}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	g := gateway.New(h, opts)
-	t.Cleanup(func() { g.Close() })
-	if p := g.Sync(ctx); len(p) != 0 {
-		t.Fatalf("problems %v", p)
-	}
+	g, _ := syncedGateway(t, inProcessHost(t, map[string]*mcp.Server{"s": server}), opts)
 	return g
 }
 
@@ -308,15 +278,7 @@ func TestToolTitleAsGiven(t *testing.T) {
 	}
 	g := serveInProcess(t, server, &gateway.Options{Naming: config.NamingBare})
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectInMemory(t, g)
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -339,35 +301,20 @@ func TestDefinitionsPassThroughStdio(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
 			g := metaServe(t, nil)
-			ctx, cancel := context.WithCancel(context.Background())
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				stdio.Serve(ctx, g, inR, outW)
-			}()
-			t.Cleanup(func() {
-				cancel()
-				inW.Close()
-				outR.Close()
-				<-done
-			})
-			wantListedTool(t, ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, version)
+			inW, outR := servePipes(t, g)
+			wantListedTool(t, context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, version)
 		})
 	}
 }
 
-// TestAppsResourceURIsOfCollidingServers: two servers offering the same
-// MCP Apps ui:// resource get it served qualified, once each, and each
-// server's tool names its own server's (ui.resourceUri, and the earlier
-// flat "ui/resourceUri"), whose read reaches that server; a URI one server
-// alone offers is left as is.
-func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
-	t.Parallel()
+// collidingAppsHost is a host of two MCP Apps servers, a and b, each with a
+// tool "show" whose ui.resourceUri (and the earlier flat "ui/resourceUri")
+// is ui://app/view.html, a resource both offer, read as "view of SERVER";
+// and a tool "solo" naming ui://app/only-a.html, which only a offers.
+func collidingAppsHost(t testing.TB) *host.Host {
+	t.Helper()
 	const shared, own = "ui://app/view.html", "ui://app/only-a.html"
 	servers := map[string]*mcp.Server{}
-	var dyn []*config.Server
 	for _, name := range []string{"a", "b"} {
 		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "show", InputSchema: map[string]any{"type": "object"},
@@ -392,33 +339,22 @@ func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
 				})
 		}
 		servers[name] = s
-		dyn = append(dyn, config.InProcessServer(name))
 	}
-	cfg, diags := config.Load(&config.LoadOptions{Dynamic: dyn, WorkDir: t.TempDir(), LookupEnv: func(string) (string, bool) { return "", false }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir(), InProcess: servers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	g := gateway.New(h, nil)
-	t.Cleanup(func() { g.Close() })
-	if p := g.Sync(ctx); len(p) != 0 {
-		t.Fatalf("problems %v", p)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	h := inProcessHost(t, servers)
+	return h
+}
+
+// TestAppsResourceURIsOfCollidingServers: two servers offering the same
+// MCP Apps ui:// resource get it served qualified, once each, and each
+// server's tool names its own server's (ui.resourceUri, and the earlier
+// flat "ui/resourceUri"), whose read reaches that server; a URI one server
+// alone offers is left as is.
+func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
+	t.Parallel()
+	const shared, own = "ui://app/view.html", "ui://app/only-a.html"
+	h := collidingAppsHost(t)
+	g, ctx := syncedGateway(t, h, nil)
+	cs := connectInMemory(t, g)
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -465,15 +401,7 @@ func TestAppsResourceURIsOfCollidingServers(t *testing.T) {
 	sg := gateway.New(h, &gateway.Options{ToolSearch: true})
 	t.Cleanup(func() { sg.Close() })
 	sg.Sync(ctx)
-	sst, sct := mcp.NewInMemoryTransports()
-	if _, err := sg.Server().Connect(ctx, sst, nil); err != nil {
-		t.Fatal(err)
-	}
-	scs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, sct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { scs.Close() })
+	scs := connectInMemory(t, sg)
 	sr, err := scs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.SearchToolName, Arguments: map[string]any{"query": "show", "server": "b"}})
 	if err != nil || sr.IsError || len(sr.Content) != 1 {
 		t.Fatalf("search_tools: %+v %v", sr, err)

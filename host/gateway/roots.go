@@ -20,7 +20,9 @@ import (
 // over HTTP, a per-user connection's user's client (UserClients, shared by
 // the host's gateways: /mcp and each /mcp/NAME); a shared
 // connection has no one client to ask, and the host answers with
-// settings { roots } (conn.Manager.SetRoots).
+// settings { roots } (conn.Manager.SetRoots). That client's own
+// notifications/roots/list_changed is passed on to the servers it answers
+// for (rootsChanged).
 
 // SetSoleClient names the front's one client (the stdio front's session,
 // once initialized: see initialized), whose roots a server's roots/list
@@ -127,6 +129,36 @@ func (g *Gateway) initialized(_ context.Context, req *mcp.InitializedRequest) {
 	if g.soleSeen != nil && req.Session != nil {
 		g.SetSoleClient(req.Session)
 	}
+}
+
+// rootsChanged passes a client's notifications/roots/list_changed on to
+// the servers whose roots outside a call come from that client: on stdio,
+// the sole client's, every shared connection's; the latest session of a
+// user (UserClients), that user's per-user connections'. (Other clients'
+// roots answer no server outside a call: nothing to tell.)
+func (g *Gateway) rootsChanged(_ context.Context, req *mcp.RootsListChangedRequest) {
+	if u, ok := g.rootsOf(req.Session, principalOf(req)); ok {
+		g.h.Connections().ClientRootsChanged(u)
+	}
+}
+
+// rootsOf reports whose roots outside a call the client of ss (of
+// principal p, or nil) answers: the sole client's (nil, true), or those of
+// the user whose latest session ss is (u, true); none (false) otherwise.
+func (g *Gateway) rootsOf(ss *mcp.ServerSession, p *inbound.Principal) (*conn.User, bool) {
+	if ss == nil {
+		return nil, false
+	}
+	if ss == g.sole.Load() {
+		return nil, true
+	}
+	if p != nil {
+		u := &conn.User{Issuer: p.Issuer, Subject: p.Subject}
+		if g.userRoots.get(u.ID()) == ss {
+			return u, true
+		}
+	}
+	return nil, false
 }
 
 // soleWait bounds how long a server's roots/list outside any call waits

@@ -69,3 +69,61 @@ func TestListRootsOutsideForUser(t *testing.T) {
 		})
 	}
 }
+
+// TestRootsOf: a client's notifications/roots/list_changed is passed on
+// (rootsChanged) for the sole client (to the shared connections: nil
+// user), and for a user's latest session whose client has roots (to that
+// user's connections); not for an older session of the user, another
+// user's or one without a principal. Real go-sdk sessions.
+func TestRootsOf(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gateway"}, nil)
+	session := func() *mcp.ServerSession {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return ss
+	}
+	sole, older, latest, bobs := session(), session(), session(), session()
+	g := &Gateway{userRoots: &UserClients{}}
+	g.SetSoleClient(sole)
+	alice := &inbound.Principal{Issuer: "https://idp", Subject: "alice"}
+	bob := &inbound.Principal{Issuer: "https://idp", Subject: "bob"}
+	g.noteUserClient(alice, &mcp.ListToolsRequest{Session: older})
+	g.noteUserClient(alice, &mcp.ListToolsRequest{Session: latest})
+	for _, tc := range []struct {
+		name string
+		ss   *mcp.ServerSession
+		p    *inbound.Principal
+		want string // the user told's subject; "" for the shared connections
+		ok   bool
+	}{
+		{"the sole client", sole, nil, "", true},
+		{"alice's latest session", latest, alice, "alice", true},
+		{"alice's older session", older, alice, "", false},
+		{"alice's session, bob's token", latest, bob, "", false},
+		{"bob's unrecorded session", bobs, bob, "", false},
+		{"no principal", latest, nil, "", false},
+		{"no session", nil, nil, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, ok := g.rootsOf(tc.ss, tc.p)
+			got := ""
+			if u != nil {
+				got = u.Subject
+			}
+			if ok != tc.ok || got != tc.want {
+				t.Fatalf("rootsOf = (%q, %v), want (%q, %v)", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -9,9 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/llmtools"
 )
 
@@ -64,32 +61,12 @@ func TestNestedSchemaTextCleaned(t *testing.T) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
-	cfg, diags := config.Load(&config.LoadOptions{Dynamic: []*config.Server{config.InProcessServer("s")}, WorkDir: t.TempDir(),
-		LookupEnv: func(string) (string, bool) { return "", false }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir(), InProcess: map[string]*mcp.Server{"s": server}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	g := gateway.New(h, nil)
-	t.Cleanup(func() { g.Close() })
+	h := inProcessHost(t, map[string]*mcp.Server{"s": server})
+	g, ctx := newGateway(t, h, nil)
 	if p := g.Sync(ctx); len(p) != 1 || !strings.Contains(p[0].Detail, `tool "refused" is not exposed: input schema: unusable schema: the value "a\u200b`) {
 		t.Fatalf("problems %v, want the tool refused for its default's hidden characters", p)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectInMemory(t, g)
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil || len(res.Tools) != 1 {
 		t.Fatalf("tools/list: %v %v", res, err)

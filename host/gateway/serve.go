@@ -293,11 +293,12 @@ func New(h *host.Host, opts *Options) *Gateway {
 			Completions: &mcp.CompletionCapabilities{},
 			Logging:     &mcp.LoggingCapabilities{},
 		},
-		Logger:             hclogslog.New(g.log),
-		InitializedHandler: g.initialized,
-		CompletionHandler:  g.complete,
-		SubscribeHandler:   g.subscribe,
-		UnsubscribeHandler: g.unsubscribe,
+		Logger:                  hclogslog.New(g.log),
+		InitializedHandler:      g.initialized,
+		RootsListChangedHandler: g.rootsChanged,
+		CompletionHandler:       g.complete,
+		SubscribeHandler:        g.subscribe,
+		UnsubscribeHandler:      g.unsubscribe,
 	})
 	g.addSkillMethods()
 	g.srv.AddReceivingMiddleware(g.appsMiddleware)       // (innermost: inside the caller's; resources.go)

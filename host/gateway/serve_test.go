@@ -2,7 +2,9 @@ package gateway_test
 
 import (
 	"context"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -28,6 +30,63 @@ func TestMain(m *testing.M) {
 }
 
 var demo = demotest.Server
+
+// connectInMemory is a go-sdk client of g, in memory.
+func connectInMemory(t testing.TB, g *gateway.Gateway) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// inProcessHost is a host of servers, in process under their names (in
+// the configuration in name order), closed at the test's end.
+func inProcessHost(t testing.TB, servers map[string]*mcp.Server) *host.Host {
+	t.Helper()
+	var dyn []*config.Server
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		dyn = append(dyn, config.InProcessServer(name))
+	}
+	cfg, diags := config.Load(&config.LoadOptions{Dynamic: dyn, WorkDir: t.TempDir(), LookupEnv: func(string) (string, bool) { return "", false }})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir(), InProcess: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// newGateway is a gateway with opts over h, closed at the test's end, not
+// yet synced, and a context that ends with the test.
+func newGateway(t testing.TB, h *host.Host, opts *gateway.Options) (*gateway.Gateway, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	g := gateway.New(h, opts)
+	t.Cleanup(func() { g.Close() })
+	return g, ctx
+}
+
+// syncedGateway is newGateway's gateway, synced with no problem.
+func syncedGateway(t testing.TB, h *host.Host, opts *gateway.Options) (*gateway.Gateway, context.Context) {
+	t.Helper()
+	g, ctx := newGateway(t, h, opts)
+	if p := g.Sync(ctx); len(p) != 0 {
+		t.Fatalf("problems %v", p)
+	}
+	return g, ctx
+}
 
 // connect starts a gateway over two demo servers and connects a go-sdk client to it.
 func connect(t *testing.T, opts *mcp.ClientOptions) (*mcp.ClientSession, *host.Host) {

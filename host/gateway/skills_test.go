@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
-	"github.com/mcphost/mcphost/host/gateway/stdio"
 	"github.com/mcphost/mcphost/host/gateway/streamable"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
@@ -48,21 +46,8 @@ func skillsClient(name string) *mcp.Client {
 // skills client speaking version.
 func skillsOverStdio(t *testing.T, p *ptGateway, version string) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		stdio.Serve(ctx, p.g, inR, outW)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		inW.Close()
-		outR.Close()
-		<-done
-	})
-	cs, err := skillsClient("skills-stdio-"+version).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW},
+	inW, outR := servePipes(t, p.g)
+	cs, err := skillsClient("skills-stdio-"+version).Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
