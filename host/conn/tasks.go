@@ -320,10 +320,23 @@ func TaskResultOf(res *mcp.CallToolResult) (TaskResult, bool) {
 	return t, ok
 }
 
-// callRawRetry sends p, the retry of a multi-round-trip call (its input
-// responses and request state), on cs's raw lane rather than through the
-// go-sdk client, whose CallToolResult cannot hold a task result (the
-// answer SEP-2663 lets a server give a retry): a task result comes back
+// extensionTasks is the id of the 2026-07-28 tasks extension (SEP-2663).
+const extensionTasks = "io.modelcontextprotocol/tasks"
+
+// declaresTasks reports whether caps, a client's capabilities as a request
+// of NewProtocol carries them (metaCapabilities), declare the tasks
+// extension: the server may then answer a call with a task.
+func declaresTasks(caps map[string]any) bool {
+	exts, _ := caps["extensions"].(map[string]any)
+	_, ok := exts[extensionTasks]
+	return ok
+}
+
+// callRawRetry sends p, a call the server may answer with a task (the
+// retry of a multi-round-trip call, with its input responses and request
+// state, or a call of a client that declared the tasks extension), on
+// cs's raw lane rather than through the go-sdk client, whose
+// CallToolResult cannot hold a task result: a task result comes back
 // with its taskId named by ids, under TaskResultKey; any other result is
 // decoded as the go-sdk client would, and an error response is returned
 // as a *jsonrpc.Error. sent is false when cs has no raw lane (nothing was

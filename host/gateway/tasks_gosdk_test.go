@@ -1,0 +1,80 @@
+package gateway_test
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/internal/testing/tasksserver"
+)
+
+// TestTaskResultOnTheGoSDKPath: a 2026-07-28 call that the relay does not
+// take — a progress token or other metadata in its _meta, or a call the
+// permission rules ask about (answered, then retried) — goes through the
+// go-sdk server and the host's call; when the upstream answers it with a
+// task, the client still gets the task, under an id of the gateway's that
+// tasks/get resolves. On the old code the go-sdk client decoded the task
+// result into a CallToolResult: no resultType "task", no taskId.
+func TestTaskResultOnTheGoSDKPath(t *testing.T) {
+	t.Parallel()
+	caps := map[string]any{"elicitation": map[string]any{}, "extensions": tasksExt["extensions"]}
+	const tool = "mcp__t__failing_job" // (task support required: always a task for a client with the extension)
+	askJob := config.PermissionRule{Behavior: permissions.Ask, Pattern: tool, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	for _, front := range []struct {
+		name   string
+		client func(t *testing.T, p *ptGateway) taskClient
+	}{
+		{"http", func(t *testing.T, p *ptGateway) taskClient { return &httpClient2026{url: p.url, caps: caps} }},
+		{"stdio", func(t *testing.T, p *ptGateway) taskClient { return newStdioTaskClient(t, p.g, newProtocol, caps) }},
+	} {
+		for _, tc := range []struct {
+			name  string
+			meta  map[string]any // the call's own _meta members
+			rules []config.PermissionRule
+		}{
+			{name: "progress token", meta: map[string]any{"progressToken": "p1"}},
+			{name: "other metadata", meta: map[string]any{"example.com/hint": 1}},
+			{name: "asked, then approved", rules: []config.PermissionRule{askJob}},
+		} {
+			t.Run(front.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
+				t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+				p := ptServe(t, ptOptions{rules: tc.rules, servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
+				if len(p.problems) > 0 {
+					t.Fatalf("sync: %v", p.problems)
+				}
+				c := front.client(t, p)
+				params := map[string]any{"name": tool, "arguments": map[string]any{}}
+				if tc.meta != nil {
+					meta := map[string]any{"io.modelcontextprotocol/protocolVersion": newProtocol, "io.modelcontextprotocol/clientCapabilities": caps}
+					for k, v := range tc.meta {
+						meta[k] = v
+					}
+					params["_meta"] = meta
+				}
+				res := c.call(t, "tools/call", params)
+				if tc.rules != nil {
+					state, _ := res.Result["requestState"].(string)
+					if res.Result["resultType"] != "input_required" || state == "" {
+						t.Fatalf("the asked call: %+v %+v, want the gateway's question", res.Result, res.Error)
+					}
+					params["inputResponses"] = map[string]any{"mcphost-permission": map[string]any{"action": "accept", "content": map[string]any{"decision": "allow"}}}
+					params["requestState"] = state
+					res = c.call(t, "tools/call", params)
+				}
+				id, _ := res.Result["taskId"].(string)
+				if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
+					t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+				}
+				got := c.call(t, "tasks/get", map[string]any{"taskId": id})
+				if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
+					t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
+				}
+			})
+		}
+	}
+}
