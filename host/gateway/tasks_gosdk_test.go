@@ -78,3 +78,55 @@ func TestTaskResultOnTheGoSDKPath(t *testing.T) {
 		}
 	}
 }
+
+// TestTask2025OnTheGoSDKPath: a 2025-11-25 task-augmented call that the
+// relay does not take (a progress token or other metadata in its _meta)
+// keeps its task parameter on the go-sdk path (the go-sdk's
+// CallToolParams have no field for it), and the upstream's
+// CreateTaskResult reaches the client under an id of the gateway's that
+// tasks/get resolves. On the old code the task parameter was dropped: the
+// call ran as a plain one, and the client got no task.
+func TestTask2025OnTheGoSDKPath(t *testing.T) {
+	t.Parallel()
+	for _, front := range []struct {
+		name   string
+		client func(t *testing.T, p *ptGateway) taskClient
+	}{
+		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
+		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
+			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+		}},
+	} {
+		for _, tc := range []struct {
+			name string
+			meta map[string]any
+		}{
+			{name: "progress token", meta: map[string]any{"progressToken": "p1"}},
+			{name: "other metadata", meta: map[string]any{"example.com/hint": 1}},
+		} {
+			t.Run(front.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				up, url := newTasksUpstream(t, oldProtocol)
+				p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
+				if len(p.problems) > 0 {
+					t.Fatalf("sync: %v", p.problems)
+				}
+				c := front.client(t, p)
+				res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
+					"task": map[string]any{"ttl": 60000}, "_meta": tc.meta})
+				task, _ := res.Result["task"].(map[string]any)
+				id, _ := task["taskId"].(string)
+				if !strings.HasPrefix(id, "mcpt-") {
+					t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+				}
+				got := c.call(t, "tasks/get", map[string]any{"taskId": id})
+				if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] != "completed" {
+					t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
+				}
+				if r := up.received(); len(r) != 1 || r[0] != "tasks/get up-1" {
+					t.Errorf("the upstream received %q, want tasks/get of its task", r)
+				}
+			})
+		}
+	}
+}
