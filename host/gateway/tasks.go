@@ -120,6 +120,18 @@ type taskTable struct {
 	queue chan ownedTask
 	done  chan struct{}
 	box   *sealbox.Box // (cluster.TaskListPurpose)
+
+	// request sends a tasks request to a task's server (nil: the host's,
+	// host.Serving.Request; tests set one of their own).
+	request func(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error)
+}
+
+// upstream sends a tasks request to a task's server (taskTable.request).
+func (g *Gateway) upstream(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error) {
+	if g.tasks.request != nil {
+		return g.tasks.request(ctx, server, version, method, name, params, caps)
+	}
+	return g.h.Serving().Request(ctx, server, version, method, name, params, caps)
 }
 
 // ownedTask is a task to record for principal.
@@ -451,7 +463,7 @@ func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version strin
 		ctx, cancel = context.WithTimeout(ctx, TasksRequestTimeout)
 		defer cancel()
 	}
-	resp, err := g.h.Serving().Request(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
+	resp, err := g.upstream(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
 	if err != nil {
 		g.log.Warn("tasks request failed", "method", method, "server", ref.server, "error", err)
 		return wire.Error(m.ID, jsonrpc.CodeInternalError, method+": the task's server could not be reached", nil)
