@@ -98,7 +98,7 @@ func (g *Gateway) visibleServers(ctx context.Context) []string {
 // servers already connected for the caller only, so that a server that
 // cannot connect is not tried again on each of them.
 func (g *Gateway) skillServers(ctx context.Context, connect bool) (servers []string, labels map[string]string) {
-	style := styleOf(g.naming, len(g.sharedServers()))
+	style := styleOf(g.namingMode(), len(g.sharedServers()))
 	labels = map[string]string{}
 	for _, s := range g.visibleServers(ctx) {
 		if connect && principalIn(ctx) != nil && g.h.Serving().PerUser(s) && g.h.ServerExtensions(ctx, s) == nil {
