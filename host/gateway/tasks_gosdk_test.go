@@ -1,12 +1,15 @@
 package gateway_test
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/internal/testing/tasksserver"
 )
@@ -128,5 +131,40 @@ func TestTask2025OnTheGoSDKPath(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTaskResultOfAPerUserServer: a call of a user of inbound OAuth to a
+// per-user server (served through the user's own connection: not among
+// the tools served to all, so never relayed) whose client declared the
+// tasks extension gets the upstream's task under an id of the gateway's,
+// which tasks/get resolves for that user. On the old code the task result
+// was decoded into a CallToolResult and lost.
+func TestTaskResultOfAPerUserServer(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("t", hs.URL)}, DefaultMode: "allow_all"},
+		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gateway.New(h, nil)
+	g.Sync(ctx)
+	t.Cleanup(func() {
+		g.Close()
+		cancel()
+		h.Close()
+	})
+	c := &httpClient2026{url: aliceServer(t, g), caps: tasksExt, headers: map[string]string{"Authorization": "Bearer alice"}}
+	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__failing_job", "arguments": map[string]any{}})
+	id, _ := res.Result["taskId"].(string)
+	if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+	}
+	got := c.call(t, "tasks/get", map[string]any{"taskId": id})
+	if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
+		t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
 	}
 }
