@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -42,44 +43,65 @@ func TestTaskResultOnTheGoSDKPath(t *testing.T) {
 			{name: "other metadata", meta: map[string]any{"example.com/hint": 1}},
 			{name: "asked, then approved", rules: []config.PermissionRule{askJob}},
 		} {
-			t.Run(front.name+"/"+tc.name, func(t *testing.T) {
-				t.Parallel()
-				hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
-				t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-				p := ptServe(t, ptOptions{rules: tc.rules, servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}}})
-				if len(p.problems) > 0 {
-					t.Fatalf("sync: %v", p.problems)
-				}
-				c := front.client(t, p)
-				params := map[string]any{"name": tool, "arguments": map[string]any{}}
-				if tc.meta != nil {
-					meta := map[string]any{"io.modelcontextprotocol/protocolVersion": newProtocol, "io.modelcontextprotocol/clientCapabilities": caps}
-					for k, v := range tc.meta {
-						meta[k] = v
+			for _, upstream := range []string{"http", "stdio"} {
+				t.Run(front.name+"/"+tc.name+"/"+upstream+" upstream", func(t *testing.T) {
+					t.Parallel()
+					p := ptServe(t, ptOptions{rules: tc.rules, servers: []*config.Server{tasksServer(t, upstream)}})
+					if len(p.problems) > 0 {
+						t.Fatalf("sync: %v", p.problems)
 					}
-					params["_meta"] = meta
-				}
-				res := c.call(t, "tools/call", params)
-				if tc.rules != nil {
-					state, _ := res.Result["requestState"].(string)
-					if res.Result["resultType"] != "input_required" || state == "" {
-						t.Fatalf("the asked call: %+v %+v, want the gateway's question", res.Result, res.Error)
+					c := front.client(t, p)
+					params := map[string]any{"name": tool, "arguments": map[string]any{}}
+					if tc.meta != nil {
+						meta := map[string]any{"io.modelcontextprotocol/protocolVersion": newProtocol, "io.modelcontextprotocol/clientCapabilities": caps}
+						for k, v := range tc.meta {
+							meta[k] = v
+						}
+						params["_meta"] = meta
 					}
-					params["inputResponses"] = map[string]any{"mcphost-permission": map[string]any{"action": "accept", "content": map[string]any{"decision": "allow"}}}
-					params["requestState"] = state
-					res = c.call(t, "tools/call", params)
-				}
-				id, _ := res.Result["taskId"].(string)
-				if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
-					t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
-				}
-				got := c.call(t, "tasks/get", map[string]any{"taskId": id})
-				if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
-					t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
-				}
-			})
+					res := c.call(t, "tools/call", params)
+					if tc.rules != nil {
+						state, _ := res.Result["requestState"].(string)
+						if res.Result["resultType"] != "input_required" || state == "" {
+							t.Fatalf("the asked call: %+v %+v, want the gateway's question", res.Result, res.Error)
+						}
+						params["inputResponses"] = map[string]any{"mcphost-permission": map[string]any{"action": "accept", "content": map[string]any{"decision": "allow"}}}
+						params["requestState"] = state
+						res = c.call(t, "tools/call", params)
+					}
+					id, _ := res.Result["taskId"].(string)
+					if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
+						t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+					}
+					got := c.call(t, "tasks/get", map[string]any{"taskId": id})
+					if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
+						t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
+					}
+				})
+			}
 		}
 	}
+}
+
+// tasksServerEra, as rawToolsChildEnv, makes the test binary's stdio
+// upstream internal/testing/tasksserver.
+const tasksServerEra = "tasksserver"
+
+// tasksServer is server "t", internal/testing/tasksserver over upstream:
+// "http" (stateless 2026-07-28) or "stdio" (the test binary as a child).
+func tasksServer(t *testing.T, upstream string) *config.Server {
+	t.Helper()
+	if upstream == "stdio" {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &config.Server{Name: "t", Transport: config.TransportStdio, Command: exe,
+			Env: map[string]string{rawToolsChildEnv: tasksServerEra}, Approved: true, ConnectTimeout: 10 * time.Second}
+	}
+	hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return &config.Server{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 
 // TestTask2025OnTheGoSDKPath: a 2025-11-25 task-augmented call that the
