@@ -74,6 +74,9 @@ type CallOptions struct {
 	// and names its task (see conn.CallOptions.Tasks): a retry answered
 	// with a task returns it under conn.TaskResultKey. OPTIONAL.
 	Tasks conn.TaskIDs
+	// Task is the task parameter of a 2025-11-25 task-augmented call (raw
+	// JSON; see conn.CallOptions.Task). OPTIONAL.
+	Task []byte
 	// CannotAsk says that Requester cannot put the server's own requests
 	// to the client during the call (a stateless client): such a call
 	// stays on the server's first session (see conn.CallOptions).
@@ -167,7 +170,7 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 	if !t.HeaderParams {
 		// (A retry sent raw carries no parameters in HTTP headers: such a
 		// tool's retry goes through the go-sdk client.)
-		copts.Tasks = o.Tasks
+		copts.Tasks, copts.Task = o.Tasks, o.Task
 	}
 	for rounds, urls := 0, 0; ; {
 		res, err := h.conns.Call(ctx, t.Server, params, copts)

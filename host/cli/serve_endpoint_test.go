@@ -218,3 +218,81 @@ func TestServeEndpointsHTTP(t *testing.T) {
 	reload(devEndpoint)
 	waitFor("ops is 404 once removed", func() bool { return status("/mcp/ops") == http.StatusNotFound })
 }
+
+// TestServeEndpointNamingReload: a reload that changes endpoint dev's
+// naming (server → prefixed) keeps its clients' sessions, on stdio (`serve
+// --endpoint dev`) and over HTTP (/mcp/dev): each is told its tools
+// changed, lists them under the new names, and calls them by those on the
+// same session. On the code before, stdio kept the old names until a
+// restart, and HTTP closed the endpoint's sessions (a new gateway).
+func TestServeEndpointNamingReload(t *testing.T) {
+	t.Parallel()
+	for _, front := range []string{"stdio", "http"} {
+		t.Run(front, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			changed := make(chan struct{}, 10)
+			opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}}
+			var cmd *exec.Cmd
+			var stderr *syncbuf.Buffer
+			var tr mcp.Transport
+			if front == "stdio" {
+				cmd, stderr = serveCmd(t, endpointConfig(devEndpoint), "--endpoint", "dev")
+				tr = &mcp.CommandTransport{Command: cmd}
+			} else {
+				port := testbin.FreePort(t)
+				cmd, stderr = serveCmd(t, endpointConfig(devEndpoint), "--http", fmt.Sprintf("127.0.0.1:%d", port), "--no-auth")
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+				testbin.WaitListening(t, port)
+				tr = &mcp.StreamableClientTransport{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp/dev", port)}
+			}
+			path := cmd.Args[2]
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, opts).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatalf("initialize: %v\nstderr:\n%s", err, stderr)
+			}
+			defer cs.Close()
+			waitTools := func(what string, ok func([]string) bool) {
+				t.Helper()
+				for !ok(endpointView(ctx, t, cs)) {
+					select {
+					case <-ctx.Done():
+						t.Fatalf("%s: never (tools %v)\nstderr:\n%s", what, endpointView(context.Background(), t, cs), stderr)
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}
+			waitTools("a's tools as SERVER__TOOL", func(tools []string) bool { return slices.Contains(tools, "a__echo") })
+			for len(changed) > 0 {
+				<-changed // (a's tools came with list_changed)
+			}
+			if err := os.WriteFile(path, []byte(endpointConfig(strings.Replace(devEndpoint, `naming  = "server"`, `naming  = "prefixed"`, 1))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				t.Fatalf("dev's client was not told its tools changed\nstderr:\n%s", stderr)
+			}
+			waitTools("a's tools under the prefixed names", func(tools []string) bool {
+				return slices.Contains(tools, "mcp__a__echo") && !slices.Contains(tools, "a__echo") && !slices.Contains(tools, "mcp__a__add")
+			})
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "hi"}})
+			if err != nil || res.IsError {
+				t.Errorf("call mcp__a__echo on the same session: %v %+v\nstderr:\n%s", err, res, stderr)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"message": "hi"}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("call a__echo after the change: %v, want unknown tool", err)
+			}
+		})
+	}
+}

@@ -24,9 +24,8 @@ import (
 // gateway, untouched: its relay has no endpoint to look at. A reload adds,
 // removes and changes endpoints: a new one is served at once; a removed one
 // is answered 404 and its gateway drained and closed; a changed one's
-// servers and tools apply at its next Sync, and a changed naming gets a new
-// gateway (the old one's sessions drained and closed: its clients reconnect
-// and list again).
+// servers, tools and naming apply at its next Sync (its sessions stay
+// open, are told the lists changed, and list the new names).
 
 // endpointsPrefix is where named endpoints are served: /mcp/NAME.
 const endpointsPrefix = "/mcp/"
@@ -78,10 +77,9 @@ func (s *endpoints) start(ctx context.Context, e *config.Endpoint) *servedEndpoi
 
 // apply makes what is served follow cfg's endpoints (at start, and after
 // each reload). Applies run one at a time (applying); the gateways of new
-// endpoints (or of those whose naming changed) are started — a Sync,
-// upstream I/O — outside s.mu, so that requests to the endpoints already
-// served (ServeHTTP) never wait for them; an endpoint being replaced is
-// served by its old gateway until the new one is in place.
+// endpoints are started — a Sync, upstream I/O — outside s.mu, so that
+// requests to the endpoints already served (ServeHTTP) never wait for
+// them.
 func (s *endpoints) apply(ctx context.Context, cfg *config.Config) {
 	s.applying.Lock()
 	defer s.applying.Unlock()
@@ -102,8 +100,6 @@ func (s *endpoints) apply(ctx context.Context, cfg *config.Config) {
 			delete(s.served, name)
 			s.retire(se)
 			s.log.Info("endpoint removed", "endpoint", name)
-		case e.Naming != se.def.Naming:
-			starts = append(starts, e)
 		case !e.Equal(se.def):
 			se.def = e
 			se.g.Resync()
@@ -137,14 +133,11 @@ func (s *endpoints) apply(ctx context.Context, cfg *config.Config) {
 			continue
 		}
 		name := se.def.Name
-		old := s.served[name]
-		s.served[name] = se
-		if old != nil {
-			s.retire(old)
-			s.log.Info("endpoint changed: served by a new gateway (its naming changed)", "endpoint", name)
-		} else {
-			s.log.Info("endpoint added", "endpoint", name, "path", endpointsPrefix+name)
+		if old := s.served[name]; old != nil {
+			s.retire(old) // (cannot be: applies run one at a time)
 		}
+		s.served[name] = se
+		s.log.Info("endpoint added", "endpoint", name, "path", endpointsPrefix+name)
 	}
 }
 

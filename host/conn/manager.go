@@ -414,10 +414,17 @@ type CallOptions struct {
 	// OPTIONAL: "" is this host's own (the latest).
 	ClientVersion string
 	// Tasks, if set, says the caller can carry a task result (SEP-2663)
-	// and names its task: the retry of a multi-round-trip call to a
-	// session of NewProtocol is then sent on the raw lane, and a task
-	// result returned under TaskResultKey (see callRawRetry). OPTIONAL.
+	// and names its task: a call to a session of NewProtocol that the
+	// server may answer with a task — the retry of a multi-round-trip
+	// call, or a call whose client declared the tasks extension — is then
+	// sent on the raw lane, and a task result returned under
+	// TaskResultKey (see callRawRetry). OPTIONAL.
 	Tasks TaskIDs
+	// Task is the task parameter of a 2025-11-25 task-augmented call (a
+	// raw JSON object), sent with Tasks to a session before NewProtocol on
+	// the raw lane; a CreateTaskResult comes back under TaskResultKey.
+	// OPTIONAL.
+	Task []byte
 }
 
 // Call calls a tool on the named server, as configured by opts.
@@ -497,12 +504,17 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 		// notifications (never a connect's, whose values the connection
 		// would keep).
 		sent := false
-		if o.Tasks != nil && (len(p.InputResponses) > 0 || p.RequestState != "") && cs.InitializeResult().ProtocolVersion >= NewProtocol {
-			var caps map[string]any
-			if o.Requester != nil {
-				caps = metaCapabilities(o.Requester)
+		if o.Tasks != nil && o.Task != nil && cs.InitializeResult().ProtocolVersion < NewProtocol {
+			res, sent, err = c.callRawRetry(ctx, cs, p, nil, o.Task, fc, o.Tasks)
+		} else if o.Tasks != nil && cs.InitializeResult().ProtocolVersion >= NewProtocol {
+			// A call the server may answer with a task (the retry of a
+			// multi-round-trip call, or one of a client that declared the
+			// tasks extension) goes on the raw lane: the go-sdk client's
+			// CallToolResult cannot hold a task result.
+			caps, _ := p.Meta[mcp.MetaKeyClientCapabilities].(map[string]any)
+			if len(p.InputResponses) > 0 || p.RequestState != "" || declaresTasks(caps) {
+				res, sent, err = c.callRawRetry(ctx, cs, p, caps, nil, fc, o.Tasks)
 			}
-			res, sent, err = c.callRawRetry(ctx, cs, p, caps, fc, o.Tasks)
 		}
 		if !sent {
 			res, err = cs.CallTool(context.WithValue(ctx, callKey{}, fc), p)

@@ -327,15 +327,29 @@ func TaskResultOf(res *mcp.CallToolResult) (TaskResult, bool) {
 	return t, ok
 }
 
-// callRawRetry sends p, the retry of a multi-round-trip call (its input
-// responses and request state), on cs's raw lane rather than through the
-// go-sdk client, whose CallToolResult cannot hold a task result (the
-// answer SEP-2663 lets a server give a retry): a task result comes back
+// extensionTasks is the id of the 2026-07-28 tasks extension (SEP-2663).
+const extensionTasks = "io.modelcontextprotocol/tasks"
+
+// declaresTasks reports whether caps, a client's capabilities as a request
+// of NewProtocol carries them (metaCapabilities), declare the tasks
+// extension: the server may then answer a call with a task.
+func declaresTasks(caps map[string]any) bool {
+	exts, _ := caps["extensions"].(map[string]any)
+	_, ok := exts[extensionTasks]
+	return ok
+}
+
+// callRawRetry sends p, a call the server may answer with a task (the
+// retry of a multi-round-trip call, with its input responses and request
+// state, or a call of a client that declared the tasks extension; before
+// NewProtocol, a call with the task parameter task), on
+// cs's raw lane rather than through the go-sdk client, whose
+// CallToolResult cannot hold a task result: a task result comes back
 // with its taskId named by ids, under TaskResultKey; any other result is
 // decoded as the go-sdk client would, and an error response is returned
 // as a *jsonrpc.Error. sent is false when cs has no raw lane (nothing was
 // sent: the go-sdk client sends the call).
-func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams, caps map[string]any, fc *call, ids TaskIDs) (res *mcp.CallToolResult, sent bool, err error) {
+func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams, caps map[string]any, task []byte, fc *call, ids TaskIDs) (res *mcp.CallToolResult, sent bool, err error) {
 	raw := c.rawLane(cs)
 	if raw == nil {
 		return nil, false, nil
@@ -372,6 +386,9 @@ func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.C
 		if err := member("requestState", p.RequestState); err != nil {
 			return nil, false, err
 		}
+	}
+	if task != nil {
+		params = append(append(params, `,"task":`...), task...)
 	}
 	// The request's own _meta members (a progress token, …) go with the
 	// raw lane's reserved ones.
@@ -423,7 +440,10 @@ func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.C
 // decodeRetry decodes resp, a server's raw response to a retry sent by
 // callRawRetry.
 func decodeRetry(ctx context.Context, ids TaskIDs, server, version string, resp []byte) (*mcp.CallToolResult, bool, error) {
-	if out, ok := completeResultTasks(ctx, resp, false, ids, server, version); ok {
+	older := version < NewProtocol
+	if older {
+		resp = createTaskResult(ctx, ids, server, version, resp) // (a 2025-11-25 task's id named)
+	} else if out, ok := completeResultTasks(ctx, resp, false, ids, server, version); ok {
 		resp = out // (a task's id named; not for another input round, ok false)
 	}
 	var env struct {
@@ -440,12 +460,13 @@ func decodeRetry(ctx context.Context, ids TaskIDs, server, version string, resp 
 		return nil, true, errors.New("the server's response has neither result nor error")
 	}
 	var rt struct {
-		ResultType string `json:"resultType"`
+		ResultType string          `json:"resultType"`
+		Task       json.RawMessage `json:"task"` // (a 2025-11-25 CreateTaskResult's)
 	}
 	if err := json.Unmarshal(env.Result, &rt); err != nil {
 		return nil, true, fmt.Errorf("decoding the server's result: %w", err)
 	}
-	if rt.ResultType == "task" {
+	if !older && rt.ResultType == "task" || older && len(rt.Task) > 0 && rt.Task[0] == '{' {
 		return &mcp.CallToolResult{Meta: mcp.Meta{TaskResultKey: TaskResult(env.Result)}}, true, nil
 	}
 	res := &mcp.CallToolResult{}

@@ -151,13 +151,16 @@ func FuzzDecodeRetry(f *testing.F) {
 	f.Add([]byte(`{"id":1,"result":{"resultType":"task","taskId":"t1"}}`))
 	f.Add([]byte(`{"id":1,"error":{"code":-32602,"message":"x"}}`))
 	f.Add([]byte(`{"id":1,"result":{"content":[{"type":"text","text":"hi"}]}}`))
+	f.Add([]byte(`{"id":1,"result":{"task":{"taskId":"t1","status":"working"}}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		res, _, err := decodeRetry(context.Background(), prefixIDs{}, "s", "2026-07-28", in)
-		if err == nil && res == nil {
-			t.Fatal("neither result nor error")
-		}
-		if task, ok := TaskResultOf(res); ok && !json.Valid(task) {
-			t.Fatalf("task result %q is not JSON", task)
+		for _, version := range []string{"2026-07-28", "2025-11-25"} { // (a 2025-11-25 CreateTaskResult too)
+			res, _, err := decodeRetry(context.Background(), prefixIDs{}, "s", version, in)
+			if err == nil && res == nil {
+				t.Fatal("neither result nor error")
+			}
+			if task, ok := TaskResultOf(res); ok && !json.Valid(task) {
+				t.Fatalf("task result %q is not JSON", task)
+			}
 		}
 	})
 }

@@ -18,8 +18,9 @@ import (
 // this runs for a gateway without an endpoint but a comparison with "".
 //
 // The definition is read from the host's configuration at each Sync, so a
-// reload that changes its servers or tools block applies at the next Sync
-// (Resync); a changed naming needs a new Gateway (serve --http makes one).
+// reload that changes its servers, tools block or naming applies at the
+// next Sync (Resync): its sessions stay open, are told the lists changed,
+// and list the new names.
 // An endpoint gone from the configuration keeps its last definition here.
 
 // endpointDef is the gateway's endpoint, or nil for the whole gateway.
@@ -37,8 +38,15 @@ func (g *Gateway) refreshEndpoint() {
 		return
 	}
 	if e := g.h.Config().Endpoint(g.endpoint); e != nil {
-		if old := g.ep.Load(); old != nil && e.Naming != old.Naming && (e.Naming != "" || old.Naming != "") {
-			g.log.Warn("an endpoint's naming changed: it applies to a new gateway (HTTP serves one at the reload; stdio needs a restart)", "endpoint", g.endpoint)
+		naming := e.Naming
+		if naming == "" {
+			naming = g.baseNaming
+		}
+		if old := g.namingMode(); naming != old {
+			// This Sync serves the names under the new naming, and tells
+			// the sessions the lists changed.
+			g.naming.Store(&naming)
+			g.log.Info("the endpoint's naming changed", "endpoint", g.endpoint, "from", old, "to", naming)
 		}
 		g.ep.Store(e)
 		g.epGone.Store(false)
@@ -48,6 +56,10 @@ func (g *Gateway) refreshEndpoint() {
 		g.log.Warn("the endpoint is no longer configured: its last definition is still served", "endpoint", g.endpoint)
 	}
 }
+
+// namingMode is the naming mode the gateway serves (Options.Naming, an
+// endpoint's own naming, as of the latest Sync).
+func (g *Gateway) namingMode() string { return *g.naming.Load() }
 
 // Endpoint returns the name of the endpoint the gateway serves ("" for the
 // whole gateway).

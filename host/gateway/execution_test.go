@@ -18,6 +18,8 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/stdio"
+	"github.com/mcphost/mcphost/internal/testing/tasksserver"
 )
 
 // A tool's "execution" (taskSupport) end to end. No go-sdk server can send
@@ -93,6 +95,10 @@ func rawToolsStdio() {
 	answer := func(line []byte) []byte { return rawTools(line, modern) }
 	if os.Getenv(rawToolsChildEnv) == legacyTasksEra {
 		answer = rawTasks2025 // (tasks_test.go)
+	}
+	if os.Getenv(rawToolsChildEnv) == tasksServerEra {
+		tasksserver.New(tasksserver.Options{}).ServeStdio(context.Background(), os.Stdin, os.Stdout) // (tasks_gosdk_test.go)
+		return
 	}
 	for in.Scan() {
 		if out := answer(in.Bytes()); out != nil {

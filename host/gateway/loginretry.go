@@ -56,7 +56,7 @@ func (g *Gateway) goneLoginRetry(ctx context.Context, p *mcp.CallToolParamsRaw) 
 		return "", false // (served: the go-sdk server's handler takes it)
 	}
 	name := p.Name
-	if g.naming == config.NamingServer {
+	if g.namingMode() == config.NamingServer {
 		name = registry.Prefix + name
 	}
 	server, tool, ok := registry.ParseName(name)

@@ -529,7 +529,7 @@ func (g *Gateway) instructions(ctx context.Context) string {
 		fmt.Fprintf(&b, " (endpoint %s)", g.endpoint)
 	}
 	b.WriteString(": the tools, prompts and resources of several MCP servers")
-	switch styleOf(g.naming, len(g.activeServers())) {
+	switch styleOf(g.namingMode(), len(g.activeServers())) {
 	case namesOwn:
 		b.WriteString(", under their own names.")
 	case namesServer:

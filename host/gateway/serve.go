@@ -124,11 +124,16 @@ type ReplicaTimeouts struct {
 
 // Gateway serves a host's registry as an MCP server.
 type Gateway struct {
-	h      *host.Host
-	log    hclog.Logger
-	srv    *mcp.Server
-	naming string
-	tasks  taskTable // the task ids it issues (tasks.go)
+	h   *host.Host
+	log hclog.Logger
+	srv *mcp.Server
+	// naming is the naming mode served (namingMode); baseNaming the one
+	// it has without an endpoint's own (Options.Naming, else the
+	// settings' at New), which an endpoint that drops its naming on a
+	// reload returns to (endpoint.go).
+	naming     atomic.Pointer[string]
+	baseNaming string
+	tasks      taskTable // the task ids it issues (tasks.go)
 
 	// endpoint is Options.Endpoint ("": the whole gateway); ep its
 	// definition, as last read from the configuration (endpoint.go).
@@ -229,14 +234,15 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = config.DefaultDrainTimeout
 	}
+	if o.Naming == "" {
+		o.Naming = h.Config().Settings.Naming
+	}
+	base := o.Naming
 	var ep *config.Endpoint
 	if o.Endpoint != "" {
 		if ep = h.Config().Endpoint(o.Endpoint); ep != nil && ep.Naming != "" {
 			o.Naming = ep.Naming
 		}
-	}
-	if o.Naming == "" {
-		o.Naming = h.Config().Settings.Naming
 	}
 	if o.Keys == nil {
 		o.Keys = sealbox.Random()
@@ -246,11 +252,12 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	var rid [6]byte
 	rand.Read(rid[:])
-	g := &Gateway{h: h, log: o.Logger, naming: o.Naming, exposed: newExposure(), changed: make(chan struct{}, 1),
+	g := &Gateway{h: h, log: o.Logger, baseNaming: base, exposed: newExposure(), changed: make(chan struct{}, 1),
 		askKeys: o.Keys.MACKeys(cluster.RequestStatePurpose), keys: o.Keys, state: o.State,
 		replica: hex.EncodeToString(rid[:]),
 		calls:   newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}
 	g.callDone = g.calls.done
+	g.naming.Store(&o.Naming)
 	g.endpoint = o.Endpoint
 	g.ep.Store(ep)
 	if o.SoleClient {

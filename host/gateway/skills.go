@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -97,7 +98,7 @@ func (g *Gateway) visibleServers(ctx context.Context) []string {
 // servers already connected for the caller only, so that a server that
 // cannot connect is not tried again on each of them.
 func (g *Gateway) skillServers(ctx context.Context, connect bool) (servers []string, labels map[string]string) {
-	style := styleOf(g.naming, len(g.sharedServers()))
+	style := styleOf(g.namingMode(), len(g.sharedServers()))
 	labels = map[string]string{}
 	for _, s := range g.visibleServers(ctx) {
 		if connect && principalIn(ctx) != nil && g.h.Serving().PerUser(s) && g.h.ServerExtensions(ctx, s) == nil {
@@ -431,8 +432,10 @@ func (g *Gateway) skillsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // cannot pass its own file off as another's skill (Sync refuses to serve
 // such resources too: skillLabelProblems); the skill server's own listed
 // resource at that URI is read through its handler. Under the servers'
-// own URIs, a URI no server lists is asked of each visible skill server:
-// the one that can read it answers (if several can, none is chosen). A
+// own URIs, a URI no server lists that may be a skill's file (skillFileOf)
+// is asked of each visible skill server it may belong to: the one that can
+// read it answers (if several can, none is chosen); any other is not
+// found. A
 // per-user server's file is read through the caller's own connection:
 // private.
 func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (res mcp.Result, ok bool, err error) {
@@ -452,6 +455,18 @@ func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceReques
 	if listed {
 		return nil, false, nil
 	}
+	// Only a skill's file: a skill:// URI, or one under the directory of
+	// a skill its server lists; any other URI no server lists is not
+	// found, as without skill servers.
+	mine := servers[:0:0]
+	for _, s := range servers {
+		if g.skillFileOf(ctx, s, own) {
+			mine = append(mine, s)
+		}
+	}
+	if servers = mine; len(servers) == 0 {
+		return nil, false, nil
+	}
 	if len(servers) == 1 {
 		r, err := g.skillRead(ctx, req, servers[0], own)
 		return r, true, err
@@ -462,6 +477,38 @@ func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceReques
 		return nil, true, mcp.ResourceNotFoundError(uri)
 	}
 	return found[0].res, true, nil
+}
+
+// skillFileOf reports whether uri (a server's own) may be a file of a
+// skill of server, which serves its skills under their own URIs: a
+// skill:// URI, or one in the directory of a skill server lists (its
+// SKILL.md's URI up to the last "/"; a list that fails counts as none).
+func (g *Gateway) skillFileOf(ctx context.Context, server, uri string) bool {
+	scheme, _, ok := strings.Cut(uri, "://")
+	if !ok {
+		return false
+	}
+	if strings.EqualFold(scheme, "skill") {
+		return true
+	}
+	skills, _, _, err := g.h.ListSkills(ctx, server)
+	if err != nil {
+		g.log.Debug("a server's skills could not be listed for a read", "server", server, "error", err)
+		return false
+	}
+	for _, sk := range skills {
+		if sk == nil {
+			continue
+		}
+		i := strings.LastIndexByte(sk.URI, '/')
+		if j := strings.Index(sk.URI, "://"); j < 0 || i < j+3 {
+			continue // (no directory)
+		}
+		if strings.HasPrefix(uri, sk.URI[:i+1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // skillRead reads a skill file, own, from server for req: private when

@@ -132,8 +132,8 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	ctx = host.WithoutCaller(ctx)
 	g.refreshEndpoint()
 	active := g.sharedServers()
-	style := styleOf(g.naming, len(active)) // (of all: names do not change as servers connect)
-	listed := g.settled(active)             // not those still connecting at start (connecting.go)
+	style := styleOf(g.namingMode(), len(active)) // (of all: names do not change as servers connect)
+	listed := g.settled(active)                   // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
 	if g.endpoint == "" {
 		// (Reported by the whole gateway alone: an endpoint's gateway,

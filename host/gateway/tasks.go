@@ -21,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 	"github.com/mcphost/mcphost/internal/rawjson"
 	"github.com/mcphost/mcphost/internal/sealbox"
 )
@@ -127,6 +128,17 @@ type taskTable struct {
 	// feeds the writer goroutine (startNotes), which closes notesDone.
 	notes     chan taskNote
 	notesDone chan struct{}
+	// request sends a tasks request to a task's server (nil: the host's,
+	// host.Serving.Request; tests set one of their own).
+	request func(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error)
+}
+
+// upstream sends a tasks request to a task's server (taskTable.request).
+func (g *Gateway) upstream(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error) {
+	if g.tasks.request != nil {
+		return g.tasks.request(ctx, server, version, method, name, params, caps)
+	}
+	return g.h.Serving().Request(ctx, server, version, method, name, params, caps)
 }
 
 // ownedTask is a task to record for principal.
@@ -460,7 +472,7 @@ func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version strin
 		ctx, cancel = context.WithTimeout(ctx, TasksRequestTimeout)
 		defer cancel()
 	}
-	resp, err := g.h.Serving().Request(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
+	resp, err := g.upstream(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
 	if err != nil {
 		g.log.Warn("tasks request failed", "method", method, "server", ref.server, "error", err)
 		return wire.Error(m.ID, jsonrpc.CodeInternalError, method+": the task's server could not be reached", nil)
@@ -743,4 +755,63 @@ func (r *initializeWithTasks) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(obj)
+}
+
+// taskMetaKey is the _meta member under which a 2025-11-25 task-augmented
+// tools/call that the go-sdk server answers carries its task parameter
+// (CarryTask): the go-sdk's CallToolParams have no field for it.
+const taskMetaKey = mcpmeta.GatewayPrefix + "task"
+
+// CarryTask returns line, a tools/call request m whose task parameter (a
+// 2025-11-25 task-augmented call) the go-sdk server is to see, with that
+// parameter moved into its _meta under taskMetaKey, where callTool finds
+// it and sends it upstream (a call of such a client is then answered with
+// the upstream's CreateTaskResult, its task under an id of the
+// gateway's). ok is false when m has no task parameter (line is to be
+// passed as it is). Only such calls are decoded here.
+func CarryTask(m *wire.Message, line []byte) (out []byte, ok bool) {
+	c, ok := m.Call()
+	if !ok || c.Task == nil {
+		return line, false
+	}
+	var env map[string]json.RawMessage
+	if json.Unmarshal(line, &env) != nil {
+		return line, false
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(env["params"], &params) != nil || params == nil {
+		return line, false
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && (json.Unmarshal(raw, &meta) != nil || meta == nil) {
+		return line, false
+	}
+	meta[taskMetaKey] = params["task"]
+	delete(params, "task")
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return line, false
+	}
+	if env["params"], err = json.Marshal(params); err != nil {
+		return line, false
+	}
+	if out, err = json.Marshal(env); err != nil {
+		return line, false
+	}
+	return out, true
+}
+
+// carriedTask takes the task parameter CarryTask put in meta out of it
+// (raw JSON; nil: none, or not an object).
+func carriedTask(meta mcp.Meta) []byte {
+	v, ok := meta[taskMetaKey]
+	if !ok {
+		return nil
+	}
+	delete(meta, taskMetaKey)
+	b, err := json.Marshal(v)
+	if err != nil || len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	return b
 }

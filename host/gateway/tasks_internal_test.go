@@ -149,3 +149,39 @@ func FuzzOpenTask(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCarryTask: whatever tools/call a client sends, CarryTask gives back
+// the line (no task parameter) or a JSON-RPC message whose params have no
+// task member and whose _meta carries the task as it was sent.
+func FuzzCarryTask(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{"ttl":1},"_meta":{"progressToken":"p"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{},"_meta":null}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var m wire.Message
+		if wire.Parse(&m, line) != nil {
+			return
+		}
+		out, ok := CarryTask(&m, line)
+		if !ok {
+			if string(out) != string(line) {
+				t.Fatalf("not carried, yet changed: %q", out)
+			}
+			return
+		}
+		var env struct {
+			Params map[string]json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(out, &env); err != nil {
+			t.Fatalf("%q: %v", out, err)
+		}
+		if _, ok := env.Params["task"]; ok {
+			t.Fatalf("%q still has its task parameter", out)
+		}
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(env.Params["_meta"], &meta) != nil || meta[taskMetaKey] == nil {
+			t.Fatalf("%q carries no task in _meta", out)
+		}
+	})
+}

@@ -260,9 +260,10 @@ type taskClient interface {
 
 // httpClient2026 posts stateless 2026-07-28 requests.
 type httpClient2026 struct {
-	url  string
-	caps map[string]any
-	n    int
+	url     string
+	caps    map[string]any
+	n       int
+	headers map[string]string // more headers of each request (Authorization, …)
 }
 
 func (c *httpClient2026) call(t *testing.T, method string, params map[string]any) rpcResponse {
@@ -278,6 +279,9 @@ func (c *httpClient2026) call(t *testing.T, method string, params map[string]any
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", newProtocol)
 	req.Header.Set("Mcp-Method", method)
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
 	if name, ok := params["name"].(string); ok {
 		req.Header.Set("Mcp-Name", name)
 	}

@@ -98,13 +98,17 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 		args = json.RawMessage(p.Arguments)
 	}
 	newClient := req.ProtocolVersion() >= conn.NewProtocol
+	task := carriedTask(p.Meta) // (a 2025-11-25 task-augmented call's: CarryTask)
 	opts := &host.CallOptions{
 		CallerAsks:          true,
 		Requester:           sessionRequester{req.Session, ctx, req.ClientCapabilities(), g},
 		ReturnInputRequests: newClient,
 		Meta:                g.upstreamMeta(req.Session, p.Meta),
 		ClientVersion:       req.ProtocolVersion(),
-		Tasks:               (*taskIDs)(g), // (a retry answered with a task: tasks.go)
+		Tasks:               (*taskIDs)(g), // (a call answered with a task: tasks.go)
+	}
+	if !newClient {
+		opts.Task = task
 	}
 	server, tool, parsed := registry.ParseName(name) // (once for the call)
 	if parsed && tool == host.AuthToolName {

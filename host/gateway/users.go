@@ -78,7 +78,7 @@ func (g *Gateway) userToolName(ctx context.Context, name string) (canonical stri
 		return "", false
 	}
 	canonical = name
-	if g.naming == config.NamingServer {
+	if g.namingMode() == config.NamingServer {
 		canonical = registry.Prefix + name
 	}
 	server, _, parsed := registry.ParseName(canonical)
@@ -123,7 +123,7 @@ func (g *Gateway) userServedName(t *registry.Tool) string {
 	if n := g.toolOverride(t).GetName(); n != "" {
 		canonical = registry.ToolName(t.Server, n)
 	}
-	if g.naming != config.NamingServer {
+	if g.namingMode() != config.NamingServer {
 		return canonical
 	}
 	served := strings.TrimPrefix(canonical, registry.Prefix)

@@ -173,6 +173,10 @@ func (c *relayConn) handleLine(line []byte) bool {
 		if c.relay(&m, line) {
 			return true
 		}
+		if carried, ok := gateway.CarryTask(&m, line); ok {
+			c.Pass(carried) // (its task parameter in _meta, for the go-sdk path)
+			return true
+		}
 	case gateway.IsTasksRequest(&m):
 		c.serveTasks(&m)
 		return true

@@ -39,6 +39,9 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	// The request's span, from here to its answer.
 	parent, span := c.g.StartRelaySpan(c.calls, m, key, rr.Version, "", telemetry.TransportPipe, rr.Trace)
 	sr := &stdioRelay{c: c, key: key, line: line}
+	if rr.Task != nil {
+		sr.line, _ = gateway.CarryTask(m, line) // (should the raw lane not take it)
+	}
 	// The server's requests and log messages during the call go to this
 	// client, before the result (conn.RawCall).
 	c.g.InitRelay(&sr.Relay, gateway.RelaySpec{Front: sr, Name: rr.Name, Args: rr.Args, ClientID: clientID, Span: span, Async: true,

@@ -331,6 +331,13 @@ func (f *Front) Handler(opts *Options) http.Handler {
 		if (hs != nil || !sessionful) && f.relayHTTP(w, r, one, hs, sessions, o.Stateless) {
 			return // (httprelay.go)
 		}
+		if one != nil && one.IsMethod("tools/call") {
+			if carried, ok := gateway.CarryTask(one, raw); ok {
+				// Its task parameter in _meta, for the go-sdk path.
+				r.Body = io.NopCloser(bytes.NewReader(carried))
+				r.ContentLength = int64(len(carried))
+			}
+		}
 		if f.gw.TelemetryEnabled() {
 			gateway.TelemetryRequestID(r.Header, one) // (telemetry.go)
 			if tok := r.Header[gateway.HeaderCarry]; len(tok) == 1 {
