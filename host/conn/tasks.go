@@ -127,32 +127,39 @@ func taskResult(ctx context.Context, ids TaskIDs, server, version string, resp [
 // the task's status notifications watched (watchTask); anything else is
 // returned as it is.
 func (c *Conn) createTaskResult(ctx context.Context, ids TaskIDs, r Requester, version string, resp []byte) []byte {
-	var arr [8]rawjson.Member
-	ms, err := rawjson.Members(arr[:0], resp)
-	if err != nil {
-		return resp
-	}
-	result, ok := rawjson.Find(ms, "result")
-	if !ok {
-		return resp
-	}
-	rs, err := rawjson.Members(nil, result.Value)
-	if err != nil {
-		return resp
-	}
-	task, ok := rawjson.Find(rs, "task")
-	if !ok || len(task.Value) == 0 || task.Value[0] != '{' {
-		return resp
-	}
-	ts, err := rawjson.Members(nil, task.Value)
-	if err != nil {
-		return resp
-	}
-	out, up, outward := taskResult(ctx, ids, c.cfg.Name, version, resp, ts, result.Start+task.Start)
+	out, up, outward := createTaskResultOf(ctx, ids, c.cfg.Name, version, resp)
 	if up != "" {
 		c.watchTask(ctx, ids, r, version, up, outward)
 	}
 	return out
+}
+
+// createTaskResultOf is createTaskResult for server's session, without the
+// watch: it returns the task's upstream and outward ids too ("" when resp
+// is no CreateTaskResult).
+func createTaskResultOf(ctx context.Context, ids TaskIDs, server, version string, resp []byte) (out []byte, up, outward string) {
+	var arr [8]rawjson.Member
+	ms, err := rawjson.Members(arr[:0], resp)
+	if err != nil {
+		return resp, "", ""
+	}
+	result, ok := rawjson.Find(ms, "result")
+	if !ok {
+		return resp, "", ""
+	}
+	rs, err := rawjson.Members(nil, result.Value)
+	if err != nil {
+		return resp, "", ""
+	}
+	task, ok := rawjson.Find(rs, "task")
+	if !ok || len(task.Value) == 0 || task.Value[0] != '{' {
+		return resp, "", ""
+	}
+	ts, err := rawjson.Members(nil, task.Value)
+	if err != nil {
+		return resp, "", ""
+	}
+	return taskResult(ctx, ids, server, version, resp, ts, result.Start+task.Start)
 }
 
 // headerSafe is s if it can be a header's value as it is (printable
@@ -425,7 +432,9 @@ func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.C
 		r := <-ch
 		err = r.err
 		if err == nil {
-			return decodeRetry(ctx, ids, c.cfg.Name, cs.InitializeResult().ProtocolVersion, r.resp)
+			return decodeRetry(ctx, ids, c.cfg.Name, cs.InitializeResult().ProtocolVersion, r.resp, func(version, up, outward string) {
+				c.watchTask(ctx, ids, fc.r, version, up, outward)
+			})
 		}
 	}
 	if errors.Is(err, errRawRefused) {
@@ -439,10 +448,14 @@ func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.C
 
 // decodeRetry decodes resp, a server's raw response to a retry sent by
 // callRawRetry.
-func decodeRetry(ctx context.Context, ids TaskIDs, server, version string, resp []byte) (*mcp.CallToolResult, bool, error) {
+func decodeRetry(ctx context.Context, ids TaskIDs, server, version string, resp []byte, watch func(version, up, outward string)) (*mcp.CallToolResult, bool, error) {
 	older := version < NewProtocol
 	if older {
-		resp = createTaskResult(ctx, ids, server, version, resp) // (a 2025-11-25 task's id named)
+		var up, outward string
+		resp, up, outward = createTaskResultOf(ctx, ids, server, version, resp) // (a 2025-11-25 task's id named)
+		if up != "" && watch != nil {
+			watch(version, up, outward) // (its status notifications passed on)
+		}
 	} else if out, ok := completeResultTasks(ctx, resp, false, ids, server, version); ok {
 		resp = out // (a task's id named; not for another input round, ok false)
 	}

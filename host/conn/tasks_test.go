@@ -103,7 +103,7 @@ func TestDecodeRetry(t *testing.T) {
 		{"neither", `{"id":1}`, "", -1, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, sent, err := decodeRetry(context.Background(), prefixIDs{}, "s", "2026-07-28", []byte(tc.in))
+			res, sent, err := decodeRetry(context.Background(), prefixIDs{}, "s", "2026-07-28", []byte(tc.in), nil)
 			if !sent {
 				t.Fatal("not sent")
 			}
@@ -154,7 +154,7 @@ func FuzzDecodeRetry(f *testing.F) {
 	f.Add([]byte(`{"id":1,"result":{"task":{"taskId":"t1","status":"working"}}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, version := range []string{"2026-07-28", "2025-11-25"} { // (a 2025-11-25 CreateTaskResult too)
-			res, _, err := decodeRetry(context.Background(), prefixIDs{}, "s", version, in)
+			res, _, err := decodeRetry(context.Background(), prefixIDs{}, "s", version, in, nil)
 			if err == nil && res == nil {
 				t.Fatal("neither result nor error")
 			}

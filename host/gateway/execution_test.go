@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
-	"github.com/mcphost/mcphost/host/gateway/stdio"
 	"github.com/mcphost/mcphost/internal/testing/tasksserver"
 )
 

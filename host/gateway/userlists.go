@@ -55,7 +55,7 @@ func (g *Gateway) visibleUserServers(p *inbound.Principal) []string {
 // when that reads as a registry name: not served, as for the shared
 // prompts).
 func (g *Gateway) userServedPrompt(pr *registry.Prompt) string {
-	if g.naming != config.NamingServer {
+	if g.namingMode() != config.NamingServer {
 		return pr.Name
 	}
 	served := strings.TrimPrefix(pr.Name, registry.Prefix)
@@ -74,7 +74,7 @@ func (g *Gateway) userPromptName(name string) (canonical string, ok bool) {
 		return "", false
 	}
 	canonical = name
-	if g.naming == config.NamingServer {
+	if g.namingMode() == config.NamingServer {
 		canonical = registry.Prefix + name
 	}
 	server, _, parsed := registry.ParseName(canonical)
