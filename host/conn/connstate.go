@@ -165,7 +165,7 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 			c.mu.Unlock()
 			return nil, 0, ErrClosed
 		}
-		if c.root().retired.Load() {
+		if c.root().retired.Load() || c.retired.Load() {
 			c.mu.Unlock()
 			return nil, 0, ErrRetired
 		}
@@ -224,7 +224,7 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 			c.mu.Unlock()
 			return nil, 0, err
 		}
-		if c.root().retired.Load() {
+		if c.root().retired.Load() || c.retired.Load() {
 			// Retired while connecting: the session is closed, not kept
 			// on a connection no one holds.
 			c.mu.Unlock()
@@ -392,6 +392,7 @@ func (c *Conn) Reset() {
 	if cs != nil {
 		cs.Close()
 	}
+	c.closeMore() // (opened again when needed)
 	if lc := c.legacy.conn(); lc != nil {
 		lc.Reset()
 		// What kept the second session from connecting (a needed login,
@@ -415,6 +416,7 @@ func (c *Conn) close() {
 	if cs != nil {
 		cs.Close()
 	}
+	c.closeMore()
 	if lc := c.legacy.conn(); lc != nil {
 		lc.close()
 	}

@@ -512,7 +512,7 @@ func TestLegacySessionToolsCompared(t *testing.T) {
 		}
 	}
 	l.mu.Lock()
-	k := l.cmp
+	k := l.cmp[l.c]
 	l.mu.Unlock()
 	if k == nil || k.same {
 		t.Fatalf("comparison recorded: %+v, want a mismatch", k)
