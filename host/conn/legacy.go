@@ -312,7 +312,7 @@ func (c *Conn) enter(ctx context.Context, fc *call) (*Conn, func(), error) {
 			c.log.Info("other clients' calls are still in flight on every session for earlier protocol versions (legacy_pool): the first session serves the call", "waited", c.m.legacyWait())
 			return p, p.inflight.add(fc), nil
 		case <-ctx.Done():
-			return c, nil, fmt.Errorf("waiting for one of the server's %s sessions, where other clients' calls are in flight (the server's requests there name no call, so each session takes one client's calls at a time; legacy_pool bounds them): %w", LegacyProtocol, context.Cause(ctx))
+			return c, nil, fmt.Errorf("waiting for a %s session of the server free of other clients' calls (another client's call is in flight on each: the server's requests there name no call, so a session takes one client's calls at a time, and legacy_pool bounds the sessions): %w", LegacyProtocol, context.Cause(ctx))
 		}
 	}
 }
