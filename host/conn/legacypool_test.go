@@ -149,4 +149,3 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
-
