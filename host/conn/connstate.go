@@ -239,7 +239,9 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 		c.mu.Unlock()
 		c.m.wg.Add(1)
 		go c.watch(cs)
-		if c.m.opts.OnSession != nil && c.primary == nil {
+		switch {
+		case c.m.opts.OnSession == nil:
+		case c.primary == nil:
 			c.m.wg.Add(1)
 			go func() {
 				defer c.m.wg.Done()
@@ -249,6 +251,11 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 				}
 				c.m.opts.OnSession(ctx, c.cfg.Name, cs)
 			}()
+		case !c.sharedByCalls() && c.user == nil:
+			// A second session on the server's own pipe: its process
+			// reports what its calls change only to its own
+			// subscriptions (see legacy.go), made before its first call.
+			c.m.opts.OnSession(context.WithValue(c.m.ctx, secondKey{}, true), c.cfg.Name, cs)
 		}
 		return cs, gen, nil
 	}

@@ -46,8 +46,19 @@ import (
 // tied to it, and calls of several clients share the second session at
 // once.
 //
+// Resource subscriptions: over streamable HTTP they are the first
+// session's (the server is one process, whose updates reach the session
+// subscribed). On a server's own pipe each second session is a process (or
+// a session of its own) that reports what its calls change only to its own
+// subscriptions: so the host's subscriptions are made on each second
+// session too (OnSession, with IsSecondSession, when one connects;
+// SecondSessionsOnPipe for those open when one is made), and their
+// resources/updated are passed on as the first session's (a subscribed
+// client may then see an update twice, never none).
+//
 // The second session is only for calls: the registry lists what the first
-// session offers, subscriptions and list_changed are the first session's.
+// session offers, and list_changed is the first session's (a second
+// session's tools list_changed discards the comparison below).
 // Its tools are compared with the first session's (once per generation of
 // either while they match, and again after a list_changed): while they are
 // the same, a call checked against the registry is checked for the second
@@ -123,6 +134,41 @@ func (m *Manager) SecondSession(ctx context.Context, server string) (inFlight, w
 		lc.inflight.mu.Unlock()
 	}
 	return inFlight, int(c.legacy.waiting.Load())
+}
+
+// secondKey marks the context of OnSession for a second session.
+type secondKey struct{}
+
+// IsSecondSession reports whether ctx, OnSession's, is that of a second
+// session of a server on its own pipe (see legacy.go): the host renews its
+// resource subscriptions there, not its log level (a second session logs
+// every level: legacyConnected).
+func IsSecondSession(ctx context.Context) bool {
+	v, _ := ctx.Value(secondKey{}).(bool)
+	return v
+}
+
+// SecondSessionsOnPipe returns the live second sessions of the named
+// server (its own connection's; none for a per-user server) when it is reached
+// over its own pipe (stdio, plugin, legacy SSE): those the host's resource
+// subscriptions are made on too (see legacy.go).
+func (m *Manager) SecondSessionsOnPipe(server string) []*mcp.ClientSession {
+	c := m.Get(server)
+	if c == nil || c.sharedByCalls() || c.cfg.PerUser() {
+		return nil // (a per-user server's subscriptions are its users')
+	}
+	c.legacy.mu.Lock()
+	lcs := c.legacy.members()
+	c.legacy.mu.Unlock()
+	var out []*mcp.ClientSession
+	for _, lc := range lcs {
+		lc.mu.Lock()
+		if lc.session != nil {
+			out = append(out, lc.session)
+		}
+		lc.mu.Unlock()
+	}
+	return out
 }
 
 // SecondSessions reports how many second sessions of the named server are
