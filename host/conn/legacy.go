@@ -391,9 +391,9 @@ func (c *Conn) openMore(ctx context.Context, fc *call) (*Conn, func()) {
 	}
 	l.opening++
 	closes := l.closes
-	n := 1 + len(l.more) + l.opening - 1
+	n := 1 + len(l.more) + l.opening // (this one's place in the pool, for the log)
 	l.mu.Unlock()
-	lc := c.newSecond(c.log.Named(fmt.Sprintf("%s#%d", LegacyProtocol, n+1)))
+	lc := c.newSecond(c.log.Named(fmt.Sprintf("%s#%d", LegacyProtocol, n)))
 	remove := lc.inflight.add(fc) // (its own: no other client's call is there)
 	begun := time.Now()
 	_, _, err := lc.sessionGen(ctx)
@@ -412,7 +412,7 @@ func (c *Conn) openMore(ctx context.Context, fc *call) (*Conn, func()) {
 		}
 		return nil, nil
 	}
-	c.log.Info("opened a further session for clients of earlier protocol versions (other clients' calls are in flight on the others)", "protocol", LegacyProtocol, "sessions", n+1, "took", time.Since(begun).Round(time.Millisecond))
+	c.log.Info("opened a further session for clients of earlier protocol versions (other clients' calls are in flight on the others)", "protocol", LegacyProtocol, "sessions", n, "took", time.Since(begun).Round(time.Millisecond))
 	return lc, remove
 }
 
@@ -462,13 +462,18 @@ func (c *Conn) reap() {
 		for _, lc := range l.more {
 			since, ok := l.idleSince[lc]
 			switch {
-			case ok && now.Sub(since) >= idle && lc.inflight.closeIfEmpty():
+			case !ok:
+			case now.Sub(since) < idle:
+				next = min(next, idle-now.Sub(since))
+			case lc.inflight.closeIfEmpty():
 				idled = append(idled, lc)
 				delete(l.idleSince, lc)
 				delete(l.cmp, lc)
 				continue
-			case ok:
-				next = min(next, idle-now.Sub(since))
+			default:
+				// A raw call took it (enterRaw): idle again when the
+				// call leaves (left).
+				delete(l.idleSince, lc)
 			}
 			kept = append(kept, lc)
 		}
