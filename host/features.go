@@ -207,6 +207,7 @@ func (h *Host) Subscribe(ctx context.Context, server, uri string) error {
 	if err != nil {
 		return fmt.Errorf("subscribing to %s at %s: %w", uri, server, err)
 	}
+	h.onSecondSessions(ctx, server, func(cs *mcp.ClientSession) error { return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) })
 	h.notes.mu.Lock()
 	if h.notes.subs == nil {
 		h.notes.subs = map[string]map[string]int{}
@@ -235,6 +236,7 @@ func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
+	h.onSecondSessions(ctx, server, func(cs *mcp.ClientSession) error { return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}) })
 	if err != nil {
 		return fmt.Errorf("unsubscribing from %s at %s: %w", uri, server, err)
 	}
@@ -286,7 +288,19 @@ func (h *Host) setLevel(ctx context.Context, server string, cs *mcp.ClientSessio
 	}
 }
 
-// sessionStarted renews, on a server's new session, what the previous one
+// onSecondSessions does do on the second sessions of server on its own
+// pipe (see conn.SecondSessionsOnPipe), where a subscription is made too;
+// a failure is logged.
+func (h *Host) onSecondSessions(ctx context.Context, server string, do func(*mcp.ClientSession) error) {
+	for _, cs := range h.conns.SecondSessionsOnPipe(server) {
+		if err := do(cs); err != nil {
+			h.log.Debug("a resource subscription on a second session failed", "server", server, "error", err)
+		}
+	}
+}
+
+// sessionStarted renews, on a server's new session (and on a second
+// session on the server's own pipe: conn.IsSecondSession), what the previous one
 // had: its resource subscriptions and the log level.
 func (h *Host) sessionStarted(ctx context.Context, server string, cs *mcp.ClientSession) {
 	h.notes.mu.Lock()
@@ -300,7 +314,7 @@ func (h *Host) sessionStarted(ctx context.Context, server string, cs *mcp.Client
 		}
 	}
 	h.notes.mu.Unlock()
-	if level != "" {
+	if level != "" && !conn.IsSecondSession(ctx) {
 		h.setLevel(ctx, server, cs, level)
 	}
 	for _, u := range uris {

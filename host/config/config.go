@@ -152,7 +152,14 @@ type Server struct {
 	// unless set to false (nil: on; see LegacySessionOn): the second session
 	// shares no session state with the first, which lists, reads and
 	// subscribes (for a stdio server it is a second process).
-	LegacySession  *bool         `json:"legacy_session,omitempty"`
+	LegacySession *bool `json:"legacy_session,omitempty"`
+	// LegacyPool (legacy_pool) bounds the second sessions of a server
+	// reached over its own pipe (stdio, plugin, legacy SSE), where each
+	// serves the calls of one client at a time: a further one is opened
+	// while the others are busy with other clients' calls, up to this many
+	// in all (0: DefaultLegacyPool). Not in the approval or config hash:
+	// the same server, more sessions of it; a reload applies it at once.
+	LegacyPool     int           `json:"legacy_pool,omitempty"`
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
 	// ToolTimeout is how long a call may go without a result or a progress
 	// notification (0: the settings' value, else DefaultToolTimeout).
@@ -293,7 +300,7 @@ func (s *Server) ConfigHash() string {
 	c := *s
 	c.Origin = Origin{}
 	c.Approved = false
-	c.LegacySession = nil
+	c.LegacySession, c.LegacyPool = nil, 0
 	if s.legacyWritten() {
 		c.LegacySession = s.LegacySession
 	}
@@ -513,4 +520,18 @@ func (m *ServerMatcher) String() string {
 		what = fmt.Sprintf("command = %q", m.Command)
 	}
 	return fmt.Sprintf("{ %s } (%s)", what, m.Origin.Source())
+}
+
+// DefaultLegacyPool is how many second sessions (legacy_session) a server
+// reached over its own pipe gets at most, by default (legacy_pool).
+const DefaultLegacyPool = 4
+
+// LegacyPoolSize is the most second sessions the server may have open at
+// once (legacy_pool, else DefaultLegacyPool): on a server's own pipe
+// (stdio, plugin, legacy SSE) each serves one client's calls at a time.
+func (s *Server) LegacyPoolSize() int {
+	if s.LegacyPool > 0 {
+		return s.LegacyPool
+	}
+	return DefaultLegacyPool
 }

@@ -246,6 +246,7 @@ type serverBlock struct {
 	// TransportOptions is an object of options for a plugin transport.
 	TransportOptions cty.Value `hcl:"transport_options,optional"`
 	LegacySession    *bool     `hcl:"legacy_session,optional"`
+	LegacyPool       *int      `hcl:"legacy_pool,optional"`
 
 	Auth  []*authBlock  `hcl:"auth,block"`
 	OAuth []*oauthBlock `hcl:"oauth,block"`
@@ -372,6 +373,9 @@ func decodeServer(b *hcl.Block, path, base string, scope Scope, ctx *hcl.EvalCon
 		} else {
 			s.TransportOptions = b
 		}
+	}
+	if a := attrs["legacy_pool"]; a != nil && sb.LegacyPool != nil {
+		diags = append(diags, decodeLegacyPool(s, a, *sb.LegacyPool)...)
 	}
 	s.ConnectTimeout = parseDuration(attrs["connect_timeout"], sb.ConnectTimeout, &diags)
 	s.ToolTimeout = parseDuration(attrs["tool_timeout"], sb.ToolTimeout, &diags)
@@ -502,4 +506,28 @@ func resolvePath(file, p string) string {
 		return p
 	}
 	return filepath.Join(filepath.Dir(file), p)
+}
+
+// MaxLegacyPool bounds legacy_pool: each second session of a stdio server is
+// a process.
+const MaxLegacyPool = 32
+
+// decodeLegacyPool sets s.LegacyPool from legacy_pool = n (attribute a).
+func decodeLegacyPool(s *Server, a *hcl.Attribute, n int) hcl.Diagnostics {
+	r := a.Expr.Range().Ptr()
+	switch {
+	case n < 1 || n > MaxLegacyPool:
+		return hcl.Diagnostics{errorf(r, "Invalid legacy_pool",
+			"legacy_pool must be between 1 and %d (the most second sessions of the server at once; default %d), not %d.", MaxLegacyPool, DefaultLegacyPool, n)}
+	}
+	s.LegacyPool = n
+	switch {
+	case !s.LegacySessionOn():
+		return hcl.Diagnostics{warnf(r, "legacy_pool has no effect",
+			"legacy_pool bounds the second sessions of legacy_session, which is false for this server.")}
+	case s.Transport == TransportHTTP:
+		return hcl.Diagnostics{warnf(r, "legacy_pool has no effect",
+			"Over streamable HTTP the server's requests during a call are tied to it, so one second session serves every client at once; legacy_pool bounds those of servers on their own pipe (stdio, plugin, sse).")}
+	}
+	return nil
 }

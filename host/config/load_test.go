@@ -1089,3 +1089,53 @@ func TestLegacySession(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacyPool: legacy_pool bounds the second sessions of a server on its
+// own pipe (4 by default); out of range is an error at the attribute, and
+// where it cannot apply a warning. It is in neither hash.
+func TestLegacyPool(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, hcl string
+		want      int
+		diag      string // "" none; else at this position, with this summary
+		severity  hcl.DiagnosticSeverity
+	}{
+		{"default", `server "a" { command = "a" }`, DefaultLegacyPool, "", 0},
+		{"set", "server \"a\" {\n  command = \"a\"\n  legacy_pool = 2\n}", 2, "", 0},
+		{"one", "server \"a\" {\n  command = \"a\"\n  legacy_pool = 1\n}", 1, "", 0},
+		{"zero", "server \"a\" {\n  command = \"a\"\n  legacy_pool = 0\n}", 0, "config.hcl:3,17: Invalid legacy_pool", hcl.DiagError},
+		{"too many", "server \"a\" {\n  command = \"a\"\n  legacy_pool = 33\n}", 0, "config.hcl:3,17: Invalid legacy_pool", hcl.DiagError},
+		{"not a number", "server \"a\" {\n  command = \"a\"\n  legacy_pool = \"many\"\n}", 0, "config.hcl:3,", hcl.DiagError},
+		{"legacy off", "server \"a\" {\n  command = \"a\"\n  legacy_session = false\n  legacy_pool = 2\n}", 2, "config.hcl:4,17: legacy_pool has no effect", hcl.DiagWarning},
+		{"http", "server \"a\" {\n  transport = \"http\"\n  url = \"https://example.com/mcp\"\n  legacy_pool = 2\n}", 2, "config.hcl:4,17: legacy_pool has no effect", hcl.DiagWarning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTree(t)
+			tr.user(tc.hcl)
+			cfg, diags := tr.load()
+			if tc.diag == "" {
+				if len(diags) > 0 {
+					t.Fatal(diags)
+				}
+			} else {
+				pos, summary, _ := strings.Cut(tc.diag, ": ")
+				if len(diags) != 1 || diags[0].Severity != tc.severity || !strings.Contains(diags.Error(), pos) || !strings.Contains(diags.Error(), summary) {
+					t.Fatalf("diags = %v, want one of severity %v: %s", diags, tc.severity, tc.diag)
+				}
+				if tc.severity == hcl.DiagError {
+					return
+				}
+			}
+			s := cfg.Server("a")
+			if got := s.LegacyPoolSize(); got != tc.want {
+				t.Errorf("LegacyPoolSize = %d, want %d", got, tc.want)
+			}
+			plain := *s
+			plain.LegacyPool = 0
+			if s.ConfigHash() != plain.ConfigHash() || s.ApprovalHash() != plain.ApprovalHash() {
+				t.Error("legacy_pool changes the config or approval hash")
+			}
+		})
+	}
+}

@@ -205,7 +205,10 @@ fill:
 		c.cut.Store(cut)
 		c.log.Warn("calls still in flight at the drain deadline are cancelled", "calls", cap(c.calls)-taken, "drain", drain)
 		c.inflight.cancelAll(cut)
-		if lc := c.legacy.conn(); lc != nil {
+		c.legacy.mu.Lock()
+		lcs := c.legacy.members()
+		c.legacy.mu.Unlock()
+		for _, lc := range lcs {
 			lc.inflight.cancelAll(cut)
 		}
 	}

@@ -166,7 +166,7 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 			c.mu.Unlock()
 			return nil, 0, ErrClosed
 		}
-		if c.root().retired.Load() {
+		if c.root().retired.Load() || c.retired.Load() {
 			c.mu.Unlock()
 			return nil, 0, ErrRetired
 		}
@@ -225,7 +225,7 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 			c.mu.Unlock()
 			return nil, 0, err
 		}
-		if c.root().retired.Load() {
+		if c.root().retired.Load() || c.retired.Load() {
 			// Retired while connecting: the session is closed, not kept
 			// on a connection no one holds.
 			c.mu.Unlock()
@@ -241,7 +241,9 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 		c.mu.Unlock()
 		c.m.wg.Add(1)
 		go c.watch(cs)
-		if c.m.opts.OnSession != nil && c.primary == nil {
+		switch {
+		case c.m.opts.OnSession == nil:
+		case c.primary == nil:
 			c.m.wg.Add(1)
 			go func() {
 				defer c.m.wg.Done()
@@ -251,6 +253,11 @@ func (c *Conn) sessionGen(ctx context.Context) (*mcp.ClientSession, uint64, erro
 				}
 				c.m.opts.OnSession(ctx, c.cfg.Name, cs)
 			}()
+		case !c.sharedByCalls() && c.user == nil:
+			// A second session on the server's own pipe: its process
+			// reports what its calls change only to its own
+			// subscriptions (see legacy.go), made before its first call.
+			c.m.opts.OnSession(context.WithValue(c.m.ctx, secondKey{}, true), c.cfg.Name, cs)
 		}
 		return cs, gen, nil
 	}
@@ -394,6 +401,7 @@ func (c *Conn) Reset() {
 	if cs != nil {
 		cs.Close()
 	}
+	c.closeMore() // (opened again when needed)
 	if lc := c.legacy.conn(); lc != nil {
 		lc.Reset()
 		// What kept the second session from connecting (a needed login,
@@ -417,6 +425,7 @@ func (c *Conn) close() {
 	if cs != nil {
 		cs.Close()
 	}
+	c.closeMore()
 	if lc := c.legacy.conn(); lc != nil {
 		lc.close()
 	}

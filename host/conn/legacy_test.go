@@ -173,6 +173,7 @@ func TestLegacySession(t *testing.T) {
 func TestLegacySessionOneClientAtATime(t *testing.T) {
 	t.Parallel()
 	cfg := demo("d", "-passthrough")
+	cfg.LegacyPool = 1 // (one second session: TestLegacySessionPool has more)
 	// (A shorter wait than the default: the test waits it out once.)
 	const wait = 500 * time.Millisecond
 	m := NewManager([]*config.Server{cfg}, &Options{Capabilities: gatewayCaps, LegacyWait: wait}) // legacy_session: on by default
@@ -512,7 +513,7 @@ func TestLegacySessionToolsCompared(t *testing.T) {
 		}
 	}
 	l.mu.Lock()
-	k := l.cmp
+	k := l.cmp[l.c]
 	l.mu.Unlock()
 	if k == nil || k.same {
 		t.Fatalf("comparison recorded: %+v, want a mismatch", k)

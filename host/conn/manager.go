@@ -107,6 +107,11 @@ type Options struct {
 	// another client's call before the first session serves it (see
 	// legacy.go). OPTIONAL: 3s.
 	LegacyWait time.Duration
+	// LegacyIdle is how long a further second session of a server (one
+	// opened while the others were busy with other clients' calls; see
+	// legacy.go) is kept with no call in flight before it is closed.
+	// OPTIONAL: 1m.
+	LegacyIdle time.Duration
 	// OnResourceUpdated receives notifications/resources/updated. OPTIONAL.
 	OnResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
 	// OnLog receives notifications/message, with the Requester of the call

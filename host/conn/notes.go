@@ -165,6 +165,43 @@ func (rs *routes) take(meta mcp.Meta) (rt route, ok bool) {
 type inflight struct {
 	mu    sync.Mutex
 	calls map[*call]struct{}
+	// closed: the connection, a further second session, was closed for
+	// good (legacy.go): addAlone adds no call.
+	closed bool
+}
+
+// empty reports whether no call is in flight.
+func (f *inflight) empty() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls) == 0
+}
+
+// closeIfEmpty closes f (addAlone adds no call from now on) if no call is
+// in flight, in one step with the check, and reports whether it did.
+func (f *inflight) closeIfEmpty() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.calls) == 0 {
+		f.closed = true
+	}
+	return f.closed
+}
+
+// freeFor reports whether every call in flight with a Requester belongs to
+// client (and f is open): whether addAlone would add a call of client.
+func (f *inflight) freeFor(client any) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	for fc := range f.calls {
+		if fc.r != nil && clientOf(fc.r) != client {
+			return false
+		}
+	}
+	return true
 }
 
 // cancelAll cancels every call in flight, with cause.
@@ -198,10 +235,13 @@ func (f *inflight) insert(c *call) (remove func()) {
 }
 
 // addAlone adds c if every call in flight with a Requester belongs to c's
-// client (ok), in one step with the check.
+// client and f is open (ok), in one step with the check.
 func (f *inflight) addAlone(c *call) (remove func(), ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return nil, false
+	}
 	if c.r != nil {
 		client := clientOf(c.r)
 		for fc := range f.calls {

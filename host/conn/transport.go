@@ -421,10 +421,11 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 			c.root().elicitations.complete(req.Params.ElicitationID)
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			// Subscriptions are the first session's (see legacy.go), and
-			// the host's own: a per-user connection's would go to no one
-			// in particular.
-			if m.opts.OnResourceUpdated != nil && c.primary == nil && c.user == nil {
+			// Subscriptions are the first session's, and those of the
+			// second sessions on a server's own pipe (see legacy.go),
+			// and the host's own: a per-user connection's would go to no
+			// one in particular.
+			if m.opts.OnResourceUpdated != nil && (c.primary == nil || !c.sharedByCalls()) && c.user == nil {
 				m.opts.OnResourceUpdated(name, req.Params)
 			}
 		},

@@ -466,3 +466,21 @@ func Unsupported(what string) error { return unsupported(what) }
 // PrincipalOfToken returns the principal of a verified token's TokenInfo:
 // inbound's, or for another verifier one made of its UserID.
 func PrincipalOfToken(ti *auth.TokenInfo) *inbound.Principal { return principalOfToken(ti) }
+
+// statelessKey marks the context of a request served without a session.
+type statelessKey struct{}
+
+// WithStateless marks ctx, a request's, as served without a session (a
+// front's stateless handler: 2026-07-28 requests, or every request under
+// serve --http --stateless): the server's own requests during its calls
+// cannot be put to the client, so a 2025-11-25 client's call stays on the
+// server's first session (host.CallOptions.CannotAsk), as on the relay path.
+func WithStateless(ctx context.Context) context.Context {
+	return context.WithValue(ctx, statelessKey{}, true)
+}
+
+// stateless reports whether ctx was marked by WithStateless.
+func stateless(ctx context.Context) bool {
+	v, _ := ctx.Value(statelessKey{}).(bool)
+	return v
+}

@@ -337,3 +337,47 @@ func TestHTTPRelayAsksOnTheCallStream(t *testing.T) {
 		t.Fatalf("after a stray answer: %v %+v", err, res)
 	}
 }
+
+// TestStatelessGoSDKPathCannotAsk: under serve --http --stateless, a
+// 2025-11-25 client's call that takes the go-sdk path (a progress token)
+// stays on the server's first session, as a relayed one does: the client
+// has no session the server's requests could reach, so no second session
+// is opened for it. (Before, the go-sdk path did not set CannotAsk and the
+// call opened one.) A client with a session opens it.
+func TestStatelessGoSDKPathCannotAsk(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		stateless bool
+		want      int // second sessions open after the call
+	}{
+		{"stateless", true, 0},
+		{"session", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := ptServe(t, ptOptions{servers: []*config.Server{demo("a", "-passthrough")}, http: &streamable.Options{Stateless: tc.stateless}})
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}}).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: p.url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: oldProtocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			before := p.g.RelayedCalls()
+			params := &mcp.CallToolParams{Name: "mcp__a__echo", Arguments: map[string]any{"message": "hi"}}
+			params.SetProgressToken("p") // (not relayed: the go-sdk path)
+			res, err := cs.CallTool(context.Background(), params)
+			if err != nil || res.IsError || textOf(res) != "hi" {
+				t.Fatalf("%v %+v", err, res)
+			}
+			if p.g.RelayedCalls() != before {
+				t.Fatal("the call was relayed; want the go-sdk path")
+			}
+			if n := p.h.Connections().SecondSessions(context.Background(), "a"); n != tc.want {
+				t.Fatalf("%d second sessions open, want %d", n, tc.want)
+			}
+		})
+	}
+}

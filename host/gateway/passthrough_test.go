@@ -1234,65 +1234,95 @@ func TestPassthroughSamplingOlderUpstream(t *testing.T) {
 	}
 }
 
-// TestPassthroughLegacySessionClientsAtOnce: two 2025-11-25 clients call a
+// TestPassthroughLegacySessionClientsAtOnce: 2025-11-25 clients call a
 // tool that asks by a request of its own (ask_old) on a stdio server of
-// 2026-07-28 at once, through a default gateway. On the second session the
-// server's requests name no call: the second client's call waits for the
-// first's, and each client is asked once, its own question. (Before, the
-// second call went to the first session, where ask_old fails.)
+// 2026-07-28 at once, through a default gateway over HTTP. On a second
+// session the server's requests name no call, so each serves one client's
+// calls at a time: a further one is opened for each client up to
+// legacy_pool (4 by default), and only the clients beyond it wait. Each
+// client is asked once, its own question, and gets its own answer. (Before
+// the pool, every second client waited — pool 1's row — and after 3 s went
+// to the first session, where ask_old fails.)
 func TestPassthroughLegacySessionClientsAtOnce(t *testing.T) {
 	t.Parallel()
-	p := ptServe(t, ptOptions{servers: []*config.Server{demo("n", "-passthrough")}})
-	if len(p.problems) > 0 {
-		t.Fatal(p.problems)
-	}
-	hold := make(chan struct{})
-	var release sync.Once
-	t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (a failed check must not leave the calls waiting)
-	asked := make(chan string, 4)
-	var wg sync.WaitGroup
-	for _, user := range []string{"alice", "bob"} {
-		cs := p.dial(t, oldProtocol, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			asked <- user + ": " + r.Params.Message
-			<-hold
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": user}}, nil
-		}})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__n__ask_old", Arguments: map[string]any{"question": "for " + user}})
-			if err != nil || res.IsError || textOf(res) != "answer: "+user+" (mood: calm)" {
-				t.Errorf("%s's call: %v, %v", user, textOf(res), err)
+	for _, tc := range []struct {
+		pool, clients, atOnce int
+	}{
+		{1, 2, 1},
+		{2, 3, 2},
+		{0, 4, 4}, // the default
+	} {
+		t.Run(fmt.Sprintf("pool %d, %d clients", tc.pool, tc.clients), func(t *testing.T) {
+			t.Parallel()
+			srv := demo("n", "-passthrough")
+			srv.LegacyPool = tc.pool
+			p := ptServe(t, ptOptions{servers: []*config.Server{srv}})
+			if len(p.problems) > 0 {
+				t.Fatal(p.problems)
 			}
-		}()
-	}
-	first := <-asked // one call is asked; the other waits for it
-	// Once the other call waits for the second session, with the first in
-	// flight there, the other client has not been asked.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		inFlight, waiting := p.h.Connections().SecondSession(context.Background(), "n")
-		if waiting == 1 {
-			if inFlight != 1 {
-				t.Fatalf("%d calls in flight on the second session while another waits; want 1", inFlight)
+			hold := make(chan struct{})
+			var release sync.Once
+			t.Cleanup(func() { release.Do(func() { close(hold) }) }) // (a failed check must not leave the calls waiting)
+			asked := make(chan string, tc.clients)
+			var wg sync.WaitGroup
+			for i := range tc.clients {
+				user := fmt.Sprintf("user%d", i)
+				cs := p.dial(t, oldProtocol, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked <- user + ": " + r.Params.Message
+					<-hold
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": user}}, nil
+				}})
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__n__ask_old", Arguments: map[string]any{"question": "for " + user}})
+					if err != nil || res.IsError || textOf(res) != "answer: "+user+" (mood: calm)" {
+						t.Errorf("%s's call: %v, %v", user, textOf(res), err)
+					}
+				}()
 			}
-			break
-		}
-		if inFlight > 1 || time.Now().After(deadline) {
-			t.Fatalf("second session: %d calls in flight, %d waiting; want 1 and 1", inFlight, waiting)
-		}
-	}
-	select {
-	case second := <-asked:
-		t.Fatalf("both asked at once: %q and %q", first, second)
-	default:
-	}
-	release.Do(func() { close(hold) })
-	wg.Wait()
-	close(asked)
-	second := <-asked
-	for _, a := range []string{first, second} {
-		if who, q, _ := strings.Cut(a, ": "); q != "for "+who {
-			t.Errorf("%s", a)
-		}
+			var got []string
+			for range tc.atOnce {
+				select {
+				case a := <-asked:
+					got = append(got, a)
+				case <-time.After(20 * time.Second):
+					t.Fatalf("asked at once: %q; want %d clients", got, tc.atOnce)
+				}
+			}
+			// The others wait for a second session, with atOnce in flight
+			// there, and have not been asked.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				inFlight, waiting := p.h.Connections().SecondSession(context.Background(), "n")
+				if inFlight == tc.atOnce && waiting == tc.clients-tc.atOnce {
+					break
+				}
+				if inFlight > tc.atOnce || time.Now().After(deadline) {
+					t.Fatalf("second sessions: %d calls in flight, %d waiting; want %d and %d", inFlight, waiting, tc.atOnce, tc.clients-tc.atOnce)
+				}
+			}
+			if n := p.h.Connections().SecondSessions(context.Background(), "n"); n != tc.atOnce {
+				t.Fatalf("%d second sessions open, want %d", n, tc.atOnce)
+			}
+			select {
+			case a := <-asked:
+				t.Fatalf("asked beyond the pool's bound: %q besides %q", a, got)
+			default:
+			}
+			release.Do(func() { close(hold) })
+			wg.Wait()
+			close(asked)
+			for a := range asked {
+				got = append(got, a)
+			}
+			if len(got) != tc.clients {
+				t.Errorf("asked: %q; want each of %d clients once", got, tc.clients)
+			}
+			for _, a := range got {
+				if who, q, _ := strings.Cut(a, ": "); q != "for "+who {
+					t.Errorf("%s", a)
+				}
+			}
+		})
 	}
 }

@@ -105,7 +105,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, name s
 		ReturnInputRequests: newClient,
 		Meta:                g.upstreamMeta(req.Session, p.Meta),
 		ClientVersion:       req.ProtocolVersion(),
-		Tasks:               (*taskIDs)(g), // (a call answered with a task: tasks.go)
+		Tasks:               (*taskIDs)(g),  // (a call answered with a task: tasks.go)
+		CannotAsk:           stateless(ctx), // (no session to ask on: see WithStateless)
 	}
 	if !newClient {
 		opts.Task = task

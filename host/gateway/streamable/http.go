@@ -348,7 +348,8 @@ func (f *Front) Handler(opts *Options) http.Handler {
 		}
 		switch {
 		case !sessionful:
-			stateless.ServeHTTP(w, r)
+			// (Its calls' servers cannot ask the client: CannotAsk.)
+			stateless.ServeHTTP(w, r.WithContext(gateway.WithStateless(r.Context())))
 			return
 		case hs != nil:
 			sessions.serveSession(w, r, hs)
