@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
@@ -116,11 +117,20 @@ func (g *Gateway) addUserPrompts(ctx context.Context, p *inbound.Principal, r *m
 // getUserPrompt gets, for p, the per-user server's prompt of registry name
 // name through p's own connection. A prompt of a server the rules deny p,
 // or that the rules deny, or that p's connection does not list, is
-// answered as an unknown prompt (as one no server offers).
+// answered as an unknown prompt (as one no server offers); one the rules
+// deny gets its audit line all the same (outcome denied). The request is
+// decided once (its DecisionNote: this runs outside decisionMiddleware),
+// and its audit line records that decision, the one the host applies.
 func (g *Gateway) getUserPrompt(ctx context.Context, p *inbound.Principal, req *mcp.GetPromptRequest, name string) (*mcp.GetPromptResult, error) {
+	if host.DecisionNoteOf(ctx) == nil {
+		ctx = host.WithDecisionNote(ctx, new(host.DecisionNote))
+	}
 	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	server, _, _ := registry.ParseName(name)
-	if g.h.Serving().ServerDeniedFor(p, server) || g.h.Serving().DecideFor(p, name).Behavior == permissions.Deny {
+	if g.h.Serving().ServerDeniedFor(p, server) || g.h.Serving().Decision(ctx, name).Behavior == permissions.Deny {
+		if a := g.auditCall(ctx, audit.EventPromptGet, name, sessionID(req.Session), "", 0); a != nil {
+			a.done(fmt.Errorf("%w: prompt %s", host.ErrDenied, name), 0)
+		}
 		return nil, unknown
 	}
 	prompts, _ := g.h.PromptsOf(ctx, []string{server})
