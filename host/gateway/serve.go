@@ -315,7 +315,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	// (Outermost but for telemetry: it wraps the initialize result the
 	// others give, tasks.go.)
 	g.srv.AddReceivingMiddleware(g.tasksCapsMiddleware)
-	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity, g.listChangedSender)
+	g.srv.AddSendingMiddleware(g.sendingMiddlewares()...)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}

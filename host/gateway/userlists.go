@@ -312,9 +312,18 @@ func (g *Gateway) userListChanged(server, user string, kind conn.ChangeKind) {
 	}
 }
 
+// sendingMiddlewares are the go-sdk server's sending middlewares, the
+// outermost first (as AddSendingMiddleware takes them). listChangedSender
+// is the outermost: every other one sees a per-user list_changed as the
+// list_changed it is, never as the notifications/progress it is sent as.
+// (The go-sdk wraps a middleware added later outside these: none is.)
+func (g *Gateway) sendingMiddlewares() []mcp.Middleware {
+	return []mcp.Middleware{g.listChangedSender, g.fronts.sending, g.revokedUpdates, g.listenActivity}
+}
+
 // listChangedSender is a sending middleware of the go-sdk server: a
 // notification sent by userListChanged is sent as the list_changed its
-// context names.
+// context names (one naming no kind of list is logged, and not sent).
 func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "notifications/subscriptions/acknowledged" {
@@ -340,6 +349,7 @@ func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
 		case "notifications/resources/list_changed":
 			return next(ctx, changed, &mcp.ServerRequest[*mcp.ResourceListChangedParams]{Session: ss, Params: &mcp.ResourceListChangedParams{Meta: meta}})
 		}
+		g.log.Warn("a per-user list_changed of an unknown kind not sent", "method", changed)
 		return nil, nil
 	}
 }
