@@ -57,11 +57,6 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx = host.WithCaller(ctx, p, bearerOf(req.GetExtra()))
 		g.noteUserClient(p, req)
-		if g.users.Load() {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				g.userSessions.seen(ss, p)
-			}
-		}
 		if cr, ok := req.(*mcp.CallToolRequest); ok {
 			if name, ok := g.userToolName(ctx, cr.Params.Name); ok {
 				res, err := g.call(ctx, cr, name) // (not among the tools served to all)

@@ -189,8 +189,6 @@ type Gateway struct {
 	// userChanges hands the per-user servers' list_changed on to their
 	// users' sessions, off the upstream connections (userlists.go).
 	userChanges userChanges
-	// userSessions are the sessions here by their user (userlists.go).
-	userSessions userSessions
 
 	starting atomic.Bool // servers are connecting at start (connecting.go)
 	// started is closed once the connects at start have settled and been

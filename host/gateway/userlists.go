@@ -313,7 +313,7 @@ func (g *Gateway) userChangeTargets(c userChange) map[changeTarget]bool {
 	for ss, id := range g.userListens.of(c.user, c.server, kind, g.h.Serving().ServerDeniedFor) {
 		out[changeTarget{ss: ss, method: c.method, id: id}] = true
 	}
-	for _, ss := range g.userSessions.sessionsOf(c.user) { // (not every session's principal asked)
+	for ss := range g.srv.Sessions() {
 		ip := ss.InitializeParams()
 		if ip == nil || ip.ProtocolVersion >= conn.NewProtocol {
 			continue
@@ -602,89 +602,6 @@ func (l *userListens) of(user, server string, kind conn.ChangeKind, denied func(
 		if !denied(f.p, server) {
 			out[f.ss] = f.id
 		}
-	}
-	return out
-}
-
-// userSessions indexes the go-sdk sessions here that have a session id by
-// the gateway user (conn.User ID) their client's requests were
-// authenticated as (callerMiddleware: seen), so that a per-user server's
-// list_changed asks only that user's sessions whom they belong to now
-// (sessionPrincipal), not every session. A session is forgotten as it
-// ends. The zero value is ready to use.
-type userSessions struct {
-	mu sync.Mutex
-	by map[string]map[*mcp.ServerSession]bool // user ID -> sessions
-	of map[*mcp.ServerSession]sessionUser
-}
-
-// sessionUser is whom a session's latest request here was authenticated
-// as.
-type sessionUser struct{ issuer, subject, id string }
-
-// seen records that a request of ss's client was authenticated as p.
-// (Once per session and principal, a conn.User ID is worked out; else a
-// map lookup.)
-func (u *userSessions) seen(ss *mcp.ServerSession, p *inbound.Principal) {
-	if ss == nil || p == nil || ss.ID() == "" {
-		return
-	}
-	u.mu.Lock()
-	cur, known := u.of[ss]
-	u.mu.Unlock()
-	if known && cur.issuer == p.Issuer && cur.subject == p.Subject {
-		return
-	}
-	su := sessionUser{issuer: p.Issuer, subject: p.Subject, id: (&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID()}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.of == nil {
-		u.of, u.by = map[*mcp.ServerSession]sessionUser{}, map[string]map[*mcp.ServerSession]bool{}
-	}
-	old, watched := u.of[ss]
-	if watched {
-		u.forget(ss, old.id)
-	}
-	u.of[ss] = su
-	if u.by[su.id] == nil {
-		u.by[su.id] = map[*mcp.ServerSession]bool{}
-	}
-	u.by[su.id][ss] = true
-	if !watched {
-		// Ends with the session (the gateway's Close ends every session).
-		go func() {
-			ss.Wait()
-			u.ended(ss)
-		}()
-	}
-}
-
-// forget drops ss from user id's sessions; the caller holds u.mu.
-func (u *userSessions) forget(ss *mcp.ServerSession, id string) {
-	delete(u.by[id], ss)
-	if len(u.by[id]) == 0 {
-		delete(u.by, id)
-	}
-}
-
-// ended forgets ss, which ended.
-func (u *userSessions) ended(ss *mcp.ServerSession) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if su, ok := u.of[ss]; ok {
-		u.forget(ss, su.id)
-		delete(u.of, ss)
-	}
-}
-
-// sessionsOf returns the sessions whose latest request here was authenticated as
-// the user with conn.User ID id.
-func (u *userSessions) sessionsOf(id string) []*mcp.ServerSession {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	out := make([]*mcp.ServerSession, 0, len(u.by[id]))
-	for ss := range u.by[id] {
-		out = append(out, ss)
 	}
 	return out
 }

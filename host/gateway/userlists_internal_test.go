@@ -3,17 +3,11 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcphost/mcphost/host/conn"
-	"github.com/mcphost/mcphost/host/inbound"
 )
 
 // TestListChangedSenderOutermost (review57 #13): every sending middleware
@@ -67,53 +61,5 @@ func TestListChangedSenderOutermost(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "notifications/bogus/list_changed") {
 		t.Errorf("an unknown kind not logged: %q", logs.String())
-	}
-}
-
-// TestUserSessionsIndex: the sessions here are indexed by the user of
-// their latest request (a per-user list_changed asks those only, not
-// every session); a session seen as another user moves; one that ends is
-// forgotten.
-func TestUserSessionsIndex(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer hs.Close()
-	ctx := context.Background()
-	var clients []*mcp.ClientSession
-	for range 3 {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		clients = append(clients, cs)
-	}
-	byID := map[string]*mcp.ServerSession{}
-	for ss := range srv.Sessions() {
-		byID[ss.ID()] = ss
-	}
-	session := func(i int) *mcp.ServerSession { return byID[clients[i].ID()] }
-	alice, bob := &inbound.Principal{Issuer: "i", Subject: "alice"}, &inbound.Principal{Issuer: "i", Subject: "bob"}
-	id := func(p *inbound.Principal) string { return (&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID() }
-	var u userSessions
-	u.seen(session(0), alice)
-	u.seen(session(1), alice)
-	u.seen(session(1), alice)
-	u.seen(session(2), bob)
-	count := func(p *inbound.Principal) int { return len(u.sessionsOf(id(p))) }
-	if count(alice) != 2 || count(bob) != 1 {
-		t.Fatalf("alice's %d, bob's %d, want 2 and 1", count(alice), count(bob))
-	}
-	u.seen(session(1), bob)
-	if count(alice) != 1 || count(bob) != 2 {
-		t.Fatalf("after session 1 seen as bob: alice's %d, bob's %d, want 1 and 2", count(alice), count(bob))
-	}
-	clients[0].Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for count(alice) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("an ended session is still indexed")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
