@@ -30,6 +30,7 @@ func (g *Gateway) Close() error {
 		g.logins.close()
 		g.CloseSessions()
 		g.leaveHost()
+		g.userChanges.close(g.log)
 		g.cancelAbort()
 	})
 	return nil

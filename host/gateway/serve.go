@@ -186,6 +186,9 @@ type Gateway struct {
 	// userListens are the listen streams of gateway users running here
 	// (userlists.go: a per-user server's list_changed).
 	userListens userListens
+	// userChanges hands the per-user servers' list_changed on to their
+	// users' sessions, off the upstream connections (userlists.go).
+	userChanges userChanges
 
 	starting atomic.Bool // servers are connecting at start (connecting.go)
 	// started is closed once the connects at start have settled and been
@@ -315,7 +318,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	// (Outermost but for telemetry: it wraps the initialize result the
 	// others give, tasks.go.)
 	g.srv.AddReceivingMiddleware(g.tasksCapsMiddleware)
-	g.srv.AddSendingMiddleware(g.fronts.sending, g.revokedUpdates, g.listenActivity, g.listChangedSender)
+	g.srv.AddSendingMiddleware(g.sendingMiddlewares()...)
 	if o.ToolSearch {
 		g.enableToolSearch()
 	}
@@ -328,6 +331,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	// Outermost: it changes the type of a tools/list result (execution.go).
 	g.srv.AddReceivingMiddleware(g.executionMiddleware)
+	g.life, g.endLife = context.WithCancel(context.Background()) // (before any handler that may use it)
 	offChange := h.Registry().OnChange(func(string) {
 		select {
 		case g.changed <- struct{}{}:
@@ -340,7 +344,6 @@ func New(h *host.Host, opts *Options) *Gateway {
 		UserListChanged: g.userListChanged,
 	})
 	g.leaveHost = func() { offChange(); offNotes() }
-	g.life, g.endLife = context.WithCancel(context.Background())
 	g.loopDone = make(chan struct{})
 	go g.syncLoop() // owned by the gateway: Close ends it
 	g.tasks.start(g)

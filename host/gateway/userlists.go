@@ -9,9 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
@@ -116,11 +118,20 @@ func (g *Gateway) addUserPrompts(ctx context.Context, p *inbound.Principal, r *m
 // getUserPrompt gets, for p, the per-user server's prompt of registry name
 // name through p's own connection. A prompt of a server the rules deny p,
 // or that the rules deny, or that p's connection does not list, is
-// answered as an unknown prompt (as one no server offers).
+// answered as an unknown prompt (as one no server offers); one the rules
+// deny gets its audit line all the same (outcome denied). The request is
+// decided once (its DecisionNote: this runs outside decisionMiddleware),
+// and its audit line records that decision, the one the host applies.
 func (g *Gateway) getUserPrompt(ctx context.Context, p *inbound.Principal, req *mcp.GetPromptRequest, name string) (*mcp.GetPromptResult, error) {
+	if host.DecisionNoteOf(ctx) == nil {
+		ctx = host.WithDecisionNote(ctx, new(host.DecisionNote))
+	}
 	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
 	server, _, _ := registry.ParseName(name)
-	if g.h.Serving().ServerDeniedFor(p, server) || g.h.Serving().DecideFor(p, name).Behavior == permissions.Deny {
+	if g.h.Serving().ServerDeniedFor(p, server) || g.h.Serving().Decision(ctx, name).Behavior == permissions.Deny {
+		if a := g.auditCall(ctx, audit.EventPromptGet, name, sessionID(req.Session), "", 0); a != nil {
+			a.done(fmt.Errorf("%w: prompt %s", host.ErrDenied, name), 0)
+		}
 		return nil, unknown
 	}
 	prompts, _ := g.h.PromptsOf(ctx, []string{server})
@@ -274,18 +285,33 @@ var changedMethods = map[conn.ChangeKind]string{
 // userListChanged tells the sessions here of the gateway user whose
 // conn.User ID is user that server's list kind changed for them: those of
 // clients before 2026-07-28 whose principal is the user and may see the
-// server. (With tool search, tools/list does not change.)
+// server. (With tool search, tools/list does not change.) It runs on the
+// user's upstream connection's notification path, so it only hands the
+// change on (userChanges): which sessions are told is worked out, and each
+// is sent its list_changed, elsewhere, each session on its own, so that a
+// client that does not read holds up neither the connection nor anyone
+// else.
 func (g *Gateway) userListChanged(server, user string, kind conn.ChangeKind) {
 	method := changedMethods[kind]
 	if method == "" || !g.users.Load() || !g.inEndpoint(server) || kind == conn.ToolsChanged && g.search != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), listChangedKey{}, method), userListChangedTimeout)
-	defer cancel()
-	for ss, id := range g.userListens.of(user, server, kind, g.h.Serving().ServerDeniedFor) {
-		if err := ss.NotifyProgress(context.WithValue(ctx, subscriptionIDKey{}, id), &mcp.ProgressNotificationParams{}); err != nil {
-			g.log.Debug("a per-user server's list_changed not passed on", "server", server, "error", err)
+	g.userChanges.post(userChange{server: server, user: user, method: method}, g.userChangeTargets, g.sendUserChange)
+}
+
+// userChangeTargets are the sessions here that c is sent to, with the
+// request id of the listen stream each is sent on (nil: a session of a
+// client before 2026-07-28).
+func (g *Gateway) userChangeTargets(c userChange) map[changeTarget]bool {
+	kind := conn.ToolsChanged
+	for k, m := range changedMethods {
+		if m == c.method {
+			kind = k
 		}
+	}
+	out := map[changeTarget]bool{}
+	for ss, id := range g.userListens.of(c.user, c.server, kind, g.h.Serving().ServerDeniedFor) {
+		out[changeTarget{ss: ss, method: c.method, id: id}] = true
 	}
 	for ss := range g.srv.Sessions() {
 		ip := ss.InitializeParams()
@@ -293,18 +319,182 @@ func (g *Gateway) userListChanged(server, user string, kind conn.ChangeKind) {
 			continue
 		}
 		p := g.sessionPrincipal(ss)
-		if p == nil || (&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID() != user || g.h.Serving().ServerDeniedFor(p, server) {
+		if p == nil || (&conn.User{Issuer: p.Issuer, Subject: p.Subject}).ID() != c.user || g.h.Serving().ServerDeniedFor(p, c.server) {
 			continue
 		}
-		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{}); err != nil {
-			g.log.Debug("a per-user server's list_changed not passed on", "server", server, "session", LogSessionID(ss.ID()), "error", err)
+		out[changeTarget{ss: ss, method: c.method}] = true
+	}
+	return out
+}
+
+// sendUserChange sends t its list_changed (as a NotifyProgress that
+// listChangedSender turns into it), within userListChangedTimeout.
+func (g *Gateway) sendUserChange(t changeTarget) {
+	ctx, cancel := context.WithTimeout(context.WithValue(g.life, listChangedKey{}, t.method), userListChangedTimeout)
+	defer cancel()
+	if t.id != nil {
+		ctx = context.WithValue(ctx, subscriptionIDKey{}, t.id)
+	}
+	if err := t.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{}); err != nil {
+		g.log.Debug("a per-user server's list_changed not passed on", "method", t.method, "session", LogSessionID(t.ss.ID()), "error", err)
+	}
+}
+
+// userChange is a per-user server's list_changed for one user: of server,
+// for the user with conn.User ID user, method the list_changed.
+type userChange struct {
+	server, user, method string
+}
+
+// changeTarget is one list_changed to send to one session (id: on the
+// listen stream of that request id; nil: as is).
+type changeTarget struct {
+	ss     *mcp.ServerSession
+	method string
+	id     any
+}
+
+// maxSessionChanges caps the list_changed waiting to be sent to one
+// session (each kind is waiting once per stream at most: a cap is reached
+// only by a client with that many listen streams).
+const maxSessionChanges = 64
+
+// userChanges passes the per-user servers' list_changed on, off the
+// upstream connections that tell them: post only records the change (the
+// same change waiting already counts once); one goroutine works out whom
+// the changes waiting are for, and one per session with list_changed
+// waiting sends them, so that a session whose client does not read holds
+// up only its own. The goroutines belong to the gateway: each ends once
+// nothing waits, and close waits for them. The zero value is ready to use.
+type userChanges struct {
+	mu       sync.Mutex
+	closed   bool
+	pending  map[userChange]bool // not yet walked
+	walking  bool                // the walker runs
+	sessions map[*mcp.ServerSession]*sessionChanges
+	wg       sync.WaitGroup
+}
+
+// sessionChanges are the list_changed waiting to be sent to one session.
+type sessionChanges struct {
+	waiting []changeTarget
+}
+
+// post records c; targets works out whom it is sent to, send sends it to
+// one (both called on the gateway's goroutines, never post's).
+func (u *userChanges) post(c userChange, targets func(userChange) map[changeTarget]bool, send func(changeTarget)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
+	if u.pending == nil {
+		u.pending = map[userChange]bool{}
+	}
+	u.pending[c] = true
+	if u.walking {
+		return
+	}
+	u.walking = true
+	u.wg.Add(1)
+	go u.walk(targets, send) // owned by u: close waits for it
+}
+
+// walk works out, for each change waiting, whom it is sent to, and queues
+// it there, until none waits.
+func (u *userChanges) walk(targets func(userChange) map[changeTarget]bool, send func(changeTarget)) {
+	defer u.wg.Done()
+	for {
+		u.mu.Lock()
+		pending := u.pending
+		u.pending = nil
+		if len(pending) == 0 || u.closed {
+			u.walking = false
+			u.mu.Unlock()
+			return
+		}
+		u.mu.Unlock()
+		for c := range pending {
+			for t := range targets(c) {
+				u.queue(t, send)
+			}
 		}
 	}
 }
 
+// queue adds t to its session's list_changed waiting, unless it waits
+// already, and starts the session's sender if none runs.
+func (u *userChanges) queue(t changeTarget, send func(changeTarget)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
+	if u.sessions == nil {
+		u.sessions = map[*mcp.ServerSession]*sessionChanges{}
+	}
+	sc := u.sessions[t.ss]
+	if sc == nil {
+		sc = &sessionChanges{}
+		u.sessions[t.ss] = sc
+		u.wg.Add(1)
+		go u.sendAll(t.ss, sc, send) // owned by u: close waits for it
+	}
+	if slices.Contains(sc.waiting, t) || len(sc.waiting) >= maxSessionChanges {
+		return // (the same list_changed, not yet sent: once is enough)
+	}
+	sc.waiting = append(sc.waiting, t)
+}
+
+// sendAll sends ss the list_changed waiting for it, in order, until none
+// waits.
+func (u *userChanges) sendAll(ss *mcp.ServerSession, sc *sessionChanges, send func(changeTarget)) {
+	defer u.wg.Done()
+	for {
+		u.mu.Lock()
+		if len(sc.waiting) == 0 || u.closed {
+			delete(u.sessions, ss)
+			u.mu.Unlock()
+			return
+		}
+		t := sc.waiting[0]
+		sc.waiting = slices.Delete(sc.waiting, 0, 1)
+		u.mu.Unlock()
+		send(t)
+	}
+}
+
+// close ends the passing on: nothing more is sent, and close waits for the
+// goroutines, as long as a send may take (userListChangedTimeout: a write
+// to a client that does not read is ended by its session's end).
+func (u *userChanges) close(log hclog.Logger) {
+	u.mu.Lock()
+	u.closed = true
+	u.mu.Unlock()
+	done := make(chan struct{})
+	go func() { // (ends with the goroutines it waits for)
+		u.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(userListChangedTimeout):
+		log.Warn("a per-user server's list_changed still being sent at close")
+	}
+}
+
+// sendingMiddlewares are the go-sdk server's sending middlewares, the
+// outermost first (as AddSendingMiddleware takes them). listChangedSender
+// is the outermost: every other one sees a per-user list_changed as the
+// list_changed it is, never as the notifications/progress it is sent as.
+// (The go-sdk wraps a middleware added later outside these: none is.)
+func (g *Gateway) sendingMiddlewares() []mcp.Middleware {
+	return []mcp.Middleware{g.listChangedSender, g.fronts.sending, g.revokedUpdates, g.listenActivity}
+}
+
 // listChangedSender is a sending middleware of the go-sdk server: a
 // notification sent by userListChanged is sent as the list_changed its
-// context names.
+// context names (one naming no kind of list is logged, and not sent).
 func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "notifications/subscriptions/acknowledged" {
@@ -330,6 +520,7 @@ func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
 		case "notifications/resources/list_changed":
 			return next(ctx, changed, &mcp.ServerRequest[*mcp.ResourceListChangedParams]{Session: ss, Params: &mcp.ResourceListChangedParams{Meta: meta}})
 		}
+		g.log.Warn("a per-user list_changed of an unknown kind not sent", "method", changed)
 		return nil, nil
 	}
 }

@@ -15,9 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/internal/testing/syncbuf"
 )
 
 // listsServer is a go-sdk server (name) with prompts "greet" and "secret",
@@ -60,6 +62,12 @@ func listsServer(name string) *mcp.Server {
 // front (of endpoint, "" for the whole gateway).
 func userListsGateway(t *testing.T, naming, endpoint string) string {
 	t.Helper()
+	return userListsGatewayWith(t, &gateway.Options{Naming: naming, Endpoint: endpoint})
+}
+
+// userListsGatewayWith is userListsGateway with the gateway's options opts.
+func userListsGatewayWith(t *testing.T, opts *gateway.Options) string {
+	t.Helper()
 	urls := map[string]string{}
 	for _, name := range []string{"sh", "pu"} {
 		server := listsServer(name)
@@ -81,7 +89,7 @@ func userListsGateway(t *testing.T, naming, endpoint string) string {
 		t.Fatal(err)
 	}
 	h.ConnectAll(ctx, nil)
-	g := gateway.New(h, &gateway.Options{Naming: naming, Endpoint: endpoint})
+	g := gateway.New(h, opts)
 	g.Sync(ctx)
 	t.Cleanup(func() {
 		g.Close()
@@ -382,6 +390,59 @@ func TestPerUserListChanged(t *testing.T) {
 				case <-u.changed:
 					t.Errorf("%s: a list_changed of another user's connection reached it", name)
 				default:
+				}
+			}
+		})
+	}
+}
+
+// TestPerUserPromptGetAudited: a per-user server's prompts/get has one
+// audit line, with the request's one decision: an allowed get's (allow,
+// ok), and — answered as an unknown prompt all the same — one of a prompt
+// the rules deny the user (carol: deny, denied, the rule that denies it)
+// or of a server they deny the user whole (bob). Before, a denied get had
+// no line at all.
+func TestPerUserPromptGetAudited(t *testing.T) {
+	t.Parallel()
+	for _, version := range protocols {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			var buf syncbuf.Buffer
+			log := audit.New(&buf, nil)
+			url := userListsGatewayWith(t, &gateway.Options{Audit: log})
+			cases := []struct {
+				user, prompt      string
+				decision, outcome string
+				rule              string // a substring of the line's rule
+			}{
+				{"alice", "mcp__pu__greet", "allow", audit.OutcomeOK, "default mode"},
+				{"carol", "mcp__pu__secret", "deny", audit.OutcomeDenied, "mcp__pu__secret"},
+				{"bob", "mcp__pu__greet", "deny", audit.OutcomeDenied, "mcp__pu"},
+			}
+			for _, c := range cases {
+				res, msg := userRawRPC(t, url, version, c.user)("prompts/get", `{"name":"`+c.prompt+`"}`)
+				if (c.outcome == audit.OutcomeOK) != (res != nil) {
+					t.Errorf("%s's get of %s: %v %q", c.user, c.prompt, res, msg)
+				}
+			}
+			var lines []audit.Record
+			for _, r := range allRecords(t, log, &buf) {
+				if r.Event == audit.EventPromptGet {
+					lines = append(lines, r)
+				}
+			}
+			if len(lines) != len(cases) {
+				t.Fatalf("%d prompts/get audit lines, want %d: %+v", len(lines), len(cases), lines)
+			}
+			for _, c := range cases {
+				i := slices.IndexFunc(lines, func(r audit.Record) bool { return r.Subject == c.user })
+				if i < 0 {
+					t.Errorf("%s: no audit line", c.user)
+					continue
+				}
+				r := lines[i]
+				if r.Tool != c.prompt || r.Server != "pu" || r.Decision != c.decision || r.Outcome != c.outcome || !strings.Contains(r.Rule, c.rule) {
+					t.Errorf("%s's line %+v: want %s, server pu, decision %s, outcome %s, rule ~%q", c.user, r, c.prompt, c.decision, c.outcome, c.rule)
 				}
 			}
 		})
