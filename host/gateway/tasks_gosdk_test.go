@@ -190,3 +190,55 @@ func TestTaskResultOfAPerUserServer(t *testing.T) {
 		t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
 	}
 }
+
+// TestLogLevelOfATasksClient: a 2026-07-28 call with a log level in its
+// _meta, of a client that declared the tasks extension, gets the server's
+// log messages (notifications/message before the result), whether the
+// upstream declared the tasks extension (the call goes on the raw lane,
+// which keeps the call's log level) or not (the call goes through the
+// go-sdk client: its id is a number, not one of the raw lane's). On the
+// old code every such call went on the raw lane, which dropped the log
+// level: no log message arrived.
+func TestLogLevelOfATasksClient(t *testing.T) {
+	t.Parallel()
+	caps := map[string]any{"extensions": tasksExt["extensions"]}
+	for _, tc := range []struct {
+		name  string
+		plain bool // the upstream declares no tasks extension
+	}{
+		{name: "upstream with the tasks extension"},
+		{name: "upstream without it", plain: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up, url := newTasksUpstreamOf(t, newProtocol, true, tc.plain)
+			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
+			if len(p.problems) > 0 {
+				t.Fatalf("sync: %v", p.problems)
+			}
+			c := newStdioTaskClient(t, p.g, newProtocol, caps)
+			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__log", "arguments": map[string]any{"level": "debug", "message": "hello"},
+				"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": newProtocol, "io.modelcontextprotocol/clientCapabilities": caps,
+					"io.modelcontextprotocol/logLevel": "debug"}})
+			if res.Error != nil || res.Result["isError"] == true {
+				t.Fatalf("tools/call: %+v %+v", res.Result, res.Error)
+			}
+			logs := 0
+			for _, n := range c.notes {
+				if strings.Contains(string(n), `"notifications/message"`) && strings.Contains(string(n), "hello") {
+					logs++
+				}
+			}
+			if logs != 1 {
+				t.Errorf("%d log messages before the result (notifications %q), want 1", logs, c.notes)
+			}
+			ids := up.callIDs()
+			if len(ids) != 1 {
+				t.Fatalf("the upstream received tools/call ids %q, want 1", ids)
+			}
+			if raw := strings.Contains(ids[0], "mcphost-raw-"); raw != !tc.plain {
+				t.Errorf("tools/call id %s: on the raw lane %v, want %v", ids[0], raw, !tc.plain)
+			}
+		})
+	}
+}
