@@ -782,9 +782,12 @@ func CarryTask(m *wire.Message, line []byte) (out []byte, ok bool) {
 	if json.Unmarshal(env["params"], &params) != nil || params == nil {
 		return line, false
 	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && (json.Unmarshal(raw, &meta) != nil || meta == nil) {
+	var meta map[string]json.RawMessage
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return line, false
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{} // (none, or "_meta": null: as {})
 	}
 	meta[taskMetaKey] = params["task"]
 	delete(params, "task")

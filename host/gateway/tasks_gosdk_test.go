@@ -128,6 +128,7 @@ func TestTask2025OnTheGoSDKPath(t *testing.T) {
 		}{
 			{name: "progress token", meta: map[string]any{"progressToken": "p1"}},
 			{name: "other metadata", meta: map[string]any{"example.com/hint": 1}},
+			{name: "null _meta"}, // ("_meta": null: as {}, the task kept)
 		} {
 			t.Run(front.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
