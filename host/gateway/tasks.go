@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -759,8 +760,11 @@ func (r *initializeWithTasks) MarshalJSON() ([]byte, error) {
 
 // taskMetaKey is the _meta member under which a 2025-11-25 task-augmented
 // tools/call that the go-sdk server answers carries its task parameter
-// (CarryTask): the go-sdk's CallToolParams have no field for it.
-const taskMetaKey = mcpmeta.GatewayPrefix + "task"
+// (CarryTask): the go-sdk's CallToolParams have no field for it. Its name
+// ends with a random suffix drawn once per process, so that no client can
+// pass a task parameter under it itself (a member a client names
+// "dev.mcphost/task" is no task parameter: the call stays a plain one).
+var taskMetaKey = mcpmeta.GatewayPrefix + "task-" + rand.Text()
 
 // CarryTask returns line, a tools/call request m whose task parameter (a
 // 2025-11-25 task-augmented call) the go-sdk server is to see, with that

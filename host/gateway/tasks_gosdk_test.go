@@ -243,3 +243,42 @@ func TestLogLevelOfATasksClient(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskKeyOfAClient: a 2025-11-25 call without a task parameter whose
+// _meta names the member under which the gateway carries one on the go-sdk
+// path ("dev.mcphost/task") stays a plain call: a plain result, and the
+// upstream created no task. On the old code the gateway took the client's
+// member for a carried task parameter: the client got a CreateTaskResult.
+func TestTaskKeyOfAClient(t *testing.T) {
+	t.Parallel()
+	for _, front := range []struct {
+		name   string
+		client func(t *testing.T, p *ptGateway) taskClient
+	}{
+		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
+		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
+			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+		}},
+	} {
+		t.Run(front.name, func(t *testing.T) {
+			t.Parallel()
+			up, url := newTasksUpstream(t, oldProtocol)
+			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
+			if len(p.problems) > 0 {
+				t.Fatalf("sync: %v", p.problems)
+			}
+			c := front.client(t, p)
+			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
+				"_meta": map[string]any{"dev.mcphost/task": map[string]any{"ttl": 60000}}})
+			if res.Error != nil || res.Result["task"] != nil || res.Result["content"] == nil {
+				t.Fatalf("tools/call: %+v %+v, want a plain result", res.Result, res.Error)
+			}
+			up.mu.Lock()
+			n := up.n
+			up.mu.Unlock()
+			if n != 0 {
+				t.Errorf("the upstream created %d tasks, want none", n)
+			}
+		})
+	}
+}
