@@ -148,6 +148,7 @@ func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *regis
 		if l.ttl != nil && (ttl < 0 || *l.ttl < ttl) {
 			ttl = *l.ttl
 		}
+		g.rememberSkills(ctx, s, l.skills, l.ttl, l.scope)
 		if l.scope == "private" {
 			res.CacheScope = "private"
 		}
@@ -458,10 +459,11 @@ func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceReques
 	// Only a skill's file: a skill:// URI, or one under the directory of
 	// a skill its server lists; any other URI no server lists is not
 	// found, as without skill servers.
+	// (Each server asked at once: a listing may be needed of each.)
 	mine := servers[:0:0]
-	for _, s := range servers {
-		if g.skillFileOf(ctx, s, own) {
-			mine = append(mine, s)
+	for _, an := range askEach(servers, func(s string) (bool, error) { return g.skillFileOf(ctx, s, own), nil }) {
+		if an.res {
+			mine = append(mine, an.server)
 		}
 	}
 	if servers = mine; len(servers) == 0 {
@@ -482,7 +484,8 @@ func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceReques
 // skillFileOf reports whether uri (a server's own) may be a file of a
 // skill of server, which serves its skills under their own URIs: a
 // skill:// URI, or one in the directory of a skill server lists (its
-// SKILL.md's URI up to the last "/"; a list that fails counts as none).
+// SKILL.md's URI up to the last "/"; a list that fails counts as none),
+// as its latest listing says (serverSkillDirs).
 func (g *Gateway) skillFileOf(ctx context.Context, server, uri string) bool {
 	scheme, _, ok := strings.Cut(uri, "://")
 	if !ok {
@@ -491,20 +494,8 @@ func (g *Gateway) skillFileOf(ctx context.Context, server, uri string) bool {
 	if strings.EqualFold(scheme, "skill") {
 		return true
 	}
-	skills, _, _, err := g.h.ListSkills(ctx, server)
-	if err != nil {
-		g.log.Debug("a server's skills could not be listed for a read", "server", server, "error", err)
-		return false
-	}
-	for _, sk := range skills {
-		if sk == nil {
-			continue
-		}
-		i := strings.LastIndexByte(sk.URI, '/')
-		if j := strings.Index(sk.URI, "://"); j < 0 || i < j+3 {
-			continue // (no directory)
-		}
-		if strings.HasPrefix(uri, sk.URI[:i+1]) {
+	for _, dir := range g.serverSkillDirs(ctx, server) {
+		if strings.HasPrefix(uri, dir) {
 			return true
 		}
 	}

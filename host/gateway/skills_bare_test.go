@@ -21,8 +21,16 @@ import (
 // is what the gateway routed to it. A go-sdk server with a middleware: no
 // demo server answers reads of URIs it has no resource for.
 type readAnySkillServer struct {
-	mu   sync.Mutex
-	read []string
+	mu    sync.Mutex
+	read  []string
+	lists int // the skills/list requests it answered
+}
+
+// listed returns the number of skills/list requests it answered.
+func (s *readAnySkillServer) listed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lists
 }
 
 func (s *readAnySkillServer) reads() []string {
@@ -35,6 +43,9 @@ func (s *readAnySkillServer) serve(t *testing.T) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "a"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}, Extensions: map[string]any{registry.ExtensionSkills: map[string]any{}}}})
 	_ = mcp.AddReceivingCustomMethod(srv, registry.MethodListSkills, func(context.Context, *mcp.ServerSession, *registry.ListSkillsParams) (*registry.ListSkillsResult, error) {
+		s.mu.Lock()
+		s.lists++
+		s.mu.Unlock()
 		return &registry.ListSkillsResult{ResultType: "complete", Skills: []*registry.Skill{{
 			URI: "docs://guide/SKILL.md", Frontmatter: json.RawMessage(`{"name":"guide","description":"a guide"}`), Resources: json.RawMessage(`"dynamic"`)}}}, nil
 	})
@@ -94,6 +105,36 @@ func TestSkillsBareReadsOnlySkillFiles(t *testing.T) {
 				if err == nil || len(got) != 0 {
 					t.Errorf("read %s: %+v %v (the server was asked %q), want not found, the skill server not asked", tc.uri, res, err, got)
 				}
+			}
+		})
+	}
+}
+
+// TestSkillsBareReadsListOnce: under bare naming, reads of a URI no server
+// lists are told apart from skill files by the skill server's latest
+// listing, kept (here for the 30 s default: the listing gives no ttlMs):
+// 20 reads cause at most one skills/list. On the old code each read
+// listed the server's skills again (20).
+func TestSkillsBareReadsListOnce(t *testing.T) {
+	t.Parallel()
+	a := &readAnySkillServer{}
+	url := a.serve(t)
+	for _, front := range skillFronts {
+		t.Run(front.name, func(t *testing.T) {
+			p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
+				{Name: "a", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}, demo("c")}})
+			if len(p.problems) > 0 {
+				t.Fatalf("sync: %v", p.problems)
+			}
+			cs := front.dial(t, p, newProtocol)
+			before := a.listed()
+			for range 20 {
+				if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "https://example.com/x"}); err == nil {
+					t.Fatal("read https://example.com/x: no error, want not found")
+				}
+			}
+			if n := a.listed() - before; n > 1 {
+				t.Errorf("20 reads listed the skill server's skills %d times, want at most 1", n)
 			}
 		})
 	}
