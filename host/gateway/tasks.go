@@ -778,12 +778,19 @@ func CarryTask(m *wire.Message, line []byte) (out []byte, ok bool) {
 	if !ok || c.Task == nil {
 		return line, false
 	}
+	return CarryTaskOf(line)
+}
+
+// CarryTaskOf is CarryTask of line, a tools/call request already parsed
+// (one the relay took, when the raw lane does not take it after all): ok
+// is false when it has no task parameter.
+func CarryTaskOf(line []byte) (out []byte, ok bool) {
 	var env map[string]json.RawMessage
 	if json.Unmarshal(line, &env) != nil {
 		return line, false
 	}
 	var params map[string]json.RawMessage
-	if json.Unmarshal(env["params"], &params) != nil || params == nil {
+	if json.Unmarshal(env["params"], &params) != nil || params == nil || params["task"] == nil {
 		return line, false
 	}
 	var meta map[string]json.RawMessage
