@@ -282,3 +282,30 @@ func TestTaskKeyOfAClient(t *testing.T) {
 		})
 	}
 }
+
+// TestTask2025RefusedRaw: a 2025-11-25 task-augmented call whose raw
+// request the server refuses (HTTP 401: the go-sdk client sends the call
+// again, handling the refusal) runs as a plain call, as README.md says:
+// the client gets the plain result (a server may ignore the task
+// parameter), no error, and the upstream created no task.
+func TestTask2025RefusedRaw(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, oldProtocol)
+	up.mu.Lock()
+	up.refuseRaw = true
+	up.mu.Unlock()
+	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	c := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
+		"task": map[string]any{"ttl": 60000}, "_meta": map[string]any{"progressToken": "p1"}})
+	if res.Error != nil || res.Result["task"] != nil || res.Result["content"] == nil {
+		t.Fatalf("tools/call: %+v %+v, want the plain result", res.Result, res.Error)
+	}
+	ids := up.callIDs()
+	if len(ids) != 2 || !strings.Contains(ids[0], "mcphost-raw-") || strings.Contains(ids[1], "mcphost-raw-") {
+		t.Errorf("tools/call ids %q, want the raw lane's (refused), then the go-sdk client's", ids)
+	}
+}

@@ -41,6 +41,10 @@ type tasksUpstream struct {
 	got   []string          // "METHOD TASKID" of each tasks request received
 	calls []string          // the JSON-RPC id of each tools/call received
 	plain bool              // declares no tasks support, answers no tasks
+	// refuseRaw answers 401 to the requests of the host's raw lane (ids
+	// "mcphost-raw-…"), as a server whose token the go-sdk client must
+	// refresh first.
+	refuseRaw bool
 	crash bool              // the tasks methods end the connection, unanswered
 	// notes: a 2025-11-25 tasks/get is answered on an event stream, after
 	// the status notifications of its task and of a task no one created
@@ -141,10 +145,15 @@ func (u *tasksUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(body, &msg)
 	modern := r.Header.Get("Mcp-Protocol-Version") >= newProtocol
+	u.mu.Lock()
 	if msg.Method == "tools/call" {
-		u.mu.Lock()
 		u.calls = append(u.calls, string(msg.ID))
-		u.mu.Unlock()
+	}
+	refuse := u.refuseRaw
+	u.mu.Unlock()
+	if refuse && bytes.Contains(msg.ID, []byte("mcphost-raw-")) {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
 	}
 	if u.plain {
 		u.next.ServeHTTP(w, r)
