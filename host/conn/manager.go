@@ -514,10 +514,11 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 		} else if o.Tasks != nil && cs.InitializeResult().ProtocolVersion >= NewProtocol {
 			// A call the server may answer with a task (the retry of a
 			// multi-round-trip call, or one of a client that declared the
-			// tasks extension) goes on the raw lane: the go-sdk client's
-			// CallToolResult cannot hold a task result.
+			// tasks extension to a server that declared it too) goes on
+			// the raw lane: the go-sdk client's CallToolResult cannot hold
+			// a task result.
 			caps, _ := p.Meta[mcp.MetaKeyClientCapabilities].(map[string]any)
-			if len(p.InputResponses) > 0 || p.RequestState != "" || declaresTasks(caps) {
+			if len(p.InputResponses) > 0 || p.RequestState != "" || declaresTasks(caps) && serverDeclaresTasks(cs) {
 				res, sent, err = c.callRawRetry(ctx, cs, p, caps, nil, fc, o.Tasks)
 			}
 		}

@@ -94,7 +94,8 @@ func (m *rawMeta) written(msg jsonrpc.Message) {
 	// version, with a server it then initializes at an earlier one.)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method != "initialize" && req.Method != "server/discover" {
 		m.once.Do(func() {
-			meta := mcpmeta.Reserved(req.Params)
+			// (Not the log level: each request sends its own.)
+			meta := mcpmeta.Without(mcpmeta.Reserved(req.Params), mcp.MetaKeyLogLevel)
 			nc := mcpmeta.Without(meta, mcp.MetaKeyClientCapabilities)
 			m.noCaps.Store(&nc)
 			m.meta.Store(&meta)

@@ -346,6 +346,17 @@ func declaresTasks(caps map[string]any) bool {
 	return ok
 }
 
+// serverDeclaresTasks reports whether the server of cs declared the tasks
+// extension: only then may it answer a call with a task.
+func serverDeclaresTasks(cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	if ir == nil || ir.Capabilities == nil {
+		return false
+	}
+	_, ok := ir.Capabilities.Extensions[extensionTasks]
+	return ok
+}
+
 // callRawRetry sends p, a call the server may answer with a task (the
 // retry of a multi-round-trip call, with its input responses and request
 // state, or a call of a client that declared the tasks extension; before
@@ -397,11 +408,12 @@ func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.C
 	if task != nil {
 		params = append(append(params, `,"task":`...), task...)
 	}
-	// The request's own _meta members (a progress token, …) go with the
-	// raw lane's reserved ones.
+	// The request's own _meta members (a progress token, its log level, …)
+	// go with the raw lane's reserved ones (the log level is the request's
+	// own: never among those the raw lane captured).
 	var extra []byte
 	for k, v := range p.Meta {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") && k != mcp.MetaKeyLogLevel {
 			continue
 		}
 		b, err := json.Marshal(v)

@@ -134,6 +134,7 @@ type Gateway struct {
 	naming     atomic.Pointer[string]
 	baseNaming string
 	tasks      taskTable // the task ids it issues (tasks.go)
+	skillDirs  skillDirs // each skill server's skill directories (skilldirs.go)
 
 	// endpoint is Options.Endpoint ("": the whole gateway); ep its
 	// definition, as last read from the configuration (endpoint.go).

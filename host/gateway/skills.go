@@ -148,6 +148,7 @@ func (g *Gateway) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *regis
 		if l.ttl != nil && (ttl < 0 || *l.ttl < ttl) {
 			ttl = *l.ttl
 		}
+		g.rememberSkills(ctx, s, l.skills, l.ttl, l.scope)
 		if l.scope == "private" {
 			res.CacheScope = "private"
 		}
@@ -432,10 +433,11 @@ func (g *Gateway) skillsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // cannot pass its own file off as another's skill (Sync refuses to serve
 // such resources too: skillLabelProblems); the skill server's own listed
 // resource at that URI is read through its handler. Under the servers'
-// own URIs, a URI no server lists that may be a skill's file (skillFileOf)
-// is asked of each visible skill server it may belong to: the one that can
-// read it answers (if several can, none is chosen); any other is not
-// found. A
+// own URIs, a URI no server lists that may be a skill's file is asked of
+// each visible skill server whose listed skill directories hold it
+// (skillFileOf), a skill:// URI none holds of every skill server: the one
+// that can read it answers (if several can, none is chosen); any other is
+// not found. A
 // per-user server's file is read through the caller's own connection:
 // private.
 func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest) (res mcp.Result, ok bool, err error) {
@@ -455,14 +457,19 @@ func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceReques
 	if listed {
 		return nil, false, nil
 	}
-	// Only a skill's file: a skill:// URI, or one under the directory of
-	// a skill its server lists; any other URI no server lists is not
-	// found, as without skill servers.
+	// Only a skill's file: one under the directory of a skill its server
+	// lists, or a skill:// URI no server lists a skill directory of
+	// (then any skill server's); any other URI no server lists is not
+	// found, as without skill servers. (Each server asked at once: a
+	// listing may be needed of each.)
 	mine := servers[:0:0]
-	for _, s := range servers {
-		if g.skillFileOf(ctx, s, own) {
-			mine = append(mine, s)
+	for _, an := range askEach(servers, func(s string) (bool, error) { return g.skillFileOf(ctx, s, own), nil }) {
+		if an.res {
+			mine = append(mine, an.server)
 		}
+	}
+	if scheme, _, _ := strings.Cut(own, "://"); len(mine) == 0 && strings.EqualFold(scheme, "skill") {
+		mine = servers
 	}
 	if servers = mine; len(servers) == 0 {
 		return nil, false, nil
@@ -479,32 +486,16 @@ func (g *Gateway) readSkillFile(ctx context.Context, req *mcp.ReadResourceReques
 	return found[0].res, true, nil
 }
 
-// skillFileOf reports whether uri (a server's own) may be a file of a
-// skill of server, which serves its skills under their own URIs: a
-// skill:// URI, or one in the directory of a skill server lists (its
-// SKILL.md's URI up to the last "/"; a list that fails counts as none).
+// skillFileOf reports whether uri (a server's own) is in the directory of
+// a skill of server, which serves its skills under their own URIs (its
+// SKILL.md's URI up to the last "/"; a list that fails counts as none),
+// as its latest listing says (serverSkillDirs).
 func (g *Gateway) skillFileOf(ctx context.Context, server, uri string) bool {
-	scheme, _, ok := strings.Cut(uri, "://")
-	if !ok {
+	if !strings.Contains(uri, "://") {
 		return false
 	}
-	if strings.EqualFold(scheme, "skill") {
-		return true
-	}
-	skills, _, _, err := g.h.ListSkills(ctx, server)
-	if err != nil {
-		g.log.Debug("a server's skills could not be listed for a read", "server", server, "error", err)
-		return false
-	}
-	for _, sk := range skills {
-		if sk == nil {
-			continue
-		}
-		i := strings.LastIndexByte(sk.URI, '/')
-		if j := strings.Index(sk.URI, "://"); j < 0 || i < j+3 {
-			continue // (no directory)
-		}
-		if strings.HasPrefix(uri, sk.URI[:i+1]) {
+	for _, dir := range g.serverSkillDirs(ctx, server) {
+		if strings.HasPrefix(uri, dir) {
 			return true
 		}
 	}

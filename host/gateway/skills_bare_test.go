@@ -1,10 +1,12 @@
 package gateway_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,8 +23,19 @@ import (
 // is what the gateway routed to it. A go-sdk server with a middleware: no
 // demo server answers reads of URIs it has no resource for.
 type readAnySkillServer struct {
-	mu   sync.Mutex
-	read []string
+	name  string // its name ("": a), in its answers to reads
+	skill string // the URI of the skill it lists ("": docs://guide/SKILL.md)
+
+	mu    sync.Mutex
+	read  []string
+	lists int // the skills/list requests it answered
+}
+
+// listed returns the number of skills/list requests it answered.
+func (s *readAnySkillServer) listed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lists
 }
 
 func (s *readAnySkillServer) reads() []string {
@@ -32,11 +45,17 @@ func (s *readAnySkillServer) reads() []string {
 }
 
 func (s *readAnySkillServer) serve(t *testing.T) string {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "a"}, &mcp.ServerOptions{
+	name, skill := cmp.Or(s.name, "a"), cmp.Or(s.skill, "docs://guide/SKILL.md")
+	dir := strings.TrimSuffix(skill, "/SKILL.md")
+	skillName := dir[strings.LastIndexByte(dir, '/')+1:]
+	srv := mcp.NewServer(&mcp.Implementation{Name: name}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}, Extensions: map[string]any{registry.ExtensionSkills: map[string]any{}}}})
 	_ = mcp.AddReceivingCustomMethod(srv, registry.MethodListSkills, func(context.Context, *mcp.ServerSession, *registry.ListSkillsParams) (*registry.ListSkillsResult, error) {
+		s.mu.Lock()
+		s.lists++
+		s.mu.Unlock()
 		return &registry.ListSkillsResult{ResultType: "complete", Skills: []*registry.Skill{{
-			URI: "docs://guide/SKILL.md", Frontmatter: json.RawMessage(`{"name":"guide","description":"a guide"}`), Resources: json.RawMessage(`"dynamic"`)}}}, nil
+			URI: skill, Frontmatter: json.RawMessage(`{"name":"` + skillName + `","description":"a guide"}`), Resources: json.RawMessage(`"dynamic"`)}}}, nil
 	})
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -44,7 +63,7 @@ func (s *readAnySkillServer) serve(t *testing.T) string {
 				s.mu.Lock()
 				s.read = append(s.read, rr.Params.URI)
 				s.mu.Unlock()
-				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: rr.Params.URI, Text: "read by a"}}}, nil
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: rr.Params.URI, Text: "read by " + name}}}, nil
 			}
 			return next(ctx, method, req)
 		}
@@ -96,5 +115,71 @@ func TestSkillsBareReadsOnlySkillFiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSkillsBareReadsListOnce: under bare naming, reads of a URI no server
+// lists are told apart from skill files by the skill server's latest
+// listing, kept (here for the 30 s default: the listing gives no ttlMs):
+// 20 reads cause at most one skills/list. On the old code each read
+// listed the server's skills again (20).
+func TestSkillsBareReadsListOnce(t *testing.T) {
+	t.Parallel()
+	a := &readAnySkillServer{}
+	url := a.serve(t)
+	for _, front := range skillFronts {
+		t.Run(front.name, func(t *testing.T) {
+			p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
+				{Name: "a", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}, demo("c")}})
+			if len(p.problems) > 0 {
+				t.Fatalf("sync: %v", p.problems)
+			}
+			cs := front.dial(t, p, newProtocol)
+			before := a.listed()
+			for range 20 {
+				if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "https://example.com/x"}); err == nil {
+					t.Fatal("read https://example.com/x: no error, want not found")
+				}
+			}
+			if n := a.listed() - before; n > 1 {
+				t.Errorf("20 reads listed the skill server's skills %d times, want at most 1", n)
+			}
+		})
+	}
+}
+
+// TestSkillsBareSkillReadsGoToTheirServer: under bare naming, a read of a
+// skill:// URI no server lists goes to the skill server whose listed
+// skill directories hold it (b lists skill://b/SKILL.md: skill://b/ref.md
+// is b's), never to another that would answer it too; one no server's
+// directories hold still goes to every skill server. On the old code every
+// skill:// read went to every skill server: a and b both answered, and
+// the read was not found (none chosen).
+func TestSkillsBareSkillReadsGoToTheirServer(t *testing.T) {
+	t.Parallel()
+	a := &readAnySkillServer{}
+	b := &readAnySkillServer{name: "b", skill: "skill://b/SKILL.md"}
+	urlA, urlB := a.serve(t), b.serve(t)
+	p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
+		{Name: "a", Transport: config.TransportHTTP, URL: urlA, Approved: true, ConnectTimeout: 5 * time.Second},
+		{Name: "b", Transport: config.TransportHTTP, URL: urlB, Approved: true, ConnectTimeout: 5 * time.Second}}})
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	cs := skillFronts[0].dial(t, p, newProtocol)
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "skill://b/ref.md"})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by b" {
+		t.Errorf("read skill://b/ref.md: %+v %v, want b's answer", res, err)
+	}
+	if got := a.reads(); len(got) != 0 {
+		t.Errorf("a was asked %q, want nothing", got)
+	}
+	// (No server's directory: every skill server asked, both answer,
+	// none chosen.)
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "skill://other/x.md"}); err == nil {
+		t.Error("read skill://other/x.md: no error, want not found (several servers can)")
+	}
+	if got := a.reads(); len(got) != 1 {
+		t.Errorf("a was asked %q, want skill://other/x.md", got)
 	}
 }

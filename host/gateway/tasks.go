@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -759,8 +760,11 @@ func (r *initializeWithTasks) MarshalJSON() ([]byte, error) {
 
 // taskMetaKey is the _meta member under which a 2025-11-25 task-augmented
 // tools/call that the go-sdk server answers carries its task parameter
-// (CarryTask): the go-sdk's CallToolParams have no field for it.
-const taskMetaKey = mcpmeta.GatewayPrefix + "task"
+// (CarryTask): the go-sdk's CallToolParams have no field for it. Its name
+// ends with a random suffix drawn once per process, so that no client can
+// pass a task parameter under it itself (a member a client names
+// "dev.mcphost/task" is no task parameter: the call stays a plain one).
+var taskMetaKey = mcpmeta.GatewayPrefix + "task-" + rand.Text()
 
 // CarryTask returns line, a tools/call request m whose task parameter (a
 // 2025-11-25 task-augmented call) the go-sdk server is to see, with that
@@ -774,17 +778,27 @@ func CarryTask(m *wire.Message, line []byte) (out []byte, ok bool) {
 	if !ok || c.Task == nil {
 		return line, false
 	}
+	return CarryTaskOf(line)
+}
+
+// CarryTaskOf is CarryTask of line, a tools/call request already parsed
+// (one the relay took, when the raw lane does not take it after all): ok
+// is false when it has no task parameter.
+func CarryTaskOf(line []byte) (out []byte, ok bool) {
 	var env map[string]json.RawMessage
 	if json.Unmarshal(line, &env) != nil {
 		return line, false
 	}
 	var params map[string]json.RawMessage
-	if json.Unmarshal(env["params"], &params) != nil || params == nil {
+	if json.Unmarshal(env["params"], &params) != nil || params == nil || params["task"] == nil {
 		return line, false
 	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok && (json.Unmarshal(raw, &meta) != nil || meta == nil) {
+	var meta map[string]json.RawMessage
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return line, false
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{} // (none, or "_meta": null: as {})
 	}
 	meta[taskMetaKey] = params["task"]
 	delete(params, "task")

@@ -128,6 +128,7 @@ func TestTask2025OnTheGoSDKPath(t *testing.T) {
 		}{
 			{name: "progress token", meta: map[string]any{"progressToken": "p1"}},
 			{name: "other metadata", meta: map[string]any{"example.com/hint": 1}},
+			{name: "null _meta"}, // ("_meta": null: as {}, the task kept)
 		} {
 			t.Run(front.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
@@ -188,5 +189,123 @@ func TestTaskResultOfAPerUserServer(t *testing.T) {
 	got := c.call(t, "tasks/get", map[string]any{"taskId": id})
 	if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
 		t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
+	}
+}
+
+// TestLogLevelOfATasksClient: a 2026-07-28 call with a log level in its
+// _meta, of a client that declared the tasks extension, gets the server's
+// log messages (notifications/message before the result), whether the
+// upstream declared the tasks extension (the call goes on the raw lane,
+// which keeps the call's log level) or not (the call goes through the
+// go-sdk client: its id is a number, not one of the raw lane's). On the
+// old code every such call went on the raw lane, which dropped the log
+// level: no log message arrived.
+func TestLogLevelOfATasksClient(t *testing.T) {
+	t.Parallel()
+	caps := map[string]any{"extensions": tasksExt["extensions"]}
+	for _, tc := range []struct {
+		name  string
+		plain bool // the upstream declares no tasks extension
+	}{
+		{name: "upstream with the tasks extension"},
+		{name: "upstream without it", plain: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up, url := newTasksUpstreamOf(t, newProtocol, true, tc.plain)
+			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
+			if len(p.problems) > 0 {
+				t.Fatalf("sync: %v", p.problems)
+			}
+			c := newStdioTaskClient(t, p.g, newProtocol, caps)
+			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__log", "arguments": map[string]any{"level": "debug", "message": "hello"},
+				"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": newProtocol, "io.modelcontextprotocol/clientCapabilities": caps,
+					"io.modelcontextprotocol/logLevel": "debug"}})
+			if res.Error != nil || res.Result["isError"] == true {
+				t.Fatalf("tools/call: %+v %+v", res.Result, res.Error)
+			}
+			logs := 0
+			for _, n := range c.notes {
+				if strings.Contains(string(n), `"notifications/message"`) && strings.Contains(string(n), "hello") {
+					logs++
+				}
+			}
+			if logs != 1 {
+				t.Errorf("%d log messages before the result (notifications %q), want 1", logs, c.notes)
+			}
+			ids := up.callIDs()
+			if len(ids) != 1 {
+				t.Fatalf("the upstream received tools/call ids %q, want 1", ids)
+			}
+			if raw := strings.Contains(ids[0], "mcphost-raw-"); raw != !tc.plain {
+				t.Errorf("tools/call id %s: on the raw lane %v, want %v", ids[0], raw, !tc.plain)
+			}
+		})
+	}
+}
+
+// TestTaskKeyOfAClient: a 2025-11-25 call without a task parameter whose
+// _meta names the member under which the gateway carries one on the go-sdk
+// path ("dev.mcphost/task") stays a plain call: a plain result, and the
+// upstream created no task. On the old code the gateway took the client's
+// member for a carried task parameter: the client got a CreateTaskResult.
+func TestTaskKeyOfAClient(t *testing.T) {
+	t.Parallel()
+	for _, front := range []struct {
+		name   string
+		client func(t *testing.T, p *ptGateway) taskClient
+	}{
+		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
+		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
+			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+		}},
+	} {
+		t.Run(front.name, func(t *testing.T) {
+			t.Parallel()
+			up, url := newTasksUpstream(t, oldProtocol)
+			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
+			if len(p.problems) > 0 {
+				t.Fatalf("sync: %v", p.problems)
+			}
+			c := front.client(t, p)
+			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
+				"_meta": map[string]any{"dev.mcphost/task": map[string]any{"ttl": 60000}}})
+			if res.Error != nil || res.Result["task"] != nil || res.Result["content"] == nil {
+				t.Fatalf("tools/call: %+v %+v, want a plain result", res.Result, res.Error)
+			}
+			up.mu.Lock()
+			n := up.n
+			up.mu.Unlock()
+			if n != 0 {
+				t.Errorf("the upstream created %d tasks, want none", n)
+			}
+		})
+	}
+}
+
+// TestTask2025RefusedRaw: a 2025-11-25 task-augmented call whose raw
+// request the server refuses (HTTP 401: the go-sdk client sends the call
+// again, handling the refusal) runs as a plain call, as README.md says:
+// the client gets the plain result (a server may ignore the task
+// parameter), no error, and the upstream created no task.
+func TestTask2025RefusedRaw(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, oldProtocol)
+	up.mu.Lock()
+	up.refuseRaw = true
+	up.mu.Unlock()
+	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	c := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
+		"task": map[string]any{"ttl": 60000}, "_meta": map[string]any{"progressToken": "p1"}})
+	if res.Error != nil || res.Result["task"] != nil || res.Result["content"] == nil {
+		t.Fatalf("tools/call: %+v %+v, want the plain result", res.Result, res.Error)
+	}
+	ids := up.callIDs()
+	if len(ids) != 2 || !strings.Contains(ids[0], "mcphost-raw-") || strings.Contains(ids[1], "mcphost-raw-") {
+		t.Errorf("tools/call ids %q, want the raw lane's (refused), then the go-sdk client's", ids)
 	}
 }

@@ -39,6 +39,12 @@ type tasksUpstream struct {
 	n     int
 	tasks map[string]string // upstream task id: its status
 	got   []string          // "METHOD TASKID" of each tasks request received
+	calls []string          // the JSON-RPC id of each tools/call received
+	plain bool              // declares no tasks support, answers no tasks
+	// refuseRaw answers 401 to the requests of the host's raw lane (ids
+	// "mcphost-raw-…"), as a server whose token the go-sdk client must
+	// refresh first.
+	refuseRaw bool
 	crash bool              // the tasks methods end the connection, unanswered
 	// notes: a 2025-11-25 tasks/get is answered on an event stream, after
 	// the status notifications of its task and of a task no one created
@@ -69,16 +75,31 @@ func statusNotes(id string) []byte {
 // newTasksUpstream serves a tasksUpstream of version: a 2025-11-25 server
 // with sessions, or one of 2026-07-28 whose requests stand alone.
 func newTasksUpstream(t *testing.T, version string) (*tasksUpstream, string) {
+	return newTasksUpstreamOf(t, version, false, false)
+}
+
+// newTasksUpstreamOf is newTasksUpstream whose demoserver also offers, with
+// passthrough, what a gateway passes through besides tools (its log tool),
+// and which, with plain, declares no tasks support (it only records the
+// calls).
+func newTasksUpstreamOf(t *testing.T, version string, passthrough, plain bool) (*tasksUpstream, string) {
 	var versions []string
 	if version < newProtocol {
 		versions = []string{version}
 	}
-	srv := demoserver.New(&demoserver.Options{Name: "t", ProtocolVersions: versions})
+	srv := demoserver.New(&demoserver.Options{Name: "t", ProtocolVersions: versions, Passthrough: passthrough})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: version >= newProtocol})
-	u := &tasksUpstream{next: h, tasks: map[string]string{}}
+	u := &tasksUpstream{next: h, tasks: map[string]string{}, plain: plain}
 	hs := httptest.NewServer(u)
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 	return u, hs.URL
+}
+
+// callIDs returns the JSON-RPC id of each tools/call received.
+func (u *tasksUpstream) callIDs() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.calls...)
 }
 
 func (u *tasksUpstream) received() []string {
@@ -124,6 +145,20 @@ func (u *tasksUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(body, &msg)
 	modern := r.Header.Get("Mcp-Protocol-Version") >= newProtocol
+	u.mu.Lock()
+	if msg.Method == "tools/call" {
+		u.calls = append(u.calls, string(msg.ID))
+	}
+	refuse := u.refuseRaw
+	u.mu.Unlock()
+	if refuse && bytes.Contains(msg.ID, []byte("mcphost-raw-")) {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	if u.plain {
+		u.next.ServeHTTP(w, r)
+		return
+	}
 	if msg.Method == "initialize" || msg.Method == "server/discover" {
 		// The go-sdk server declares no tasks capability, nor the tasks
 		// extension: added to its answer (JSON, or an event stream's

@@ -13,3 +13,10 @@ import (
 func ServeWithHooks(ctx context.Context, g *gateway.Gateway, r io.ReadCloser, w io.WriteCloser, connected, waiting func()) error {
 	return serveWith(ctx, g, r, w, hooks{connected: connected, waiting: waiting})
 }
+
+// ServeCountingCarries is Serve calling carried each time a relayed call's
+// task parameter is put in its _meta for the go-sdk path (the request
+// re-encoded).
+func ServeCountingCarries(ctx context.Context, g *gateway.Gateway, r io.ReadCloser, w io.WriteCloser, carried func()) error {
+	return serveWith(ctx, g, r, w, hooks{carried: carried})
+}

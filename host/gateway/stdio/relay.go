@@ -38,10 +38,7 @@ func (c *relayConn) relay(m *wire.Message, line []byte) bool {
 	clientID := bytes.Clone(rr.ID)
 	// The request's span, from here to its answer.
 	parent, span := c.g.StartRelaySpan(c.calls, m, key, rr.Version, "", telemetry.TransportPipe, rr.Trace)
-	sr := &stdioRelay{c: c, key: key, line: line}
-	if rr.Task != nil {
-		sr.line, _ = gateway.CarryTask(m, line) // (should the raw lane not take it)
-	}
+	sr := &stdioRelay{c: c, key: key, line: line, task: rr.Task != nil}
 	// The server's requests and log messages during the call go to this
 	// client, before the result (conn.RawCall).
 	c.g.InitRelay(&sr.Relay, gateway.RelaySpec{Front: sr, Name: rr.Name, Args: rr.Args, ClientID: clientID, Span: span, Async: true,
@@ -65,6 +62,10 @@ type stdioRelay struct {
 	c    *relayConn
 	key  string // the request's IDKey
 	line []byte // the request, for the go-sdk if the raw lane does not take it
+	// task: the request has a task parameter (2025-11-25), which, if the
+	// raw lane does not take it, goes in its _meta for the go-sdk path
+	// (CarryTask: only then, the request re-encoded).
+	task bool
 	// cancel releases the call's context.
 	cancel context.CancelFunc
 }
@@ -84,7 +85,11 @@ func (sr *stdioRelay) Pass(span gateway.RelaySpan) bool {
 	}
 	sr.c.setCancel(sr.key, nil) // the go-sdk handles it, and its cancellation
 	sr.c.carry(sr.key, span)    // (one request: its span goes on there)
-	sr.c.Pass(sr.line)
+	line := sr.line
+	if sr.task {
+		line = sr.c.carryTask(line)
+	}
+	sr.c.Pass(line)
 	return false
 }
 
@@ -100,4 +105,14 @@ func (sr *stdioRelay) Ended() {
 	if sr.cancel != nil { // (nil: refused while draining, never started)
 		sr.cancel()
 	}
+}
+
+// carryTask returns line, a relayed tools/call with a task parameter, with
+// that parameter in its _meta for the go-sdk path (gateway.CarryTaskOf).
+func (c *relayConn) carryTask(line []byte) []byte {
+	if c.hooks.carried != nil {
+		c.hooks.carried()
+	}
+	out, _ := gateway.CarryTaskOf(line)
+	return out
 }

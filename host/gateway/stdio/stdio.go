@@ -31,6 +31,9 @@ type hooks struct {
 	// use; waiting when a request waits for that use.
 	connected func()
 	waiting   func()
+	// carried is called when a relayed call's task parameter is put in
+	// its _meta for the go-sdk path (relayConn.carryTask).
+	carried func()
 }
 
 func serveWith(ctx context.Context, g *gateway.Gateway, r io.ReadCloser, w io.WriteCloser, hk hooks) error {
