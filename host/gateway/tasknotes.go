@@ -23,22 +23,19 @@ import (
 // and _meta's related-task), written by the front that holds the session
 // (a NoteWriter: the go-sdk server cannot send a method it does not know).
 // A notification of a task no client of this replica's connections created
-// is dropped. They are written apart from the connection's read loop, by
-// one goroutine of the gateway's, in order, from a bounded queue (past it,
-// dropped and logged: a client that does not read must not hold the
-// upstream's read loop).
-
-// maxQueuedNotes bounds the status notifications waiting to be written.
-const maxQueuedNotes = 256
+// is dropped. The receiver only hands the notification to the session's
+// queue (a NoteQueue, the front's): neither the connection's read loop nor
+// any goroutine shared by sessions writes to a client.
 
 // NoteWriter is a front that writes notifications the go-sdk server cannot
 // send (a method it does not know) to its sessions' clients.
 // AddNoteWriter registers one.
 type NoteWriter interface {
-	// WriteNote writes msg, a JSON-RPC notification, to the client of ss
-	// outside any call, and reports whether ss is the front's (written,
-	// or dropped when its client cannot be written to now).
-	WriteNote(ctx context.Context, ss *mcp.ServerSession, msg []byte) bool
+	// QueueNote hands msg, a JSON-RPC notification, to the queue of the
+	// session of ss (a NoteQueue, which writes it to the client outside
+	// any call), with key as its QueuedNote.Key, and reports whether ss is
+	// the front's. It never blocks on the client.
+	QueueNote(ss *mcp.ServerSession, key string, msg []byte) bool
 }
 
 // noteWriters are the NoteWriters registered.
@@ -61,52 +58,18 @@ func (g *Gateway) AddNoteWriter(w NoteWriter) (remove func()) {
 	}
 }
 
-// writeNote writes msg to the client of ss through the front that holds
-// it, and reports whether one did.
-func (g *Gateway) writeNote(ctx context.Context, ss *mcp.ServerSession, msg []byte) bool {
+// QueueNote hands msg to the queue of ss's session through the front that
+// holds it (NoteWriter.QueueNote), and reports whether one did.
+func (g *Gateway) QueueNote(ss *mcp.ServerSession, key string, msg []byte) bool {
 	g.noteWriters.mu.Lock()
 	list := slices.Clone(g.noteWriters.list)
 	g.noteWriters.mu.Unlock()
 	for _, w := range list {
-		if w.WriteNote(ctx, ss, msg) {
+		if w.QueueNote(ss, key, msg) {
 			return true
 		}
 	}
 	return false
-}
-
-// taskNote is a status notification to write to the client of ss.
-type taskNote struct {
-	ss  *mcp.ServerSession
-	msg []byte
-}
-
-// startNotes starts g's writer of status notifications (owned by the
-// gateway: it ends with its life; waitNotes waits for it).
-func (t *taskTable) startNotes(g *Gateway) {
-	t.notes = make(chan taskNote, maxQueuedNotes)
-	t.notesDone = make(chan struct{})
-	life := g.life
-	go func() {
-		defer close(t.notesDone)
-		for {
-			select {
-			case <-life.Done():
-				return
-			case n := <-t.notes:
-				if !g.writeNote(life, n.ss, n.msg) {
-					g.log.Debug("a task's status notification: its session is not held here (ended, or its stream is on another replica): dropped")
-				}
-			}
-		}
-	}()
-}
-
-// waitNotes waits for the writer's end (the gateway's life ended).
-func (t *taskTable) waitNotes() {
-	if t.notesDone != nil {
-		<-t.notesDone
-	}
 }
 
 // Watch implements conn.TaskWatcher: the status notifications of a
@@ -135,10 +98,8 @@ func (t *taskIDs) Watch(ctx context.Context, r conn.Requester, _, _, upstream, o
 		if err != nil {
 			return
 		}
-		select {
-		case g.tasks.notes <- taskNote{ss: ss, msg: wire.Notification(conn.MethodTaskStatus, out)}:
-		default:
-			g.log.Warn("too many task status notifications waiting to be written: one dropped")
+		if !g.QueueNote(ss, outward, wire.Notification(conn.MethodTaskStatus, out)) {
+			g.log.Debug("a task's status notification: its session is not held here (ended, or evicted): dropped")
 		}
 	}
 }

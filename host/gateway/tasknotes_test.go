@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -285,5 +286,50 @@ func TestTaskStatusPerPrincipal(t *testing.T) {
 	}
 	if got := bob.statusNotes(t, 300*time.Millisecond); len(got) != 0 {
 		t.Errorf("bob got %+v, want nothing", got)
+	}
+}
+
+// TestTaskStatusSlowClientHoldsOnlyItself: a stdio client that stops
+// reading its stdout (an io.Pipe: the first write blocks) while its task's
+// server pushes many statuses must not hold another session's
+// notification: each session's notifications are written by its own queue
+// (gateway.NoteQueue). On the old code one gateway-wide goroutine wrote
+// them all, blocked on the first write to the stalled client, and the
+// other session got nothing.
+func TestTaskStatusSlowClientHoldsOnlyItself(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, oldProtocol)
+	push := make(chan []byte, 2000)
+	up.push = push
+	server := &config.Server{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 10 * time.Second}
+	p := ptServe(t, ptOptions{servers: []*config.Server{server}})
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	create := func(c *stdioTaskClient) string {
+		res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+		task, _ := res.Result["task"].(map[string]any)
+		id, _ := task["taskId"].(string)
+		if !strings.HasPrefix(id, "mcpt-") {
+			t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
+		}
+		return id
+	}
+	stalled := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+	create(stalled) // up-1; stalled reads nothing more
+	y := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+	yid := create(y.stdioTaskClient) // up-2
+	note := func(id, msg string) []byte {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": map[string]any{
+			"taskId": id, "status": "working", "statusMessage": msg, "createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:01Z", "ttl": 60000}})
+		return b
+	}
+	for i := range 1000 {
+		push <- note("up-1", fmt.Sprint("step ", i))
+	}
+	push <- note("up-2", "y's")
+	got := y.statusNotes(t, 2*time.Second)
+	if len(got) != 1 || got[0].Params["taskId"] != yid || got[0].Params["statusMessage"] != "y's" {
+		t.Fatalf("the reading session got %+v, want its task's status", got)
 	}
 }

@@ -124,10 +124,6 @@ type taskTable struct {
 	done  chan struct{}
 	box   *sealbox.Box // (cluster.TaskListPurpose)
 
-	// The writing of tasks' status notifications (tasknotes.go): notes
-	// feeds the writer goroutine (startNotes), which closes notesDone.
-	notes     chan taskNote
-	notesDone chan struct{}
 	// request sends a tasks request to a task's server (nil: the host's,
 	// host.Serving.Request; tests set one of their own).
 	request func(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error)
@@ -167,7 +163,6 @@ func (t *taskTable) start(g *Gateway) {
 	t.done = make(chan struct{})
 	t.box = g.keys.Box(cluster.TaskListPurpose)
 	life := g.life
-	t.startNotes(g)
 	go func() {
 		defer close(t.done)
 		for {
@@ -188,7 +183,6 @@ func (t *taskTable) wait() {
 	if t.done != nil {
 		<-t.done
 	}
-	t.waitNotes()
 }
 
 // enqueue has o recorded in the shared state, without blocking.

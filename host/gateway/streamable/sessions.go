@@ -361,6 +361,7 @@ func (s *httpSessions) connect(ctx context.Context, id string, c *sessionClaims,
 		return nil, fmt.Errorf("connecting the session: %w", err)
 	}
 	hs := &httpSession{ss: ss, tr: tr, conn: kt.conn, sid: c.SID, logID: gateway.LogSessionID(ss.ID()), owner: c.P, principal: gateway.PrincipalIn(ctx), calls: map[string]context.CancelFunc{}}
+	hs.notes = gateway.NewNoteQueue(s.f.log, func(ctx context.Context, n gateway.QueuedNote) { s.deliverNote(ctx, hs, n) })
 	if st != nil {
 		hs.caps = conn.CapabilitiesJSON(st.InitializeParams.Capabilities)
 	}
@@ -458,6 +459,7 @@ func (s *httpSessions) evictLocked(hs *httpSession) *httpSession {
 		return nil
 	}
 	hs.closing = true
+	hs.notes.Close()
 	hs.timer.Stop()
 	for id, h := range s.byID {
 		if h == hs {
@@ -475,6 +477,7 @@ func (s *httpSessions) drop(hs *httpSession) {
 	s.mu.Lock()
 	hs.closing = true
 	s.mu.Unlock()
+	hs.notes.Close()
 	hs.ss.Close()
 }
 
@@ -568,8 +571,8 @@ func (s *httpSessions) changed(msg []byte) {
 			s.cancelled(hs, body)
 		}
 	case "note": // level is the replica that could not write it (tasknotes.go)
-		if level != s.f.replica {
-			s.writeNote(context.Background(), hs, body)
+		if level != s.f.replica { // (queued: never written on this goroutine)
+			hs.notes.Add(gateway.QueuedNote{Msg: bytes.Clone(body), Relayed: true})
 		}
 	}
 }

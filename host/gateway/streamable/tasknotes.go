@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,20 +33,29 @@ func (t *keptTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return c, err
 }
 
-// WriteNote implements gateway.NoteWriter: msg goes to the standalone
-// stream of ss's client, on this replica or the one holding it.
-func (f *Front) WriteNote(ctx context.Context, ss *mcp.ServerSession, msg []byte) bool {
+// QueueNote implements gateway.NoteWriter: msg is queued for the
+// standalone stream of ss's client; the session's queue writes it
+// (deliverNote), on this replica or, through the sessions channel, the one
+// holding the stream.
+func (f *Front) QueueNote(ss *mcp.ServerSession, key string, msg []byte) bool {
 	if ss == nil || ss.ID() == "" {
 		return false
 	}
-	s, hs := f.heldSession(ss.ID())
+	_, hs := f.heldSession(ss.ID())
 	if hs == nil || hs.ss != ss {
 		return false
 	}
-	if err := s.writeNote(ctx, hs, msg); err != nil {
-		s.publish(ctx, "note "+hs.sid+" "+f.replica+"\n"+string(msg))
-	}
+	hs.notes.Add(gateway.QueuedNote{Key: key, Msg: msg})
 	return true
+}
+
+// deliverNote writes n on hs's standalone stream, on the goroutine of hs's
+// queue; when this replica holds no stream of hs, n is published for the
+// one that does (unless n came from another replica).
+func (s *httpSessions) deliverNote(ctx context.Context, hs *httpSession, n gateway.QueuedNote) {
+	if err := s.writeNote(ctx, hs, n.Msg); err != nil && !n.Relayed {
+		s.publish(ctx, "note "+hs.sid+" "+s.f.replica+"\n"+string(n.Msg))
+	}
 }
 
 // writeNote writes msg, a notification, on hs's standalone stream, if this
