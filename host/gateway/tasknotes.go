@@ -18,7 +18,9 @@ import (
 // each to the receiver Watch gave for its task when the task was created:
 // the go-sdk session of the client whose call created it, the one session
 // that holds the task's id (sealed for its principal; a session belongs to
-// one principal). The notification goes to that session only, with the
+// one principal), named by its id where the front has ids (streamable
+// HTTP: a replica's copy of the session may be evicted or rebuilt, and
+// the session's stream held by another replica). The notification goes to that session only, with the
 // gateway's id of the task in place of the upstream's (renameTask: taskId
 // and _meta's related-task), written by the front that holds the session
 // (a NoteWriter: the go-sdk server cannot send a method it does not know).

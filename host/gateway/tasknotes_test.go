@@ -333,3 +333,45 @@ func TestTaskStatusSlowClientHoldsOnlyItself(t *testing.T) {
 		t.Fatalf("the reading session got %+v, want its task's status", got)
 	}
 }
+
+// TestTaskStatusAfterEviction: a session opened on replica b (its GET
+// there too) creates a task through replica a, whose copy of the session
+// is then evicted (a's cap of one session, taken by another client); the
+// task's status, which a's upstream connection receives, still reaches the
+// creator's stream on b: the receiver names the session by its id, and a
+// replica that no longer holds it publishes the note for the one that
+// does. On the old code the receiver held a's go-sdk session, which a no
+// longer held: the note was dropped.
+func TestTaskStatusAfterEviction(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, oldProtocol)
+	push := make(chan []byte, 4)
+	up.push = push
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	a := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}, http: &streamable.Options{MaxSessions: 1}})
+	b := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+	c := newHTTPNotesClient(t, b.url, b.url)
+	c.url = a.url // its requests now go through a, which rebuilds the session
+	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
+	}
+	newHTTPClient2025(t, a.url) // takes a's one session slot: a's copy of c's is evicted
+	for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
+		push <- n
+	}
+	got := c.statusNotes(t, 5*time.Second)
+	if len(got) != 1 || got[0].Params["taskId"] != id {
+		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
+	}
+}

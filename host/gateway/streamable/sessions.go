@@ -151,6 +151,11 @@ func (s *httpSessions) sealSession(ip *mcp.InitializeParams, owner string) (stri
 
 // openSession returns the claims of session id, or errNoSession.
 func (s *httpSessions) openSession(id string) (*sessionClaims, error) {
+	return s.f.openSession(id)
+}
+
+// openSession returns the claims of session id, or errNoSession.
+func (f *Front) openSession(id string) (*sessionClaims, error) {
 	if len(id) > maxSessionIDLen {
 		return nil, errNoSession
 	}
@@ -158,7 +163,7 @@ func (s *httpSessions) openSession(id string) (*sessionClaims, error) {
 	if err != nil {
 		return nil, errNoSession
 	}
-	plain, err := s.box.Open(nil, b, cluster.SessionAAD(s.f.gw.Endpoint()))
+	plain, err := f.box.Open(nil, b, cluster.SessionAAD(f.gw.Endpoint()))
 	if err != nil {
 		return nil, errNoSession
 	}
