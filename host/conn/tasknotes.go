@@ -145,9 +145,11 @@ func (t *taskNotes) reset() {
 	t.m, t.order, t.early = nil, nil, nil
 }
 
-// taskStatusOf returns the taskId and status of params, a
+// TaskStatusOf returns the taskId and status of params, a
 // notifications/tasks/status's (a JSON object; ok false otherwise, or
 // without a string taskId).
+func TaskStatusOf(params []byte) (id, status string, ok bool) { return taskStatusOf(params) }
+
 func taskStatusOf(params []byte) (id, status string, ok bool) {
 	var arr [16]rawjson.Member
 	ms, err := rawjson.Members(arr[:0], params)
@@ -170,6 +172,37 @@ func taskStatusOf(params []byte) (id, status string, ok bool) {
 // terminalStatus reports whether a task of status has ended.
 func terminalStatus(status string) bool {
 	return status == "completed" || status == "failed" || status == "cancelled"
+}
+
+// taskStatusKey is the context key of WithTaskStatus.
+type taskStatusKey struct{}
+
+// WithTaskStatus returns ctx under which a tasks request (Manager.Request)
+// has the status notifications read on its own stream (its event stream,
+// or, on a connection without one, said by the server to belong to it)
+// passed to to (the server's params; called on the read loop: it must not
+// block) instead of to the receiver of the task on this connection, if
+// any: the client polling a task is the client of the task, whichever
+// replica's connection created it.
+func WithTaskStatus(ctx context.Context, to func(params json.RawMessage)) context.Context {
+	return context.WithValue(ctx, taskStatusKey{}, to)
+}
+
+// taskStatusFrom returns WithTaskStatus's receiver of ctx, or nil.
+func taskStatusFrom(ctx context.Context) func(json.RawMessage) {
+	to, _ := ctx.Value(taskStatusKey{}).(func(json.RawMessage))
+	return to
+}
+
+// callTaskStatus passes on a status notification read on the stream of
+// the call fc (nil: of none): to fc's receiver, when it has one, else as
+// taskStatus does.
+func (c *Conn) callTaskStatus(params json.RawMessage, fc *call) {
+	if fc != nil && fc.taskStatus != nil {
+		fc.taskStatus(params)
+		return
+	}
+	c.taskStatus(params)
 }
 
 // taskStatus passes on a status notification read from the server (its

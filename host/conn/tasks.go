@@ -69,6 +69,7 @@ func (m *Manager) Request(ctx context.Context, server, version, method, name str
 		caps = nil // (told at initialize)
 	}
 	fc := newCall(c.cfg.Name, nil, nil)
+	fc.taskStatus = taskStatusFrom(ctx)
 	left := c.inflight.add(fc)
 	defer left()
 	type result struct {

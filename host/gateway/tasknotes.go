@@ -105,3 +105,20 @@ func (t *taskIDs) Watch(ctx context.Context, r conn.Requester, _, _, upstream, o
 		}
 	}
 }
+
+// noteSinkKey is the context key of WithNoteSink.
+type noteSinkKey struct{}
+
+// WithNoteSink returns ctx under which ServeTasks hands the status
+// notifications the task's server sends on the request's own stream to
+// sink (key and msg as NoteWriter.QueueNote's; it must not block): a front
+// gives its session's queue.
+func WithNoteSink(ctx context.Context, sink func(key string, msg []byte)) context.Context {
+	return context.WithValue(ctx, noteSinkKey{}, sink)
+}
+
+// noteSinkOf returns WithNoteSink's sink of ctx, or nil.
+func noteSinkOf(ctx context.Context) func(string, []byte) {
+	sink, _ := ctx.Value(noteSinkKey{}).(func(string, []byte))
+	return sink
+}

@@ -375,3 +375,54 @@ func TestTaskStatusAfterEviction(t *testing.T) {
 		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
 	}
 }
+
+// TestTaskStatusOnPollingReplica: a task created through replica a is
+// polled (tasks/get) through replica b, whose upstream connection did not
+// create it; the statuses the server sends on the tasks/get's own stream
+// go to the caller of that tasks/get, under its id of the task, once,
+// wherever its GET is (a or b); the other task's status on that stream
+// (up-other) reaches no one. On the old code b's connection knew no
+// receiver of the task: nothing reached the client.
+func TestTaskStatusOnPollingReplica(t *testing.T) {
+	t.Parallel()
+	for _, getOn := range []string{"a", "b"} {
+		t.Run("GET on "+getOn, func(t *testing.T) {
+			t.Parallel()
+			up, url := newTasksUpstream(t, oldProtocol)
+			up.notes = true
+			st, err := state.NewLocal(nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+			if err != nil {
+				t.Fatal(err)
+			}
+			server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+			a := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+			b := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+			get := a.url
+			if getOn == "b" {
+				get = b.url
+			}
+			c := newHTTPNotesClient(t, a.url, get)
+			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+			task, _ := res.Result["task"].(map[string]any)
+			id, _ := task["taskId"].(string)
+			if !strings.HasPrefix(id, "mcpt-") {
+				t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
+			}
+			c.url = b.url
+			if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+				t.Fatalf("tasks/get through b: %+v", res.Error)
+			}
+			got := c.statusNotes(t, 5*time.Second)
+			if len(got) != 1 || got[0].Params["taskId"] != id {
+				t.Fatalf("the creator's stream got %+v, want one status of %s", got, id)
+			}
+			if b, _ := json.Marshal(got); bytes.Contains(b, []byte("up-")) {
+				t.Errorf("an upstream task id reached the client: %s", b)
+			}
+		})
+	}
+}

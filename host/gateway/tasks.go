@@ -466,6 +466,21 @@ func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version strin
 		ctx, cancel = context.WithTimeout(ctx, TasksRequestTimeout)
 		defer cancel()
 	}
+	if sink := noteSinkOf(ctx); sink != nil && !modern {
+		// Statuses the server sends on this request's own stream belong
+		// to its caller, which owns id (it passed openTask).
+		upstream := ref.upstream
+		ctx = conn.WithTaskStatus(ctx, func(params json.RawMessage) {
+			if tid, _, ok := conn.TaskStatusOf(params); !ok || tid != upstream {
+				return // (another task's: not the caller's to see)
+			}
+			out, err := renameTask(params, func(t string) (string, bool) { return id, t == upstream })
+			if err != nil {
+				return
+			}
+			sink(id, wire.Notification(conn.MethodTaskStatus, out))
+		})
+	}
 	resp, err := g.upstream(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
 	if err != nil {
 		g.log.Warn("tasks request failed", "method", method, "server", ref.server, "error", err)

@@ -30,7 +30,8 @@ func (c *relayConn) serveTasks(m *wire.Message) {
 		if wire.Parse(&mm, line) != nil {
 			return
 		}
-		out := c.g.ServeTasks(c.calls, &mm, ver, caps)
+		ctx := gateway.WithNoteSink(c.calls, func(key string, msg []byte) { c.notes.Add(gateway.QueuedNote{Key: key, Msg: msg}) })
+		out := c.g.ServeTasks(ctx, &mm, ver, caps)
 		c.forget(key)
 		c.WriteLine(out)
 	})
