@@ -145,11 +145,9 @@ func (t *taskNotes) reset() {
 	t.m, t.order, t.early = nil, nil, nil
 }
 
-// TaskStatusOf returns the taskId and status of params, a
+// taskStatusOf returns the taskId and status of params, a
 // notifications/tasks/status's (a JSON object; ok false otherwise, or
 // without a string taskId).
-func TaskStatusOf(params []byte) (id, status string, ok bool) { return taskStatusOf(params) }
-
 func taskStatusOf(params []byte) (id, status string, ok bool) {
 	var arr [16]rawjson.Member
 	ms, err := rawjson.Members(arr[:0], params)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway/wire"
+	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
 
 // Status notifications of 2025-11-25's tasks (notifications/tasks/status).
@@ -96,7 +97,7 @@ func (t *taskIDs) Watch(ctx context.Context, r conn.Requester, _, _, upstream, o
 		return nil
 	}
 	return func(params json.RawMessage) {
-		out, err := renameTask(params, func(id string) (string, bool) { return outward, id == upstream })
+		out, err := renameStatus(params, upstream, outward)
 		if err != nil {
 			return
 		}
@@ -121,4 +122,47 @@ func WithNoteSink(ctx context.Context, sink func(key string, msg []byte)) contex
 func noteSinkOf(ctx context.Context) func(string, []byte) {
 	sink, _ := ctx.Value(noteSinkKey{}).(func(string, []byte))
 	return sink
+}
+
+// renameStatus is params, a server's notifications/tasks/status params of
+// its task upstream, as the client is sent them: taskId is outward; of
+// _meta, the protocol's members (of the server's hop) and the gateway's
+// own are dropped, but for related-task, kept (as {"taskId": outward})
+// only when it names upstream. It fails on params that are not an object
+// or name another task.
+func renameStatus(params json.RawMessage, upstream, outward string) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(params, &obj); err != nil {
+		return nil, err
+	}
+	var id string
+	if obj == nil || json.Unmarshal(obj["taskId"], &id) != nil || id != upstream {
+		return nil, errNotTask
+	}
+	obj["taskId"], _ = json.Marshal(outward)
+	if raw, ok := obj["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) != nil || meta == nil {
+			delete(obj, "_meta")
+		} else {
+			var rt struct {
+				TaskID *string `json:"taskId"`
+			}
+			related := json.Unmarshal(meta[relatedTask], &rt) == nil && rt.TaskID != nil && *rt.TaskID == upstream
+			for k := range meta {
+				if mcpmeta.IsReserved(k) || mcpmeta.IsGateways(k) {
+					delete(meta, k)
+				}
+			}
+			if related {
+				meta[relatedTask], _ = json.Marshal(map[string]string{"taskId": outward})
+			}
+			if len(meta) == 0 {
+				delete(obj, "_meta")
+			} else {
+				obj["_meta"], _ = json.Marshal(meta)
+			}
+		}
+	}
+	return json.Marshal(obj)
 }

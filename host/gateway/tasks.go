@@ -471,12 +471,9 @@ func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version strin
 		// to its caller, which owns id (it passed openTask).
 		upstream := ref.upstream
 		ctx = conn.WithTaskStatus(ctx, func(params json.RawMessage) {
-			if tid, _, ok := conn.TaskStatusOf(params); !ok || tid != upstream {
-				return // (another task's: not the caller's to see)
-			}
-			out, err := renameTask(params, func(t string) (string, bool) { return id, t == upstream })
+			out, err := renameStatus(params, upstream, id)
 			if err != nil {
-				return
+				return // (another task's: not the caller's to see)
 			}
 			sink(id, wire.Notification(conn.MethodTaskStatus, out))
 		})
