@@ -3,6 +3,7 @@ package conn
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,8 +78,11 @@ type earlyNote struct {
 }
 
 // add has the status notifications of the task id go to to, and returns
-// those of it read before (early), to pass on now.
-func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote) {
+// those of it read before (early), to pass on now. When a receiver of id
+// is kept already (the server gave the id of a task still watched again),
+// neither is kept (which creator a status is of cannot be told: none is
+// told rather than perhaps the wrong one), and reused is true.
+func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote, reused bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	kept := t.early[:0]
@@ -93,11 +97,15 @@ func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote)
 	}
 	clear(t.early[len(kept):])
 	t.early = kept
+	if _, ok := t.m[id]; ok {
+		delete(t.m, id)
+		return nil, true
+	}
 	if t.m == nil {
 		t.m = map[string]func(json.RawMessage){}
 	}
 	t.m[id] = to
-	t.order = append(t.order, id)
+	t.order = append(slices.DeleteFunc(t.order, func(o string) bool { return o == id }), id) // (an earlier entry of id would evict it early)
 	for len(t.m) > maxTaskNotes && len(t.order) > 0 {
 		delete(t.m, t.order[0])
 		t.order = t.order[1:]
@@ -111,7 +119,7 @@ func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote)
 		}
 		t.order = kept
 	}
-	return early
+	return early, false
 }
 
 // keep keeps n, of a task not known yet (the oldest dropped past
@@ -233,7 +241,12 @@ func (c *Conn) watchTask(ctx context.Context, ids TaskIDs, r Requester, version,
 	if to == nil {
 		return
 	}
-	for _, n := range c.taskNotes.add(upstream, to) {
+	early, reused := c.taskNotes.add(upstream, to)
+	if reused {
+		c.log.Warn("the server gave the id of a task still watched to another task: the status notifications of neither are passed on", "task", upstream)
+		return
+	}
+	for _, n := range early {
 		to(n.params)
 		if n.last {
 			c.taskNotes.to(upstream, true)
