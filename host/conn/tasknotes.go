@@ -231,25 +231,34 @@ func (c *Conn) taskStatus(params json.RawMessage) {
 }
 
 // watchTask has the status notifications of the task upstream, named
-// outward, that a call of r created go where ids says (TaskWatcher).
-func (c *Conn) watchTask(ctx context.Context, ids TaskIDs, r Requester, version, upstream, outward string) {
+// outward, that a call of r created go where ids says (TaskWatcher). It
+// returns what passes on the notifications of the task read before its
+// CreateTaskResult (nil: none): the caller calls it once the result was
+// handed on, so that no client reads a status of a task id it has not
+// been given yet.
+func (c *Conn) watchTask(ctx context.Context, ids TaskIDs, r Requester, version, upstream, outward string) (flush func()) {
 	w, ok := ids.(TaskWatcher)
 	if !ok {
-		return
+		return nil
 	}
 	to := w.Watch(ctx, r, c.cfg.Name, version, upstream, outward)
 	if to == nil {
-		return
+		return nil
 	}
 	early, reused := c.taskNotes.add(upstream, to)
 	if reused {
 		c.log.Warn("the server gave the id of a task still watched to another task: the status notifications of neither are passed on", "task", upstream)
-		return
+		return nil
 	}
-	for _, n := range early {
-		to(n.params)
-		if n.last {
-			c.taskNotes.to(upstream, true)
+	if len(early) == 0 {
+		return nil
+	}
+	return func() {
+		for _, n := range early {
+			to(n.params)
+			if n.last {
+				c.taskNotes.to(upstream, true)
+			}
 		}
 	}
 }

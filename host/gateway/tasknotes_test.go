@@ -426,3 +426,36 @@ func TestTaskStatusOnPollingReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskStatusAfterItsTask: a stdio server that sends its task's status
+// before the CreateTaskResult (which the connection keeps as an early
+// note): the client of the stdio front reads the result, which gives it
+// the task's id, before the status of that id. On the old code the early
+// status was handed on before the result was written.
+func TestTaskStatusAfterItsTask(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := &config.Server{Name: "t", Approved: true, ConnectTimeout: 10 * time.Second, Transport: config.TransportStdio, Command: exe, Env: map[string]string{rawToolsChildEnv: legacyTasksEra}}
+	for range 3 { // (the old code's order was a race: tried a few times; a gateway each: the server gives every task the id up-1)
+		p := ptServe(t, ptOptions{servers: []*config.Server{server}})
+		if len(p.problems) > 0 {
+			t.Fatalf("sync: %v", p.problems)
+		}
+		c := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+		res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__job", "arguments": map[string]any{"message": "early"}, "task": map[string]any{"ttl": 60000}})
+		task, _ := res.Result["task"].(map[string]any)
+		id, _ := task["taskId"].(string)
+		if !strings.HasPrefix(id, "mcpt-") {
+			t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
+		}
+		if len(c.notes) != 0 {
+			t.Fatalf("read before the result: %s", c.notes)
+		}
+		if got := c.statusNotes(t, 5*time.Second); len(got) != 1 || got[0].Params["taskId"] != id {
+			t.Fatalf("after the result: %+v, want the status of %s", got, id)
+		}
+	}
+}
