@@ -218,9 +218,9 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 // standalone stream (GET) on another replica than the one whose upstream
 // connection created the task and reads its notifications: the
 // notification is passed on through the shared state (the sessions
-// channel, sealed) to the replica holding the GET, which writes it; a
-// replica given other keys takes none of it. On the old code nothing was
-// written anywhere.
+// channel, sealed) to the replica holding the GET, which writes it. On
+// the old code nothing was written anywhere. (That a replica of other keys
+// cannot open the sealed change is the sessions channel's own test's.)
 func TestTaskStatusAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	up, url := newTasksUpstream(t, oldProtocol)
