@@ -478,7 +478,7 @@ func (l *httpLane) note(ctx context.Context, req *jsonrpc.Request, fc *call) {
 			o.ResourceUpdatedHandler(ctx, &mcp.ResourceUpdatedNotificationRequest{Params: &p})
 		}
 	case MethodTaskStatus:
-		c.taskStatus(req.Params) // (tasknotes.go)
+		c.callTaskStatus(req.Params, fc) // (tasknotes.go)
 	case "notifications/elicitation/complete":
 		var p mcp.ElicitationCompleteParams
 		if json.Unmarshal(req.Params, &p) == nil {

@@ -870,10 +870,14 @@ func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStart
 			// reach the caller before the result does (see notes.go).
 			fc.drain(ctx)
 			if v < NewProtocol {
+				var flush func()
 				if legacyTask {
-					resp = c.createTaskResult(ctx, tasks, fc.r, v, resp)
+					resp, flush = c.createTaskResult(ctx, tasks, fc.r, v, resp)
 				}
 				done(resp, true, nil)
+				if flush != nil {
+					flush() // (the statuses read before resp, after it: watchTask)
+				}
 				return
 			}
 			out, ok := completeResultTasks(ctx, resp, older, tasks, c.cfg.Name, v)

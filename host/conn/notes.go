@@ -56,6 +56,9 @@ type call struct {
 	// cancel ends the call's context (set before it is in flight); a
 	// reload's drain deadline cancels the calls still in flight with it.
 	cancel context.CancelCauseFunc
+	// taskStatus receives the status notifications of a tasks request's
+	// stream (WithTaskStatus); nil: the connection's receivers do.
+	taskStatus func(json.RawMessage)
 }
 
 func newCall(server string, r Requester, progress func(*mcp.ProgressNotificationParams)) *call {
@@ -315,7 +318,7 @@ func (c *Conn) routeNote(msg jsonrpc.Message, on *call) (out jsonrpc.Message, ch
 			rt.call = c.progressCall(p.Token)
 		}
 	case MethodTaskStatus:
-		c.taskStatus(req.Params) // (the go-sdk client drops it: tasknotes.go)
+		c.callTaskStatus(req.Params, on) // (the go-sdk client drops it: tasknotes.go)
 		return msg, false
 	default:
 		return msg, false

@@ -3,6 +3,7 @@ package conn
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,8 +78,11 @@ type earlyNote struct {
 }
 
 // add has the status notifications of the task id go to to, and returns
-// those of it read before (early), to pass on now.
-func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote) {
+// those of it read before (early), to pass on now. When a receiver of id
+// is kept already (the server gave the id of a task still watched again),
+// neither is kept (which creator a status is of cannot be told: none is
+// told rather than perhaps the wrong one), and reused is true.
+func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote, reused bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	kept := t.early[:0]
@@ -93,11 +97,15 @@ func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote)
 	}
 	clear(t.early[len(kept):])
 	t.early = kept
+	if _, ok := t.m[id]; ok {
+		delete(t.m, id)
+		return nil, true
+	}
 	if t.m == nil {
 		t.m = map[string]func(json.RawMessage){}
 	}
 	t.m[id] = to
-	t.order = append(t.order, id)
+	t.order = append(slices.DeleteFunc(t.order, func(o string) bool { return o == id }), id) // (an earlier entry of id would evict it early)
 	for len(t.m) > maxTaskNotes && len(t.order) > 0 {
 		delete(t.m, t.order[0])
 		t.order = t.order[1:]
@@ -111,7 +119,7 @@ func (t *taskNotes) add(id string, to func(json.RawMessage)) (early []earlyNote)
 		}
 		t.order = kept
 	}
-	return early
+	return early, false
 }
 
 // keep keeps n, of a task not known yet (the oldest dropped past
@@ -172,6 +180,37 @@ func terminalStatus(status string) bool {
 	return status == "completed" || status == "failed" || status == "cancelled"
 }
 
+// taskStatusKey is the context key of WithTaskStatus.
+type taskStatusKey struct{}
+
+// WithTaskStatus returns ctx under which a tasks request (Manager.Request)
+// has the status notifications read on its own stream (its event stream,
+// or, on a connection without one, said by the server to belong to it)
+// passed to to (the server's params; called on the read loop: it must not
+// block) instead of to the receiver of the task on this connection, if
+// any: the client polling a task is the client of the task, whichever
+// replica's connection created it.
+func WithTaskStatus(ctx context.Context, to func(params json.RawMessage)) context.Context {
+	return context.WithValue(ctx, taskStatusKey{}, to)
+}
+
+// taskStatusFrom returns WithTaskStatus's receiver of ctx, or nil.
+func taskStatusFrom(ctx context.Context) func(json.RawMessage) {
+	to, _ := ctx.Value(taskStatusKey{}).(func(json.RawMessage))
+	return to
+}
+
+// callTaskStatus passes on a status notification read on the stream of
+// the call fc (nil: of none): to fc's receiver, when it has one, else as
+// taskStatus does.
+func (c *Conn) callTaskStatus(params json.RawMessage, fc *call) {
+	if fc != nil && fc.taskStatus != nil {
+		fc.taskStatus(params)
+		return
+	}
+	c.taskStatus(params)
+}
+
 // taskStatus passes on a status notification read from the server (its
 // params) to the receiver of its task, if any (see taskNotes).
 func (c *Conn) taskStatus(params json.RawMessage) {
@@ -192,20 +231,34 @@ func (c *Conn) taskStatus(params json.RawMessage) {
 }
 
 // watchTask has the status notifications of the task upstream, named
-// outward, that a call of r created go where ids says (TaskWatcher).
-func (c *Conn) watchTask(ctx context.Context, ids TaskIDs, r Requester, version, upstream, outward string) {
+// outward, that a call of r created go where ids says (TaskWatcher). It
+// returns what passes on the notifications of the task read before its
+// CreateTaskResult (nil: none): the caller calls it once the result was
+// handed on, so that no client reads a status of a task id it has not
+// been given yet.
+func (c *Conn) watchTask(ctx context.Context, ids TaskIDs, r Requester, version, upstream, outward string) (flush func()) {
 	w, ok := ids.(TaskWatcher)
 	if !ok {
-		return
+		return nil
 	}
 	to := w.Watch(ctx, r, c.cfg.Name, version, upstream, outward)
 	if to == nil {
-		return
+		return nil
 	}
-	for _, n := range c.taskNotes.add(upstream, to) {
-		to(n.params)
-		if n.last {
-			c.taskNotes.to(upstream, true)
+	early, reused := c.taskNotes.add(upstream, to)
+	if reused {
+		c.log.Warn("the server gave the id of a task still watched to another task: the status notifications of neither are passed on", "task", upstream)
+		return nil
+	}
+	if len(early) == 0 {
+		return nil
+	}
+	return func() {
+		for _, n := range early {
+			to(n.params)
+			if n.last {
+				c.taskNotes.to(upstream, true)
+			}
 		}
 	}
 }

@@ -38,7 +38,10 @@ func TestTaskStatusNotes(t *testing.T) {
 		return &jsonrpc.Request{Method: MethodTaskStatus, Params: json.RawMessage(params)}
 	}
 	create := func(c *Conn, ids TaskIDs, up string) string {
-		out := c.createTaskResult(context.Background(), ids, nil, "2025-11-25", []byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"`+up+`","status":"working"}}}`))
+		out, flush := c.createTaskResult(context.Background(), ids, nil, "2025-11-25", []byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"`+up+`","status":"working"}}}`))
+		if flush != nil {
+			flush()
+		}
 		var r struct {
 			Result struct {
 				Task struct {
@@ -149,7 +152,13 @@ func TestTaskStatusBeforeItsTask(t *testing.T) {
 	for _, p := range []string{`{"taskId":"u1","status":"working"}`, `{"taskId":"u2","status":"working"}`, `{"taskId":"u1","status":"completed"}`} {
 		c.routeNote(&jsonrpc.Request{Method: MethodTaskStatus, Params: json.RawMessage(p)}, nil)
 	}
-	c.createTaskResult(context.Background(), ids, nil, "2025-11-25", []byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"u1","status":"working"}}}`))
+	_, flush := c.createTaskResult(context.Background(), ids, nil, "2025-11-25", []byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"u1","status":"working"}}}`))
+	if len(ids.got) != 0 || flush == nil {
+		// (review57 finding 11: the old code passed them on before the
+		// result was handed on.)
+		t.Fatalf("passed on %v before the result was handed on (flush %v), want nothing yet", ids.got, flush != nil)
+	}
+	flush()
 	if got := ids.got["s/2025-11-25/u1"]; len(got) != 2 || got[1] != `{"taskId":"u1","status":"completed"}` {
 		t.Errorf("passed on %q, want u1's two notifications in order", got)
 	}

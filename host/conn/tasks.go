@@ -69,6 +69,7 @@ func (m *Manager) Request(ctx context.Context, server, version, method, name str
 		caps = nil // (told at initialize)
 	}
 	fc := newCall(c.cfg.Name, nil, nil)
+	fc.taskStatus = taskStatusFrom(ctx)
 	left := c.inflight.add(fc)
 	defer left()
 	type result struct {
@@ -125,13 +126,14 @@ func taskResult(ctx context.Context, ids TaskIDs, server, version string, resp [
 // NewProtocol) to a task-augmented tools/call made for r, with the id of
 // the task of its CreateTaskResult (result.task.taskId) named by ids, and
 // the task's status notifications watched (watchTask); anything else is
-// returned as it is.
-func (c *Conn) createTaskResult(ctx context.Context, ids TaskIDs, r Requester, version string, resp []byte) []byte {
+// returned as it is. flush, when not nil, passes on the task's statuses
+// read before resp: to call once out was handed on (watchTask).
+func (c *Conn) createTaskResult(ctx context.Context, ids TaskIDs, r Requester, version string, resp []byte) (out []byte, flush func()) {
 	out, up, outward := createTaskResultOf(ctx, ids, c.cfg.Name, version, resp)
 	if up != "" {
-		c.watchTask(ctx, ids, r, version, up, outward)
+		flush = c.watchTask(ctx, ids, r, version, up, outward)
 	}
-	return out
+	return out, flush
 }
 
 // createTaskResultOf is createTaskResult for server's session, without the
@@ -445,7 +447,9 @@ func (c *Conn) callRawRetry(ctx context.Context, cs *mcp.ClientSession, p *mcp.C
 		err = r.err
 		if err == nil {
 			return decodeRetry(ctx, ids, c.cfg.Name, cs.InitializeResult().ProtocolVersion, r.resp, func(version, up, outward string) {
-				c.watchTask(ctx, ids, fc.r, version, up, outward)
+				if flush := c.watchTask(ctx, ids, fc.r, version, up, outward); flush != nil {
+					flush() // (the result is decoded for the go-sdk server, which writes it later: nothing to wait for here)
+				}
 			})
 		}
 	}

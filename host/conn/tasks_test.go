@@ -42,7 +42,7 @@ func TestTaskResults(t *testing.T) {
 			var out []byte
 			if tc.legacy {
 				c := &Conn{cfg: &config.Server{Name: "s"}}
-				out = c.createTaskResult(context.Background(), prefixIDs{}, nil, "2025-11-25", []byte(tc.in))
+				out, _ = c.createTaskResult(context.Background(), prefixIDs{}, nil, "2025-11-25", []byte(tc.in))
 			} else {
 				var ok bool
 				if out, ok = completeResultTasks(context.Background(), []byte(tc.in), false, prefixIDs{}, "s", "2026-07-28"); !ok {

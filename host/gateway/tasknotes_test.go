@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -217,9 +218,9 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 // standalone stream (GET) on another replica than the one whose upstream
 // connection created the task and reads its notifications: the
 // notification is passed on through the shared state (the sessions
-// channel, sealed) to the replica holding the GET, which writes it; a
-// replica given other keys takes none of it. On the old code nothing was
-// written anywhere.
+// channel, sealed) to the replica holding the GET, which writes it. On
+// the old code nothing was written anywhere. (That a replica of other keys
+// cannot open the sealed change is the sessions channel's own test's.)
 func TestTaskStatusAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	up, url := newTasksUpstream(t, oldProtocol)
@@ -285,5 +286,176 @@ func TestTaskStatusPerPrincipal(t *testing.T) {
 	}
 	if got := bob.statusNotes(t, 300*time.Millisecond); len(got) != 0 {
 		t.Errorf("bob got %+v, want nothing", got)
+	}
+}
+
+// TestTaskStatusSlowClientHoldsOnlyItself: a stdio client that stops
+// reading its stdout (an io.Pipe: the first write blocks) while its task's
+// server pushes many statuses must not hold another session's
+// notification: each session's notifications are written by its own queue
+// (gateway.NoteQueue). On the old code one gateway-wide goroutine wrote
+// them all, blocked on the first write to the stalled client, and the
+// other session got nothing.
+func TestTaskStatusSlowClientHoldsOnlyItself(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, oldProtocol)
+	push := make(chan []byte, 2000)
+	up.push = push
+	server := &config.Server{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 10 * time.Second}
+	p := ptServe(t, ptOptions{servers: []*config.Server{server}})
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	create := func(c *stdioTaskClient) string {
+		res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+		task, _ := res.Result["task"].(map[string]any)
+		id, _ := task["taskId"].(string)
+		if !strings.HasPrefix(id, "mcpt-") {
+			t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
+		}
+		return id
+	}
+	stalled := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+	create(stalled) // up-1; stalled reads nothing more
+	y := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+	yid := create(y.stdioTaskClient) // up-2
+	note := func(id, msg string) []byte {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": map[string]any{
+			"taskId": id, "status": "working", "statusMessage": msg, "createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:01Z", "ttl": 60000}})
+		return b
+	}
+	for i := range 1000 {
+		push <- note("up-1", fmt.Sprint("step ", i))
+	}
+	push <- note("up-2", "y's")
+	got := y.statusNotes(t, 2*time.Second)
+	if len(got) != 1 || got[0].Params["taskId"] != yid || got[0].Params["statusMessage"] != "y's" {
+		t.Fatalf("the reading session got %+v, want its task's status", got)
+	}
+}
+
+// TestTaskStatusAfterEviction: a session opened on replica b (its GET
+// there too) creates a task through replica a, whose copy of the session
+// is then evicted (a's cap of one session, taken by another client); the
+// task's status, which a's upstream connection receives, still reaches the
+// creator's stream on b: the receiver names the session by its id, and a
+// replica that no longer holds it publishes the note for the one that
+// does. On the old code the receiver held a's go-sdk session, which a no
+// longer held: the note was dropped.
+func TestTaskStatusAfterEviction(t *testing.T) {
+	t.Parallel()
+	up, url := newTasksUpstream(t, oldProtocol)
+	push := make(chan []byte, 4)
+	up.push = push
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	a := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}, http: &streamable.Options{MaxSessions: 1}})
+	b := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+	c := newHTTPNotesClient(t, b.url, b.url)
+	c.url = a.url // its requests now go through a, which rebuilds the session
+	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
+	}
+	newHTTPClient2025(t, a.url) // takes a's one session slot: a's copy of c's is evicted
+	for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
+		push <- n
+	}
+	got := c.statusNotes(t, 5*time.Second)
+	if len(got) != 1 || got[0].Params["taskId"] != id {
+		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
+	}
+}
+
+// TestTaskStatusOnPollingReplica: a task created through replica a is
+// polled (tasks/get) through replica b, whose upstream connection did not
+// create it; the statuses the server sends on the tasks/get's own stream
+// go to the caller of that tasks/get, under its id of the task, once,
+// wherever its GET is (a or b); the other task's status on that stream
+// (up-other) reaches no one. On the old code b's connection knew no
+// receiver of the task: nothing reached the client.
+func TestTaskStatusOnPollingReplica(t *testing.T) {
+	t.Parallel()
+	for _, getOn := range []string{"a", "b"} {
+		t.Run("GET on "+getOn, func(t *testing.T) {
+			t.Parallel()
+			up, url := newTasksUpstream(t, oldProtocol)
+			up.notes = true
+			st, err := state.NewLocal(nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+			if err != nil {
+				t.Fatal(err)
+			}
+			server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+			a := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+			b := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+			get := a.url
+			if getOn == "b" {
+				get = b.url
+			}
+			c := newHTTPNotesClient(t, a.url, get)
+			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
+			task, _ := res.Result["task"].(map[string]any)
+			id, _ := task["taskId"].(string)
+			if !strings.HasPrefix(id, "mcpt-") {
+				t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
+			}
+			c.url = b.url
+			if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+				t.Fatalf("tasks/get through b: %+v", res.Error)
+			}
+			got := c.statusNotes(t, 5*time.Second)
+			if len(got) != 1 || got[0].Params["taskId"] != id {
+				t.Fatalf("the creator's stream got %+v, want one status of %s", got, id)
+			}
+			if b, _ := json.Marshal(got); bytes.Contains(b, []byte("up-")) {
+				t.Errorf("an upstream task id reached the client: %s", b)
+			}
+		})
+	}
+}
+
+// TestTaskStatusAfterItsTask: a stdio server that sends its task's status
+// before the CreateTaskResult (which the connection keeps as an early
+// note): the client of the stdio front reads the result, which gives it
+// the task's id, before the status of that id. On the old code the early
+// status was handed on before the result was written.
+func TestTaskStatusAfterItsTask(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := &config.Server{Name: "t", Approved: true, ConnectTimeout: 10 * time.Second, Transport: config.TransportStdio, Command: exe, Env: map[string]string{rawToolsChildEnv: legacyTasksEra}}
+	for range 3 { // (the old code's order was a race: tried a few times; a gateway each: the server gives every task the id up-1)
+		p := ptServe(t, ptOptions{servers: []*config.Server{server}})
+		if len(p.problems) > 0 {
+			t.Fatalf("sync: %v", p.problems)
+		}
+		c := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+		res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__job", "arguments": map[string]any{"message": "early"}, "task": map[string]any{"ttl": 60000}})
+		task, _ := res.Result["task"].(map[string]any)
+		id, _ := task["taskId"].(string)
+		if !strings.HasPrefix(id, "mcpt-") {
+			t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
+		}
+		if len(c.notes) != 0 {
+			t.Fatalf("read before the result: %s", c.notes)
+		}
+		if got := c.statusNotes(t, 5*time.Second); len(got) != 1 || got[0].Params["taskId"] != id {
+			t.Fatalf("after the result: %+v, want the status of %s", got, id)
+		}
 	}
 }

@@ -125,10 +125,6 @@ type taskTable struct {
 	done  chan struct{}
 	box   *sealbox.Box // (cluster.TaskListPurpose)
 
-	// The writing of tasks' status notifications (tasknotes.go): notes
-	// feeds the writer goroutine (startNotes), which closes notesDone.
-	notes     chan taskNote
-	notesDone chan struct{}
 	// request sends a tasks request to a task's server (nil: the host's,
 	// host.Serving.Request; tests set one of their own).
 	request func(ctx context.Context, server, version, method, name string, params, caps []byte) ([]byte, error)
@@ -168,7 +164,6 @@ func (t *taskTable) start(g *Gateway) {
 	t.done = make(chan struct{})
 	t.box = g.keys.Box(cluster.TaskListPurpose)
 	life := g.life
-	t.startNotes(g)
 	go func() {
 		defer close(t.done)
 		for {
@@ -189,7 +184,6 @@ func (t *taskTable) wait() {
 	if t.done != nil {
 		<-t.done
 	}
-	t.waitNotes()
 }
 
 // enqueue has o recorded in the shared state, without blocking.
@@ -472,6 +466,18 @@ func (g *Gateway) ServeTasks(ctx context.Context, m *wire.Message, version strin
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, TasksRequestTimeout)
 		defer cancel()
+	}
+	if sink := noteSinkOf(ctx); sink != nil && !modern {
+		// Statuses the server sends on this request's own stream belong
+		// to its caller, which owns id (it passed openTask).
+		upstream := ref.upstream
+		ctx = conn.WithTaskStatus(ctx, func(params json.RawMessage) {
+			out, err := renameStatus(params, upstream, id)
+			if err != nil {
+				return // (another task's: not the caller's to see)
+			}
+			sink(id, wire.Notification(conn.MethodTaskStatus, out))
+		})
 	}
 	resp, err := g.upstream(ctx, ref.server, ref.version, method, ref.upstream, params, caps)
 	if err != nil {

@@ -816,6 +816,9 @@ func rawTasks2025(line []byte) []byte {
 			ProtocolVersion string          `json:"protocolVersion"`
 			Task            json.RawMessage `json:"task"`
 			TaskID          string          `json:"taskId"`
+			Arguments       struct {
+				Message string `json:"message"`
+			} `json:"arguments"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 {
@@ -827,6 +830,11 @@ func rawTasks2025(line []byte) []byte {
 	case req.Method == "initialize":
 		result = map[string]any{"protocolVersion": req.Params.ProtocolVersion, "serverInfo": map[string]any{"name": "raw", "version": "1"},
 			"capabilities": map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}}
+	case req.Method == "tools/call" && req.Params.Task != nil && req.Params.Arguments.Message == "early":
+		// (The task's status first, before the CreateTaskResult:
+		// tasknotes_test.go.)
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{"task": task}})
+		return append(statusNotes("up-1"), b...)
 	case req.Method == "tools/call" && req.Params.Task != nil:
 		result = map[string]any{"task": task}
 	case req.Method == "tasks/get" && req.Params.TaskID == "up-1":

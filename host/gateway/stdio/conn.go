@@ -67,6 +67,9 @@ type relayConn struct {
 	// carried holds, by IDKey, the token of the span of each relayed call
 	// passed on to the go-sdk server, until it is answered (telemetry.go).
 	carried map[string]string
+	// notes holds the notifications waiting to be written to the client
+	// outside any call (tasks.go); closed with the connection.
+	notes *gateway.NoteQueue
 }
 
 func newRelayConn(g *gateway.Gateway, r io.ReadCloser, w io.WriteCloser, hk hooks) *relayConn {
@@ -79,6 +82,11 @@ func newRelayConn(g *gateway.Gateway, r io.ReadCloser, w io.WriteCloser, hk hook
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.calls, c.cancelCalls = g.Abortable(c.ctx)
+	c.notes = gateway.NewNoteQueue(g.Logger(), func(_ context.Context, n gateway.QueuedNote) {
+		if err := c.WriteLine(n.Msg); err != nil {
+			g.Logger().Debug("writing a notification to the client failed", "error", err)
+		}
+	})
 	cfg := lineconn.Config{ // the read loop ends when r is closed or reaches EOF
 		MaxLine: gateway.MaxMessageBytes,
 		Line:    c.handleLine,
@@ -360,6 +368,7 @@ func (c *relayConn) noteInitialize(resp *jsonrpc.Response) {
 // closing runs in Close, once relayed calls can no longer hand messages to
 // the go-sdk or write: it cancels them and waits for them.
 func (c *relayConn) closing() {
+	c.notes.Close()
 	c.cancel()
 	c.cancelCalls()
 	c.wg.Wait()

@@ -1,10 +1,9 @@
 package stdio
 
 import (
-	"context"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 )
 
@@ -31,16 +30,18 @@ func (c *relayConn) serveTasks(m *wire.Message) {
 		if wire.Parse(&mm, line) != nil {
 			return
 		}
-		out := c.g.ServeTasks(c.calls, &mm, ver, caps)
+		ctx := gateway.WithNoteSink(c.calls, func(key string, msg []byte) { c.notes.Add(gateway.QueuedNote{Key: key, Msg: msg}) })
+		out := c.g.ServeTasks(ctx, &mm, ver, caps)
 		c.forget(key)
 		c.WriteLine(out)
 	})
 }
 
-// WriteNote implements gateway.NoteWriter: msg, a notification the go-sdk
-// server cannot send (a task's status), is written to the client when ss
-// is this connection's session.
-func (c *relayConn) WriteNote(_ context.Context, ss *mcp.ServerSession, msg []byte) bool {
+// QueueNote implements gateway.NoteWriter: msg, a notification the go-sdk
+// server cannot send (a task's status), is queued for the client when ss is
+// this connection's session (written by the connection's queue, never by
+// the caller: a client that does not read its stdout holds only that).
+func (c *relayConn) QueueNote(ss *mcp.ServerSession, key string, msg []byte) bool {
 	select {
 	case <-c.connected:
 	default:
@@ -49,8 +50,6 @@ func (c *relayConn) WriteNote(_ context.Context, ss *mcp.ServerSession, msg []by
 	if ss == nil || ss != c.ss {
 		return false
 	}
-	if err := c.WriteLine(msg); err != nil {
-		c.g.Logger().Debug("writing a notification to the client failed", "error", err)
-	}
+	c.notes.Add(gateway.QueuedNote{Key: key, Msg: msg})
 	return true
 }

@@ -68,7 +68,10 @@ type httpSession struct {
 	// conn is tr's connection, which writes what the go-sdk server cannot
 	// send (tasknotes.go).
 	conn mcp.Connection
-	sid  string // the random id sealed in the session id: its record's key
+	// notes holds the notifications waiting to be written on the
+	// session's standalone stream (tasknotes.go); closed with the session.
+	notes *gateway.NoteQueue
+	sid   string // the random id sealed in the session id: its record's key
 	// logID names the session in logs, audit lines and spans
 	// (gateway.LogSessionID, a digest: computed once).
 	logID string
@@ -156,6 +159,7 @@ func (s *httpSessions) end(hs *httpSession) {
 	s.mu.Lock()
 	hs.closing = true
 	cancels := make([]context.CancelFunc, 0, len(hs.calls))
+	hs.notes.Close()
 	for _, cancel := range hs.calls {
 		cancels = append(cancels, cancel)
 	}

@@ -53,6 +53,7 @@ func (f *Front) CloseSessions() {
 		f.closed.Store(true)
 		f.unsub()
 		f.remove()
+		f.unheldNotes.Close()
 		f.tablesMu.Lock()
 		tables := slices.Clone(f.tables)
 		f.tablesMu.Unlock()

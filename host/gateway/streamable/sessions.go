@@ -151,6 +151,11 @@ func (s *httpSessions) sealSession(ip *mcp.InitializeParams, owner string) (stri
 
 // openSession returns the claims of session id, or errNoSession.
 func (s *httpSessions) openSession(id string) (*sessionClaims, error) {
+	return s.f.openSession(id)
+}
+
+// openSession returns the claims of session id, or errNoSession.
+func (f *Front) openSession(id string) (*sessionClaims, error) {
 	if len(id) > maxSessionIDLen {
 		return nil, errNoSession
 	}
@@ -158,7 +163,7 @@ func (s *httpSessions) openSession(id string) (*sessionClaims, error) {
 	if err != nil {
 		return nil, errNoSession
 	}
-	plain, err := s.box.Open(nil, b, cluster.SessionAAD(s.f.gw.Endpoint()))
+	plain, err := f.box.Open(nil, b, cluster.SessionAAD(f.gw.Endpoint()))
 	if err != nil {
 		return nil, errNoSession
 	}
@@ -361,6 +366,7 @@ func (s *httpSessions) connect(ctx context.Context, id string, c *sessionClaims,
 		return nil, fmt.Errorf("connecting the session: %w", err)
 	}
 	hs := &httpSession{ss: ss, tr: tr, conn: kt.conn, sid: c.SID, logID: gateway.LogSessionID(ss.ID()), owner: c.P, principal: gateway.PrincipalIn(ctx), calls: map[string]context.CancelFunc{}}
+	hs.notes = gateway.NewNoteQueue(s.f.log, func(ctx context.Context, n gateway.QueuedNote) { s.deliverNote(ctx, hs, n) })
 	if st != nil {
 		hs.caps = conn.CapabilitiesJSON(st.InitializeParams.Capabilities)
 	}
@@ -458,6 +464,7 @@ func (s *httpSessions) evictLocked(hs *httpSession) *httpSession {
 		return nil
 	}
 	hs.closing = true
+	hs.notes.Close()
 	hs.timer.Stop()
 	for id, h := range s.byID {
 		if h == hs {
@@ -475,6 +482,7 @@ func (s *httpSessions) drop(hs *httpSession) {
 	s.mu.Lock()
 	hs.closing = true
 	s.mu.Unlock()
+	hs.notes.Close()
 	hs.ss.Close()
 }
 
@@ -568,8 +576,8 @@ func (s *httpSessions) changed(msg []byte) {
 			s.cancelled(hs, body)
 		}
 	case "note": // level is the replica that could not write it (tasknotes.go)
-		if level != s.f.replica {
-			s.writeNote(context.Background(), hs, body)
+		if level != s.f.replica { // (queued: never written on this goroutine)
+			hs.notes.Add(gateway.QueuedNote{Msg: bytes.Clone(body), Relayed: true})
 		}
 	}
 }

@@ -61,6 +61,9 @@ type Front struct {
 	remove    func() // leaves the gateway's session fronts (once)
 	closeOnce sync.Once
 	closed    atomic.Bool // CloseSessions ran: requests are refused
+	// unheldNotes holds the notifications for sessions this replica no
+	// longer holds, to publish for the replica that does (tasknotes.go).
+	unheldNotes *gateway.NoteQueue
 }
 
 // New returns the streamable-HTTP front of g: it joins the replica
@@ -75,6 +78,7 @@ func New(g *gateway.Gateway) *Front {
 	var mark [16]byte
 	rand.Read(mark[:])
 	f.replayMark = hex.EncodeToString(mark[:])
+	f.unheldNotes = gateway.NewNoteQueue(f.log, f.publishNote)
 	unsub := f.state.Subscribe(cluster.SessionsChannel, f.sessionsChanged)
 	removeFront := g.AddSessionFront(sessionFront{f})
 	removeNotes := g.AddNoteWriter(f)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/gateway/cluster"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,20 +34,51 @@ func (t *keptTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return c, err
 }
 
-// WriteNote implements gateway.NoteWriter: msg goes to the standalone
-// stream of ss's client, on this replica or the one holding it.
-func (f *Front) WriteNote(ctx context.Context, ss *mcp.ServerSession, msg []byte) bool {
+// QueueNote implements gateway.NoteWriter: msg is queued for the
+// standalone stream of the client of session ss.ID() (the session id, not
+// the go-sdk session: this replica's copy of a session may have been
+// evicted, or rebuilt, since the task was created); the session's queue
+// writes it (deliverNote), on this replica or, through the sessions
+// channel, the one holding the stream. When this replica no longer holds
+// the session, the note is published for whichever replica does (through
+// the front's queue of such notes: never on the caller's goroutine).
+func (f *Front) QueueNote(ss *mcp.ServerSession, key string, msg []byte) bool {
 	if ss == nil || ss.ID() == "" {
 		return false
 	}
 	s, hs := f.heldSession(ss.ID())
-	if hs == nil || hs.ss != ss {
-		return false
+	if hs != nil {
+		s.mu.Lock()
+		closing := hs.closing
+		s.mu.Unlock()
+		if !closing {
+			hs.notes.Add(gateway.QueuedNote{Key: key, Msg: msg})
+			return true
+		}
 	}
-	if err := s.writeNote(ctx, hs, msg); err != nil {
-		s.publish(ctx, "note "+hs.sid+" "+f.replica+"\n"+string(msg))
+	c, err := f.openSession(ss.ID())
+	if err != nil {
+		return false // (not a session id of this front's)
 	}
+	f.unheldNotes.Add(gateway.QueuedNote{Key: c.SID + " " + key, Msg: []byte("note " + c.SID + " " + f.replica + "\n" + string(msg))})
 	return true
+}
+
+// publishNote publishes n, a "note" change (QueueNote), on the goroutine
+// of the front's queue of notes of sessions not held here.
+func (f *Front) publishNote(ctx context.Context, n gateway.QueuedNote) {
+	if err := f.state.Publish(ctx, cluster.SessionsChannel, f.sealChange(string(n.Msg))); err != nil {
+		f.log.Warn("publishing a session's notification", "error", err)
+	}
+}
+
+// deliverNote writes n on hs's standalone stream, on the goroutine of hs's
+// queue; when this replica holds no stream of hs, n is published for the
+// one that does (unless n came from another replica).
+func (s *httpSessions) deliverNote(ctx context.Context, hs *httpSession, n gateway.QueuedNote) {
+	if err := s.writeNote(ctx, hs, n.Msg); err != nil && !n.Relayed {
+		s.publish(ctx, "note "+hs.sid+" "+s.f.replica+"\n"+string(n.Msg))
+	}
 }
 
 // writeNote writes msg, a notification, on hs's standalone stream, if this

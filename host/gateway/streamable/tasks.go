@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/wire"
 	"github.com/mcphost/mcphost/internal/rawjson"
 )
@@ -43,6 +44,9 @@ func (f *Front) serveTasks(w http.ResponseWriter, r *http.Request, m *wire.Messa
 	}
 	ctx, cancel := f.gw.Abortable(r.Context())
 	defer cancel()
+	if hs != nil {
+		ctx = gateway.WithNoteSink(ctx, func(key string, msg []byte) { hs.notes.Add(gateway.QueuedNote{Key: key, Msg: msg}) })
+	}
 	resp := f.gw.ServeTasks(ctx, m, version, caps)
 	status := http.StatusOK
 	if version >= conn.NewProtocol {
