@@ -45,7 +45,7 @@ type tasksUpstream struct {
 	// "mcphost-raw-…"), as a server whose token the go-sdk client must
 	// refresh first.
 	refuseRaw bool
-	crash bool              // the tasks methods end the connection, unanswered
+	crash     bool // the tasks methods end the connection, unanswered
 	// notes: a 2025-11-25 tasks/get is answered on an event stream, after
 	// the status notifications of its task and of a task no one created
 	// (statusNotes).
