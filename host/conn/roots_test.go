@@ -1,8 +1,14 @@
 package conn
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -175,4 +181,104 @@ func TestClientRootsChanged(t *testing.T) {
 		t.Fatalf("the shared server was told twice: it listed %q", got)
 	default:
 	}
+}
+
+// blockingRootsServer is a go-sdk server of 2025-11-25 (stateful
+// streamable HTTP) behind an HTTP handler that holds each POST carrying
+// notifications/roots/list_changed until release is closed (or the
+// request ends), counting them on got: so that a send of the
+// notification waits as long as the test wants. (The go-sdk server queues
+// notifications for its handlers and answers the POST at once: a blocking
+// RootsListChangedHandler would not hold the sender.)
+func blockingRootsServer(t *testing.T, release <-chan struct{}, got *atomic.Int32) *config.Server {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "held"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(notificationRootsListChanged)) {
+				got.Add(1)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	return &config.Server{Name: "held", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+}
+
+// TestClientRootsChangedCoalesces: a client reporting its roots changed
+// 1000 times while its server takes its time over the notification starts
+// no goroutine per report: at most one notification is in flight to the
+// server and one queued; the server is sent at most 2. (Before, each
+// report started 2 goroutines, each waiting for the server, and the
+// server was sent 1000.)
+func TestClientRootsChangedCoalesces(t *testing.T) {
+	release := make(chan struct{})
+	var got atomic.Int32
+	cfg := blockingRootsServer(t, release, &got)
+	m := NewManager([]*config.Server{cfg}, &Options{
+		OnListRoots: func(context.Context, string, *User) (*mcp.ListRootsResult, error) {
+			return &mcp.ListRootsResult{}, nil
+		},
+	})
+	t.Cleanup(func() { m.Close() })
+	if _, err := m.Session(context.Background(), cfg.Name); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	for range 1000 {
+		m.ClientRootsChanged(nil)
+	}
+	// (the first notification reaches the server)
+	for deadline := time.Now().Add(10 * time.Second); got.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server was sent no notification")
+		}
+	}
+	if n := runtime.NumGoroutine(); n > before+20 {
+		t.Errorf("%d goroutines after 1000 reports, %d before", n, before)
+	}
+	close(release)
+	m.Close() // (waits for the sends)
+	if n := got.Load(); n > 2 {
+		t.Errorf("the server was sent %d notifications, want at most 2", n)
+	}
+}
+
+// TestClientRootsChangedRacesClose: ClientRootsChanged and SetRoots while
+// the Manager closes start no goroutine Close does not wait for (run with
+// -race: before, the WaitGroup's Add could race Close's Wait).
+func TestClientRootsChangedRacesClose(t *testing.T) {
+	t.Parallel()
+	seen := make(chan string, 1024)
+	cfg := rootsServer(t, seen)
+	m := NewManager([]*config.Server{cfg}, &Options{
+		OnListRoots: func(context.Context, string, *User) (*mcp.ListRootsResult, error) {
+			return &mcp.ListRootsResult{}, nil
+		},
+	})
+	if _, err := m.Session(context.Background(), cfg.Name); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			m.SetRoots([]*mcp.Root{{URI: fmt.Sprintf("file:///%d", i)}})
+			for range 200 {
+				m.ClientRootsChanged(nil)
+			}
+		})
+	}
+	m.Close()
+	wg.Wait()
 }
