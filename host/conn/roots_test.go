@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -114,13 +115,36 @@ func TestRootsOutsideCallPerUser(t *testing.T) {
 	}
 }
 
+// newEraRootsServer is a go-sdk server of 2026-07-28 (stateless
+// streamable HTTP; the go-sdk serves that version over HTTP only so)
+// counting on got the notifications/roots/list_changed it is sent (none
+// should be: a server of that version asks for no roots outside a call).
+func newEraRootsServer(t *testing.T, got *atomic.Int32) *config.Server {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "new"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(notificationRootsListChanged)) {
+				got.Add(1)
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
+	return &config.Server{Name: "n", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+}
+
 // TestClientRootsChanged: ClientRootsChanged (a front's client said its
 // roots changed) sends notifications/roots/list_changed to the servers
 // whose roots outside a call come from that client, and to no other: for
-// no user (the stdio front's one client), the shared connections'; for a
-// user, that user's own connections of per-user servers. Each server told
-// lists the roots again and is answered by OnListRoots anew. (Before, no
-// server was told.)
+// no user (the stdio front's one client), the shared connections' of
+// versions before 2026-07-28 (a 2026-07-28 one is sent none); for a user,
+// that user's own connections of per-user servers. Each server told lists
+// the roots again and is answered by OnListRoots anew. (Before, no server
+// was told.)
 func TestClientRootsChanged(t *testing.T) {
 	t.Parallel()
 	var gen atomic.Int32 // (the clients' roots change with it)
@@ -129,7 +153,9 @@ func TestClientRootsChanged(t *testing.T) {
 	per.OAuth = &config.OAuth{Grant: config.GrantAuthorizationCode, PerUser: true, AllowLoopback: true}
 	shared := rootsServer(t, sharedSeen)
 	shared.Name = "s"
-	m := NewManager([]*config.Server{per, shared}, &Options{
+	var newEraGot atomic.Int32
+	newer := newEraRootsServer(t, &newEraGot)
+	m := NewManager([]*config.Server{per, shared, newer}, &Options{
 		OnListRoots: func(_ context.Context, server string, u *User) (*mcp.ListRootsResult, error) {
 			who := "sole"
 			if u != nil {
@@ -139,6 +165,18 @@ func TestClientRootsChanged(t *testing.T) {
 		},
 	})
 	t.Cleanup(func() { m.Close() })
+	// The per-user server's listings, by whose they are (the answer names
+	// the user): a listing on the wrong user's channel shows that user's
+	// connection was told of another's change.
+	seenBy := map[string]chan string{"alice": make(chan string, 8), "bob": make(chan string, 8)}
+	go func() {
+		for s := range userSeen {
+			who, _, _ := strings.Cut(strings.TrimPrefix(s, "file:///"), "/")
+			if c := seenBy[who]; c != nil {
+				c <- s
+			}
+		}
+	}()
 	alice := &User{Issuer: "https://i", Subject: "alice", Token: "t"}
 	bob := &User{Issuer: "https://i", Subject: "bob", Token: "t"}
 	if _, err := m.Session(context.Background(), "s"); err != nil {
@@ -147,14 +185,24 @@ func TestClientRootsChanged(t *testing.T) {
 	if got := nextSeen(t, sharedSeen); got != "file:///sole/0=" {
 		t.Fatalf("at session start the shared server was told %q", got)
 	}
+	cs, err := m.Session(context.Background(), newer.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != NewProtocol {
+		t.Fatalf("the new server's session is of %s, want %s", v, NewProtocol)
+	}
 	for _, u := range []*User{alice, bob} {
 		if _, err := m.Session(WithUser(context.Background(), u), per.Name); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := nextSeen(t, userSeen), "file:///"+u.Subject+"/0="; got != want {
+		if got, want := nextSeen(t, seenBy[u.Subject]), "file:///"+u.Subject+"/0="; got != want {
 			t.Fatalf("at session start %s's server was told %q, want %q", u.Subject, got, want)
 		}
 	}
+	// (A server told wrongly lists too, on its channel: the next case of
+	// that channel reads its stale answer; the last cases of each channel
+	// follow all the others.)
 	for _, tc := range []struct {
 		name string
 		u    *User
@@ -162,24 +210,23 @@ func TestClientRootsChanged(t *testing.T) {
 		who  string
 	}{
 		{"the sole client", nil, sharedSeen, "sole"},
-		{"alice's client", alice, userSeen, "alice"},
-		{"bob's client", bob, userSeen, "bob"},
+		{"alice's client", alice, seenBy["alice"], "alice"},
+		{"bob's client", bob, seenBy["bob"], "bob"},
+		{"alice's client again", alice, seenBy["alice"], "alice"},
 		{"the sole client again", nil, sharedSeen, "sole"},
+		{"bob's client again", bob, seenBy["bob"], "bob"},
+		{"alice's client last", alice, seenBy["alice"], "alice"},
+		{"the sole client last", nil, sharedSeen, "sole"},
 	} {
-		// (A server told wrongly lists too, on its channel: the next
-		// case, or the next listing here, reads its stale answer.)
 		n := gen.Add(1)
 		m.ClientRootsChanged(tc.u)
 		if got, want := nextSeen(t, tc.seen), fmt.Sprintf("file:///%s/%d=", tc.who, n); got != want {
 			t.Fatalf("%s: a server listed %q after the notification, want %q", tc.name, got, want)
 		}
 	}
-	select {
-	case got := <-userSeen:
-		t.Fatalf("a per-user server was told of the sole client's change: it listed %q", got)
-	case got := <-sharedSeen:
-		t.Fatalf("the shared server was told twice: it listed %q", got)
-	default:
+	m.Close() // (waits for every notification's send)
+	if n := newEraGot.Load(); n != 0 {
+		t.Errorf("the 2026-07-28 server was sent notifications/roots/list_changed %d times", n)
 	}
 }
 
