@@ -307,8 +307,10 @@ func TestClientRootsChangedCoalesces(t *testing.T) {
 // -race: before, the WaitGroup's Add could race Close's Wait).
 func TestClientRootsChangedRacesClose(t *testing.T) {
 	t.Parallel()
-	seen := make(chan string, 1024)
-	cfg := rootsServer(t, seen)
+	// (a server that does not ask back: one asking a closing client
+	// waits out its own 10 s before its session ends)
+	url := rootstest.Server(t, 0, true, nil)
+	cfg := &config.Server{Name: "r", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}
 	m := NewManager([]*config.Server{cfg}, &Options{
 		OnListRoots: func(context.Context, string, *User) (*mcp.ListRootsResult, error) {
 			return &mcp.ListRootsResult{}, nil
@@ -320,9 +322,9 @@ func TestClientRootsChangedRacesClose(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() {
-			m.SetRoots([]*mcp.Root{{URI: fmt.Sprintf("file:///%d", i)}})
-			for range 200 {
+			for j := range 200 {
 				m.ClientRootsChanged(nil)
+				m.SetRoots([]*mcp.Root{{URI: fmt.Sprintf("file:///%d/%d", i, j)}})
 			}
 		})
 	}
