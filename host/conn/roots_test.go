@@ -331,3 +331,37 @@ func TestClientRootsChangedRacesClose(t *testing.T) {
 	m.Close()
 	wg.Wait()
 }
+
+// TestSetRootsCoalesces: 1000 SetRoots while a server takes its time over
+// the notification start at most one pass over the clients and queue one
+// (which takes the latest roots): no goroutine per call. (Before, each
+// call started a goroutine, each waiting for the one before.)
+func TestSetRootsCoalesces(t *testing.T) {
+	release := make(chan struct{})
+	var got atomic.Int32
+	cfg := blockingRootsServer(t, release, &got)
+	m := NewManager([]*config.Server{cfg}, &Options{Roots: []*mcp.Root{{URI: "file:///0"}}})
+	t.Cleanup(func() { m.Close() })
+	if _, err := m.Session(context.Background(), cfg.Name); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	for i := range 1000 {
+		m.SetRoots([]*mcp.Root{{URI: fmt.Sprintf("file:///%d", i+1)}})
+	}
+	for deadline := time.Now().Add(10 * time.Second); got.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server was sent no notification")
+		}
+	}
+	if n := runtime.NumGoroutine(); n > before+20 {
+		t.Errorf("%d goroutines after 1000 SetRoots, %d before", n, before)
+	}
+	close(release)
+	m.Close() // (waits for the passes)
+	// (go-sdk notifies on each change of a client's roots: a pass sends
+	// up to 2)
+	if n := got.Load(); n > 4 {
+		t.Errorf("the server was sent %d notifications, want at most 4", n)
+	}
+}
