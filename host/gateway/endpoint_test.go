@@ -399,3 +399,55 @@ func TestEndpointNamingReload(t *testing.T) {
 		})
 	}
 }
+
+// TestEndpointNamingReloadPerUser: while a Sync after an endpoint's naming
+// changed (server to prefixed) has not yet swapped the lists, alice's
+// per-user tool is still called by the name she was listed (pu__show).
+// (Before, the new naming was served from the Sync's start: unknown tool.)
+func TestEndpointNamingReloadPerUser(t *testing.T) {
+	t.Parallel()
+	pu := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return showServer() }, nil))
+	t.Cleanup(pu.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	dev := func(naming string) []*config.Endpoint {
+		return []*config.Endpoint{{Name: "dev", Servers: []string{"a", "pu"}, Naming: naming}}
+	}
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), perUserServer("pu", pu.URL)}, DefaultMode: "allow_all",
+		Endpoints: dev(config.NamingServer)}, &host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ConnectAll(ctx, nil)
+	g := gateway.New(h, &gateway.Options{Endpoint: "dev"})
+	g.Sync(ctx)
+	t.Cleanup(func() {
+		g.Close()
+		cancel()
+		h.Close()
+	})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "alice"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: aliceServer(t, g), HTTPClient: &http.Client{Transport: bearer{"alice", http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if names := toolNames(t, cs); !slices.Contains(names, "pu__show") {
+		t.Fatalf("alice's tools %v", names)
+	}
+	cfg := *h.Config()
+	cfg.Endpoints = dev(config.NamingPrefixed)
+	if _, err := h.Reload(ctx, &cfg, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	g.Sync(gateway.WithSyncTrace(ctx, func(point string) {
+		if point != "read" {
+			return
+		}
+		if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pu__show", Arguments: map[string]any{}}); err != nil || r.IsError {
+			t.Errorf("mid-Sync call pu__show: %v %+v", err, r)
+		}
+	}))
+	if names := toolNames(t, cs); !slices.Contains(names, "mcp__pu__show") || !slices.Contains(names, "mcp__a__echo") {
+		t.Errorf("alice's tools after the Sync %v", names)
+	}
+}
