@@ -336,6 +336,17 @@ fi
 if [[ $parts == *" apps "* ]]; then
   # (The Node 22 of the suite is first on PATH; the test requires it and
   # the ext-apps package, installed above, rather than skipping.)
+  # Each package apps-bridge.mjs imports is declared in package.json (not
+  # only installed as another's peer) and installed as declared.
+  bridge_pkgs=$(grep -oE 'from "(@[^/"]+/)?[^/"]+' test/conformance/apps-bridge.mjs | sed 's/^from "//' | sort -u)
+  for pkg in $bridge_pkgs; do
+    if ! (cd test/conformance && node -e 'process.exit(require("./package.json").dependencies[process.argv[1]] ? 0 : 1)' "$pkg" &&
+      npm ls --depth=0 "$pkg" >/dev/null 2>&1); then
+      echo "conformance: apps-bridge.mjs imports $pkg, not declared in test/conformance/package.json or not installed so" >&2
+      status=1
+      summary+=("apps: FAILED ($pkg undeclared)")
+    fi
+  done
   if MCPHOST_APPS_BRIDGE=1 go test -count=1 -run '^TestAppsBridge$' ./host/gateway/ >"$out/apps.log" 2>&1; then
     summary+=("apps: the ext-apps bridge reads each tool's own UI resource through the gateway; passed")
   else

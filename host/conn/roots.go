@@ -30,6 +30,10 @@ type rootClients struct {
 	// apply serializes SetRoots' passes over the clients (notify), which
 	// run without mu: a server's notification may take long.
 	apply sync.Mutex
+	// notifyQueued: a pass (notify) is started and has not yet taken the
+	// roots; a SetRoots meanwhile starts none (that pass takes its roots
+	// too): at most one pass runs and one waits.
+	notifyQueued bool
 }
 
 // rootClient is one go-sdk client of rootClients.
@@ -47,6 +51,11 @@ type rootClient struct {
 	// that sends it without a change of its own roots.
 	send mcp.MethodHandler
 	cs   *mcp.ClientSession
+	// sending: a notification of ClientRootsChanged is being sent to the
+	// client's server (by one goroutine); again: another is to be sent
+	// once it is. Notifications coalesce: at most one in flight and one
+	// queued per client, however many changes its client reports.
+	sending, again bool
 }
 
 // adopt gives client the current roots (before it connects: no
@@ -108,6 +117,7 @@ func (r *rootClients) notify() {
 		old    []string
 	}
 	r.mu.Lock()
+	r.notifyQueued = false
 	roots := r.roots // (replaced, never changed in place)
 	var changes []change
 	for client, rc := range r.live {
@@ -137,15 +147,28 @@ func (r *rootClients) notify() {
 func (m *Manager) SetRoots(roots []*mcp.Root) {
 	r := &m.rootClients
 	r.mu.Lock()
-	same := sameRoots(r.roots, roots)
-	if !same {
-		r.roots = slices.Clone(roots)
-	}
-	r.mu.Unlock()
-	if same || m.isClosed() {
+	defer r.mu.Unlock()
+	if sameRoots(r.roots, roots) {
 		return
 	}
-	m.wg.Go(r.notify)
+	r.roots = slices.Clone(roots)
+	if !r.notifyQueued && m.goOwned(r.notify) {
+		r.notifyQueued = true
+	}
+}
+
+// goOwned runs f in a goroutine that Close waits for, unless the Manager is
+// closed (then it reports false, f not run). The check and the WaitGroup's
+// Add are under m.mu, where Close marks the Manager closed before it
+// waits: no Add races the Wait.
+func (m *Manager) goOwned(f func()) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.wg.Go(f)
+	return true
 }
 
 // ClientRootsChanged tells the servers whose roots outside a call come
@@ -166,35 +189,47 @@ func (m *Manager) ClientRootsChanged(u *User) {
 		user = u.ID()
 	}
 	r := &m.rootClients
-	type target struct {
-		send mcp.MethodHandler
-		cs   *mcp.ClientSession
-	}
-	var targets []target
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, rc := range r.live {
-		if rc.user == user && rc.listChanged && rc.cs != nil && rc.send != nil && !newEra(rc.cs) {
-			targets = append(targets, target{rc.send, rc.cs})
+		if rc.user != user || !rc.listChanged || rc.cs == nil || rc.send == nil || newEra(rc.cs) {
+			continue
+		}
+		if rc.sending {
+			rc.again = true // (sent once the one in flight is)
+			continue
+		}
+		if m.goOwned(func() { m.sendRootsChanged(rc) }) {
+			rc.sending = true
 		}
 	}
-	r.mu.Unlock()
-	if len(targets) == 0 || m.isClosed() {
-		return
-	}
-	m.wg.Go(func() {
-		var wg sync.WaitGroup
-		for _, t := range targets {
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), rootsNotifyWait)
-				defer cancel()
-				req := &mcp.ClientRequest[*mcp.RootsListChangedParams]{Session: t.cs, Params: &mcp.RootsListChangedParams{}}
-				if _, err := t.send(ctx, notificationRootsListChanged, req); err != nil {
-					m.log.Debug("notifications/roots/list_changed not sent", "error", err)
-				}
-			})
+}
+
+// sendRootsChanged sends rc's server notifications/roots/list_changed, and
+// again as long as ClientRootsChanged asked for another meanwhile
+// (rc.again). Each send is bounded by rootsNotifyWait and ends when the
+// Manager closes.
+func (m *Manager) sendRootsChanged(rc *rootClient) {
+	r := &m.rootClients
+	for {
+		r.mu.Lock()
+		send, cs := rc.send, rc.cs
+		r.mu.Unlock()
+		ctx, cancel := context.WithTimeout(m.ctx, rootsNotifyWait)
+		req := &mcp.ClientRequest[*mcp.RootsListChangedParams]{Session: cs, Params: &mcp.RootsListChangedParams{}}
+		if _, err := send(ctx, notificationRootsListChanged, req); err != nil {
+			m.log.Debug("notifications/roots/list_changed not sent", "error", err)
 		}
-		wg.Wait()
-	})
+		cancel()
+		r.mu.Lock()
+		again := rc.again && m.ctx.Err() == nil
+		rc.again = false
+		rc.sending = again
+		r.mu.Unlock()
+		if !again {
+			return
+		}
+	}
 }
 
 const notificationRootsListChanged = "notifications/roots/list_changed"

@@ -32,28 +32,46 @@ func (g *Gateway) endpointDef() *config.Endpoint {
 }
 
 // refreshEndpoint reads the endpoint's definition from the configuration
-// again (Sync).
-func (g *Gateway) refreshEndpoint() {
+// again (Sync), and returns the naming the Sync is to serve: the
+// endpoint's own, else the base (baseNaming); for the whole gateway, the
+// one served. Sync publishes it (publishNaming) with the exposure it
+// names, so that no reader sees the new naming with the old lists.
+func (g *Gateway) refreshEndpoint() (naming string) {
 	if g.endpoint == "" {
-		return
+		return g.namingMode()
 	}
 	if e := g.h.Config().Endpoint(g.endpoint); e != nil {
-		naming := e.Naming
+		naming = e.Naming
 		if naming == "" {
-			naming = g.baseNaming
-		}
-		if old := g.namingMode(); naming != old {
-			// This Sync serves the names under the new naming, and tells
-			// the sessions the lists changed.
-			g.naming.Store(&naming)
-			g.log.Info("the endpoint's naming changed", "endpoint", g.endpoint, "from", old, "to", naming)
+			naming = g.baseNaming()
 		}
 		g.ep.Store(e)
 		g.epGone.Store(false)
-		return
+		return naming
 	}
 	if !g.epGone.Swap(true) {
 		g.log.Warn("the endpoint is no longer configured: its last definition is still served", "endpoint", g.endpoint)
+	}
+	return g.namingMode()
+}
+
+// baseNaming is the naming of an endpoint that sets none: the --naming
+// flag's (Options.Naming) when given, else the settings' naming of the
+// host's current configuration (a reload may change it).
+func (g *Gateway) baseNaming() string {
+	if g.flagNaming != "" {
+		return g.flagNaming
+	}
+	return g.h.Config().Settings.Naming
+}
+
+// publishNaming makes naming the one served, with g.mu held by the Sync
+// that swaps the exposure named so: the sessions are told the lists
+// changed by that swap.
+func (g *Gateway) publishNaming(naming string) {
+	if old := g.namingMode(); naming != old {
+		g.naming.Store(&naming)
+		g.log.Info("the endpoint's naming changed", "endpoint", g.endpoint, "from", old, "to", naming)
 	}
 }
 

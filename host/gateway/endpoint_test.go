@@ -335,3 +335,119 @@ func TestEndpointConnectsItsServers(t *testing.T) {
 		t.Errorf("states %v: want a connected, b never started", states)
 	}
 }
+
+// TestEndpointNamingReload: an endpoint's naming changed by a reload is
+// published with the lists named so: while the Sync reads the registry,
+// the old naming is still served, with the old lists, and a call by an old
+// name succeeds; after it, the new. An endpoint that drops its naming
+// returns to the --naming flag's (Options.Naming) when given, else to the
+// settings' naming of the running configuration (settings.naming needs a
+// restart). (Before, the new naming was served from the Sync's start.)
+func TestEndpointNamingReload(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		flag      string   // Options.Naming
+		reloaded  string   // the endpoint's naming after the reload
+		settings  string   // the settings' naming after the reload
+		want      string   // the naming served after it
+		wantTools []string // the endpoint's tools after it
+	}{
+		{"a naming of its own", "", config.NamingBare, "", config.NamingBare, []string{"echo"}},
+		// (settings.naming needs a restart: a reload keeps the running one)
+		{"none: the running settings'", "", "", config.NamingBare, "", []string{"mcp__a__echo"}},
+		{"none: the flag's", config.NamingPrefixed, "", config.NamingBare, config.NamingPrefixed, []string{"mcp__a__echo"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := endpointHost(t, &config.Endpoint{Name: "dev", Servers: []string{"a"}, Naming: config.NamingServer,
+				Tools: &config.EndpointTools{Include: []string{"mcp__a__echo"}}})
+			g := gateway.New(h, &gateway.Options{Endpoint: "dev", Naming: tc.flag})
+			t.Cleanup(func() { g.Close() })
+			ctx := context.Background()
+			g.Sync(ctx)
+			cs := connectFront(t, g, "http", "2025-11-25", nil)
+			if names := toolNames(t, cs); !slices.Equal(names, []string{"a__echo"}) {
+				t.Fatalf("tools %v", names)
+			}
+			cfg := *h.Config()
+			cfg.Settings.Naming = tc.settings
+			cfg.Endpoints = []*config.Endpoint{{Name: "dev", Servers: []string{"a"}, Naming: tc.reloaded,
+				Tools: &config.EndpointTools{Include: []string{"mcp__a__echo"}}}}
+			if _, err := h.Reload(ctx, &cfg, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			g.Sync(gateway.WithSyncTrace(ctx, func(point string) {
+				if point != "read" {
+					return
+				}
+				// (mid-Sync: the registry read, the lists not yet swapped)
+				if got := g.NamingMode(); got != config.NamingServer {
+					t.Errorf("mid-Sync the naming served is %q, want the old %q", got, config.NamingServer)
+				}
+				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"message": "mid"}})
+				if err != nil || r.IsError || textOf(r) != "mid" {
+					t.Errorf("mid-Sync call a__echo: %v %s", err, textOf(r))
+				}
+			}))
+			if got := g.NamingMode(); got != tc.want {
+				t.Errorf("after the Sync the naming served is %q, want %q", got, tc.want)
+			}
+			if names := toolNames(t, cs); !slices.Equal(names, tc.wantTools) {
+				t.Errorf("tools after the reload %v, want %v", names, tc.wantTools)
+			}
+		})
+	}
+}
+
+// TestEndpointNamingReloadPerUser: while a Sync after an endpoint's naming
+// changed (server to prefixed) has not yet swapped the lists, alice's
+// per-user tool is still called by the name she was listed (pu__show).
+// (Before, the new naming was served from the Sync's start: unknown tool.)
+func TestEndpointNamingReloadPerUser(t *testing.T) {
+	t.Parallel()
+	pu := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return showServer() }, nil))
+	t.Cleanup(pu.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	dev := func(naming string) []*config.Endpoint {
+		return []*config.Endpoint{{Name: "dev", Servers: []string{"a", "pu"}, Naming: naming}}
+	}
+	h, err := host.New(&config.Config{Servers: []*config.Server{demo("a"), perUserServer("pu", pu.URL)}, DefaultMode: "allow_all",
+		Endpoints: dev(config.NamingServer)}, &host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ConnectAll(ctx, nil)
+	g := gateway.New(h, &gateway.Options{Endpoint: "dev"})
+	g.Sync(ctx)
+	t.Cleanup(func() {
+		g.Close()
+		cancel()
+		h.Close()
+	})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "alice"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: aliceServer(t, g), HTTPClient: &http.Client{Transport: bearer{"alice", http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if names := toolNames(t, cs); !slices.Contains(names, "pu__show") {
+		t.Fatalf("alice's tools %v", names)
+	}
+	cfg := *h.Config()
+	cfg.Endpoints = dev(config.NamingPrefixed)
+	if _, err := h.Reload(ctx, &cfg, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	g.Sync(gateway.WithSyncTrace(ctx, func(point string) {
+		if point != "read" {
+			return
+		}
+		if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pu__show", Arguments: map[string]any{}}); err != nil || r.IsError {
+			t.Errorf("mid-Sync call pu__show: %v %+v", err, r)
+		}
+	}))
+	if names := toolNames(t, cs); !slices.Contains(names, "mcp__pu__show") || !slices.Contains(names, "mcp__a__echo") {
+		t.Errorf("alice's tools after the Sync %v", names)
+	}
+}

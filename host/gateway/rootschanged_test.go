@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,21 +17,12 @@ import (
 	"github.com/mcphost/mcphost/internal/testing/rootstest"
 )
 
-// bearerAlice adds alice's token (gateway.UsersVerifier("alice")) to each
-// request.
-type bearerAlice struct{}
-
-func (bearerAlice) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer alice")
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // TestUserClientRootsChanged: over HTTP under inbound OAuth, when alice's
 // client (a go-sdk client of 2025-11-25) says its roots changed, her own
 // connection of a per-user server (a go-sdk server that lists the roots at
 // session start and on each notifications/roots/list_changed) is told, and
-// lists alice's new roots. (Before, it was not told.)
+// lists alice's new roots; bob's connection of it is not told (it lists
+// again only on his own change). (Before, it was not told.)
 func TestUserClientRootsChanged(t *testing.T) {
 	t.Parallel()
 	seen := make(chan string, 8)
@@ -57,43 +49,67 @@ func TestUserClientRootsChanged(t *testing.T) {
 		cancel()
 		h.Close()
 	})
-	c := mcp.NewClient(&mcp.Implementation{Name: "alice's client"}, nil)
-	c.AddRoots(&mcp.Root{URI: "file:///home/alice/a"})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: aliceServer(t, g), HTTPClient: &http.Client{Transport: bearerAlice{}}},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	if _, err := cs.ListTools(ctx, nil); err != nil { // (her client is known; her connection opened)
-		t.Fatal(err)
-	}
-	// Her connection's sessions ask when they start: one may be told the
-	// settings' roots (none), having asked before the gateway knew her
-	// client (while her session was initialized); a session that opens
-	// later is told hers. Once one has been, each is open.
-	deadline := time.After(15 * time.Second)
-	for told := false; !told; {
-		select {
-		case got := <-seen:
-			switch got {
-			case "file:///home/alice/a":
-				told = true
-			case "":
-			default:
-				t.Fatalf("alice's server listed %q at session start", got)
+	// The server's listings, by whose roots they are ("" ones, of the
+	// settings' roots, dropped).
+	seenBy := map[string]chan string{"alice": make(chan string, 8), "bob": make(chan string, 8)}
+	go func() {
+		for got := range seen {
+			for who, c := range seenBy {
+				if strings.Contains(got, "/home/"+who+"/") {
+					c <- got
+				}
 			}
-		case <-deadline:
-			t.Fatal("alice's server was not told her roots at session start")
+		}
+	}()
+	endpoint := usersServer(t, g, "alice", "bob")
+	clients := map[string]*mcp.Client{}
+	for _, who := range []string{"alice", "bob"} {
+		c := mcp.NewClient(&mcp.Implementation{Name: who + "'s client"}, nil)
+		c.AddRoots(&mcp.Root{URI: "file:///home/" + who + "/a"})
+		clients[who] = c
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{who, http.DefaultTransport}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if _, err := cs.ListTools(ctx, nil); err != nil { // (the client is known; the user's connection opened)
+			t.Fatal(err)
+		}
+		// The user's connection's sessions ask when they start: one may be
+		// told the settings' roots (none), having asked before the gateway
+		// knew the client (while its session was initialized); a session
+		// that opens later is told the user's.
+		select {
+		case got := <-seenBy[who]:
+			if got != "file:///home/"+who+"/a" {
+				t.Fatalf("%s's server listed %q at session start", who, got)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s's server was not told the roots at session start", who)
 		}
 	}
-	c.AddRoots(&mcp.Root{URI: "file:///home/alice/b"})
-	select {
-	case got := <-seen:
-		if got != "file:///home/alice/a file:///home/alice/b" {
-			t.Fatalf("alice's server listed %q after her change, want both her roots", got)
+	// Alice's change reaches her connection, and not bob's: his server
+	// lists nothing for a while (a negative: the notification, the
+	// server's listing and the gateway's asking bob's client are each
+	// asynchronous, no event marks them all done); bob's change then
+	// reaches his, whose next listing is that.
+	for _, who := range []string{"alice", "bob"} {
+		if who == "bob" {
+			select {
+			case got := <-seenBy["bob"]:
+				t.Fatalf("bob's server listed %q after alice's change", got)
+			case <-time.After(300 * time.Millisecond):
+			}
 		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("alice's server was not told of her change")
+		clients[who].AddRoots(&mcp.Root{URI: "file:///home/" + who + "/b"})
+		select {
+		case got := <-seenBy[who]:
+			if want := "file:///home/" + who + "/a file:///home/" + who + "/b"; got != want {
+				t.Fatalf("%s's server listed %q after %s's change, want %q", who, got, who, want)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s's server was not told of the change", who)
+		}
 	}
 }

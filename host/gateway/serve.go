@@ -127,12 +127,13 @@ type Gateway struct {
 	h   *host.Host
 	log hclog.Logger
 	srv *mcp.Server
-	// naming is the naming mode served (namingMode); baseNaming the one
-	// it has without an endpoint's own (Options.Naming, else the
-	// settings' at New), which an endpoint that drops its naming on a
-	// reload returns to (endpoint.go).
+	// naming is the naming mode served (namingMode), published by Sync
+	// with the exposure named so; flagNaming is Options.Naming as given
+	// ("" when unset: the settings' naming, as of the latest reload, is
+	// the base an endpoint without a naming of its own returns to; see
+	// baseNaming).
 	naming     atomic.Pointer[string]
-	baseNaming string
+	flagNaming string
 	tasks      taskTable // the task ids it issues (tasks.go)
 	skillDirs  skillDirs // each skill server's skill directories (skilldirs.go)
 
@@ -238,10 +239,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = config.DefaultDrainTimeout
 	}
+	flagNaming := o.Naming
 	if o.Naming == "" {
 		o.Naming = h.Config().Settings.Naming
 	}
-	base := o.Naming
 	var ep *config.Endpoint
 	if o.Endpoint != "" {
 		if ep = h.Config().Endpoint(o.Endpoint); ep != nil && ep.Naming != "" {
@@ -256,7 +257,7 @@ func New(h *host.Host, opts *Options) *Gateway {
 	}
 	var rid [6]byte
 	rand.Read(rid[:])
-	g := &Gateway{h: h, log: o.Logger, baseNaming: base, exposed: newExposure(), changed: make(chan struct{}, 1),
+	g := &Gateway{h: h, log: o.Logger, flagNaming: flagNaming, exposed: newExposure(), changed: make(chan struct{}, 1),
 		askKeys: o.Keys.MACKeys(cluster.RequestStatePurpose), keys: o.Keys, state: o.State,
 		replica: hex.EncodeToString(rid[:]),
 		calls:   newInflight(), held: newHeldCalls(), audit: o.Audit, tel: o.Telemetry}

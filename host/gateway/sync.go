@@ -130,10 +130,10 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 	// What is served to all is the host's own: never listed for (or
 	// through the connections of) the user whose request led here.
 	ctx = host.WithoutCaller(ctx)
-	g.refreshEndpoint()
+	naming := g.refreshEndpoint()
 	active := g.sharedServers()
-	style := styleOf(g.namingMode(), len(active)) // (of all: names do not change as servers connect)
-	listed := g.settled(active)                   // not those still connecting at start (connecting.go)
+	style := styleOf(naming, len(active)) // (of all: names do not change as servers connect)
+	listed := g.settled(active)           // not those still connecting at start (connecting.go)
 	tools, problems := g.h.ToolsOf(ctx, listed)
 	if g.endpoint == "" {
 		// (Reported by the whole gateway alone: an endpoint's gateway,
@@ -175,6 +175,7 @@ func (g *Gateway) Sync(ctx context.Context) []registry.Problem {
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.publishNaming(naming) // (with the exposure named so)
 	// (Resources first: the tools' MCP Apps URIs are those they are
 	// served under.)
 	problems = append(problems, g.syncResources(resources)...)

@@ -26,3 +26,6 @@ func UsersVerifier(users ...string) auth.TokenVerifier {
 		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
 	}
 }
+
+// NamingMode is the naming mode g serves (namingMode).
+func (g *Gateway) NamingMode() string { return g.namingMode() }
