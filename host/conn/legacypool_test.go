@@ -2,12 +2,10 @@ package conn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -109,9 +107,9 @@ func TestLegacySessionPool(t *testing.T) {
 			// The further sessions idle out; the first stays.
 			waitFor(t, "the idle sessions to close", func() bool { return m.SecondSessions(ctx, cfg.Name) == 1 })
 			for _, pid := range pids[1:] {
-				waitFor(t, fmt.Sprintf("process %d to end", pid), func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) })
+				waitFor(t, fmt.Sprintf("process %d to end", pid), func() bool { return !alive(pid) })
 			}
-			if syscall.Kill(pids[0], 0) != nil {
+			if !alive(pids[0]) {
 				t.Error("the first second session's process ended")
 			}
 			// A later call is served again, on the first second session.
