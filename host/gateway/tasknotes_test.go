@@ -131,6 +131,35 @@ func (c *httpNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNot
 	}
 }
 
+// createNotesTask calls tool (arguments {"message": message}) through c
+// as a task (ttl 60000) and returns the gateway's id of the task, failing
+// the test unless it is one (mcpt-).
+func createNotesTask(t *testing.T, c taskClient, tool, message string) string {
+	t.Helper()
+	res := c.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"message": message}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call %s: %+v %+v, want a task", tool, res.Result, res.Error)
+	}
+	return id
+}
+
+// replicaOptions returns the options of replicas of one gateway: each call
+// a fresh gateway.Options, all with one shared state (local) and one key.
+func replicaOptions(t *testing.T) func() *gateway.Options {
+	t.Helper()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=") // (32 bytes, base64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() *gateway.Options { return &gateway.Options{Keys: k, State: st} }
+}
+
 // TestTaskStatusReachesItsCreator: a 2025-11-25 task's status notification
 // from its server (notifications/tasks/status, which the go-sdk client and
 // server both drop) reaches the client session that created the task, with
@@ -180,12 +209,7 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 					return newHTTPNotesClient(t, p.url, p.url)
 				}
 				creator, other := client(), client()
-				res := creator.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-				task, _ := res.Result["task"].(map[string]any)
-				id, _ := task["taskId"].(string)
-				if !strings.HasPrefix(id, "mcpt-") {
-					t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
-				}
+				id := createNotesTask(t, creator, tool, "hi")
 				if push != nil {
 					for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
 						push <- n
@@ -225,28 +249,12 @@ func TestTaskStatusAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	up, url := newTasksUpstream(t, oldProtocol)
 	up.notes = true
-	st, err := state.NewLocal(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := func(s string) *gateway.Options {
-		k, err := sealbox.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &gateway.Options{Keys: k, State: st}
-	}
-	const shared = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // (32 bytes, base64)
+	opts := replicaOptions(t)
 	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
-	a := ptServe(t, ptOptions{servers: server, gopts: opts(shared)})
-	b := ptServe(t, ptOptions{servers: server, gopts: opts(shared)})
+	a := ptServe(t, ptOptions{servers: server, gopts: opts()})
+	b := ptServe(t, ptOptions{servers: server, gopts: opts()})
 	c := newHTTPNotesClient(t, a.url, b.url)
-	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-	task, _ := res.Result["task"].(map[string]any)
-	id, _ := task["taskId"].(string)
-	if !strings.HasPrefix(id, "mcpt-") {
-		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
-	}
+	id := createNotesTask(t, c, "mcp__t__echo", "hi")
 	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
 		t.Fatalf("tasks/get through a: %+v", res.Error)
 	}
@@ -272,12 +280,7 @@ func TestTaskStatusPerPrincipal(t *testing.T) {
 	}
 	alice := newHTTPNotesClientAs(t, p.url, p.url, "alice")
 	bob := newHTTPNotesClientAs(t, p.url, p.url, "bob")
-	res := alice.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-	task, _ := res.Result["task"].(map[string]any)
-	id, _ := task["taskId"].(string)
-	if !strings.HasPrefix(id, "mcpt-") {
-		t.Fatalf("tools/call: %+v %+v", res.Result, res.Error)
-	}
+	id := createNotesTask(t, alice, "mcp__t__echo", "hi")
 	if res := alice.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
 		t.Fatalf("tasks/get: %+v", res.Error)
 	}
@@ -306,19 +309,10 @@ func TestTaskStatusSlowClientHoldsOnlyItself(t *testing.T) {
 	if len(p.problems) > 0 {
 		t.Fatalf("sync: %v", p.problems)
 	}
-	create := func(c *stdioTaskClient) string {
-		res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-		task, _ := res.Result["task"].(map[string]any)
-		id, _ := task["taskId"].(string)
-		if !strings.HasPrefix(id, "mcpt-") {
-			t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
-		}
-		return id
-	}
 	stalled := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
-	create(stalled) // up-1; stalled reads nothing more
+	createNotesTask(t, stalled, "mcp__t__echo", "hi") // up-1; stalled reads nothing more
 	y := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
-	yid := create(y.stdioTaskClient) // up-2
+	yid := createNotesTask(t, y, "mcp__t__echo", "hi") // up-2
 	note := func(id, msg string) []byte {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": map[string]any{
 			"taskId": id, "status": "working", "statusMessage": msg, "createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:01Z", "ttl": 60000}})
@@ -347,25 +341,13 @@ func TestTaskStatusAfterEviction(t *testing.T) {
 	up, url := newTasksUpstream(t, oldProtocol)
 	push := make(chan []byte, 4)
 	up.push = push
-	st, err := state.NewLocal(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := replicaOptions(t)
 	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
-	a := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}, http: &streamable.Options{MaxSessions: 1}})
-	b := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+	a := ptServe(t, ptOptions{servers: server, gopts: opts(), http: &streamable.Options{MaxSessions: 1}})
+	b := ptServe(t, ptOptions{servers: server, gopts: opts()})
 	c := newHTTPNotesClient(t, b.url, b.url)
 	c.url = a.url // its requests now go through a, which rebuilds the session
-	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-	task, _ := res.Result["task"].(map[string]any)
-	id, _ := task["taskId"].(string)
-	if !strings.HasPrefix(id, "mcpt-") {
-		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
-	}
+	id := createNotesTask(t, c, "mcp__t__echo", "hi")
 	newHTTPClient2025(t, a.url) // takes a's one session slot: a's copy of c's is evicted
 	for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
 		push <- n
@@ -390,28 +372,16 @@ func TestTaskStatusOnPollingReplica(t *testing.T) {
 			t.Parallel()
 			up, url := newTasksUpstream(t, oldProtocol)
 			up.notes = true
-			st, err := state.NewLocal(nil, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
-			if err != nil {
-				t.Fatal(err)
-			}
+			opts := replicaOptions(t)
 			server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
-			a := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
-			b := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+			a := ptServe(t, ptOptions{servers: server, gopts: opts()})
+			b := ptServe(t, ptOptions{servers: server, gopts: opts()})
 			get := a.url
 			if getOn == "b" {
 				get = b.url
 			}
 			c := newHTTPNotesClient(t, a.url, get)
-			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-			task, _ := res.Result["task"].(map[string]any)
-			id, _ := task["taskId"].(string)
-			if !strings.HasPrefix(id, "mcpt-") {
-				t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
-			}
+			id := createNotesTask(t, c, "mcp__t__echo", "hi")
 			c.url = b.url
 			if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
 				t.Fatalf("tasks/get through b: %+v", res.Error)
@@ -445,12 +415,7 @@ func TestTaskStatusAfterItsTask(t *testing.T) {
 			t.Fatalf("sync: %v", p.problems)
 		}
 		c := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
-		res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__job", "arguments": map[string]any{"message": "early"}, "task": map[string]any{"ttl": 60000}})
-		task, _ := res.Result["task"].(map[string]any)
-		id, _ := task["taskId"].(string)
-		if !strings.HasPrefix(id, "mcpt-") {
-			t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
-		}
+		id := createNotesTask(t, c, "mcp__t__job", "early")
 		if len(c.notes) != 0 {
 			t.Fatalf("read before the result: %s", c.notes)
 		}
