@@ -1,16 +1,13 @@
 package gateway_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/internal/testing/tasksserver"
 )
@@ -104,6 +101,23 @@ func tasksServer(t *testing.T, upstream string) *config.Server {
 	return &config.Server{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 
+// taskFront names a front and opens a task client of it on a gateway.
+type taskFront struct {
+	name   string
+	client func(t *testing.T, p *ptGateway) taskClient
+}
+
+// fronts2025 are the 2025-11-25 task clients of the HTTP and stdio
+// fronts, declaring no capabilities.
+func fronts2025() []taskFront {
+	return []taskFront{
+		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
+		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
+			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+		}},
+	}
+}
+
 // TestTask2025OnTheGoSDKPath: a 2025-11-25 task-augmented call that the
 // relay does not take (a progress token or other metadata in its _meta)
 // keeps its task parameter on the go-sdk path (the go-sdk's
@@ -113,15 +127,7 @@ func tasksServer(t *testing.T, upstream string) *config.Server {
 // call ran as a plain one, and the client got no task.
 func TestTask2025OnTheGoSDKPath(t *testing.T) {
 	t.Parallel()
-	for _, front := range []struct {
-		name   string
-		client func(t *testing.T, p *ptGateway) taskClient
-	}{
-		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
-		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
-			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
-		}},
-	} {
+	for _, front := range fronts2025() {
 		for _, tc := range []struct {
 			name string
 			meta map[string]any
@@ -167,19 +173,7 @@ func TestTaskResultOfAPerUserServer(t *testing.T) {
 	t.Parallel()
 	hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("t", hs.URL)}, DefaultMode: "allow_all"},
-		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gateway.New(h, nil)
-	g.Sync(ctx)
-	t.Cleanup(func() {
-		g.Close()
-		cancel()
-		h.Close()
-	})
+	g, _ := userGateway(t, &config.Config{Servers: []*config.Server{perUserServer("t", hs.URL)}, DefaultMode: "allow_all"}, false, nil)
 	c := &httpClient2026{url: aliceServer(t, g), caps: tasksExt, headers: map[string]string{"Authorization": "Bearer alice"}}
 	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__failing_job", "arguments": map[string]any{}})
 	id, _ := res.Result["taskId"].(string)
@@ -251,15 +245,7 @@ func TestLogLevelOfATasksClient(t *testing.T) {
 // member for a carried task parameter: the client got a CreateTaskResult.
 func TestTaskKeyOfAClient(t *testing.T) {
 	t.Parallel()
-	for _, front := range []struct {
-		name   string
-		client func(t *testing.T, p *ptGateway) taskClient
-	}{
-		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
-		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
-			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
-		}},
-	} {
+	for _, front := range fronts2025() {
 		t.Run(front.name, func(t *testing.T) {
 			t.Parallel()
 			up, url := newTasksUpstream(t, oldProtocol)
