@@ -73,6 +73,22 @@ func (s *readAnySkillServer) serve(t *testing.T) string {
 	return hs.URL
 }
 
+// httpServerAt is the approved HTTP server name at url.
+func httpServerAt(name, url string) *config.Server {
+	return &config.Server{Name: name, Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}
+}
+
+// dialBare serves servers under bare naming, synced without problems, and
+// dials the gateway with dial (a skillFronts') at the newest protocol.
+func dialBare(t *testing.T, dial func(*testing.T, *ptGateway, string) *mcp.ClientSession, servers ...*config.Server) *mcp.ClientSession {
+	t.Helper()
+	p := ptServe(t, ptOptions{naming: config.NamingBare, servers: servers})
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	return dial(t, p, newProtocol)
+}
+
 // TestSkillsBareReadsOnlySkillFiles: under bare naming with one skill
 // server, a resources/read of a URI no server lists goes to the skill
 // server only when it may be one of its skills' files — a skill:// URI, or
@@ -85,12 +101,7 @@ func TestSkillsBareReadsOnlySkillFiles(t *testing.T) {
 	url := a.serve(t)
 	for _, front := range skillFronts {
 		t.Run(front.name, func(t *testing.T) {
-			p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
-				{Name: "a", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}, demo("c")}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
-			}
-			cs := front.dial(t, p, newProtocol)
+			cs := dialBare(t, front.dial, httpServerAt("a", url), demo("c"))
 			for _, tc := range []struct {
 				uri    string
 				routed bool
@@ -129,12 +140,7 @@ func TestSkillsBareReadsListOnce(t *testing.T) {
 	url := a.serve(t)
 	for _, front := range skillFronts {
 		t.Run(front.name, func(t *testing.T) {
-			p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
-				{Name: "a", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}, demo("c")}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
-			}
-			cs := front.dial(t, p, newProtocol)
+			cs := dialBare(t, front.dial, httpServerAt("a", url), demo("c"))
 			before := a.listed()
 			for range 20 {
 				if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "https://example.com/x"}); err == nil {
@@ -160,13 +166,7 @@ func TestSkillsBareSkillReadsGoToTheirServer(t *testing.T) {
 	a := &readAnySkillServer{}
 	b := &readAnySkillServer{name: "b", skill: "skill://b/SKILL.md"}
 	urlA, urlB := a.serve(t), b.serve(t)
-	p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
-		{Name: "a", Transport: config.TransportHTTP, URL: urlA, Approved: true, ConnectTimeout: 5 * time.Second},
-		{Name: "b", Transport: config.TransportHTTP, URL: urlB, Approved: true, ConnectTimeout: 5 * time.Second}}})
-	if len(p.problems) > 0 {
-		t.Fatalf("sync: %v", p.problems)
-	}
-	cs := skillFronts[0].dial(t, p, newProtocol)
+	cs := dialBare(t, skillFronts[0].dial, httpServerAt("a", urlA), httpServerAt("b", urlB))
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "skill://b/ref.md"})
 	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by b" {
 		t.Errorf("read skill://b/ref.md: %+v %v, want b's answer", res, err)
