@@ -273,11 +273,7 @@ func TestTaskStatusPerPrincipal(t *testing.T) {
 	t.Parallel()
 	up, url := newTasksUpstream(t, oldProtocol)
 	up.notes = true
-	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}},
-		http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
-	if len(p.problems) > 0 {
-		t.Fatalf("sync: %v", p.problems)
-	}
+	p := serveTasksAt(t, url, ptOptions{http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
 	alice := newHTTPNotesClientAs(t, p.url, p.url, "alice")
 	bob := newHTTPNotesClientAs(t, p.url, p.url, "bob")
 	id := createNotesTask(t, alice, "mcp__t__echo", "hi")

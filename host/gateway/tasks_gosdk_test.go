@@ -101,6 +101,18 @@ func tasksServer(t *testing.T, upstream string) *config.Server {
 	return &config.Server{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 
+// serveTasksAt serves, with o's other options, a gateway of one server
+// "t" at url (a tasks upstream's), synced without problems.
+func serveTasksAt(t *testing.T, url string, o ptOptions) *ptGateway {
+	t.Helper()
+	o.servers = []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	p := ptServe(t, o)
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	return p
+}
+
 // taskFront names a front and opens a task client of it on a gateway.
 type taskFront struct {
 	name   string
@@ -139,10 +151,7 @@ func TestTask2025OnTheGoSDKPath(t *testing.T) {
 			t.Run(front.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				up, url := newTasksUpstream(t, oldProtocol)
-				p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-				if len(p.problems) > 0 {
-					t.Fatalf("sync: %v", p.problems)
-				}
+				p := serveTasksAt(t, url, ptOptions{})
 				c := front.client(t, p)
 				res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
 					"task": map[string]any{"ttl": 60000}, "_meta": tc.meta})
@@ -207,10 +216,7 @@ func TestLogLevelOfATasksClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			up, url := newTasksUpstreamOf(t, newProtocol, true, tc.plain)
-			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
-			}
+			p := serveTasksAt(t, url, ptOptions{})
 			c := newStdioTaskClient(t, p.g, newProtocol, caps)
 			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__log", "arguments": map[string]any{"level": "debug", "message": "hello"},
 				"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": newProtocol, "io.modelcontextprotocol/clientCapabilities": caps,
@@ -249,10 +255,7 @@ func TestTaskKeyOfAClient(t *testing.T) {
 		t.Run(front.name, func(t *testing.T) {
 			t.Parallel()
 			up, url := newTasksUpstream(t, oldProtocol)
-			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
-			}
+			p := serveTasksAt(t, url, ptOptions{})
 			c := front.client(t, p)
 			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
 				"_meta": map[string]any{"dev.mcphost/task": map[string]any{"ttl": 60000}}})
@@ -280,10 +283,7 @@ func TestTask2025RefusedRaw(t *testing.T) {
 	up.mu.Lock()
 	up.refuseRaw = true
 	up.mu.Unlock()
-	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-	if len(p.problems) > 0 {
-		t.Fatalf("sync: %v", p.problems)
-	}
+	p := serveTasksAt(t, url, ptOptions{})
 	c := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
 	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
 		"task": map[string]any{"ttl": 60000}, "_meta": map[string]any{"progressToken": "p1"}})
