@@ -35,19 +35,23 @@ type taskNotesClient interface {
 }
 
 // stdioNotesClient is a stdioTaskClient reading its notifications.
-type stdioNotesClient struct{ *stdioTaskClient }
+type stdioNotesClient struct {
+	*stdioTaskClient
+	seen int // (how many of notes statusNotes has returned: it returns each once)
+}
 
-func (c stdioNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNote {
+func (c *stdioNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNote {
 	deadline := time.Now().Add(d)
-	for {
+	for pinged := false; ; pinged = true {
 		var out []statusNote
-		for _, b := range c.notes {
+		for _, b := range c.notes[c.seen:] {
 			var n statusNote
 			if json.Unmarshal(b, &n) == nil && n.Method == "notifications/tasks/status" {
 				out = append(out, n)
 			}
 		}
-		if len(out) > 0 || time.Now().After(deadline) {
+		if len(out) > 0 || pinged && time.Now().After(deadline) { // (at least one ping: what came before it is read)
+			c.seen = len(c.notes)
 			return out
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -204,20 +208,23 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 				}
 				client := func() taskNotesClient {
 					if front == "stdio" {
-						return stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+						return &stdioNotesClient{stdioTaskClient: newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
 					}
 					return newHTTPNotesClient(t, p.url, p.url)
 				}
 				creator, other := client(), client()
 				id := createNotesTask(t, creator, tool, "hi")
-				if push != nil {
-					for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
-						push <- n
+				send := func() { // (the upstream sends statusNotes("up-1"))
+					if push != nil {
+						for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
+							push <- n
+						}
+					} else if res := creator.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+						// (tasks/get makes the upstream send the notifications.)
+						t.Fatalf("tasks/get: %+v", res.Error)
 					}
-				} else if res := creator.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-					// (tasks/get makes the upstream send the notifications.)
-					t.Fatalf("tasks/get: %+v", res.Error)
 				}
+				send()
 				got := creator.statusNotes(t, 5*time.Second)
 				if len(got) != 1 {
 					t.Fatalf("the creator got %d status notifications (%+v), want 1", len(got), got)
@@ -230,7 +237,13 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 				if b, _ := json.Marshal(got); bytes.Contains(b, []byte("up-")) {
 					t.Errorf("an upstream task id reached the client: %s", b)
 				}
-				if got := other.statusNotes(t, 300*time.Millisecond); len(got) != 0 {
+				// (The barrier: the same notifications again, the creator's
+				// handed on after the first ones were.)
+				send()
+				if got := creator.statusNotes(t, 5*time.Second); len(got) != 1 {
+					t.Fatalf("the creator got %+v the second time, want 1 status notification", got)
+				}
+				if got := other.statusNotes(t, 0); len(got) != 0 {
 					t.Errorf("another session got %+v, want nothing", got)
 				}
 			})
@@ -283,7 +296,15 @@ func TestTaskStatusPerPrincipal(t *testing.T) {
 	if got := alice.statusNotes(t, 5*time.Second); len(got) != 1 || got[0].Params["taskId"] != id {
 		t.Errorf("alice got %+v, want the status of %s", got, id)
 	}
-	if got := bob.statusNotes(t, 300*time.Millisecond); len(got) != 0 {
+	// (The barrier: the same notification again, alice's handed on after
+	// the first one was.)
+	if res := alice.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+		t.Fatalf("tasks/get: %+v", res.Error)
+	}
+	if got := alice.statusNotes(t, 5*time.Second); len(got) != 1 {
+		t.Fatalf("alice got %+v the second time, want 1 status notification", got)
+	}
+	if got := bob.statusNotes(t, 0); len(got) != 0 {
 		t.Errorf("bob got %+v, want nothing", got)
 	}
 }
@@ -307,7 +328,7 @@ func TestTaskStatusSlowClientHoldsOnlyItself(t *testing.T) {
 	}
 	stalled := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
 	createNotesTask(t, stalled, "mcp__t__echo", "hi") // up-1; stalled reads nothing more
-	y := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+	y := &stdioNotesClient{stdioTaskClient: newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
 	yid := createNotesTask(t, y, "mcp__t__echo", "hi") // up-2
 	note := func(id, msg string) []byte {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": map[string]any{
@@ -410,7 +431,7 @@ func TestTaskStatusAfterItsTask(t *testing.T) {
 		if len(p.problems) > 0 {
 			t.Fatalf("sync: %v", p.problems)
 		}
-		c := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+		c := &stdioNotesClient{stdioTaskClient: newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
 		id := createNotesTask(t, c, "mcp__t__job", "early")
 		if len(c.notes) != 0 {
 			t.Fatalf("read before the result: %s", c.notes)
