@@ -149,6 +149,39 @@ func createNotesTask(t *testing.T, c taskClient, tool, message string) string {
 	return id
 }
 
+// getNotesTask gets, through c, the task of the gateway's id id, failing
+// the test on an error.
+func getNotesTask(t *testing.T, c taskClient, id string) {
+	t.Helper()
+	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+		t.Fatalf("tasks/get %s: %+v", id, res.Error)
+	}
+}
+
+// pushStatusNotes has a tasks upstream send statusNotes(id) on its
+// standalone stream (push: its push).
+func pushStatusNotes(push chan<- []byte, id string) {
+	for _, n := range bytes.Split(bytes.TrimSpace(statusNotes(id)), []byte("\n")) {
+		push <- n
+	}
+}
+
+// noneAfterBarrier checks that other (named who) got no status
+// notification by the time creator, which has read its first, reads the
+// one send makes the upstream send again: the barrier (the creator's
+// second is handed on after whatever the first notifications were handed
+// on to).
+func noneAfterBarrier(t *testing.T, send func(), creator, other taskNotesClient, who string) {
+	t.Helper()
+	send()
+	if got := creator.statusNotes(t, 5*time.Second); len(got) != 1 {
+		t.Fatalf("the creator got %+v the second time, want 1 status notification", got)
+	}
+	if got := other.statusNotes(t, 0); len(got) != 0 {
+		t.Errorf("%s got %+v, want nothing", who, got)
+	}
+}
+
 // replicaOptions returns the options of replicas of one gateway: each call
 // a fresh gateway.Options, all with one shared state (local) and one key.
 func replicaOptions(t *testing.T) func() *gateway.Options {
@@ -216,12 +249,9 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 				id := createNotesTask(t, creator, tool, "hi")
 				send := func() { // (the upstream sends statusNotes("up-1"))
 					if push != nil {
-						for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
-							push <- n
-						}
-					} else if res := creator.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-						// (tasks/get makes the upstream send the notifications.)
-						t.Fatalf("tasks/get: %+v", res.Error)
+						pushStatusNotes(push, "up-1")
+					} else {
+						getNotesTask(t, creator, id) // (tasks/get makes the upstream send the notifications)
 					}
 				}
 				send()
@@ -237,15 +267,7 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 				if b, _ := json.Marshal(got); bytes.Contains(b, []byte("up-")) {
 					t.Errorf("an upstream task id reached the client: %s", b)
 				}
-				// (The barrier: the same notifications again, the creator's
-				// handed on after the first ones were.)
-				send()
-				if got := creator.statusNotes(t, 5*time.Second); len(got) != 1 {
-					t.Fatalf("the creator got %+v the second time, want 1 status notification", got)
-				}
-				if got := other.statusNotes(t, 0); len(got) != 0 {
-					t.Errorf("another session got %+v, want nothing", got)
-				}
+				noneAfterBarrier(t, send, creator, other, "another session")
 			})
 		}
 	}
@@ -268,9 +290,7 @@ func TestTaskStatusAcrossReplicas(t *testing.T) {
 	b := ptServe(t, ptOptions{servers: server, gopts: opts()})
 	c := newHTTPNotesClient(t, a.url, b.url)
 	id := createNotesTask(t, c, "mcp__t__echo", "hi")
-	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-		t.Fatalf("tasks/get through a: %+v", res.Error)
-	}
+	getNotesTask(t, c, id)
 	got := c.statusNotes(t, 5*time.Second)
 	if len(got) != 1 || got[0].Params["taskId"] != id {
 		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
@@ -290,23 +310,11 @@ func TestTaskStatusPerPrincipal(t *testing.T) {
 	alice := newHTTPNotesClientAs(t, p.url, p.url, "alice")
 	bob := newHTTPNotesClientAs(t, p.url, p.url, "bob")
 	id := createNotesTask(t, alice, "mcp__t__echo", "hi")
-	if res := alice.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-		t.Fatalf("tasks/get: %+v", res.Error)
-	}
+	getNotesTask(t, alice, id)
 	if got := alice.statusNotes(t, 5*time.Second); len(got) != 1 || got[0].Params["taskId"] != id {
 		t.Errorf("alice got %+v, want the status of %s", got, id)
 	}
-	// (The barrier: the same notification again, alice's handed on after
-	// the first one was.)
-	if res := alice.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-		t.Fatalf("tasks/get: %+v", res.Error)
-	}
-	if got := alice.statusNotes(t, 5*time.Second); len(got) != 1 {
-		t.Fatalf("alice got %+v the second time, want 1 status notification", got)
-	}
-	if got := bob.statusNotes(t, 0); len(got) != 0 {
-		t.Errorf("bob got %+v, want nothing", got)
-	}
+	noneAfterBarrier(t, func() { getNotesTask(t, alice, id) }, alice, bob, "bob")
 }
 
 // TestTaskStatusSlowClientHoldsOnlyItself: a stdio client that stops
@@ -366,9 +374,7 @@ func TestTaskStatusAfterEviction(t *testing.T) {
 	c.url = a.url // its requests now go through a, which rebuilds the session
 	id := createNotesTask(t, c, "mcp__t__echo", "hi")
 	newHTTPClient2025(t, a.url) // takes a's one session slot: a's copy of c's is evicted
-	for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
-		push <- n
-	}
+	pushStatusNotes(push, "up-1")
 	got := c.statusNotes(t, 5*time.Second)
 	if len(got) != 1 || got[0].Params["taskId"] != id {
 		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
@@ -400,9 +406,7 @@ func TestTaskStatusOnPollingReplica(t *testing.T) {
 			c := newHTTPNotesClient(t, a.url, get)
 			id := createNotesTask(t, c, "mcp__t__echo", "hi")
 			c.url = b.url
-			if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-				t.Fatalf("tasks/get through b: %+v", res.Error)
-			}
+			getNotesTask(t, c, id)
 			got := c.statusNotes(t, 5*time.Second)
 			if len(got) != 1 || got[0].Params["taskId"] != id {
 				t.Fatalf("the creator's stream got %+v, want one status of %s", got, id)
