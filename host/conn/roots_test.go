@@ -123,18 +123,29 @@ func newEraRootsServer(t *testing.T, got *atomic.Int32) *config.Server {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "new"}, nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	return rootsCountingServer(t, "n", h, got, func(*http.Request) bool { return true })
+}
+
+// rootsCountingServer serves h as the HTTP server name, counting in got
+// the notifications/roots/list_changed it is sent; before h handles one,
+// held is called (it may wait), and h does not when held returns false.
+func rootsCountingServer(t *testing.T, name string, h http.Handler, got *atomic.Int32, held func(*http.Request) bool) *config.Server {
+	t.Helper()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(notificationRootsListChanged)) {
 				got.Add(1)
+				if !held(r) {
+					return
+				}
 			}
 		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	return &config.Server{Name: "n", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+	return &config.Server{Name: name, Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 
 // TestClientRootsChanged: ClientRootsChanged (a front's client said its
@@ -241,26 +252,14 @@ func blockingRootsServer(t *testing.T, release <-chan struct{}, got *atomic.Int3
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "held"}, nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(notificationRootsListChanged)) {
-				got.Add(1)
-				select {
-				case <-release:
-				case <-r.Context().Done():
-					return
-				}
-			}
+	return rootsCountingServer(t, "held", h, got, func(r *http.Request) bool {
+		select {
+		case <-release:
+			return true
+		case <-r.Context().Done():
+			return false
 		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
 	})
-	return &config.Server{Name: "held", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 
 // TestClientRootsChangedCoalesces: a client reporting its roots changed
