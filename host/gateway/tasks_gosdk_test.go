@@ -66,14 +66,7 @@ func TestTaskResultOnTheGoSDKPath(t *testing.T) {
 						params["requestState"] = state
 						res = c.call(t, "tools/call", params)
 					}
-					id, _ := res.Result["taskId"].(string)
-					if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
-						t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
-					}
-					got := c.call(t, "tasks/get", map[string]any{"taskId": id})
-					if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
-						t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
-					}
+					gatewayTask2026(t, c, res)
 				})
 			}
 		}
@@ -99,6 +92,21 @@ func tasksServer(t *testing.T, upstream string) *config.Server {
 	hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 	return &config.Server{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+}
+
+// gatewayTask2026 checks that res, c's answer to a 2026-07-28 tools/call,
+// is a task under an id of the gateway's, which tasks/get through c
+// resolves.
+func gatewayTask2026(t *testing.T, c taskClient, res rpcResponse) {
+	t.Helper()
+	id, _ := res.Result["taskId"].(string)
+	if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+	}
+	got := c.call(t, "tasks/get", map[string]any{"taskId": id})
+	if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
+		t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
+	}
 }
 
 // serveTasksAt serves, with o's other options, a gateway of one server
@@ -185,14 +193,7 @@ func TestTaskResultOfAPerUserServer(t *testing.T) {
 	g, _ := userGateway(t, &config.Config{Servers: []*config.Server{perUserServer("t", hs.URL)}, DefaultMode: "allow_all"}, false, nil)
 	c := &httpClient2026{url: aliceServer(t, g), caps: tasksExt, headers: map[string]string{"Authorization": "Bearer alice"}}
 	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__failing_job", "arguments": map[string]any{}})
-	id, _ := res.Result["taskId"].(string)
-	if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
-		t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
-	}
-	got := c.call(t, "tasks/get", map[string]any{"taskId": id})
-	if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
-		t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
-	}
+	gatewayTask2026(t, c, res)
 }
 
 // TestLogLevelOfATasksClient: a 2026-07-28 call with a log level in its
