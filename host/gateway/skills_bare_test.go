@@ -89,6 +89,19 @@ func dialBare(t *testing.T, dial func(*testing.T, *ptGateway, string) *mcp.Clien
 	return dial(t, p, newProtocol)
 }
 
+// onBareFronts runs f on each skill front (in turn) with a session of a
+// gateway under bare naming of a, a readAnySkillServer (one for all
+// fronts), and demo("c").
+func onBareFronts(t *testing.T, f func(t *testing.T, a *readAnySkillServer, cs *mcp.ClientSession)) {
+	a := &readAnySkillServer{}
+	url := a.serve(t)
+	for _, front := range skillFronts {
+		t.Run(front.name, func(t *testing.T) {
+			f(t, a, dialBare(t, front.dial, httpServerAt("a", url), demo("c")))
+		})
+	}
+}
+
 // TestSkillsBareReadsOnlySkillFiles: under bare naming with one skill
 // server, a resources/read of a URI no server lists goes to the skill
 // server only when it may be one of its skills' files — a skill:// URI, or
@@ -97,36 +110,31 @@ func dialBare(t *testing.T, dial func(*testing.T, *ptGateway, string) *mcp.Clien
 // code before, every unlisted read went to the one skill server.
 func TestSkillsBareReadsOnlySkillFiles(t *testing.T) {
 	t.Parallel()
-	a := &readAnySkillServer{}
-	url := a.serve(t)
-	for _, front := range skillFronts {
-		t.Run(front.name, func(t *testing.T) {
-			cs := dialBare(t, front.dial, httpServerAt("a", url), demo("c"))
-			for _, tc := range []struct {
-				uri    string
-				routed bool
-			}{
-				{"skill://hidden/SKILL.md", true},
-				{"docs://guide/references/more.md", true}, // (under the listed skill's directory)
-				{"https://example.com/other", false},
-				{"docs://elsewhere/x.md", false},
-				{"file:///etc/passwd", false},
-			} {
-				before := len(a.reads())
-				res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tc.uri})
-				got := a.reads()[before:]
-				if tc.routed {
-					if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by a" || len(got) != 1 {
-						t.Errorf("read %s: %+v %v (the server was asked %q), want the skill server's answer", tc.uri, res, err, got)
-					}
-					continue
+	onBareFronts(t, func(t *testing.T, a *readAnySkillServer, cs *mcp.ClientSession) {
+		for _, tc := range []struct {
+			uri    string
+			routed bool
+		}{
+			{"skill://hidden/SKILL.md", true},
+			{"docs://guide/references/more.md", true}, // (under the listed skill's directory)
+			{"https://example.com/other", false},
+			{"docs://elsewhere/x.md", false},
+			{"file:///etc/passwd", false},
+		} {
+			before := len(a.reads())
+			res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tc.uri})
+			got := a.reads()[before:]
+			if tc.routed {
+				if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by a" || len(got) != 1 {
+					t.Errorf("read %s: %+v %v (the server was asked %q), want the skill server's answer", tc.uri, res, err, got)
 				}
-				if err == nil || len(got) != 0 {
-					t.Errorf("read %s: %+v %v (the server was asked %q), want not found, the skill server not asked", tc.uri, res, err, got)
-				}
+				continue
 			}
-		})
-	}
+			if err == nil || len(got) != 0 {
+				t.Errorf("read %s: %+v %v (the server was asked %q), want not found, the skill server not asked", tc.uri, res, err, got)
+			}
+		}
+	})
 }
 
 // TestSkillsBareReadsListOnce: under bare naming, reads of a URI no server
@@ -136,22 +144,17 @@ func TestSkillsBareReadsOnlySkillFiles(t *testing.T) {
 // listed the server's skills again (20).
 func TestSkillsBareReadsListOnce(t *testing.T) {
 	t.Parallel()
-	a := &readAnySkillServer{}
-	url := a.serve(t)
-	for _, front := range skillFronts {
-		t.Run(front.name, func(t *testing.T) {
-			cs := dialBare(t, front.dial, httpServerAt("a", url), demo("c"))
-			before := a.listed()
-			for range 20 {
-				if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "https://example.com/x"}); err == nil {
-					t.Fatal("read https://example.com/x: no error, want not found")
-				}
+	onBareFronts(t, func(t *testing.T, a *readAnySkillServer, cs *mcp.ClientSession) {
+		before := a.listed()
+		for range 20 {
+			if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "https://example.com/x"}); err == nil {
+				t.Fatal("read https://example.com/x: no error, want not found")
 			}
-			if n := a.listed() - before; n > 1 {
-				t.Errorf("20 reads listed the skill server's skills %d times, want at most 1", n)
-			}
-		})
-	}
+		}
+		if n := a.listed() - before; n > 1 {
+			t.Errorf("20 reads listed the skill server's skills %d times, want at most 1", n)
+		}
+	})
 }
 
 // TestSkillsBareSkillReadsGoToTheirServer: under bare naming, a read of a
