@@ -197,6 +197,18 @@ func replicaOptions(t *testing.T) func() *gateway.Options {
 	return func() *gateway.Options { return &gateway.Options{Keys: k, State: st} }
 }
 
+// notesReplicas serves two replicas, a and b, of a gateway of one tasks
+// upstream (2025-11-25) that sends its tasks' statuses with its answers
+// to tasks/get (notes).
+func notesReplicas(t *testing.T) (a, b *ptGateway) {
+	t.Helper()
+	up, url := newTasksUpstream(t, oldProtocol)
+	up.notes = true
+	opts := replicaOptions(t)
+	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	return ptServe(t, ptOptions{servers: server, gopts: opts()}), ptServe(t, ptOptions{servers: server, gopts: opts()})
+}
+
 // TestTaskStatusReachesItsCreator: a 2025-11-25 task's status notification
 // from its server (notifications/tasks/status, which the go-sdk client and
 // server both drop) reaches the client session that created the task, with
@@ -282,12 +294,7 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 // cannot open the sealed change is the sessions channel's own test's.)
 func TestTaskStatusAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	up, url := newTasksUpstream(t, oldProtocol)
-	up.notes = true
-	opts := replicaOptions(t)
-	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
-	a := ptServe(t, ptOptions{servers: server, gopts: opts()})
-	b := ptServe(t, ptOptions{servers: server, gopts: opts()})
+	a, b := notesReplicas(t)
 	c := newHTTPNotesClient(t, a.url, b.url)
 	id := createNotesTask(t, c, "mcp__t__echo", "hi")
 	getNotesTask(t, c, id)
@@ -393,12 +400,7 @@ func TestTaskStatusOnPollingReplica(t *testing.T) {
 	for _, getOn := range []string{"a", "b"} {
 		t.Run("GET on "+getOn, func(t *testing.T) {
 			t.Parallel()
-			up, url := newTasksUpstream(t, oldProtocol)
-			up.notes = true
-			opts := replicaOptions(t)
-			server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
-			a := ptServe(t, ptOptions{servers: server, gopts: opts()})
-			b := ptServe(t, ptOptions{servers: server, gopts: opts()})
+			a, b := notesReplicas(t)
 			get := a.url
 			if getOn == "b" {
 				get = b.url
