@@ -123,18 +123,29 @@ func newEraRootsServer(t *testing.T, got *atomic.Int32) *config.Server {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "new"}, nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	return rootsCountingServer(t, "n", h, got, func(*http.Request) bool { return true })
+}
+
+// rootsCountingServer serves h as the HTTP server name, counting in got
+// the notifications/roots/list_changed it is sent; before h handles one,
+// held is called (it may wait), and h does not when held returns false.
+func rootsCountingServer(t *testing.T, name string, h http.Handler, got *atomic.Int32, held func(*http.Request) bool) *config.Server {
+	t.Helper()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(notificationRootsListChanged)) {
 				got.Add(1)
+				if !held(r) {
+					return
+				}
 			}
 		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	return &config.Server{Name: "n", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
+	return &config.Server{Name: name, Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 
 // TestClientRootsChanged: ClientRootsChanged (a front's client said its
@@ -241,26 +252,14 @@ func blockingRootsServer(t *testing.T, release <-chan struct{}, got *atomic.Int3
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "held"}, nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(notificationRootsListChanged)) {
-				got.Add(1)
-				select {
-				case <-release:
-				case <-r.Context().Done():
-					return
-				}
-			}
+	return rootsCountingServer(t, "held", h, got, func(r *http.Request) bool {
+		select {
+		case <-release:
+			return true
+		case <-r.Context().Done():
+			return false
 		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
 	})
-	return &config.Server{Name: "held", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 
 // TestClientRootsChangedCoalesces: a client reporting its roots changed
@@ -282,9 +281,22 @@ func TestClientRootsChangedCoalesces(t *testing.T) {
 	if _, err := m.Session(context.Background(), cfg.Name); err != nil {
 		t.Fatal(err)
 	}
+	if n := reportThousand(t, m, release, &got, "reports", func(int) { m.ClientRootsChanged(nil) }); n > 2 {
+		t.Errorf("the server was sent %d notifications, want at most 2", n)
+	}
+}
+
+// reportThousand calls report 1000 times (what: its name, for the
+// message) while m's server, blocked until release, counts the
+// notifications it is sent in got; it fails the test if the server is
+// sent none in 10 s or the calls left more than 20 goroutines running,
+// then releases the server, closes m (which waits for the sends) and
+// returns how many notifications the server was sent.
+func reportThousand(t *testing.T, m *Manager, release chan struct{}, got *atomic.Int32, what string, report func(i int)) int32 {
+	t.Helper()
 	before := runtime.NumGoroutine()
-	for range 1000 {
-		m.ClientRootsChanged(nil)
+	for i := range 1000 {
+		report(i)
 	}
 	// (the first notification reaches the server)
 	for deadline := time.Now().Add(10 * time.Second); got.Load() == 0; time.Sleep(time.Millisecond) {
@@ -293,13 +305,11 @@ func TestClientRootsChangedCoalesces(t *testing.T) {
 		}
 	}
 	if n := runtime.NumGoroutine(); n > before+20 {
-		t.Errorf("%d goroutines after 1000 reports, %d before", n, before)
+		t.Errorf("%d goroutines after 1000 %s, %d before", n, what, before)
 	}
 	close(release)
-	m.Close() // (waits for the sends)
-	if n := got.Load(); n > 2 {
-		t.Errorf("the server was sent %d notifications, want at most 2", n)
-	}
+	m.Close()
+	return got.Load()
 }
 
 // TestClientRootsChangedRacesClose: ClientRootsChanged and SetRoots while
@@ -345,23 +355,10 @@ func TestSetRootsCoalesces(t *testing.T) {
 	if _, err := m.Session(context.Background(), cfg.Name); err != nil {
 		t.Fatal(err)
 	}
-	before := runtime.NumGoroutine()
-	for i := range 1000 {
-		m.SetRoots([]*mcp.Root{{URI: fmt.Sprintf("file:///%d", i+1)}})
-	}
-	for deadline := time.Now().Add(10 * time.Second); got.Load() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the server was sent no notification")
-		}
-	}
-	if n := runtime.NumGoroutine(); n > before+20 {
-		t.Errorf("%d goroutines after 1000 SetRoots, %d before", n, before)
-	}
-	close(release)
-	m.Close() // (waits for the passes)
+	report := func(i int) { m.SetRoots([]*mcp.Root{{URI: fmt.Sprintf("file:///%d", i+1)}}) }
 	// (go-sdk notifies on each change of a client's roots: a pass sends
 	// up to 2)
-	if n := got.Load(); n > 4 {
+	if n := reportThousand(t, m, release, &got, "SetRoots", report); n > 4 {
 		t.Errorf("the server was sent %d notifications, want at most 4", n)
 	}
 }

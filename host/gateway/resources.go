@@ -33,17 +33,24 @@ func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
 		}
 		// (One decision for the call, ctx's DecisionNote's: decisionMiddleware.
 		// Its audit line's is the host's, and its telemetry label's.)
-		a := g.auditCall(ctx, audit.EventPromptGet, p.Name, sessionID(req.Session), "", 0)
-		res, err := g.h.GetPromptResult(ctx, p.Name, req.Params)
-		if a != nil {
-			a.done(err, 0)
-		}
-		if err != nil {
-			return nil, err
-		}
-		stripProtocolMeta(res.Meta)
-		return res, nil
+		return g.getPrompt(ctx, req, p.Name)
 	}
+}
+
+// getPrompt gets the prompt of registry name name for req from its
+// server, with its audit line, and strips the protocol's own keys from the
+// result's _meta.
+func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest, name string) (*mcp.GetPromptResult, error) {
+	a := g.auditCall(ctx, audit.EventPromptGet, name, sessionID(req.Session), "", 0)
+	res, err := g.h.GetPromptResult(ctx, name, req.Params)
+	if a != nil {
+		a.done(err, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stripProtocolMeta(res.Meta)
+	return res, nil
 }
 
 // resourceHandler reads a listed resource from its server (uri is the

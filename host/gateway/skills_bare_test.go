@@ -73,6 +73,35 @@ func (s *readAnySkillServer) serve(t *testing.T) string {
 	return hs.URL
 }
 
+// httpServerAt is the approved HTTP server name at url.
+func httpServerAt(name, url string) *config.Server {
+	return &config.Server{Name: name, Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}
+}
+
+// dialBare serves servers under bare naming, synced without problems, and
+// dials the gateway with dial (a skillFronts') at the newest protocol.
+func dialBare(t *testing.T, dial func(*testing.T, *ptGateway, string) *mcp.ClientSession, servers ...*config.Server) *mcp.ClientSession {
+	t.Helper()
+	p := ptServe(t, ptOptions{naming: config.NamingBare, servers: servers})
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	return dial(t, p, newProtocol)
+}
+
+// onBareFronts runs f on each skill front (in turn) with a session of a
+// gateway under bare naming of a, a readAnySkillServer (one for all
+// fronts), and demo("c").
+func onBareFronts(t *testing.T, f func(t *testing.T, a *readAnySkillServer, cs *mcp.ClientSession)) {
+	a := &readAnySkillServer{}
+	url := a.serve(t)
+	for _, front := range skillFronts {
+		t.Run(front.name, func(t *testing.T) {
+			f(t, a, dialBare(t, front.dial, httpServerAt("a", url), demo("c")))
+		})
+	}
+}
+
 // TestSkillsBareReadsOnlySkillFiles: under bare naming with one skill
 // server, a resources/read of a URI no server lists goes to the skill
 // server only when it may be one of its skills' files — a skill:// URI, or
@@ -81,41 +110,31 @@ func (s *readAnySkillServer) serve(t *testing.T) string {
 // code before, every unlisted read went to the one skill server.
 func TestSkillsBareReadsOnlySkillFiles(t *testing.T) {
 	t.Parallel()
-	a := &readAnySkillServer{}
-	url := a.serve(t)
-	for _, front := range skillFronts {
-		t.Run(front.name, func(t *testing.T) {
-			p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
-				{Name: "a", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}, demo("c")}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
-			}
-			cs := front.dial(t, p, newProtocol)
-			for _, tc := range []struct {
-				uri    string
-				routed bool
-			}{
-				{"skill://hidden/SKILL.md", true},
-				{"docs://guide/references/more.md", true}, // (under the listed skill's directory)
-				{"https://example.com/other", false},
-				{"docs://elsewhere/x.md", false},
-				{"file:///etc/passwd", false},
-			} {
-				before := len(a.reads())
-				res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tc.uri})
-				got := a.reads()[before:]
-				if tc.routed {
-					if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by a" || len(got) != 1 {
-						t.Errorf("read %s: %+v %v (the server was asked %q), want the skill server's answer", tc.uri, res, err, got)
-					}
-					continue
+	onBareFronts(t, func(t *testing.T, a *readAnySkillServer, cs *mcp.ClientSession) {
+		for _, tc := range []struct {
+			uri    string
+			routed bool
+		}{
+			{"skill://hidden/SKILL.md", true},
+			{"docs://guide/references/more.md", true}, // (under the listed skill's directory)
+			{"https://example.com/other", false},
+			{"docs://elsewhere/x.md", false},
+			{"file:///etc/passwd", false},
+		} {
+			before := len(a.reads())
+			res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tc.uri})
+			got := a.reads()[before:]
+			if tc.routed {
+				if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by a" || len(got) != 1 {
+					t.Errorf("read %s: %+v %v (the server was asked %q), want the skill server's answer", tc.uri, res, err, got)
 				}
-				if err == nil || len(got) != 0 {
-					t.Errorf("read %s: %+v %v (the server was asked %q), want not found, the skill server not asked", tc.uri, res, err, got)
-				}
+				continue
 			}
-		})
-	}
+			if err == nil || len(got) != 0 {
+				t.Errorf("read %s: %+v %v (the server was asked %q), want not found, the skill server not asked", tc.uri, res, err, got)
+			}
+		}
+	})
 }
 
 // TestSkillsBareReadsListOnce: under bare naming, reads of a URI no server
@@ -125,27 +144,17 @@ func TestSkillsBareReadsOnlySkillFiles(t *testing.T) {
 // listed the server's skills again (20).
 func TestSkillsBareReadsListOnce(t *testing.T) {
 	t.Parallel()
-	a := &readAnySkillServer{}
-	url := a.serve(t)
-	for _, front := range skillFronts {
-		t.Run(front.name, func(t *testing.T) {
-			p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
-				{Name: "a", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}, demo("c")}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
+	onBareFronts(t, func(t *testing.T, a *readAnySkillServer, cs *mcp.ClientSession) {
+		before := a.listed()
+		for range 20 {
+			if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "https://example.com/x"}); err == nil {
+				t.Fatal("read https://example.com/x: no error, want not found")
 			}
-			cs := front.dial(t, p, newProtocol)
-			before := a.listed()
-			for range 20 {
-				if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "https://example.com/x"}); err == nil {
-					t.Fatal("read https://example.com/x: no error, want not found")
-				}
-			}
-			if n := a.listed() - before; n > 1 {
-				t.Errorf("20 reads listed the skill server's skills %d times, want at most 1", n)
-			}
-		})
-	}
+		}
+		if n := a.listed() - before; n > 1 {
+			t.Errorf("20 reads listed the skill server's skills %d times, want at most 1", n)
+		}
+	})
 }
 
 // TestSkillsBareSkillReadsGoToTheirServer: under bare naming, a read of a
@@ -160,13 +169,7 @@ func TestSkillsBareSkillReadsGoToTheirServer(t *testing.T) {
 	a := &readAnySkillServer{}
 	b := &readAnySkillServer{name: "b", skill: "skill://b/SKILL.md"}
 	urlA, urlB := a.serve(t), b.serve(t)
-	p := ptServe(t, ptOptions{naming: config.NamingBare, servers: []*config.Server{
-		{Name: "a", Transport: config.TransportHTTP, URL: urlA, Approved: true, ConnectTimeout: 5 * time.Second},
-		{Name: "b", Transport: config.TransportHTTP, URL: urlB, Approved: true, ConnectTimeout: 5 * time.Second}}})
-	if len(p.problems) > 0 {
-		t.Fatalf("sync: %v", p.problems)
-	}
-	cs := skillFronts[0].dial(t, p, newProtocol)
+	cs := dialBare(t, skillFronts[0].dial, httpServerAt("a", urlA), httpServerAt("b", urlB))
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "skill://b/ref.md"})
 	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "read by b" {
 		t.Errorf("read skill://b/ref.md: %+v %v, want b's answer", res, err)

@@ -35,19 +35,23 @@ type taskNotesClient interface {
 }
 
 // stdioNotesClient is a stdioTaskClient reading its notifications.
-type stdioNotesClient struct{ *stdioTaskClient }
+type stdioNotesClient struct {
+	*stdioTaskClient
+	seen int // (how many of notes statusNotes has returned: it returns each once)
+}
 
-func (c stdioNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNote {
+func (c *stdioNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNote {
 	deadline := time.Now().Add(d)
-	for {
+	for pinged := false; ; pinged = true {
 		var out []statusNote
-		for _, b := range c.notes {
+		for _, b := range c.notes[c.seen:] {
 			var n statusNote
 			if json.Unmarshal(b, &n) == nil && n.Method == "notifications/tasks/status" {
 				out = append(out, n)
 			}
 		}
-		if len(out) > 0 || time.Now().After(deadline) {
+		if len(out) > 0 || pinged && time.Now().After(deadline) { // (at least one ping: what came before it is read)
+			c.seen = len(c.notes)
 			return out
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -131,6 +135,80 @@ func (c *httpNotesClient) statusNotes(t *testing.T, d time.Duration) []statusNot
 	}
 }
 
+// createNotesTask calls tool (arguments {"message": message}) through c
+// as a task (ttl 60000) and returns the gateway's id of the task, failing
+// the test unless it is one (mcpt-).
+func createNotesTask(t *testing.T, c taskClient, tool, message string) string {
+	t.Helper()
+	res := c.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"message": message}, "task": map[string]any{"ttl": 60000}})
+	task, _ := res.Result["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call %s: %+v %+v, want a task", tool, res.Result, res.Error)
+	}
+	return id
+}
+
+// getNotesTask gets, through c, the task of the gateway's id id, failing
+// the test on an error.
+func getNotesTask(t *testing.T, c taskClient, id string) {
+	t.Helper()
+	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+		t.Fatalf("tasks/get %s: %+v", id, res.Error)
+	}
+}
+
+// pushStatusNotes has a tasks upstream send statusNotes(id) on its
+// standalone stream (push: its push).
+func pushStatusNotes(push chan<- []byte, id string) {
+	for _, n := range bytes.Split(bytes.TrimSpace(statusNotes(id)), []byte("\n")) {
+		push <- n
+	}
+}
+
+// noneAfterBarrier checks that other (named who) got no status
+// notification by the time creator, which has read its first, reads the
+// one send makes the upstream send again: the barrier (the creator's
+// second is handed on after whatever the first notifications were handed
+// on to).
+func noneAfterBarrier(t *testing.T, send func(), creator, other taskNotesClient, who string) {
+	t.Helper()
+	send()
+	if got := creator.statusNotes(t, 5*time.Second); len(got) != 1 {
+		t.Fatalf("the creator got %+v the second time, want 1 status notification", got)
+	}
+	if got := other.statusNotes(t, 0); len(got) != 0 {
+		t.Errorf("%s got %+v, want nothing", who, got)
+	}
+}
+
+// replicaOptions returns the options of replicas of one gateway: each call
+// a fresh gateway.Options, all with one shared state (local) and one key.
+func replicaOptions(t *testing.T) func() *gateway.Options {
+	t.Helper()
+	st, err := state.NewLocal(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=") // (32 bytes, base64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() *gateway.Options { return &gateway.Options{Keys: k, State: st} }
+}
+
+// notesReplicas serves two replicas, a and b, of a gateway of one tasks
+// upstream (2025-11-25) that sends its tasks' statuses with its answers
+// to tasks/get (notes).
+func notesReplicas(t *testing.T) (a, b *ptGateway) {
+	t.Helper()
+	up, url := newTasksUpstream(t, oldProtocol)
+	up.notes = true
+	opts := replicaOptions(t)
+	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	return ptServe(t, ptOptions{servers: server, gopts: opts()}), ptServe(t, ptOptions{servers: server, gopts: opts()})
+}
+
 // TestTaskStatusReachesItsCreator: a 2025-11-25 task's status notification
 // from its server (notifications/tasks/status, which the go-sdk client and
 // server both drop) reaches the client session that created the task, with
@@ -175,25 +253,20 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 				}
 				client := func() taskNotesClient {
 					if front == "stdio" {
-						return stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+						return &stdioNotesClient{stdioTaskClient: newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
 					}
 					return newHTTPNotesClient(t, p.url, p.url)
 				}
 				creator, other := client(), client()
-				res := creator.call(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-				task, _ := res.Result["task"].(map[string]any)
-				id, _ := task["taskId"].(string)
-				if !strings.HasPrefix(id, "mcpt-") {
-					t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
-				}
-				if push != nil {
-					for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
-						push <- n
+				id := createNotesTask(t, creator, tool, "hi")
+				send := func() { // (the upstream sends statusNotes("up-1"))
+					if push != nil {
+						pushStatusNotes(push, "up-1")
+					} else {
+						getNotesTask(t, creator, id) // (tasks/get makes the upstream send the notifications)
 					}
-				} else if res := creator.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-					// (tasks/get makes the upstream send the notifications.)
-					t.Fatalf("tasks/get: %+v", res.Error)
 				}
+				send()
 				got := creator.statusNotes(t, 5*time.Second)
 				if len(got) != 1 {
 					t.Fatalf("the creator got %d status notifications (%+v), want 1", len(got), got)
@@ -206,9 +279,7 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 				if b, _ := json.Marshal(got); bytes.Contains(b, []byte("up-")) {
 					t.Errorf("an upstream task id reached the client: %s", b)
 				}
-				if got := other.statusNotes(t, 300*time.Millisecond); len(got) != 0 {
-					t.Errorf("another session got %+v, want nothing", got)
-				}
+				noneAfterBarrier(t, send, creator, other, "another session")
 			})
 		}
 	}
@@ -223,33 +294,10 @@ func TestTaskStatusReachesItsCreator(t *testing.T) {
 // cannot open the sealed change is the sessions channel's own test's.)
 func TestTaskStatusAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	up, url := newTasksUpstream(t, oldProtocol)
-	up.notes = true
-	st, err := state.NewLocal(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := func(s string) *gateway.Options {
-		k, err := sealbox.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &gateway.Options{Keys: k, State: st}
-	}
-	const shared = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // (32 bytes, base64)
-	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
-	a := ptServe(t, ptOptions{servers: server, gopts: opts(shared)})
-	b := ptServe(t, ptOptions{servers: server, gopts: opts(shared)})
+	a, b := notesReplicas(t)
 	c := newHTTPNotesClient(t, a.url, b.url)
-	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-	task, _ := res.Result["task"].(map[string]any)
-	id, _ := task["taskId"].(string)
-	if !strings.HasPrefix(id, "mcpt-") {
-		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
-	}
-	if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-		t.Fatalf("tasks/get through a: %+v", res.Error)
-	}
+	id := createNotesTask(t, c, "mcp__t__echo", "hi")
+	getNotesTask(t, c, id)
 	got := c.statusNotes(t, 5*time.Second)
 	if len(got) != 1 || got[0].Params["taskId"] != id {
 		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
@@ -265,28 +313,15 @@ func TestTaskStatusPerPrincipal(t *testing.T) {
 	t.Parallel()
 	up, url := newTasksUpstream(t, oldProtocol)
 	up.notes = true
-	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}},
-		http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
-	if len(p.problems) > 0 {
-		t.Fatalf("sync: %v", p.problems)
-	}
+	p := serveTasksAt(t, url, ptOptions{http: &streamable.Options{OAuth: &streamable.InboundOAuth{Verify: gateway.UsersVerifier("alice", "bob"), Resource: "http://gateway.example/mcp"}}})
 	alice := newHTTPNotesClientAs(t, p.url, p.url, "alice")
 	bob := newHTTPNotesClientAs(t, p.url, p.url, "bob")
-	res := alice.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-	task, _ := res.Result["task"].(map[string]any)
-	id, _ := task["taskId"].(string)
-	if !strings.HasPrefix(id, "mcpt-") {
-		t.Fatalf("tools/call: %+v %+v", res.Result, res.Error)
-	}
-	if res := alice.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-		t.Fatalf("tasks/get: %+v", res.Error)
-	}
+	id := createNotesTask(t, alice, "mcp__t__echo", "hi")
+	getNotesTask(t, alice, id)
 	if got := alice.statusNotes(t, 5*time.Second); len(got) != 1 || got[0].Params["taskId"] != id {
 		t.Errorf("alice got %+v, want the status of %s", got, id)
 	}
-	if got := bob.statusNotes(t, 300*time.Millisecond); len(got) != 0 {
-		t.Errorf("bob got %+v, want nothing", got)
-	}
+	noneAfterBarrier(t, func() { getNotesTask(t, alice, id) }, alice, bob, "bob")
 }
 
 // TestTaskStatusSlowClientHoldsOnlyItself: a stdio client that stops
@@ -306,19 +341,10 @@ func TestTaskStatusSlowClientHoldsOnlyItself(t *testing.T) {
 	if len(p.problems) > 0 {
 		t.Fatalf("sync: %v", p.problems)
 	}
-	create := func(c *stdioTaskClient) string {
-		res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-		task, _ := res.Result["task"].(map[string]any)
-		id, _ := task["taskId"].(string)
-		if !strings.HasPrefix(id, "mcpt-") {
-			t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
-		}
-		return id
-	}
 	stalled := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
-	create(stalled) // up-1; stalled reads nothing more
-	y := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
-	yid := create(y.stdioTaskClient) // up-2
+	createNotesTask(t, stalled, "mcp__t__echo", "hi") // up-1; stalled reads nothing more
+	y := &stdioNotesClient{stdioTaskClient: newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+	yid := createNotesTask(t, y, "mcp__t__echo", "hi") // up-2
 	note := func(id, msg string) []byte {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": map[string]any{
 			"taskId": id, "status": "working", "statusMessage": msg, "createdAt": "2026-11-28T12:00:00Z", "lastUpdatedAt": "2026-11-28T12:00:01Z", "ttl": 60000}})
@@ -347,29 +373,15 @@ func TestTaskStatusAfterEviction(t *testing.T) {
 	up, url := newTasksUpstream(t, oldProtocol)
 	push := make(chan []byte, 4)
 	up.push = push
-	st, err := state.NewLocal(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := replicaOptions(t)
 	server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
-	a := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}, http: &streamable.Options{MaxSessions: 1}})
-	b := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+	a := ptServe(t, ptOptions{servers: server, gopts: opts(), http: &streamable.Options{MaxSessions: 1}})
+	b := ptServe(t, ptOptions{servers: server, gopts: opts()})
 	c := newHTTPNotesClient(t, b.url, b.url)
 	c.url = a.url // its requests now go through a, which rebuilds the session
-	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-	task, _ := res.Result["task"].(map[string]any)
-	id, _ := task["taskId"].(string)
-	if !strings.HasPrefix(id, "mcpt-") {
-		t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
-	}
+	id := createNotesTask(t, c, "mcp__t__echo", "hi")
 	newHTTPClient2025(t, a.url) // takes a's one session slot: a's copy of c's is evicted
-	for _, n := range bytes.Split(bytes.TrimSpace(statusNotes("up-1")), []byte("\n")) {
-		push <- n
-	}
+	pushStatusNotes(push, "up-1")
 	got := c.statusNotes(t, 5*time.Second)
 	if len(got) != 1 || got[0].Params["taskId"] != id {
 		t.Fatalf("the creator's stream on b got %+v, want the status of %s", got, id)
@@ -388,34 +400,15 @@ func TestTaskStatusOnPollingReplica(t *testing.T) {
 	for _, getOn := range []string{"a", "b"} {
 		t.Run("GET on "+getOn, func(t *testing.T) {
 			t.Parallel()
-			up, url := newTasksUpstream(t, oldProtocol)
-			up.notes = true
-			st, err := state.NewLocal(nil, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			k, err := sealbox.Parse("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
-			if err != nil {
-				t.Fatal(err)
-			}
-			server := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
-			a := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
-			b := ptServe(t, ptOptions{servers: server, gopts: &gateway.Options{Keys: k, State: st}})
+			a, b := notesReplicas(t)
 			get := a.url
 			if getOn == "b" {
 				get = b.url
 			}
 			c := newHTTPNotesClient(t, a.url, get)
-			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"}, "task": map[string]any{"ttl": 60000}})
-			task, _ := res.Result["task"].(map[string]any)
-			id, _ := task["taskId"].(string)
-			if !strings.HasPrefix(id, "mcpt-") {
-				t.Fatalf("tools/call through a: %+v %+v", res.Result, res.Error)
-			}
+			id := createNotesTask(t, c, "mcp__t__echo", "hi")
 			c.url = b.url
-			if res := c.call(t, "tasks/get", map[string]any{"taskId": id}); res.Error != nil {
-				t.Fatalf("tasks/get through b: %+v", res.Error)
-			}
+			getNotesTask(t, c, id)
 			got := c.statusNotes(t, 5*time.Second)
 			if len(got) != 1 || got[0].Params["taskId"] != id {
 				t.Fatalf("the creator's stream got %+v, want one status of %s", got, id)
@@ -444,13 +437,8 @@ func TestTaskStatusAfterItsTask(t *testing.T) {
 		if len(p.problems) > 0 {
 			t.Fatalf("sync: %v", p.problems)
 		}
-		c := stdioNotesClient{newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
-		res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__job", "arguments": map[string]any{"message": "early"}, "task": map[string]any{"ttl": 60000}})
-		task, _ := res.Result["task"].(map[string]any)
-		id, _ := task["taskId"].(string)
-		if !strings.HasPrefix(id, "mcpt-") {
-			t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
-		}
+		c := &stdioNotesClient{stdioTaskClient: newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})}
+		id := createNotesTask(t, c, "mcp__t__job", "early")
 		if len(c.notes) != 0 {
 			t.Fatalf("read before the result: %s", c.notes)
 		}

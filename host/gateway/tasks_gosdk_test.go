@@ -1,16 +1,13 @@
 package gateway_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/internal/testing/tasksserver"
 )
@@ -69,14 +66,7 @@ func TestTaskResultOnTheGoSDKPath(t *testing.T) {
 						params["requestState"] = state
 						res = c.call(t, "tools/call", params)
 					}
-					id, _ := res.Result["taskId"].(string)
-					if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
-						t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
-					}
-					got := c.call(t, "tasks/get", map[string]any{"taskId": id})
-					if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
-						t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
-					}
+					gatewayTask2026(t, c, res)
 				})
 			}
 		}
@@ -104,6 +94,50 @@ func tasksServer(t *testing.T, upstream string) *config.Server {
 	return &config.Server{Name: "t", Transport: config.TransportHTTP, URL: hs.URL, Approved: true, ConnectTimeout: 5 * time.Second}
 }
 
+// gatewayTask2026 checks that res, c's answer to a 2026-07-28 tools/call,
+// is a task under an id of the gateway's, which tasks/get through c
+// resolves.
+func gatewayTask2026(t *testing.T, c taskClient, res rpcResponse) {
+	t.Helper()
+	id, _ := res.Result["taskId"].(string)
+	if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
+		t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
+	}
+	got := c.call(t, "tasks/get", map[string]any{"taskId": id})
+	if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
+		t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
+	}
+}
+
+// serveTasksAt serves, with o's other options, a gateway of one server
+// "t" at url (a tasks upstream's), synced without problems.
+func serveTasksAt(t *testing.T, url string, o ptOptions) *ptGateway {
+	t.Helper()
+	o.servers = []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+	p := ptServe(t, o)
+	if len(p.problems) > 0 {
+		t.Fatalf("sync: %v", p.problems)
+	}
+	return p
+}
+
+// taskFront names a front and opens a task client of it on a gateway.
+type taskFront struct {
+	name   string
+	client func(t *testing.T, p *ptGateway) taskClient
+}
+
+// fronts2025 are the 2025-11-25 task clients of the HTTP and stdio
+// fronts, declaring no capabilities.
+func fronts2025() []taskFront {
+	return []taskFront{
+		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
+		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
+			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
+		}},
+	}
+}
+
 // TestTask2025OnTheGoSDKPath: a 2025-11-25 task-augmented call that the
 // relay does not take (a progress token or other metadata in its _meta)
 // keeps its task parameter on the go-sdk path (the go-sdk's
@@ -113,15 +147,7 @@ func tasksServer(t *testing.T, upstream string) *config.Server {
 // call ran as a plain one, and the client got no task.
 func TestTask2025OnTheGoSDKPath(t *testing.T) {
 	t.Parallel()
-	for _, front := range []struct {
-		name   string
-		client func(t *testing.T, p *ptGateway) taskClient
-	}{
-		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
-		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
-			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
-		}},
-	} {
+	for _, front := range fronts2025() {
 		for _, tc := range []struct {
 			name string
 			meta map[string]any
@@ -133,10 +159,7 @@ func TestTask2025OnTheGoSDKPath(t *testing.T) {
 			t.Run(front.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				up, url := newTasksUpstream(t, oldProtocol)
-				p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-				if len(p.problems) > 0 {
-					t.Fatalf("sync: %v", p.problems)
-				}
+				p := serveTasksAt(t, url, ptOptions{})
 				c := front.client(t, p)
 				res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
 					"task": map[string]any{"ttl": 60000}, "_meta": tc.meta})
@@ -167,29 +190,10 @@ func TestTaskResultOfAPerUserServer(t *testing.T) {
 	t.Parallel()
 	hs := httptest.NewServer(tasksserver.New(tasksserver.Options{}))
 	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("t", hs.URL)}, DefaultMode: "allow_all"},
-		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gateway.New(h, nil)
-	g.Sync(ctx)
-	t.Cleanup(func() {
-		g.Close()
-		cancel()
-		h.Close()
-	})
+	g, _ := userGateway(t, &config.Config{Servers: []*config.Server{perUserServer("t", hs.URL)}, DefaultMode: "allow_all"}, false, nil)
 	c := &httpClient2026{url: aliceServer(t, g), caps: tasksExt, headers: map[string]string{"Authorization": "Bearer alice"}}
 	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__failing_job", "arguments": map[string]any{}})
-	id, _ := res.Result["taskId"].(string)
-	if res.Result["resultType"] != "task" || !strings.HasPrefix(id, "mcpt-") {
-		t.Fatalf("tools/call: %+v %+v, want a task under an id of the gateway's", res.Result, res.Error)
-	}
-	got := c.call(t, "tasks/get", map[string]any{"taskId": id})
-	if got.Error != nil || got.Result["taskId"] != id || got.Result["status"] == nil {
-		t.Fatalf("tasks/get %s: %+v %+v, want the task", id, got.Result, got.Error)
-	}
+	gatewayTask2026(t, c, res)
 }
 
 // TestLogLevelOfATasksClient: a 2026-07-28 call with a log level in its
@@ -213,10 +217,7 @@ func TestLogLevelOfATasksClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			up, url := newTasksUpstreamOf(t, newProtocol, true, tc.plain)
-			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
-			}
+			p := serveTasksAt(t, url, ptOptions{})
 			c := newStdioTaskClient(t, p.g, newProtocol, caps)
 			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__log", "arguments": map[string]any{"level": "debug", "message": "hello"},
 				"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": newProtocol, "io.modelcontextprotocol/clientCapabilities": caps,
@@ -251,22 +252,11 @@ func TestLogLevelOfATasksClient(t *testing.T) {
 // member for a carried task parameter: the client got a CreateTaskResult.
 func TestTaskKeyOfAClient(t *testing.T) {
 	t.Parallel()
-	for _, front := range []struct {
-		name   string
-		client func(t *testing.T, p *ptGateway) taskClient
-	}{
-		{"http", func(t *testing.T, p *ptGateway) taskClient { return newHTTPClient2025(t, p.url) }},
-		{"stdio", func(t *testing.T, p *ptGateway) taskClient {
-			return newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
-		}},
-	} {
+	for _, front := range fronts2025() {
 		t.Run(front.name, func(t *testing.T) {
 			t.Parallel()
 			up, url := newTasksUpstream(t, oldProtocol)
-			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
-			}
+			p := serveTasksAt(t, url, ptOptions{})
 			c := front.client(t, p)
 			res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
 				"_meta": map[string]any{"dev.mcphost/task": map[string]any{"ttl": 60000}}})
@@ -294,10 +284,7 @@ func TestTask2025RefusedRaw(t *testing.T) {
 	up.mu.Lock()
 	up.refuseRaw = true
 	up.mu.Unlock()
-	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-	if len(p.problems) > 0 {
-		t.Fatalf("sync: %v", p.problems)
-	}
+	p := serveTasksAt(t, url, ptOptions{})
 	c := newStdioTaskClient(t, p.g, oldProtocol, map[string]any{})
 	res := c.call(t, "tools/call", map[string]any{"name": "mcp__t__echo", "arguments": map[string]any{"message": "hi"},
 		"task": map[string]any{"ttl": 60000}, "_meta": map[string]any{"progressToken": "p1"}})

@@ -543,10 +543,7 @@ func TestTasksThroughTheGateway(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			up, url := newTasksUpstream(t, tc.version)
-			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-			if len(p.problems) > 0 {
-				t.Fatalf("sync: %v", p.problems)
-			}
+			p := serveTasksAt(t, url, ptOptions{})
 			c := tc.client(t, p)
 			modern := tc.version >= newProtocol
 			if !modern {
@@ -653,10 +650,7 @@ func TestTasksThroughTheGateway(t *testing.T) {
 func TestTasksNeedTheExtension(t *testing.T) {
 	t.Parallel()
 	_, url := newTasksUpstream(t, newProtocol)
-	p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
-	if len(p.problems) > 0 {
-		t.Fatalf("sync: %v", p.problems)
-	}
+	p := serveTasksAt(t, url, ptOptions{})
 	c := &httpClient2026{url: p.url, caps: map[string]any{}}
 	// The upstream declared the extension: so does the gateway.
 	disc := c.call(t, "server/discover", nil)

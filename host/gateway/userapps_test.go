@@ -11,9 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/permissions"
 )
 
@@ -36,19 +34,7 @@ func TestPerUserAppsReads(t *testing.T) {
 	s := perUserServer("pu", pu.URL)
 	deny := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__pu",
 		For: &permissions.Principals{Subjects: []string{"bob"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{s}, Permissions: []config.PermissionRule{deny}, DefaultMode: "allow_all"},
-		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gateway.New(h, nil)
-	g.Sync(ctx)
-	t.Cleanup(func() {
-		g.Close()
-		cancel()
-		h.Close()
-	})
+	g, _ := userGateway(t, &config.Config{Servers: []*config.Server{s}, Permissions: []config.PermissionRule{deny}, DefaultMode: "allow_all"}, false, nil)
 	url := usersServer(t, g, "alice", "bob", "carol")
 	// rpc sends a 2026-07-28 request of user's, standing alone.
 	rpc := func(user, method, params string) (result map[string]any, errMsg string) {

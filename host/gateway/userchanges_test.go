@@ -131,6 +131,17 @@ func (ch *changedHarness) connect(url, user, version string) (*changedClient, *m
 	return c, ch.servers[i]
 }
 
+// noneChanged fails the test if c has been sent a list_changed not read
+// yet (who: c's user, and why: why it should not have, for the message).
+func (c *changedClient) noneChanged(t *testing.T, who, why string) {
+	t.Helper()
+	select {
+	case m := <-c.changed:
+		t.Errorf("%s got %s: %s", who, m, why)
+	default:
+	}
+}
+
 // addPrompt has server add a prompt (its list_changed follows).
 func addPrompt(server *mcp.Server, name string) {
 	server.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -263,17 +274,9 @@ func TestPerUserListChangedCases(t *testing.T) {
 		if !c.await(5*time.Second, prompts) {
 			t.Fatal("carol: no prompts/list_changed of her own")
 		}
-		select {
-		case m := <-c.changed:
-			t.Errorf("carol got %s: want only her own connection's", m)
-		default:
-		}
+		c.noneChanged(t, "carol", "want only her own connection's")
 		for i, s := range []*changedClient{a1, a2} {
-			select {
-			case m := <-s.changed:
-				t.Errorf("alice's session %d got %s of carol's connection", i+1, m)
-			default:
-			}
+			s.noneChanged(t, fmt.Sprintf("alice's session %d", i+1), "of carol's connection")
 		}
 	})
 	t.Run("server denied by rules", func(t *testing.T) {
@@ -294,11 +297,7 @@ func TestPerUserListChangedCases(t *testing.T) {
 			t.Fatal("carol: no prompts/list_changed")
 		}
 		time.Sleep(50 * time.Millisecond) // (alice's and carol's sessions have senders of their own)
-		select {
-		case m := <-a.changed:
-			t.Errorf("alice, denied pu by the rules, got %s of it", m)
-		default:
-		}
+		a.noneChanged(t, "alice", "denied pu by the rules")
 	})
 	t.Run("endpoint excluding the server", func(t *testing.T) {
 		t.Parallel()
@@ -318,11 +317,7 @@ func TestPerUserListChangedCases(t *testing.T) {
 		// the change as the host tells it, before the whole gateway's
 		// session is told; give a send the time all the same.)
 		time.Sleep(100 * time.Millisecond)
-		select {
-		case m := <-d.changed:
-			t.Errorf("alice's session on endpoint dev got %s of pu, which it does not serve", m)
-		default:
-		}
+		d.noneChanged(t, "alice's session on endpoint dev", "of pu, which it does not serve")
 	})
 	t.Run("tool search", func(t *testing.T) {
 		t.Parallel()
@@ -344,10 +339,6 @@ func TestPerUserListChangedCases(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("no prompts/list_changed under tool search")
 		}
-		select {
-		case m := <-a.changed:
-			t.Errorf("got %s under tool search", m)
-		default:
-		}
+		a.noneChanged(t, "alice", "under tool search")
 	})
 }

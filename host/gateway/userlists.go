@@ -67,13 +67,15 @@ func (g *Gateway) userServedPrompt(pr *registry.Prompt) string {
 	return served
 }
 
-// userPromptName maps name, as a client gets it, to the registry name of
-// the per-user server's prompt it is the served name of
-// (userServedPrompt). ok is false for any other name, and for the name of
-// a prompt served to all.
-func (g *Gateway) userPromptName(name string) (canonical string, ok bool) {
+// perUserName maps name, as a client names a prompt or tool, to the
+// registry name it reads as (under naming "server" with the mcp__ prefix
+// put back) and that name's server. ok is false when the gateway serves no
+// per-user servers, when the name reads as no registry name, and when its
+// server is not a per-user server of this gateway's endpoint. (Whether a
+// name served to all shadows it is the caller's check.)
+func (g *Gateway) perUserName(name string) (canonical, server string, ok bool) {
 	if !g.users.Load() {
-		return "", false
+		return "", "", false
 	}
 	canonical = name
 	if g.namingMode() == config.NamingServer {
@@ -81,6 +83,18 @@ func (g *Gateway) userPromptName(name string) (canonical string, ok bool) {
 	}
 	server, _, parsed := registry.ParseName(canonical)
 	if !parsed || !g.h.Serving().PerUser(server) || !g.inEndpoint(server) {
+		return "", "", false
+	}
+	return canonical, server, true
+}
+
+// userPromptName maps name, as a client gets it, to the registry name of
+// the per-user server's prompt it is the served name of
+// (userServedPrompt). ok is false for any other name, and for the name of
+// a prompt served to all.
+func (g *Gateway) userPromptName(name string) (canonical string, ok bool) {
+	canonical, _, ok = g.perUserName(name)
+	if !ok {
 		return "", false
 	}
 	g.mu.Lock()
@@ -93,12 +107,7 @@ func (g *Gateway) userPromptName(name string) (canonical string, ok bool) {
 // prompts of p's per-user servers, as p's own connections list them, less
 // those the rules deny p.
 func (g *Gateway) addUserPrompts(ctx context.Context, p *inbound.Principal, r *mcp.ListPromptsResult) {
-	servers := g.visibleUserServers(p)
-	if len(servers) == 0 || r.NextCursor != "" {
-		return
-	}
-	prompts, problems := g.h.PromptsOf(ctx, servers)
-	g.logUserProblems("prompts", problems)
+	prompts := userListing(ctx, g, p, r.NextCursor, "prompts", g.h.PromptsOf)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, pr := range prompts {
@@ -138,28 +147,14 @@ func (g *Gateway) getUserPrompt(ctx context.Context, p *inbound.Principal, req *
 	if !slices.ContainsFunc(prompts, func(pr *registry.Prompt) bool { return pr.Name == name }) {
 		return nil, unknown
 	}
-	a := g.auditCall(ctx, audit.EventPromptGet, name, sessionID(req.Session), "", 0)
-	res, err := g.h.GetPromptResult(ctx, name, req.Params)
-	if a != nil {
-		a.done(err, 0)
-	}
-	if err != nil {
-		return nil, err
-	}
-	stripProtocolMeta(res.Meta)
-	return res, nil
+	return g.getPrompt(ctx, req, name)
 }
 
 // addUserResources adds to the last page of a resources/list result for p
 // the resources of p's per-user servers, as p's own connections list them,
 // under their qualified URIs.
 func (g *Gateway) addUserResources(ctx context.Context, p *inbound.Principal, r *mcp.ListResourcesResult) {
-	servers := g.visibleUserServers(p)
-	if len(servers) == 0 || r.NextCursor != "" {
-		return
-	}
-	resources, problems := g.h.ResourcesOf(ctx, servers)
-	g.logUserProblems("resources", problems)
+	resources := userListing(ctx, g, p, r.NextCursor, "resources", g.h.ResourcesOf)
 	seen := map[string]bool{}
 	for _, res := range resources {
 		if res.Resource == nil || !g.userURI(res.Server, res.URI, seen) {
@@ -173,12 +168,7 @@ func (g *Gateway) addUserResources(ctx context.Context, p *inbound.Principal, r 
 
 // addUserTemplates is addUserResources for resources/templates/list.
 func (g *Gateway) addUserTemplates(ctx context.Context, p *inbound.Principal, r *mcp.ListResourceTemplatesResult) {
-	servers := g.visibleUserServers(p)
-	if len(servers) == 0 || r.NextCursor != "" {
-		return
-	}
-	templates, problems := g.h.ResourceTemplatesOf(ctx, servers)
-	g.logUserProblems("resource templates", problems)
+	templates := userListing(ctx, g, p, r.NextCursor, "resource templates", g.h.ResourceTemplatesOf)
 	seen := map[string]bool{}
 	for _, t := range templates {
 		if t.ResourceTemplate == nil || !g.userURI(t.Server, t.URITemplate, seen) {
@@ -188,6 +178,22 @@ func (g *Gateway) addUserTemplates(ctx context.Context, p *inbound.Principal, r 
 		c.URITemplate = qualifyURI(t.Server, t.URITemplate)
 		r.ResourceTemplates = append(r.ResourceTemplates, &c)
 	}
+}
+
+// userListing lists, for the last page of a list result (cursor, its
+// NextCursor, is ""), what p's per-user servers p may see offer, as p's own
+// connections list them (list: the host's PromptsOf, ResourcesOf, ...),
+// logging what could not be listed (logUserProblems, with what). It is nil
+// for any other page and when p sees no per-user server.
+func userListing[T any](ctx context.Context, g *Gateway, p *inbound.Principal, cursor, what string,
+	list func(context.Context, []string) ([]T, []registry.Problem)) []T {
+	servers := g.visibleUserServers(p)
+	if len(servers) == 0 || cursor != "" {
+		return nil
+	}
+	items, problems := list(ctx, servers)
+	g.logUserProblems(what, problems)
+	return items
 }
 
 // userURI reports whether server's own URI (or URI template) uri is

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/gateway"
@@ -80,22 +79,9 @@ func userListsGatewayWith(t *testing.T, opts *gateway.Options) string {
 		return config.PermissionRule{Behavior: permissions.Deny, Pattern: pattern,
 			For: &permissions.Principals{Subjects: []string{subject}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{sh, perUserServer("pu", urls["pu"])}, DefaultMode: "allow_all",
+	g, _ := userGateway(t, &config.Config{Servers: []*config.Server{sh, perUserServer("pu", urls["pu"])}, DefaultMode: "allow_all",
 		Permissions: []config.PermissionRule{rule("mcp__pu", "bob"), rule("mcp__pu__secret", "carol")},
-		Endpoints:   []*config.Endpoint{{Name: "dev", Servers: []string{"sh"}}}},
-		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.ConnectAll(ctx, nil)
-	g := gateway.New(h, opts)
-	g.Sync(ctx)
-	t.Cleanup(func() {
-		g.Close()
-		cancel()
-		h.Close()
-	})
+		Endpoints:   []*config.Endpoint{{Name: "dev", Servers: []string{"sh"}}}}, true, opts)
 	return usersServer(t, g, "alice", "bob", "carol")
 }
 
@@ -323,19 +309,7 @@ func TestPerUserListChanged(t *testing.T) {
 				return s
 			}, nil))
 			t.Cleanup(up.Close)
-			ctx, cancel := context.WithCancel(context.Background())
-			h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("pu", up.URL)}, DefaultMode: "allow_all"},
-				&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := gateway.New(h, nil)
-			g.Sync(ctx)
-			t.Cleanup(func() {
-				g.Close()
-				cancel()
-				h.Close()
-			})
+			g, ctx := userGateway(t, &config.Config{Servers: []*config.Server{perUserServer("pu", up.URL)}, DefaultMode: "allow_all"}, false, nil)
 			url := usersServer(t, g, "alice", "carol")
 			type user struct {
 				cs      *mcp.ClientSession

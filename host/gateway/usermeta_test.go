@@ -43,19 +43,7 @@ func userMetaGatewayWith(t *testing.T, opts *gateway.Options) string {
 	t.Cleanup(pu.Close)
 	pr := httptest.NewServer(rawToolsHTTP(true, false))
 	t.Cleanup(pr.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("pu", pu.URL), perUserServer("pr", pr.URL)}, DefaultMode: "allow_all"},
-		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gateway.New(h, opts)
-	g.Sync(ctx)
-	t.Cleanup(func() {
-		g.Close()
-		cancel()
-		h.Close()
-	})
+	g, _ := userGateway(t, &config.Config{Servers: []*config.Server{perUserServer("pu", pu.URL), perUserServer("pr", pr.URL)}, DefaultMode: "allow_all"}, false, opts)
 	return aliceServer(t, g)
 }
 
@@ -72,6 +60,30 @@ func aliceRPC(t *testing.T, url, version string) func(method, params string) map
 		}
 		return res
 	}
+}
+
+// userGateway serves a gateway of opts over a host of cfg (connecting its
+// servers first if connect), synced, with a context it closes, cancels
+// (the context returned) and closes its host with at the test's end.
+func userGateway(t *testing.T, cfg *config.Config, connect bool, opts *gateway.Options) (*gateway.Gateway, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if connect {
+		h.ConnectAll(ctx, nil)
+	}
+	g := gateway.New(h, opts)
+	g.Sync(ctx)
+	t.Cleanup(func() {
+		g.Close()
+		cancel()
+		h.Close()
+	})
+	return g, ctx
 }
 
 // perUserServer is a per-user server (OAuth per_user, no login needed) at

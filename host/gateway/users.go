@@ -74,15 +74,8 @@ func (g *Gateway) userTool(ctx context.Context, name string) bool {
 // is no per-user server's tool, the name of a tool served to all, or the
 // name of a tool an override renames (it is served under the new name).
 func (g *Gateway) userToolName(ctx context.Context, name string) (canonical string, ok bool) {
-	if !g.users.Load() {
-		return "", false
-	}
-	canonical = name
-	if g.namingMode() == config.NamingServer {
-		canonical = registry.Prefix + name
-	}
-	server, _, parsed := registry.ParseName(canonical)
-	if !parsed || !g.h.Serving().PerUser(server) || !g.inEndpoint(server) {
+	canonical, server, ok := g.perUserName(name)
+	if !ok {
 		return "", false
 	}
 	g.mu.Lock()

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,9 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/config"
-	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/internal/demoserver"
 )
@@ -39,19 +36,7 @@ func TestPerUserSkills(t *testing.T) {
 	t.Cleanup(up.Close)
 	deny := config.PermissionRule{Behavior: permissions.Deny, Pattern: "mcp__pu",
 		For: &permissions.Principals{Subjects: []string{"bob"}}, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(&config.Config{Servers: []*config.Server{perUserServer("pu", up.URL)}, Permissions: []config.PermissionRule{deny}, DefaultMode: "allow_all"},
-		&host.Options{OutputDir: t.TempDir(), PresentAuthURL: func(context.Context, string) error { return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gateway.New(h, nil)
-	g.Sync(ctx)
-	t.Cleanup(func() {
-		g.Close()
-		cancel()
-		h.Close()
-	})
+	g, ctx := userGateway(t, &config.Config{Servers: []*config.Server{perUserServer("pu", up.URL)}, Permissions: []config.PermissionRule{deny}, DefaultMode: "allow_all"}, false, nil)
 	url := usersServer(t, g, "alice", "bob", "carol")
 	const (
 		skill = "skill://mcp__pu/demo-skill/SKILL.md"
