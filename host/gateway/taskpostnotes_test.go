@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/gateway"
+	"github.com/mcphost/mcphost/host/state"
+	"github.com/mcphost/mcphost/internal/sealbox"
 )
 
 // streamPost posts c's request of method with params on its session and
@@ -63,21 +66,29 @@ func streamPost(t *testing.T, c *httpClient2025, method string, params map[strin
 // the gateway gets nothing. A client with a GET gets them there, as
 // before, and only the response on the POST. On the old code the client
 // without a GET got no status at all (its POST was answered with the
-// response alone).
+// response alone). Through another replica than the one holding the
+// GET, the status goes on that GET (the shared state says where one is
+// open), not on the POST.
 func TestTaskStatusOnPollingPost(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		method string
-		get    bool // the creator opened a standalone stream
+		get    bool // the creator opened a standalone stream (on replica a)
+		onB    bool // the tasks request goes to replica b (the task was created through a)
 	}{
-		{"tasks/result", false},
-		{"tasks/get", false},
-		{"tasks/result", true},
-		{"tasks/get", true},
+		{"tasks/result", false, false},
+		{"tasks/get", false, false},
+		{"tasks/result", true, false},
+		{"tasks/get", true, false},
+		{"tasks/result", false, true},
+		{"tasks/result", true, true}, // (b writes nothing on the POST: a holds the GET)
 	} {
 		name := tc.method + ", no GET"
 		if tc.get {
 			name = tc.method + ", GET"
+		}
+		if tc.onB {
+			name += ", on another replica"
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -92,9 +103,19 @@ func TestTaskStatusOnPollingPost(t *testing.T) {
 				}
 			}
 			t.Cleanup(release)
-			p := ptServe(t, ptOptions{servers: []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}})
+			st, err := state.NewLocal(nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers := []*config.Server{{Name: "t", Transport: config.TransportHTTP, URL: url, Approved: true, ConnectTimeout: 5 * time.Second}}
+			k := sealbox.Random()
+			p := ptServe(t, ptOptions{servers: servers, gopts: &gateway.Options{Keys: k, State: st}})
 			if len(p.problems) > 0 {
 				t.Fatalf("sync: %v", p.problems)
+			}
+			postURL := p.url
+			if tc.onB {
+				postURL = ptServe(t, ptOptions{servers: servers, gopts: &gateway.Options{Keys: k, State: st}}).url
 			}
 			var creator *httpClient2025
 			var creatorGET *httpNotesClient
@@ -111,6 +132,7 @@ func TestTaskStatusOnPollingPost(t *testing.T) {
 			if !strings.HasPrefix(id, "mcpt-") {
 				t.Fatalf("tools/call: %+v %+v, want a task", res.Result, res.Error)
 			}
+			creator.url = postURL
 			msgs := streamPost(t, creator, tc.method, map[string]any{"taskId": id})
 			var onPost []statusNote
 			var resp *rpcResponse
