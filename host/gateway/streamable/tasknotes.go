@@ -20,7 +20,10 @@ import (
 // another replica: when this one holds none for the session, the
 // notification is published on the sessions channel ("note SID REPLICA",
 // sealed as every session change), and the replica holding the GET writes
-// it (a replica holding the session without a GET drops it).
+// it (a replica holding the session without a GET drops it). While no
+// replica holds a GET of the session (cluster.SessionStreamKey), a status
+// of a task whose tasks/get or tasks/result POST is in flight here goes
+// on that POST's own stream, before its response (deliverNote).
 
 // keptTransport is the session's transport, keeping the connection it
 // gives the go-sdk server.
