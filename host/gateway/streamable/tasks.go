@@ -20,7 +20,9 @@ const codeHeaderMismatch = -32020
 // (2025-11-25) is known by its capabilities; a 2026-07-28 request names its
 // own, and its routing headers must match its body (Mcp-Method the method,
 // Mcp-Name the task id the client holds), as the go-sdk handler checks
-// those of the methods it knows.
+// those of the methods it knows. A 2025-11-25 tasks/get or tasks/result of
+// a session answers with an event stream when statuses of its task are
+// written on it before its response (deliverNote: no GET of the session).
 func (f *Front) serveTasks(w http.ResponseWriter, r *http.Request, m *wire.Message, hs *httpSession, sessions *httpSessions) {
 	version := r.Header.Get("Mcp-Protocol-Version")
 	if version >= conn.NewProtocol {
