@@ -145,7 +145,8 @@ func (q *NoteQueue) Close() {
 }
 
 // Idle returns a channel closed once no notification waits or is being
-// written (tests).
+// written: a front waits on it so that the notifications a request was
+// sent are written before its response (and tests).
 func (q *NoteQueue) Idle() <-chan struct{} {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -50,6 +50,11 @@ type tasksUpstream struct {
 	// the status notifications of its task and of a task no one created
 	// (statusNotes).
 	notes bool
+	// resultNotes: a 2025-11-25 tasks/result is answered on an event
+	// stream, after the status notifications statusNotes (then flushed),
+	// once resultGate, when set, is closed (a long task).
+	resultNotes bool
+	resultGate  chan struct{}
 	// push, when set, serves the session's standalone stream (GET) with
 	// what is sent on it, as events (the notifications a server sends
 	// outside any request).
@@ -260,6 +265,24 @@ func (u *tasksUpstream) serveTasks(w http.ResponseWriter, r *http.Request, rid j
 			reply(map[string]any{"resultType": "complete"})
 		case "tasks/result":
 			result["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": taskID}}
+			if u.resultNotes && !modern {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, n := range bytes.Split(bytes.TrimSpace(statusNotes(taskID)), []byte("\n")) {
+					fmt.Fprintf(w, "event: message\ndata: %s\n\n", n)
+				}
+				w.(http.Flusher).Flush()
+				if gate := u.resultGate; gate != nil {
+					u.mu.Unlock() // (relocked for the deferred unlock)
+					select {
+					case <-gate:
+					case <-r.Context().Done():
+					}
+					u.mu.Lock()
+				}
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rid, "result": result})
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+				return true
+			}
 			reply(result)
 		}
 		return true

@@ -47,6 +47,13 @@ const (
 // quarter (streamable/sessions.go).
 func SessionKey(sid string) string { return "sess:" + sid }
 
+// SessionStreamKey names the replica holding the standalone stream (GET)
+// of session SID (sess:SID:get), while one is open, so that a replica
+// without it knows whether one is open elsewhere (streamable/tasknotes.go).
+// Its value is the replica's id, not sealed (no session id, answer or
+// login); it expires as the session's record does.
+func SessionStreamKey(sid string) string { return "sget:" + sid }
+
 // SessionAAD is the additional data a session id of the gateway that
 // serves endpoint ("": the whole gateway, /mcp) is sealed with: an id
 // opens only at the endpoint it was issued at, so that a session of

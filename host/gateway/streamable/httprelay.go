@@ -108,6 +108,11 @@ type httpSession struct {
 	// asks are the requests relayed calls put to the client, awaiting its
 	// answer, by id (httpasks.go).
 	asks map[string]chan []byte
+	// polls are the writers of the 2025-11-25 tasks/get and tasks/result
+	// POSTs in flight here, by the task id their client holds: a status of
+	// that task goes on such a POST's stream while this replica holds no
+	// standalone stream of the session (tasknotes.go).
+	polls map[string][]*relayWriter
 	// The ask record's episode and count (forward.go, askTracking); askMu
 	// keeps the record's writes in order.
 	askMu      sync.Mutex

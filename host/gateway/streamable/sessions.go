@@ -675,11 +675,16 @@ func (s *httpSessions) serveSession(w http.ResponseWriter, r *http.Request, hs *
 		s.mu.Lock()
 		hs.gets++ // (in use: not dropped for another session, admitSession)
 		s.mu.Unlock()
+		s.markStream(r.Context(), hs) // (tasknotes.go)
 		defer func() {
 			s.mu.Lock()
 			hs.gets--
+			last := hs.gets == 0
 			hs.used = time.Now()
 			s.mu.Unlock()
+			if last {
+				s.unmarkStream(context.WithoutCancel(r.Context()), hs)
+			}
 		}()
 	case http.MethodDelete:
 		if err := s.terminate(r.Context(), hs); err != nil {

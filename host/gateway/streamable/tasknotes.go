@@ -3,6 +3,8 @@ package streamable
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/mcphost/mcphost/host/gateway"
 	"github.com/mcphost/mcphost/host/gateway/cluster"
@@ -18,7 +20,10 @@ import (
 // another replica: when this one holds none for the session, the
 // notification is published on the sessions channel ("note SID REPLICA",
 // sealed as every session change), and the replica holding the GET writes
-// it (a replica holding the session without a GET drops it).
+// it (a replica holding the session without a GET drops it). While no
+// replica holds a GET of the session (cluster.SessionStreamKey), a status
+// of a task whose tasks/get or tasks/result POST is in flight here goes
+// on that POST's own stream, before its response (deliverNote).
 
 // keptTransport is the session's transport, keeping the connection it
 // gives the go-sdk server.
@@ -73,11 +78,118 @@ func (f *Front) publishNote(ctx context.Context, n gateway.QueuedNote) {
 }
 
 // deliverNote writes n on hs's standalone stream, on the goroutine of hs's
-// queue; when this replica holds no stream of hs, n is published for the
-// one that does (unless n came from another replica).
+// queue; when this replica holds no stream of hs, n goes on the stream of
+// a tasks/get or tasks/result POST of n's task in flight here (a
+// notification related to that request, which MCP lets a server send on
+// the request's stream: a client that opened no GET, and polls or awaits
+// its task, gets its statuses), else it is published for the replica that
+// holds a stream (unless n came from another replica).
+//
+// Whether another replica holds a GET of the session is read from the
+// shared state (cluster.SessionStreamKey, which the replica holding a GET
+// sets, markStream): then n is published for it, as before. A note relayed
+// by another replica (a status its connection caught) is written on a GET
+// only.
 func (s *httpSessions) deliverNote(ctx context.Context, hs *httpSession, n gateway.QueuedNote) {
-	if err := s.writeNote(ctx, hs, n.Msg); err != nil && !n.Relayed {
-		s.publish(ctx, "note "+hs.sid+" "+s.f.replica+"\n"+string(n.Msg))
+	if err := s.writeNote(ctx, hs, n.Msg); err == nil || n.Relayed {
+		return
+	}
+	if s.writePolled(ctx, hs, n) {
+		return
+	}
+	s.publish(ctx, "note "+hs.sid+" "+s.f.replica+"\n"+string(n.Msg))
+}
+
+// noteFlushWait bounds how long a tasks POST waits, before its response,
+// for the statuses its request was sent to be written on its stream.
+const noteFlushWait = time.Second
+
+// poll records rw, the writer of a 2025-11-25 tasks/get or tasks/result
+// POST of hs about the task its client holds as id, until forget.
+func (s *httpSessions) poll(hs *httpSession, id string, rw *relayWriter) (forget func()) {
+	s.mu.Lock()
+	if hs.polls == nil {
+		hs.polls = map[string][]*relayWriter{}
+	}
+	hs.polls[id] = append(hs.polls[id], rw)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		list := hs.polls[id]
+		if i := slices.Index(list, rw); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(hs.polls, id)
+		} else {
+			hs.polls[id] = list
+		}
+	}
+}
+
+// writePolled writes n, a status of the task n.Key, on the stream of the
+// latest POST of hs polling that task here (poll), unless another replica
+// holds a standalone stream of hs, and reports whether it did (not after
+// the POST's response).
+func (s *httpSessions) writePolled(ctx context.Context, hs *httpSession, n gateway.QueuedNote) bool {
+	if n.Key == "" {
+		return false
+	}
+	s.mu.Lock()
+	var rw *relayWriter
+	if list := hs.polls[n.Key]; len(list) > 0 {
+		rw = list[len(list)-1]
+	}
+	s.mu.Unlock()
+	return rw != nil && !s.streamElsewhere(ctx, hs) && rw.event(n.Msg) == nil
+}
+
+// markStream records, in the shared state, that this replica holds a
+// standalone stream of hs (SessionStreamKey), as it opens.
+func (s *httpSessions) markStream(ctx context.Context, hs *httpSession) {
+	if err := s.f.state.Put(ctx, cluster.SessionStreamKey(hs.sid), []byte(s.f.replica), s.idle+s.idle/4); err != nil {
+		s.f.log.Warn("recording a session's standalone stream", "error", err)
+	}
+}
+
+// unmarkStream undoes markStream once this replica holds no standalone
+// stream of hs, unless another replica marked one since.
+func (s *httpSessions) unmarkStream(ctx context.Context, hs *httpSession) {
+	key := cluster.SessionStreamKey(hs.sid)
+	if b, err := s.f.state.Get(ctx, key); err != nil || string(b) != s.f.replica {
+		return
+	}
+	if err := s.f.state.Delete(ctx, key); err != nil {
+		s.f.log.Warn("clearing a session's standalone stream", "error", err)
+	}
+}
+
+// streamElsewhere reports whether another replica holds a standalone
+// stream of hs, as the shared state says (markStream); false when it
+// cannot be read.
+func (s *httpSessions) streamElsewhere(ctx context.Context, hs *httpSession) bool {
+	b, err := s.f.state.Get(ctx, cluster.SessionStreamKey(hs.sid))
+	return err == nil && len(b) > 0 && string(b) != s.f.replica
+}
+
+// flushNotes waits, up to noteFlushWait or ctx's end, for hs's queue to
+// have written what it holds, when this replica holds no standalone
+// stream of hs (a POST's statuses then precede its response on its own
+// stream).
+func (s *httpSessions) flushNotes(ctx context.Context, hs *httpSession) {
+	s.mu.Lock()
+	gets := hs.gets
+	s.mu.Unlock()
+	if gets > 0 {
+		return
+	}
+	timer := time.NewTimer(noteFlushWait)
+	defer timer.Stop()
+	select {
+	case <-hs.notes.Idle():
+	case <-timer.C:
+	case <-ctx.Done():
 	}
 }
 

@@ -2,6 +2,7 @@ package streamable
 
 import (
 	"net/http"
+	"sync/atomic"
 
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/gateway"
@@ -19,7 +20,9 @@ const codeHeaderMismatch = -32020
 // (2025-11-25) is known by its capabilities; a 2026-07-28 request names its
 // own, and its routing headers must match its body (Mcp-Method the method,
 // Mcp-Name the task id the client holds), as the go-sdk handler checks
-// those of the methods it knows.
+// those of the methods it knows. A 2025-11-25 tasks/get or tasks/result of
+// a session answers with an event stream when statuses of its task are
+// written on it before its response (deliverNote: no GET of the session).
 func (f *Front) serveTasks(w http.ResponseWriter, r *http.Request, m *wire.Message, hs *httpSession, sessions *httpSessions) {
 	version := r.Header.Get("Mcp-Protocol-Version")
 	if version >= conn.NewProtocol {
@@ -44,13 +47,43 @@ func (f *Front) serveTasks(w http.ResponseWriter, r *http.Request, m *wire.Messa
 	}
 	ctx, cancel := f.gw.Abortable(r.Context())
 	defer cancel()
+	rw := &relayWriter{w: w}
+	var sunk atomic.Bool // a status was sent on the request's stream
+	polling := false
 	if hs != nil {
-		ctx = gateway.WithNoteSink(ctx, func(key string, msg []byte) { hs.notes.Add(gateway.QueuedNote{Key: key, Msg: msg}) })
+		ctx = gateway.WithNoteSink(ctx, func(key string, msg []byte) {
+			sunk.Store(true)
+			hs.notes.Add(gateway.QueuedNote{Key: key, Msg: msg})
+		})
+		if id := polledTask(m, version); id != "" {
+			// Its task's statuses may go on this POST's stream
+			// (deliverNote).
+			polling = true
+			defer sessions.poll(hs, id, rw)()
+		}
 	}
 	resp := f.gw.ServeTasks(ctx, m, version, caps)
 	status := http.StatusOK
 	if version >= conn.NewProtocol {
 		status = errorStatus(resp)
 	}
-	writeRelayed(w, status, resp)
+	if polling && sunk.Load() {
+		sessions.flushNotes(r.Context(), hs)
+	}
+	rw.final(status, resp)
+}
+
+// polledTask is the task id (the client's) of m, a 2025-11-25 tasks/get or
+// tasks/result under version, whose task's statuses may go on its stream;
+// "" for another request.
+func polledTask(m *wire.Message, version string) string {
+	if version >= conn.NewProtocol || !m.IsMethod("tasks/get") && !m.IsMethod("tasks/result") {
+		return ""
+	}
+	p, ok := m.Param("taskId")
+	if !ok {
+		return ""
+	}
+	id, _ := rawjson.String(p.Value)
+	return string(id)
 }
