@@ -22,7 +22,8 @@ import (
 // connection reach that user's subscribed session, under the qualified
 // URI, and no other user's (bob, subscribed to the same URI through his
 // own connection, gets only his own); an unsubscribe unsubscribes
-// upstream and the updates stop. For a 2025-11-25 client's session and a
+// upstream and the updates stop. The user's connection renews the
+// subscription when it reconnects. For a 2025-11-25 client's session and a
 // 2026-07-28 client's subscriptions/listen stream. (Before, every
 // subscribe to a per-user server's resource was refused as not supported.)
 func TestPerUserResourceSubscriptions(t *testing.T) {
@@ -132,6 +133,41 @@ func TestPerUserResourceSubscriptions(t *testing.T) {
 				}
 				quiet(users[other].updated, other+" after "+name+"'s update")
 			}
+
+			// alice's upstream session ends: her connection reconnects (on
+			// her next request) and renews her subscription on its new
+			// session, whose updates reach her.
+			for ss := range users["alice"].up.server.Sessions() {
+				ss.Close()
+			}
+			var renewed *upstream
+			for try := 0; renewed == nil; try++ {
+				if try == 50 {
+					t.Fatal("alice: her connection did not reconnect")
+				}
+				res, err := users["alice"].cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__pu__whoami"})
+				if err == nil {
+					var i int
+					fmt.Sscan(res.Messages[0].Content.(*mcp.TextContent).Text, &i)
+					mu.Lock()
+					if ups[i] != users["alice"].up {
+						renewed = ups[i]
+					}
+					mu.Unlock()
+				}
+				if renewed == nil {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			if got := wait(t, renewed.subs, "alice's renewed upstream subscribe"); got != "subscribe note://n" {
+				t.Fatalf("alice's new upstream session got %q, want subscribe note://n", got)
+			}
+			users["alice"].up = renewed
+			renewed.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "note://n"})
+			if got := wait(t, users["alice"].updated, "alice's update after the reconnect"); got != uri {
+				t.Errorf("alice: resources/updated of %q after the reconnect, want %q", got, uri)
+			}
+			quiet(users["bob"].updated, "bob after alice's update")
 
 			// alice unsubscribes: her connection unsubscribes upstream; bob's
 			// subscription stays.
