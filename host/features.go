@@ -32,6 +32,11 @@ type NotificationHandlers struct {
 	// that user's view of it was dropped, and is listed again when next
 	// asked for. OPTIONAL.
 	UserListChanged func(server, user string, kind conn.ChangeKind)
+	// UserResourceUpdated receives notifications/resources/updated of a
+	// per-user server's resource subscribed with Subscribe for the gateway
+	// user with ID user (conn.User.ID), through that user's own
+	// connection: for that user's subscribers only. OPTIONAL.
+	UserResourceUpdated func(server, user string, p *mcp.ResourceUpdatedNotificationParams)
 }
 
 // notifications are the registered NotificationHandlers, and what is
@@ -40,7 +45,7 @@ type NotificationHandlers struct {
 type notifications struct {
 	mu       sync.Mutex
 	handlers []*NotificationHandlers
-	subs     map[string]map[string]int // server -> subscribed URIs -> how many subscribers (Subscribe's callers: each of a host's gateways)
+	subs     map[string]map[string]int // subsKey -> subscribed URIs -> how many subscribers (Subscribe's callers: each of a host's gateways)
 	level    mcp.LoggingLevel
 }
 
@@ -208,26 +213,31 @@ func (h *Host) Subscribe(ctx context.Context, server, uri string) error {
 		return fmt.Errorf("subscribing to %s at %s: %w", uri, server, err)
 	}
 	h.onSecondSessions(ctx, server, func(cs *mcp.ClientSession) error { return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) })
+	key := h.subsKey(ctx, server)
 	h.notes.mu.Lock()
 	if h.notes.subs == nil {
 		h.notes.subs = map[string]map[string]int{}
 	}
-	if h.notes.subs[server] == nil {
-		h.notes.subs[server] = map[string]int{}
+	if h.notes.subs[key] == nil {
+		h.notes.subs[key] = map[string]int{}
 	}
-	h.notes.subs[server][uri]++
+	h.notes.subs[key][uri]++
 	h.notes.mu.Unlock()
 	return nil
 }
 
 // Unsubscribe ends a subscription made with Subscribe.
 func (h *Host) Unsubscribe(ctx context.Context, server, uri string) error {
+	key := h.subsKey(ctx, server)
 	h.notes.mu.Lock()
-	n := h.notes.subs[server][uri] - 1
+	n := h.notes.subs[key][uri] - 1
 	if n > 0 {
-		h.notes.subs[server][uri] = n
+		h.notes.subs[key][uri] = n
 	} else {
-		delete(h.notes.subs[server], uri)
+		delete(h.notes.subs[key], uri)
+		if len(h.notes.subs[key]) == 0 {
+			delete(h.notes.subs, key)
+		}
 	}
 	h.notes.mu.Unlock()
 	if n > 0 {
@@ -288,6 +298,16 @@ func (h *Host) setLevel(ctx context.Context, server string, cs *mcp.ClientSessio
 	}
 }
 
+// subsKey is the key of notifications.subs that a subscription to server
+// made with ctx is counted under: the server's, or for a per-user server
+// and a gateway user (conn.WithUser) that user's own connection's.
+func (h *Host) subsKey(ctx context.Context, server string) string {
+	if u := conn.UserOf(ctx); u != nil && h.perUser(server) {
+		return server + "\x00" + u.ID()
+	}
+	return server
+}
+
 // onSecondSessions does do on the second sessions of server on its own
 // pipe (see conn.SecondSessionsOnPipe), where a subscription is made too;
 // a failure is logged.
@@ -306,12 +326,10 @@ func (h *Host) sessionStarted(ctx context.Context, server string, cs *mcp.Client
 	h.notes.mu.Lock()
 	level := h.notes.level
 	var uris []string
-	if conn.UserOf(ctx) == nil {
-		// (A per-user session's subscriptions are its user's, made
-		// through it; the host keeps only its own to renew.)
-		for u := range h.notes.subs[server] {
-			uris = append(uris, u)
-		}
+	// (A per-user session's subscriptions are its user's, made through
+	// it: kept apart, renewed on that user's sessions only.)
+	for u := range h.notes.subs[h.subsKey(ctx, server)] {
+		uris = append(uris, u)
 	}
 	h.notes.mu.Unlock()
 	if level != "" && !conn.IsSecondSession(ctx) {

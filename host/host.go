@@ -212,6 +212,13 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		ProtocolVersion:    cmp.Or(o.ProtocolVersion, cfg.Settings.ProtocolVersion),
 		Telemetry:          o.Telemetry,
 		OnUserListChanged:  h.userListChanged,
+		OnUserResourceUpdated: func(server string, u *conn.User, p *mcp.ResourceUpdatedNotificationParams) {
+			for _, nh := range h.noteHandlers() {
+				if nh.UserResourceUpdated != nil {
+					nh.UserResourceUpdated(server, u.ID(), p)
+				}
+			}
+		},
 		OnListChanged: func(server string, kind conn.ChangeKind) {
 			invalidate(h.reg, server, kind)
 		},

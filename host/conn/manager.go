@@ -114,6 +114,10 @@ type Options struct {
 	LegacyIdle time.Duration
 	// OnResourceUpdated receives notifications/resources/updated. OPTIONAL.
 	OnResourceUpdated func(server string, p *mcp.ResourceUpdatedNotificationParams)
+	// OnUserResourceUpdated is OnResourceUpdated for a per-user
+	// connection: the update of a subscription made through user u's own
+	// connection (see WithUser). OPTIONAL.
+	OnUserResourceUpdated func(server string, u *User, p *mcp.ResourceUpdatedNotificationParams)
 	// OnLog receives notifications/message, with the Requester of the call
 	// it belongs to when that is known (see Requester). OPTIONAL.
 	OnLog func(server string, p *mcp.LoggingMessageParams, r Requester)

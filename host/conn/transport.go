@@ -423,9 +423,14 @@ func (c *Conn) clientOptions() *mcp.ClientOptions {
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			// Subscriptions are the first session's, and those of the
 			// second sessions on a server's own pipe (see legacy.go),
-			// and the host's own: a per-user connection's would go to no
-			// one in particular.
-			if m.opts.OnResourceUpdated != nil && (c.primary == nil || !c.sharedByCalls()) && c.user == nil {
+			// and the host's own; a per-user connection's are its
+			// user's, made through it (OnUserResourceUpdated).
+			switch {
+			case c.user != nil:
+				if m.opts.OnUserResourceUpdated != nil {
+					m.opts.OnUserResourceUpdated(name, c.user.user(), req.Params)
+				}
+			case m.opts.OnResourceUpdated != nil && (c.primary == nil || !c.sharedByCalls()):
 				m.opts.OnResourceUpdated(name, req.Params)
 			}
 		},

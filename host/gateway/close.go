@@ -31,6 +31,7 @@ func (g *Gateway) Close() error {
 		g.CloseSessions()
 		g.leaveHost()
 		g.userChanges.close(g.log)
+		g.userUpdates.close(g.log)
 		g.cancelAbort()
 	})
 	return nil

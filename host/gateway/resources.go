@@ -178,6 +178,25 @@ type subscriptions struct {
 	// notification goroutine).
 	whoMu sync.Mutex
 	who   map[*mcp.ServerSession]*inbound.Principal
+	// mine are the subscriptions to per-user servers' resources, each
+	// its user's own (made through the user's own connection), with the
+	// URI each session subscribed as; under both mu and whoMu (read under
+	// whoMu alone where updates are delivered).
+	mine map[userSub]*userSubs
+}
+
+// userSub is a subscription to a per-user server's resource of the
+// gateway user whose conn.User ID is user.
+type userSub struct {
+	subKey
+	user string
+}
+
+// userSubs are the subscribers of a userSub: the sessions (with the URI
+// each subscribed as), and the user to unsubscribe upstream as.
+type userSubs struct {
+	u        *conn.User
+	sessions map[*mcp.ServerSession]string
 }
 
 type subKey struct{ server, uri string }
@@ -224,6 +243,13 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if err != nil {
 		return err
 	}
+	if g.users.Load() && g.h.Serving().PerUser(k.server) {
+		if err := g.joinMine(ctx, k, req.Session, req.Params.URI); err != nil {
+			return err
+		}
+		g.subscribed(ctx, req, req.Session, req.Params.URI, true) // (fronts.go: the session fronts)
+		return nil
+	}
 	if err := g.join(ctx, k, req.Session, p); err != nil {
 		return err
 	}
@@ -235,8 +261,8 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // subscription of p (nil: nobody in particular), or the error a client
 // gets when no server offers it or the permission rules deny its server
 // to p (the same error: nothing tells a client a denied resource from a
-// missing one; denied tells the gateway), or when it is a per-user
-// server's (not supported).
+// missing one; denied tells the gateway). A per-user server's resource is
+// subscribed to by its user (joinMine).
 func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, denied bool, err error) {
 	k, ok := g.owner(uri)
 	denied = ok && p != nil && g.h.Serving().ServerDeniedFor(p, k.server)
@@ -245,15 +271,116 @@ func (g *Gateway) subscribable(p *inbound.Principal, uri string) (k subKey, deni
 		// subscriber already, the upstream is not asked again.)
 		return subKey{}, denied, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no server offers the resource %q", uri)}
 	}
-	if g.users.Load() && g.h.Serving().PerUser(k.server) {
-		// A per-user server's resource is its user's, through the user's
-		// own connection, whose updates reach no one (conn: a per-user
-		// connection's notifications/resources/updated are dropped); the
-		// subscriptions here are one per resource, for all sessions.
-		return subKey{}, false, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: fmt.Sprintf("the resource %q is a per-user server's: subscriptions to it are not supported", uri)}
-	}
 	return k, false, nil
+}
+
+// joinMine subscribes ss, as uri, to k, a per-user server's resource, for
+// ctx's gateway user: through the user's own connection (the host renews
+// it when that connection reconnects), its updates passed to that user's
+// sessions subscribed only (userResourceUpdated): a session of a client
+// before 2026-07-28, or a 2026-07-28 client's subscriptions/listen stream
+// (on the go-sdk session it runs on). Sessions held by other replicas are
+// not told.
+func (g *Gateway) joinMine(ctx context.Context, k subKey, ss *mcp.ServerSession, uri string) error {
+	u := conn.UserOf(ctx)
+	if u == nil || ss == nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("the resource %q is a per-user server's: subscriptions to it are its authenticated user's", uri)}
+	}
+	us := userSub{k, u.ID()}
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	if g.subs.mine[us] == nil {
+		if err := g.h.Subscribe(ctx, k.server, k.uri); err != nil {
+			return err
+		}
+	}
+	if g.subs.watched == nil {
+		g.subs.watched = map[*mcp.ServerSession]bool{}
+	}
+	g.subs.whoMu.Lock()
+	if g.subs.mine == nil {
+		g.subs.mine = map[userSub]*userSubs{}
+	}
+	s := g.subs.mine[us]
+	if s == nil {
+		s = &userSubs{sessions: map[*mcp.ServerSession]string{}}
+		g.subs.mine[us] = s
+	}
+	s.u = u // (the newest token)
+	s.sessions[ss] = uri
+	g.subs.whoMu.Unlock()
+	if !g.subs.watched[ss] {
+		g.subs.watched[ss] = true
+		// Ends with the session (the gateway's Close ends every session).
+		go func() {
+			ss.Wait()
+			g.sessionEnded(ss)
+		}()
+	}
+	return nil
+}
+
+// leaveMine removes ss from us's subscribers, unsubscribing upstream, as
+// its user, after the last. The caller holds g.subs.mu.
+func (g *Gateway) leaveMine(ctx context.Context, us userSub, ss *mcp.ServerSession) error {
+	g.subs.whoMu.Lock()
+	s := g.subs.mine[us]
+	if s == nil {
+		g.subs.whoMu.Unlock()
+		return nil
+	}
+	if _, ok := s.sessions[ss]; !ok {
+		g.subs.whoMu.Unlock()
+		return nil
+	}
+	delete(s.sessions, ss)
+	last := len(s.sessions) == 0
+	if last {
+		delete(g.subs.mine, us)
+	}
+	g.subs.whoMu.Unlock()
+	if !last {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(conn.WithUser(context.WithoutCancel(ctx), s.u), upstreamUnsubscribeTimeout)
+	defer cancel()
+	return g.h.Unsubscribe(ctx, us.server, us.uri)
+}
+
+// userResourceUpdated passes a per-user server's
+// notifications/resources/updated, from the connection of the gateway user
+// whose conn.User ID is user, to that user's sessions here subscribed to
+// the resource, each under the URI it subscribed as; never to another
+// user's. It runs on the upstream connection's notification path, so it
+// only hands the update on (userUpdates sends it).
+func (g *Gateway) userResourceUpdated(server, user string, p *mcp.ResourceUpdatedNotificationParams) {
+	if !g.users.Load() || !g.inEndpoint(server) {
+		return
+	}
+	g.userUpdates.post(userChange{server: server, user: user, method: "notifications/resources/updated", uri: p.URI}, g.userUpdateTargets, g.sendUserChange)
+}
+
+// userUpdateTargets are the sessions c, a per-user server's resource
+// update, is sent to (userResourceUpdated).
+func (g *Gateway) userUpdateTargets(c userChange) map[changeTarget]bool {
+	g.subs.whoMu.Lock()
+	defer g.subs.whoMu.Unlock()
+	out := map[changeTarget]bool{}
+	if s := g.subs.mine[userSub{subKey{c.server, c.uri}, c.user}]; s != nil {
+		for ss, uri := range s.sessions {
+			t := changeTarget{ss: ss, method: c.method, uri: uri}
+			if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion >= conn.NewProtocol {
+				// A listen stream's: tagged with its request id, once
+				// acknowledged.
+				if t.id = g.userListens.idOf(ss); t.id == nil {
+					continue
+				}
+			}
+			out[t] = true
+		}
+	}
+	return out
 }
 
 // join adds ss, subscribing as p, to k's subscribers, subscribing upstream
@@ -299,7 +426,12 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 		return nil
 	}
 	g.subs.mu.Lock()
-	err := g.leave(ctx, k, req.Session)
+	var err error
+	if u := conn.UserOf(ctx); u != nil && g.users.Load() && g.h.Serving().PerUser(k.server) {
+		err = g.leaveMine(ctx, userSub{k, u.ID()}, req.Session)
+	} else {
+		err = g.leave(ctx, k, req.Session)
+	}
 	g.subs.mu.Unlock()
 	if err == nil {
 		g.subscribed(ctx, req, req.Session, req.Params.URI, false) // (fronts.go: the session fronts)
@@ -339,6 +471,19 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 			if err := g.leave(context.Background(), k, ss); err != nil {
 				g.log.Debug("unsubscribing upstream after its last subscriber ended", "server", k.server, "error", err)
 			}
+		}
+	}
+	g.subs.whoMu.Lock()
+	var mine []userSub
+	for us, s := range g.subs.mine {
+		if _, ok := s.sessions[ss]; ok {
+			mine = append(mine, us)
+		}
+	}
+	g.subs.whoMu.Unlock()
+	for _, us := range mine {
+		if err := g.leaveMine(context.Background(), us, ss); err != nil {
+			g.log.Debug("unsubscribing upstream after its user's last subscriber ended", "server", us.server, "error", err)
 		}
 	}
 }

@@ -191,6 +191,9 @@ type Gateway struct {
 	// userChanges hands the per-user servers' list_changed on to their
 	// users' sessions, off the upstream connections (userlists.go).
 	userChanges userChanges
+	// userUpdates hands the per-user servers' resources/updated on to
+	// their users' subscribed sessions (userResourceUpdated).
+	userUpdates userChanges
 
 	starting atomic.Bool // servers are connecting at start (connecting.go)
 	// started is closed once the connects at start have settled and been
@@ -341,9 +344,10 @@ func New(h *host.Host, opts *Options) *Gateway {
 		}
 	})
 	offNotes := h.OnServerNotification(&host.NotificationHandlers{
-		ResourceUpdated: g.resourceUpdated,
-		Log:             g.upstreamLog,
-		UserListChanged: g.userListChanged,
+		ResourceUpdated:     g.resourceUpdated,
+		Log:                 g.upstreamLog,
+		UserListChanged:     g.userListChanged,
+		UserResourceUpdated: g.userResourceUpdated,
 	})
 	g.leaveHost = func() { offChange(); offNotes() }
 	g.loopDone = make(chan struct{})

@@ -341,6 +341,9 @@ func (g *Gateway) sendUserChange(t changeTarget) {
 	if t.id != nil {
 		ctx = context.WithValue(ctx, subscriptionIDKey{}, t.id)
 	}
+	if t.uri != "" {
+		ctx = context.WithValue(ctx, updatedURIKey{}, t.uri)
+	}
 	if err := t.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{}); err != nil {
 		g.log.Debug("a per-user server's list_changed not passed on", "method", t.method, "session", LogSessionID(t.ss.ID()), "error", err)
 	}
@@ -350,6 +353,7 @@ func (g *Gateway) sendUserChange(t changeTarget) {
 // for the user with conn.User ID user, method the list_changed.
 type userChange struct {
 	server, user, method string
+	uri                  string // a resources/updated's (userResourceUpdated)
 }
 
 // changeTarget is one list_changed to send to one session (id: on the
@@ -358,6 +362,7 @@ type changeTarget struct {
 	ss     *mcp.ServerSession
 	method string
 	id     any
+	uri    string // a resources/updated's, as the session subscribed
 }
 
 // maxSessionChanges caps the list_changed waiting to be sent to one
@@ -525,6 +530,9 @@ func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, changed, &mcp.ServerRequest[*mcp.PromptListChangedParams]{Session: ss, Params: &mcp.PromptListChangedParams{Meta: meta}})
 		case "notifications/resources/list_changed":
 			return next(ctx, changed, &mcp.ServerRequest[*mcp.ResourceListChangedParams]{Session: ss, Params: &mcp.ResourceListChangedParams{Meta: meta}})
+		case "notifications/resources/updated": // (userResourceUpdated)
+			uri, _ := ctx.Value(updatedURIKey{}).(string)
+			return next(ctx, changed, &mcp.ServerRequest[*mcp.ResourceUpdatedNotificationParams]{Session: ss, Params: &mcp.ResourceUpdatedNotificationParams{Meta: meta, URI: uri}})
 		}
 		g.log.Warn("a per-user list_changed of an unknown kind not sent", "method", changed)
 		return nil, nil
@@ -534,6 +542,10 @@ func (g *Gateway) listChangedSender(next mcp.MethodHandler) mcp.MethodHandler {
 // subscriptionIDKey is the context key of the request id of the listen
 // stream a list_changed is sent on (listChangedSender).
 type subscriptionIDKey struct{}
+
+// updatedURIKey is the context key of the URI of a per-user server's
+// resources/updated sent to one session (userResourceUpdated).
+type updatedURIKey struct{}
 
 // userListens are the subscriptions/listen streams of gateway users
 // running here, by the go-sdk session each runs on, with what each opted
@@ -582,6 +594,17 @@ func (l *userListens) acknowledged(req mcp.Request) {
 	if ul := l.m[ss]; ul != nil {
 		ul.id, ul.notes = params.Meta[mcp.MetaKeySubscriptionID], params.Notifications
 	}
+}
+
+// idOf is the request id of the listen stream running on ss, nil until
+// it is acknowledged (or for none).
+func (l *userListens) idOf(ss *mcp.ServerSession) any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ul := l.m[ss]; ul != nil {
+		return ul.id
+	}
+	return nil
 }
 
 // of are the acknowledged listen streams of the user with conn.User ID

@@ -171,8 +171,9 @@ func TestPerUserLists(t *testing.T) {
 // upstream sessions), with the definitions as listed; a user the rules
 // deny the server (bob), or the prompt (carol's "secret"), is answered as
 // for a prompt or resource that does not exist. What is served to all is
-// not affected; a subscription to a per-user server's resource is refused
-// (not supported). For clients of both eras. (Before, a per-user prompt was an
+// not affected; a subscription to a per-user server's resource is taken
+// for alice, refused to bob (TestPerUserResourceSubscriptions: its
+// updates). For clients of both eras. (Before, a per-user prompt was an
 // unknown prompt to all, and only the MCP Apps resource was read.)
 func TestPerUserGetAndRead(t *testing.T) {
 	t.Parallel()
@@ -226,11 +227,8 @@ func TestPerUserGetAndRead(t *testing.T) {
 				t.Errorf("alice's get of a prompt pu does not have: %v %q, want an unknown prompt", res, msg)
 			}
 			if version == oldProtocol {
-				// (Not supported: the updates of a user's own connection reach
-				// no one. Before, alice's subscribe was taken, and bob's too,
-				// with no updates ever.)
-				if res, msg := alice("resources/subscribe", `{"uri":"mcphost://pu/note://n"}`); res != nil || !strings.Contains(msg, "not supported") {
-					t.Errorf("alice's subscribe to pu's resource: %v %q, want refused as not supported", res, msg)
+				if res, msg := alice("resources/subscribe", `{"uri":"mcphost://pu/note://n"}`); res == nil {
+					t.Errorf("alice's subscribe to pu's resource: %q, want taken", msg)
 				}
 				if res, msg := bob("resources/subscribe", `{"uri":"mcphost://pu/note://n"}`); res != nil || !strings.Contains(msg, "no server offers") {
 					t.Errorf("bob's subscribe to pu's resource: %v %q, want refused as a resource no server offers", res, msg)
