@@ -179,6 +179,12 @@ type Server struct {
 	// exactly this configuration. Servers from other scopes are always approved.
 	Approved bool `json:"approved"`
 
+	// InterceptorOnly marks a server named by an interceptor block's server
+	// attribute (a SEP-2624 interceptor server): it is connected, approved,
+	// pinned and supervised like every server, but its tools, prompts and
+	// resources are not served and it does not count for readiness.
+	InterceptorOnly bool `json:"interceptor_only,omitempty"`
+
 	// writtenHash is the ApprovalHash of a project server's block as written
 	// (env() calls unevaluated), and written is that form of the server.
 	writtenHash string
@@ -347,6 +353,12 @@ type Config struct {
 	Plugins []*Plugin `json:"plugins,omitempty"`
 	// IdPs are the declared identity providers (idp blocks), sorted by name.
 	IdPs []*IdP `json:"idps,omitempty"`
+	// Hooks are the hook blocks and Interceptors the interceptor blocks of
+	// every scope, in load order (lowest scope first, declared order within
+	// a file); a project file's are included with Approved == false until
+	// approved.
+	Hooks        []*Hook        `json:"hooks,omitempty"`
+	Interceptors []*Interceptor `json:"interceptors,omitempty"`
 	// Endpoints are the gateway's named endpoints (endpoint blocks),
 	// sorted by name.
 	Endpoints []*Endpoint `json:"endpoints,omitempty"`

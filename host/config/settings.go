@@ -70,6 +70,9 @@ type Settings struct {
 	// optional names. Servers are sent notifications/roots/list_changed
 	// when a reload changes them.
 	Roots []*mcp.Root `json:"roots,omitempty"`
+	// ManagedHooksOnly (managed_hooks_only, honoured in the managed scope
+	// only) drops every hook and interceptor block of the other scopes.
+	ManagedHooksOnly bool `json:"managed_hooks_only,omitempty"`
 }
 
 // Naming modes of the gateway (settings { naming = "…" }, serve --naming).
