@@ -36,3 +36,7 @@ func CallInfoOf(ctx context.Context) (CallInfo, bool) {
 func (n *DecisionNote) Checks() []intercept.Record {
 	return nil // TODO(WP6)
 }
+
+// chain returns the hooks and interceptors in force (nil: none; a nil
+// *intercept.Chain matches nothing).
+func (h *Host) chain() *intercept.Chain { return h.checks.Load() }

@@ -125,6 +125,7 @@ type Host struct {
 	views     userViews                          // per-user registries (views.go)
 	plugins   atomic.Pointer[plugins.Runtime]    // nil without plugins
 	policy    atomic.Pointer[permissions.Policy] // of cfg
+	checks    atomic.Pointer[intercept.Chain]    // hooks and interceptors of cfg (nil: none)
 	reloads   reloads                            // (reload.go)
 	pins      *pins
 	ask       func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
