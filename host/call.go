@@ -133,7 +133,7 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 	if o.CallerAsks {
 		mode = gateCallerAsks
 	}
-	g, err := h.gate(ctx, name, server, ok, o.Approved, o.Timeout, mode)
+	g, err := h.gate(ctx, name, server, ok, o.Approved, o.Timeout, mode, callArgs{value: args})
 	if err != nil {
 		return nil, err // a call that is not allowed never reaches the server
 	}
@@ -141,10 +141,15 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 	if g.login {
 		return h.callAuthTool(ctx, t.Server)
 	}
+	if g.plan != nil && g.call.Args != nil {
+		args = g.call.Args // (the hooks' updatedInput, the interceptors' mutations)
+	}
 	req := o.Requester
 	if req == nil {
 		req = h.requester(t.Server)
 	}
+	req = h.withElicitHooks(ctx, req, t.Server, g.call)
+	checkCtx := ctx // (the checks of the result are not the server's time)
 	ctx, limit := limitCall(ctx, g.idle, g.most)
 	defer limit.stop()
 	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: h.withLogLevel(o.Meta), InputResponses: o.InputResponses, RequestState: o.RequestState}
@@ -167,26 +172,35 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 		ClientVersion: o.ClientVersion,
 		CannotAsk:     o.CannotAsk,
 	}
-	if !t.HeaderParams {
+	if !t.HeaderParams && !g.checksResult() {
 		// (A retry sent raw carries no parameters in HTTP headers: such a
-		// tool's retry goes through the go-sdk client.)
+		// tool's retry goes through the go-sdk client. A task's result
+		// is not there to check when the call returns: a tool whose
+		// results are checked is called without task augmentation, which
+		// a receiver may serve as a plain call.)
 		copts.Tasks, copts.Task = o.Tasks, o.Task
 	}
+	start := time.Now()
 	for rounds, urls := 0, 0; ; {
 		res, err := h.conns.Call(ctx, t.Server, params, copts)
 		if err != nil {
 			if terr := limit.err(ctx, name); terr != nil {
+				h.checkFailure(checkCtx, g, terr, time.Since(start))
 				return nil, terr // the go-sdk has sent notifications/cancelled
 			}
 			if els, ok := conn.URLElicitations(err); ok && urls < MaxURLElicitations {
 				urls++
 				if err := h.conns.ElicitURLs(ctx, t.Server, req, els); err != nil {
-					return nil, redact.Error(fmt.Errorf("calling %s: %w", name, err))
+					err = redact.Error(fmt.Errorf("calling %s: %w", name, err))
+					h.checkFailure(checkCtx, g, err, time.Since(start))
+					return nil, err
 				}
 				continue // every elicitation completed: retry
 			}
 			// The error may quote the server (its answer, its stderr).
-			return nil, redact.Error(fmt.Errorf("calling %s: %w", name, err))
+			err = redact.Error(fmt.Errorf("calling %s: %w", name, err))
+			h.checkFailure(checkCtx, g, err, time.Since(start))
+			return nil, err
 		}
 		if res.InputRequests != nil {
 			if o.ReturnInputRequests {
@@ -197,10 +211,18 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 			}
 			responses, err := conn.Fulfil(ctx, req, res.InputRequests)
 			if err != nil {
-				return nil, fmt.Errorf("calling %s: %w", name, err)
+				err = fmt.Errorf("calling %s: %w", name, err)
+				h.checkFailure(checkCtx, g, err, time.Since(start))
+				return nil, err
 			}
 			params.InputResponses, params.RequestState = responses, res.RequestState
 			continue
+		}
+		// The response interceptors and the PostToolUse hooks see the
+		// result before anything is written to a file.
+		res, err = h.checkResult(checkCtx, g, res, time.Since(start))
+		if err != nil {
+			return nil, err
 		}
 		res, err = h.processResult(t, res)
 		if err != nil {

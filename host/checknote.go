@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 
 	"github.com/mcphost/mcphost/host/intercept"
 )
@@ -32,9 +34,59 @@ func CallInfoOf(ctx context.Context) (CallInfo, bool) {
 }
 
 // Checks returns the records of the hooks and interceptors that ran for
-// the call, in the order they ran (for the audit line).
+// the call, in the order they ran (for the audit line and the spans).
 func (n *DecisionNote) Checks() []intercept.Record {
-	return nil // TODO(WP6)
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.records)
+}
+
+// addChecks appends the records of checks that ran.
+func (n *DecisionNote) addChecks(recs []intercept.Record) {
+	if n == nil || len(recs) == 0 {
+		return
+	}
+	n.mu.Lock()
+	n.records = append(n.records, recs...)
+	n.mu.Unlock()
+}
+
+// callChecks is what a call's checks decided before it was sent, kept in
+// its DecisionNote so that the steps that gate one call (the relay's try,
+// the full path, the rounds of one request) run the PreToolUse hooks and
+// the request interceptors once, and tell every check the same
+// tool_use_id. The steps of a call run one after the other: its fields
+// are used without a lock.
+type callChecks struct {
+	chain *intercept.Chain // the checks they were run under
+	tool  string
+	id    string // tool_use_id
+	// pre is the PreToolUse hooks' outcome (preRan: they ran).
+	pre    intercept.PreOutcome
+	preRan bool
+	// reqArgs and reqErr are the request interceptors' outcome (reqRan:
+	// they ran).
+	reqArgs json.RawMessage
+	reqErr  error
+	reqRan  bool
+}
+
+// callChecks returns the checks of the call of tool under chain that n
+// holds, else new ones (held by n). A nil n holds none.
+func (n *DecisionNote) callChecks(chain *intercept.Chain, tool string) *callChecks {
+	if n == nil {
+		return &callChecks{chain: chain, tool: tool, id: newToolUseID()}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c := n.checks; c != nil && c.chain == chain && c.tool == tool {
+		return c
+	}
+	n.checks = &callChecks{chain: chain, tool: tool, id: newToolUseID()}
+	return n.checks
 }
 
 // chain returns the hooks and interceptors in force (nil: none; a nil

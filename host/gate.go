@@ -7,14 +7,19 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
 // The call pipeline. Every tool call — the CLI's, the library's, the
 // gateway's go-sdk path and its relay — passes the one gate below, in this
-// order: lookup → pin → permission (allow, deny, or ask) → the login
-// pseudo-tool → limits. Nothing reaches a server unless the gate passed it.
+// order: lookup → pin → permission rules (a deny ends the call here) →
+// PreToolUse hooks, merged with the rules' decision (deny > ask > allow;
+// gatechecks.go) → request interceptors → ask → the login pseudo-tool →
+// limits. Nothing reaches a server unless the gate passed it. After the
+// call, the response interceptors and the PostToolUse hooks see the result
+// before anything else does (call.go, relay.go).
 // The steps of one call that gate it (the gateway's relay trying it, then
 // the full path) share one permission decision: its DecisionNote.
 
@@ -62,6 +67,13 @@ type gated struct {
 	// progress, max_tool_duration in all.
 	idle, most time.Duration
 	server     *config.Server
+	// plan is the hooks and interceptors that check the call (nil: none,
+	// and call is nil too); call is the call as they see it: call.Args are
+	// the arguments to send (the hooks' updatedInput, the request
+	// interceptors' mutations).
+	plan *intercept.Plan
+	call *intercept.Call
+	sent time.Time // when the call was sent (started), with a plan
 }
 
 // gateMode says what the gate may do for a call that needs a person.
@@ -86,13 +98,15 @@ const (
 // errNotRelayable is the relay's signal that the full path must take the call.
 var errNotRelayable = fmt.Errorf("the call needs the full path")
 
-// gate decides whether the call of the registry tool name may be sent, and
-// with which limits. approved says the caller already asked about this very
+// gate decides whether the call of the registry tool name with the
+// arguments in may be sent, and with which limits (the arguments to send
+// are in.'s, or, when hooks or interceptors check the call, g.call.Args).
+// approved says the caller already asked about this very
 // call and the answer was allow; it satisfies an ask, never a deny.
 //
 // server is name's server part, as registry.ParseName split it (a name
 // is parsed once per call, by the call's entry point); ok is ParseName's.
-func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool, timeout time.Duration, mode gateMode) (*gated, error) {
+func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool, timeout time.Duration, mode gateMode, in callArgs) (*gated, error) {
 	if !ok {
 		if mode >= gateNoPerson {
 			return nil, errNotRelayable
@@ -102,7 +116,8 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 	gen := h.listedGeneration(ctx, server)
 	reg := h.regFor(ctx, server)
 	var t *registry.Tool
-	if mode == gateNoWait {
+	noWait := mode == gateNoWait
+	if noWait {
 		held, ok := reg.LookupHeldOn(server, name)
 		if !ok {
 			return nil, errNotRelayable
@@ -122,7 +137,44 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 	}
 	note := DecisionNoteOf(ctx)
 	d := h.decide(ctx, note, t.Name, mode)
-	note.set(d, approved && d.Behavior == permissions.Ask)
+	login := h.IsAuthTool(ctx, t.Server, t.Original)
+	var plan *intercept.Plan
+	if c := h.chain(); c != nil && d.Behavior != permissions.Deny && !login {
+		// (A call the rules deny starts no hook; the login pseudo-tool
+		// sends nothing to the server.)
+		plan = c.ForTool(t.Name, t.Server, principalOf(ctx))
+	}
+	var call *intercept.Call
+	if plan != nil {
+		switch {
+		case noWait && plan.Blocking():
+			return nil, errNotRelayable // (a read loop runs no process: RelayCall will)
+		case mode == gateNoPerson && d.Behavior == permissions.Ask && d.Rule != nil:
+			return nil, errNotRelayable // asked whatever the hooks say
+		}
+		var err error
+		d, call, err = h.checkPre(ctx, note, plan, t, d, in)
+		note.set(d, approved && d.Behavior == permissions.Ask)
+		if err != nil {
+			if mode == gateNoPerson {
+				return nil, errNotRelayable // (the full path refuses it)
+			}
+			return nil, err
+		}
+		if mode == gateNoPerson && d.Behavior != permissions.Allow {
+			return nil, errNotRelayable
+		}
+		// The request interceptors see the arguments the hooks left, and
+		// refuse bad ones before anyone is asked about the call.
+		if err := h.checkRequest(ctx, note, plan, call); err != nil {
+			if mode == gateNoPerson {
+				return nil, errNotRelayable
+			}
+			return nil, err
+		}
+	} else {
+		note.set(d, approved && d.Behavior == permissions.Ask)
+	}
 	switch d.Behavior {
 	case permissions.Allow:
 	case permissions.Deny:
@@ -154,8 +206,8 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 			}
 		}
 	}
-	g := &gated{tool: t, gen: gen}
-	if h.IsAuthTool(ctx, t.Server, t.Original) {
+	g := &gated{tool: t, gen: gen, plan: plan, call: call}
+	if login {
 		switch mode {
 		case gateNoPerson:
 			return nil, errNotRelayable
@@ -259,6 +311,11 @@ type DecisionNote struct {
 	applied  bool // a gate applied it (Get)
 	traced   bool // its span was recorded
 	counted  bool // it was counted (telemetry.RecordDecision)
+	// checks and records are the call's hooks and interceptors: their
+	// outcome before the call was sent (checknote.go), and what they
+	// decided, in the order they ran (Checks).
+	checks  *callChecks
+	records []intercept.Record
 }
 
 // Get returns the decision the gate applied; approved says the decision

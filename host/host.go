@@ -132,6 +132,10 @@ type Host struct {
 	ask       func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 	outputDir string
 	present   hauth.Presenter
+	lookupEnv func(string) (string, bool) // Options.LookupEnv (hooks' inherit_env)
+	// session is the per-process session id hooks and interceptors are
+	// told for the CLI's and the library's calls (CallInfo.Session).
+	session string
 
 	onElicit        func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	onCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
@@ -173,7 +177,8 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	}
 	pn := newPins(store)
 	h := &Host{log: o.Logger, outputDir: o.OutputDir, ask: o.Ask, pins: pn, present: o.PresentAuthURL,
-		onElicit: o.OnElicit, onCreateMessage: o.OnCreateMessage, inProcess: o.InProcess, tel: o.Telemetry}
+		onElicit: o.OnElicit, onCreateMessage: o.OnCreateMessage, inProcess: o.InProcess, tel: o.Telemetry,
+		lookupEnv: o.LookupEnv, session: newSessionID()}
 	h.serving.h = h
 	h.cfg.Store(cfg)
 	h.policy.Store(policy)
@@ -184,6 +189,11 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		h.outputDir = defaultOutputDir(o.LookupEnv)
 	}
 	h.reg = registry.New(source{h})
+	checks, err := h.buildChecks(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("hooks and interceptors: %w", err)
+	}
+	h.checks.Store(checks)
 	rt, plug, err := h.newPlugins(cfg)
 	if err != nil {
 		return nil, err
@@ -201,7 +211,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		ConcurrencyRemote:  cfg.Settings.ConcurrencyRemote,
 		MaxConcurrentCalls: cfg.Settings.MaxConcurrentCalls,
 		MaxMessageBytes:    cfg.Settings.MaxMessageBytes,
-		OnElicit:           o.OnElicit,
+		OnElicit:           h.connOnElicit(),
 		OnCreateMessage:    o.OnCreateMessage,
 		OnListRoots:        o.OnListRoots,
 		Roots:              cfg.Settings.Roots,
@@ -226,6 +236,15 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		},
 	})
 	return h, nil
+}
+
+// connOnElicit is the connections' OnElicit: Options.OnElicit with the
+// Elicitation hooks around it (nil without Options.OnElicit).
+func (h *Host) connOnElicit() func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if h.onElicit == nil {
+		return nil
+	}
+	return h.onElicitOutside
 }
 
 func defaultOutputDir(lookup func(string) (string, bool)) string {

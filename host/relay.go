@@ -56,7 +56,7 @@ type RelayOptions struct {
 func (s *Serving) RelayCall(ctx context.Context, name string, args json.RawMessage, o RelayOptions) (resp []byte, handled bool, err error) {
 	h := s.h
 	server, _, ok := registry.ParseName(name)
-	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoPerson)
+	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoPerson, callArgs{raw: args})
 	if err != nil {
 		return nil, false, nil // CallTool reports it, asks, refuses or logs in
 	}
@@ -67,8 +67,9 @@ func (s *Serving) RelayCall(ctx context.Context, name string, args json.RawMessa
 	// The relay asks for no progress, so tool_timeout bounds the whole call
 	// (max_tool_duration is never shorter): by a timer on the raw call's
 	// own context (conn.RawCall.Timeout), not a context here.
-	rc := rawCall(g, args, o)
+	rc := h.rawCall(ctx, g, args, o)
 	rc.Timeout, rc.TimeoutCause = g.idle, errIdle
+	g.started()
 	resp, handled, err = h.conns.CallRaw(ctx, g.tool.Server, rc) // on another session, CallTool checks the tool again
 	resp, handled, err = h.relayed(ctx, g, name, resp, handled, err)
 	endRelaySpan(span, handled, err)
@@ -86,9 +87,9 @@ func (s *Serving) RelayCall(ctx context.Context, name string, args json.RawMessa
 func (s *Serving) RelayStart(ctx context.Context, name string, args json.RawMessage, o RelayOptions, done func(resp []byte, handled bool, err error)) bool {
 	h := s.h
 	server, _, ok := registry.ParseName(name)
-	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoWait)
+	g, err := h.gate(ctx, name, server, ok, false, 0, gateNoWait, callArgs{raw: args})
 	if err != nil {
-		return false
+		return false // (a call checked by a hook, plugin or server: RelayCall)
 	}
 	var span telemetry.Span
 	if h.tel.Enabled() {
@@ -96,11 +97,13 @@ func (s *Serving) RelayStart(ctx context.Context, name string, args json.RawMess
 	}
 	// tool_timeout bounds the call as in RelayCall, by a timer on the raw
 	// call's own context (conn.RawCall.Timeout): no context here.
-	rc := rawCall(g, args, o)
+	rc := h.rawCall(ctx, g, args, o)
 	rc.Timeout, rc.TimeoutCause = g.idle, errIdle
+	g.started()
 	started := h.conns.StartRaw(ctx, g.tool.Server, rc, func(resp []byte, handled bool, err error) {
-		if len(resp) > MaxResultChars && err == nil && handled {
-			// Processing a large result may write a file: not here.
+		if handled && (len(resp) > MaxResultChars && err == nil || g.plan != nil && g.plan.Blocking()) {
+			// Processing a large result may write a file, and checks
+			// that run out of process wait on it: not here.
 			go func() { // ends with the call
 				resp, handled, err := h.relayed(ctx, g, name, resp, handled, err)
 				endRelaySpan(span, handled, err)
@@ -132,12 +135,31 @@ func endRelaySpan(span telemetry.Span, handled bool, err error) {
 	span.End(err)
 }
 
-func rawCall(g *gated, args json.RawMessage, o RelayOptions) conn.RawCall {
-	return conn.RawCall{Tool: g.tool.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: g.gen,
+// rawCall is the raw call of g with the client's arguments args, for the
+// client of o. A call that hooks or interceptors check sends the arguments
+// they left, its server's questions go through the Elicitation hooks, and
+// a call whose result they check is not task-augmented (its result is not
+// there to check when the call returns; a receiver may serve such a
+// request as a plain call).
+func (h *Host) rawCall(ctx context.Context, g *gated, args json.RawMessage, o RelayOptions) conn.RawCall {
+	rc := conn.RawCall{Tool: g.tool.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: g.gen,
 		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks, HeaderParams: g.tool.HeaderParams, Trace: o.Trace, Tasks: o.Tasks, Task: o.Task}
+	if g.plan == nil {
+		return rc
+	}
+	if g.call.Args != nil {
+		rc.Args = g.call.Args
+	}
+	rc.Requester = h.withElicitHooks(ctx, o.Requester, g.tool.Server, g.call)
+	if g.checksResult() {
+		rc.Tasks, rc.Task = nil, nil
+	}
+	return rc
 }
 
 // relayed turns what conn.Manager.CallRaw returned into RelayCall's answer.
+// A call that hooks or interceptors check has its result checked first
+// (relayedChecks).
 func (h *Host) relayed(ctx context.Context, g *gated, name string, resp []byte, handled bool, err error) ([]byte, bool, error) {
 	t := g.tool
 	if !handled {
@@ -145,10 +167,20 @@ func (h *Host) relayed(ctx context.Context, g *gated, name string, resp []byte, 
 	}
 	if err != nil {
 		if errors.Is(err, errIdle) || errors.Is(context.Cause(ctx), errIdle) {
-			return nil, true, &TimeoutError{Tool: name, Limit: g.idle} // notifications/cancelled was sent
+			err = &TimeoutError{Tool: name, Limit: g.idle} // notifications/cancelled was sent
+		} else {
+			// The error may quote the server, or its URL.
+			err = redact.Error(fmt.Errorf("calling %s: %w", name, err))
 		}
-		// The error may quote the server, or its URL.
-		return nil, true, redact.Error(fmt.Errorf("calling %s: %w", name, err))
+		if g.plan != nil {
+			h.checkFailure(ctx, g, err, g.took())
+		}
+		return nil, true, err
+	}
+	if g.checksResult() {
+		if resp, err = h.relayedChecks(ctx, g, name, resp); err != nil {
+			return nil, true, err
+		}
 	}
 	if len(resp) <= MaxResultChars {
 		return resp, true, nil // its text cannot exceed the limit
@@ -175,4 +207,37 @@ func (h *Host) relayed(ctx context.Context, g *gated, name string, resp []byte, 
 	}
 	b, err := jsonrpc.EncodeMessage(jr)
 	return b, true, err
+}
+
+// relayedChecks runs g's response checks on the raw response resp of its
+// call (D3 of the design): a JSON-RPC error goes to the PostToolUseFailure
+// hooks, which observe it, and is sent as it is; a result's JSON goes
+// through the checks as it is (members nothing models survive), and the
+// response is encoded again only if they changed it — otherwise its bytes
+// go out unchanged.
+func (h *Host) relayedChecks(ctx context.Context, g *gated, name string, resp []byte) ([]byte, error) {
+	msg, err := jsonrpcmsg.Decode(resp)
+	if err != nil {
+		return nil, fmt.Errorf("calling %s: invalid response: %w", name, err)
+	}
+	jr, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return nil, fmt.Errorf("calling %s: invalid response: not a response", name)
+	}
+	if jr.Error != nil {
+		h.checkFailure(ctx, g, redact.Error(fmt.Errorf("calling %s: %w", name, jr.Error)), g.took())
+		return resp, nil
+	}
+	var flags struct {
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(jr.Result, &flags); err != nil {
+		return nil, fmt.Errorf("calling %s: invalid result: %w", name, err)
+	}
+	out, changed, err := h.checkResultJSON(ctx, g, jr.Result, flags.IsError, g.took())
+	if err != nil || !changed {
+		return resp, err
+	}
+	jr.Result = out
+	return jsonrpc.EncodeMessage(jr)
 }

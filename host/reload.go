@@ -30,6 +30,10 @@ type Reloaded struct {
 	// Endpoints reports that the endpoint blocks changed: the gateway's
 	// named endpoints follow them (serve).
 	Endpoints bool
+	// Checks reports that the hook or interceptor blocks changed: they
+	// apply from the next call (a call in flight keeps the checks it
+	// started with).
+	Checks bool
 	// RestartNeeded names what changed but applies only to a new process
 	// (settings such as naming, the gateway block): the host keeps running
 	// with the old values.
@@ -41,7 +45,7 @@ type Reloaded struct {
 
 // Changed reports whether the reload applied anything.
 func (r *Reloaded) Changed() bool {
-	return len(r.Added)+len(r.Removed)+len(r.Replaced)+len(r.Updated) > 0 || r.Permissions || r.Plugins || r.Endpoints
+	return len(r.Added)+len(r.Removed)+len(r.Replaced)+len(r.Updated) > 0 || r.Permissions || r.Plugins || r.Endpoints || r.Checks
 }
 
 // reloads serializes Reload and owns what it leaves running.
@@ -79,6 +83,14 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config, drain time.Durati
 		return nil, fmt.Errorf("%w: %w", ErrReload, err)
 	}
 	r := &Reloaded{RestartNeeded: restartNeeded(old, cfg)}
+	r.Checks = !sameJSON(old.Hooks, cfg.Hooks) || !sameJSON(old.Interceptors, cfg.Interceptors)
+	checks := h.checks.Load()
+	if r.Checks || !sameJSON(old.Plugins, cfg.Plugins) {
+		// (An interceptor plugin's entry is made anew with its new runtime.)
+		if checks, err = h.buildChecks(cfg); err != nil {
+			return nil, fmt.Errorf("%w: hooks and interceptors: %w", ErrReload, err)
+		}
+	}
 	applied := restartSettings(cfg, old) // the running values of what needs a restart
 
 	rc := conn.Reconfig{Servers: cfg.Servers, Drain: drain}
@@ -94,6 +106,7 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config, drain time.Durati
 	r.Permissions = !sameJSON(old.Permissions, cfg.Permissions) || old.DefaultMode != cfg.DefaultMode
 	r.Endpoints = !sameEndpoints(old.Endpoints, cfg.Endpoints)
 	h.policy.Store(policy)
+	h.checks.Store(checks)
 	h.cfg.Store(applied)
 	a := h.conns.Apply(rc)
 	h.conns.SetRoots(applied.Settings.Roots) // (list_changed to the servers when they changed)
@@ -114,7 +127,7 @@ func (h *Host) Reload(ctx context.Context, cfg *config.Config, drain time.Durati
 		h.reg.NotifyChanged()
 	}
 	h.log.Info("configuration reloaded", "added", r.Added, "removed", r.Removed, "replaced", r.Replaced,
-		"updated", r.Updated, "permissions", r.Permissions, "plugins", r.Plugins, "endpoints", r.Endpoints, "restart_needed", r.RestartNeeded)
+		"updated", r.Updated, "permissions", r.Permissions, "plugins", r.Plugins, "endpoints", r.Endpoints, "checks", r.Checks, "restart_needed", r.RestartNeeded)
 	return r, nil
 }
 

@@ -3,11 +3,13 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/intercept"
 )
 
 // hostRequester answers a server's requests during the CLI's and the
@@ -47,4 +49,120 @@ func (r hostRequester) CreateMessage(ctx context.Context, p *mcp.CreateMessagePa
 
 func (r hostRequester) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 	return nil, errors.New("mcphost offers no roots")
+}
+
+// hookedRequester runs the Elicitation and ElicitationResult hooks around
+// its inner Requester (D12): an Elicitation hook may answer a server's
+// question itself (accept with content, decline, cancel; exit 2 declines)
+// without anyone being asked; the ElicitationResult hooks may then change
+// the answer, whoever gave it. Sampling and roots pass through. It is
+// comparable, and belongs to the inner Requester's client (Client).
+type hookedRequester struct {
+	inner conn.Requester
+	plan  *intercept.Plan
+	// call is the elicitation as the hooks see it (server, caller,
+	// session, front; the tool_use_id of the call it belongs to, if any).
+	call *intercept.Call
+	note *DecisionNote // receives the hooks' records (nil: none)
+}
+
+// hookedRelayed is a hookedRequester whose inner Requester marks a relayed
+// call (RelayedCall, see gateway.RelayedRequester): so is it.
+type hookedRelayed struct{ hookedRequester }
+
+// RelayedCall marks the requester of a relayed call.
+func (hookedRelayed) RelayedCall() {}
+
+// withElicitHooks returns r wrapped in the Elicitation hooks that apply to
+// server's questions to ctx's caller, or r itself when none does. call is
+// the tool call the questions belong to (nil: outside any call).
+func (h *Host) withElicitHooks(ctx context.Context, r conn.Requester, server string, call *intercept.Call) conn.Requester {
+	c := h.chain()
+	if c == nil || r == nil {
+		return r
+	}
+	plan := c.ForElicit(server, principalOf(ctx))
+	if plan == nil {
+		return r
+	}
+	ec := &intercept.Call{Event: intercept.EventElicit, Server: server, Name: server}
+	if call != nil {
+		ec.ID, ec.Who, ec.Session, ec.Endpoint, ec.Front = call.ID, call.Who, call.Session, call.Endpoint, call.Front
+	} else {
+		h.fillCallInfo(ctx, ec)
+	}
+	hr := hookedRequester{inner: r, plan: plan, call: ec, note: DecisionNoteOf(ctx)}
+	if _, ok := r.(interface{ RelayedCall() }); ok {
+		return hookedRelayed{hr}
+	}
+	return hr
+}
+
+// Unwrap returns the Requester the hooks wrap.
+func (r hookedRequester) Unwrap() conn.Requester { return r.inner }
+
+// Client returns the inner Requester's client (conn.Requester).
+func (r hookedRequester) Client() any {
+	if c, ok := r.inner.(interface{ Client() any }); ok {
+		return c.Client()
+	}
+	return r.inner
+}
+
+func (r hookedRequester) Capabilities() *mcp.ClientCapabilities { return r.inner.Capabilities() }
+
+func (r hookedRequester) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c := *r.call
+	c.Elicit = p
+	return elicitWithHooks(ctx, r.plan, &c, r.note, r.inner.Elicit)
+}
+
+// elicitWithHooks answers the question c.Elicit: by plan's Elicitation
+// hooks if one answers, else by ask; then plan's ElicitationResult hooks
+// may change the answer. A hook that fails closed fails the elicitation.
+func elicitWithHooks(ctx context.Context, plan *intercept.Plan, c *intercept.Call, n *DecisionNote,
+	ask func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)) (*mcp.ElicitResult, error) {
+	res, recs, err := plan.ElicitBefore(ctx, c)
+	n.addChecks(recs)
+	if err != nil {
+		return nil, fmt.Errorf("an Elicitation hook: %w", err)
+	}
+	if res == nil {
+		if res, err = ask(ctx, c.Elicit); err != nil {
+			return nil, err
+		}
+	}
+	res, recs, err = plan.ElicitAfter(ctx, c, res)
+	n.addChecks(recs)
+	if err != nil {
+		return nil, fmt.Errorf("an ElicitationResult hook: %w", err)
+	}
+	return res, nil
+}
+
+func (r hookedRequester) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return r.inner.CreateMessage(ctx, p)
+}
+
+func (r hookedRequester) ListRoots(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return r.inner.ListRoots(ctx, p)
+}
+
+// onElicitOutside answers a server's question outside any call
+// (conn.Options.OnElicit): Options.OnElicit, with the Elicitation hooks
+// around it.
+func (h *Host) onElicitOutside(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	c := h.chain()
+	var plan *intercept.Plan
+	if c != nil {
+		plan = c.ForElicit(server, nil)
+	}
+	if plan == nil {
+		return h.onElicit(ctx, server, req)
+	}
+	ec := &intercept.Call{Event: intercept.EventElicit, Server: server, Name: server, Elicit: req.Params}
+	h.fillCallInfo(ctx, ec)
+	return elicitWithHooks(ctx, plan, ec, nil, func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return h.onElicit(ctx, server, req)
+	})
 }
