@@ -44,11 +44,11 @@ func buildChecks(cfg *config.Config, k checkKinds) (*intercept.Chain, error) {
 			continue
 		}
 		if k.hook == nil {
-			return nil, fmt.Errorf("hook %q (%s): hooks are %w in this build", hk.Event, originText(hk.Origin), ErrCheckUnsupported)
+			return nil, fmt.Errorf("hook %q (%s): hooks are %w in this build", hk.Event, hk.Origin.Source(), ErrCheckUnsupported)
 		}
 		e, err := k.hook(hk)
 		if err != nil {
-			return nil, fmt.Errorf("hook %q (%s): %w", hk.Event, originText(hk.Origin), err)
+			return nil, fmt.Errorf("hook %q (%s): %w", hk.Event, hk.Origin.Source(), err)
 		}
 		entries = append(entries, e)
 	}
@@ -68,14 +68,14 @@ func buildChecks(cfg *config.Config, k checkKinds) (*intercept.Chain, error) {
 		case ic.Builtin != "":
 			build, what = k.builtin, "built-in interceptors"
 		default:
-			return nil, fmt.Errorf("interceptor %q (%s): none of plugin, server and builtin is set", ic.Name, originText(ic.Origin))
+			return nil, fmt.Errorf("interceptor %q (%s): none of plugin, server and builtin is set", ic.Name, ic.Origin.Source())
 		}
 		if build == nil {
-			return nil, fmt.Errorf("interceptor %q (%s): %s are %w in this build", ic.Name, originText(ic.Origin), what, ErrCheckUnsupported)
+			return nil, fmt.Errorf("interceptor %q (%s): %s are %w in this build", ic.Name, ic.Origin.Source(), what, ErrCheckUnsupported)
 		}
 		e, err := build(ic)
 		if err != nil {
-			return nil, fmt.Errorf("interceptor %q (%s): %w", ic.Name, originText(ic.Origin), err)
+			return nil, fmt.Errorf("interceptor %q (%s): %w", ic.Name, ic.Origin.Source(), err)
 		}
 		entries = append(entries, e)
 	}
@@ -87,17 +87,6 @@ func buildChecks(cfg *config.Config, k checkKinds) (*intercept.Chain, error) {
 // project file's; config.Load sets Approved).
 func runs(approved bool, o config.Origin) bool {
 	return approved || o.Scope != config.ScopeProject
-}
-
-// originText says where a block was declared.
-func originText(o config.Origin) string {
-	if o.File == "" {
-		return o.Scope.String() + " scope"
-	}
-	if o.Range.Start.Line > 0 {
-		return fmt.Sprintf("%s scope, %s:%d", o.Scope, o.File, o.Range.Start.Line)
-	}
-	return fmt.Sprintf("%s scope, %s", o.Scope, o.File)
 }
 
 // checkKinds returns the constructors of the kinds of checks this build
