@@ -239,7 +239,10 @@ func TestGateRequestInterceptors(t *testing.T) {
 		return intercept.Verdict{}
 	}}
 	var asked atomic.Int32
-	opts := &Options{Ask: func(context.Context, *registry.Tool, permissions.Decision) (bool, error) { asked.Add(1); return true, nil }}
+	opts := &Options{Ask: func(context.Context, *registry.Tool, permissions.Decision) (bool, error) {
+		asked.Add(1)
+		return true, nil
+	}}
 	h := checkedHost(t, nil, opts, hookEntry(t, "PreToolUse", hook), interceptorEntry(t, "args", validate, "request"))
 	_, err := h.CallTool(context.Background(), "mcp__one__echo", map[string]any{"message": "good"}, nil)
 	var rpc *jsonrpc.Error
