@@ -539,3 +539,33 @@ func TestBuildChecks(t *testing.T) {
 		t.Fatalf("%v, %v, %v", c, err, built)
 	}
 }
+
+// TestGateUncheckedAllocs: a call no check matches costs the gate nothing
+// more than a call with no checks configured: no allocation (the relay's
+// fast path, gateNoPerson and gateNoWait).
+func TestGateUncheckedAllocs(t *testing.T) {
+	other := hookEntry(t, "PreToolUse", &counted{v: verdict(intercept.Verdict{})}, func(hk *config.Hook) {
+		hk.Match = &config.CheckMatch{Tools: []string{"mcp__other__*"}}
+	})
+	ctx := context.Background()
+	args := callArgs{raw: json.RawMessage(`{"message":"m"}`)}
+	var allocs [2]float64
+	for i, entries := range [][]*intercept.Entry{nil, {other}} {
+		h := checkedHost(t, nil, nil, entries...)
+		if _, problems := h.Tools(ctx); len(problems) > 0 {
+			t.Fatal(problems)
+		}
+		for _, mode := range []gateMode{gateNoPerson, gateNoWait} {
+			if g, err := h.gate(ctx, "mcp__one__echo", "one", true, false, 0, mode, args); err != nil || g.plan != nil {
+				t.Fatalf("gate: %v, plan %v", err, g)
+			}
+		}
+		allocs[i] = testing.AllocsPerRun(500, func() {
+			h.gate(ctx, "mcp__one__echo", "one", true, false, 0, gateNoWait, args)
+			h.gate(ctx, "mcp__one__echo", "one", true, false, 0, gateNoPerson, args)
+		})
+	}
+	if allocs[1] != allocs[0] {
+		t.Fatalf("the gate allocates %.1f times for a call no check matches, %.1f with no checks", allocs[1], allocs[0])
+	}
+}
