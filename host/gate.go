@@ -139,10 +139,11 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 	d := h.decide(ctx, note, t.Name, mode)
 	login := h.IsAuthTool(ctx, t.Server, t.Original)
 	var plan *intercept.Plan
-	if c := h.chain(); c != nil && d.Behavior != permissions.Deny && !login {
+	chain := h.chain()
+	if chain != nil && d.Behavior != permissions.Deny && !login {
 		// (A call the rules deny starts no hook; the login pseudo-tool
 		// sends nothing to the server.)
-		plan = c.ForTool(t.Name, t.Server, principalOf(ctx))
+		plan = chain.ForTool(t.Name, t.Server, principalOf(ctx))
 	}
 	var call *intercept.Call
 	if plan != nil {
@@ -153,7 +154,7 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 			return nil, errNotRelayable // asked whatever the hooks say
 		}
 		var err error
-		d, call, err = h.checkPre(ctx, note, plan, t, d, in)
+		d, call, err = h.checkPre(ctx, note.callChecks(chain, t.Name), note, plan, t, d, in)
 		note.set(d, approved && d.Behavior == permissions.Ask)
 		if err != nil {
 			if mode == gateNoPerson {
@@ -166,7 +167,7 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 		}
 		// The request interceptors see the arguments the hooks left, and
 		// refuse bad ones before anyone is asked about the call.
-		if err := h.checkRequest(ctx, note, plan, call); err != nil {
+		if err := checkRequest(ctx, note.callChecks(chain, t.Name), note, plan, call); err != nil {
 			if mode == gateNoPerson {
 				return nil, errNotRelayable
 			}

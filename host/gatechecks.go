@@ -57,12 +57,12 @@ func (a callArgs) json() (json.RawMessage, error) {
 const HookRulePattern = "hook PreToolUse"
 
 // checkPre runs plan's PreToolUse hooks on the call of t with the
-// arguments in (their outcome is the one the call's note holds, if the
-// call ran them already) and merges their decision with the rules' d. It
+// arguments in (their outcome is the one cc, the call's checks its note
+// n holds, has, if the call ran them already) and merges their decision
+// with the rules' d. It
 // returns the merged decision and the call as the checks see it; a hook's
 // deny is a refusal (a *intercept.RefusedError, matching ErrDenied).
-func (h *Host) checkPre(ctx context.Context, n *DecisionNote, plan *intercept.Plan, t *registry.Tool, d permissions.Decision, in callArgs) (permissions.Decision, *intercept.Call, error) {
-	cc := n.callChecks(h.chain(), t.Name)
+func (h *Host) checkPre(ctx context.Context, cc *callChecks, n *DecisionNote, plan *intercept.Plan, t *registry.Tool, d permissions.Decision, in callArgs) (permissions.Decision, *intercept.Call, error) {
 	call := h.toolCall(ctx, t, cc.id)
 	args, err := in.json()
 	if err != nil {
@@ -119,13 +119,12 @@ func mergeHooks(d permissions.Decision, pre intercept.PreOutcome) permissions.De
 
 // checkRequest runs plan's request interceptors on call: call.Args become
 // the arguments they leave. A refusal is a *RefusedError. The outcome is
-// kept in the call's note: the full path after a relay's try that ran them
-// does not run them again.
-func (h *Host) checkRequest(ctx context.Context, n *DecisionNote, plan *intercept.Plan, call *intercept.Call) error {
+// kept in cc, the call's checks its note n holds: the full path after a
+// relay's try that ran them does not run them again.
+func checkRequest(ctx context.Context, cc *callChecks, n *DecisionNote, plan *intercept.Plan, call *intercept.Call) error {
 	if !plan.HasRequest() {
 		return nil
 	}
-	cc := n.callChecks(h.chain(), call.Name)
 	if cc.reqRan {
 		if cc.reqErr == nil {
 			call.Args = cc.reqArgs
