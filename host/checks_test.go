@@ -569,3 +569,54 @@ func TestGateUncheckedAllocs(t *testing.T) {
 		t.Fatalf("the gate allocates %.1f times for a call no check matches, %.1f with no checks", allocs[1], allocs[0])
 	}
 }
+
+// TestMergeHooks: the PreToolUse hooks' decision merged with the rules'
+// (D1): deny > ask > allow; a hook's allow turns only the default mode's
+// ask into allow; a decision a hook made names the hook as its rule.
+func TestMergeHooks(t *testing.T) {
+	t.Parallel()
+	rule := func(b permissions.Behavior) permissions.Decision {
+		return permissions.Decision{Behavior: b, Rule: &permissions.Rule{Behavior: b, Pattern: "mcp__s__t", Source: "u.hcl:1"}}
+	}
+	mode := func(b permissions.Behavior) permissions.Decision {
+		return permissions.Decision{Behavior: b, Mode: permissions.ModeAsk}
+	}
+	by := &intercept.Entry{Name: "PreToolUse", Source: "user scope, /h.hcl:3"}
+	tests := []struct {
+		d        permissions.Decision
+		hook     intercept.Action
+		want     permissions.Behavior
+		fromHook bool
+	}{
+		{mode(permissions.Allow), intercept.Pass, permissions.Allow, false},
+		{mode(permissions.Allow), intercept.Allow, permissions.Allow, false},
+		{mode(permissions.Allow), intercept.Ask, permissions.Ask, true},
+		{mode(permissions.Allow), intercept.Deny, permissions.Deny, true},
+		{rule(permissions.Allow), intercept.Ask, permissions.Ask, true},
+		{rule(permissions.Allow), intercept.Deny, permissions.Deny, true},
+		{mode(permissions.Ask), intercept.Pass, permissions.Ask, false},
+		{mode(permissions.Ask), intercept.Allow, permissions.Allow, true},
+		{mode(permissions.Ask), intercept.Ask, permissions.Ask, true},
+		{mode(permissions.Ask), intercept.Deny, permissions.Deny, true},
+		{rule(permissions.Ask), intercept.Pass, permissions.Ask, false},
+		{rule(permissions.Ask), intercept.Allow, permissions.Ask, false},
+		{rule(permissions.Ask), intercept.Deny, permissions.Deny, true},
+		{rule(permissions.Deny), intercept.Allow, permissions.Deny, false},
+		{rule(permissions.Deny), intercept.Pass, permissions.Deny, false},
+	}
+	for _, tc := range tests {
+		pre := intercept.PreOutcome{Hook: tc.hook}
+		if tc.hook != intercept.Pass {
+			pre.HookBy = by
+		}
+		got := mergeHooks(tc.d, pre)
+		fromHook := got.Rule != nil && got.Rule.Pattern == HookRulePattern
+		if got.Behavior != tc.want || fromHook != tc.fromHook || (fromHook && got.Rule.Source != by.Source) {
+			t.Errorf("rules %s (rule %v), hook %s: got %+v (rule %+v), want %s (by the hook: %v)", tc.d.Behavior, tc.d.Rule != nil, tc.hook, got, got.Rule, tc.want, tc.fromHook)
+		}
+	}
+	// A hook that failed closed denies.
+	if got := mergeHooks(mode(permissions.Allow), intercept.PreOutcome{Hook: intercept.Deny, Refused: &intercept.RefusedError{By: "PreToolUse"}}); got.Behavior != permissions.Deny {
+		t.Errorf("failed closed: %+v", got)
+	}
+}
