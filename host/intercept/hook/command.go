@@ -69,18 +69,19 @@ func (c *command) run(ctx context.Context, cancel context.CancelFunc, in []byte)
 }
 
 // capped keeps at most max bytes. Past max it notes that more came and
-// calls over, if set; the rest is discarded.
+// calls over, if set; the rest is discarded. The buffer is not embedded:
+// its ReadFrom would let io.Copy bypass the cap.
 type capped struct {
-	bytes.Buffer
+	buf      bytes.Buffer
 	max      int
 	exceeded bool
 	over     func()
 }
 
 func (b *capped) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
+	if room := b.max - b.buf.Len(); len(p) > room {
 		if room > 0 {
-			b.Buffer.Write(p[:room])
+			b.buf.Write(p[:room])
 		}
 		if !b.exceeded {
 			b.exceeded = true
@@ -90,5 +91,8 @@ func (b *capped) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
+
+// Bytes returns what was kept.
+func (b *capped) Bytes() []byte { return b.buf.Bytes() }

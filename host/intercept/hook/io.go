@@ -223,12 +223,12 @@ type decoded struct {
 
 // hookOutput is Claude Code's JSON output, as far as these events use it.
 type hookOutput struct {
-	Continue       *bool        `json:"continue"`
-	StopReason     string       `json:"stopReason"`
-	SuppressOutput bool         `json:"suppressOutput"`
-	SystemMessage  string       `json:"systemMessage"`
-	Decision       string       `json:"decision"`
-	Reason         string       `json:"reason"`
+	Continue       *bool         `json:"continue"`
+	StopReason     string        `json:"stopReason"`
+	SuppressOutput bool          `json:"suppressOutput"`
+	SystemMessage  string        `json:"systemMessage"`
+	Decision       string        `json:"decision"`
+	Reason         string        `json:"reason"`
 	Specific       *hookSpecific `json:"hookSpecificOutput"`
 }
 
