@@ -571,3 +571,6 @@ func sameJSON(a, b json.RawMessage) bool {
 	ys, _ := json.Marshal(y)
 	return bytes.Equal(xs, ys)
 }
+
+// errDeadline is what a timed-out hook's error matches.
+var errDeadline = context.DeadlineExceeded
