@@ -305,7 +305,7 @@ func decode(event string, out output) (intercept.Verdict, decoded, error) {
 	}
 	d.systemMessage = o.SystemMessage
 	if o.Specific != nil && o.Specific.HookEventName != "" && o.Specific.HookEventName != event {
-		return intercept.Verdict{}, d, &OutputError{Msg: fmt.Sprintf("hookSpecificOutput.hookEventName is %q, not %q", cut(o.Specific.HookEventName, 64), event)}
+		return intercept.Verdict{}, d, &OutputError{Msg: "hookSpecificOutput.hookEventName is not " + event}
 	}
 	v, err := verdict(event, &o)
 	if err != nil {
@@ -357,7 +357,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 			case "block":
 				decision, reason = "deny", o.Reason
 			default:
-				return intercept.Verdict{}, &OutputError{Msg: fmt.Sprintf("decision %q is not approve or block", cut(o.Decision, 64))}
+				return intercept.Verdict{}, &OutputError{Msg: "decision is not approve or block"}
 			}
 		}
 		if len(s.UpdatedInput) > 0 && !isObject(s.UpdatedInput) && !isNull(s.UpdatedInput) {
@@ -383,7 +383,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 				v.Action, v.Payload = intercept.Mutate, upd
 			}
 		default:
-			return intercept.Verdict{}, &OutputError{Msg: fmt.Sprintf("permissionDecision %q is not allow, deny, ask or defer", cut(decision, 64))}
+			return intercept.Verdict{}, &OutputError{Msg: "permissionDecision is not allow, deny, ask or defer"}
 		}
 		return v, nil
 	case PostToolUse:
@@ -395,7 +395,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 		case "block":
 			return intercept.Verdict{Action: intercept.Deny, Reason: text([]byte(o.Reason)), Context: ctx}, nil
 		default:
-			return intercept.Verdict{}, &OutputError{Msg: fmt.Sprintf("decision %q is not block", cut(o.Decision, 64))}
+			return intercept.Verdict{}, &OutputError{Msg: "decision is not block"}
 		}
 		v := intercept.Verdict{Context: ctx}
 		if len(s.UpdatedMCPToolOutput) > 0 && !isNull(s.UpdatedMCPToolOutput) {
@@ -420,7 +420,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 				parts = append(parts, r)
 			}
 		default:
-			return intercept.Verdict{}, &OutputError{Msg: fmt.Sprintf("decision %q is not block", cut(o.Decision, 64))}
+			return intercept.Verdict{}, &OutputError{Msg: "decision is not block"}
 		}
 		if ctx != "" {
 			parts = append(parts, ctx)
@@ -436,7 +436,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 		switch s.Action {
 		case "accept", "decline", "cancel":
 		default:
-			return intercept.Verdict{}, &OutputError{Msg: fmt.Sprintf("action %q is not accept, decline or cancel", cut(s.Action, 64))}
+			return intercept.Verdict{}, &OutputError{Msg: "action is not accept, decline or cancel"}
 		}
 		res := struct {
 			Action  string          `json:"action"`
