@@ -574,3 +574,26 @@ func sameJSON(a, b json.RawMessage) bool {
 
 // errDeadline is what a timed-out hook's error matches.
 var errDeadline = context.DeadlineExceeded
+
+// TestInputTheHookDoesNotRead: a hook that exits without reading a large
+// input still decides (stdin is written then closed; the broken pipe is
+// not an error).
+func TestInputTheHookDoesNotRead(t *testing.T) {
+	needShell(t, false)
+	t.Parallel()
+	big := `{"blob":"` + strings.Repeat("a", 1<<20) + `"}`
+	for _, tt := range []struct {
+		command string
+		want    intercept.Verdict
+	}{
+		{"exit 0", intercept.Verdict{}},
+		{"echo no >&2; exit 2", intercept.Verdict{Action: intercept.Deny, Reason: "no"}},
+	} {
+		f := newHook(t, config.Hook{Event: PreToolUse, Command: tt.command}, nil)
+		got, err := f.check(t, toolCall(big), intercept.Request)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.command, err)
+		}
+		assertVerdict(t, got, tt.want)
+	}
+}
