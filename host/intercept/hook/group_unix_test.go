@@ -11,6 +11,27 @@ import (
 	"syscall"
 )
 
+// processAlive reports whether pid runs (a zombie does not).
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !os.IsNotExist(err) || !procExists()
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[i+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// procExists reports whether /proc is mounted (Linux).
+func procExists() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
+}
+
 // groupAlive reports whether process group pgid has a live member. Zombies
 // (killed, not yet reaped: the container's init may not reap) do not
 // count: where /proc exists, each member's state is read.

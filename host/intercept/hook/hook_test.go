@@ -364,11 +364,11 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 			if took := time.Since(start); took > 5*time.Second {
 				t.Errorf("returned after %s", took)
 			}
-			pgid := waitFile(t, pidFile)
+			pgid, child := waitFile(t, pidFile), waitFile(t, pidFile+".child")
 			deadline := time.Now().Add(3 * time.Second)
-			for groupAlive(pgid) {
+			for processAlive(pgid) || processAlive(child) || groupAlive(pgid) {
 				if time.Now().After(deadline) {
-					t.Fatalf("process group %d still has live processes", pgid)
+					t.Fatalf("the hook (%d) or its child (%d) is still alive: its process group was not killed", pgid, child)
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
