@@ -157,12 +157,14 @@ func newRunner(h *config.Hook, o Options) (*runner, error) {
 		}
 		r.dir = wd
 	}
+	// The name goes into logs and errors (which may reach a client):
+	// scrubbed of what looks like a secret (a token in a URL or a command).
 	var err error
 	if h.Command != "" {
-		r.name = h.Event + " command " + strings.TrimSpace(h.Command)
+		r.name = redact.String(h.Event + " command " + strings.TrimSpace(h.Command))
 		r.cmd, err = newCommand(h, r.dir, lookup)
 	} else {
-		r.name = h.Event + " url " + h.URL
+		r.name = redact.String(h.Event + " url " + h.URL)
 		r.web, err = newWebhook(h, lookup, o.Client)
 	}
 	if err != nil {
