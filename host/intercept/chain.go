@@ -91,7 +91,11 @@ func (c *Chain) ForElicit(server string, who *inbound.Principal) *Plan {
 // plan returns k's plan for who: the cached candidates, filtered by
 // principal only when one of them has a principals condition.
 func (c *Chain) plan(k planKey, who *inbound.Principal) *Plan {
-	cand, ok := (*c.cache.Load())[k]
+	m := c.cache.Load()
+	if m == nil { // a Chain not made by NewChain
+		return nil
+	}
+	cand, ok := (*m)[k]
 	if !ok {
 		cand = c.remember(k)
 	}
@@ -107,7 +111,10 @@ func (c *Chain) remember(k planKey) *candidates {
 	cand := c.candidates(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := *c.cache.Load()
+	var old map[planKey]*candidates
+	if m := c.cache.Load(); m != nil {
+		old = *m
+	}
 	if prev, ok := old[k]; ok {
 		return prev
 	}

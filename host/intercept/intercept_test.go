@@ -656,3 +656,23 @@ func TestInterceptorEntry(t *testing.T) {
 		})
 	}
 }
+
+type panicker struct{}
+
+func (panicker) Check(context.Context, *Call, Phase) (Verdict, error) { panic("bug") }
+
+// TestPanicFailsClosed: a check that panics is a failed check.
+func TestPanicFailsClosed(t *testing.T) {
+	p := NewChain([]*Entry{hook(HookPreToolUse, panicker{}), hook(HookPreToolUse, &fake{}), icpt("i", panicker{}), icpt("o", panicker{}, failOpen)}).
+		ForTool("mcp__demo__echo", "demo", nil)
+	if out := p.Pre(t.Context(), toolCall()); out.Refused == nil || decisions(out.Records) != "PreToolUse=error,PreToolUse=pass" {
+		t.Errorf("Pre = %+v", out)
+	}
+	if _, recs, err := p.Request(t.Context(), toolCall()); !errors.Is(err, ErrRefused) || decisions(recs) != "i=error" {
+		t.Errorf("Request = %v, %s", err, decisions(recs))
+	}
+	var zero Chain
+	if zero.ForTool("mcp__demo__echo", "demo", nil) != nil {
+		t.Error("a zero Chain has a plan")
+	}
+}

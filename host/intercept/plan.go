@@ -1,6 +1,7 @@
 package intercept
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -313,7 +314,7 @@ func (p *Plan) Response(ctx context.Context, c *Call) (result json.RawMessage, c
 		}
 		ctxs = append(ctxs, post.context...)
 	}
-	if ctxs = capContexts(ctxs); len(ctxs) > 0 && result != nil {
+	if ctxs = capContexts(ctxs); len(ctxs) > 0 && result != nil && c.Event == EventToolsCall {
 		if r, ok := appendText(result, ctxs); ok {
 			result, changed = r, true
 		}
@@ -513,9 +514,21 @@ func (r *result) record(event string) Record {
 	return Record{Name: r.entry.Name, Kind: r.entry.Kind, Event: event, Decision: d, Mode: r.entry.Mode, Start: r.start, End: r.end}
 }
 
-// runOne runs e's check of c's phase p under e's timeout.
-func runOne(ctx context.Context, e *Entry, c *Call, p Phase) *result {
-	r := &result{entry: e, start: time.Now()}
+// runOne runs e's check of c's phase p under e's timeout. An audit-mode
+// check gets its own copy of the payload. A check that panics has failed
+// (and fails closed unless its entry fails open).
+func runOne(ctx context.Context, e *Entry, c *Call, p Phase) (r *result) {
+	r = &result{entry: e, start: time.Now()}
+	if e.Mode == Audit {
+		cc := *c
+		cc.Payload, cc.Args = bytes.Clone(c.Payload), bytes.Clone(c.Args)
+		c = &cc
+	}
+	defer func() {
+		if recover() != nil {
+			r.v, r.failed, r.end = Verdict{}, DecisionError, time.Now()
+		}
+	}()
 	cctx := ctx
 	if e.Timeout > 0 {
 		var cancel context.CancelFunc
