@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -32,18 +31,18 @@ import (
 
 // The Claude Code events a hook block can name.
 const (
-	PreToolUse         = "PreToolUse"
-	PostToolUse        = "PostToolUse"
-	PostToolUseFailure = "PostToolUseFailure"
-	Elicitation        = "Elicitation"
-	ElicitationResult  = "ElicitationResult"
+	PreToolUse         = intercept.HookPreToolUse
+	PostToolUse        = intercept.HookPostToolUse
+	PostToolUseFailure = intercept.HookPostToolUseFailure
+	Elicitation        = intercept.HookElicitation
+	ElicitationResult  = intercept.HookElicitationResult
 )
 
 // Limits and defaults of one run.
 const (
 	// DefaultTimeout bounds a run when the block sets no timeout (Claude
 	// Code: 600 s; a gateway call waits on it).
-	DefaultTimeout = 60 * time.Second
+	DefaultTimeout = intercept.DefaultHookTimeout
 	// MaxStdout caps a command's stdout and an HTTP hook's response body:
 	// more is an error.
 	MaxStdout = 1 << 20
@@ -93,14 +92,7 @@ func New(h *config.Hook, o Options) (*intercept.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := intercept.HookEntry(h, r)
-	if err != nil {
-		return nil, err
-	}
-	if e.DedupKey == "" {
-		e.DedupKey = dedupKey(h, r.dir)
-	}
-	return e, nil
+	return intercept.HookEntry(h, r)
 }
 
 // runner is the intercept.Checker of one hook block.
@@ -242,37 +234,6 @@ func (r *runner) Check(ctx context.Context, c *intercept.Call, p intercept.Phase
 	r.log.Debug("hook ran", "hook", r.name, "tool", c.Name, "server", c.Server, "exit", out.exit, "status", out.status,
 		"decision", v.Action.String(), "ms", took.Milliseconds())
 	return v, nil
-}
-
-// dedupKey identifies identical handlers: a command with its shell,
-// environment and directory, or a URL with its headers as written.
-func dedupKey(h *config.Hook, dir string) string {
-	var b strings.Builder
-	if h.Command != "" {
-		b.WriteString("command\x00" + h.Command + "\x00" + h.Shell + "\x00" + dir)
-		writeSorted(&b, h.Env)
-		for _, k := range h.InheritEnv {
-			b.WriteString("\x00inherit " + k)
-		}
-		return b.String()
-	}
-	b.WriteString("url\x00" + h.URL)
-	writeSorted(&b, h.Headers)
-	for _, k := range h.AllowedEnvVars {
-		b.WriteString("\x00allow " + k)
-	}
-	return b.String()
-}
-
-func writeSorted(b *strings.Builder, m map[string]string) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		b.WriteString("\x00" + k + "=" + m[k])
-	}
 }
 
 // tail is the kept stderr for a log line, trimmed.

@@ -536,19 +536,6 @@ func TestNewRefuses(t *testing.T) {
 	}
 }
 
-func TestDedupKey(t *testing.T) {
-	t.Parallel()
-	a := dedupKey(&config.Hook{Command: "x", Env: map[string]string{"A": "1"}}, "/d")
-	if b := dedupKey(&config.Hook{Command: "x", Env: map[string]string{"A": "1"}}, "/d"); a != b {
-		t.Error("identical commands differ")
-	}
-	for _, h := range []*config.Hook{{Command: "x", Env: map[string]string{"A": "2"}}, {Command: "x", Shell: "bash", Env: map[string]string{"A": "1"}}, {URL: "x"}} {
-		if dedupKey(h, "/d") == a {
-			t.Errorf("%+v has the same key", h)
-		}
-	}
-}
-
 func assertVerdict(t *testing.T, got, want intercept.Verdict) {
 	t.Helper()
 	if got.Action != want.Action || got.Reason != want.Reason || got.Context != want.Context || got.Code != want.Code {
