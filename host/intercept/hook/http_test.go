@@ -100,6 +100,8 @@ func TestHTTPHookNon2xxIsLogged(t *testing.T) {
 func TestHTTPHookFailures(t *testing.T) {
 	t.Parallel()
 	t.Run("hang is a timeout", func(t *testing.T) {
+		// Real time, kept short: a real socket cannot block durably in a
+		// testing/synctest bubble.
 		t.Parallel()
 		release := make(chan struct{})
 		s := newHookServer(t, func(w http.ResponseWriter, r *http.Request) {
