@@ -116,7 +116,7 @@ func newRunner(h *config.Hook, o Options) (*runner, error) {
 	switch h.Event {
 	case PreToolUse, PostToolUse, PostToolUseFailure, Elicitation, ElicitationResult:
 	default:
-		return nil, fmt.Errorf("hook %q: not a supported event (PreToolUse, PostToolUse, PostToolUseFailure, Elicitation, ElicitationResult)", h.Event)
+		return nil, fmt.Errorf("hook %q: %w (events: PreToolUse, PostToolUse, PostToolUseFailure, Elicitation, ElicitationResult)", h.Event, intercept.ErrUnsupported)
 	}
 	if (h.Command == "") == (h.URL == "") {
 		return nil, fmt.Errorf("hook %q: exactly one of command and url must be set", h.Event)

@@ -530,8 +530,12 @@ func TestNewRefuses(t *testing.T) {
 		{Event: PreToolUse, Command: "true", Shell: "zsh"},
 		{Event: PreToolUse, URL: "ftp://example.com/"},
 	} {
-		if _, err := New(&h, Options{}); err == nil {
+		_, err := New(&h, Options{})
+		if err == nil {
 			t.Errorf("New(%+v) accepted", h)
+		}
+		if unsupported := h.Event == "Stop" || h.Shell == "zsh"; unsupported != errors.Is(err, intercept.ErrUnsupported) {
+			t.Errorf("New(%+v) = %v: not yet supported must be ErrUnsupported (only)", h, err)
 		}
 	}
 }

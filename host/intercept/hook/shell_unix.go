@@ -5,6 +5,8 @@ package hook
 import (
 	"fmt"
 	"os/exec"
+
+	"github.com/mcphost/mcphost/host/intercept"
 )
 
 // platformEnv is what a hook needs of the host's environment beyond
@@ -22,7 +24,7 @@ func shellArgv(shell, command string, _ func(string) (string, bool)) ([]string, 
 	case "powershell":
 		return []string{powershell(), "-NoProfile", "-NonInteractive", "-Command", command}, nil
 	}
-	return nil, fmt.Errorf("shell %q is not sh, bash or powershell", shell)
+	return nil, fmt.Errorf("shell %q: %w (sh, bash, powershell)", shell, intercept.ErrUnsupported)
 }
 
 // powershell is pwsh when it is installed (PowerShell 7), else powershell.
