@@ -153,6 +153,11 @@ func TestForTool(t *testing.T) {
 	if p1, p2 := c2.ForTool("mcp__demo__stats", "demo", nil), c2.ForTool("mcp__demo__stats", "demo", nil); p1 == nil || p1 != p2 {
 		t.Error("the plan of one tool is built twice")
 	}
+	// A name cached for one server, asked for another, is not taken from
+	// the cache.
+	if got := names(c2.ForTool("mcp__demo__stats", "other", nil)); got != "" {
+		t.Errorf("plan for another server = %q, want none", got)
+	}
 	var nilChain *Chain
 	if nilChain.ForTool("mcp__demo__echo", "demo", nil) != nil || nilChain.ForElicit("demo", nil) != nil {
 		t.Error("a nil chain has a plan")
@@ -169,7 +174,7 @@ func TestPlanCacheBounded(t *testing.T) {
 			t.Fatal("no plan")
 		}
 	}
-	if n := len(*c.cache.Load()); n > maxCached {
+	if n := len(*c.other.Load()); n > maxCached {
 		t.Errorf("cache holds %d keys, more than %d", n, maxCached)
 	}
 }
