@@ -674,7 +674,9 @@ func (panicker) Check(context.Context, *Call, Phase) (Verdict, error) { panic("b
 // (run with -race): the copy-on-write cache stays consistent.
 func TestConcurrentPlans(t *testing.T) {
 	c := NewChain([]*Entry{
-		icpt("even", &fake{}, func(e *Entry) { e.Match.Tools = []string{"mcp__s__*0", "mcp__s__*2", "mcp__s__*4", "mcp__s__*6", "mcp__s__*8"} }),
+		icpt("even", &fake{}, func(e *Entry) {
+			e.Match.Tools = []string{"mcp__s__*0", "mcp__s__*2", "mcp__s__*4", "mcp__s__*6", "mcp__s__*8"}
+		}),
 		icpt("p", &fake{}, events(EventPromptsGet)),
 	})
 	var wg sync.WaitGroup
