@@ -1,11 +1,12 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/intercept"
+	"github.com/mcphost/mcphost/host/intercept/builtin"
+	"github.com/mcphost/mcphost/host/intercept/hook"
 )
 
 // The hooks and interceptors of a configuration become one intercept.Chain
@@ -17,7 +18,7 @@ import (
 // this build cannot run. Such a configuration is refused (New, Reload): a
 // check that is configured but does not run would let through what it was
 // written to stop.
-var ErrCheckUnsupported = errors.New("not yet supported")
+var ErrCheckUnsupported = intercept.ErrUnsupported
 
 // checkKinds makes the entries of the kinds of checks: one constructor per
 // kind, nil for a kind this build cannot run.
@@ -90,7 +91,15 @@ func runs(approved bool, o config.Origin) bool {
 }
 
 // checkKinds returns the constructors of the kinds of checks this build
-// runs.
+// runs. They take what they need of the host when they run, not when the
+// chain is built.
 func (h *Host) checkKinds() checkKinds {
-	return checkKinds{} // the kinds' packages are wired as they land
+	return checkKinds{
+		hook: func(hk *config.Hook) (*intercept.Entry, error) {
+			return hook.New(hk, hook.Options{Log: h.log.Named("hook"), LookupEnv: h.lookupEnv})
+		},
+		builtin: func(ic *config.Interceptor) (*intercept.Entry, error) {
+			return builtin.New(ic, builtin.WithLogger(h.log.Named("interceptor")))
+		},
+	}
 }
