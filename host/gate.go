@@ -153,8 +153,9 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 		case mode == gateNoPerson && d.Behavior == permissions.Ask && d.Rule != nil:
 			return nil, errNotRelayable // asked whatever the hooks say
 		}
+		cc := note.callChecks(chain, t.Name)
 		var err error
-		d, call, err = h.checkPre(ctx, note.callChecks(chain, t.Name), note, plan, t, d, in)
+		d, call, err = h.checkPre(ctx, cc, note, plan, t, d, in)
 		note.set(d, approved && d.Behavior == permissions.Ask)
 		if err != nil {
 			if mode == gateNoPerson {
@@ -167,7 +168,7 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 		}
 		// The request interceptors see the arguments the hooks left, and
 		// refuse bad ones before anyone is asked about the call.
-		if err := checkRequest(ctx, note.callChecks(chain, t.Name), note, plan, call); err != nil {
+		if err := checkRequest(ctx, cc, note, plan, call); err != nil {
 			if mode == gateNoPerson {
 				return nil, errNotRelayable
 			}
