@@ -145,6 +145,7 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 		// sends nothing to the server.)
 		plan = chain.ForTool(t.Name, t.Server, principalOf(ctx))
 	}
+	note.set(d, approved && d.Behavior == permissions.Ask)
 	var call *intercept.Call
 	if plan != nil {
 		switch {
@@ -156,7 +157,7 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 		cc := note.callChecks(chain, t.Name)
 		var err error
 		d, call, err = h.checkPre(ctx, cc, note, plan, t, d, in)
-		note.set(d, approved && d.Behavior == permissions.Ask)
+		note.set(d, approved && d.Behavior == permissions.Ask) // (the hooks' decision, merged)
 		if err != nil {
 			if mode == gateNoPerson {
 				return nil, errNotRelayable // (the full path refuses it)
@@ -174,8 +175,6 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 			}
 			return nil, err
 		}
-	} else {
-		note.set(d, approved && d.Behavior == permissions.Ask)
 	}
 	switch d.Behavior {
 	case permissions.Allow:
