@@ -620,3 +620,51 @@ func TestMergeHooks(t *testing.T) {
 		t.Errorf("failed closed: %+v", got)
 	}
 }
+
+// relayedAsker is a Requester of a relayed call of one client.
+type relayedAsker struct{ client *int }
+
+func (relayedAsker) Capabilities() *mcp.ClientCapabilities { return nil }
+func (relayedAsker) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+func (relayedAsker) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return nil, errors.New("no")
+}
+func (relayedAsker) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return nil, errors.New("no")
+}
+func (r relayedAsker) Client() any { return r.client }
+func (relayedAsker) RelayedCall()  {}
+
+// TestElicitHooksRequester: a call's Requester is wrapped only when an
+// Elicitation hook applies to its server; the wrapper is comparable,
+// belongs to the inner Requester's client, keeps the relayed-call mark and
+// unwraps to the inner one.
+func TestElicitHooksRequester(t *testing.T) {
+	t.Parallel()
+	ans := &counted{v: verdict(intercept.Verdict{})}
+	e := hookEntry(t, "Elicitation", ans, func(hk *config.Hook) { hk.Match = &config.CheckMatch{Servers: []string{"one"}} })
+	h := checkedHost(t, nil, nil, e)
+	ctx := context.Background()
+	client := new(int)
+	inner := relayedAsker{client}
+	if r := h.withElicitHooks(ctx, inner, "two", nil); r != conn.Requester(inner) {
+		t.Fatalf("wrapped for a server no hook matches: %T", r)
+	}
+	r := h.withElicitHooks(ctx, inner, "one", nil)
+	if _, ok := r.(interface{ RelayedCall() }); !ok {
+		t.Fatalf("%T lost the relayed-call mark", r)
+	}
+	if c, ok := r.(interface{ Client() any }); !ok || c.Client() != any(client) {
+		t.Fatalf("%T does not belong to the inner client", r)
+	}
+	if u, ok := r.(interface{ Unwrap() conn.Requester }); !ok || u.Unwrap() != conn.Requester(inner) {
+		t.Fatalf("%T does not unwrap", r)
+	}
+	_ = r == r // comparable
+	res, err := r.Elicit(ctx, &mcp.ElicitParams{Message: "?"})
+	if err != nil || res.Action != "decline" || ans.runs.Load() != 1 || ans.last.Server != "one" || ans.last.Front != "library" {
+		t.Fatalf("%+v, %v; hook ran %d (%+v)", res, err, ans.runs.Load(), ans.last)
+	}
+}
