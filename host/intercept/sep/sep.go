@@ -114,10 +114,11 @@ type checker struct {
 	now      func() time.Time
 
 	mu     sync.Mutex
-	listed *listing // of the server's last session generation listed
+	listed *listing // of the server's last session listed
 }
 
 type listing struct {
+	cs  *mcp.ClientSession
 	gen uint64
 	ds  []Descriptor
 }
@@ -248,18 +249,24 @@ func (k *checker) tolerates(d *Descriptor) bool {
 	return d.Mode == ModeAudit || d.FailOpen || k.failOpen
 }
 
-// list returns the server's interceptors, listed once per session
-// generation.
+// list returns the server's interceptors, listed once per session of the
+// server (the session the request runs on, and its generation).
 func (k *checker) list(ctx context.Context) ([]Descriptor, error) {
-	before := k.gen(ctx, k.server)
-	k.mu.Lock()
-	l := k.listed
-	k.mu.Unlock()
-	if l != nil && before != 0 && l.gen == before {
-		return l.ds, nil
-	}
-	var raw []byte
+	var (
+		raw    []byte
+		cached []Descriptor
+		on     *mcp.ClientSession
+		gen    uint64
+	)
 	err := k.do(ctx, k.server, func(ctx context.Context, cs *mcp.ClientSession) error {
+		on, gen, raw, cached = cs, k.gen(ctx, k.server), nil, nil
+		k.mu.Lock()
+		l := k.listed
+		k.mu.Unlock()
+		if l != nil && l.cs == cs && l.gen == gen {
+			cached = l.ds
+			return nil
+		}
 		r, err := mcp.CallCustomMethod[*ListParams, *RawResult](ctx, cs, MethodList, &ListParams{})
 		if err != nil {
 			return err
@@ -270,6 +277,9 @@ func (k *checker) list(ctx context.Context) ([]Descriptor, error) {
 	if err != nil {
 		return nil, &Error{Server: k.server, Op: MethodList, Err: err}
 	}
+	if cached != nil {
+		return cached, nil
+	}
 	ds, err := DecodeList(raw)
 	if err != nil {
 		return nil, &Error{Server: k.server, Op: MethodList, Err: err}
@@ -279,11 +289,9 @@ func (k *checker) list(ctx context.Context) ([]Descriptor, error) {
 			return nil, &Error{Server: k.server, Interceptor: n, Op: MethodList, Err: ErrNotListed}
 		}
 	}
-	if after := k.gen(ctx, k.server); after != 0 && (before == 0 || before == after) {
-		k.mu.Lock()
-		k.listed = &listing{gen: after, ds: ds}
-		k.mu.Unlock()
-	}
+	k.mu.Lock()
+	k.listed = &listing{cs: on, gen: gen, ds: ds}
+	k.mu.Unlock()
 	return ds, nil
 }
 

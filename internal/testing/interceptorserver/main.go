@@ -21,7 +21,7 @@
 // -old-shape answers in the older shape of the WG's Go SDK ("hook" object,
 // results nested under "validation" / "mutation"). -tool NAME also serves a
 // tool, which an interceptor server should not (the host must not serve
-// it). -log FILE appends every invoke's params as a JSON line.
+// it). -log FILE appends every request as a JSON line: {"method","params"}.
 package main
 
 import (
@@ -58,7 +58,7 @@ func main() {
 	flag.Var(&specs, "i", "an interceptor: NAME=BEHAVIOUR[,key=value…] (repeatable)")
 	flag.Var(&tools, "tool", "a tool to serve too (repeatable)")
 	oldShape := flag.Bool("old-shape", false, "answer in the older Go SDK shape")
-	logFile := flag.String("log", "", "append each invoke's params to this file, one JSON line each")
+	logFile := flag.String("log", "", "append each request ({method, params}) to this file, one JSON line each")
 	slow := flag.Duration("slow", 30*time.Second, "how long the slow behaviour sleeps")
 	flag.Parse()
 	var ics []*interceptor
@@ -174,6 +174,7 @@ type result struct {
 func (r *result) MarshalJSON() ([]byte, error) { return json.Marshal(r.v) }
 
 func (s *server) list(_ context.Context, _ *mcp.ServerSession, p *listParams) (*result, error) {
+	s.record("interceptors/list", p)
 	out := []any{}
 	for _, ic := range s.ics {
 		if p != nil && p.Event != "" && !hooks(ic, p.Event) {
@@ -215,7 +216,7 @@ func hooks(ic *interceptor, event string) bool {
 }
 
 func (s *server) invoke(ctx context.Context, _ *mcp.ServerSession, p *invokeParams) (*result, error) {
-	s.record(p)
+	s.record("interceptor/invoke", p)
 	var ic *interceptor
 	for _, c := range s.ics {
 		if c.name == p.Name && c.behaviour != "ghost" {
@@ -316,11 +317,11 @@ func setNote(payload map[string]any, note string) {
 	}
 }
 
-func (s *server) record(p *invokeParams) {
+func (s *server) record(method string, p any) {
 	if s.log == "" {
 		return
 	}
-	b, err := json.Marshal(p)
+	b, err := json.Marshal(map[string]any{"method": method, "params": p})
 	if err != nil {
 		return
 	}
