@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
@@ -237,7 +238,7 @@ func (k *checker) validate(ctx context.Context, validators []*Descriptor, inv in
 			if reason == "" {
 				reason = "not valid"
 			}
-			return intercept.Verdict{Action: intercept.Deny, Reason: d.Name + ": " + reason}, nil
+			return intercept.Verdict{Action: intercept.Deny, Reason: capReason(d.Name + ": " + reason)}, nil
 		}
 	}
 	return intercept.Verdict{}, firstErr
@@ -416,6 +417,21 @@ func (k *checker) invokeContext(ctx context.Context, c *intercept.Call) *InvokeC
 		ic.TraceID, ic.SpanID = sc.TraceID().String(), sc.SpanID().String()
 	}
 	return ic
+}
+
+// MaxReason caps a refusal's reason (as Claude Code caps hook output), in
+// bytes, cut at a rune boundary.
+const MaxReason = 10000
+
+func capReason(s string) string {
+	if len(s) <= MaxReason {
+		return s
+	}
+	s = s[:MaxReason]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }
 
 func cmpInt(a, b int64) int {

@@ -2,7 +2,9 @@ package sep
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecodeList(t *testing.T) {
@@ -112,5 +114,16 @@ func TestDecodeResult(t *testing.T) {
 	}
 	if _, err := DecodeResult([]byte(`"x"`)); !errors.Is(err, ErrMalformed) {
 		t.Errorf("a string: %v", err)
+	}
+}
+
+func TestCapReason(t *testing.T) {
+	long := strings.Repeat("é", MaxReason) // 2 bytes each
+	got := capReason(long)
+	if len(got) > MaxReason+len("…") || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
+		t.Errorf("capped to %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	if capReason("short") != "short" {
+		t.Error("a short reason changed")
 	}
 }
