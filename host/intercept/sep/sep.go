@@ -42,7 +42,7 @@ import (
 const Revision = "sep-2624/2026-09"
 
 // DefaultTimeout bounds one check when the block sets no timeout.
-const DefaultTimeout = 5 * time.Second
+const DefaultTimeout = intercept.DefaultInterceptorTimeout
 
 // Register lets client send interceptors/list and interceptor/invoke. The
 // host calls it for every client its connections make.
@@ -61,8 +61,8 @@ type Do func(ctx context.Context, server string, fn func(context.Context, *mcp.C
 var ErrNotListed = errors.New("not listed by the interceptor server")
 
 // ErrUnsupported is matched by New's error for a configuration this
-// package does not implement.
-var ErrUnsupported = errors.New("not yet supported")
+// package does not implement (it is intercept.ErrUnsupported).
+var ErrUnsupported = intercept.ErrUnsupported
 
 // Error is a failure to list or invoke a server's interceptors.
 type Error struct {
@@ -167,11 +167,26 @@ func (k *checker) Check(ctx context.Context, c *intercept.Call, p intercept.Phas
 	payload := k.wirePayload(c, phase)
 	inv := invocation{event: c.Event, phase: phase, context: k.invokeContext(ctx, c)}
 	changed := false
+	// A failure the block's fail_open alone lets pass is returned when
+	// nothing else decided, so the engine records it (error, timeout).
+	var passed error
+	tolerate := func(d *Descriptor, err error) bool {
+		switch {
+		case d.Mode == ModeAudit || d.FailOpen:
+			return true
+		case k.failOpen:
+			if passed == nil {
+				passed = err
+			}
+			return true
+		}
+		return false
+	}
 	mutate := func() error {
 		for _, d := range mutators {
 			r, err := k.invoke(ctx, d, inv, payload)
 			if err != nil {
-				if k.tolerates(d) {
+				if tolerate(d, err) {
 					continue
 				}
 				return err
@@ -187,7 +202,7 @@ func (k *checker) Check(ctx context.Context, c *intercept.Call, p intercept.Phas
 			return intercept.Verdict{}, err
 		}
 	}
-	if v, err := k.validate(ctx, validators, inv, payload); err != nil || v.Action == intercept.Deny {
+	if v, err := k.validate(ctx, validators, inv, payload, tolerate); err != nil || v.Action == intercept.Deny {
 		return v, err
 	}
 	if phase == PhaseResponse {
@@ -196,7 +211,7 @@ func (k *checker) Check(ctx context.Context, c *intercept.Call, p intercept.Phas
 		}
 	}
 	if !changed {
-		return intercept.Verdict{}, nil
+		return intercept.Verdict{}, passed
 	}
 	out, err := k.fromWire(c, phase, payload)
 	if err != nil {
@@ -207,8 +222,8 @@ func (k *checker) Check(ctx context.Context, c *intercept.Call, p intercept.Phas
 
 // validate runs validators in parallel on payload: a Deny with the first
 // blocking one's message (in list order), or the error of the first that
-// failed without tolerance.
-func (k *checker) validate(ctx context.Context, validators []*Descriptor, inv invocation, payload json.RawMessage) (intercept.Verdict, error) {
+// failed and is not tolerated.
+func (k *checker) validate(ctx context.Context, validators []*Descriptor, inv invocation, payload json.RawMessage, tolerate func(*Descriptor, error) bool) (intercept.Verdict, error) {
 	if len(validators) == 0 {
 		return intercept.Verdict{}, nil
 	}
@@ -230,7 +245,7 @@ func (k *checker) validate(ctx context.Context, validators []*Descriptor, inv in
 		o := outs[i]
 		switch {
 		case o.err != nil:
-			if !k.tolerates(d) && firstErr == nil {
+			if !tolerate(d, o.err) && firstErr == nil {
 				firstErr = o.err
 			}
 		case d.Mode != ModeAudit && o.r.Blocks():
@@ -242,12 +257,6 @@ func (k *checker) validate(ctx context.Context, validators []*Descriptor, inv in
 		}
 	}
 	return intercept.Verdict{}, firstErr
-}
-
-// tolerates reports whether a failure of d lets the call go on: d is
-// server-declared audit or failOpen, or the block is fail_open.
-func (k *checker) tolerates(d *Descriptor) bool {
-	return d.Mode == ModeAudit || d.FailOpen || k.failOpen
 }
 
 // list returns the server's interceptors, listed once per session of the
