@@ -385,9 +385,14 @@ func (k *checker) wirePayload(c *intercept.Call, phase string) json.RawMessage {
 	return c.Payload
 }
 
-// fromWire is the inverse of wirePayload for a mutated payload: a
-// tools/call request's arguments (a mutator may not rename the tool).
+// fromWire is the inverse of wirePayload for a mutated payload (an
+// object): a tools/call request's arguments (a mutator may not rename the
+// tool).
 func (k *checker) fromWire(c *intercept.Call, phase string, payload json.RawMessage) (json.RawMessage, error) {
+	if p := bytes.TrimSpace(payload); len(p) == 0 || p[0] != '{' {
+		// (Every payload is an object: request params, a result.)
+		return nil, &Error{Server: k.server, Op: MethodInvoke, Err: fmt.Errorf("%w: a mutated payload that is not an object", ErrMalformed)}
+	}
 	if phase != PhaseRequest || c.Event != intercept.EventToolsCall {
 		return payload, nil
 	}
