@@ -83,6 +83,7 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzReusedSSERouter -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzHideSchema -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzCompleteResult -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/intercept/sep -run=^$$ -fuzz=^FuzzDecode$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzMediaType -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/jsonrpcmsg -run=^$$ -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSERouter -fuzztime=$(FUZZTIME)
