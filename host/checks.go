@@ -7,6 +7,7 @@ import (
 	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/intercept/builtin"
 	"github.com/mcphost/mcphost/host/intercept/hook"
+	"github.com/mcphost/mcphost/host/intercept/sep"
 )
 
 // The hooks and interceptors of a configuration become one intercept.Chain
@@ -97,6 +98,10 @@ func (h *Host) checkKinds() checkKinds {
 	return checkKinds{
 		hook: func(hk *config.Hook) (*intercept.Entry, error) {
 			return hook.New(hk, hook.Options{Log: h.log.Named("hook"), LookupEnv: h.lookupEnv})
+		},
+		server: func(ic *config.Interceptor) (*intercept.Entry, error) {
+			do, gen := h.SEPDo()
+			return sep.New(ic, do, gen)
 		},
 		builtin: func(ic *config.Interceptor) (*intercept.Entry, error) {
 			return builtin.New(ic, builtin.WithLogger(h.log.Named("interceptor")))

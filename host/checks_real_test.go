@@ -22,6 +22,7 @@ import (
 	"github.com/mcphost/mcphost/host/llmtools"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
+	"github.com/mcphost/mcphost/internal/testing/testbin"
 )
 
 // Hooks and interceptors configured as a user would, run by the real
@@ -386,5 +387,49 @@ func TestLLMToolsCallThroughHooks(t *testing.T) {
 	}
 	if _, err := h.CallTool(ctx, call.Name, call.Arguments, nil); !errors.Is(err, intercept.ErrRefused) || !strings.Contains(err.Error(), "forbidden words") {
 		t.Fatalf("err %v, want the hook's refusal", err)
+	}
+}
+
+// TestInterceptorServerThroughHost: an interceptor block naming a SEP-2624
+// interceptor server (the real test server, a server block of its own)
+// refuses a call it finds invalid before the upstream sees it — on the
+// library's path and, through the relay's hand-over, the gateway's — and
+// the server's own tools are not served.
+func TestInterceptorServerThroughHost(t *testing.T) {
+	t.Parallel()
+	bin, err := testbin.BuildOne(t.TempDir(), "./internal/testing/interceptorserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := &config.Server{Name: "ic", Transport: config.TransportStdio, Command: bin, Args: []string{"-i", "conf/require-note=require-note"},
+		Approved: true, ConnectTimeout: 20 * time.Second, InterceptorOnly: true}
+	cfg := &config.Config{Servers: []*config.Server{demo("one"), ic}, DefaultMode: "allow_all",
+		Interceptors: []*config.Interceptor{{Name: "notes", Server: "ic", Approved: true, Timeout: 20 * time.Second,
+			Match: &config.CheckMatch{Tools: []string{"mcp__one__echo"}}, Origin: config.Origin{Scope: config.ScopeUser}}}}
+	h, err := host.New(cfg, &host.Options{OutputDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ctx := context.Background()
+	_, err = h.CallTool(ctx, "mcp__one__echo", map[string]any{"message": "hi"}, nil)
+	var r *intercept.RefusedError
+	if !errors.As(err, &r) || r.Kind != intercept.KindServer || !strings.Contains(err.Error(), "note is required") {
+		t.Fatalf("err %v, want the interceptor server's refusal", err)
+	}
+	if _, problems := h.Tools(ctx); len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if _, handled, _ := h.Serving().RelayCall(ctx, "mcp__one__echo", json.RawMessage(`{"message":"hi"}`), host.RelayOptions{ProtocolVersion: conn.NewProtocol}); handled {
+		t.Fatal("the relay took a call the interceptor server refuses")
+	}
+	if n := echoCount(t, h); n != 0 {
+		t.Fatalf("the server ran echo %d times", n)
+	}
+	tools, _ := h.Tools(ctx)
+	for _, tl := range tools {
+		if tl.Server == "ic" {
+			t.Fatalf("the interceptor server's tool %s is served", tl.Name)
+		}
 	}
 }

@@ -518,7 +518,7 @@ func TestBuildChecks(t *testing.T) {
 	if _, err := buildChecks(&config.Config{Hooks: []*config.Hook{hk}}, none); !errors.Is(err, ErrCheckUnsupported) || !strings.Contains(err.Error(), "/u/config.hcl") {
 		t.Fatalf("an unsupported hook: %v", err)
 	}
-	for _, ic := range []*config.Interceptor{{Name: "p", Plugin: "x"}, {Name: "s", Server: "x"}, {Name: "b", Builtin: "x"}} {
+	for _, ic := range []*config.Interceptor{{Name: "p", Plugin: "x"}, {Name: "s", Server: "x"}, {Name: "b", Builtin: "x"}} { // (none: no kind runs)
 		if _, err := buildChecks(&config.Config{Interceptors: []*config.Interceptor{ic}}, none); !errors.Is(err, ErrCheckUnsupported) {
 			t.Fatalf("%s: %v", ic.Name, err)
 		}
