@@ -165,6 +165,9 @@ func (r *Runtime) Status() []Status {
 			if l.Headers {
 				st.Provides = append(st.Provides, "headers")
 			}
+			if l.Interceptor {
+				st.Provides = append(st.Provides, "interceptor")
+			}
 		}
 		r.mu.Lock()
 		pr := r.procs[p.Name]
@@ -635,6 +638,23 @@ func (r *Runtime) Auth(ctx context.Context, scheme string) (sdk.AuthClient, stri
 	}
 	a, err := dispenseAs[sdk.AuthClient](ctx, r, p.Name, sdk.KindAuth)
 	return a, p.Name, err
+}
+
+// Interceptor returns the interceptor client of the named plugin, starting
+// (or restarting) it if needed. The client is bound to the plugin's current
+// process: call Interceptor again for each operation, so that a plugin
+// that crashed is restarted (its supervisor's backoff applies) and a new
+// client returned. A plugin that is not locked as an interceptor is an
+// error.
+func (r *Runtime) Interceptor(ctx context.Context, name string) (sdk.Interceptor, error) {
+	p := r.cfg.Plugin(name)
+	if p == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	if p.Locked == nil || !p.Locked.Interceptor {
+		return nil, fmt.Errorf("plugin %s is not locked as an interceptor (run `mcphost plugins lock`)", name)
+	}
+	return dispenseAs[sdk.InterceptorClient](ctx, r, name, sdk.KindInterceptor)
 }
 
 // dispenseAs dispenses one kind of a plugin as the SDK interface of that kind.
