@@ -105,7 +105,7 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzRejection$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzStdioServerLines$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/state/redisstate -run=^$$ -fuzz=^FuzzReplyScanner$$ -fuzztime=$(FUZZTIME)
-	$(GO) test ./internal/jsonredact -run=^$$ -fuzz=^FuzzRedact$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./sdk/jsonredact -run=^$$ -fuzz=^FuzzRedact$$ -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build test-deps

@@ -11,7 +11,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/redact"
-	"github.com/mcphost/mcphost/internal/jsonredact"
+	"github.com/mcphost/mcphost/sdk/jsonredact"
 )
 
 // newSecrets returns the entry of an interceptor block with builtin =

@@ -25,7 +25,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/mcphost/mcphost/internal/jsonredact"
+	"github.com/mcphost/mcphost/sdk/jsonredact"
 	"github.com/mcphost/mcphost/sdk"
 )
 

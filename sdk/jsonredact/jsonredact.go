@@ -1,8 +1,8 @@
 // Package jsonredact walks decoded JSON values (as encoding/json decodes
 // into any, preferably with UseNumber) to find and mask regular expression
-// matches in their strings. It is shared by the guard-regex plugin and the
-// secrets built-in, and reads untrusted input: values from clients,
-// upstreams and plugins of any shape.
+// matches in their strings: a helper for interceptor plugins (guard-regex
+// uses it), also used by the host's secrets built-in. It reads untrusted
+// input: values from clients, upstreams and plugins of any shape.
 //
 // Objects are walked in key order, so that "the first match" is the same
 // on every run. Only string values are looked at, never object keys.
