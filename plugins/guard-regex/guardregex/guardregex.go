@@ -25,8 +25,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/mcphost/mcphost/sdk/jsonredact"
 	"github.com/mcphost/mcphost/sdk"
+	"github.com/mcphost/mcphost/sdk/jsonredact"
 )
 
 // Info describes the plugin.
