@@ -3,7 +3,6 @@ package redact
 import (
 	"regexp"
 	"slices"
-	"strings"
 )
 
 // Pattern is one token shape: a secret recognisable by its form alone,
@@ -18,6 +17,11 @@ type Pattern struct {
 // tokenPatterns is the one list of token shapes, shared by the log
 // redactor and the secrets built-in interceptor: provider token formats
 // with a fixed prefix (after gitleaks' rules), JWTs and PEM private keys.
+//
+// They are applied one after the other, never joined into one
+// alternation: each has a literal prefix that Go's regexp scans for fast,
+// which an alternation loses (measured: 0.75 µs for all 26 on a short
+// string, 34 µs joined).
 var tokenPatterns = []Pattern{
 	// GitHub: classic and OAuth/user/server/refresh tokens, fine-grained PATs.
 	{"GitHub token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9_]{16,}`)},
@@ -61,19 +65,6 @@ var tokenPatterns = []Pattern{
 	{"private key", regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)},
 }
 
-// tokenShapes is every token shape in one expression.
-var tokenShapes = func() *regexp.Regexp {
-	alts := make([]string, len(tokenPatterns))
-	for i, p := range tokenPatterns {
-		alts[i] = "(?:" + p.RE.String() + ")"
-	}
-	return regexp.MustCompile(strings.Join(alts, "|"))
-}()
-
 // TokenPatterns returns the token shapes the redactor masks, one per kind
 // of secret (a copy: callers cannot change the redactor's).
 func TokenPatterns() []Pattern { return slices.Clone(tokenPatterns) }
-
-// TokenShapes returns every token shape as one expression, which finds any
-// of them in one pass.
-func TokenShapes() *regexp.Regexp { return tokenShapes }

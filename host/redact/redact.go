@@ -61,7 +61,9 @@ var urlCredentials = regexp.MustCompile(`(://[^/\s:@]+:)[^/\s@]+@`)
 // comes from a server or plugin and reaches the user: log lines, error
 // messages, stderr tails.
 func String(s string) string {
-	s = tokenShapes.ReplaceAllString(s, Mask)
+	for _, p := range tokenPatterns {
+		s = p.RE.ReplaceAllLiteralString(s, Mask)
+	}
 	s = urlCredentials.ReplaceAllString(s, "${1}"+Mask+"@")
 	for _, k := range keyed {
 		s = k.re.ReplaceAllStringFunc(s, func(m string) string {

@@ -140,6 +140,19 @@ func TestGuardRegexDeniesAndRedacts(t *testing.T) {
 	}
 }
 
+// TestInterceptorOfOtherPlugins: only a plugin locked as an interceptor
+// is dispensed as one.
+func TestInterceptorOfOtherPlugins(t *testing.T) {
+	rt, _, _ := guardRuntime(t)
+	ctx := context.Background()
+	if _, err := rt.Interceptor(ctx, "transport-ws"); err == nil || !strings.Contains(err.Error(), "not locked as an interceptor") {
+		t.Errorf("transport-ws as an interceptor: %v", err)
+	}
+	if _, err := rt.Interceptor(ctx, "nope"); !errors.Is(err, plugins.ErrUnknown) {
+		t.Errorf("an unknown plugin: %v", err)
+	}
+}
+
 // TestGuardRegexBadExpression: an expression RE2 does not take is a
 // diagnostic naming it; every check of the block fails (the engine refuses
 // the call unless the block fails open).
@@ -188,6 +201,12 @@ func TestGuardRegexKilledMidRun(t *testing.T) {
 	if len(first) != 1 {
 		t.Fatalf("pids %v", first)
 	}
+	// One client per process: its identity is the process's.
+	c1, err1 := rt.Interceptor(ctx, "guard-regex")
+	c2, err2 := rt.Interceptor(ctx, "guard-regex")
+	if err1 != nil || err2 != nil || c1 != c2 {
+		t.Fatalf("two clients of one process: %p %v, %p %v", c1, err1, c2, err2)
+	}
 	syscall.Kill(mustPID(t, first[0]), syscall.SIGKILL)
 	waitExited(t, rt)
 	// Restarted at once: the check is answered by a new process.
@@ -197,6 +216,9 @@ func TestGuardRegexKilledMidRun(t *testing.T) {
 	second := pids()
 	if len(second) != 2 || second[1] == first[0] {
 		t.Fatalf("pids after a restart %v", second)
+	}
+	if c3, err := rt.Interceptor(ctx, "guard-regex"); err != nil || c3 == c1 {
+		t.Errorf("the restarted process's client is the dead one's: %v", err)
 	}
 
 	// It dies again soon: the runtime backs off, and the checks in that

@@ -24,7 +24,7 @@ import (
 // at /path looks like a NAME"; with action = "redact" each match becomes
 // [REDACTED] and the call goes on. The reason never holds the secret.
 func newSecrets(ic *config.Interceptor) (*intercept.Entry, error) {
-	s := &secrets{any: []*regexp.Regexp{redact.TokenShapes()}, patterns: redact.TokenPatterns()}
+	s := &secrets{patterns: redact.TokenPatterns()}
 	switch ic.Action {
 	case "", "block":
 	case "redact":
@@ -42,9 +42,8 @@ func newSecrets(ic *config.Interceptor) (*intercept.Entry, error) {
 // secrets is the secrets built-in's Checker.
 type secrets struct {
 	redact bool
-	// any is every shape in one expression (one pass per string); each
-	// and patterns name the shape once one is found.
-	any      []*regexp.Regexp
+	// each is the expressions of patterns, in order (one at a time: see
+	// redact.TokenPatterns on why not joined).
 	each     []*regexp.Regexp
 	patterns []redact.Pattern
 }
@@ -63,7 +62,7 @@ func (s *secrets) Check(_ context.Context, c *intercept.Call, p intercept.Phase)
 		find, mask, what = jsonredact.FindResult, jsonredact.RedactResult, "result"
 	}
 	if s.redact {
-		nv, n := mask(v, s.any, jsonredact.Mask)
+		nv, n := mask(v, s.each, jsonredact.Mask)
 		if n == 0 {
 			return intercept.Verdict{Action: intercept.Pass}, nil
 		}
@@ -73,12 +72,10 @@ func (s *secrets) Check(_ context.Context, c *intercept.Call, p intercept.Phase)
 		}
 		return intercept.Verdict{Action: intercept.Mutate, Payload: b}, nil
 	}
-	if _, _, ok := find(v, s.any); !ok {
+	path, i, ok := find(v, s.each)
+	if !ok {
 		return intercept.Verdict{Action: intercept.Pass}, nil
 	}
-	// The same walk with the shapes apart finds the same string first and
-	// says which shape it is.
-	path, i, _ := find(v, s.each)
 	where := what + " at " + path
 	if path == "" {
 		where = what

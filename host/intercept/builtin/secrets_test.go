@@ -115,3 +115,31 @@ func TestSecrets(t *testing.T) {
 		t.Error(`action "mask": no error`)
 	}
 }
+
+// BenchmarkSecrets is the secrets built-in's cost per phase on a small
+// call with nothing to find (the common case).
+func BenchmarkSecrets(b *testing.B) {
+	e, err := newSecrets(&config.Interceptor{Name: "keys", Builtin: "secrets"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name    string
+		phase   intercept.Phase
+		payload string
+	}{
+		{"request", intercept.Request, `{"message":"hello world","n":3}`},
+		{"response", intercept.Response, `{"content":[{"type":"text","text":"hello world"}],"structuredContent":{"message":"hello world"}}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := &intercept.Call{Event: intercept.EventToolsCall, Payload: json.RawMessage(bc.payload)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if v, err := e.Checker.Check(ctx, c, bc.phase); err != nil || v.Action != intercept.Pass {
+					b.Fatal(v, err)
+				}
+			}
+		})
+	}
+}
