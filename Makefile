@@ -91,6 +91,8 @@ fuzz:
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzHandshakeLine -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzCheckAddr -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk -run=^$$ -fuzz=FuzzFrameReader -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/intercept -run=^$$ -fuzz=FuzzResultRewrite -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/intercept/builtin -run=^$$ -fuzz=FuzzValidateInput -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/toolsearch -run=^$$ -fuzz=FuzzQuery -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/llmtools -run=^$$ -fuzz=FuzzConvert -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/inbound -run=^$$ -fuzz=FuzzVerify -fuzztime=$(FUZZTIME)
