@@ -18,7 +18,8 @@ import (
 // "secrets": it looks for token shapes (redact.TokenPatterns: the log
 // redactor's, plus the common cloud and VCS key formats) in every string
 // of a request's arguments and in a result's text (content[].text,
-// content[].resource.text, every string of structuredContent). With
+// content[].resource.text, every string of structuredContent; a prompt's
+// messages, a resource's contents; every string of a list's result). With
 // action = "block" (the default) a request is denied with "argument at
 // /path looks like a NAME" and a result turned into an error with "result
 // at /path looks like a NAME"; with action = "redact" each match becomes
@@ -59,7 +60,11 @@ func (s *secrets) Check(_ context.Context, c *intercept.Call, p intercept.Phase)
 	}
 	find, mask, what := jsonredact.Find, jsonredact.Redact, "argument"
 	if p == intercept.Response {
-		find, mask, what = jsonredact.FindResult, jsonredact.RedactResult, "result"
+		what = "result"
+		// A list's result has no text content: every string is looked at.
+		if !strings.HasSuffix(c.Event, "/list") {
+			find, mask = jsonredact.FindResult, jsonredact.RedactResult
+		}
 	}
 	if s.redact {
 		nv, n := mask(v, s.each, jsonredact.Mask)

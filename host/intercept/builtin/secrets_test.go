@@ -100,10 +100,15 @@ func TestSecrets(t *testing.T) {
 		{"redacted arguments keep the rest", redact, intercept.Request, `{"q":"id ` + key + ` <b>","n":1.50}`, intercept.Verdict{Action: intercept.Mutate, Payload: json.RawMessage(`{"n":1.50,"q":"id [REDACTED] <b>"}`)}},
 		{"redacted result", redact, intercept.Response, `{"content":[{"type":"text","text":"` + key + `"}],"structuredContent":{"k":"` + key + `"},"_meta":{"k":"` + key + `"}}`,
 			intercept.Verdict{Action: intercept.Mutate, Payload: json.RawMessage(`{"_meta":{"k":"` + key + `"},"content":[{"text":"[REDACTED]","type":"text"}],"structuredContent":{"k":"[REDACTED]"}}`)}},
+		{"a list's every string", block, intercept.Response, `{"tools":[{"name":"t","description":"key ` + key + `"}]}`, intercept.Verdict{Action: intercept.Deny, Reason: "result at /tools/0/description looks like an AWS access key ID"}},
 		{"nothing to redact", redact, intercept.Response, `{"content":[{"type":"text","text":"fine"}]}`, intercept.Verdict{Action: intercept.Pass}},
 	}
 	for _, tt := range tests {
-		v, err := tt.ck.Check(ctx, &intercept.Call{Event: intercept.EventToolsCall, Payload: json.RawMessage(tt.payload)}, tt.phase)
+		ev := intercept.EventToolsCall
+		if strings.Contains(tt.name, "list") {
+			ev = intercept.EventToolsList
+		}
+		v, err := tt.ck.Check(ctx, &intercept.Call{Event: ev, Payload: json.RawMessage(tt.payload)}, tt.phase)
 		if err != nil || v.Action != tt.want.Action || v.Reason != tt.want.Reason || string(v.Payload) != string(tt.want.Payload) {
 			t.Errorf("%s: %+v (%s) %v; want %+v (%s)", tt.name, v, v.Payload, err, tt.want, tt.want.Payload)
 		}

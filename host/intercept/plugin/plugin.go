@@ -12,9 +12,12 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/intercept"
+	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/sdk"
 )
 
@@ -24,22 +27,36 @@ import (
 // the checker knows to ask a restarted plugin for its scope again.
 type Getter = func(ctx context.Context) (sdk.Interceptor, error)
 
+// Option sets an option of New.
+type Option func(*checker)
+
+// WithLogger makes the checks log why they failed (the plugin could not
+// be reached or broke, or it diagnosed the block's options) to l, through
+// the redactor. Default: nowhere (the engine records the failure).
+func WithLogger(l hclog.Logger) Option {
+	return func(k *checker) { k.log = redact.Logger(l) }
+}
+
 // New returns the entry of the interceptor block ic, which names a plugin;
 // get returns the plugin's current interceptor client (typically
 // func(ctx) { return rt.Interceptor(ctx, ic.Plugin) }). The plugin is not
 // started here: the first check starts it.
-func New(ic *config.Interceptor, get Getter) (*intercept.Entry, error) {
+func New(ic *config.Interceptor, get Getter, opts ...Option) (*intercept.Entry, error) {
 	if ic.Plugin == "" {
 		return nil, fmt.Errorf("interceptor %s names no plugin", ic.Name)
 	}
 	if get == nil {
 		return nil, fmt.Errorf("interceptor %s: no plugin runtime", ic.Name)
 	}
-	opts := ic.Options
-	if len(opts) == 0 {
-		opts = json.RawMessage(`{}`)
+	config := ic.Options
+	if len(config) == 0 {
+		config = json.RawMessage(`{}`)
 	}
-	return intercept.InterceptorEntry(ic, intercept.KindPlugin, &checker{name: ic.Name, plugin: ic.Plugin, config: opts, get: get})
+	k := &checker{name: ic.Name, plugin: ic.Plugin, config: config, get: get, log: hclog.NewNullLogger()}
+	for _, o := range opts {
+		o(k)
+	}
+	return intercept.InterceptorEntry(ic, intercept.KindPlugin, k)
 }
 
 // DiagnosticsError is a plugin's verdict that the block's options are
@@ -69,6 +86,7 @@ type checker struct {
 	name, plugin string
 	config       json.RawMessage
 	get          Getter
+	log          hclog.Logger
 
 	mu    sync.Mutex
 	scope *scope // of the plugin process that answered it; nil: not asked yet
@@ -81,8 +99,26 @@ type scope struct {
 	err       error // *DiagnosticsError: every check fails
 }
 
-// Check runs one phase of one call through the plugin.
+// Check runs one phase of one call through the plugin. A failure is
+// logged (a diagnosis of the options once per plugin process) and
+// returned: the engine refuses the call unless the block fails open.
 func (k *checker) Check(ctx context.Context, c *intercept.Call, p intercept.Phase) (intercept.Verdict, error) {
+	v, err := k.check(ctx, c, p)
+	if err != nil && !k.scopeErr(err) {
+		k.log.Warn("interceptor check failed", "interceptor", k.name, "plugin", k.plugin, "event", c.Event, "name", c.Name, "error", err)
+	}
+	return v, err
+}
+
+// scopeErr says err is the kept diagnosis of the options (logged once,
+// when it was made).
+func (k *checker) scopeErr(err error) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.scope != nil && k.scope.err != nil && err == k.scope.err
+}
+
+func (k *checker) check(ctx context.Context, c *intercept.Call, p intercept.Phase) (intercept.Verdict, error) {
 	ic, err := k.get(ctx)
 	if err != nil {
 		return intercept.Verdict{}, fmt.Errorf("interceptor %s (plugin %s): %w", k.name, k.plugin, err)
@@ -172,6 +208,9 @@ func (k *checker) scoped(ctx context.Context, ic sdk.Interceptor) (*scope, error
 	}
 	if diags.HasErrors() {
 		sc.err = &DiagnosticsError{Interceptor: k.name, Plugin: k.plugin, Diagnostics: diags}
+		if comparable {
+			k.log.Error("interceptor options refused by its plugin; every call it checks is refused unless it fails open", "interceptor", k.name, "plugin", k.plugin, "error", sc.err)
+		}
 	}
 	if comparable {
 		k.mu.Lock()

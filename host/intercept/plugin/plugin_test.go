@@ -1,13 +1,17 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/inbound"
@@ -44,7 +48,7 @@ func (s *scripted) Intercept(_ context.Context, r *sdk.InterceptRequest) (*sdk.I
 	case "unknown":
 		return &sdk.InterceptResponse{Action: sdk.InterceptAction(9)}, nil
 	case "broken":
-		return nil, errors.New("exploded")
+		return nil, errors.New("exploded with ghp_CANARYa1b2c3d4e5f6g7h8i9j0k1l2")
 	}
 	return &sdk.InterceptResponse{Action: sdk.ActionPass}, nil
 }
@@ -239,5 +243,53 @@ func TestUnreachable(t *testing.T) {
 	}
 	if _, err := New(&config.Interceptor{Name: "x"}, fixed(nil)); err == nil {
 		t.Error("New without a plugin: no error")
+	}
+}
+
+// lockedBuffer is a log sink that the plugin's gRPC goroutines cannot race on.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestFailuresAreLogged: a diagnosis of the options is logged once per
+// plugin process, a broken check every time, and both through the
+// redactor.
+func TestFailuresAreLogged(t *testing.T) {
+	t.Parallel()
+	var out lockedBuffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Warn})
+	ic := sdktest.Interceptor(t, &sdk.ServeOpts{Info: info, Interceptor: &scoping{}})
+	e, err := New(&config.Interceptor{Name: "g", Plugin: "guard", Options: json.RawMessage(`{"only":"bad"}`)}, fixed(ic), WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		e.Checker.Check(context.Background(), &intercept.Call{Name: "pass"}, intercept.Request)
+	}
+	if n := strings.Count(out.String(), "deny_arguments[0]: missing )"); n != 1 {
+		t.Errorf("the diagnosis was logged %d times, want once:\n%s", n, out.String())
+	}
+	e, _ = New(&config.Interceptor{Name: "g", Plugin: "guard", Options: json.RawMessage(`{}`)}, fixed(ic), WithLogger(log))
+	for range 2 {
+		e.Checker.Check(context.Background(), &intercept.Call{Name: "broken"}, intercept.Request)
+	}
+	if n := strings.Count(out.String(), "interceptor check failed"); n != 2 {
+		t.Errorf("a broken check was logged %d times, want 2:\n%s", n, out.String())
+	}
+	if strings.Contains(out.String(), "ghp_CANARY") {
+		t.Errorf("a secret reached the log:\n%s", out.String())
 	}
 }

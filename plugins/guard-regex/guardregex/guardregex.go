@@ -8,9 +8,9 @@
 // deny_arguments matches denies the call: "argument at /path matches
 // deny_arguments[i]". In the response phase every match of redact_results
 // in the result's text (content[].text, content[].resource.text, every
-// string of structuredContent; a prompt's messages, a resource's contents)
-// becomes [REDACTED]; the result is mutated only if something was
-// replaced. A configuration needs the request phase only with
+// string of structuredContent; a prompt's messages, a resource's contents;
+// every string of a list's result) becomes [REDACTED]; the result is
+// mutated only if something was replaced. A configuration needs the request phase only with
 // deny_arguments and the response phase only with redact_results (Scope),
 // and a bad expression is a diagnostic naming it.
 package guardregex
@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -197,7 +198,11 @@ func (g *Guard) response(req *sdk.InterceptRequest, c *compiled) *sdk.InterceptR
 	if err != nil {
 		return &sdk.InterceptResponse{Action: sdk.ActionDeny, Reason: "the result is not JSON"}
 	}
-	v, n := jsonredact.RedactResult(v, c.redact, jsonredact.Mask)
+	redact := jsonredact.RedactResult
+	if strings.HasSuffix(req.Event, "/list") {
+		redact = jsonredact.Redact // a list's result has no text content: every string
+	}
+	v, n := redact(v, c.redact, jsonredact.Mask)
 	if n == 0 {
 		return pass
 	}

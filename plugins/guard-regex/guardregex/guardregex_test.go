@@ -43,6 +43,8 @@ func TestIntercept(t *testing.T) {
 		{"text and structuredContent are redacted", "tools/call", sdk.PhaseResponse, opts,
 			`{"content":[{"type":"text","text":"key AKIAABCDEFGHIJKLMNOP <ok>"},{"type":"resource","resource":{"uri":"file:///sk-abcdefgh","text":"sk-abcdefgh"}}],"structuredContent":{"keys":["AKIAABCDEFGHIJKLMNOP"],"n":1.0},"isError":false}`,
 			&sdk.InterceptResponse{Action: sdk.ActionMutate, Payload: json.RawMessage(`{"content":[{"text":"key [REDACTED] <ok>","type":"text"},{"resource":{"text":"[REDACTED]","uri":"file:///sk-abcdefgh"},"type":"resource"}],"isError":false,"structuredContent":{"keys":["[REDACTED]"],"n":1.0}}`)}},
+		{"a list's every string", "tools/list", sdk.PhaseResponse, opts, `{"tools":[{"name":"t","description":"uses sk-abcdefgh"}]}`,
+			&sdk.InterceptResponse{Action: sdk.ActionMutate, Payload: json.RawMessage(`{"tools":[{"description":"uses [REDACTED]","name":"t"}]}`)}},
 		{"no redact_results", "tools/call", sdk.PhaseResponse, `{"deny_arguments":["x"]}`, `{"content":[{"type":"text","text":"x"}]}`, &sdk.InterceptResponse{Action: sdk.ActionPass}},
 		{"a bad expression", "tools/call", sdk.PhaseRequest, `{"deny_arguments":["ok","(?=x)"]}`, `{}`, &sdk.InterceptResponse{Action: sdk.ActionPass, Diagnostics: sdk.Diagnostics{
 			sdk.Errorf("deny_arguments", "Invalid regular expression", "deny_arguments[1]: error parsing regexp: invalid or unsupported Perl syntax: `(?=` (Go's RE2 syntax: no lookaround, no backreferences)")}}},
