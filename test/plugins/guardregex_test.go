@@ -66,7 +66,13 @@ func guardRuntime(t testing.TB) (*plugins.Runtime, *config.Config, func() []int)
 // options = … }` run by rt.
 func guardEntry(t testing.TB, rt *plugins.Runtime, options string) *intercept.Entry {
 	t.Helper()
-	e, err := iplugin.New(&config.Interceptor{Name: "guard", Plugin: "guard-regex", Options: json.RawMessage(options)},
+	return guardBlock(t, rt, &config.Interceptor{Name: "guard", Plugin: "guard-regex", Options: json.RawMessage(options)})
+}
+
+// guardBlock is the entry of the block ic (naming guard-regex) run by rt.
+func guardBlock(t testing.TB, rt *plugins.Runtime, ic *config.Interceptor) *intercept.Entry {
+	t.Helper()
+	e, err := iplugin.New(ic,
 		func(ctx context.Context) (sdk.Interceptor, error) { return rt.Interceptor(ctx, "guard-regex") })
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +159,64 @@ func TestInterceptorOfOtherPlugins(t *testing.T) {
 	}
 }
 
+// echoCall is a call of the demo server's echo tool as the engine sees
+// it, payload being what the phase checks.
+func echoCall(payload string) *intercept.Call {
+	return &intercept.Call{Event: intercept.EventToolsCall, Server: "demo", Name: "mcp__demo__echo", Original: "echo",
+		Args: json.RawMessage(`{"message":"x"}`), Payload: json.RawMessage(payload)}
+}
+
+// TestGuardRegexThroughTheEngine: through a plan of the engine, the
+// plugin's deny refuses the call with its reason, its redaction replaces
+// the result, and a block whose options the plugin refuses fails closed
+// (or open, with fail_open).
+func TestGuardRegexThroughTheEngine(t *testing.T) {
+	rt, _, _ := guardRuntime(t)
+	ctx := context.Background()
+	plan := intercept.NewChain([]*intercept.Entry{guardEntry(t, rt, guardOptions)}).ForTool("mcp__demo__echo", "demo", nil)
+	if plan == nil || !plan.Blocking() || !plan.HasRequest() || !plan.HasResponse() {
+		t.Fatalf("plan %+v", plan)
+	}
+	_, recs, err := plan.Request(ctx, echoCall(`{"message":"please DROP TABLE users"}`))
+	var re *intercept.RefusedError
+	if !errors.As(err, &re) || re.By != "guard" || re.Kind != intercept.KindPlugin || re.Reason != "argument at /message matches deny_arguments[0]" || re.Code != 0 {
+		t.Errorf("deny: %v", err)
+	}
+	if len(recs) != 1 || recs[0].Decision != "deny" || recs[0].Event != "tools/call/request" {
+		t.Errorf("deny records %+v", recs)
+	}
+	args, _, err := plan.Request(ctx, echoCall(`{"message":"hello"}`))
+	if err != nil || string(args) != `{"message":"hello"}` {
+		t.Errorf("pass: %s %v", args, err)
+	}
+	res, changed, recs, err := plan.Response(ctx, echoCall(`{"content":[{"type":"text","text":"AKIACANARY0123456789"}],"structuredContent":{"k":"classified"}}`))
+	if err != nil || !changed || string(res) != `{"content":[{"text":"[REDACTED]","type":"text"}],"structuredContent":{"k":"[REDACTED]"}}` {
+		t.Errorf("redact: %s %v %v", res, changed, err)
+	}
+	if len(recs) != 1 || recs[0].Decision != "mutate" {
+		t.Errorf("redact records %+v", recs)
+	}
+
+	bad := `{"redact_results":["(?i)key(?=:)"]}`
+	for _, failOpen := range []bool{false, true} {
+		e := guardBlock(t, rt, &config.Interceptor{Name: "bad", Plugin: "guard-regex", Options: json.RawMessage(bad), FailOpen: failOpen})
+		plan := intercept.NewChain([]*intercept.Entry{e}).ForTool("mcp__demo__echo", "demo", nil)
+		res, changed, recs, err := plan.Response(ctx, echoCall(`{"content":[{"type":"text","text":"key: 1"}]}`))
+		if len(recs) != 1 || recs[0].Decision != "error" {
+			t.Errorf("fail_open=%v: records %+v", failOpen, recs)
+		}
+		if failOpen {
+			if err != nil || changed {
+				t.Errorf("fail_open: %s %v %v, want the result unchanged", res, changed, err)
+			}
+			continue
+		}
+		if err != nil || !changed || !strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "fail closed") {
+			t.Errorf("fail closed: %s %v %v, want an error result", res, changed, err)
+		}
+	}
+}
+
 // TestGuardRegexBadExpression: an expression RE2 does not take is a
 // diagnostic naming it; every check of the block fails (the engine refuses
 // the call unless the block fails open).
@@ -228,6 +292,23 @@ func TestGuardRegexKilledMidRun(t *testing.T) {
 	_, err := check()
 	if err == nil || !strings.Contains(err.Error(), "restarting in") {
 		t.Fatalf("a check during the outage: %v, want an error", err)
+	}
+	// Through the engine: refused (fail closed), or let through with
+	// fail_open; both recorded as an error.
+	for _, failOpen := range []bool{false, true} {
+		e := guardBlock(t, rt, &config.Interceptor{Name: "guard", Plugin: "guard-regex", Options: json.RawMessage(guardOptions), FailOpen: failOpen})
+		plan := intercept.NewChain([]*intercept.Entry{e}).ForTool("mcp__demo__echo", "demo", nil)
+		args, recs, err := plan.Request(ctx, echoCall(`{"message":"hello"}`))
+		if len(recs) != 1 || recs[0].Decision != "error" {
+			t.Errorf("fail_open=%v: records %+v", failOpen, recs)
+		}
+		var re *intercept.RefusedError
+		switch {
+		case failOpen && (err != nil || string(args) != `{"message":"hello"}`):
+			t.Errorf("fail_open during the outage: %s %v, want the call to go on", args, err)
+		case !failOpen && (!errors.As(err, &re) || !strings.Contains(re.Reason, "fail closed")):
+			t.Errorf("during the outage: %v, want a refusal (fail closed)", err)
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
