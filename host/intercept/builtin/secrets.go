@@ -31,7 +31,7 @@ func newSecrets(ic *config.Interceptor) (*intercept.Entry, error) {
 	case "redact":
 		s.redact = true
 	default:
-		return nil, fmt.Errorf("interceptor %s: action %q: want block or redact", ic.Name, ic.Action)
+		return nil, fmt.Errorf("interceptor %q: builtin secrets: action %q: %w (block, redact)", ic.Name, ic.Action, intercept.ErrUnsupported)
 	}
 	s.each = make([]*regexp.Regexp, len(s.patterns))
 	for i, p := range s.patterns {

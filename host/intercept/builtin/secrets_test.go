@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -146,5 +147,47 @@ func BenchmarkSecrets(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSecretsThroughTheEngine: builtin.New makes the secrets entry (both
+// phases, in process), and a plan refuses a call carrying a token, or
+// lets it through redacted.
+func TestSecretsThroughTheEngine(t *testing.T) {
+	t.Parallel()
+	const key = "AKIACANARY0123456789"
+	ctx := context.Background()
+	call := func(payload string) *intercept.Call {
+		return &intercept.Call{Event: intercept.EventToolsCall, Server: "s", Name: "mcp__s__t", Args: json.RawMessage(payload), Payload: json.RawMessage(payload)}
+	}
+	block, err := New(&config.Interceptor{Name: "keys", Builtin: Secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if block.Phases != intercept.Request|intercept.Response || block.Blocking || block.Kind != intercept.KindBuiltin {
+		t.Errorf("entry %+v", block)
+	}
+	plan := intercept.NewChain([]*intercept.Entry{block}).ForTool("mcp__s__t", "s", nil)
+	_, _, err = plan.Request(ctx, call(`{"k":"`+key+`"}`))
+	var re *intercept.RefusedError
+	if !errors.As(err, &re) || re.By != "keys" || re.Reason != "argument at /k looks like an AWS access key ID" {
+		t.Errorf("block: %v", err)
+	}
+	res, changed, _, err := plan.Response(ctx, call(`{"content":[{"type":"text","text":"`+key+`"}]}`))
+	if err != nil || !changed || !strings.Contains(string(res), `"isError":true`) || strings.Contains(string(res), key) {
+		t.Errorf("block a result: %s %v %v", res, changed, err)
+	}
+
+	redact, err := New(&config.Interceptor{Name: "keys", Builtin: Secrets, Action: "redact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan = intercept.NewChain([]*intercept.Entry{redact}).ForTool("mcp__s__t", "s", nil)
+	args, _, err := plan.Request(ctx, call(`{"k":"`+key+`"}`))
+	if err != nil || string(args) != `{"k":"[REDACTED]"}` {
+		t.Errorf("redact: %s %v", args, err)
+	}
+	if _, err := New(&config.Interceptor{Name: "keys", Builtin: Secrets, Action: "warn"}); !errors.Is(err, intercept.ErrUnsupported) {
+		t.Error(`action "warn": no error`)
 	}
 }
