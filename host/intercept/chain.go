@@ -19,12 +19,15 @@ const maxCached = 4096
 // reload builds a new one. A nil *Chain has no checks.
 type Chain struct {
 	entries []*Entry
-	// cache maps a planKey to the candidates of that call: copy on write,
-	// so a lookup is one atomic load and one map read, lock- and
-	// allocation-free. The chain is replaced on reload, so it never needs
-	// invalidation.
-	cache atomic.Pointer[map[planKey]*candidates]
-	mu    sync.Mutex // serializes writers of cache
+	// tools maps a tool's canonical name to the candidates of its calls,
+	// other a planKey to those of another event's: copy on write, so a
+	// lookup is one atomic load and one map read, lock- and
+	// allocation-free (a string key hashes several times faster than a
+	// struct of strings: tools/call is the hot path). The chain is replaced
+	// on reload, so it never needs invalidation.
+	tools atomic.Pointer[map[string]*candidates]
+	other atomic.Pointer[map[planKey]*candidates]
+	mu    sync.Mutex // serializes writers of tools and other
 }
 
 // planKey identifies the calls that have the same candidates: the event,
@@ -39,6 +42,7 @@ type planKey struct {
 type candidates struct {
 	plan       *Plan // nil: nothing matches
 	principals bool
+	server     string // the key's server (a tool's name implies it)
 }
 
 // NewChain returns the chain of entries, or nil for none.
@@ -47,8 +51,9 @@ func NewChain(entries []*Entry) *Chain {
 		return nil
 	}
 	c := &Chain{entries: slices.Clone(entries)}
-	m := map[planKey]*candidates{}
-	c.cache.Store(&m)
+	tools, other := map[string]*candidates{}, map[planKey]*candidates{}
+	c.tools.Store(&tools)
+	c.other.Store(&other)
 	return c
 }
 
@@ -91,13 +96,25 @@ func (c *Chain) ForElicit(server string, who *inbound.Principal) *Plan {
 // plan returns k's plan for who: the cached candidates, filtered by
 // principal only when one of them has a principals condition.
 func (c *Chain) plan(k planKey, who *inbound.Principal) *Plan {
-	m := c.cache.Load()
-	if m == nil { // a Chain not made by NewChain
-		return nil
-	}
-	cand, ok := (*m)[k]
-	if !ok {
-		cand = c.remember(k)
+	var cand *candidates
+	if k.event == EventToolsCall {
+		m := c.tools.Load()
+		if m == nil { // a Chain not made by NewChain
+			return nil
+		}
+		var ok bool
+		if cand, ok = (*m)[k.name]; !ok || cand.server != k.server {
+			cand = c.remember(k)
+		}
+	} else {
+		m := c.other.Load()
+		if m == nil {
+			return nil
+		}
+		var ok bool
+		if cand, ok = (*m)[k]; !ok {
+			cand = c.remember(k)
+		}
 	}
 	if cand.plan == nil || !cand.principals {
 		return cand.plan
@@ -106,28 +123,32 @@ func (c *Chain) plan(k planKey, who *inbound.Principal) *Plan {
 }
 
 // remember computes k's candidates and caches them while the cache has
-// room.
+// room. (A tool name seen with another server than the cached one, which
+// a registry never does, is computed each time.)
 func (c *Chain) remember(k planKey) *candidates {
 	cand := c.candidates(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var old map[planKey]*candidates
-	if m := c.cache.Load(); m != nil {
-		old = *m
+	if k.event == EventToolsCall {
+		c.tools.Store(storeCopy(c.tools.Load(), k.name, cand))
+	} else {
+		c.other.Store(storeCopy(c.other.Load(), k, cand))
 	}
-	if prev, ok := old[k]; ok {
-		return prev
-	}
-	if len(old) >= maxCached {
-		return cand
-	}
-	m := make(map[planKey]*candidates, len(old)+1)
-	for key, v := range old {
-		m[key] = v
-	}
-	m[k] = cand
-	c.cache.Store(&m)
 	return cand
+}
+
+// storeCopy returns a copy of *m with k set to v, or m itself when k is
+// there already or the map is full.
+func storeCopy[K comparable](m *map[K]*candidates, k K, v *candidates) *map[K]*candidates {
+	if _, ok := (*m)[k]; ok || len(*m) >= maxCached {
+		return m
+	}
+	n := make(map[K]*candidates, len(*m)+1)
+	for key, val := range *m {
+		n[key] = val
+	}
+	n[k] = v
+	return &n
 }
 
 // candidates returns the entries that match k whatever the principal.
@@ -144,9 +165,9 @@ func (c *Chain) candidates(k planKey) *candidates {
 		}
 	}
 	if len(es) == 0 {
-		return &candidates{}
+		return &candidates{server: k.server}
 	}
-	return &candidates{plan: newPlan(k.event, es), principals: principals}
+	return &candidates{plan: newPlan(k.event, es), principals: principals, server: k.server}
 }
 
 // matches reports whether e checks k's calls, leaving out principals.

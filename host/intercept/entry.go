@@ -155,12 +155,27 @@ func InterceptorEntry(ic *config.Interceptor, kind Kind, ck Checker) (*Entry, er
 			e.Phases = Request | Response
 		}
 	}
+	if e.Phases == Request && !slices.ContainsFunc(e.Events, func(ev string) bool { return !isList(ev) }) {
+		// A list is checked in its response (filtered) only: an entry
+		// that would check nothing is refused, not accepted.
+		return nil, wrap(fmt.Errorf("the list events are checked in the response phase only: %w", ErrUnsupported))
+	}
 	var err error
 	if e.Mode, err = mode(ic.Mode); err != nil {
 		return nil, wrap(err)
 	}
 	setMatch(&e.Match, ic.Match)
 	return e, nil
+}
+
+// isList reports whether event is a list method's: checked in its
+// response only (a filter), never in its request.
+func isList(event string) bool {
+	switch event {
+	case EventToolsList, EventPromptsList, EventResourcesList, EventTemplatesList:
+		return true
+	}
+	return false
 }
 
 // setMatch copies a block's match into m.

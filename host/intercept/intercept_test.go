@@ -10,7 +10,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -153,6 +155,11 @@ func TestForTool(t *testing.T) {
 	if p1, p2 := c2.ForTool("mcp__demo__stats", "demo", nil), c2.ForTool("mcp__demo__stats", "demo", nil); p1 == nil || p1 != p2 {
 		t.Error("the plan of one tool is built twice")
 	}
+	// A name cached for one server, asked for another, is not taken from
+	// the cache.
+	if got := names(c2.ForTool("mcp__demo__stats", "other", nil)); got != "" {
+		t.Errorf("plan for another server = %q, want none", got)
+	}
 	var nilChain *Chain
 	if nilChain.ForTool("mcp__demo__echo", "demo", nil) != nil || nilChain.ForElicit("demo", nil) != nil {
 		t.Error("a nil chain has a plan")
@@ -169,7 +176,7 @@ func TestPlanCacheBounded(t *testing.T) {
 			t.Fatal("no plan")
 		}
 	}
-	if n := len(*c.cache.Load()); n > maxCached {
+	if n := len(*c.other.Load()); n > maxCached {
 		t.Errorf("cache holds %d keys, more than %d", n, maxCached)
 	}
 }
@@ -633,6 +640,8 @@ func TestInterceptorEntry(t *testing.T) {
 		{name: "validate_input", ic: config.Interceptor{Name: "v", Builtin: "validate_input"}, kind: KindBuiltin, phases: Request, events: EventToolsCall},
 		{name: "validate_output", ic: config.Interceptor{Name: "v", Builtin: "validate_output"}, kind: KindBuiltin, phases: Response, events: EventToolsCall},
 		{name: "phases given", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"response"}, Events: []string{"prompts/get", "tools/list"}}, kind: KindServer, phases: Response, events: "prompts/get,tools/list"},
+		{name: "list request only", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"request"}, Events: []string{"tools/list", "prompts/list"}}, kind: KindServer, err: true},
+		{name: "list and call request", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"request"}, Events: []string{"tools/list", "tools/call"}}, kind: KindServer, phases: Request, events: "tools/list,tools/call"},
 		{name: "bad phase", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"both"}}, kind: KindServer, err: true},
 		{name: "elicitation event", ic: config.Interceptor{Name: "s", Server: "x", Events: []string{EventElicit}}, kind: KindServer, err: true},
 		{name: "bad mode", ic: config.Interceptor{Name: "s", Server: "x", Mode: "permissive"}, kind: KindServer, err: true},
@@ -660,6 +669,36 @@ func TestInterceptorEntry(t *testing.T) {
 type panicker struct{}
 
 func (panicker) Check(context.Context, *Call, Phase) (Verdict, error) { panic("bug") }
+
+// TestConcurrentPlans asks for plans of many names from many goroutines
+// (run with -race): the copy-on-write cache stays consistent.
+func TestConcurrentPlans(t *testing.T) {
+	c := NewChain([]*Entry{
+		icpt("even", &fake{}, func(e *Entry) {
+			e.Match.Tools = []string{"mcp__s__*0", "mcp__s__*2", "mcp__s__*4", "mcp__s__*6", "mcp__s__*8"}
+		}),
+		icpt("p", &fake{}, events(EventPromptsGet)),
+	})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 300 {
+				n := (i*7 + g) % 100
+				name := "mcp__s__t" + strconv.Itoa(n)
+				if got := c.ForTool(name, "s", nil) != nil; got != (n%2 == 0) {
+					t.Errorf("%s: plan %v", name, got)
+				}
+				if c.ForEvent(EventPromptsGet, "s", name, nil) == nil {
+					t.Errorf("%s: no prompts plan", name)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(*c.tools.Load()); n != 100 {
+		t.Errorf("%d tools cached, want 100", n)
+	}
+}
 
 // TestPanicFailsClosed: a check that panics is a failed check.
 func TestPanicFailsClosed(t *testing.T) {

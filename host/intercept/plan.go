@@ -514,7 +514,8 @@ func (r *result) record(event string) Record {
 	return Record{Name: r.entry.Name, Kind: r.entry.Kind, Event: event, Decision: d, Mode: r.entry.Mode, Start: r.start, End: r.end}
 }
 
-// runOne runs e's check of c's phase p under e's timeout. An audit-mode
+// runOne runs e's check of c's phase p under e's timeout (an
+// out-of-process one's: see below). An audit-mode
 // check gets its own copy of the payload. A check that panics has failed
 // (and fails closed unless its entry fails open).
 func runOne(ctx context.Context, e *Entry, c *Call, p Phase) (r *result) {
@@ -530,7 +531,9 @@ func runOne(ctx context.Context, e *Entry, c *Call, p Phase) (r *result) {
 		}
 	}()
 	cctx := ctx
-	if e.Timeout > 0 {
+	// An in-process check (a built-in) answers in microseconds and does
+	// not wait on anything: no timer for it.
+	if e.Timeout > 0 && e.Blocking {
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeout(ctx, e.Timeout)
 		defer cancel()
