@@ -7,6 +7,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -120,6 +121,9 @@ func (k *checker) scopeErr(err error) bool {
 
 func (k *checker) check(ctx context.Context, c *intercept.Call, p intercept.Phase) (intercept.Verdict, error) {
 	ic, err := k.get(ctx)
+	if err == nil && ic == nil {
+		err = errors.New("no interceptor client")
+	}
 	if err != nil {
 		return intercept.Verdict{}, fmt.Errorf("interceptor %s (plugin %s): %w", k.name, k.plugin, err)
 	}

@@ -241,6 +241,10 @@ func TestUnreachable(t *testing.T) {
 	if _, err := e.Checker.Check(context.Background(), &intercept.Call{}, intercept.Request); !errors.Is(err, down) {
 		t.Errorf("err = %v, want it to wrap %v", err, down)
 	}
+	e = entry(t, `{}`, fixed(nil))
+	if _, err := e.Checker.Check(context.Background(), &intercept.Call{}, intercept.Request); err == nil {
+		t.Error("a nil client: no error")
+	}
 	if _, err := New(&config.Interceptor{Name: "x"}, fixed(nil)); err == nil {
 		t.Error("New without a plugin: no error")
 	}
