@@ -33,15 +33,15 @@ type LockedPlugin struct {
 	Transports  []string `hcl:"transports,optional" json:"transports,omitempty"`
 	AuthSchemes []string `hcl:"auth_schemes,optional" json:"auth_schemes,omitempty"`
 	Headers     bool     `hcl:"headers,optional" json:"headers,omitempty"`
-	// Interceptor says the plugin serves the Interceptor service; its
-	// options' schema is the component of kind "interceptor".
+	// Interceptor says the plugin provides an interceptor (its schema is
+	// the component of kind "interceptor").
 	Interceptor bool `hcl:"interceptor,optional" json:"interceptor,omitempty"`
 	// Components hold the configuration schema of each part the plugin provides.
 	Components []*LockedComponent `hcl:"component,block" json:"components,omitempty"`
 }
 
 // LockedComponent is the configuration schema a plugin reported for one of
-// its transports, auth schemes, its headers helper or its interceptor.
+// its transports, auth schemes or its headers helper.
 type LockedComponent struct {
 	Kind       string             `hcl:"kind,label" json:"kind"` // "transport", "auth", "headers" or "interceptor"
 	Name       string             `hcl:"name,label" json:"name"`
