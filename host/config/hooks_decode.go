@@ -204,27 +204,32 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 		return nil, append(diags, errorf(&kinds[1].NameRange, "Two interceptor kinds",
 			"An interceptor names exactly one of plugin, server or builtin; %s is set at %s too.", kinds[0].Name, kinds[0].NameRange))
 	}
+	kind := kinds[0].Name
+	if v := map[string]string{"plugin": ic.Plugin, "server": ic.Server, "builtin": ic.Builtin}[kind]; strings.TrimSpace(v) == "" {
+		return nil, append(diags, errorf(kinds[0].Expr.Range().Ptr(), "Empty "+kind, "%s must name a%s.", kind,
+			map[string]string{"plugin": " plugin", "server": " server block", "builtin": " built-in: " + strings.Join(Builtins, ", ")}[kind]))
+	}
 	onlyWith := func(attr, with string) {
 		if a := attrs[attr]; a != nil {
 			diags = append(diags, errorf(&a.NameRange, "Argument not valid for this interceptor", "%q applies only to an interceptor with %s.", attr, with))
 		}
 	}
-	if ic.Builtin != BuiltinSecrets {
+	if kind != "builtin" || ic.Builtin != BuiltinSecrets {
 		onlyWith("action", "builtin = \"secrets\"")
 	}
-	if ic.Server == "" {
+	if kind != "server" {
 		onlyWith("names", "server (it selects the server's interceptors)")
 		onlyWith("protocol", "server")
 	}
-	if ic.Plugin == "" {
+	if kind != "plugin" {
 		onlyWith("options", "plugin (a plugin's options)")
 	}
 
 	// What it checks: the allowed and default events and phases per kind.
 	events, phases := InterceptorEvents, []string{PhaseRequest, PhaseResponse}
 	defPhases := phases
-	switch {
-	case ic.Builtin != "":
+	switch kind {
+	case "builtin":
 		a := attrs["builtin"]
 		if !slices.Contains(Builtins, ic.Builtin) {
 			detail := fmt.Sprintf("%q is not a built-in interceptor. Built-ins: %s.", ic.Builtin, strings.Join(Builtins, ", "))
@@ -245,7 +250,7 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid action",
 				"action must be \"block\" (refuse a call whose arguments or result hold a secret; the default) or \"redact\" (replace each with [REDACTED]), got %q.", ic.Action))
 		}
-	case ic.Server != "":
+	case "server":
 		if a := attrs["protocol"]; a != nil && ic.Protocol != SEPRevision {
 			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Unsupported protocol",
 				"protocol %q is not implemented; the one revision of SEP-2624 (MCP interceptors) implemented is %q (leave protocol out for it).", ic.Protocol, SEPRevision))
@@ -295,7 +300,7 @@ func checkListed(a *hcl.Attribute, got, allowed []string, what, kind string) hcl
 		switch {
 		case !slices.Contains(allowed, v):
 			diags = append(diags, errorf(elemRange(a, i), "Invalid "+what,
-				"%q is not a %s %s can check. Allowed: %s.", v, what, kind, strings.Join(allowed, ", ")))
+				"%q is not one of the %ss %s can check. Allowed: %s.", v, what, kind, strings.Join(allowed, ", ")))
 		case slices.Index(got, v) < i:
 			diags = append(diags, errorf(elemRange(a, i), "Duplicate "+what, "%q is listed twice.", v))
 		}
