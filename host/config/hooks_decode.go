@@ -104,6 +104,10 @@ func decodeHook(b *hcl.Block, path string, scope Scope, dir string, ctx *hcl.Eva
 	m, d := decodeMatch(hb.Match, ctx)
 	diags = append(diags, d...)
 	h.Match = m
+	if m != nil && len(m.Tools) > 0 && strings.HasPrefix(event, "Elicitation") {
+		diags = append(diags, errorf(&hb.Match[0].DefRange, "match.tools not valid for this hook",
+			"An %s hook is about a server's question, not a tool call: its matcher and match.servers select the server; leave tools out.", event))
+	}
 	if diags.HasErrors() {
 		return nil, diags
 	}

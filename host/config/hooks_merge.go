@@ -11,33 +11,41 @@ type checksOfFile struct {
 	hooks []*Hook
 	ics   []*Interceptor
 	diags hcl.Diagnostics
+	// kept are the blocks that decoded.
+	kept map[*hcl.Block]bool
 }
 
 // decodeChecks decodes a file's hook and interceptor blocks with ctx;
 // written says ctx is writtenContext (a project file before approval),
 // where only expressions whose value is what is written are allowed. A
 // block with an error is left out (in a project file the error is a
-// warning).
-func decodeChecks(df *decodedFile, ctx *hcl.EvalContext, written bool, projectRoot string, cfg *Config, unlocked []string) checksOfFile {
-	var out checksOfFile
+// warning). only, if not nil, restricts the blocks decoded: an approved
+// project file's are those that decoded as written (what was approved).
+func decodeChecks(df *decodedFile, ctx *hcl.EvalContext, written bool, only map[*hcl.Block]bool, projectRoot string, cfg *Config, unlocked []string) checksOfFile {
+	out := checksOfFile{kept: map[*hcl.Block]bool{}}
 	dir := filepath.Dir(df.path)
 	if df.scope == ScopeProject || df.scope == ScopeLocal {
 		dir = projectRoot
 	}
 	for _, b := range df.checkBlocks {
+		if only != nil && !only[b] {
+			continue
+		}
 		var d hcl.Diagnostics
-		if written {
+		if df.scope == ScopeProject {
 			d = checkWritten(b.Body)
 		}
 		if b.Type == "hook" {
 			h, hd := decodeHook(b, df.path, df.scope, dir, ctx, written)
 			if d = append(d, hd...); h != nil && !d.HasErrors() {
 				out.hooks = append(out.hooks, h)
+				out.kept[b] = true
 			}
 		} else {
 			ic, id := decodeInterceptor(b, df.path, df.scope, ctx, cfg, unlocked)
 			if d = append(d, id...); ic != nil && !d.HasErrors() {
 				out.ics = append(out.ics, ic)
+				out.kept[b] = true
 			}
 		}
 		out.diags = append(out.diags, forScope(df.scope, d)...)
@@ -61,7 +69,7 @@ func mergeChecks(cfg *Config, files []*decodedFile, ctx *hcl.EvalContext, projec
 	written := map[*decodedFile]checksOfFile{}
 	for _, df := range files {
 		if df.scope == ScopeProject && len(df.checkBlocks) > 0 {
-			c := decodeChecks(df, writtenContext(), true, projectRoot, cfg, unlocked)
+			c := decodeChecks(df, writtenContext(), true, nil, projectRoot, cfg, unlocked)
 			written[df] = c
 			cfg.writtenHooks = append(cfg.writtenHooks, c.hooks...)
 			cfg.writtenInterceptors = append(cfg.writtenInterceptors, c.ics...)
@@ -79,9 +87,14 @@ func mergeChecks(cfg *Config, files []*decodedFile, ctx *hcl.EvalContext, projec
 		var c checksOfFile
 		switch {
 		case df.scope != ScopeProject:
-			c = decodeChecks(df, ctx, false, projectRoot, cfg, unlocked)
+			c = decodeChecks(df, ctx, false, nil, projectRoot, cfg, unlocked)
 		case approved:
-			c = decodeChecks(df, ctx, false, projectRoot, cfg, unlocked)
+			// Only what decoded as written was approved (a block that
+			// decodes only with the environment, say a timeout from
+			// env(), was not shown and is not in the hash).
+			w := written[df]
+			c = decodeChecks(df, ctx, false, w.kept, projectRoot, cfg, unlocked)
+			c.diags = append(w.diags, c.diags...)
 		default:
 			c = written[df]
 		}

@@ -250,6 +250,12 @@ func TestChecksDiagnostics(t *testing.T) {
   match {
   }
 }`, []string{`4:16: Invalid server name: "a b"`, `5:16: Invalid tool pattern: pattern "github__x" must start with "mcp__"`, `6:5: Empty principals: `, `9:3: Duplicate match block: `}},
+		{"tools on an elicitation hook", `hook "Elicitation" {
+  command = "x"
+  match {
+    tools = ["mcp__a__b"]
+  }
+}`, []string{`3:3: match.tools not valid for this hook: An Elicitation hook is about a server's question`}},
 		{"no kind", `interceptor "x" {
   mode = "audit"
 }`, []string{`1:1: Missing interceptor kind: An interceptor names exactly one of plugin`}},
@@ -651,5 +657,38 @@ func TestChecksJSON(t *testing.T) {
 	must(t, err)
 	if !strings.Contains(string(b), `"interceptors":[{"name":"keys","builtin":"secrets","action":"block","events":["tools/call"],"phases":["request","response"],"timeout":5000000000,`) {
 		t.Errorf("JSON: %s", b)
+	}
+}
+
+// TestApprovedChecksAreWhatWasShown: a project block that decodes only
+// with the environment (a timeout from env()) was not shown nor hashed
+// when approving, so approving the others never makes it run.
+func TestApprovedChecksAreWhatWasShown(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.env["T"] = "5s"
+	tr.proj(`hook "PreToolUse" {
+  command = "shown"
+}
+hook "PreToolUse" {
+  command = "hidden"
+  timeout = env("T")
+}
+`)
+	cfg, diags := tr.load()
+	if diags.HasErrors() || len(cfg.Hooks) != 1 {
+		t.Fatalf("hooks %+v: %s", cfg.Hooks, diags.Error())
+	}
+	loc := Locate(tr.env.lookup, filepath.Join(tr.project, "sub"))
+	must(t, WriteApprovals(loc.Local, map[string]string{ApprovalKeyChecks: cfg.ChecksApprovalHash()}))
+	cfg, diags = tr.load()
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if len(cfg.Hooks) != 1 || cfg.Hooks[0].Command != "shown" || !cfg.Hooks[0].Approved {
+		t.Errorf("approved hooks %+v", cfg.Hooks)
+	}
+	if !slices.Contains(warningsAt(diags), "Invalid duration@6") {
+		t.Errorf("warnings %q", warningsAt(diags))
 	}
 }
