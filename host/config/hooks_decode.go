@@ -276,6 +276,11 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 	} else {
 		diags = append(diags, checkListed(attrs["phases"], ic.Phases, phases, "phase", interceptorKind(ic))...)
 	}
+	if a := attrs["phases"]; a != nil && !diags.HasErrors() && slices.Equal(ic.Phases, []string{PhaseRequest}) &&
+		!slices.ContainsFunc(ic.Events, func(e string) bool { return !strings.HasSuffix(e, "/list") }) {
+		diags = append(diags, errorf(a.Expr.Range().Ptr(), "Nothing to check",
+			"A list (%s) is checked in its response only (filtered), so an interceptor of list events with phases = [\"request\"] would check nothing; use phases = [\"response\"].", strings.Join(ic.Events, ", ")))
+	}
 	if diags.HasErrors() {
 		return nil, diags
 	}

@@ -288,6 +288,11 @@ func TestChecksDiagnostics(t *testing.T) {
   events = ["tools/call", "sampling/createMessage", "tools/call"]
   phases = []
 }`, []string{`3:27: Invalid event: "sampling/createMessage" is not one of the events a plugin interceptor can check. Allowed: tools/call, prompts/get, resources/read, tools/list, prompts/list, resources/list, resources/templates/list.`, `3:53: Duplicate event: "tools/call" is listed twice.`, `4:12: Empty phases: `}},
+		{"list request only", `interceptor "x" {
+  plugin = "guard-regex"
+  events = ["tools/list", "resources/templates/list"]
+  phases = ["request"]
+}`, []string{`4:12: Nothing to check: A list (tools/list, resources/templates/list) is checked in its response only`}},
 		{"unknown plugin", `interceptor "x" {
   plugin = "guard-regx"
 }`, []string{`2:12: Unknown interceptor plugin: No plugin named "guard-regx" is configured or discovered. Plugins that provide an interceptor: guard-regex. Plugins whose components are not known yet: newbie; run ` + "`mcphost plugins lock`."}},
