@@ -59,7 +59,11 @@ values are redacted unless --show-secrets is given.`,
 				fmt.Fprintln(a.stdout, "No configuration files found.")
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "Configuration is valid: %d server(s) from %s.\n", len(cfg.Servers), strings.Join(files, ", "))
+			checks := ""
+			if n, m := len(cfg.Hooks), len(cfg.Interceptors); n+m > 0 {
+				checks = fmt.Sprintf(", %d hook(s), %d interceptor(s)", n, m)
+			}
+			fmt.Fprintf(a.stdout, "Configuration is valid: %d server(s)%s from %s.\n", len(cfg.Servers), checks, strings.Join(files, ", "))
 			return nil
 		},
 	}
