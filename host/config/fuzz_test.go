@@ -72,6 +72,14 @@ func FuzzLoad(f *testing.F) {
 // its blocks are never approved without an approval; every kept hook's
 // matcher compiles.
 func FuzzDecodeHooks(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/hooks/*.hcl")
+	for _, p := range seeds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte("hook \"PreToolUse\" {\n  matcher = \"mcp__github__.*\"\n  command = \"python3 x.py\"\n  env = { A = env(\"X\") }\n  match {\n    tools = [\"mcp__a__*\"]\n    principals {\n      groups = [\"eng\"]\n    }\n  }\n}\n"))
 	f.Add([]byte("hook \"PostToolUse\" {\n  url = \"https://h.example.com/\"\n  headers = { A = \"$T\" }\n  allowed_env_vars = [\"T\"]\n  timeout = \"1s\"\n}\n"))
 	f.Add([]byte("interceptor \"g\" {\n  plugin = \"guard-regex\"\n  options = { deny_arguments = [\"x\"] }\n  events = [\"tools/call\"]\n  phases = [\"request\"]\n}\ninterceptor \"s\" {\n  server = \"a\"\n  names = [\"n\"]\n  protocol = \"sep-2624/2026-09\"\n}\n"))

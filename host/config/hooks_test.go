@@ -485,6 +485,9 @@ interceptor "pii" { server = "a" }
 
 	loc := Locate(tr.env.lookup, filepath.Join(tr.project, "sub"))
 	must(t, WriteApprovals(loc.Local, map[string]string{ApprovalKeyChecks: h}))
+	if b, _ := os.ReadFile(loc.Local); !strings.Contains(string(b), `"@checks" = "`+h+`"`) {
+		t.Errorf("local file:\n%s", b)
+	}
 	cfg, diags = tr.load()
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
@@ -646,6 +649,20 @@ func TestProjectInterceptorNameClash(t *testing.T) {
 	}
 	if !slices.Contains(warningsAt(diags), "Duplicate interceptor@1") {
 		t.Errorf("warnings %q", warningsAt(diags))
+	}
+}
+
+// TestAllAttributesFile: the fuzz seed with every attribute loads (in
+// the managed scope, where managed_hooks_only is honoured).
+func TestAllAttributesFile(t *testing.T) {
+	t.Parallel()
+	tr, base := checksTree(t)
+	src, err := os.ReadFile("testdata/hooks/all.hcl")
+	must(t, err)
+	tr.managed(strings.Replace(string(src), `server   = "a"`, `server   = "pii"`, 1))
+	cfg := tr.mustLoad(base)
+	if len(cfg.Hooks) != 3 || len(cfg.Interceptors) != 5 || !cfg.Settings.ManagedHooksOnly {
+		t.Errorf("hooks %d, interceptors %d, managed_hooks_only %v", len(cfg.Hooks), len(cfg.Interceptors), cfg.Settings.ManagedHooksOnly)
 	}
 }
 
