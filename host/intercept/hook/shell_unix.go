@@ -13,11 +13,17 @@ import (
 // conn.BaseEnv on this platform.
 var platformEnv []string
 
-// shellArgv is the argv that runs command: sh -c (the default), bash -c, or
+// shellArgv is the argv that runs command: bash -c (the default, as Claude
+// Code runs command hooks; sh -c where bash is not installed), sh -c, or
 // PowerShell's -Command.
 func shellArgv(shell, command string, _ func(string) (string, bool)) ([]string, error) {
 	switch shell {
-	case "", "sh":
+	case "":
+		if _, err := exec.LookPath("bash"); err == nil {
+			return []string{"bash", "-c", command}, nil
+		}
+		return []string{"sh", "-c", command}, nil
+	case "sh":
 		return []string{"sh", "-c", command}, nil
 	case "bash":
 		return []string{"bash", "-c", command}, nil
