@@ -23,7 +23,7 @@ func describeChecksForApproval(w io.Writer, hooks []*config.Hook, ics []*config.
 		if h.Command != "" {
 			shell := h.Shell
 			if shell == "" {
-				shell = "sh"
+				shell = "bash (sh without bash; cmd on Windows)"
 			}
 			fmt.Fprintf(w, "  command: %s (run by %s in %s)\n", describeValue(h.Command), shell, h.Dir)
 			printMap(w, "env", h.Env)

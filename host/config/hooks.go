@@ -21,7 +21,8 @@ type Hook struct {
 	// Matcher is Claude Code's matcher over the canonical tool name (the
 	// server name for the Elicitation events); "" or "*" matches all.
 	Matcher string `json:"matcher,omitempty"`
-	// Command (run by Shell) or URL (an HTTP hook: the input is POSTed);
+	// Command (run by Shell: "" is bash, as Claude Code runs hooks, or sh
+	// where bash is absent, cmd on Windows) or URL (an HTTP hook: the input is POSTed);
 	// exactly one is set.
 	Command string `json:"command,omitempty"`
 	Shell   string `json:"shell,omitempty"`
