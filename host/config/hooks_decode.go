@@ -329,8 +329,21 @@ func elemRange(a *hcl.Attribute, i int) *hcl.Range {
 // checkInterceptorServer checks that an interceptor's server names a
 // configured server block.
 func checkInterceptorServer(cfg *Config, ic *Interceptor, a *hcl.Attribute) hcl.Diagnostics {
-	if cfg.Server(ic.Server) != nil {
-		return nil
+	if s := cfg.Server(ic.Server); s != nil {
+		why := ""
+		switch {
+		case s.Disabled:
+			why = "is disabled"
+		case s.BlockedBy != "":
+			why = "is blocked by the managed policy (" + s.BlockedBy + ")"
+		case !s.Approved:
+			why = "is a project server not approved yet"
+		}
+		if why == "" {
+			return nil
+		}
+		return hcl.Diagnostics{warnf(a.Expr.Range().Ptr(), "Interceptor server not connected",
+			"Server %q %s, so it is not connected: every call interceptor %q checks fails (closed, unless fail_open = true).", s.Name, why, ic.Name)}
 	}
 	var names []string
 	for _, s := range cfg.Servers {

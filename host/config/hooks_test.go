@@ -675,6 +675,26 @@ func TestAllAttributesFile(t *testing.T) {
 	}
 }
 
+// TestInterceptorServerNotConnected: an interceptor naming a disabled
+// server loads, with a warning that its calls fail closed.
+func TestInterceptorServerNotConnected(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	f := tr.write(filepath.Join(tr.root, "c.hcl"), `server "pii" {
+  command  = "pii-server"
+  disabled = true
+}
+interceptor "pii" { server = "pii" }
+`)
+	cfg, diags := tr.load(f)
+	if diags.HasErrors() || len(cfg.Interceptors) != 1 {
+		t.Fatalf("%+v: %s", cfg.Interceptors, diags.Error())
+	}
+	if got := diagsAt(t, f, diags); !strings.Contains(got, `5:30: Interceptor server not connected: Server "pii" is disabled, so it is not connected: every call interceptor "pii" checks fails (closed, unless fail_open = true).`) {
+		t.Errorf("diagnostics:\n%s", got)
+	}
+}
+
 // TestChecksJSON: the hooks and interceptors are in the configuration's
 // JSON (config show --json).
 func TestChecksJSON(t *testing.T) {
