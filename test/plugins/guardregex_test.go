@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -213,6 +214,69 @@ func TestGuardRegexThroughTheEngine(t *testing.T) {
 		}
 		if err != nil || !changed || !strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "fail closed") {
 			t.Errorf("fail closed: %s %v %v, want an error result", res, changed, err)
+		}
+	}
+}
+
+// TestGuardRegexConfigured: an interceptor block naming guard-regex is
+// checked against the schema the plugin declared in the lock (an unknown
+// option, a wrong type are load errors), and its options reach the real
+// plugin, which enforces them.
+func TestGuardRegexConfigured(t *testing.T) {
+	dir := t.TempDir()
+	block := `
+interceptor "guard" {
+  plugin  = "guard-regex"
+  options = {
+    deny_arguments = ["(?i)drop\\s+table"]
+    redact_results = ["AKIA[0-9A-Z]{16}"]
+  }
+}
+`
+	cfgPath := lockedConfig(t, dir, block)
+	load := func(path string) (*config.Config, string) {
+		cfg, diags := config.Load(&config.LoadOptions{Files: []string{path}, LookupEnv: func(k string) (string, bool) {
+			if k == "HOME" {
+				return dir, true
+			}
+			return "", false
+		}})
+		if !diags.HasErrors() {
+			return cfg, ""
+		}
+		return cfg, diags.Error()
+	}
+	cfg, diags := load(cfgPath)
+	if diags != "" || len(cfg.Interceptors) != 1 {
+		t.Fatalf("load: %s", diags)
+	}
+	ic := cfg.Interceptors[0]
+	if ic.Plugin != "guard-regex" || string(ic.Options) != `{"deny_arguments":["(?i)drop\\s+table"],"redact_results":["AKIA[0-9A-Z]{16}"]}` {
+		t.Errorf("interceptor %+v options %s", ic, ic.Options)
+	}
+	rt, err := plugins.New(cfg, &plugins.Options{Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	e := guardBlock(t, rt, ic)
+	v, err := e.Checker.Check(context.Background(), echoCall(`{"message":"drop table x"}`), intercept.Request)
+	if err != nil || v.Action != intercept.Deny || v.Reason != "argument at /message matches deny_arguments[0]" {
+		t.Errorf("deny: %+v %v", v, err)
+	}
+
+	src, _ := os.ReadFile(cfgPath)
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"unknown option", "redact_results", "redact_result", `does not take "redact_result"`},
+		{"wrong type", `redact_results = ["AKIA[0-9A-Z]{16}"]`, `redact_results = "AKIA"`, `"redact_results" of the guard-regex interceptor (plugin guard-regex) must be a list(string), got string`},
+	} {
+		bad := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".hcl")
+		if err := os.WriteFile(bad, []byte(strings.Replace(string(src), tc.from, tc.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, diags := load(bad)
+		if !strings.Contains(diags, tc.want) {
+			t.Errorf("%s: diagnostics %q, want them to say %q", tc.name, diags, tc.want)
 		}
 	}
 }
