@@ -1,13 +1,16 @@
 package host
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/intercept/builtin"
 	"github.com/mcphost/mcphost/host/intercept/hook"
+	"github.com/mcphost/mcphost/host/intercept/plugin"
 	"github.com/mcphost/mcphost/host/intercept/sep"
+	"github.com/mcphost/mcphost/sdk"
 )
 
 // The hooks and interceptors of a configuration become one intercept.Chain
@@ -98,6 +101,16 @@ func (h *Host) checkKinds() checkKinds {
 	return checkKinds{
 		hook: func(hk *config.Hook) (*intercept.Entry, error) {
 			return hook.New(hk, hook.Options{Log: h.log.Named("hook"), LookupEnv: h.lookupEnv})
+		},
+		plugin: func(ic *config.Interceptor) (*intercept.Entry, error) {
+			name := ic.Plugin
+			return plugin.New(ic, func(ctx context.Context) (sdk.Interceptor, error) {
+				rt := h.plugins.Load() // (the runtime in force: a reload may replace it)
+				if rt == nil {
+					return nil, fmt.Errorf("plugin %s: no plugin is configured", name)
+				}
+				return rt.Interceptor(ctx, name)
+			}, plugin.WithLogger(h.log.Named("interceptor")))
 		},
 		server: func(ic *config.Interceptor) (*intercept.Entry, error) {
 			do, gen := h.SEPDo()
