@@ -77,28 +77,49 @@ func HookEntry(h *config.Hook, ck Checker) (*Entry, error) {
 		}
 	}
 	setMatch(&e.Match, h.Match)
-	if e.DedupKey, err = dedupKey(h); err != nil {
+	if e.DedupKey, err = dedupKey(h, e.Timeout); err != nil {
 		return nil, fmt.Errorf("hook %q at %s: %w", h.Event, e.Source, err)
 	}
 	return e, nil
 }
 
 // dedupKey identifies h's handler: the command with its shell, environment
-// and directory, or the URL with its headers.
-func dedupKey(h *config.Hook) (string, error) {
+// and directory, or the URL with its headers, and everything else that
+// decides what its run does to a call: the mode, fail_open, the timeout
+// (timeout, the effective one), the match block and the scope. Only
+// handlers identical in all of these collapse into one run, so a copy of
+// a managed hook in another scope (in audit mode, failing open, with a
+// short timeout) can never stand in for it: both run and the merge of
+// their verdicts (deny > ask > allow) decides. The matcher is left out:
+// the plan holds only the hooks whose matcher selected the call.
+func dedupKey(h *config.Hook, timeout time.Duration) (string, error) {
+	type common struct {
+		Mode     string
+		FailOpen bool
+		Timeout  time.Duration
+		Match    *config.CheckMatch
+		Scope    string
+	}
+	md := h.Mode
+	if md == "" {
+		md = config.ModeEnforce
+	}
+	cm := common{md, h.FailOpen, timeout, h.Match, h.Origin.Scope.String()}
 	var v any
 	if h.URL != "" {
 		v = struct {
 			URL     string
 			Headers map[string]string
 			Allowed []string
-		}{h.URL, h.Headers, h.AllowedEnvVars}
+			common
+		}{h.URL, h.Headers, h.AllowedEnvVars, cm}
 	} else {
 		v = struct {
 			Command, Shell, Dir string
 			Env                 map[string]string
 			Inherit             []string
-		}{h.Command, h.Shell, h.Dir, h.Env, h.InheritEnv}
+			common
+		}{h.Command, h.Shell, h.Dir, h.Env, h.InheritEnv, cm}
 	}
 	b, err := json.Marshal(v) // map keys sorted: deterministic
 	if err != nil {

@@ -715,3 +715,45 @@ func TestPanicFailsClosed(t *testing.T) {
 		t.Error("a zero Chain has a plan")
 	}
 }
+
+// TestDedupKeepsStricterCopy: two blocks of one handler that differ in
+// anything that decides what their run does (mode, fail_open, timeout,
+// match, scope) both run; a user-scope audit copy of a managed hook does
+// not switch the managed one off (review 36a H1).
+func TestDedupKeepsStricterCopy(t *testing.T) {
+	url := "https://corp.example/hook"
+	user := config.Origin{Scope: config.ScopeUser, File: "/u/config.hcl"}
+	managed := config.Origin{Scope: config.ScopeManaged, File: "/m/managed.hcl"}
+	tests := []struct {
+		name       string
+		copy, orig config.Hook
+		runs       int32
+	}{
+		{"audit copy", config.Hook{Mode: "audit", Origin: user}, config.Hook{Origin: managed}, 2},
+		{"fail_open copy", config.Hook{FailOpen: true, Timeout: time.Millisecond, Origin: managed}, config.Hook{Origin: managed}, 2},
+		{"narrower match", config.Hook{Match: &config.CheckMatch{Servers: []string{"demo"}}, Origin: managed}, config.Hook{Origin: managed}, 2},
+		{"other scope", config.Hook{Origin: user}, config.Hook{Origin: managed}, 2},
+		{"identical", config.Hook{Origin: managed}, config.Hook{Origin: managed, Timeout: DefaultHookTimeout}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{v: Verdict{Action: Deny, Reason: "no"}}
+			var es []*Entry
+			for _, h := range []config.Hook{tt.copy, tt.orig} {
+				h.Event, h.URL = HookPreToolUse, url
+				e, err := HookEntry(&h, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				es = append(es, e)
+			}
+			out := NewChain(es).ForTool("mcp__demo__echo", "demo", nil).Pre(t.Context(), toolCall())
+			if f.runs.Load() != tt.runs {
+				t.Errorf("runs = %d, want %d", f.runs.Load(), tt.runs)
+			}
+			if out.Refused == nil {
+				t.Errorf("the deny did not win: %s", decisions(out.Records))
+			}
+		})
+	}
+}
