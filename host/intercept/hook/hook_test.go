@@ -331,6 +331,35 @@ func TestNonBlockingExit(t *testing.T) {
 	}
 }
 
+// TestCannotRunFails: a command that could not be run (a typo in the
+// script's path, an interpreter not installed: the shell's exit 127; a
+// script that is not executable: 126) is a failure the engine fails
+// closed, not a non-blocking error that lets the call through (review 36a
+// M1).
+func TestCannotRunFails(t *testing.T) {
+	needShell(t, false)
+	t.Parallel()
+	notExec := filepath.Join(t.TempDir(), "check.sh")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, cmd := range map[string]string{
+		"script not found":      "/opt/hooks/no-such-check.sh",
+		"interpreter not found": "no-such-python3 /opt/hooks/check.py",
+		"not executable":        notExec,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newHook(t, config.Hook{Event: PreToolUse, Command: cmd}, nil)
+			_, err := f.check(t, toolCall(`{}`), intercept.Request)
+			var he *Error
+			if !errors.As(err, &he) || !errors.Is(err, ErrCannotRun) {
+				t.Fatalf("err = %v, want a *hook.Error matching ErrCannotRun", err)
+			}
+		})
+	}
+}
+
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	needShell(t, false)
 	t.Parallel()

@@ -243,8 +243,9 @@ type hookSpecific struct {
 	Content                  json.RawMessage `json:"content"`
 }
 
-// OutputError is a non-blocking hook error: an exit code other than 0 and
-// 2, output that is not valid hook output, an HTTP status other than 2xx.
+// OutputError is a non-blocking hook error: an exit code other than 0, 2
+// and the run failures (see ErrCannotRun), output that is not valid hook
+// output, an HTTP status 1xx or 4xx.
 // Claude Code goes on with the call; so does the gateway (the output is
 // ignored).
 type OutputError struct {
@@ -255,6 +256,30 @@ type OutputError struct {
 }
 
 func (e *OutputError) Error() string { return e.Msg }
+
+// runFailure is the ErrCannotRun error of a run whose exit code or HTTP
+// status says the hook could not do its work (see ErrCannotRun), nil
+// otherwise.
+func runFailure(out output) error {
+	if out.http {
+		switch {
+		case out.status >= 300 && out.status <= 399:
+			return fmt.Errorf("HTTP status %d (a redirect, not followed): %w", out.status, ErrCannotRun)
+		case out.status >= 500:
+			return fmt.Errorf("HTTP status %d: %w", out.status, ErrCannotRun)
+		}
+		return nil
+	}
+	switch out.exit {
+	case 126:
+		return fmt.Errorf("exit status 126 (the command is not executable): %w", ErrCannotRun)
+	case 127:
+		return fmt.Errorf("exit status 127 (the command or its interpreter was not found): %w", ErrCannotRun)
+	case 9009:
+		return fmt.Errorf("exit status 9009 (cmd: the command was not recognized): %w", ErrCannotRun)
+	}
+	return nil
+}
 
 // decodeOutput maps a command hook's exit code and output to the verdict
 // of event, as Claude Code's hooks reference defines it: exit 0 parses
