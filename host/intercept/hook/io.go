@@ -416,11 +416,15 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 			return intercept.Verdict{Action: intercept.Deny, Reason: stopReason, Context: ctx}, nil
 		}
 		switch o.Decision {
-		case "":
+		case "", "approve":
+			// Claude Code's output schema allows approve for every
+			// event: after the tool ran it decides nothing, and the rest
+			// of the output (updatedMCPToolOutput, additionalContext)
+			// still counts.
 		case "block":
 			return intercept.Verdict{Action: intercept.Deny, Reason: text([]byte(o.Reason)), Context: ctx}, nil
 		default:
-			return intercept.Verdict{}, &OutputError{Msg: "decision is not block"}
+			return intercept.Verdict{}, &OutputError{Msg: "decision is not approve or block"}
 		}
 		v := intercept.Verdict{Context: ctx}
 		if len(s.UpdatedMCPToolOutput) > 0 && !isNull(s.UpdatedMCPToolOutput) {
@@ -439,13 +443,13 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 			parts = append(parts, stopReason)
 		}
 		switch o.Decision {
-		case "":
+		case "", "approve": // no decision (see PostToolUse)
 		case "block":
 			if r := text([]byte(o.Reason)); r != "" {
 				parts = append(parts, r)
 			}
 		default:
-			return intercept.Verdict{}, &OutputError{Msg: "decision is not block"}
+			return intercept.Verdict{}, &OutputError{Msg: "decision is not approve or block"}
 		}
 		if ctx != "" {
 			parts = append(parts, ctx)
