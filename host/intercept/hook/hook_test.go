@@ -405,6 +405,45 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	}
 }
 
+// TestBackgroundChildrenDoNotOutliveTheHook: what a hook leaves running in
+// the background is killed once it exits, and one that keeps its stdout
+// open does not make the call wait (review 36a L1).
+func TestBackgroundChildrenDoNotOutliveTheHook(t *testing.T) {
+	needShell(t, false)
+	t.Parallel()
+	for name, bg := range map[string]string{
+		"detached":      `sleep 300 </dev/null >/dev/null 2>&1 &`,
+		"holds stdout":  `sleep 300 &`,
+		"holds stdin":   `sleep 300 <&0 &`,
+		"in a subshell": `(sleep 300 &) ;`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			// A subshell's child is not $!: the group's id is the hook's
+			// pid ($$), and every process of it must be gone.
+			f := newHook(t, config.Hook{Event: PreToolUse, Env: map[string]string{"PIDFILE": pidFile},
+				Command: bg + ` echo $$ > "$PIDFILE"; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`}, nil)
+			start := time.Now()
+			got, err := f.check(t, toolCall(`{}`), intercept.Request)
+			if err != nil || got.Action != intercept.Allow {
+				t.Fatalf("Check = %v, %v", got, err)
+			}
+			if took := time.Since(start); took >= waitDelay {
+				t.Errorf("took %s: the call waited for a background child's pipes", took)
+			}
+			pgid := waitFile(t, pidFile)
+			deadline := time.Now().Add(3 * time.Second)
+			for groupAlive(pgid) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the hook's background child (group %d) outlived it", pgid)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
 // waitFile returns the pid written to path, waiting for it.
 func waitFile(t testing.TB, path string) int {
 	deadline := time.Now().Add(10 * time.Second)
