@@ -134,7 +134,7 @@ func decodeHook(b *hcl.Block, path string, scope Scope, dir string, ctx *hcl.Eva
 		notFor("allowed_env_vars", "a command", "it applies to HTTP hooks (url = …); a command hook gets env and inherit_env")
 		if a := attrs["shell"]; a != nil && !slices.Contains(hookShells, h.Shell) {
 			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid shell",
-				"shell must be one of %s, got %q (leave it out for bash, as Claude Code runs hooks: sh where bash is absent, cmd on Windows).", strings.Join(hookShells, ", "), h.Shell))
+				"shell must be one of %s, got %q (leave it out for bash, as Claude Code runs hooks: sh where bash is absent; on Windows cmd where bash is absent).", strings.Join(hookShells, ", "), h.Shell))
 		}
 		for k := range h.Env {
 			if !envNameRE.MatchString(k) {
