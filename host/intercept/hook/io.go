@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/host/intercept"
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // inputEnv is what the input says of where the hook runs.
@@ -304,7 +305,7 @@ func decode(event string, out output) (intercept.Verdict, decoded, error) {
 		switch out.exit {
 		case 0:
 		case 2:
-			return blocked(event, text(out.stderr)), d, nil
+			return blocked(event, reasonText(out.stderr)), d, nil
 		default:
 			return intercept.Verdict{}, d, &OutputError{Exit: out.exit, Msg: fmt.Sprintf("exit status %d", out.exit)}
 		}
@@ -362,7 +363,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 		s = &hookSpecific{}
 	}
 	stop := o.Continue != nil && !*o.Continue
-	stopReason := text([]byte(o.StopReason))
+	stopReason := reasonText([]byte(o.StopReason))
 	if stopReason == "" {
 		stopReason = "stopped by a hook"
 	}
@@ -392,7 +393,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 		if isNull(upd) {
 			upd = nil
 		}
-		v := intercept.Verdict{Reason: text([]byte(reason)), Context: ctx}
+		v := intercept.Verdict{Reason: reasonText([]byte(reason)), Context: ctx}
 		switch decision {
 		case "allow":
 			v.Action, v.Payload = intercept.Allow, upd
@@ -422,7 +423,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 			// of the output (updatedMCPToolOutput, additionalContext)
 			// still counts.
 		case "block":
-			return intercept.Verdict{Action: intercept.Deny, Reason: text([]byte(o.Reason)), Context: ctx}, nil
+			return intercept.Verdict{Action: intercept.Deny, Reason: reasonText([]byte(o.Reason)), Context: ctx}, nil
 		default:
 			return intercept.Verdict{}, &OutputError{Msg: "decision is not approve or block"}
 		}
@@ -445,7 +446,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 		switch o.Decision {
 		case "", "approve": // no decision (see PostToolUse)
 		case "block":
-			if r := text([]byte(o.Reason)); r != "" {
+			if r := reasonText([]byte(o.Reason)); r != "" {
 				parts = append(parts, r)
 			}
 		default:
@@ -552,6 +553,12 @@ func keepContent(override, answer json.RawMessage) json.RawMessage {
 
 // text is b trimmed, made valid UTF-8 and capped at MaxText characters: a
 // reason or a context.
+// reasonText is text(b) through the redactor: a refusal reason (exit 2's
+// stderr, permissionDecisionReason, reason, stopReason) reaches the
+// client, possibly a remote one, so what looks like a secret in it (a
+// hook that prints its environment or a token while failing) is replaced.
+func reasonText(b []byte) string { return redact.String(text(b)) }
+
 func text(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if !utf8.ValidString(s) {
