@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -53,7 +55,7 @@ func HookEntry(h *config.Hook, ck Checker) (*Entry, error) {
 		return nil, fmt.Errorf("hook %q at %s: %w (events: PreToolUse, PostToolUse, PostToolUseFailure, Elicitation, ElicitationResult)", h.Event, source(h.Origin), ErrUnsupported)
 	}
 	e := &Entry{
-		Name:     h.Event,
+		Name:     hookName(h),
 		Kind:     KindHook,
 		Hook:     h.Event,
 		Events:   []string{place.event},
@@ -81,6 +83,21 @@ func HookEntry(h *config.Hook, ck Checker) (*Entry, error) {
 		return nil, fmt.Errorf("hook %q at %s: %w", h.Event, e.Source, err)
 	}
 	return e, nil
+}
+
+// hookName names a hook block in records and refusals: its event and
+// where it is declared, "PreToolUse@config.hcl:12" (the file's base
+// name), so an operator can tell which of several hooks decided; the
+// event alone for a block declared nowhere (built in code).
+func hookName(h *config.Hook) string {
+	if h.Origin.File == "" {
+		return h.Event
+	}
+	n := h.Event + "@" + filepath.Base(h.Origin.File)
+	if l := h.Origin.Range.Start.Line; l > 0 {
+		n += ":" + strconv.Itoa(l)
+	}
+	return n
 }
 
 // dedupKey identifies h's handler: the command with its shell, environment

@@ -607,6 +607,10 @@ func TestHookEntry(t *testing.T) {
 			if strings.Join(e.Events, ",") != tt.events || e.Phases != tt.phases || e.Timeout != tt.timeout || e.Mode != tt.mode {
 				t.Errorf("entry %v %v %v %v", e.Events, e.Phases, e.Timeout, e.Mode)
 			}
+			// The name says which hook: event@file:line (review 36a L7).
+			if want := tt.h.Event + "@config.hcl:12"; e.Name != want {
+				t.Errorf("Name = %q, want %q", e.Name, want)
+			}
 			if e.Source != "user scope, /x/config.hcl:12" || !e.Blocking || e.Kind != KindHook || e.Hook != tt.h.Event || e.DedupKey == "" {
 				t.Errorf("entry %+v", e)
 			}
