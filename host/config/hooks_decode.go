@@ -250,6 +250,12 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 			phases = []string{PhaseResponse}
 		}
 		defPhases = phases
+		if a := attrs["timeout"]; a != nil {
+			// A built-in runs in process, in microseconds, under no timer:
+			// a timeout would be accepted and never applied.
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Timeout on a built-in",
+				"The %s built-in runs in the gateway's own process, without a timeout; remove timeout.", ic.Builtin))
+		}
 		if a := attrs["action"]; a != nil && ic.Action != "block" && ic.Action != "redact" {
 			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid action",
 				"action must be \"block\" (refuse a call whose arguments or result hold a secret; the default) or \"redact\" (replace each with [REDACTED]), got %q.", ic.Action))
@@ -277,15 +283,25 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 		diags = append(diags, checkListed(attrs["phases"], ic.Phases, phases, "phase", interceptorKind(ic))...)
 	}
 	if a := attrs["phases"]; a != nil && !diags.HasErrors() && slices.Equal(ic.Phases, []string{PhaseRequest}) &&
-		!slices.ContainsFunc(ic.Events, func(e string) bool { return !strings.HasSuffix(e, "/list") }) {
+		slices.ContainsFunc(ic.Events, isListEvent) {
+		var lists []string
+		for _, e := range ic.Events {
+			if isListEvent(e) {
+				lists = append(lists, e)
+			}
+		}
 		diags = append(diags, errorf(a.Expr.Range().Ptr(), "Nothing to check",
-			"A list (%s) is checked in its response only (filtered), so an interceptor of list events with phases = [\"request\"] would check nothing; use phases = [\"response\"].", strings.Join(ic.Events, ", ")))
+			"A list (%s) is checked in its response only (filtered), so with phases = [\"request\"] this interceptor would never check it; use phases = [\"response\"] or both, or leave the list events out.", strings.Join(lists, ", ")))
 	}
 	if diags.HasErrors() {
 		return nil, diags
 	}
 	return ic, diags
 }
+
+// isListEvent reports whether e is a list method's event (checked in its
+// response only).
+func isListEvent(e string) bool { return strings.HasSuffix(e, "/list") }
 
 // interceptorKind describes an interceptor's kind for diagnostics.
 func interceptorKind(ic *Interceptor) string {

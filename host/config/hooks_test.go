@@ -294,6 +294,16 @@ func TestChecksDiagnostics(t *testing.T) {
   events = ["tools/list", "resources/templates/list"]
   phases = ["request"]
 }`, []string{`4:12: Nothing to check: A list (tools/list, resources/templates/list) is checked in its response only`}},
+		// Accepted but never applied before (review 36a L5): refused.
+		{"list in a request-only mix", `interceptor "x" {
+  plugin = "guard-regex"
+  events = ["tools/call", "tools/list"]
+  phases = ["request"]
+}`, []string{`4:12: Nothing to check: A list (tools/list) is checked in its response only`}},
+		{"timeout on a builtin", `interceptor "x" {
+  builtin = "validate_input"
+  timeout = "2s"
+}`, []string{`3:13: Timeout on a built-in: The validate_input built-in runs in the gateway's own process, without a timeout; remove timeout.`}},
 		{"unknown plugin", `interceptor "x" {
   plugin = "guard-regx"
 }`, []string{`2:12: Unknown interceptor plugin: No plugin named "guard-regx" is configured or discovered. Plugins that provide an interceptor: guard-regex. Plugins whose components are not known yet: newbie; run ` + "`mcphost plugins lock`."}},

@@ -193,10 +193,17 @@ func InterceptorEntry(ic *config.Interceptor, kind Kind, ck Checker) (*Entry, er
 			e.Phases = Request | Response
 		}
 	}
-	if e.Phases == Request && !slices.ContainsFunc(e.Events, func(ev string) bool { return !isList(ev) }) {
+	if e.Phases == Request && slices.ContainsFunc(e.Events, isList) {
 		// A list is checked in its response (filtered) only: an entry
-		// that would check nothing is refused, not accepted.
+		// that would never check one of its events is refused, not
+		// accepted.
 		return nil, wrap(fmt.Errorf("the list events are checked in the response phase only: %w", ErrUnsupported))
+	}
+	if kind == KindBuiltin && ic.Timeout > 0 && ic.Timeout != DefaultInterceptorTimeout {
+		// A built-in runs under no timer (see runOne): a timeout would
+		// be accepted and never applied. (The config's merge sets the
+		// default on every block; one the user wrote is refused there.)
+		return nil, wrap(fmt.Errorf("timeout on a built-in (it runs in process, without one): %w", ErrUnsupported))
 	}
 	var err error
 	if e.Mode, err = mode(ic.Mode); err != nil {

@@ -645,7 +645,9 @@ func TestInterceptorEntry(t *testing.T) {
 		{name: "validate_output", ic: config.Interceptor{Name: "v", Builtin: "validate_output"}, kind: KindBuiltin, phases: Response, events: EventToolsCall},
 		{name: "phases given", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"response"}, Events: []string{"prompts/get", "tools/list"}}, kind: KindServer, phases: Response, events: "prompts/get,tools/list"},
 		{name: "list request only", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"request"}, Events: []string{"tools/list", "prompts/list"}}, kind: KindServer, err: true},
-		{name: "list and call request", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"request"}, Events: []string{"tools/list", "tools/call"}}, kind: KindServer, phases: Request, events: "tools/list,tools/call"},
+		// Its tools/list part would never run (review 36a L5): refused.
+		{name: "list and call request", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"request"}, Events: []string{"tools/list", "tools/call"}}, kind: KindServer, err: true},
+		{name: "timeout on a builtin", ic: config.Interceptor{Name: "v", Builtin: "validate_input", Timeout: 2 * time.Second}, kind: KindBuiltin, err: true},
 		{name: "bad phase", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"both"}}, kind: KindServer, err: true},
 		{name: "elicitation event", ic: config.Interceptor{Name: "s", Server: "x", Events: []string{EventElicit}}, kind: KindServer, err: true},
 		{name: "bad mode", ic: config.Interceptor{Name: "s", Server: "x", Mode: "permissive"}, kind: KindServer, err: true},
