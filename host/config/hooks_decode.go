@@ -272,6 +272,7 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 	default:
 		diags = append(diags, checkInterceptorPlugin(cfg, ic, attrs["plugin"], attrs["options"], ib.Options, ctx, unlocked)...)
 	}
+	diags = append(diags, checkInterceptorTrust(cfg, ic, attrs[kind])...)
 	if ic.Events == nil {
 		ic.Events = []string{"tools/call"}
 	} else {
@@ -340,6 +341,44 @@ func elemRange(a *hcl.Attribute, i int) *hcl.Range {
 		return elems[i].Range().Ptr()
 	}
 	return a.Expr.Range().Ptr()
+}
+
+// checkInterceptorTrust checks that what an interceptor runs comes from a
+// scope that may decide it:
+//
+//   - With managed_hooks_only, a managed interceptor's plugin must be
+//     declared by a plugin block of the managed file (not discovered in a
+//     plugin_dir, which another scope may set, nor a block of another
+//     scope), and its server a server block of the managed file: else a
+//     user's plugin or server block of that name would run in the managed
+//     check's place.
+//   - A project interceptor may name only a project server: naming
+//     another scope's would stop serving it (an interceptor server is not
+//     served) and send it every matched call.
+func checkInterceptorTrust(cfg *Config, ic *Interceptor, a *hcl.Attribute) hcl.Diagnostics {
+	scope := ic.Origin.Scope
+	switch {
+	case scope == ScopeManaged && cfg.Settings.ManagedHooksOnly && ic.Plugin != "":
+		if p := cfg.Plugin(ic.Plugin); p != nil && (p.Discovered || p.Origin.Scope != ScopeManaged) {
+			from := "is discovered in the plugin directory"
+			if !p.Discovered {
+				from = "is declared at " + p.Origin.Source()
+			}
+			return hcl.Diagnostics{errorf(a.Expr.Range().Ptr(), "Interceptor plugin not managed",
+				"managed_hooks_only is set, so a managed interceptor runs only a plugin the managed file declares; plugin %q %s. Declare it in the managed file: plugin %q { path = \"…\" }.", p.Name, from, p.Name)}
+		}
+	case scope == ScopeManaged && cfg.Settings.ManagedHooksOnly && ic.Server != "":
+		if s := cfg.Server(ic.Server); s != nil && s.Origin.Scope != ScopeManaged {
+			return hcl.Diagnostics{errorf(a.Expr.Range().Ptr(), "Interceptor server not managed",
+				"managed_hooks_only is set, so a managed interceptor uses only a server the managed file declares; server %q is declared at %s. Declare it in the managed file.", s.Name, s.Origin.Source())}
+		}
+	case scope == ScopeProject && ic.Server != "":
+		if s := cfg.Server(ic.Server); s != nil && s.Origin.Scope != ScopeProject {
+			return hcl.Diagnostics{errorf(a.Expr.Range().Ptr(), "Interceptor server not in the project",
+				"A project file's interceptor may name only a server the project declares; server %q is declared at %s (%s scope), and an interceptor server is no longer served as a server.", s.Name, s.Origin.Source(), s.Origin.Scope)}
+		}
+	}
+	return nil
 }
 
 // checkInterceptorServer checks that an interceptor's server names a
