@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mcphost/mcphost/host/config"
 )
@@ -23,7 +24,7 @@ func describeChecksForApproval(w io.Writer, hooks []*config.Hook, ics []*config.
 		if h.Command != "" {
 			shell := h.Shell
 			if shell == "" {
-				shell = "bash (sh without bash; cmd on Windows)"
+				shell = "bash (sh without bash; on Windows cmd without bash)"
 			}
 			fmt.Fprintf(w, "  command: %s (run by %s in %s)\n", describeValue(h.Command), shell, h.Dir)
 			printMap(w, "env", h.Env)
@@ -38,6 +39,7 @@ func describeChecksForApproval(w io.Writer, hooks []*config.Hook, ics []*config.
 			}
 		}
 		describeCheckCommon(w, h.Mode, h.FailOpen, h.Match)
+		describeTimeout(w, h.Timeout, config.DefaultHookTimeout)
 	}
 	for _, ic := range ics {
 		fmt.Fprintf(w, "interceptor %q at %s:%d:\n", ic.Name, ic.Origin.File, ic.Origin.Range.Start.Line)
@@ -63,7 +65,20 @@ func describeChecksForApproval(w io.Writer, hooks []*config.Hook, ics []*config.
 		}
 		fmt.Fprintf(w, "  checks: %s (%s)\n", strings.Join(ic.Events, ", "), strings.Join(ic.Phases, ", "))
 		describeCheckCommon(w, ic.Mode, ic.FailOpen, ic.Match)
+		if ic.Builtin == "" { // a built-in runs in process, without one
+			describeTimeout(w, ic.Timeout, config.DefaultInterceptorTimeout)
+		}
 	}
+}
+
+// describeTimeout prints a block's timeout: the approval covers it, so it
+// is shown (0, not written, is the default def).
+func describeTimeout(w io.Writer, d, def time.Duration) {
+	if d <= 0 {
+		fmt.Fprintf(w, "  timeout: %s (the default)\n", def)
+		return
+	}
+	fmt.Fprintf(w, "  timeout: %s\n", d)
 }
 
 func describeCheckCommon(w io.Writer, mode string, failOpen bool, m *config.CheckMatch) {

@@ -22,7 +22,7 @@ type Hook struct {
 	// server name for the Elicitation events); "" or "*" matches all.
 	Matcher string `json:"matcher,omitempty"`
 	// Command (run by Shell: "" is bash, as Claude Code runs hooks, or sh
-	// where bash is absent, cmd on Windows) or URL (an HTTP hook: the input is POSTed);
+	// where bash is absent; on Windows bash, as Git Bash, or cmd without it) or URL (an HTTP hook: the input is POSTed);
 	// exactly one is set.
 	Command string `json:"command,omitempty"`
 	Shell   string `json:"shell,omitempty"`

@@ -134,7 +134,7 @@ func decodeHook(b *hcl.Block, path string, scope Scope, dir string, ctx *hcl.Eva
 		notFor("allowed_env_vars", "a command", "it applies to HTTP hooks (url = …); a command hook gets env and inherit_env")
 		if a := attrs["shell"]; a != nil && !slices.Contains(hookShells, h.Shell) {
 			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid shell",
-				"shell must be one of %s, got %q (leave it out for bash, as Claude Code runs hooks: sh where bash is absent, cmd on Windows).", strings.Join(hookShells, ", "), h.Shell))
+				"shell must be one of %s, got %q (leave it out for bash, as Claude Code runs hooks: sh where bash is absent; on Windows cmd where bash is absent).", strings.Join(hookShells, ", "), h.Shell))
 		}
 		for k := range h.Env {
 			if !envNameRE.MatchString(k) {
@@ -250,6 +250,12 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 			phases = []string{PhaseResponse}
 		}
 		defPhases = phases
+		if a := attrs["timeout"]; a != nil {
+			// A built-in runs in process, in microseconds, under no timer:
+			// a timeout would be accepted and never applied.
+			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Timeout on a built-in",
+				"The %s built-in runs in the gateway's own process, without a timeout; remove timeout.", ic.Builtin))
+		}
 		if a := attrs["action"]; a != nil && ic.Action != "block" && ic.Action != "redact" {
 			diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid action",
 				"action must be \"block\" (refuse a call whose arguments or result hold a secret; the default) or \"redact\" (replace each with [REDACTED]), got %q.", ic.Action))
@@ -266,6 +272,7 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 	default:
 		diags = append(diags, checkInterceptorPlugin(cfg, ic, attrs["plugin"], attrs["options"], ib.Options, ctx, unlocked)...)
 	}
+	diags = append(diags, checkInterceptorTrust(cfg, ic, attrs[kind])...)
 	if ic.Events == nil {
 		ic.Events = []string{"tools/call"}
 	} else {
@@ -277,15 +284,25 @@ func decodeInterceptor(b *hcl.Block, path string, scope Scope, ctx *hcl.EvalCont
 		diags = append(diags, checkListed(attrs["phases"], ic.Phases, phases, "phase", interceptorKind(ic))...)
 	}
 	if a := attrs["phases"]; a != nil && !diags.HasErrors() && slices.Equal(ic.Phases, []string{PhaseRequest}) &&
-		!slices.ContainsFunc(ic.Events, func(e string) bool { return !strings.HasSuffix(e, "/list") }) {
+		slices.ContainsFunc(ic.Events, isListEvent) {
+		var lists []string
+		for _, e := range ic.Events {
+			if isListEvent(e) {
+				lists = append(lists, e)
+			}
+		}
 		diags = append(diags, errorf(a.Expr.Range().Ptr(), "Nothing to check",
-			"A list (%s) is checked in its response only (filtered), so an interceptor of list events with phases = [\"request\"] would check nothing; use phases = [\"response\"].", strings.Join(ic.Events, ", ")))
+			"A list (%s) is checked in its response only (filtered), so with phases = [\"request\"] this interceptor would never check it; use phases = [\"response\"] or both, or leave the list events out.", strings.Join(lists, ", ")))
 	}
 	if diags.HasErrors() {
 		return nil, diags
 	}
 	return ic, diags
 }
+
+// isListEvent reports whether e is a list method's event (checked in its
+// response only).
+func isListEvent(e string) bool { return strings.HasSuffix(e, "/list") }
 
 // interceptorKind describes an interceptor's kind for diagnostics.
 func interceptorKind(ic *Interceptor) string {
@@ -324,6 +341,44 @@ func elemRange(a *hcl.Attribute, i int) *hcl.Range {
 		return elems[i].Range().Ptr()
 	}
 	return a.Expr.Range().Ptr()
+}
+
+// checkInterceptorTrust checks that what an interceptor runs comes from a
+// scope that may decide it:
+//
+//   - With managed_hooks_only, a managed interceptor's plugin must be
+//     declared by a plugin block of the managed file (not discovered in a
+//     plugin_dir, which another scope may set, nor a block of another
+//     scope), and its server a server block of the managed file: else a
+//     user's plugin or server block of that name would run in the managed
+//     check's place.
+//   - A project interceptor may name only a project server: naming
+//     another scope's would stop serving it (an interceptor server is not
+//     served) and send it every matched call.
+func checkInterceptorTrust(cfg *Config, ic *Interceptor, a *hcl.Attribute) hcl.Diagnostics {
+	scope := ic.Origin.Scope
+	switch {
+	case scope == ScopeManaged && cfg.Settings.ManagedHooksOnly && ic.Plugin != "":
+		if p := cfg.Plugin(ic.Plugin); p != nil && (p.Discovered || p.Origin.Scope != ScopeManaged) {
+			from := "is discovered in the plugin directory"
+			if !p.Discovered {
+				from = "is declared at " + p.Origin.Source()
+			}
+			return hcl.Diagnostics{errorf(a.Expr.Range().Ptr(), "Interceptor plugin not managed",
+				"managed_hooks_only is set, so a managed interceptor runs only a plugin the managed file declares; plugin %q %s. Declare it in the managed file: plugin %q { path = \"…\" }.", p.Name, from, p.Name)}
+		}
+	case scope == ScopeManaged && cfg.Settings.ManagedHooksOnly && ic.Server != "":
+		if s := cfg.Server(ic.Server); s != nil && s.Origin.Scope != ScopeManaged {
+			return hcl.Diagnostics{errorf(a.Expr.Range().Ptr(), "Interceptor server not managed",
+				"managed_hooks_only is set, so a managed interceptor uses only a server the managed file declares; server %q is declared at %s. Declare it in the managed file.", s.Name, s.Origin.Source())}
+		}
+	case scope == ScopeProject && ic.Server != "":
+		if s := cfg.Server(ic.Server); s != nil && s.Origin.Scope != ScopeProject {
+			return hcl.Diagnostics{errorf(a.Expr.Range().Ptr(), "Interceptor server not in the project",
+				"A project file's interceptor may name only a server the project declares; server %q is declared at %s (%s scope), and an interceptor server is no longer served as a server.", s.Name, s.Origin.Source(), s.Origin.Scope)}
+		}
+	}
+	return nil
 }
 
 // checkInterceptorServer checks that an interceptor's server names a

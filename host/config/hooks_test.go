@@ -294,6 +294,16 @@ func TestChecksDiagnostics(t *testing.T) {
   events = ["tools/list", "resources/templates/list"]
   phases = ["request"]
 }`, []string{`4:12: Nothing to check: A list (tools/list, resources/templates/list) is checked in its response only`}},
+		// Accepted but never applied before (review 36a L5): refused.
+		{"list in a request-only mix", `interceptor "x" {
+  plugin = "guard-regex"
+  events = ["tools/call", "tools/list"]
+  phases = ["request"]
+}`, []string{`4:12: Nothing to check: A list (tools/list) is checked in its response only`}},
+		{"timeout on a builtin", `interceptor "x" {
+  builtin = "validate_input"
+  timeout = "2s"
+}`, []string{`3:13: Timeout on a built-in: The validate_input built-in runs in the gateway's own process, without a timeout; remove timeout.`}},
 		{"unknown plugin", `interceptor "x" {
   plugin = "guard-regx"
 }`, []string{`2:12: Unknown interceptor plugin: No plugin named "guard-regx" is configured or discovered. Plugins that provide an interceptor: guard-regex. Plugins whose components are not known yet: newbie; run ` + "`mcphost plugins lock`."}},
@@ -668,7 +678,16 @@ func TestAllAttributesFile(t *testing.T) {
 	tr, base := checksTree(t)
 	src, err := os.ReadFile("testdata/hooks/all.hcl")
 	must(t, err)
-	tr.managed(strings.Replace(string(src), `server   = "a"`, `server   = "pii"`, 1))
+	// managed_hooks_only: the managed file declares the plugin and the
+	// server its interceptors run.
+	tr.managed(strings.Replace(string(src), `server   = "a"`, `server   = "mpii"`, 1) + fmt.Sprintf(`
+plugin "guard-regex" {
+  path = %q
+}
+server "mpii" {
+  command = "pii-server"
+}
+`, filepath.Join(tr.root, "plugins", "guard-regex")))
 	cfg := tr.mustLoad(base)
 	if len(cfg.Hooks) != 3 || len(cfg.Interceptors) != 5 || !cfg.Settings.ManagedHooksOnly {
 		t.Errorf("hooks %d, interceptors %d, managed_hooks_only %v", len(cfg.Hooks), len(cfg.Interceptors), cfg.Settings.ManagedHooksOnly)
@@ -741,5 +760,99 @@ hook "PreToolUse" {
 	}
 	if !slices.Contains(warningsAt(diags), "Invalid duration@6") {
 		t.Errorf("warnings %q", warningsAt(diags))
+	}
+}
+
+// TestManagedInterceptorTargets: with managed_hooks_only, a managed
+// interceptor runs only a plugin and a server the managed file declares:
+// a user's plugin block of that name, a plugin discovered in a plugin_dir
+// (which another scope may set) or a user's server are refused (review 36a
+// M4).
+func TestManagedInterceptorTargets(t *testing.T) {
+	t.Parallel()
+	tr, _ := checksTree(t)
+	pluginDir := filepath.Join(tr.root, "plugins")
+	settings := fmt.Sprintf("settings {\n  plugin_dir  = %q\n  plugin_lock = %q\n}\nserver \"pii\" {\n  command = \"pii-server\"\n}\n", pluginDir, filepath.Join(tr.root, "lock.hcl"))
+	const managed = `settings {
+  managed_hooks_only = true
+}
+interceptor "guard" {
+  plugin = "guard-regex"
+}
+interceptor "pii" {
+  server = "pii"
+}
+`
+	errs := func(diags hcl.Diagnostics) []string {
+		var out []string
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				out = append(out, fmt.Sprintf("%s@%d", d.Summary, d.Subject.Start.Line))
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name, user, managed string
+		want                []string
+	}{
+		{"discovered plugin, user server", settings, managed,
+			[]string{"Interceptor plugin not managed@5", "Interceptor server not managed@8"}},
+		{"user plugin block", settings + "plugin \"guard-regex\" {\n  path = \"/home/u/allow-all\"\n}\n", managed,
+			[]string{"Interceptor plugin not managed@5", "Interceptor server not managed@8"}},
+		{"declared in the managed file", settings, managed + fmt.Sprintf("plugin \"guard-regex\" {\n  path = %q\n}\nserver \"pii\" {\n  command = \"pii-server\"\n}\n", filepath.Join(pluginDir, "guard-regex")),
+			nil},
+		{"without managed_hooks_only", settings, strings.Replace(managed, "true", "false", 1), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr.user(tc.user)
+			tr.managed(tc.managed)
+			_, diags := tr.load()
+			got := errs(diags)
+			for _, w := range tc.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("errors %q lack %q", got, w)
+				}
+			}
+			if tc.want == nil && len(got) > 0 {
+				t.Errorf("errors %q:\n%s", got, diags.Error())
+			}
+		})
+	}
+}
+
+// TestProjectInterceptorServerScope: a project interceptor may name only
+// a server the project declares; naming the user's own (which would stop
+// it being served) is refused and the interceptor left out, a warning in
+// a project file (review 36a L8).
+func TestProjectInterceptorServerScope(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t)
+	tr.user(`server "github" {
+  command = "gh-server"
+}
+`)
+	tr.proj(`server "scan" {
+  command = "scan-server"
+}
+interceptor "steal" { server = "github" }
+interceptor "scan" { server = "scan" }
+`)
+	tr.local(`settings {
+  approve_all_project_servers = true
+}
+`)
+	cfg, diags := tr.load()
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if !slices.Contains(warningsAt(diags), "Interceptor server not in the project@4") {
+		t.Errorf("warnings %q", warningsAt(diags))
+	}
+	if len(cfg.Interceptors) != 1 || cfg.Interceptors[0].Name != "scan" || !cfg.Interceptors[0].Approved {
+		t.Errorf("interceptors %+v", cfg.Interceptors)
+	}
+	if cfg.Server("github").InterceptorOnly || !cfg.Server("scan").InterceptorOnly {
+		t.Errorf("InterceptorOnly: github %v, scan %v", cfg.Server("github").InterceptorOnly, cfg.Server("scan").InterceptorOnly)
 	}
 }

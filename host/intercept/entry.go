@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
@@ -53,7 +55,7 @@ func HookEntry(h *config.Hook, ck Checker) (*Entry, error) {
 		return nil, fmt.Errorf("hook %q at %s: %w (events: PreToolUse, PostToolUse, PostToolUseFailure, Elicitation, ElicitationResult)", h.Event, source(h.Origin), ErrUnsupported)
 	}
 	e := &Entry{
-		Name:     h.Event,
+		Name:     hookName(h),
 		Kind:     KindHook,
 		Hook:     h.Event,
 		Events:   []string{place.event},
@@ -77,28 +79,64 @@ func HookEntry(h *config.Hook, ck Checker) (*Entry, error) {
 		}
 	}
 	setMatch(&e.Match, h.Match)
-	if e.DedupKey, err = dedupKey(h); err != nil {
+	if e.DedupKey, err = dedupKey(h, e.Timeout); err != nil {
 		return nil, fmt.Errorf("hook %q at %s: %w", h.Event, e.Source, err)
 	}
 	return e, nil
 }
 
+// hookName names a hook block in records and refusals: its event and
+// where it is declared, "PreToolUse@config.hcl:12" (the file's base
+// name), so an operator can tell which of several hooks decided; the
+// event alone for a block declared nowhere (built in code).
+func hookName(h *config.Hook) string {
+	if h.Origin.File == "" {
+		return h.Event
+	}
+	n := h.Event + "@" + filepath.Base(h.Origin.File)
+	if l := h.Origin.Range.Start.Line; l > 0 {
+		n += ":" + strconv.Itoa(l)
+	}
+	return n
+}
+
 // dedupKey identifies h's handler: the command with its shell, environment
-// and directory, or the URL with its headers.
-func dedupKey(h *config.Hook) (string, error) {
+// and directory, or the URL with its headers, and everything else that
+// decides what its run does to a call: the mode, fail_open, the timeout
+// (timeout, the effective one), the match block and the scope. Only
+// handlers identical in all of these collapse into one run, so a copy of
+// a managed hook in another scope (in audit mode, failing open, with a
+// short timeout) can never stand in for it: both run and the merge of
+// their verdicts (deny > ask > allow) decides. The matcher is left out:
+// the plan holds only the hooks whose matcher selected the call.
+func dedupKey(h *config.Hook, timeout time.Duration) (string, error) {
+	type common struct {
+		Mode     string
+		FailOpen bool
+		Timeout  time.Duration
+		Match    *config.CheckMatch
+		Scope    string
+	}
+	md := h.Mode
+	if md == "" {
+		md = config.ModeEnforce
+	}
+	cm := common{md, h.FailOpen, timeout, h.Match, h.Origin.Scope.String()}
 	var v any
 	if h.URL != "" {
 		v = struct {
 			URL     string
 			Headers map[string]string
 			Allowed []string
-		}{h.URL, h.Headers, h.AllowedEnvVars}
+			common
+		}{h.URL, h.Headers, h.AllowedEnvVars, cm}
 	} else {
 		v = struct {
 			Command, Shell, Dir string
 			Env                 map[string]string
 			Inherit             []string
-		}{h.Command, h.Shell, h.Dir, h.Env, h.InheritEnv}
+			common
+		}{h.Command, h.Shell, h.Dir, h.Env, h.InheritEnv, cm}
 	}
 	b, err := json.Marshal(v) // map keys sorted: deterministic
 	if err != nil {
@@ -155,10 +193,17 @@ func InterceptorEntry(ic *config.Interceptor, kind Kind, ck Checker) (*Entry, er
 			e.Phases = Request | Response
 		}
 	}
-	if e.Phases == Request && !slices.ContainsFunc(e.Events, func(ev string) bool { return !isList(ev) }) {
+	if e.Phases == Request && slices.ContainsFunc(e.Events, isList) {
 		// A list is checked in its response (filtered) only: an entry
-		// that would check nothing is refused, not accepted.
+		// that would never check one of its events is refused, not
+		// accepted.
 		return nil, wrap(fmt.Errorf("the list events are checked in the response phase only: %w", ErrUnsupported))
+	}
+	if kind == KindBuiltin && ic.Timeout > 0 && ic.Timeout != DefaultInterceptorTimeout {
+		// A built-in runs under no timer (see runOne): a timeout would
+		// be accepted and never applied. (The config's merge sets the
+		// default on every block; one the user wrote is refused there.)
+		return nil, wrap(fmt.Errorf("timeout on a built-in (it runs in process, without one): %w", ErrUnsupported))
 	}
 	var err error
 	if e.Mode, err = mode(ic.Mode); err != nil {

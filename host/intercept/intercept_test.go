@@ -607,6 +607,10 @@ func TestHookEntry(t *testing.T) {
 			if strings.Join(e.Events, ",") != tt.events || e.Phases != tt.phases || e.Timeout != tt.timeout || e.Mode != tt.mode {
 				t.Errorf("entry %v %v %v %v", e.Events, e.Phases, e.Timeout, e.Mode)
 			}
+			// The name says which hook: event@file:line (review 36a L7).
+			if want := tt.h.Event + "@config.hcl:12"; e.Name != want {
+				t.Errorf("Name = %q, want %q", e.Name, want)
+			}
 			if e.Source != "user scope, /x/config.hcl:12" || !e.Blocking || e.Kind != KindHook || e.Hook != tt.h.Event || e.DedupKey == "" {
 				t.Errorf("entry %+v", e)
 			}
@@ -641,7 +645,9 @@ func TestInterceptorEntry(t *testing.T) {
 		{name: "validate_output", ic: config.Interceptor{Name: "v", Builtin: "validate_output"}, kind: KindBuiltin, phases: Response, events: EventToolsCall},
 		{name: "phases given", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"response"}, Events: []string{"prompts/get", "tools/list"}}, kind: KindServer, phases: Response, events: "prompts/get,tools/list"},
 		{name: "list request only", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"request"}, Events: []string{"tools/list", "prompts/list"}}, kind: KindServer, err: true},
-		{name: "list and call request", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"request"}, Events: []string{"tools/list", "tools/call"}}, kind: KindServer, phases: Request, events: "tools/list,tools/call"},
+		// Its tools/list part would never run (review 36a L5): refused.
+		{name: "list and call request", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"request"}, Events: []string{"tools/list", "tools/call"}}, kind: KindServer, err: true},
+		{name: "timeout on a builtin", ic: config.Interceptor{Name: "v", Builtin: "validate_input", Timeout: 2 * time.Second}, kind: KindBuiltin, err: true},
 		{name: "bad phase", ic: config.Interceptor{Name: "s", Server: "x", Phases: []string{"both"}}, kind: KindServer, err: true},
 		{name: "elicitation event", ic: config.Interceptor{Name: "s", Server: "x", Events: []string{EventElicit}}, kind: KindServer, err: true},
 		{name: "bad mode", ic: config.Interceptor{Name: "s", Server: "x", Mode: "permissive"}, kind: KindServer, err: true},
@@ -713,5 +719,47 @@ func TestPanicFailsClosed(t *testing.T) {
 	var zero Chain
 	if zero.ForTool("mcp__demo__echo", "demo", nil) != nil {
 		t.Error("a zero Chain has a plan")
+	}
+}
+
+// TestDedupKeepsStricterCopy: two blocks of one handler that differ in
+// anything that decides what their run does (mode, fail_open, timeout,
+// match, scope) both run; a user-scope audit copy of a managed hook does
+// not switch the managed one off (review 36a H1).
+func TestDedupKeepsStricterCopy(t *testing.T) {
+	url := "https://corp.example/hook"
+	user := config.Origin{Scope: config.ScopeUser, File: "/u/config.hcl"}
+	managed := config.Origin{Scope: config.ScopeManaged, File: "/m/managed.hcl"}
+	tests := []struct {
+		name       string
+		copy, orig config.Hook
+		runs       int32
+	}{
+		{"audit copy", config.Hook{Mode: "audit", Origin: user}, config.Hook{Origin: managed}, 2},
+		{"fail_open copy", config.Hook{FailOpen: true, Timeout: time.Millisecond, Origin: managed}, config.Hook{Origin: managed}, 2},
+		{"narrower match", config.Hook{Match: &config.CheckMatch{Servers: []string{"demo"}}, Origin: managed}, config.Hook{Origin: managed}, 2},
+		{"other scope", config.Hook{Origin: user}, config.Hook{Origin: managed}, 2},
+		{"identical", config.Hook{Origin: managed}, config.Hook{Origin: managed, Timeout: DefaultHookTimeout}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{v: Verdict{Action: Deny, Reason: "no"}}
+			var es []*Entry
+			for _, h := range []config.Hook{tt.copy, tt.orig} {
+				h.Event, h.URL = HookPreToolUse, url
+				e, err := HookEntry(&h, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				es = append(es, e)
+			}
+			out := NewChain(es).ForTool("mcp__demo__echo", "demo", nil).Pre(t.Context(), toolCall())
+			if f.runs.Load() != tt.runs {
+				t.Errorf("runs = %d, want %d", f.runs.Load(), tt.runs)
+			}
+			if out.Refused == nil {
+				t.Errorf("the deny did not win: %s", decisions(out.Records))
+			}
+		})
 	}
 }

@@ -47,7 +47,11 @@ var printer = message.NewPrinter(language.English)
 // structuredContent (output) against the tool's schema.
 type validator struct {
 	output bool
-	log    hclog.Logger
+	// failOpen is the block's fail_open: a call of a tool whose
+	// inputSchema does not compile goes through unchecked (else it is
+	// refused).
+	failOpen bool
+	log      hclog.Logger
 	// schemas maps a tool definition (its fingerprint) to its compiled
 	// *compiled.
 	schemas sync.Map
@@ -56,9 +60,10 @@ type validator struct {
 }
 
 // compiled is one tool definition's schema; schema nil: none, or one that
-// does not compile (the tool is not checked).
+// does not compile (broken).
 type compiled struct {
 	schema *jsonschema.Schema
+	broken bool
 }
 
 func newValidate(ic *config.Interceptor, o options) (*intercept.Entry, error) {
@@ -73,7 +78,7 @@ func newValidate(ic *config.Interceptor, o options) (*intercept.Entry, error) {
 	if ic.Action != "" {
 		return nil, fmt.Errorf("interceptor %q: action is the secrets built-in's, not %q's: %w", ic.Name, ic.Builtin, intercept.ErrUnsupported)
 	}
-	v := &validator{output: output, log: o.log.Named(ic.Builtin)}
+	v := &validator{output: output, failOpen: ic.FailOpen, log: o.log.Named(ic.Builtin)}
 	return intercept.InterceptorEntry(ic, intercept.KindBuiltin, v)
 }
 
@@ -95,8 +100,14 @@ func (v *validator) Check(_ context.Context, c *intercept.Call, p intercept.Phas
 }
 
 // checkInput validates the arguments: absent or null arguments are {}.
+// A tool whose inputSchema does not compile is refused (-32602) unless
+// the block fails open: its arguments cannot be checked.
 func (v *validator) checkInput(c *intercept.Call) (intercept.Verdict, error) {
-	sch := v.schema(c.Tool, c.Tool.InputSchema)
+	sch, broken := v.schema(c.Tool, c.Tool.InputSchema)
+	if broken && !v.failOpen {
+		return intercept.Verdict{Action: intercept.Deny, Code: CodeInvalidParams,
+			Reason: fmt.Sprintf("the inputSchema of %s does not compile; the call is refused (fail_open = true lets it through unchecked)", c.Name)}, nil
+	}
 	if sch == nil {
 		return intercept.Verdict{}, nil
 	}
@@ -124,7 +135,7 @@ func (v *validator) checkOutput(c *intercept.Call) (intercept.Verdict, error) {
 	if c.Err != nil || c.IsError || len(c.Payload) == 0 || c.Tool.OutputSchema == nil {
 		return intercept.Verdict{}, nil
 	}
-	sch := v.schema(c.Tool, c.Tool.OutputSchema)
+	sch, _ := v.schema(c.Tool, c.Tool.OutputSchema)
 	if sch == nil {
 		return intercept.Verdict{}, nil
 	}
@@ -157,38 +168,48 @@ func deny(c *intercept.Call, why string) intercept.Verdict {
 }
 
 // schema returns the compiled schema s of tool t, compiling it on first
-// use; nil when s is absent or does not compile (logged once per
-// definition: a broken upstream schema must not take the tool down).
-func (v *validator) schema(t *registry.Tool, s any) *jsonschema.Schema {
+// use; nil when s is absent or does not compile (broken: logged once per
+// definition). A broken inputSchema refuses the tool's calls unless the
+// block fails open (checkInput); a broken outputSchema leaves its results
+// unchecked.
+func (v *validator) schema(t *registry.Tool, s any) (sch *jsonschema.Schema, broken bool) {
 	if s == nil {
-		return nil
+		return nil, false
 	}
 	key := t.Fingerprint
 	if key == "" {
 		b, err := json.Marshal(s)
 		if err != nil {
-			return nil
+			return nil, true
 		}
 		sum := sha256.Sum256(b)
 		key = hex.EncodeToString(sum[:])
 	}
 	if c, ok := v.schemas.Load(key); ok {
-		return c.(*compiled).schema
+		c := c.(*compiled)
+		return c.schema, c.broken
 	}
 	sch, err := compileSchema(s)
 	if err != nil {
-		v.log.Warn("the tool's schema does not compile: its calls are not validated", "tool", t.Name, "error", redact.String(err.Error()))
+		what := "its results are not validated"
+		if !v.output {
+			what = "its calls are refused"
+			if v.failOpen {
+				what = "its calls go through unchecked (fail_open)"
+			}
+		}
+		v.log.Warn("the tool's schema does not compile: "+what, "tool", t.Name, "error", redact.String(err.Error()))
 	}
 	v.n.Lock()
 	if v.count >= maxSchemas {
 		v.schemas.Clear()
 		v.count = 0
 	}
-	if _, loaded := v.schemas.LoadOrStore(key, &compiled{schema: sch}); !loaded {
+	if _, loaded := v.schemas.LoadOrStore(key, &compiled{schema: sch, broken: err != nil}); !loaded {
 		v.count++
 	}
 	v.n.Unlock()
-	return sch
+	return sch, err != nil
 }
 
 // errNoLoad refuses every URL a schema refers to: no file or network $ref.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/registry"
@@ -71,9 +73,11 @@ func TestValidateInput(t *testing.T) {
 			`{"a":1,"b":1,"c":1,"d":1}`, "at '/a': got number, want string; at '/b': got number, want string; at '/c': got number, want string"},
 		{"escaped pointer", `{"type":"object","properties":{"a/b~c":{"type":"string"}}}`, `{"a/b~c":1}`, `at '/a~1b~0c'`},
 		{"no schema", ``, `{"x":1}`, ""},
-		{"broken schema passes", `{"type":"object","properties":{"a":{"type":"nonsense"}}}`, `{"a":1}`, ""},
-		{"remote $ref is not loaded", `{"$ref":"https://example.com/s.json"}`, `{"a":1}`, ""},
-		{"file $ref is not loaded", `{"$ref":"file:///etc/passwd"}`, `{"a":1}`, ""},
+		// A schema that does not compile cannot check anything: refused
+		// (review 36a L6); fail_open lets it through (TestBrokenSchemaFailOpen).
+		{"broken schema refused", `{"type":"object","properties":{"a":{"type":"nonsense"}}}`, `{"a":1}`, brokenReason},
+		{"remote $ref is not loaded", `{"$ref":"https://example.com/s.json"}`, `{"a":1}`, brokenReason},
+		{"file $ref is not loaded", `{"$ref":"file:///etc/passwd"}`, `{"a":1}`, brokenReason},
 		{"format not asserted", `{"type":"object","properties":{"u":{"type":"string","format":"email"}}}`, `{"u":"not an email"}`, ""},
 	}
 	e, err := New(&config.Interceptor{Name: "v", Builtin: ValidateInput})
@@ -102,6 +106,29 @@ func TestValidateInput(t *testing.T) {
 				t.Errorf("reason = %q, want it to hold %q", re.Reason, tt.reason)
 			}
 		})
+	}
+}
+
+const brokenReason = "the inputSchema of mcp__demo__t does not compile; the call is refused (fail_open = true lets it through unchecked)"
+
+// TestBrokenSchemaFailOpen: with fail_open, a tool whose inputSchema does
+// not compile is let through unchecked; the warning is logged once per
+// definition.
+func TestBrokenSchemaFailOpen(t *testing.T) {
+	var logs strings.Builder
+	log := hclog.New(&hclog.LoggerOptions{Output: &logs})
+	e, err := New(&config.Interceptor{Name: "v", Builtin: ValidateInput, FailOpen: true}, WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := &registry.Tool{Name: "mcp__demo__t", Server: "demo", Fingerprint: "broken", InputSchema: schemaOf(t, `{"type":"nonsense"}`)}
+	for range 3 {
+		if err := request(t, e, tool, `{"a":1}`); err != nil {
+			t.Fatalf("fail_open: refused: %v", err)
+		}
+	}
+	if n := strings.Count(logs.String(), "does not compile"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
 	}
 }
 

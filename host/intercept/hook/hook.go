@@ -67,11 +67,22 @@ type Options struct {
 	PermissionMode string
 }
 
+// ErrCannotRun is matched by the error of a hook that ran but could not do
+// its work: a command whose shell exited 126 (not executable) or 127 (not
+// found), or 9009 (cmd: not recognized); an HTTP hook answered with a 3xx
+// (redirects are not followed) or a 5xx (the service or the proxy in
+// front of it is down). Unlike Claude Code, where these are non-blocking
+// errors, they fail the call closed unless the block says fail_open: a
+// typo in a script's path or a policy service that is down must not let
+// every call through.
+var ErrCannotRun = errors.New("the hook could not run")
+
 // ErrOutputTooLarge is matched by the error of a hook that wrote more than
 // MaxStdout bytes (an HTTP hook: a body over MaxStdout).
 var ErrOutputTooLarge = errors.New("hook output too large")
 
-// Error is a hook run that failed: it could not start, timed out (Err
+// Error is a hook run that failed: it could not start or run
+// (ErrCannotRun), timed out (Err
 // matches context.DeadlineExceeded), was cancelled (context.Canceled),
 // wrote too much (ErrOutputTooLarge), or its endpoint could not be reached.
 // It holds no hook output.
@@ -185,10 +196,10 @@ func (r *runner) applies(c *intercept.Call, p intercept.Phase) bool {
 }
 
 // Check runs the hook for phase p of c. A call the hook's event does not
-// cover passes without a run. A run that fails (see Error) returns an
-// error; a non-blocking hook error (an exit other than 0 and 2, output that
-// is not valid hook output, an HTTP status other than 2xx) is logged and
-// passes.
+// cover passes without a run. A run that fails (see Error; ErrCannotRun)
+// returns an error; a non-blocking hook error (an exit other than 0, 2,
+// 126, 127 and 9009, output that is not valid hook output, an HTTP status
+// 1xx or 4xx) is logged and passes.
 func (r *runner) Check(ctx context.Context, c *intercept.Call, p intercept.Phase) (intercept.Verdict, error) {
 	if !r.applies(c, p) {
 		return intercept.Verdict{}, nil
@@ -207,6 +218,9 @@ func (r *runner) Check(ctx context.Context, c *intercept.Call, p intercept.Phase
 		out, err = r.web.post(runCtx, in)
 	}
 	took := time.Since(start)
+	if err == nil {
+		err = runFailure(out)
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrOutputTooLarge):

@@ -331,6 +331,35 @@ func TestNonBlockingExit(t *testing.T) {
 	}
 }
 
+// TestCannotRunFails: a command that could not be run (a typo in the
+// script's path, an interpreter not installed: the shell's exit 127; a
+// script that is not executable: 126) is a failure the engine fails
+// closed, not a non-blocking error that lets the call through (review 36a
+// M1).
+func TestCannotRunFails(t *testing.T) {
+	needShell(t, false)
+	t.Parallel()
+	notExec := filepath.Join(t.TempDir(), "check.sh")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, cmd := range map[string]string{
+		"script not found":      "/opt/hooks/no-such-check.sh",
+		"interpreter not found": "no-such-python3 /opt/hooks/check.py",
+		"not executable":        notExec,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newHook(t, config.Hook{Event: PreToolUse, Command: cmd}, nil)
+			_, err := f.check(t, toolCall(`{}`), intercept.Request)
+			var he *Error
+			if !errors.As(err, &he) || !errors.Is(err, ErrCannotRun) {
+				t.Fatalf("err = %v, want a *hook.Error matching ErrCannotRun", err)
+			}
+		})
+	}
+}
+
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	needShell(t, false)
 	t.Parallel()
@@ -369,6 +398,45 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 			for processAlive(pgid) || processAlive(child) || groupAlive(pgid) {
 				if time.Now().After(deadline) {
 					t.Fatalf("the hook (%d) or its child (%d) is still alive: its process group was not killed", pgid, child)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestBackgroundChildrenDoNotOutliveTheHook: what a hook leaves running in
+// the background is killed once it exits, and one that keeps its stdout
+// open does not make the call wait (review 36a L1).
+func TestBackgroundChildrenDoNotOutliveTheHook(t *testing.T) {
+	needShell(t, false)
+	t.Parallel()
+	for name, bg := range map[string]string{
+		"detached":      `sleep 300 </dev/null >/dev/null 2>&1 &`,
+		"holds stdout":  `sleep 300 &`,
+		"holds stdin":   `sleep 300 <&0 &`,
+		"in a subshell": `(sleep 300 &) ;`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			// A subshell's child is not $!: the group's id is the hook's
+			// pid ($$), and every process of it must be gone.
+			f := newHook(t, config.Hook{Event: PreToolUse, Env: map[string]string{"PIDFILE": pidFile},
+				Command: bg + ` echo $$ > "$PIDFILE"; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`}, nil)
+			start := time.Now()
+			got, err := f.check(t, toolCall(`{}`), intercept.Request)
+			if err != nil || got.Action != intercept.Allow {
+				t.Fatalf("Check = %v, %v", got, err)
+			}
+			if took := time.Since(start); took >= waitDelay {
+				t.Errorf("took %s: the call waited for a background child's pipes", took)
+			}
+			pgid := waitFile(t, pidFile)
+			deadline := time.Now().Add(3 * time.Second)
+			for groupAlive(pgid) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the hook's background child (group %d) outlived it", pgid)
 				}
 				time.Sleep(20 * time.Millisecond)
 			}

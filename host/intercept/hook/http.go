@@ -32,10 +32,21 @@ func newWebhook(h *config.Hook, lookup func(string) (string, bool), client *http
 		headers.Set(k, interpolate(v, allowed, lookup))
 	}
 	headers.Set("Content-Type", "application/json")
-	if client == nil {
-		client = &http.Client{}
+	return &webhook{url: h.URL, headers: headers, client: noRedirects(client)}, nil
+}
+
+// noRedirects returns a copy of client (a plain client when nil) that
+// never follows a redirect: an HTTP hook is one POST, as in Claude Code,
+// and following a 3xx would send its headers (secrets from
+// allowed_env_vars) and the tool input to wherever the answer points. A
+// 3xx is then the response, a failure (see runFailure).
+func noRedirects(client *http.Client) *http.Client {
+	c := &http.Client{}
+	if client != nil {
+		*c = *client
 	}
-	return &webhook{url: h.URL, headers: headers, client: client}, nil
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c
 }
 
 // post sends in and reads the response: its status and body (at most

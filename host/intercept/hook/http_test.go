@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,8 +59,8 @@ func TestHTTPHook(t *testing.T) {
 		}, intercept.Verdict{Context: "remember: staging only"}},
 		{"empty", func(w http.ResponseWriter, r *http.Request) {}, intercept.Verdict{}},
 		{"204", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }, intercept.Verdict{}},
-		{"500 is non-blocking", func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusInternalServerError)
+		{"404 is non-blocking", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNotFound)
 			io.WriteString(w, `{"decision":"block","reason":"ignored: not 2xx"}`)
 		}, intercept.Verdict{}},
 	}
@@ -87,13 +88,74 @@ func TestHTTPHook(t *testing.T) {
 
 func TestHTTPHookNon2xxIsLogged(t *testing.T) {
 	t.Parallel()
-	s := newHookServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
+	s := newHookServer(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusForbidden) })
 	f := newHook(t, config.Hook{Event: PreToolUse, URL: s.URL}, nil)
 	if _, err := f.check(t, toolCall(`{}`), intercept.Request); err != nil {
 		t.Fatal(err)
 	}
-	if logs := f.logs.String(); !strings.Contains(logs, "[WARN]") || !strings.Contains(logs, "HTTP status 502") {
+	if logs := f.logs.String(); !strings.Contains(logs, "[WARN]") || !strings.Contains(logs, "HTTP status 403") {
 		t.Errorf("logs:\n%s", logs)
+	}
+}
+
+// TestHTTPHookServiceDownFails: a 5xx (the policy service or the load
+// balancer in front of it is down) and a 3xx (never followed) are
+// failures, like a refused connection: the engine fails them closed
+// (review 36a M1, M3).
+func TestHTTPHookServiceDownFails(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusFound, http.StatusTemporaryRedirect} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			t.Parallel()
+			s := newHookServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if status/100 == 3 {
+					w.Header().Set("Location", "/elsewhere")
+				}
+				w.WriteHeader(status)
+			})
+			f := newHook(t, config.Hook{Event: PreToolUse, URL: s.URL}, nil)
+			_, err := f.check(t, toolCall(`{}`), intercept.Request)
+			var he *Error
+			if !errors.As(err, &he) || !errors.Is(err, ErrCannotRun) {
+				t.Fatalf("HTTP %d: err = %v, want a *hook.Error matching ErrCannotRun", status, err)
+			}
+		})
+	}
+}
+
+// TestHTTPHookNoRedirect: a redirect to another host is not followed, so
+// the hook's headers (a secret from allowed_env_vars) and the tool input
+// never reach it (review 36a M3); with a client passed in too.
+func TestHTTPHookNoRedirect(t *testing.T) {
+	t.Parallel()
+	for _, own := range []bool{false, true} {
+		t.Run(strconv.FormatBool(own), func(t *testing.T) {
+			t.Parallel()
+			var hit sync.Once
+			reached := make(chan struct{})
+			other := newHookServer(t, func(w http.ResponseWriter, r *http.Request) { hit.Do(func() { close(reached) }) })
+			s := newHookServer(t, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+			})
+			h := config.Hook{Event: PreToolUse, URL: s.URL, Dir: t.TempDir(), Headers: map[string]string{"X-Api-Key": "$KEY"}, AllowedEnvVars: []string{"KEY"}}
+			r, err := newRunner(&h, Options{LookupEnv: hostEnv(map[string]string{"KEY": "s3cret"}), Client: func() *http.Client {
+				if own {
+					return &http.Client{}
+				}
+				return nil
+			}()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Check(t.Context(), toolCall(`{"password":"hunter2"}`), intercept.Request); !errors.Is(err, ErrCannotRun) {
+				t.Errorf("err = %v, want ErrCannotRun", err)
+			}
+			select {
+			case <-reached:
+				t.Error("the redirect was followed: the other host got the headers and the input")
+			default:
+			}
+		})
 	}
 }
 

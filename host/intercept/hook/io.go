@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/host/intercept"
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // inputEnv is what the input says of where the hook runs.
@@ -243,8 +244,9 @@ type hookSpecific struct {
 	Content                  json.RawMessage `json:"content"`
 }
 
-// OutputError is a non-blocking hook error: an exit code other than 0 and
-// 2, output that is not valid hook output, an HTTP status other than 2xx.
+// OutputError is a non-blocking hook error: an exit code other than 0, 2
+// and the run failures (see ErrCannotRun), output that is not valid hook
+// output, an HTTP status 1xx or 4xx.
 // Claude Code goes on with the call; so does the gateway (the output is
 // ignored).
 type OutputError struct {
@@ -255,6 +257,30 @@ type OutputError struct {
 }
 
 func (e *OutputError) Error() string { return e.Msg }
+
+// runFailure is the ErrCannotRun error of a run whose exit code or HTTP
+// status says the hook could not do its work (see ErrCannotRun), nil
+// otherwise.
+func runFailure(out output) error {
+	if out.http {
+		switch {
+		case out.status >= 300 && out.status <= 399:
+			return fmt.Errorf("HTTP status %d (a redirect, not followed): %w", out.status, ErrCannotRun)
+		case out.status >= 500:
+			return fmt.Errorf("HTTP status %d: %w", out.status, ErrCannotRun)
+		}
+		return nil
+	}
+	switch out.exit {
+	case 126:
+		return fmt.Errorf("exit status 126 (the command is not executable): %w", ErrCannotRun)
+	case 127:
+		return fmt.Errorf("exit status 127 (the command or its interpreter was not found): %w", ErrCannotRun)
+	case 9009:
+		return fmt.Errorf("exit status 9009 (cmd: the command was not recognized): %w", ErrCannotRun)
+	}
+	return nil
+}
 
 // decodeOutput maps a command hook's exit code and output to the verdict
 // of event, as Claude Code's hooks reference defines it: exit 0 parses
@@ -279,7 +305,7 @@ func decode(event string, out output) (intercept.Verdict, decoded, error) {
 		switch out.exit {
 		case 0:
 		case 2:
-			return blocked(event, text(out.stderr)), d, nil
+			return blocked(event, reasonText(out.stderr)), d, nil
 		default:
 			return intercept.Verdict{}, d, &OutputError{Exit: out.exit, Msg: fmt.Sprintf("exit status %d", out.exit)}
 		}
@@ -337,7 +363,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 		s = &hookSpecific{}
 	}
 	stop := o.Continue != nil && !*o.Continue
-	stopReason := text([]byte(o.StopReason))
+	stopReason := reasonText([]byte(o.StopReason))
 	if stopReason == "" {
 		stopReason = "stopped by a hook"
 	}
@@ -367,7 +393,7 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 		if isNull(upd) {
 			upd = nil
 		}
-		v := intercept.Verdict{Reason: text([]byte(reason)), Context: ctx}
+		v := intercept.Verdict{Reason: reasonText([]byte(reason)), Context: ctx}
 		switch decision {
 		case "allow":
 			v.Action, v.Payload = intercept.Allow, upd
@@ -391,11 +417,15 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 			return intercept.Verdict{Action: intercept.Deny, Reason: stopReason, Context: ctx}, nil
 		}
 		switch o.Decision {
-		case "":
+		case "", "approve":
+			// Claude Code's output schema allows approve for every
+			// event: after the tool ran it decides nothing, and the rest
+			// of the output (updatedMCPToolOutput, additionalContext)
+			// still counts.
 		case "block":
-			return intercept.Verdict{Action: intercept.Deny, Reason: text([]byte(o.Reason)), Context: ctx}, nil
+			return intercept.Verdict{Action: intercept.Deny, Reason: reasonText([]byte(o.Reason)), Context: ctx}, nil
 		default:
-			return intercept.Verdict{}, &OutputError{Msg: "decision is not block"}
+			return intercept.Verdict{}, &OutputError{Msg: "decision is not approve or block"}
 		}
 		v := intercept.Verdict{Context: ctx}
 		if len(s.UpdatedMCPToolOutput) > 0 && !isNull(s.UpdatedMCPToolOutput) {
@@ -414,13 +444,13 @@ func verdict(event string, o *hookOutput) (intercept.Verdict, error) {
 			parts = append(parts, stopReason)
 		}
 		switch o.Decision {
-		case "":
+		case "", "approve": // no decision (see PostToolUse)
 		case "block":
-			if r := text([]byte(o.Reason)); r != "" {
+			if r := reasonText([]byte(o.Reason)); r != "" {
 				parts = append(parts, r)
 			}
 		default:
-			return intercept.Verdict{}, &OutputError{Msg: "decision is not block"}
+			return intercept.Verdict{}, &OutputError{Msg: "decision is not approve or block"}
 		}
 		if ctx != "" {
 			parts = append(parts, ctx)
@@ -523,6 +553,12 @@ func keepContent(override, answer json.RawMessage) json.RawMessage {
 
 // text is b trimmed, made valid UTF-8 and capped at MaxText characters: a
 // reason or a context.
+// reasonText is text(b) through the redactor: a refusal reason (exit 2's
+// stderr, permissionDecisionReason, reason, stopReason) reaches the
+// client, possibly a remote one, so what looks like a secret in it (a
+// hook that prints its environment or a token while failing) is replaced.
+func reasonText(b []byte) string { return redact.String(text(b)) }
+
 func text(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if !utf8.ValidString(s) {

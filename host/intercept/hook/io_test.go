@@ -50,7 +50,13 @@ func TestDecodeOutput(t *testing.T) {
 			intercept.Verdict{Action: intercept.Ask, Payload: json.RawMessage(`{"a":2}`)}, false},
 		{"reason capped", PreToolUse, 2, "", long, intercept.Verdict{Action: intercept.Deny, Reason: strings.Repeat("é", MaxText)}, false},
 		{"PostToolUse block", PostToolUse, 0, `{"decision":"block","reason":"leak"}`, "", intercept.Verdict{Action: intercept.Deny, Reason: "leak"}, false},
-		{"PostToolUse bad decision", PostToolUse, 0, `{"decision":"approve"}`, "", intercept.Verdict{}, true},
+		{"PostToolUse bad decision", PostToolUse, 0, `{"decision":"allow"}`, "", intercept.Verdict{}, true},
+		{"PostToolUse approve is no decision", PostToolUse, 0, `{"decision":"approve"}`, "", intercept.Verdict{}, false},
+		{"PostToolUse approve keeps the replaced output", PostToolUse, 0,
+			`{"decision":"approve","hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":"scrubbed","additionalContext":"c"}}`, "",
+			intercept.Verdict{Action: intercept.Mutate, Payload: json.RawMessage(`{"content":[{"type":"text","text":"scrubbed"}]}`), Context: "c"}, false},
+		{"PostToolUseFailure approve keeps context", PostToolUseFailure, 0, `{"decision":"approve","hookSpecificOutput":{"additionalContext":"c"}}`, "",
+			intercept.Verdict{Context: "c"}, false},
 		{"output array", PostToolUse, 0, `{"hookSpecificOutput":{"updatedMCPToolOutput":[{"type":"text","text":"a"}]}}`, "",
 			intercept.Verdict{Action: intercept.Mutate, Payload: json.RawMessage(`{"content":[{"type":"text","text":"a"}]}`)}, false},
 		{"output one item", PostToolUse, 0, `{"hookSpecificOutput":{"updatedMCPToolOutput":{"type":"text","text":"b"}}}`, "",
@@ -184,4 +190,38 @@ func FuzzDecodeOutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRefusalReasonsAreRedacted: a reason reaches the client (a refused
+// call's error, an error result), so a secret a hook prints in it is
+// redacted: exit 2's stderr, permissionDecisionReason, reason, stopReason
+// (review 36a L4).
+func TestRefusalReasonsAreRedacted(t *testing.T) {
+	t.Parallel()
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	tests := []struct {
+		name, event    string
+		exit           int
+		stdout, stderr string
+	}{
+		{"exit 2 stderr", PreToolUse, 2, "", "auth failed with GITHUB_TOKEN=" + token},
+		{"permissionDecisionReason", PreToolUse, 0, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"bad token ` + token + `"}}`, ""},
+		{"PostToolUse reason", PostToolUse, 0, `{"decision":"block","reason":"leaked ` + token + `"}`, ""},
+		{"stopReason", PostToolUse, 0, `{"continue":false,"stopReason":"stop: ` + token + `"}`, ""},
+		{"PostToolUseFailure reason", PostToolUseFailure, 0, `{"decision":"block","reason":"leaked ` + token + `"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := decodeOutput(tt.event, tt.exit, []byte(tt.stdout), []byte(tt.stderr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Reason+v.Context == "" {
+				t.Fatalf("no reason: %+v", v)
+			}
+			if strings.Contains(v.Reason, "ghp_") || strings.Contains(v.Context, "ghp_") {
+				t.Errorf("the token reached the reason: %+v", v)
+			}
+		})
+	}
 }

@@ -15,12 +15,13 @@ var platformEnv = []string{
 	"USERPROFILE", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "USERNAME",
 }
 
-// shellArgv is the argv that runs command: cmd /C (the default), sh -c,
+// shellArgv is the argv that runs command: bash -c when bash is
+// installed, else cmd /C (the default, see windowsDefaultArgv), sh -c,
 // bash -c, or PowerShell's -Command.
 func shellArgv(shell, command string, _ func(string) (string, bool)) ([]string, error) {
 	switch shell {
 	case "":
-		return []string{"cmd", "/C", command}, nil
+		return windowsDefaultArgv(command, exec.LookPath), nil
 	case "sh":
 		return []string{"sh", "-c", command}, nil
 	case "bash":

@@ -167,20 +167,20 @@ func (k *checker) Check(ctx context.Context, c *intercept.Call, p intercept.Phas
 	payload := k.wirePayload(c, phase)
 	inv := invocation{event: c.Event, phase: phase, context: k.invokeContext(ctx, c)}
 	changed := false
-	// A failure the block's fail_open alone lets pass is returned when
-	// nothing else decided, so the engine records it (error, timeout).
+	// A failure is decided by the block's fail_open alone: what the server
+	// declares of its own interceptors (failOpen, mode audit) cannot make
+	// a fail-closed block let a failed check through. One the block lets
+	// pass is returned when nothing else decided, so the engine records it
+	// (error, timeout).
 	var passed error
-	tolerate := func(d *Descriptor, err error) bool {
-		switch {
-		case d.Mode == ModeAudit || d.FailOpen:
-			return true
-		case k.failOpen:
-			if passed == nil {
-				passed = err
-			}
-			return true
+	tolerate := func(_ *Descriptor, err error) bool {
+		if !k.failOpen {
+			return false
 		}
-		return false
+		if passed == nil {
+			passed = err
+		}
+		return true
 	}
 	mutate := func() error {
 		for _, d := range mutators {

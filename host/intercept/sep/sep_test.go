@@ -211,13 +211,20 @@ func TestServerInterceptors(t *testing.T) {
 			want: want{action: intercept.Mutate, invoked: []string{"b/response", "z/response"}}},
 		{name: "crash fails closed", args: []string{"-i", "conf/crash=crash"}, call: toolCall(hello), phase: intercept.Request,
 			want: want{err: isSEPError}},
-		{name: "crash, server failOpen", args: []string{"-i", "conf/crash=crash,failOpen=true", "-i", "conf/upper=uppercase-note"}, call: toolCall(hello), phase: intercept.Request,
+		// The block's fail_open alone decides failures: a server that lists
+		// its interceptor failOpen (or audit) does not open a fail-closed
+		// block (review 36a L3).
+		{name: "crash, server failOpen: still fails closed", args: []string{"-i", "conf/crash=crash,failOpen=true", "-i", "conf/upper=uppercase-note"}, call: toolCall(hello), phase: intercept.Request,
+			want: want{err: isSEPError}},
+		{name: "crash, server failOpen, block fail_open", ic: config.Interceptor{FailOpen: true}, args: []string{"-i", "conf/crash=crash,failOpen=true", "-i", "conf/upper=uppercase-note"}, call: toolCall(hello), phase: intercept.Request,
 			want: want{action: intercept.Mutate, payload: `{"note":"HELLO"}`}},
+		{name: "crash alone, block fail_open: the error is returned to be recorded", ic: config.Interceptor{FailOpen: true}, args: []string{"-i", "conf/crash=crash"}, call: toolCall(hello), phase: intercept.Request,
+			want: want{err: isSEPError}},
 		{name: "crash, block fail_open", ic: config.Interceptor{FailOpen: true}, args: []string{"-i", "conf/crash=crash", "-i", "conf/deny-all=deny-all"},
 			call: toolCall(hello), phase: intercept.Request,
 			want: want{action: intercept.Deny, reason: "conf/deny-all: denied by policy"}},
-		{name: "crash of an audit-mode interceptor", args: []string{"-i", "conf/crash=crash,mode=audit"}, call: toolCall(hello), phase: intercept.Request,
-			want: want{action: intercept.Pass}},
+		{name: "crash of an audit-mode interceptor: fails closed", args: []string{"-i", "conf/crash=crash,mode=audit"}, call: toolCall(hello), phase: intercept.Request,
+			want: want{err: isSEPError}},
 		{name: "process exits: fails closed", args: []string{"-i", "conf/exit=exit"}, call: toolCall(hello), phase: intercept.Request,
 			want: want{err: isSEPError}},
 		{name: "slow: timeout", ic: config.Interceptor{Timeout: 300 * time.Millisecond}, args: []string{"-i", "conf/slow=slow", "-slow", "20s"},

@@ -364,34 +364,40 @@ func DecodeResult(b []byte) (Result, error) {
 }
 
 // Blocks reports whether r is a validation that blocks: valid false with
-// severity "error". A refusal that names no severity, on the result or
-// on any message, blocks too: an interceptor that says "not valid" without
-// saying how bad is taken at its word (fail closed).
+// any severity but "warn" and "info" (an unknown one, "critical", blocks:
+// fail closed). A refusal that names no severity, on the result or on any
+// message, blocks too: an interceptor that says "not valid" without
+// saying how bad is taken at its word.
 func (r *Result) Blocks() bool {
 	if r.Valid == nil || *r.Valid {
 		return false
 	}
 	switch r.Severity {
-	case SeverityError:
-		return true
 	case SeverityWarn, SeverityInfo:
 		return false
+	case "":
+	default:
+		return true
 	}
 	if len(r.Messages) == 0 {
 		return true
 	}
 	for _, m := range r.Messages {
-		if m.Severity == SeverityError || m.Severity == "" {
+		if blocking(m.Severity) {
 			return true
 		}
 	}
 	return false
 }
 
+// blocking reports whether a message of severity s blocks: any but
+// "warn" and "info".
+func blocking(s string) bool { return s != SeverityWarn && s != SeverityInfo }
+
 // Reason is the first error message of a validation ("" for none).
 func (r *Result) Reason() string {
 	for _, m := range r.Messages {
-		if m.Severity == SeverityError || m.Severity == "" {
+		if blocking(m.Severity) {
 			return m.Message
 		}
 	}

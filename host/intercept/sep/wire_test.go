@@ -88,6 +88,8 @@ func TestDecodeResult(t *testing.T) {
 		{name: "no severity: blocks", typ: TypeValidation, in: `{"valid":false}`, blocks: true},
 		{name: "message severity error", typ: TypeValidation, in: `{"valid":false,"messages":[{"message":"a","severity":"info"},{"message":"b","severity":"error"}]}`, blocks: true, reason: "b"},
 		{name: "message severity info only", typ: TypeValidation, in: `{"valid":false,"messages":[{"message":"a","severity":"info"}]}`, reason: "a"},
+		{name: "unknown severity blocks", typ: TypeValidation, in: `{"valid":false,"severity":"critical","messages":[{"message":"c","severity":"critical"}]}`, blocks: true, reason: "c"},
+		{name: "unknown message severity blocks", typ: TypeValidation, in: `{"valid":false,"messages":[{"message":"a","severity":"warn"},{"message":"c","severity":"fatal"}]}`, blocks: true, reason: "c"},
 		{name: "valid", typ: TypeValidation, in: `{"valid":true}`},
 		{name: "validation without valid", typ: TypeValidation, in: `{"type":"validation"}`, checkErr: true},
 		{name: "mutation", typ: TypeMutation, in: `{"modified":true,"payload":{"a":1}}`},
