@@ -343,7 +343,8 @@ func newLog(w io.Writer, c io.Closer, name string, o *Options) *Log {
 	return l
 }
 
-// Write queues a copy of r to be written; the caller may reuse r. It never
+// Write queues a copy of r to be written; the caller may reuse r, but not
+// change the elements of r.Checks, which are not copied. It never
 // waits for I/O: it only takes a lock that is never held across I/O or
 // encoding. If Options.Buffer records are already waiting (the writer is
 // slow or stuck), or the Log is closed, the record is dropped and counted
