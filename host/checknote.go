@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"slices"
 
 	"github.com/mcphost/mcphost/host/intercept"
 )
@@ -32,9 +33,26 @@ func CallInfoOf(ctx context.Context) (CallInfo, bool) {
 }
 
 // Checks returns the records of the hooks and interceptors that ran for
-// the call, in the order they ran (for the audit line).
+// the call, in the order they ran (for the audit line): a copy, nil for
+// none (and for a nil n).
 func (n *DecisionNote) Checks() []intercept.Record {
-	return nil // TODO(WP6)
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.checks)
+}
+
+// addChecks records recs, checks that ran for n's call, after those
+// recorded before. A nil n records nothing.
+func (n *DecisionNote) addChecks(recs []intercept.Record) {
+	if n == nil || len(recs) == 0 {
+		return
+	}
+	n.mu.Lock()
+	n.checks = append(n.checks, recs...)
+	n.mu.Unlock()
 }
 
 // chain returns the hooks and interceptors in force (nil: none; a nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/config"
+	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
@@ -259,6 +260,10 @@ type DecisionNote struct {
 	applied  bool // a gate applied it (Get)
 	traced   bool // its span was recorded
 	counted  bool // it was counted (telemetry.RecordDecision)
+
+	// checks are the hooks and interceptors that ran (addChecks, Checks:
+	// checknote.go).
+	checks []intercept.Record
 }
 
 // Get returns the decision the gate applied; approved says the decision
