@@ -31,8 +31,8 @@ const (
 	CodeRefusedResponse = jsonrpc.CodeInternalError // -32603
 )
 
-// principalOf returns the principal of ctx's caller, or nil.
-func principalOf(ctx context.Context) *inbound.Principal {
+// eventPrincipal returns the principal of ctx's caller, or nil.
+func eventPrincipal(ctx context.Context) *inbound.Principal {
 	if c := CallerOf(ctx); c != nil {
 		return c.Principal
 	}
@@ -43,7 +43,7 @@ func principalOf(ctx context.Context) *inbound.Principal {
 // name of server (original: its name on the server) for ctx's caller.
 func eventCall(ctx context.Context, event, server, name, original string) *intercept.Call {
 	info := callInfo(ctx)
-	return &intercept.Call{Event: event, Server: server, Name: name, Original: original, Who: principalOf(ctx),
+	return &intercept.Call{Event: event, Server: server, Name: name, Original: original, Who: eventPrincipal(ctx),
 		Session: info.Session, Endpoint: info.Endpoint, Front: info.Front}
 }
 
@@ -59,9 +59,9 @@ func refusedWith(err error, code int64) error {
 	return err
 }
 
-// checkRequest runs plan's request checks on c with the request payload
+// checkEventRequest runs plan's request checks on c with the request payload
 // and returns the payload they leave.
-func (h *Host) checkRequest(ctx context.Context, plan *intercept.Plan, c *intercept.Call, payload any) (json.RawMessage, error) {
+func (h *Host) checkEventRequest(ctx context.Context, plan *intercept.Plan, c *intercept.Call, payload any) (json.RawMessage, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: encoding the request for its checks: %w", c.Event, c.Name, err)
@@ -76,9 +76,9 @@ func (h *Host) checkRequest(ctx context.Context, plan *intercept.Plan, c *interc
 	return out, nil
 }
 
-// checkResponse runs plan's response checks on c with res, and, if they
+// checkEventResponse runs plan's response checks on c with res, and, if they
 // changed it, decodes the result they leave into a new T.
-func checkResponse[T any](ctx context.Context, h *Host, plan *intercept.Plan, c *intercept.Call, res *T) (*T, error) {
+func checkEventResponse[T any](ctx context.Context, h *Host, plan *intercept.Plan, c *intercept.Call, res *T) (*T, error) {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: encoding the result for its checks: %w", c.Event, c.Name, err)
@@ -117,7 +117,7 @@ type promptPayload struct {
 // request to the server, and applies the arguments they leave. The checks
 // may not change which prompt is got.
 func (h *Host) checkPromptRequest(ctx context.Context, plan *intercept.Plan, c *intercept.Call, up *mcp.GetPromptParams) error {
-	out, err := h.checkRequest(ctx, plan, c, promptPayload{Name: up.Name, Arguments: up.Arguments})
+	out, err := h.checkEventRequest(ctx, plan, c, promptPayload{Name: up.Name, Arguments: up.Arguments})
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ type resourcePayload struct {
 // request to the server, and applies the URI they leave (of the same
 // server).
 func (h *Host) checkReadRequest(ctx context.Context, plan *intercept.Plan, c *intercept.Call, up *mcp.ReadResourceParams) error {
-	out, err := h.checkRequest(ctx, plan, c, resourcePayload{URI: up.URI})
+	out, err := h.checkEventRequest(ctx, plan, c, resourcePayload{URI: up.URI})
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func (s *Serving) CheckList(ctx context.Context, method string, res any) error {
 	if !ok {
 		return nil
 	}
-	plan := c.ForEvent(event, "", "", principalOf(ctx))
+	plan := c.ForEvent(event, "", "", eventPrincipal(ctx))
 	if plan == nil || !plan.HasResponse() {
 		return nil
 	}
@@ -63,7 +63,7 @@ func (s *Serving) CheckList(ctx context.Context, method string, res any) error {
 // list they leave in *r. A list changed for a gateway caller is its own:
 // its cacheScope becomes private.
 func checkListResult[T any](ctx context.Context, h *Host, plan *intercept.Plan, c *intercept.Call, r *T) error {
-	out, err := checkResponse(ctx, h, plan, c, r)
+	out, err := checkEventResponse(ctx, h, plan, c, r)
 	if err != nil {
 		return err
 	}

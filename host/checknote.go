@@ -33,25 +33,23 @@ func CallInfoOf(ctx context.Context) (CallInfo, bool) {
 }
 
 // Checks returns the records of the hooks and interceptors that ran for
-// the call, in the order they ran (for the audit line): a copy, nil for
-// none (and for a nil n).
+// the call, in the order they ran (for the audit line and the spans).
 func (n *DecisionNote) Checks() []intercept.Record {
 	if n == nil {
 		return nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return slices.Clone(n.checks)
+	return slices.Clone(n.records)
 }
 
-// addChecks records recs, checks that ran for n's call, after those
-// recorded before. A nil n records nothing.
+// addChecks appends the records of checks that ran.
 func (n *DecisionNote) addChecks(recs []intercept.Record) {
 	if n == nil || len(recs) == 0 {
 		return
 	}
 	n.mu.Lock()
-	n.checks = append(n.checks, recs...)
+	n.records = append(n.records, recs...)
 	n.mu.Unlock()
 }
 

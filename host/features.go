@@ -124,7 +124,7 @@ func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.Rea
 	}
 	up := *p
 	up.Meta = mcpmeta.Forwardable(p.Meta) // (spoken to in the server's own version)
-	plan := h.chain().ForEvent(intercept.EventResourcesRead, server, p.URI, principalOf(ctx))
+	plan := h.chain().ForEvent(intercept.EventResourcesRead, server, p.URI, eventPrincipal(ctx))
 	var call *intercept.Call
 	var start time.Time
 	if plan != nil {
@@ -148,7 +148,7 @@ func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.Rea
 	if plan != nil && plan.HasResponse() && res.InputRequests == nil {
 		// (An input-required result is not the resource: its retry's is.)
 		call.Duration = time.Since(start)
-		return checkResponse(ctx, h, plan, call, res)
+		return checkEventResponse(ctx, h, plan, call, res)
 	}
 	return res, nil
 }
@@ -174,7 +174,7 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 	up := *p
 	up.Name = pr.Original
 	up.Meta = nil
-	plan := h.chain().ForEvent(intercept.EventPromptsGet, pr.Server, pr.Name, principalOf(ctx))
+	plan := h.chain().ForEvent(intercept.EventPromptsGet, pr.Server, pr.Name, eventPrincipal(ctx))
 	var call *intercept.Call
 	var start time.Time
 	if plan != nil {
@@ -198,7 +198,7 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 	if plan != nil && plan.HasResponse() && res.InputRequests == nil {
 		// (An input-required result is not the prompt: its retry's is.)
 		call.Duration = time.Since(start)
-		return checkResponse(ctx, h, plan, call, res)
+		return checkEventResponse(ctx, h, plan, call, res)
 	}
 	return res, nil
 }

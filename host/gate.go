@@ -261,9 +261,9 @@ type DecisionNote struct {
 	traced   bool // its span was recorded
 	counted  bool // it was counted (telemetry.RecordDecision)
 
-	// checks are the hooks and interceptors that ran (addChecks, Checks:
-	// checknote.go).
-	checks []intercept.Record
+	// records are the hooks and interceptors that ran, in the order they
+	// ran (addChecks, Checks: checknote.go).
+	records []intercept.Record
 }
 
 // Get returns the decision the gate applied; approved says the decision
