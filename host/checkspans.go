@@ -52,3 +52,7 @@ const (
 	FrontHTTP    = "http"    // the gateway's streamable HTTP front
 	FrontLibrary = "library" // the library (and the CLI, which uses it)
 )
+
+// HasChecks reports whether hooks or interceptors are configured (some
+// call may be checked): a front tells them about its calls only then.
+func (s *Serving) HasChecks() bool { return s.h.chain() != nil }
