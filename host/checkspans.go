@@ -56,3 +56,10 @@ const (
 // HasChecks reports whether hooks or interceptors are configured (some
 // call may be checked): a front tells them about its calls only then.
 func (s *Serving) HasChecks() bool { return s.h.chain() != nil }
+
+// SetChecksForTesting puts c in force as the hooks and interceptors (nil:
+// none) until the next reload, which puts the configuration's back. It is
+// for tests of what is built on a host (the gateway) with checks the
+// configuration cannot express (test checkers); a program configures its
+// checks.
+func (s *Serving) SetChecksForTesting(c *intercept.Chain) { s.h.checks.Store(c) }
