@@ -15,13 +15,13 @@ import (
 
 // The checks (hooks and interceptors) of the operations other than
 // tools/call: prompts/get and resources/read, request and response
-// (GetPromptResult, ReadResourceResult), and the list methods, response
-// only (Serving.CheckList: checklists.go). The checks are the engine's
+// (GetPromptResult, ReadResourceResult), and the list methods, request
+// and response (Serving.CheckListRequest, CheckList: checklists.go). The checks are the engine's
 // (intercept.Plan); an operation no check matches costs one nil test.
 //
 // Refusals are *intercept.RefusedError with a JSON-RPC code: one refused
 // at its request gets CodeRefusedRequest (-32602, invalid params), one
-// refused at its response (and a list) CodeRefusedResponse (-32603).
+// refused at its response CodeRefusedResponse (-32603).
 
 // The JSON-RPC error codes of operations other than tools/call that a
 // check refused (a tools/call refused by a hook or an interceptor is a tool

@@ -29,7 +29,8 @@ func listEvent(method string) (string, bool) {
 // or *mcp.ListResourceTemplatesResult): a check may filter or replace the
 // list, which then becomes *res (the elements res pointed to are left as
 // they were); a check that denies it refuses the list with a
-// *intercept.RefusedError of code CodeRefusedResponse (-32603). A list's
+// *intercept.RefusedError of code CodeRefusedResponse (-32603) (its
+// request is checked by CheckListRequest). A list's
 // checks see it whole: they are matched on the method and the caller, with
 // no server or item name. A method or result of another kind, and a list
 // no check matches, cost nothing and are left as they are.
