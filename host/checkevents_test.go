@@ -134,7 +134,9 @@ func TestCheckPromptGet(t *testing.T) {
 	}{
 		{name: "other event", events: []string{intercept.EventToolsCall}, want: greet},
 		{name: "pass", events: []string{intercept.EventPromptsGet}, want: greet, decision: "pass", ran: 2,
-			decide: func(*testing.T, *intercept.Call, intercept.Phase) (intercept.Verdict, error) { return intercept.Verdict{}, nil }},
+			decide: func(*testing.T, *intercept.Call, intercept.Phase) (intercept.Verdict, error) {
+				return intercept.Verdict{}, nil
+			}},
 		{name: "request mutates the arguments", events: []string{intercept.EventPromptsGet}, phases: []string{"request"}, want: "Say hello to Bob.", decision: "mutate", ran: 1,
 			decide: func(t *testing.T, c *intercept.Call, _ intercept.Phase) (intercept.Verdict, error) {
 				return mutate(t, map[string]any{"name": "greet", "arguments": map[string]string{"name": "Bob"}}), nil
