@@ -47,10 +47,16 @@ func frontOf(req mcp.Request) string {
 // refusal without a code is a tools/call's tool error result).
 func refusalRPC(err error) (e *jsonrpc.Error, ok bool) {
 	var re *intercept.RefusedError
-	if !errors.As(err, &re) || re.Code == 0 {
-		return nil, false
+	if errors.As(err, &re) {
+		if re.Code == 0 {
+			return nil, false
+		}
+		return &jsonrpc.Error{Code: re.Code, Message: re.Error()}, true
 	}
-	return &jsonrpc.Error{Code: re.Code, Message: re.Error()}, true
+	if errors.Is(err, intercept.ErrRefused) && errors.As(err, &e) {
+		return e, true // (a held call's refusal, from the replica that holds it: heldforward.go)
+	}
+	return nil, false
 }
 
 // asRefusalRPC returns err, a refusal with a code as its JSON-RPC error

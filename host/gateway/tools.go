@@ -237,9 +237,6 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 			if e, ok := refusalRPC(err); ok {
 				return nil, e
 			}
-			if errors.As(err, &rpc) {
-				return nil, rpc // (a held call's refusal, from the replica that holds it)
-			}
 			return errorResult(err), nil
 		case errors.As(err, &rpc):
 			return nil, rpc // the server's protocol error, with its code
