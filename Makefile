@@ -27,6 +27,7 @@ run: build
 # with, and the Redis server and HAProxy of the scale-out tests (installed
 # if missing; never started as services: the tests start their own).
 test-deps:
+	@command -v python3 >/dev/null || { echo 'python3 is required: the hook tests run python3 hook scripts' >&2; exit 1; }
 	cd test/interop && npm ci --no-audit --no-fund --loglevel=error
 	command -v prometheus >/dev/null && command -v redis-server >/dev/null && command -v haproxy >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus redis-server haproxy; }
 
@@ -91,6 +92,9 @@ fuzz:
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzHandshakeLine -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/plugins -run=^$$ -fuzz=FuzzCheckAddr -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk -run=^$$ -fuzz=FuzzFrameReader -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/intercept -run=^$$ -fuzz=FuzzResultRewrite -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/intercept/builtin -run=^$$ -fuzz=FuzzValidateInput -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/intercept/hook -run=^$$ -fuzz=FuzzDecodeOutput -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/toolsearch -run=^$$ -fuzz=FuzzQuery -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/llmtools -run=^$$ -fuzz=FuzzConvert -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/inbound -run=^$$ -fuzz=FuzzVerify -fuzztime=$(FUZZTIME)

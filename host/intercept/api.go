@@ -176,7 +176,9 @@ type Entry struct {
 	// FailOpen lets a call go on when the check fails (an error, a crash,
 	// a timeout); by default such a call is refused.
 	FailOpen bool
-	Timeout  time.Duration
+	// Timeout bounds one run of a Blocking check (0: none beyond the
+	// call's context); an in-process check runs to its end.
+	Timeout time.Duration
 	// Source is where the entry was declared: "user scope, /x/config.hcl:12"
 	// (for Rule.Source, logs).
 	Source string

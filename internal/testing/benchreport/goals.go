@@ -6,7 +6,7 @@ import (
 	"sort"
 )
 
-// speedGoal is one of issue 34's speed goals, checked on the benchmarks of
+// speedGoal is one of issue 34's (or 36's) speed goals, checked on the benchmarks of
 // one interleaved run: the median over the rounds of path's metric against
 // base's (their per-round ratio, or their per-round difference).
 type speedGoal struct {
@@ -20,7 +20,8 @@ type speedGoal struct {
 }
 
 // speedGoals are issue 34's goals, for 8 concurrent callers and for one
-// caller (sequential calls), both protocol eras on stdio.
+// caller (sequential calls), both protocol eras on stdio, then issue 36's
+// (the cost of hooks and interceptors).
 var speedGoals = []speedGoal{
 	{"`serve --http` (2025-11-25 client) vs direct HTTP, 8 callers: calls/s", "HTTPGateway8", "HTTPDirect8", "calls/s", "", false, false, 0.95},
 	{"the same: p50", "HTTPGateway8", "HTTPDirect8", "p50-µs", "", false, true, 1.15},
@@ -55,6 +56,13 @@ var speedGoals = []speedGoal{
 	{"the same: gateway CPU per call vs the upstream server's", "HTTPUpstream8", "HTTPUpstream8", midCPU, srvCPU, false, true, 1},
 	{"HTTP upstream vs direct, one caller: calls/s", "HTTPUpstream1", "HTTPDirectNew1", "calls/s", "", false, false, 0.85},
 	{"the same: gateway CPU per call vs the upstream server's", "HTTPUpstream1", "HTTPUpstream1", midCPU, srvCPU, false, true, 1},
+
+	// Issue 36: hooks and interceptors, one caller.
+	{"checks configured that match none of the calls vs none configured, stdio, one caller: p50", "ServeGatewayCheckNone1", "ServeGateway1", "p50-µs", "", false, true, 1.03},
+	{"validate_input on every call, stdio, one caller: added p50", "ServeGatewayValidate1", "ServeGateway1", "p50-µs", "", true, true, 20},
+	{"validate_input on every call, `serve --http`, one caller: added p50", "HTTPGatewayValidate1", "HTTPGateway1", "p50-µs", "", true, true, 20},
+	{"the guard-regex plugin on both phases of every call, stdio, one caller: added p50", "ServeGatewayGuard1", "ServeGateway1", "p50-µs", "", true, true, 200},
+	{"the secrets built-in on both phases of every call, stdio, one caller: added p50 (expected, not a goal of the issue)", "ServeGatewaySecrets1", "ServeGateway1", "p50-µs", "", true, true, 20},
 }
 
 // writeGoals writes the table of issue 34's speed goals: the median of the

@@ -151,20 +151,29 @@ func fail(attr, summary, format string, args ...any) *sdk.HeadersResponse {
 	return &sdk.HeadersResponse{Diagnostics: sdk.Diagnostics{sdk.Errorf(attr, summary, format, args...)}}
 }
 
-// limitedBuffer keeps at most max bytes and notes whether more came.
+// limitedBuffer keeps at most max bytes and notes whether more came. It
+// holds its bytes.Buffer rather than embedding it: an embedded one's
+// ReadFrom, which io.Copy (and so os/exec) prefers to Write, would fill it
+// past max.
 type limitedBuffer struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
+	if room := b.max - b.buf.Len(); len(p) > room {
 		b.over = true
 		if room > 0 {
-			b.Buffer.Write(p[:room])
+			b.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
+
+// Bytes returns what was kept.
+func (b *limitedBuffer) Bytes() []byte { return b.buf.Bytes() }
+
+// String returns what was kept, as a string.
+func (b *limitedBuffer) String() string { return b.buf.String() }

@@ -53,6 +53,8 @@ func TestHelper(t *testing.T) {
 			wantDiag: []string{`printed an invalid header "A"`}},
 		{name: "timeout, with a grandchild holding the pipe", command: []string{script(t, `sleep 30 & echo starting >&2; sleep 30`)},
 			wantDiag: []string{"Headers helper timed out", "did not finish within 500ms", "stderr: starting"}},
+		{name: "output over the cap", command: []string{script(t, `head -c 2097152 /dev/zero | tr '\\0' a`)},
+			wantDiag: []string{"Headers helper output too large", "wrote more than 1048576 bytes"}},
 		{name: "missing command", command: []string{"/nonexistent/helper"},
 			wantDiag: []string{"Headers helper failed", "no such file or directory"}},
 		{name: "empty command", command: nil, wantDiag: []string{"No headers helper command"}},
