@@ -15,8 +15,8 @@ import (
 
 // The checks (hooks and interceptors) of the operations other than
 // tools/call: prompts/get and resources/read, request and response
-// (GetPromptResult, ReadResourceResult), and the list methods, request
-// and response (Serving.CheckListRequest, CheckList: checklists.go). The checks are the engine's
+// (GetPromptResult, ReadResourceResult), and the list methods, response
+// only (Serving.CheckList: checklists.go). The checks are the engine's
 // (intercept.Plan); an operation no check matches costs one nil test.
 //
 // Refusals are *intercept.RefusedError with a JSON-RPC code: one refused

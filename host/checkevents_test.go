@@ -294,14 +294,14 @@ func TestCheckResourceRead(t *testing.T) {
 
 // TestCheckList: a list's response checks see it whole and may filter it
 // (the list becomes theirs; the items it held are not changed) or refuse
-// it (-32603); its request checks may refuse it (-32602) or change its
-// cursor; a list no check matches, and a result of another kind, pass
+// it (-32603) (a list's request has no checks: intercept.InterceptorEntry
+// refuses them); a list no check matches, and a result of another kind, pass
 // untouched. A list changed for a gateway caller is private to it.
 func TestCheckList(t *testing.T) {
 	t.Parallel()
 	filter := func(t *testing.T, c *intercept.Call, p intercept.Phase) (intercept.Verdict, error) {
-		if p == intercept.Request {
-			return intercept.Verdict{}, nil
+		if p != intercept.Response {
+			t.Errorf("a list checked in phase %v", p)
 		}
 		var l mcp.ListToolsResult
 		if err := json.Unmarshal(c.Payload, &l); err != nil {
@@ -316,15 +316,14 @@ func TestCheckList(t *testing.T) {
 	}
 	alice := &inbound.Principal{Issuer: "https://idp", Subject: "alice"}
 	tests := []struct {
-		name    string
-		events  []string
-		who     *inbound.Principal
-		decide  func(t *testing.T, c *intercept.Call, p intercept.Phase) (intercept.Verdict, error)
-		method  string
-		want    []string
-		scope   string
-		reqCode int64 // CheckListRequest's refusal
-		code    int64 // CheckList's
+		name   string
+		events []string
+		who    *inbound.Principal
+		decide func(t *testing.T, c *intercept.Call, p intercept.Phase) (intercept.Verdict, error)
+		method string
+		want   []string
+		scope  string
+		code   int64 // a refusal's
 	}{
 		{name: "filtered", events: []string{intercept.EventToolsList}, decide: filter, method: "tools/list", want: []string{"mcp__one__echo"}},
 		{name: "filtered for a caller", events: []string{intercept.EventToolsList}, who: alice, decide: filter, method: "tools/list", want: []string{"mcp__one__echo"}, scope: "private"},
@@ -337,13 +336,6 @@ func TestCheckList(t *testing.T) {
 				}
 				return intercept.Verdict{Action: intercept.Deny, Reason: "no lists today"}, nil
 			}},
-		{name: "request refused", events: []string{intercept.EventToolsList}, method: "tools/list", reqCode: -32602,
-			decide: func(_ *testing.T, _ *intercept.Call, p intercept.Phase) (intercept.Verdict, error) {
-				if p == intercept.Request {
-					return intercept.Verdict{Action: intercept.Deny, Reason: "no lists today"}, nil
-				}
-				return intercept.Verdict{}, nil
-			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -351,16 +343,8 @@ func TestCheckList(t *testing.T) {
 			k := &evChecker{decide: func(c *intercept.Call, p intercept.Phase) (intercept.Verdict, error) { return tc.decide(t, c, p) }}
 			h := evHost(t, nil, evEntry(t, "lists", k, tc.events, ""))
 			ctx := host.WithCaller(context.Background(), tc.who, "")
-			err := h.Serving().CheckListRequest(ctx, tc.method, &mcp.ListToolsParams{})
-			if tc.reqCode != 0 {
-				wantRefused(t, err, "lists", tc.reqCode, "no lists today")
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
 			l, tools := newList()
-			err = h.Serving().CheckList(ctx, tc.method, l)
+			err := h.Serving().CheckList(ctx, tc.method, l)
 			if tc.code != 0 {
 				wantRefused(t, err, "lists", tc.code, "no lists today")
 				return
@@ -385,26 +369,6 @@ func TestCheckList(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestCheckListCursor: a list request's checks may change the page asked
-// for.
-func TestCheckListCursor(t *testing.T) {
-	t.Parallel()
-	k := &evChecker{decide: func(c *intercept.Call, p intercept.Phase) (intercept.Verdict, error) {
-		if string(c.Payload) != `{"cursor":"a"}` {
-			t.Errorf("payload %s", c.Payload)
-		}
-		return intercept.Verdict{Action: intercept.Mutate, Payload: json.RawMessage(`{"cursor":"b"}`)}, nil
-	}}
-	h := evHost(t, nil, evEntry(t, "pages", k, []string{intercept.EventPromptsList}, "", "request"))
-	p := &mcp.ListPromptsParams{Cursor: "a"}
-	if err := h.Serving().CheckListRequest(context.Background(), "prompts/list", p); err != nil {
-		t.Fatal(err)
-	}
-	if p.Cursor != "b" {
-		t.Errorf("cursor %q, want b", p.Cursor)
 	}
 }
 

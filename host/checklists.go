@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,8 +28,9 @@ func listEvent(method string) (string, bool) {
 // or *mcp.ListResourceTemplatesResult): a check may filter or replace the
 // list, which then becomes *res (the elements res pointed to are left as
 // they were); a check that denies it refuses the list with a
-// *intercept.RefusedError of code CodeRefusedResponse (-32603) (its
-// request is checked by CheckListRequest). A list's
+// *intercept.RefusedError of code CodeRefusedResponse (-32603). A list is
+// checked in its response only (intercept.InterceptorEntry refuses a
+// check of a list's request). A list's
 // checks see it whole: they are matched on the method and the caller, with
 // no server or item name. A method or result of another kind, and a list
 // no check matches, cost nothing and are left as they are.
@@ -83,73 +83,6 @@ func checkListResult[T any](ctx context.Context, h *Host, plan *intercept.Plan, 
 				l.CacheScope = cachePrivate
 			}
 		}
-	}
-	return nil
-}
-
-// listPayload is the payload of a list request's checks: its params but
-// _meta.
-type listPayload struct {
-	Cursor string `json:"cursor,omitempty"`
-}
-
-// CheckListRequest runs the request checks of the list method on its
-// params (*mcp.ListToolsParams, *mcp.ListPromptsParams,
-// *mcp.ListResourcesParams or *mcp.ListResourceTemplatesParams; nil for
-// none) for ctx's caller, before the list is made: a check that denies it
-// refuses the list with a *intercept.RefusedError of code
-// CodeRefusedRequest (-32602); one that changes the cursor changes the
-// page asked for. As CheckList, it costs nothing when no check matches.
-func (s *Serving) CheckListRequest(ctx context.Context, method string, params any) error {
-	c := s.h.chain()
-	if c == nil {
-		return nil
-	}
-	event, ok := listEvent(method)
-	if !ok {
-		return nil
-	}
-	plan := c.ForEvent(event, "", "", eventPrincipal(ctx))
-	if plan == nil || !plan.HasRequest() {
-		return nil
-	}
-	var cursor *string
-	switch p := params.(type) {
-	case *mcp.ListToolsParams:
-		if p != nil {
-			cursor = &p.Cursor
-		}
-	case *mcp.ListPromptsParams:
-		if p != nil {
-			cursor = &p.Cursor
-		}
-	case *mcp.ListResourcesParams:
-		if p != nil {
-			cursor = &p.Cursor
-		}
-	case *mcp.ListResourceTemplatesParams:
-		if p != nil {
-			cursor = &p.Cursor
-		}
-	}
-	var in listPayload
-	if cursor != nil {
-		in.Cursor = *cursor
-	}
-	call := eventCall(ctx, event, "", "", "")
-	out, err := s.h.checkEventRequest(ctx, plan, call, in)
-	if err != nil {
-		return err
-	}
-	var got listPayload
-	if err := json.Unmarshal(out, &got); err != nil {
-		return badMutation(call, "a request that is not one")
-	}
-	if got.Cursor != in.Cursor {
-		if cursor == nil {
-			return badMutation(call, "a cursor for a request without params")
-		}
-		*cursor = got.Cursor
 	}
 	return nil
 }

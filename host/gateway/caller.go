@@ -53,9 +53,6 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		p := principalOf(req)
 		if p == nil {
-			if err := g.checkListRequest(ctx, method, req); err != nil {
-				return nil, err
-			}
 			res, err := next(ctx, method, req)
 			if err != nil {
 				return res, err
@@ -80,9 +77,6 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return g.getUserPrompt(ctx, p, gr, name) // (not among the prompts served to all)
 			}
 		}
-		if err := g.checkListRequest(ctx, method, req); err != nil {
-			return nil, err
-		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
@@ -103,25 +97,6 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return g.checkList(ctx, method, req, res)
 	}
-}
-
-// checkListRequest runs the hooks' and interceptors' checks of req, a
-// list request, for ctx's caller, before the list is made
-// (host.Serving.CheckListRequest); a request they refuse is answered with
-// its JSON-RPC error (-32602). Any other request, and a list request when
-// no check is configured, pass as they are.
-func (g *Gateway) checkListRequest(ctx context.Context, method string, req mcp.Request) error {
-	if !g.h.Serving().HasChecks() {
-		return nil
-	}
-	switch req.(type) {
-	case *mcp.ListToolsRequest, *mcp.ListPromptsRequest, *mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest:
-	default:
-		return nil
-	}
-	ss, _ := req.GetSession().(*mcp.ServerSession)
-	ctx = g.withCallInfo(ctx, sessionID(ss), frontOf(req))
-	return asRefusalRPC(g.h.Serving().CheckListRequest(ctx, method, req.GetParams()))
 }
 
 // checkList runs the hooks' and interceptors' checks of a list result res

@@ -207,7 +207,7 @@ func TestCheckedPromptsAndReads(t *testing.T) {
 
 // TestCheckedLists: on both fronts, a list's checks see it as the client
 // would get it and may filter it; a list they refuse is a JSON-RPC error
-// (-32603), a list request -32602.
+// (-32603).
 func TestCheckedLists(t *testing.T) {
 	t.Parallel()
 	for _, front := range []string{"stdio", "http"} {
@@ -230,12 +230,6 @@ func TestCheckedLists(t *testing.T) {
 			}},
 			{name: "refused", code: -32603, decide: func(_ *testing.T, _ *intercept.Call, p intercept.Phase) intercept.Verdict {
 				if p == intercept.Request {
-					return intercept.Verdict{}
-				}
-				return intercept.Verdict{Action: intercept.Deny, Reason: "no list"}
-			}},
-			{name: "request refused", code: -32602, decide: func(_ *testing.T, _ *intercept.Call, p intercept.Phase) intercept.Verdict {
-				if p == intercept.Response {
 					return intercept.Verdict{}
 				}
 				return intercept.Verdict{Action: intercept.Deny, Reason: "no list"}
