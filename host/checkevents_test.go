@@ -424,3 +424,32 @@ func TestCheckCallInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckListFree: a list no check matches costs no allocation: with
+// no checks at all, and with checks of other events only. (Not parallel:
+// AllocsPerRun.)
+func TestCheckListFree(t *testing.T) {
+	k := &evChecker{decide: func(*intercept.Call, intercept.Phase) (intercept.Verdict, error) { return intercept.Verdict{}, nil }}
+	for name, entries := range map[string][]*intercept.Entry{
+		"no checks":    nil,
+		"other events": {evEntry(t, "guard", k, []string{intercept.EventToolsCall, intercept.EventPromptsList}, "")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := evHost(t, nil, entries...)
+			l := &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "mcp__one__echo"}}}
+			ctx := context.Background()
+			if err := h.Serving().CheckList(ctx, "tools/list", l); err != nil {
+				t.Fatal(err)
+			}
+			if n := testing.AllocsPerRun(100, func() { h.Serving().CheckList(ctx, "tools/list", l) }); n != 0 {
+				t.Errorf("CheckList allocates %v times, want 0", n)
+			}
+			if got := h.Serving().HasChecks(); got != (entries != nil) {
+				t.Errorf("HasChecks = %v", got)
+			}
+		})
+	}
+	if seen, _ := k.calls(); len(seen) != 0 {
+		t.Errorf("checks ran: %+v", seen)
+	}
+}
