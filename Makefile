@@ -69,6 +69,7 @@ fuzz:
 	$(GO) test ./host/registry -run=^$$ -fuzz=FuzzToolName -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/registry -run=^$$ -fuzz=FuzzSanitize -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzLoad -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/config -run=^$$ -fuzz=FuzzDecodeHooks -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/stdio -run=^$$ -fuzz=FuzzReadClient -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
@@ -83,6 +84,7 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzReusedSSERouter -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzHideSchema -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzCompleteResult -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/intercept/sep -run=^$$ -fuzz=^FuzzDecode$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzMediaType -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/jsonrpcmsg -run=^$$ -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=FuzzSSERouter -fuzztime=$(FUZZTIME)
@@ -109,6 +111,7 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzRejection$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzStdioServerLines$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/state/redisstate -run=^$$ -fuzz=^FuzzReplyScanner$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./sdk/jsonredact -run=^$$ -fuzz=^FuzzRedact$$ -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build test-deps

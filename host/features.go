@@ -391,8 +391,12 @@ func (s *Serving) ProtocolVersion(ctx context.Context, server string) string {
 
 // serverAllowed refuses, for a gateway caller (CallerOf), what belongs to a
 // server the permission rules deny it whole (see Serving.ServerDeniedFor): its
-// resources, templates and completions.
+// resources, templates and completions; and, for anyone, what belongs to an
+// interceptor server (config.Server.InterceptorOnly).
 func (h *Host) serverAllowed(ctx context.Context, server string) error {
+	if h.interceptorOnly(server) {
+		return errInterceptorOnly(server)
+	}
 	c := CallerOf(ctx)
 	if c == nil || !h.policy.Load().ServerDenied(server, Who(c.Principal)) {
 		return nil

@@ -32,6 +32,7 @@ import (
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/intercept"
+	"github.com/mcphost/mcphost/host/intercept/sep"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/plugins"
 	"github.com/mcphost/mcphost/host/redact"
@@ -211,6 +212,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		OnSession:          h.sessionStarted,
 		OnProcessStart:     o.OnProcessStart,
 		InProcess:          maps.Clone(o.InProcess),
+		OnNewClient:        sep.Register, // SEP-2624 interceptor servers (interceptor { server })
 		ProtocolVersion:    cmp.Or(o.ProtocolVersion, cfg.Settings.ProtocolVersion),
 		Telemetry:          o.Telemetry,
 		OnUserListChanged:  h.userListChanged,
@@ -263,11 +265,13 @@ func (h *Host) ConnectSome(ctx context.Context, only func(name string) bool, pro
 	h.conns.ConnectSome(ctx, only, progress)
 }
 
-// ActiveServers returns the servers that are not disabled, in name order.
+// ActiveServers returns the servers that are not disabled, in name order,
+// but for interceptor servers (config.Server.InterceptorOnly), whose
+// features are not served.
 func (h *Host) ActiveServers() []string {
 	var out []string
 	for _, st := range h.conns.Status() {
-		if st.State != conn.StateDisabled {
+		if st.State != conn.StateDisabled && !h.interceptorOnly(st.Name) {
 			out = append(out, st.Name)
 		}
 	}
@@ -438,6 +442,9 @@ func (s source) ListResourceTemplates(ctx context.Context, server string) ([]*mc
 func listAll[T any](ctx context.Context, h *Host, server, what string,
 	offered func(*mcp.ServerCapabilities) bool,
 	items func(context.Context, *mcp.ClientSession) iter.Seq2[T, error]) ([]T, error) {
+	if h.interceptorOnly(server) {
+		return nil, nil // (its features are not served: nothing to look up either)
+	}
 	var out []T
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		out = nil

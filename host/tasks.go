@@ -25,6 +25,9 @@ func (s *Serving) HasTasks(ctx context.Context) bool { return s.h.conns.HasTasks
 // (2026-07-28's capabilities.extensions).
 func (s *Serving) HasExtension(ctx context.Context, id string) bool {
 	for _, name := range s.h.conns.Names() {
+		if s.h.interceptorOnly(name) {
+			continue // (serves no client)
+		}
 		cs := s.h.conns.Current(ctx, name)
 		if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities == nil {
 			continue

@@ -20,6 +20,9 @@ func infoToPB(i *Info) *pb.GetInfo_Response {
 	if i.Headers != nil {
 		out.Headers = componentToPB(i.Headers)
 	}
+	if i.Interceptor != nil {
+		out.Interceptor = componentToPB(i.Interceptor)
+	}
 	return out
 }
 
@@ -34,6 +37,10 @@ func infoFromPB(r *pb.GetInfo_Response) *Info {
 	if r.GetHeaders() != nil {
 		c := componentFromPB(r.GetHeaders())
 		out.Headers = &c
+	}
+	if r.GetInterceptor() != nil {
+		c := componentFromPB(r.GetInterceptor())
+		out.Interceptor = &c
 	}
 	return out
 }
@@ -134,4 +141,42 @@ func timeToMillis(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// interceptRequestToPB never sends the principal's token: an interceptor
+// decides on who calls, it does not act as them.
+func interceptRequestToPB(r *InterceptRequest) *pb.Intercept_Request {
+	out := &pb.Intercept_Request{Interceptor: r.Interceptor, Event: r.Event, Phase: pb.Intercept_Phase(r.Phase), PayloadJson: r.Payload, ConfigJson: r.Config, ServerName: r.ServerName, Name: r.Name, RequestJson: r.Request}
+	if p := principalToPB(r.Principal); p != nil {
+		p.Token = ""
+		out.Principal = p
+	}
+	return out
+}
+
+func interceptRequestFromPB(r *pb.Intercept_Request) *InterceptRequest {
+	out := &InterceptRequest{Interceptor: r.GetInterceptor(), Event: r.GetEvent(), Phase: InterceptPhase(r.GetPhase()), Payload: r.GetPayloadJson(), Config: r.GetConfigJson(), ServerName: r.GetServerName(), Name: r.GetName(), Request: r.GetRequestJson(), Principal: principalFromPB(r.GetPrincipal())}
+	if out.Principal != nil {
+		out.Principal.Token = ""
+	}
+	return out
+}
+
+// interceptResponseToPB sends a response without an action as PASS.
+func interceptResponseToPB(r *InterceptResponse) *pb.Intercept_Response {
+	a := r.Action
+	if a == 0 {
+		a = ActionPass
+	}
+	return &pb.Intercept_Response{Action: pb.Intercept_Action(a), Reason: r.Reason, PayloadJson: r.Payload, Diagnostics: diagsToPB(r.Diagnostics)}
+}
+
+// interceptResponseFromPB reads an unspecified action as ActionPass and
+// keeps an unknown one as it is (the host treats it as a failure).
+func interceptResponseFromPB(r *pb.Intercept_Response) *InterceptResponse {
+	a := InterceptAction(r.GetAction())
+	if a == 0 {
+		a = ActionPass
+	}
+	return &InterceptResponse{Action: a, Reason: r.GetReason(), Payload: r.GetPayloadJson(), Diagnostics: diagsFromPB(r.GetDiagnostics())}
 }

@@ -1,8 +1,9 @@
 // Package sdk is mcphost's public plugin SDK: what a third party imports to
-// write a transport, auth or headers-helper plugin. It never imports the host.
+// write a transport, auth, headers-helper or interceptor plugin. It never
+// imports the host.
 //
-// A plugin implements one or more of the interfaces Transport, Auth and
-// Headers and calls Serve from main:
+// A plugin implements one or more of the interfaces Transport, Auth, Headers
+// and Interceptor and calls Serve from main:
 //
 //	func main() {
 //		err := sdk.Serve(&sdk.ServeOpts{
@@ -21,6 +22,11 @@
 // host keeps in its token store across restarts. Package sdk/oauthkit holds
 // OAuth helpers for auth plugins: an SSRF-guarded HTTP client, MCP
 // discovery and token requests.
+//
+// An Interceptor sees the request and the response of the operations the
+// user's interceptor blocks select (tools/call, prompts/get,
+// resources/read, the list methods) and passes, denies or mutates them; it
+// may implement InterceptScoper to say which phases a configuration needs.
 //
 // Plugins run as separate processes started by the host through
 // hashicorp/go-plugin over gRPC with mutual TLS. The protocol (package

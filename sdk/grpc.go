@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/mcphost/mcphost/sdk/internal/pluginpb/v1"
 )
@@ -502,7 +505,92 @@ func (c *headersClient) GetHeaders(ctx context.Context, r *HeadersRequest) (*Hea
 	return &HeadersResponse{Headers: resp.GetHeaders(), Diagnostics: diagsFromPB(resp.GetDiagnostics())}, nil
 }
 
+// Interceptor.
+
+type interceptorPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	impl Interceptor
+}
+
+func (p *interceptorPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterInterceptorServer(s, &interceptorServer{impl: p.impl})
+	return nil
+}
+
+func (p *interceptorPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &interceptorClient{c: pb.NewInterceptorClient(c)}, nil
+}
+
+type interceptorServer struct {
+	pb.UnimplementedInterceptorServer
+	impl Interceptor
+}
+
+func (s *interceptorServer) Intercept(ctx context.Context, r *pb.Intercept_Request) (*pb.Intercept_Response, error) {
+	resp, err := s.impl.Intercept(ctx, interceptRequestFromPB(r))
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		resp = &InterceptResponse{}
+	}
+	return interceptResponseToPB(resp), nil
+}
+
+// Scope answers UNIMPLEMENTED for an Interceptor without InterceptScoper:
+// the host then calls it in every phase.
+func (s *interceptorServer) Scope(ctx context.Context, r *pb.Scope_Request) (*pb.Scope_Response, error) {
+	sc, ok := s.impl.(InterceptScoper)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "this interceptor does not scope its phases")
+	}
+	req, resp, diags := sc.Scope(ctx, r.GetConfigJson())
+	return &pb.Scope_Response{Request: req, Response: resp, Diagnostics: diagsToPB(diags)}, nil
+}
+
+// InterceptorClient is the host's view of a plugin's Interceptor service.
+type InterceptorClient interface {
+	Interceptor
+	InterceptScoper
+	// InterceptScope is Scope with the RPC's error: err is set when the
+	// plugin could not answer (it broke, or ctx ended), so that the host
+	// does not keep that answer. A plugin without Scope answers every
+	// phase.
+	InterceptScope(ctx context.Context, config json.RawMessage) (request, response bool, diags Diagnostics, err error)
+}
+
+type interceptorClient struct{ c pb.InterceptorClient }
+
+func (c *interceptorClient) Intercept(ctx context.Context, r *InterceptRequest) (*InterceptResponse, error) {
+	resp, err := c.c.Intercept(ctx, interceptRequestToPB(r))
+	if err != nil {
+		return nil, err
+	}
+	return interceptResponseFromPB(resp), nil
+}
+
+func (c *interceptorClient) InterceptScope(ctx context.Context, config json.RawMessage) (bool, bool, Diagnostics, error) {
+	resp, err := c.c.Scope(ctx, &pb.Scope_Request{ConfigJson: config})
+	if status.Code(err) == codes.Unimplemented {
+		return true, true, nil, nil
+	}
+	if err != nil {
+		return false, false, nil, err
+	}
+	return resp.GetRequest(), resp.GetResponse(), diagsFromPB(resp.GetDiagnostics()), nil
+}
+
+// Scope implements InterceptScoper; a failed RPC answers every phase.
+func (c *interceptorClient) Scope(ctx context.Context, config json.RawMessage) (bool, bool, Diagnostics) {
+	req, resp, diags, err := c.InterceptScope(ctx, config)
+	if err != nil {
+		return true, true, nil
+	}
+	return req, resp, diags
+}
+
 var (
+	_ InterceptorClient = (*interceptorClient)(nil)
 	_ Transport         = (*transportClient)(nil)
 	_ AuthClient        = (*authClient)(nil)
 	_ Headers           = (*headersClient)(nil)

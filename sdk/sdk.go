@@ -25,10 +25,11 @@ var Handshake = plugin.HandshakeConfig{
 
 // Names of the go-plugin plugins in a PluginSet.
 const (
-	KindInfo      = "info"
-	KindTransport = "transport"
-	KindAuth      = "auth"
-	KindHeaders   = "headers"
+	KindInfo        = "info"
+	KindTransport   = "transport"
+	KindAuth        = "auth"
+	KindHeaders     = "headers"
+	KindInterceptor = "interceptor"
 )
 
 // Info describes a plugin: what it provides and the configuration each part takes.
@@ -41,9 +42,13 @@ type Info struct {
 	AuthSchemes []Component
 	// Headers is set if the plugin is a headers helper.
 	Headers *Component
+	// Interceptor is set if the plugin is an interceptor; its Config is the
+	// schema of the options of the user's interceptor blocks.
+	Interceptor *Component
 }
 
-// Component is one transport, auth scheme or headers helper of a plugin.
+// Component is one transport, auth scheme, headers helper or interceptor of
+// a plugin.
 type Component struct {
 	Name        string
 	Description string

@@ -10,12 +10,14 @@ import (
 )
 
 // ServeOpts configures Serve. Info is REQUIRED, and at least one of Transport,
-// Auth and Headers.
+// Auth, Headers and Interceptor.
 type ServeOpts struct {
 	Info      Info
 	Transport Transport
 	Auth      Auth
 	Headers   Headers
+	// Interceptor may also implement InterceptScoper.
+	Interceptor Interceptor
 	// Logger is the plugin's logger. OPTIONAL: Logger() is used. Plugins must
 	// log through it (JSON on stderr, which the host reads) and never write to
 	// stdout, which carries the handshake.
@@ -75,14 +77,16 @@ func validate(opts *ServeOpts) error {
 	switch {
 	case opts == nil || opts.Info.Name == "":
 		why = "ServeOpts.Info.Name is required"
-	case opts.Transport == nil && opts.Auth == nil && opts.Headers == nil:
-		why = "a plugin must serve a Transport, an Auth or a Headers implementation"
+	case opts.Transport == nil && opts.Auth == nil && opts.Headers == nil && opts.Interceptor == nil:
+		why = "a plugin must serve a Transport, an Auth, a Headers or an Interceptor implementation"
 	case (opts.Transport != nil) != (len(opts.Info.Transports) > 0):
 		why = "Info.Transports must name the transports exactly when a Transport is served"
 	case (opts.Auth != nil) != (len(opts.Info.AuthSchemes) > 0):
 		why = "Info.AuthSchemes must name the schemes exactly when an Auth is served"
 	case (opts.Headers != nil) != (opts.Info.Headers != nil):
 		why = "Info.Headers must be set exactly when a Headers is served"
+	case (opts.Interceptor != nil) != (opts.Info.Interceptor != nil):
+		why = "Info.Interceptor must be set exactly when an Interceptor is served"
 	default:
 		return nil
 	}
@@ -102,18 +106,22 @@ func pluginSet(opts *ServeOpts) plugin.PluginSet {
 	if opts.Headers != nil {
 		set[KindHeaders] = &headersPlugin{impl: opts.Headers}
 	}
+	if opts.Interceptor != nil {
+		set[KindInterceptor] = &interceptorPlugin{impl: opts.Interceptor}
+	}
 	return set
 }
 
 // ClientPlugins is the host side's VersionedPlugins: dispensing KindInfo
-// gives an InfoClient, KindTransport a Transport, KindAuth an AuthClient and
-// KindHeaders a Headers.
+// gives an InfoClient, KindTransport a Transport, KindAuth an AuthClient,
+// KindHeaders a Headers and KindInterceptor an InterceptorClient.
 func ClientPlugins() map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{ProtocolVersion: {
-		KindInfo:      &infoPlugin{},
-		KindTransport: &transportPlugin{},
-		KindAuth:      &authPlugin{},
-		KindHeaders:   &headersPlugin{},
+		KindInfo:        &infoPlugin{},
+		KindTransport:   &transportPlugin{},
+		KindAuth:        &authPlugin{},
+		KindHeaders:     &headersPlugin{},
+		KindInterceptor: &interceptorPlugin{},
 	}}
 }
 

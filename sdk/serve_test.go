@@ -30,6 +30,8 @@ func TestServeReturnsInvalidOpts(t *testing.T) {
 		{"auth not named", &sdk.ServeOpts{Info: sdk.Info{Name: "p"}, Auth: &recordingAuth{}}},
 		{"headers not described", &sdk.ServeOpts{Info: sdk.Info{Name: "p"}, Headers: staticHeaders{}}},
 		{"headers described, none served", &sdk.ServeOpts{Info: sdk.Info{Name: "p", Transports: ws, Headers: &sdk.Component{Name: "h"}}, Transport: echoTransport{}}},
+		{"interceptor not described", &sdk.ServeOpts{Info: sdk.Info{Name: "p"}, Interceptor: &recordingInterceptor{}}},
+		{"interceptor described, none served", &sdk.ServeOpts{Info: sdk.Info{Name: "p", Transports: ws, Interceptor: &sdk.Component{Name: "g"}}, Transport: echoTransport{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

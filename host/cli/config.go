@@ -59,20 +59,28 @@ values are redacted unless --show-secrets is given.`,
 				fmt.Fprintln(a.stdout, "No configuration files found.")
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "Configuration is valid: %d server(s) from %s.\n", len(cfg.Servers), strings.Join(files, ", "))
+			checks := ""
+			if n, m := len(cfg.Hooks), len(cfg.Interceptors); n+m > 0 {
+				checks = fmt.Sprintf(", %d hook(s), %d interceptor(s)", n, m)
+			}
+			fmt.Fprintf(a.stdout, "Configuration is valid: %d server(s)%s from %s.\n", len(cfg.Servers), checks, strings.Join(files, ", "))
 			return nil
 		},
 	}
 
 	var yes bool
 	approve := &cobra.Command{
-		Use:   "approve NAME...",
-		Short: "Approve project-scope servers (bound to a hash of what they run or reach)",
+		Use:   "approve NAME... | @checks",
+		Short: "Approve project-scope servers, or the project's hooks and interceptors (@checks)",
 		Long: `Shows what each named project-scope server runs (command, args, env, cwd) or
 reaches and sends (url, headers, headers helper, oauth or auth block, TLS,
 proxy and transport options), and records its approval hash in the local scope
 file. Any later change to those fields needs approval again. Values taken from
-env() are shown as the env() call: they are read only once approved.`,
+env() are shown as the env() call: they are read only once approved.
+
+@checks approves the project files' hook and interceptor blocks, all of them
+at once: it shows every one and records the hash of them as written. Any later
+edit of them needs approval again.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
@@ -83,6 +91,16 @@ env() are shown as the env() call: they are read only once approved.`,
 		}
 		hashes := map[string]string{}
 		for _, name := range names {
+			if name == config.ApprovalKeyChecks {
+				h := cfg.ChecksApprovalHash()
+				if h == "" {
+					return fmt.Errorf("no project file declares hook or interceptor blocks: %s has nothing to approve", name)
+				}
+				hooks, ics := cfg.ProjectChecks()
+				describeChecksForApproval(a.stderr, hooks, ics)
+				hashes[name] = h
+				continue
+			}
 			s := cfg.Server(name)
 			if s == nil {
 				return fmt.Errorf("no server named %q is configured", name)
@@ -182,6 +200,7 @@ func redactConfig(cfg *config.Config) *config.Config {
 	for _, p := range cfg.IdPs {
 		c.IdPs = append(c.IdPs, redactIdP(p))
 	}
+	c.Hooks, c.Interceptors = redactChecks(cfg)
 	c.Servers = nil
 	for _, s := range cfg.Servers {
 		c.Servers = append(c.Servers, redact(s))

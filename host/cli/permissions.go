@@ -16,7 +16,7 @@ func (a *app) permissionsCmd() *cobra.Command {
 	var asJSON bool
 	check := &cobra.Command{
 		Use:   "check TOOL_NAME...",
-		Short: "Show the decision (allow, ask, deny) for tools, and the rule that made it",
+		Short: "Show the decision (allow, ask, deny) for tools, the rule that made it, and the hooks and interceptors its calls go through",
 		Args:  cobra.MinimumNArgs(1),
 		RunE:  func(*cobra.Command, []string) error { return nil },
 	}
@@ -33,17 +33,22 @@ func (a *app) permissionsCmd() *cobra.Command {
 			Tool string `json:"tool"`
 			permissions.Decision
 			Explanation string `json:"explanation"`
+			// Checks are the hooks and interceptors its calls go through.
+			Checks []string `json:"checks,omitempty"`
 		}
 		var rows []row
 		for _, n := range names {
 			d := policy.Decide(n)
-			rows = append(rows, row{Tool: n, Decision: d, Explanation: d.Explain()})
+			rows = append(rows, row{Tool: n, Decision: d, Explanation: d.Explain(), Checks: checksFor(cfg, n)})
 		}
 		if asJSON {
 			return a.writeJSON(rows)
 		}
 		for _, r := range rows {
 			fmt.Fprintf(a.stdout, "%s: %s\n", r.Tool, r.Explanation)
+			if len(r.Checks) > 0 {
+				fmt.Fprintf(a.stdout, "  checked by: %s\n", strings.Join(r.Checks, "; "))
+			}
 		}
 		return nil
 	}

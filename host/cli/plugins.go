@@ -168,7 +168,7 @@ func (a *app) lockOne(ctx context.Context, p *config.Plugin) (*config.LockedPlug
 	if err != nil {
 		return nil, err
 	}
-	entry := &config.LockedPlugin{Name: p.Name, Path: p.Path, SHA256: sum, Version: info.Version, Protocol: sdk.ProtocolVersion, Headers: info.Headers != nil}
+	entry := &config.LockedPlugin{Name: p.Name, Path: p.Path, SHA256: sum, Version: info.Version, Protocol: sdk.ProtocolVersion, Headers: info.Headers != nil, Interceptor: info.Interceptor != nil}
 	for _, t := range info.Transports {
 		entry.Transports = append(entry.Transports, t.Name)
 		entry.Components = append(entry.Components, lockedComponent("transport", t))
@@ -179,6 +179,9 @@ func (a *app) lockOne(ctx context.Context, p *config.Plugin) (*config.LockedPlug
 	}
 	if info.Headers != nil {
 		entry.Components = append(entry.Components, lockedComponent("headers", *info.Headers))
+	}
+	if info.Interceptor != nil {
+		entry.Components = append(entry.Components, lockedComponent("interceptor", *info.Interceptor))
 	}
 	return entry, nil
 }
@@ -210,6 +213,9 @@ func provides(l *config.LockedPlugin) []string {
 	}
 	if l.Headers {
 		out = append(out, "headers")
+	}
+	if l.Interceptor {
+		out = append(out, "interceptor")
 	}
 	return out
 }

@@ -78,7 +78,12 @@ func (a *app) connectAll(ctx context.Context, h *host.Host) {
 // connectProgress shows, on a terminal, the servers of h connecting and
 // each as it settles (the progress function of host.Host.ConnectAll).
 func (a *app) connectProgress(h *host.Host) func(name string, st conn.Status) {
-	total := len(h.ActiveServers())
+	total := 0 // (the servers ConnectAll connects: interceptor servers too)
+	for _, st := range h.Connections().Status() {
+		if st.State != conn.StateDisabled {
+			total++
+		}
+	}
 	show := a.isTerminal(a.stderr) && total > 0
 	var mu sync.Mutex
 	done := 0

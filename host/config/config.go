@@ -392,6 +392,13 @@ type Config struct {
 
 	// Sources maps file names to their bytes, for rendering diagnostics.
 	Sources map[string]*hcl.File `json:"-"`
+
+	// checksHash is ChecksApprovalHash, and writtenHooks and
+	// writtenInterceptors the project files' hook and interceptor blocks
+	// as written (env() calls unevaluated), what an approval covers.
+	checksHash          string
+	writtenHooks        []*Hook
+	writtenInterceptors []*Interceptor
 }
 
 // Server returns the effective server with the given name, or nil.

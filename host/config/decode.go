@@ -25,6 +25,8 @@ var fileSchema = &hcl.BodySchema{
 		{Type: "audit"},
 		{Type: "telemetry"},
 		{Type: "state"},
+		{Type: "hook", LabelNames: []string{"event"}},
+		{Type: "interceptor", LabelNames: []string{"name"}},
 	},
 }
 
@@ -38,6 +40,9 @@ type decodedFile struct {
 	// root.
 	base         string
 	serverBlocks []*hcl.Block
+	// checkBlocks are its hook and interceptor blocks, in declared order,
+	// decoded by mergeChecks once servers and plugins are known.
+	checkBlocks  []*hcl.Block
 	servers      []*decodedServer
 	plugins      []*Plugin
 	idps         []*IdP
@@ -72,6 +77,8 @@ func decodeFile(f *hcl.File, path string, scope Scope, ctx *hcl.EvalContext) (*d
 		switch b.Type {
 		case "server":
 			out.serverBlocks = append(out.serverBlocks, b)
+		case "hook", "interceptor":
+			out.checkBlocks = append(out.checkBlocks, b)
 		case "plugin":
 			p, d := decodePlugin(b, path, scope, ctx)
 			diags = append(diags, d...)

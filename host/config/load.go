@@ -194,6 +194,7 @@ func Load(opts *LoadOptions) (*Config, hcl.Diagnostics) {
 	diags = append(diags, mergeServers(cfg, files, o.Dynamic)...)
 	applyServerPolicy(cfg, files)
 	if !o.PluginsOnly {
+		diags = append(diags, mergeChecks(cfg, files, ctx, loc.ProjectRoot, unlocked)...)
 		diags = append(diags, mergeEndpoints(cfg, files)...)
 	}
 	return cfg, diags

@@ -33,6 +33,9 @@ type LockedPlugin struct {
 	Transports  []string `hcl:"transports,optional" json:"transports,omitempty"`
 	AuthSchemes []string `hcl:"auth_schemes,optional" json:"auth_schemes,omitempty"`
 	Headers     bool     `hcl:"headers,optional" json:"headers,omitempty"`
+	// Interceptor says the plugin provides an interceptor (its schema is
+	// the component of kind "interceptor").
+	Interceptor bool `hcl:"interceptor,optional" json:"interceptor,omitempty"`
 	// Components hold the configuration schema of each part the plugin provides.
 	Components []*LockedComponent `hcl:"component,block" json:"components,omitempty"`
 }
@@ -40,7 +43,7 @@ type LockedPlugin struct {
 // LockedComponent is the configuration schema a plugin reported for one of
 // its transports, auth schemes or its headers helper.
 type LockedComponent struct {
-	Kind       string             `hcl:"kind,label" json:"kind"` // "transport", "auth" or "headers"
+	Kind       string             `hcl:"kind,label" json:"kind"` // "transport", "auth", "headers" or "interceptor"
 	Name       string             `hcl:"name,label" json:"name"`
 	Attributes []*LockedAttribute `hcl:"attribute,block" json:"attributes,omitempty"`
 }
@@ -119,6 +122,9 @@ func WriteLock(path string, l *Lock) error {
 		b.SetAttributeValue("transports", stringList(p.Transports))
 		b.SetAttributeValue("auth_schemes", stringList(p.AuthSchemes))
 		b.SetAttributeValue("headers", cty.BoolVal(p.Headers))
+		if p.Interceptor {
+			b.SetAttributeValue("interceptor", cty.True)
+		}
 		for _, c := range p.Components {
 			cb := b.AppendNewBlock("component", []string{c.Kind, c.Name}).Body()
 			for _, a := range c.Attributes {

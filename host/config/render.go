@@ -81,6 +81,7 @@ func Render(cfg *Config) []byte {
 			pb.SetAttributeValue("default_mode", cty.StringVal(cfg.DefaultMode))
 		}
 	}
+	writeChecks(b, cfg)
 	writeGateway(b, cfg)
 	writeTelemetry(b, cfg.Telemetry)
 	writeState(b, cfg.State)

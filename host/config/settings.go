@@ -195,6 +195,7 @@ var settingsSchema = &hcl.BodySchema{
 		{Name: "protocol_version"},
 		{Name: "ready_when"},
 		{Name: "roots"},
+		{Name: "managed_hooks_only"},
 	},
 }
 
@@ -215,6 +216,8 @@ type partialSettings struct {
 	protocolVersion                     *string
 	readyWhen                           *string
 	roots                               []*mcp.Root // nil: not set
+	managedHooksOnly                    *bool
+	managedHooksOnlyRange               hcl.Range
 	// set lists the attributes the block sets, in source order, for the
 	// warnings of a project-scope settings block (which is ignored).
 	set []*hcl.Attribute
@@ -330,6 +333,14 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 	if a := attrs["roots"]; a != nil {
 		p.roots = decodeRoots(a, ctx, &diags)
 	}
+	if a := attrs["managed_hooks_only"]; a != nil {
+		var v bool
+		if d := decodeExpr(a.Expr, ctx, &v); d.HasErrors() {
+			diags = append(diags, d...)
+		} else {
+			p.managedHooksOnly, p.managedHooksOnlyRange = &v, a.NameRange
+		}
+	}
 	if a := attrs["approve_all_project_servers"]; a != nil {
 		var v bool
 		diags = append(diags, decodeExpr(a.Expr, ctx, &v)...)
@@ -393,6 +404,11 @@ func mergeSettings(cfg *Config, files []*decodedFile) hcl.Diagnostics {
 				diags = append(diags, warnf(&rng, "Ignored in project scope", "%s", projectSettingReason(a.Name)))
 			}
 			continue
+		}
+		if d := checkManagedHooksOnly(f.scope, p); d != nil {
+			diags = append(diags, d...)
+		} else if p.managedHooksOnly != nil {
+			s.ManagedHooksOnly = *p.managedHooksOnly
 		}
 		if p.sessionIdle != nil && *p.sessionIdle > 0 {
 			s.SessionIdleTimeout = *p.sessionIdle
@@ -481,6 +497,7 @@ func projectSettingReason(name string) string {
 		"protocol_version":            "it decides how the host speaks to every server, the user's own included",
 		"ready_when":                  "it decides when the gateway reports itself ready",
 		"roots":                       "it decides which directories every server is told of",
+		"managed_hooks_only":          "it is honoured in the managed file only",
 	}[name]
 	if why == "" {
 		why = "settings are host-wide"

@@ -147,6 +147,11 @@ type Options struct {
 	// "inprocess", by server name. OPTIONAL: without one, such a server
 	// fails to connect.
 	InProcess map[string]*mcp.Server
+	// OnNewClient is called with every go-sdk client the connections make,
+	// before it connects: it may register the custom methods the host
+	// sends (SEP-2624's interceptors/list and interceptor/invoke).
+	// OPTIONAL.
+	OnNewClient func(*mcp.Client)
 }
 
 // Manager owns one connection per configured server. Its methods are safe for

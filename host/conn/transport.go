@@ -80,6 +80,9 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 	client := mcp.NewClient(c.m.opts.ClientInfo, opts)
 	client.AddReceivingMiddleware(c.rootsMiddleware)
 	addExtensionMethods(client)
+	if f := c.m.opts.OnNewClient; f != nil {
+		f(client)
+	}
 	user := ""
 	if c.user != nil {
 		user = c.user.user().ID()

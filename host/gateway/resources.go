@@ -701,7 +701,7 @@ func (g *Gateway) instructions(ctx context.Context) string {
 		principal = c.Principal
 	}
 	for _, st := range g.h.Servers(ctx) {
-		if st.Instructions == "" || principal != nil && g.h.Serving().ServerDeniedFor(principal, st.Name) || !g.inEndpoint(st.Name) {
+		if st.Instructions == "" || g.h.InterceptorServer(st.Name) || principal != nil && g.h.Serving().ServerDeniedFor(principal, st.Name) || !g.inEndpoint(st.Name) {
 			continue // (a server denied to the caller is not named)
 		}
 		fmt.Fprintf(&b, "\n\n## %s\n%s", st.Name, st.Instructions)

@@ -136,6 +136,11 @@ type proc struct {
 	failures  int // consecutive failed starts and early deaths
 	retryAt   time.Time
 	lastErr   error
+	// interceptor is the interceptor client of the process whose protocol
+	// is interceptorOf: one per process, so that its identity tells a
+	// caller that the plugin was restarted.
+	interceptor   sdk.InterceptorClient
+	interceptorOf goplugin.ClientProtocol
 }
 
 // Status describes a plugin for `mcphost plugins list`.
@@ -164,6 +169,9 @@ func (r *Runtime) Status() []Status {
 			}
 			if l.Headers {
 				st.Provides = append(st.Provides, "headers")
+			}
+			if l.Interceptor {
+				st.Provides = append(st.Provides, "interceptor")
 			}
 		}
 		r.mu.Lock()
@@ -635,6 +643,45 @@ func (r *Runtime) Auth(ctx context.Context, scheme string) (sdk.AuthClient, stri
 	}
 	a, err := dispenseAs[sdk.AuthClient](ctx, r, p.Name, sdk.KindAuth)
 	return a, p.Name, err
+}
+
+// Interceptor returns the interceptor client of the named plugin, starting
+// (or restarting) it if needed. The client is bound to the plugin's current
+// process, and the same value is returned for as long as that process runs:
+// call Interceptor again for each operation, so that a plugin that crashed
+// is restarted (its supervisor's backoff applies) and a new client
+// returned. A plugin not locked as an interceptor is an error.
+func (r *Runtime) Interceptor(ctx context.Context, name string) (sdk.Interceptor, error) {
+	p := r.cfg.Plugin(name)
+	if p == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknown, name)
+	}
+	if p.Locked == nil || !p.Locked.Interceptor {
+		return nil, fmt.Errorf("plugin %s is not locked as an interceptor (run `mcphost plugins lock`)", name)
+	}
+	pr, err := r.proc(name)
+	if err != nil {
+		return nil, err
+	}
+	rpc, err := pr.ensure(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.interceptor != nil && pr.interceptorOf == rpc {
+		return pr.interceptor, nil
+	}
+	raw, err := rpc.Dispense(sdk.KindInterceptor)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	ic, ok := raw.(sdk.InterceptorClient)
+	if !ok {
+		return nil, fmt.Errorf("plugin %s does not serve %s", name, sdk.KindInterceptor)
+	}
+	pr.interceptor, pr.interceptorOf = ic, rpc
+	return ic, nil
 }
 
 // dispenseAs dispenses one kind of a plugin as the SDK interface of that kind.

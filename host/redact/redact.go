@@ -18,26 +18,6 @@ import (
 // Mask replaces a secret.
 const Mask = "[REDACTED]"
 
-// tokenShapes are secrets recognisable by their shape alone, wherever they
-// appear: provider token formats with a fixed prefix, and JWTs.
-var tokenShapes = regexp.MustCompile(strings.Join([]string{
-	// GitHub: classic and OAuth/user/server/refresh tokens, fine-grained PATs.
-	`\bgh[pousr]_[A-Za-z0-9_]{16,}`,
-	`\bgithub_pat_[A-Za-z0-9_]{16,}`,
-	// OpenAI and Anthropic API keys (sk-…, sk-proj-…, sk-ant-api03-…).
-	`\bsk-[A-Za-z0-9_\-]{16,}`,
-	// Slack bot, user, app, refresh and legacy tokens.
-	`\bxox[baprs]-[A-Za-z0-9\-]{8,}`,
-	// AWS access key ids and Google API keys.
-	`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
-	`\bAIza[0-9A-Za-z_\-]{35}`,
-	// JWTs (and JWS/JWE compact forms): base64url segments, the first a JSON
-	// object header ("eyJ" is base64 for `{"`).
-	`\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*){0,2}`,
-	// PEM private keys, whole.
-	`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`,
-}, "|"))
-
 // value matches what follows a key and its separator: the mask itself (so
 // that scrubbing twice changes nothing), a quoted string (up to its closing
 // quote) or a bare word.
@@ -81,7 +61,9 @@ var urlCredentials = regexp.MustCompile(`(://[^/\s:@]+:)[^/\s@]+@`)
 // comes from a server or plugin and reaches the user: log lines, error
 // messages, stderr tails.
 func String(s string) string {
-	s = tokenShapes.ReplaceAllString(s, Mask)
+	for _, p := range tokenPatterns {
+		s = p.RE.ReplaceAllLiteralString(s, Mask)
+	}
 	s = urlCredentials.ReplaceAllString(s, "${1}"+Mask+"@")
 	for _, k := range keyed {
 		s = k.re.ReplaceAllStringFunc(s, func(m string) string {

@@ -43,6 +43,11 @@ func Headers(t testing.TB, opts *sdk.ServeOpts) sdk.Headers {
 	return Dispense(t, opts, sdk.KindHeaders).(sdk.Headers)
 }
 
+// Interceptor returns the host's view of opts.Interceptor.
+func Interceptor(t testing.TB, opts *sdk.ServeOpts) sdk.InterceptorClient {
+	return Dispense(t, opts, sdk.KindInterceptor).(sdk.InterceptorClient)
+}
+
 // Info returns the host's view of the plugin's Info.
 func Info(t testing.TB, opts *sdk.ServeOpts) sdk.InfoClient {
 	return Dispense(t, opts, sdk.KindInfo).(sdk.InfoClient)

@@ -68,7 +68,7 @@ func wsServer(t *testing.T) string {
 
 // lockedConfig writes a config file in dir with the test's plugin directory
 // and a lock file, plus servers, and locks the plugins with the real CLI.
-func lockedConfig(t *testing.T, dir, servers string) string {
+func lockedConfig(t testing.TB, dir, servers string) string {
 	t.Helper()
 	cfgPath := filepath.Join(dir, "cfg.hcl")
 	src := fmt.Sprintf("settings {\n  plugin_dir  = %q\n  plugin_lock = %q\n}\npermissions {\n  default_mode = \"allow_all\"\n}\n", filepath.Join(binDir, "plugins"), filepath.Join(dir, "lock.hcl")) + servers
@@ -105,7 +105,7 @@ func setup(t *testing.T, n int) (*config.Config, string) {
 	return cfg, cfgPath
 }
 
-func mcphost(t *testing.T, home string, args ...string) (string, error) {
+func mcphost(t testing.TB, home string, args ...string) (string, error) {
 	cmd := exec.Command(filepath.Join(binDir, "mcphost"), args...)
 	cmd.Env = append(os.Environ(), "HOME="+home, "MCPHOST_MANAGED_CONFIG="+filepath.Join(home, "managed.hcl"), "XDG_CACHE_HOME="+home)
 	out, err := cmd.CombinedOutput()

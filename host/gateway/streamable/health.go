@@ -57,6 +57,9 @@ type serverHealth struct {
 	// PerUser servers are connected for each gateway user, on use: they
 	// do not count toward readiness.
 	PerUser bool `json:"per_user,omitempty"`
+	// Interceptor servers (SEP-2624, named by an interceptor block) serve
+	// no client: they do not count toward readiness either.
+	Interceptor bool `json:"interceptor,omitempty"`
 }
 
 // MountHealth mounts /healthz and /readyz on mux. Neither needs a token;
@@ -145,7 +148,9 @@ func (f *Front) readiness(opts *HealthOptions) *health {
 	counted, connected := 0, 0
 	for _, st := range f.h.Connections().Status() {
 		sh := serverHealth{Name: st.Name, State: st.State}
-		if s := cfg.Server(st.Name); s != nil && ((f.gw.ServesUsers() && s.PerUser()) || (s.OAuth != nil && s.OAuth.Grant == config.GrantTokenExchange)) {
+		if s := cfg.Server(st.Name); s != nil && s.InterceptorOnly {
+			sh.Interceptor = true
+		} else if s != nil && ((f.gw.ServesUsers() && s.PerUser()) || (s.OAuth != nil && s.OAuth.Grant == config.GrantTokenExchange)) {
 			sh.PerUser = true
 		} else if st.State != conn.StateDisabled {
 			counted++

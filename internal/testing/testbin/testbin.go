@@ -31,15 +31,16 @@ func Root() string {
 	}
 }
 
-// Build builds ./cmd/... and the benchmarks' reference proxy
-// (./internal/testing/benchproxy) into dir, and ./plugins/... with the test-only
-// plugins of ./internal/testing/testplugins/... into dir/plugins.
+// Build builds ./cmd/..., the benchmarks' reference proxy
+// (./internal/testing/benchproxy) and the SEP-2624 interceptor server
+// (./internal/testing/interceptorserver) into dir, and ./plugins/... with the
+// test-only plugins of ./internal/testing/testplugins/... into dir/plugins.
 func Build(dir string) error {
 	for _, b := range []struct {
 		out  string
 		args []string
 	}{
-		{dir, []string{"./cmd/...", "./internal/testing/benchproxy"}},
+		{dir, []string{"./cmd/...", "./internal/testing/benchproxy", "./internal/testing/interceptorserver"}},
 		// As `make build` builds them: plugins are hashed before every start,
 		// so smaller binaries start faster.
 		{filepath.Join(dir, "plugins"), []string{"-trimpath", "-ldflags=-s -w", "./plugins/...", "./internal/testing/testplugins/..."}},

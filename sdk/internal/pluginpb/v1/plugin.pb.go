@@ -4,8 +4,8 @@
 //
 // A plugin is a program started by the host with hashicorp/go-plugin over gRPC
 // (AutoMTLS). It serves the Plugin service and one or more of the Transport,
-// Auth and Headers services. JSON-RPC (MCP) messages cross as opaque bytes:
-// this protocol does not re-model MCP.
+// Auth, Headers and Interceptor services. JSON-RPC (MCP) messages cross as
+// opaque bytes: this protocol does not re-model MCP.
 //
 // Errors: a problem the user can act on travels as diagnostics in a response;
 // a gRPC status error means the plugin broke.
@@ -195,6 +195,113 @@ func (TransportError_Code) EnumDescriptor() ([]byte, []int) {
 	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{9, 0}
 }
 
+type Intercept_Phase int32
+
+const (
+	Intercept_PHASE_UNSPECIFIED Intercept_Phase = 0
+	// REQUEST: the payload is the request's (tools/call: the arguments).
+	Intercept_REQUEST Intercept_Phase = 1
+	// RESPONSE: the payload is the result object.
+	Intercept_RESPONSE Intercept_Phase = 2
+)
+
+// Enum value maps for Intercept_Phase.
+var (
+	Intercept_Phase_name = map[int32]string{
+		0: "PHASE_UNSPECIFIED",
+		1: "REQUEST",
+		2: "RESPONSE",
+	}
+	Intercept_Phase_value = map[string]int32{
+		"PHASE_UNSPECIFIED": 0,
+		"REQUEST":           1,
+		"RESPONSE":          2,
+	}
+)
+
+func (x Intercept_Phase) Enum() *Intercept_Phase {
+	p := new(Intercept_Phase)
+	*p = x
+	return p
+}
+
+func (x Intercept_Phase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Intercept_Phase) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcphost_plugin_v1_plugin_proto_enumTypes[3].Descriptor()
+}
+
+func (Intercept_Phase) Type() protoreflect.EnumType {
+	return &file_mcphost_plugin_v1_plugin_proto_enumTypes[3]
+}
+
+func (x Intercept_Phase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Intercept_Phase.Descriptor instead.
+func (Intercept_Phase) EnumDescriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{18, 0}
+}
+
+type Intercept_Action int32
+
+const (
+	Intercept_ACTION_UNSPECIFIED Intercept_Action = 0
+	// PASS: the operation goes on unchanged.
+	Intercept_PASS Intercept_Action = 1
+	// DENY: the operation is refused (REQUEST) or its result replaced by an
+	// error (RESPONSE), with the reason.
+	Intercept_DENY Intercept_Action = 2
+	// MUTATE: payload_json replaces the payload.
+	Intercept_MUTATE Intercept_Action = 3
+)
+
+// Enum value maps for Intercept_Action.
+var (
+	Intercept_Action_name = map[int32]string{
+		0: "ACTION_UNSPECIFIED",
+		1: "PASS",
+		2: "DENY",
+		3: "MUTATE",
+	}
+	Intercept_Action_value = map[string]int32{
+		"ACTION_UNSPECIFIED": 0,
+		"PASS":               1,
+		"DENY":               2,
+		"MUTATE":             3,
+	}
+)
+
+func (x Intercept_Action) Enum() *Intercept_Action {
+	p := new(Intercept_Action)
+	*p = x
+	return p
+}
+
+func (x Intercept_Action) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Intercept_Action) Descriptor() protoreflect.EnumDescriptor {
+	return file_mcphost_plugin_v1_plugin_proto_enumTypes[4].Descriptor()
+}
+
+func (Intercept_Action) Type() protoreflect.EnumType {
+	return &file_mcphost_plugin_v1_plugin_proto_enumTypes[4]
+}
+
+func (x Intercept_Action) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Intercept_Action.Descriptor instead.
+func (Intercept_Action) EnumDescriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{18, 1}
+}
+
 type GetInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -231,7 +338,8 @@ func (*GetInfo) Descriptor() ([]byte, []int) {
 	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
 }
 
-// Component is one transport, auth scheme or headers helper of a plugin, with
+// Component is one transport, auth scheme, headers helper or interceptor of a
+// plugin, with
 // the schema of the configuration it accepts in the user's HCL.
 type Component struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1352,6 +1460,78 @@ func (*GetHeaders) Descriptor() ([]byte, []int) {
 	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
+type Intercept struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Intercept) Reset() {
+	*x = Intercept{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Intercept) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Intercept) ProtoMessage() {}
+
+func (x *Intercept) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Intercept.ProtoReflect.Descriptor instead.
+func (*Intercept) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+type Scope struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Scope) Reset() {
+	*x = Scope{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Scope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Scope) ProtoMessage() {}
+
+func (x *Scope) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Scope.ProtoReflect.Descriptor instead.
+func (*Scope) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
 type GetInfo_Request struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1360,7 +1540,7 @@ type GetInfo_Request struct {
 
 func (x *GetInfo_Request) Reset() {
 	*x = GetInfo_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1552,7 @@ func (x *GetInfo_Request) String() string {
 func (*GetInfo_Request) ProtoMessage() {}
 
 func (x *GetInfo_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,14 +1577,16 @@ type GetInfo_Response struct {
 	// AuthSchemes names the auth schemes served (e.g. "xaa").
 	AuthSchemes []*Component `protobuf:"bytes,4,rep,name=auth_schemes,json=authSchemes,proto3" json:"auth_schemes,omitempty"`
 	// Headers is set if the plugin serves the Headers service.
-	Headers       *Component `protobuf:"bytes,5,opt,name=headers,proto3" json:"headers,omitempty"`
+	Headers *Component `protobuf:"bytes,5,opt,name=headers,proto3" json:"headers,omitempty"`
+	// Interceptor is set if the plugin serves the Interceptor service.
+	Interceptor   *Component `protobuf:"bytes,6,opt,name=interceptor,proto3" json:"interceptor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetInfo_Response) Reset() {
 	*x = GetInfo_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1598,7 @@ func (x *GetInfo_Response) String() string {
 func (*GetInfo_Response) ProtoMessage() {}
 
 func (x *GetInfo_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,6 +1649,13 @@ func (x *GetInfo_Response) GetHeaders() *Component {
 	return nil
 }
 
+func (x *GetInfo_Response) GetInterceptor() *Component {
+	if x != nil {
+		return x.Interceptor
+	}
+	return nil
+}
+
 type Token_Request struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Server        *ServerRef             `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
@@ -1476,7 +1665,7 @@ type Token_Request struct {
 
 func (x *Token_Request) Reset() {
 	*x = Token_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1677,7 @@ func (x *Token_Request) String() string {
 func (*Token_Request) ProtoMessage() {}
 
 func (x *Token_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1717,7 @@ type Token_Response struct {
 
 func (x *Token_Response) Reset() {
 	*x = Token_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1729,7 @@ func (x *Token_Response) String() string {
 func (*Token_Response) ProtoMessage() {}
 
 func (x *Token_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1792,7 @@ type Authorize_Request struct {
 
 func (x *Authorize_Request) Reset() {
 	*x = Authorize_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1804,7 @@ func (x *Authorize_Request) String() string {
 func (*Authorize_Request) ProtoMessage() {}
 
 func (x *Authorize_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1860,7 @@ type Authorize_Response struct {
 
 func (x *Authorize_Response) Reset() {
 	*x = Authorize_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1683,7 +1872,7 @@ func (x *Authorize_Response) String() string {
 func (*Authorize_Response) ProtoMessage() {}
 
 func (x *Authorize_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1911,7 @@ type Forget_Request struct {
 
 func (x *Forget_Request) Reset() {
 	*x = Forget_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1734,7 +1923,7 @@ func (x *Forget_Request) String() string {
 func (*Forget_Request) ProtoMessage() {}
 
 func (x *Forget_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1766,7 +1955,7 @@ type Forget_Response struct {
 
 func (x *Forget_Response) Reset() {
 	*x = Forget_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1967,7 @@ func (x *Forget_Response) String() string {
 func (*Forget_Response) ProtoMessage() {}
 
 func (x *Forget_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +2003,7 @@ type CompleteInteraction_Request struct {
 
 func (x *CompleteInteraction_Request) Reset() {
 	*x = CompleteInteraction_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +2015,7 @@ func (x *CompleteInteraction_Request) String() string {
 func (*CompleteInteraction_Request) ProtoMessage() {}
 
 func (x *CompleteInteraction_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1879,7 +2068,7 @@ type CompleteInteraction_Response struct {
 
 func (x *CompleteInteraction_Response) Reset() {
 	*x = CompleteInteraction_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +2080,7 @@ func (x *CompleteInteraction_Response) String() string {
 func (*CompleteInteraction_Response) ProtoMessage() {}
 
 func (x *CompleteInteraction_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2115,7 @@ type GetHeaders_Request struct {
 
 func (x *GetHeaders_Request) Reset() {
 	*x = GetHeaders_Request{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1938,7 +2127,7 @@ func (x *GetHeaders_Request) String() string {
 func (*GetHeaders_Request) ProtoMessage() {}
 
 func (x *GetHeaders_Request) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1985,7 +2174,7 @@ type GetHeaders_Response struct {
 
 func (x *GetHeaders_Response) Reset() {
 	*x = GetHeaders_Response{}
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2186,7 @@ func (x *GetHeaders_Response) String() string {
 func (*GetHeaders_Response) ProtoMessage() {}
 
 func (x *GetHeaders_Response) ProtoReflect() protoreflect.Message {
-	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2027,13 +2216,311 @@ func (x *GetHeaders_Response) GetDiagnostics() []*Diagnostic {
 	return nil
 }
 
+type Intercept_Request struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Interceptor is the name of the user's interceptor block.
+	Interceptor string `protobuf:"bytes,1,opt,name=interceptor,proto3" json:"interceptor,omitempty"`
+	// Event is the operation: tools/call, prompts/get, resources/read,
+	// tools/list, prompts/list, resources/list, resources/templates/list.
+	Event string          `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	Phase Intercept_Phase `protobuf:"varint,3,opt,name=phase,proto3,enum=mcphost.plugin.v1.Intercept_Phase" json:"phase,omitempty"`
+	// PayloadJSON is what this phase checks: tools/call's arguments object,
+	// prompts/get's {"name","arguments"}, resources/read's {"uri"} in
+	// REQUEST; the result object in RESPONSE.
+	PayloadJson []byte `protobuf:"bytes,4,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
+	// ConfigJSON is the interceptor block's options as a JSON object.
+	ConfigJson []byte `protobuf:"bytes,5,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	ServerName string `protobuf:"bytes,6,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
+	// Name is the operation's name: the canonical tool name
+	// (mcp__SERVER__TOOL), the prompt's name or the resource's URI.
+	Name string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	// Principal is the gateway user, unset for the host's own user. Its
+	// token is never set.
+	Principal *Principal `protobuf:"bytes,8,opt,name=principal,proto3" json:"principal,omitempty"`
+	// RequestJSON is, in RESPONSE, the request payload the result answers.
+	RequestJson   []byte `protobuf:"bytes,9,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Intercept_Request) Reset() {
+	*x = Intercept_Request{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Intercept_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Intercept_Request) ProtoMessage() {}
+
+func (x *Intercept_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Intercept_Request.ProtoReflect.Descriptor instead.
+func (*Intercept_Request) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{18, 0}
+}
+
+func (x *Intercept_Request) GetInterceptor() string {
+	if x != nil {
+		return x.Interceptor
+	}
+	return ""
+}
+
+func (x *Intercept_Request) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *Intercept_Request) GetPhase() Intercept_Phase {
+	if x != nil {
+		return x.Phase
+	}
+	return Intercept_PHASE_UNSPECIFIED
+}
+
+func (x *Intercept_Request) GetPayloadJson() []byte {
+	if x != nil {
+		return x.PayloadJson
+	}
+	return nil
+}
+
+func (x *Intercept_Request) GetConfigJson() []byte {
+	if x != nil {
+		return x.ConfigJson
+	}
+	return nil
+}
+
+func (x *Intercept_Request) GetServerName() string {
+	if x != nil {
+		return x.ServerName
+	}
+	return ""
+}
+
+func (x *Intercept_Request) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Intercept_Request) GetPrincipal() *Principal {
+	if x != nil {
+		return x.Principal
+	}
+	return nil
+}
+
+func (x *Intercept_Request) GetRequestJson() []byte {
+	if x != nil {
+		return x.RequestJson
+	}
+	return nil
+}
+
+type Intercept_Response struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Action Intercept_Action       `protobuf:"varint,1,opt,name=action,proto3,enum=mcphost.plugin.v1.Intercept_Action" json:"action,omitempty"`
+	// Reason says why, on DENY; the client sees it.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// PayloadJSON is the new payload, on MUTATE.
+	PayloadJson []byte `protobuf:"bytes,3,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
+	// Diagnostics with an error mean the configuration is unusable: the
+	// host refuses the operation (unless the block fails open).
+	Diagnostics   []*Diagnostic `protobuf:"bytes,4,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Intercept_Response) Reset() {
+	*x = Intercept_Response{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Intercept_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Intercept_Response) ProtoMessage() {}
+
+func (x *Intercept_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Intercept_Response.ProtoReflect.Descriptor instead.
+func (*Intercept_Response) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{18, 1}
+}
+
+func (x *Intercept_Response) GetAction() Intercept_Action {
+	if x != nil {
+		return x.Action
+	}
+	return Intercept_ACTION_UNSPECIFIED
+}
+
+func (x *Intercept_Response) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Intercept_Response) GetPayloadJson() []byte {
+	if x != nil {
+		return x.PayloadJson
+	}
+	return nil
+}
+
+func (x *Intercept_Response) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
+type Scope_Request struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ConfigJSON is the interceptor block's options as a JSON object.
+	ConfigJson    []byte `protobuf:"bytes,1,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Scope_Request) Reset() {
+	*x = Scope_Request{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Scope_Request) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Scope_Request) ProtoMessage() {}
+
+func (x *Scope_Request) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Scope_Request.ProtoReflect.Descriptor instead.
+func (*Scope_Request) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{19, 0}
+}
+
+func (x *Scope_Request) GetConfigJson() []byte {
+	if x != nil {
+		return x.ConfigJson
+	}
+	return nil
+}
+
+type Scope_Response struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Request and Response say whether the configuration needs the phase.
+	Request       bool          `protobuf:"varint,1,opt,name=request,proto3" json:"request,omitempty"`
+	Response      bool          `protobuf:"varint,2,opt,name=response,proto3" json:"response,omitempty"`
+	Diagnostics   []*Diagnostic `protobuf:"bytes,3,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Scope_Response) Reset() {
+	*x = Scope_Response{}
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Scope_Response) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Scope_Response) ProtoMessage() {}
+
+func (x *Scope_Response) ProtoReflect() protoreflect.Message {
+	mi := &file_mcphost_plugin_v1_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Scope_Response.ProtoReflect.Descriptor instead.
+func (*Scope_Response) Descriptor() ([]byte, []int) {
+	return file_mcphost_plugin_v1_plugin_proto_rawDescGZIP(), []int{19, 1}
+}
+
+func (x *Scope_Response) GetRequest() bool {
+	if x != nil {
+		return x.Request
+	}
+	return false
+}
+
+func (x *Scope_Response) GetResponse() bool {
+	if x != nil {
+		return x.Response
+	}
+	return false
+}
+
+func (x *Scope_Response) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
 var File_mcphost_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x1emcphost/plugin/v1/plugin.proto\x12\x11mcphost.plugin.v1\"\x86\x02\n" +
+	"\x1emcphost/plugin/v1/plugin.proto\x12\x11mcphost.plugin.v1\"\xc6\x02\n" +
 	"\aGetInfo\x1a\t\n" +
-	"\aRequest\x1a\xef\x01\n" +
+	"\aRequest\x1a\xaf\x02\n" +
 	"\bResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12<\n" +
@@ -2041,7 +2528,8 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"transports\x18\x03 \x03(\v2\x1c.mcphost.plugin.v1.ComponentR\n" +
 	"transports\x12?\n" +
 	"\fauth_schemes\x18\x04 \x03(\v2\x1c.mcphost.plugin.v1.ComponentR\vauthSchemes\x126\n" +
-	"\aheaders\x18\x05 \x01(\v2\x1c.mcphost.plugin.v1.ComponentR\aheaders\"w\n" +
+	"\aheaders\x18\x05 \x01(\v2\x1c.mcphost.plugin.v1.ComponentR\aheaders\x12>\n" +
+	"\vinterceptor\x18\x06 \x01(\v2\x1c.mcphost.plugin.v1.ComponentR\vinterceptor\"w\n" +
 	"\tComponent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x124\n" +
@@ -2188,7 +2676,43 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vdiagnostics\x18\x02 \x03(\v2\x1d.mcphost.plugin.v1.DiagnosticR\vdiagnostics\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\\\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa4\x05\n" +
+	"\tIntercept\x1a\xd3\x02\n" +
+	"\aRequest\x12 \n" +
+	"\vinterceptor\x18\x01 \x01(\tR\vinterceptor\x12\x14\n" +
+	"\x05event\x18\x02 \x01(\tR\x05event\x128\n" +
+	"\x05phase\x18\x03 \x01(\x0e2\".mcphost.plugin.v1.Intercept.PhaseR\x05phase\x12!\n" +
+	"\fpayload_json\x18\x04 \x01(\fR\vpayloadJson\x12\x1f\n" +
+	"\vconfig_json\x18\x05 \x01(\fR\n" +
+	"configJson\x12\x1f\n" +
+	"\vserver_name\x18\x06 \x01(\tR\n" +
+	"serverName\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x12:\n" +
+	"\tprincipal\x18\b \x01(\v2\x1c.mcphost.plugin.v1.PrincipalR\tprincipal\x12!\n" +
+	"\frequest_json\x18\t \x01(\fR\vrequestJson\x1a\xc3\x01\n" +
+	"\bResponse\x12;\n" +
+	"\x06action\x18\x01 \x01(\x0e2#.mcphost.plugin.v1.Intercept.ActionR\x06action\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12!\n" +
+	"\fpayload_json\x18\x03 \x01(\fR\vpayloadJson\x12?\n" +
+	"\vdiagnostics\x18\x04 \x03(\v2\x1d.mcphost.plugin.v1.DiagnosticR\vdiagnostics\"9\n" +
+	"\x05Phase\x12\x15\n" +
+	"\x11PHASE_UNSPECIFIED\x10\x00\x12\v\n" +
+	"\aREQUEST\x10\x01\x12\f\n" +
+	"\bRESPONSE\x10\x02\"@\n" +
+	"\x06Action\x12\x16\n" +
+	"\x12ACTION_UNSPECIFIED\x10\x00\x12\b\n" +
+	"\x04PASS\x10\x01\x12\b\n" +
+	"\x04DENY\x10\x02\x12\n" +
+	"\n" +
+	"\x06MUTATE\x10\x03\"\xb7\x01\n" +
+	"\x05Scope\x1a*\n" +
+	"\aRequest\x12\x1f\n" +
+	"\vconfig_json\x18\x01 \x01(\fR\n" +
+	"configJson\x1a\x81\x01\n" +
+	"\bResponse\x12\x18\n" +
+	"\arequest\x18\x01 \x01(\bR\arequest\x12\x1a\n" +
+	"\bresponse\x18\x02 \x01(\bR\bresponse\x12?\n" +
+	"\vdiagnostics\x18\x03 \x03(\v2\x1d.mcphost.plugin.v1.DiagnosticR\vdiagnostics2\\\n" +
 	"\x06Plugin\x12R\n" +
 	"\aGetInfo\x12\".mcphost.plugin.v1.GetInfo.Request\x1a#.mcphost.plugin.v1.GetInfo.Response2N\n" +
 	"\tTransport\x12A\n" +
@@ -2200,7 +2724,10 @@ const file_mcphost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06Forget\x12!.mcphost.plugin.v1.Forget.Request\x1a\".mcphost.plugin.v1.Forget.Response2f\n" +
 	"\aHeaders\x12[\n" +
 	"\n" +
-	"GetHeaders\x12%.mcphost.plugin.v1.GetHeaders.Request\x1a&.mcphost.plugin.v1.GetHeaders.ResponseB>Z<github.com/mcphost/mcphost/sdk/internal/pluginpb/v1;pluginpbb\x06proto3"
+	"GetHeaders\x12%.mcphost.plugin.v1.GetHeaders.Request\x1a&.mcphost.plugin.v1.GetHeaders.Response2\xb5\x01\n" +
+	"\vInterceptor\x12X\n" +
+	"\tIntercept\x12$.mcphost.plugin.v1.Intercept.Request\x1a%.mcphost.plugin.v1.Intercept.Response\x12L\n" +
+	"\x05Scope\x12 .mcphost.plugin.v1.Scope.Request\x1a!.mcphost.plugin.v1.Scope.ResponseB>Z<github.com/mcphost/mcphost/sdk/internal/pluginpb/v1;pluginpbb\x06proto3"
 
 var (
 	file_mcphost_plugin_v1_plugin_proto_rawDescOnce sync.Once
@@ -2214,90 +2741,108 @@ func file_mcphost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_mcphost_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_mcphost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_mcphost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_mcphost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_mcphost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_mcphost_plugin_v1_plugin_proto_goTypes = []any{
 	(Attribute_Type)(0),                  // 0: mcphost.plugin.v1.Attribute.Type
 	(Diagnostic_Severity)(0),             // 1: mcphost.plugin.v1.Diagnostic.Severity
 	(TransportError_Code)(0),             // 2: mcphost.plugin.v1.TransportError.Code
-	(*GetInfo)(nil),                      // 3: mcphost.plugin.v1.GetInfo
-	(*Component)(nil),                    // 4: mcphost.plugin.v1.Component
-	(*Attribute)(nil),                    // 5: mcphost.plugin.v1.Attribute
-	(*Diagnostic)(nil),                   // 6: mcphost.plugin.v1.Diagnostic
-	(*Frame)(nil),                        // 7: mcphost.plugin.v1.Frame
-	(*Open)(nil),                         // 8: mcphost.plugin.v1.Open
-	(*TLS)(nil),                          // 9: mcphost.plugin.v1.TLS
-	(*Opened)(nil),                       // 10: mcphost.plugin.v1.Opened
-	(*Close)(nil),                        // 11: mcphost.plugin.v1.Close
-	(*TransportError)(nil),               // 12: mcphost.plugin.v1.TransportError
-	(*ServerRef)(nil),                    // 13: mcphost.plugin.v1.ServerRef
-	(*Principal)(nil),                    // 14: mcphost.plugin.v1.Principal
-	(*Token)(nil),                        // 15: mcphost.plugin.v1.Token
-	(*Authorize)(nil),                    // 16: mcphost.plugin.v1.Authorize
-	(*Interaction)(nil),                  // 17: mcphost.plugin.v1.Interaction
-	(*Forget)(nil),                       // 18: mcphost.plugin.v1.Forget
-	(*CompleteInteraction)(nil),          // 19: mcphost.plugin.v1.CompleteInteraction
-	(*GetHeaders)(nil),                   // 20: mcphost.plugin.v1.GetHeaders
-	(*GetInfo_Request)(nil),              // 21: mcphost.plugin.v1.GetInfo.Request
-	(*GetInfo_Response)(nil),             // 22: mcphost.plugin.v1.GetInfo.Response
-	nil,                                  // 23: mcphost.plugin.v1.Open.HeadersEntry
-	(*Token_Request)(nil),                // 24: mcphost.plugin.v1.Token.Request
-	(*Token_Response)(nil),               // 25: mcphost.plugin.v1.Token.Response
-	(*Authorize_Request)(nil),            // 26: mcphost.plugin.v1.Authorize.Request
-	(*Authorize_Response)(nil),           // 27: mcphost.plugin.v1.Authorize.Response
-	(*Forget_Request)(nil),               // 28: mcphost.plugin.v1.Forget.Request
-	(*Forget_Response)(nil),              // 29: mcphost.plugin.v1.Forget.Response
-	(*CompleteInteraction_Request)(nil),  // 30: mcphost.plugin.v1.CompleteInteraction.Request
-	(*CompleteInteraction_Response)(nil), // 31: mcphost.plugin.v1.CompleteInteraction.Response
-	(*GetHeaders_Request)(nil),           // 32: mcphost.plugin.v1.GetHeaders.Request
-	(*GetHeaders_Response)(nil),          // 33: mcphost.plugin.v1.GetHeaders.Response
-	nil,                                  // 34: mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
+	(Intercept_Phase)(0),                 // 3: mcphost.plugin.v1.Intercept.Phase
+	(Intercept_Action)(0),                // 4: mcphost.plugin.v1.Intercept.Action
+	(*GetInfo)(nil),                      // 5: mcphost.plugin.v1.GetInfo
+	(*Component)(nil),                    // 6: mcphost.plugin.v1.Component
+	(*Attribute)(nil),                    // 7: mcphost.plugin.v1.Attribute
+	(*Diagnostic)(nil),                   // 8: mcphost.plugin.v1.Diagnostic
+	(*Frame)(nil),                        // 9: mcphost.plugin.v1.Frame
+	(*Open)(nil),                         // 10: mcphost.plugin.v1.Open
+	(*TLS)(nil),                          // 11: mcphost.plugin.v1.TLS
+	(*Opened)(nil),                       // 12: mcphost.plugin.v1.Opened
+	(*Close)(nil),                        // 13: mcphost.plugin.v1.Close
+	(*TransportError)(nil),               // 14: mcphost.plugin.v1.TransportError
+	(*ServerRef)(nil),                    // 15: mcphost.plugin.v1.ServerRef
+	(*Principal)(nil),                    // 16: mcphost.plugin.v1.Principal
+	(*Token)(nil),                        // 17: mcphost.plugin.v1.Token
+	(*Authorize)(nil),                    // 18: mcphost.plugin.v1.Authorize
+	(*Interaction)(nil),                  // 19: mcphost.plugin.v1.Interaction
+	(*Forget)(nil),                       // 20: mcphost.plugin.v1.Forget
+	(*CompleteInteraction)(nil),          // 21: mcphost.plugin.v1.CompleteInteraction
+	(*GetHeaders)(nil),                   // 22: mcphost.plugin.v1.GetHeaders
+	(*Intercept)(nil),                    // 23: mcphost.plugin.v1.Intercept
+	(*Scope)(nil),                        // 24: mcphost.plugin.v1.Scope
+	(*GetInfo_Request)(nil),              // 25: mcphost.plugin.v1.GetInfo.Request
+	(*GetInfo_Response)(nil),             // 26: mcphost.plugin.v1.GetInfo.Response
+	nil,                                  // 27: mcphost.plugin.v1.Open.HeadersEntry
+	(*Token_Request)(nil),                // 28: mcphost.plugin.v1.Token.Request
+	(*Token_Response)(nil),               // 29: mcphost.plugin.v1.Token.Response
+	(*Authorize_Request)(nil),            // 30: mcphost.plugin.v1.Authorize.Request
+	(*Authorize_Response)(nil),           // 31: mcphost.plugin.v1.Authorize.Response
+	(*Forget_Request)(nil),               // 32: mcphost.plugin.v1.Forget.Request
+	(*Forget_Response)(nil),              // 33: mcphost.plugin.v1.Forget.Response
+	(*CompleteInteraction_Request)(nil),  // 34: mcphost.plugin.v1.CompleteInteraction.Request
+	(*CompleteInteraction_Response)(nil), // 35: mcphost.plugin.v1.CompleteInteraction.Response
+	(*GetHeaders_Request)(nil),           // 36: mcphost.plugin.v1.GetHeaders.Request
+	(*GetHeaders_Response)(nil),          // 37: mcphost.plugin.v1.GetHeaders.Response
+	nil,                                  // 38: mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
+	(*Intercept_Request)(nil),            // 39: mcphost.plugin.v1.Intercept.Request
+	(*Intercept_Response)(nil),           // 40: mcphost.plugin.v1.Intercept.Response
+	(*Scope_Request)(nil),                // 41: mcphost.plugin.v1.Scope.Request
+	(*Scope_Response)(nil),               // 42: mcphost.plugin.v1.Scope.Response
 }
 var file_mcphost_plugin_v1_plugin_proto_depIdxs = []int32{
-	5,  // 0: mcphost.plugin.v1.Component.config:type_name -> mcphost.plugin.v1.Attribute
+	7,  // 0: mcphost.plugin.v1.Component.config:type_name -> mcphost.plugin.v1.Attribute
 	0,  // 1: mcphost.plugin.v1.Attribute.type:type_name -> mcphost.plugin.v1.Attribute.Type
 	1,  // 2: mcphost.plugin.v1.Diagnostic.severity:type_name -> mcphost.plugin.v1.Diagnostic.Severity
-	8,  // 3: mcphost.plugin.v1.Frame.open:type_name -> mcphost.plugin.v1.Open
-	10, // 4: mcphost.plugin.v1.Frame.opened:type_name -> mcphost.plugin.v1.Opened
-	12, // 5: mcphost.plugin.v1.Frame.error:type_name -> mcphost.plugin.v1.TransportError
-	11, // 6: mcphost.plugin.v1.Frame.close:type_name -> mcphost.plugin.v1.Close
-	23, // 7: mcphost.plugin.v1.Open.headers:type_name -> mcphost.plugin.v1.Open.HeadersEntry
-	9,  // 8: mcphost.plugin.v1.Open.tls:type_name -> mcphost.plugin.v1.TLS
+	10, // 3: mcphost.plugin.v1.Frame.open:type_name -> mcphost.plugin.v1.Open
+	12, // 4: mcphost.plugin.v1.Frame.opened:type_name -> mcphost.plugin.v1.Opened
+	14, // 5: mcphost.plugin.v1.Frame.error:type_name -> mcphost.plugin.v1.TransportError
+	13, // 6: mcphost.plugin.v1.Frame.close:type_name -> mcphost.plugin.v1.Close
+	27, // 7: mcphost.plugin.v1.Open.headers:type_name -> mcphost.plugin.v1.Open.HeadersEntry
+	11, // 8: mcphost.plugin.v1.Open.tls:type_name -> mcphost.plugin.v1.TLS
 	2,  // 9: mcphost.plugin.v1.TransportError.code:type_name -> mcphost.plugin.v1.TransportError.Code
-	14, // 10: mcphost.plugin.v1.ServerRef.principal:type_name -> mcphost.plugin.v1.Principal
-	4,  // 11: mcphost.plugin.v1.GetInfo.Response.transports:type_name -> mcphost.plugin.v1.Component
-	4,  // 12: mcphost.plugin.v1.GetInfo.Response.auth_schemes:type_name -> mcphost.plugin.v1.Component
-	4,  // 13: mcphost.plugin.v1.GetInfo.Response.headers:type_name -> mcphost.plugin.v1.Component
-	13, // 14: mcphost.plugin.v1.Token.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	6,  // 15: mcphost.plugin.v1.Token.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	13, // 16: mcphost.plugin.v1.Authorize.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	17, // 17: mcphost.plugin.v1.Authorize.Response.interaction:type_name -> mcphost.plugin.v1.Interaction
-	6,  // 18: mcphost.plugin.v1.Authorize.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	13, // 19: mcphost.plugin.v1.Forget.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	6,  // 20: mcphost.plugin.v1.Forget.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	13, // 21: mcphost.plugin.v1.CompleteInteraction.Request.server:type_name -> mcphost.plugin.v1.ServerRef
-	6,  // 22: mcphost.plugin.v1.CompleteInteraction.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	34, // 23: mcphost.plugin.v1.GetHeaders.Response.headers:type_name -> mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
-	6,  // 24: mcphost.plugin.v1.GetHeaders.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
-	21, // 25: mcphost.plugin.v1.Plugin.GetInfo:input_type -> mcphost.plugin.v1.GetInfo.Request
-	7,  // 26: mcphost.plugin.v1.Transport.Connect:input_type -> mcphost.plugin.v1.Frame
-	24, // 27: mcphost.plugin.v1.Auth.Token:input_type -> mcphost.plugin.v1.Token.Request
-	26, // 28: mcphost.plugin.v1.Auth.Authorize:input_type -> mcphost.plugin.v1.Authorize.Request
-	30, // 29: mcphost.plugin.v1.Auth.CompleteInteraction:input_type -> mcphost.plugin.v1.CompleteInteraction.Request
-	28, // 30: mcphost.plugin.v1.Auth.Forget:input_type -> mcphost.plugin.v1.Forget.Request
-	32, // 31: mcphost.plugin.v1.Headers.GetHeaders:input_type -> mcphost.plugin.v1.GetHeaders.Request
-	22, // 32: mcphost.plugin.v1.Plugin.GetInfo:output_type -> mcphost.plugin.v1.GetInfo.Response
-	7,  // 33: mcphost.plugin.v1.Transport.Connect:output_type -> mcphost.plugin.v1.Frame
-	25, // 34: mcphost.plugin.v1.Auth.Token:output_type -> mcphost.plugin.v1.Token.Response
-	27, // 35: mcphost.plugin.v1.Auth.Authorize:output_type -> mcphost.plugin.v1.Authorize.Response
-	31, // 36: mcphost.plugin.v1.Auth.CompleteInteraction:output_type -> mcphost.plugin.v1.CompleteInteraction.Response
-	29, // 37: mcphost.plugin.v1.Auth.Forget:output_type -> mcphost.plugin.v1.Forget.Response
-	33, // 38: mcphost.plugin.v1.Headers.GetHeaders:output_type -> mcphost.plugin.v1.GetHeaders.Response
-	32, // [32:39] is the sub-list for method output_type
-	25, // [25:32] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	16, // 10: mcphost.plugin.v1.ServerRef.principal:type_name -> mcphost.plugin.v1.Principal
+	6,  // 11: mcphost.plugin.v1.GetInfo.Response.transports:type_name -> mcphost.plugin.v1.Component
+	6,  // 12: mcphost.plugin.v1.GetInfo.Response.auth_schemes:type_name -> mcphost.plugin.v1.Component
+	6,  // 13: mcphost.plugin.v1.GetInfo.Response.headers:type_name -> mcphost.plugin.v1.Component
+	6,  // 14: mcphost.plugin.v1.GetInfo.Response.interceptor:type_name -> mcphost.plugin.v1.Component
+	15, // 15: mcphost.plugin.v1.Token.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	8,  // 16: mcphost.plugin.v1.Token.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	15, // 17: mcphost.plugin.v1.Authorize.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	19, // 18: mcphost.plugin.v1.Authorize.Response.interaction:type_name -> mcphost.plugin.v1.Interaction
+	8,  // 19: mcphost.plugin.v1.Authorize.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	15, // 20: mcphost.plugin.v1.Forget.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	8,  // 21: mcphost.plugin.v1.Forget.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	15, // 22: mcphost.plugin.v1.CompleteInteraction.Request.server:type_name -> mcphost.plugin.v1.ServerRef
+	8,  // 23: mcphost.plugin.v1.CompleteInteraction.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	38, // 24: mcphost.plugin.v1.GetHeaders.Response.headers:type_name -> mcphost.plugin.v1.GetHeaders.Response.HeadersEntry
+	8,  // 25: mcphost.plugin.v1.GetHeaders.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	3,  // 26: mcphost.plugin.v1.Intercept.Request.phase:type_name -> mcphost.plugin.v1.Intercept.Phase
+	16, // 27: mcphost.plugin.v1.Intercept.Request.principal:type_name -> mcphost.plugin.v1.Principal
+	4,  // 28: mcphost.plugin.v1.Intercept.Response.action:type_name -> mcphost.plugin.v1.Intercept.Action
+	8,  // 29: mcphost.plugin.v1.Intercept.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	8,  // 30: mcphost.plugin.v1.Scope.Response.diagnostics:type_name -> mcphost.plugin.v1.Diagnostic
+	25, // 31: mcphost.plugin.v1.Plugin.GetInfo:input_type -> mcphost.plugin.v1.GetInfo.Request
+	9,  // 32: mcphost.plugin.v1.Transport.Connect:input_type -> mcphost.plugin.v1.Frame
+	28, // 33: mcphost.plugin.v1.Auth.Token:input_type -> mcphost.plugin.v1.Token.Request
+	30, // 34: mcphost.plugin.v1.Auth.Authorize:input_type -> mcphost.plugin.v1.Authorize.Request
+	34, // 35: mcphost.plugin.v1.Auth.CompleteInteraction:input_type -> mcphost.plugin.v1.CompleteInteraction.Request
+	32, // 36: mcphost.plugin.v1.Auth.Forget:input_type -> mcphost.plugin.v1.Forget.Request
+	36, // 37: mcphost.plugin.v1.Headers.GetHeaders:input_type -> mcphost.plugin.v1.GetHeaders.Request
+	39, // 38: mcphost.plugin.v1.Interceptor.Intercept:input_type -> mcphost.plugin.v1.Intercept.Request
+	41, // 39: mcphost.plugin.v1.Interceptor.Scope:input_type -> mcphost.plugin.v1.Scope.Request
+	26, // 40: mcphost.plugin.v1.Plugin.GetInfo:output_type -> mcphost.plugin.v1.GetInfo.Response
+	9,  // 41: mcphost.plugin.v1.Transport.Connect:output_type -> mcphost.plugin.v1.Frame
+	29, // 42: mcphost.plugin.v1.Auth.Token:output_type -> mcphost.plugin.v1.Token.Response
+	31, // 43: mcphost.plugin.v1.Auth.Authorize:output_type -> mcphost.plugin.v1.Authorize.Response
+	35, // 44: mcphost.plugin.v1.Auth.CompleteInteraction:output_type -> mcphost.plugin.v1.CompleteInteraction.Response
+	33, // 45: mcphost.plugin.v1.Auth.Forget:output_type -> mcphost.plugin.v1.Forget.Response
+	37, // 46: mcphost.plugin.v1.Headers.GetHeaders:output_type -> mcphost.plugin.v1.GetHeaders.Response
+	40, // 47: mcphost.plugin.v1.Interceptor.Intercept:output_type -> mcphost.plugin.v1.Intercept.Response
+	42, // 48: mcphost.plugin.v1.Interceptor.Scope:output_type -> mcphost.plugin.v1.Scope.Response
+	40, // [40:49] is the sub-list for method output_type
+	31, // [31:40] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_mcphost_plugin_v1_plugin_proto_init() }
@@ -2317,10 +2862,10 @@ func file_mcphost_plugin_v1_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mcphost_plugin_v1_plugin_proto_rawDesc), len(file_mcphost_plugin_v1_plugin_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   32,
+			NumEnums:      5,
+			NumMessages:   38,
 			NumExtensions: 0,
-			NumServices:   4,
+			NumServices:   5,
 		},
 		GoTypes:           file_mcphost_plugin_v1_plugin_proto_goTypes,
 		DependencyIndexes: file_mcphost_plugin_v1_plugin_proto_depIdxs,

@@ -4,8 +4,8 @@
 //
 // A plugin is a program started by the host with hashicorp/go-plugin over gRPC
 // (AutoMTLS). It serves the Plugin service and one or more of the Transport,
-// Auth and Headers services. JSON-RPC (MCP) messages cross as opaque bytes:
-// this protocol does not re-model MCP.
+// Auth, Headers and Interceptor services. JSON-RPC (MCP) messages cross as
+// opaque bytes: this protocol does not re-model MCP.
 //
 // Errors: a problem the user can act on travels as diagnostics in a response;
 // a gRPC status error means the plugin broke.
@@ -545,6 +545,137 @@ var Headers_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetHeaders",
 			Handler:    _Headers_GetHeaders_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "mcphost/plugin/v1/plugin.proto",
+}
+
+const (
+	Interceptor_Intercept_FullMethodName = "/mcphost.plugin.v1.Interceptor/Intercept"
+	Interceptor_Scope_FullMethodName     = "/mcphost.plugin.v1.Interceptor/Scope"
+)
+
+// InterceptorClient is the client API for Interceptor service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+type InterceptorClient interface {
+	Intercept(ctx context.Context, in *Intercept_Request, opts ...grpc.CallOption) (*Intercept_Response, error)
+	// Scope says which phases a configuration needs, so that the host skips
+	// the others. OPTIONAL: UNIMPLEMENTED means every phase.
+	Scope(ctx context.Context, in *Scope_Request, opts ...grpc.CallOption) (*Scope_Response, error)
+}
+
+type interceptorClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewInterceptorClient(cc grpc.ClientConnInterface) InterceptorClient {
+	return &interceptorClient{cc}
+}
+
+func (c *interceptorClient) Intercept(ctx context.Context, in *Intercept_Request, opts ...grpc.CallOption) (*Intercept_Response, error) {
+	out := new(Intercept_Response)
+	err := c.cc.Invoke(ctx, Interceptor_Intercept_FullMethodName, in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *interceptorClient) Scope(ctx context.Context, in *Scope_Request, opts ...grpc.CallOption) (*Scope_Response, error) {
+	out := new(Scope_Response)
+	err := c.cc.Invoke(ctx, Interceptor_Scope_FullMethodName, in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// InterceptorServer is the server API for Interceptor service.
+// All implementations must embed UnimplementedInterceptorServer
+// for forward compatibility
+type InterceptorServer interface {
+	Intercept(context.Context, *Intercept_Request) (*Intercept_Response, error)
+	// Scope says which phases a configuration needs, so that the host skips
+	// the others. OPTIONAL: UNIMPLEMENTED means every phase.
+	Scope(context.Context, *Scope_Request) (*Scope_Response, error)
+	mustEmbedUnimplementedInterceptorServer()
+}
+
+// UnimplementedInterceptorServer must be embedded to have forward compatible implementations.
+type UnimplementedInterceptorServer struct {
+}
+
+func (UnimplementedInterceptorServer) Intercept(context.Context, *Intercept_Request) (*Intercept_Response, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Intercept not implemented")
+}
+func (UnimplementedInterceptorServer) Scope(context.Context, *Scope_Request) (*Scope_Response, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Scope not implemented")
+}
+func (UnimplementedInterceptorServer) mustEmbedUnimplementedInterceptorServer() {}
+
+// UnsafeInterceptorServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to InterceptorServer will
+// result in compilation errors.
+type UnsafeInterceptorServer interface {
+	mustEmbedUnimplementedInterceptorServer()
+}
+
+func RegisterInterceptorServer(s grpc.ServiceRegistrar, srv InterceptorServer) {
+	s.RegisterService(&Interceptor_ServiceDesc, srv)
+}
+
+func _Interceptor_Intercept_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Intercept_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InterceptorServer).Intercept(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Interceptor_Intercept_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InterceptorServer).Intercept(ctx, req.(*Intercept_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Interceptor_Scope_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Scope_Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InterceptorServer).Scope(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Interceptor_Scope_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InterceptorServer).Scope(ctx, req.(*Scope_Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Interceptor_ServiceDesc is the grpc.ServiceDesc for Interceptor service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Interceptor_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "mcphost.plugin.v1.Interceptor",
+	HandlerType: (*InterceptorServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Intercept",
+			Handler:    _Interceptor_Intercept_Handler,
+		},
+		{
+			MethodName: "Scope",
+			Handler:    _Interceptor_Scope_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
