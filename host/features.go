@@ -6,10 +6,12 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
@@ -122,6 +124,18 @@ func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.Rea
 	}
 	up := *p
 	up.Meta = mcpmeta.Forwardable(p.Meta) // (spoken to in the server's own version)
+	plan := h.chain().ForEvent(intercept.EventResourcesRead, server, p.URI, eventPrincipal(ctx))
+	var call *intercept.Call
+	var start time.Time
+	if plan != nil {
+		start = time.Now()
+		call = eventCall(ctx, intercept.EventResourcesRead, server, p.URI, p.URI)
+		if plan.HasRequest() {
+			if err := h.checkReadRequest(ctx, plan, call, &up); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var res *mcp.ReadResourceResult
 	err := h.conns.Do(ctx, server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
@@ -130,6 +144,11 @@ func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.Rea
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading resource %s from %s: %w", p.URI, server, err)
+	}
+	if plan != nil && plan.HasResponse() && res.InputRequests == nil {
+		// (An input-required result is not the resource: its retry's is.)
+		call.Duration = time.Since(start)
+		return checkEventResponse(ctx, h, plan, call, res)
 	}
 	return res, nil
 }
@@ -155,6 +174,18 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 	up := *p
 	up.Name = pr.Original
 	up.Meta = nil
+	plan := h.chain().ForEvent(intercept.EventPromptsGet, pr.Server, pr.Name, eventPrincipal(ctx))
+	var call *intercept.Call
+	var start time.Time
+	if plan != nil {
+		start = time.Now()
+		call = eventCall(ctx, intercept.EventPromptsGet, pr.Server, pr.Name, pr.Original)
+		if plan.HasRequest() {
+			if err := h.checkPromptRequest(ctx, plan, call, &up); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var res *mcp.GetPromptResult
 	err = h.conns.Do(ctx, pr.Server, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
@@ -163,6 +194,11 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 	})
 	if err != nil {
 		return nil, fmt.Errorf("getting prompt %s: %w", name, err)
+	}
+	if plan != nil && plan.HasResponse() && res.InputRequests == nil {
+		// (An input-required result is not the prompt: its retry's is.)
+		call.Duration = time.Since(start)
+		return checkEventResponse(ctx, h, plan, call, res)
 	}
 	return res, nil
 }

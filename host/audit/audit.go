@@ -14,6 +14,11 @@
 //
 //	{"time":"2025-06-01T12:00:00.123Z","event":"tools/call","iss":"https://idp.example.com","sub":"alice","session":"c9683f6038903a14","server":"github","tool":"mcp__github__create_issue","decision":"allow","rule":"user scope, /etc/mcphost/config.hcl:12 allow mcp__github__*","outcome":"ok","duration_ms":182.5,"request_bytes":311,"response_bytes":1204,"remote":"192.0.2.7:51234"}
 //
+// A call that hooks or interceptors checked has their decisions, in the
+// order they ran, after "rule" (see [Check]):
+//
+//	"checks":[{"name":"PreToolUse","kind":"hook","event":"tools/call/request","decision":"allow","ms":41.3},{"name":"guard","kind":"plugin","event":"tools/call/response","decision":"mutate","ms":0.21}]
+//
 // "time" is RFC 3339 in UTC with milliseconds, "duration_ms" is in
 // milliseconds with microsecond precision. Keys are lower case and stable;
 // new keys may be added. A record has no field for argument values,
@@ -138,6 +143,10 @@ type Record struct {
 	// "user scope, /x/config.hcl:12 allow mcp__github__*".
 	Decision string `json:"decision,omitempty"`
 	Rule     string `json:"rule,omitempty"`
+	// Checks are the hooks and interceptors that ran for the call, in the
+	// order they ran, each with its decision (fixed words only: never a
+	// reason or any other text a hook or an interceptor returned).
+	Checks []Check `json:"checks,omitempty"`
 	// Outcome is how it ended: one of the Outcome constants.
 	Outcome string `json:"outcome"`
 	// Status is the HTTP status of a refused request.
@@ -152,6 +161,59 @@ type Record struct {
 	ResponseBytes int `json:"response_bytes,omitempty"`
 	// Remote is the client's network address.
 	Remote string `json:"remote,omitempty"`
+}
+
+// Check is what a Record holds of one hook or interceptor that ran for the
+// call: written as
+//
+//	{"name":"guard","kind":"plugin","event":"tools/call/request","decision":"mutate","ms":0.21}
+//
+// with "mode":"audit" for a check in audit mode (its decision is then
+// what it would have done: would_deny, would_mutate). Every field is a
+// configured name or a fixed word; none may hold a check's reason.
+type Check struct {
+	// Name is the check's configured name: an interceptor block's label,
+	// or a hook's event (PreToolUse, ...).
+	Name string `json:"name"`
+	// Kind is hook, plugin, server or builtin.
+	Kind string `json:"kind"`
+	// Event is the event and the phase: "tools/call/request".
+	Event string `json:"event"`
+	// Decision is one of the CheckDecision constants.
+	Decision string `json:"decision"`
+	// Mode is "audit" for a check that only records what it would do, ""
+	// for one that enforces.
+	Mode string `json:"mode,omitempty"`
+	// Duration is how long the check took, written as "ms" (milliseconds,
+	// microsecond precision).
+	Duration time.Duration `json:"-"`
+}
+
+// Decisions of a Check.
+const (
+	CheckPass        = "pass"
+	CheckAllow       = "allow"
+	CheckAsk         = "ask"
+	CheckDeny        = "deny"
+	CheckMutate      = "mutate"
+	CheckError       = "error"
+	CheckTimeout     = "timeout"
+	CheckWouldDeny   = "would_deny"
+	CheckWouldMutate = "would_mutate"
+)
+
+// CheckModeAudit is the Mode of a Check in audit mode.
+const CheckModeAudit = "audit"
+
+// CheckDecision returns d if it is one of the CheckDecision constants,
+// else "other": what a Check records is a fixed word, whatever a caller
+// passes.
+func CheckDecision(d string) string {
+	switch d {
+	case CheckPass, CheckAllow, CheckAsk, CheckDeny, CheckMutate, CheckError, CheckTimeout, CheckWouldDeny, CheckWouldMutate:
+		return d
+	}
+	return "other"
 }
 
 // MarshalJSON encodes r as one line of the audit log, without the newline.
@@ -281,7 +343,8 @@ func newLog(w io.Writer, c io.Closer, name string, o *Options) *Log {
 	return l
 }
 
-// Write queues a copy of r to be written; the caller may reuse r. It never
+// Write queues a copy of r to be written; the caller may reuse r, but not
+// change the elements of r.Checks, which are not copied. It never
 // waits for I/O: it only takes a lock that is never held across I/O or
 // encoding. If Options.Buffer records are already waiting (the writer is
 // slow or stuck), or the Log is closed, the record is dropped and counted

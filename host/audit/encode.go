@@ -26,6 +26,9 @@ func appendRecord(b []byte, r *Record) []byte {
 	b = appendField(b, "tool", r.Tool)
 	b = appendField(b, "decision", r.Decision)
 	b = appendField(b, "rule", r.Rule)
+	if len(r.Checks) > 0 {
+		b = appendChecks(b, r.Checks)
+	}
 	b = append(b, `,"outcome":`...)
 	b = appendString(b, r.Outcome)
 	b = appendInt(b, "status", int64(r.Status))
@@ -38,6 +41,30 @@ func appendRecord(b []byte, r *Record) []byte {
 	b = appendInt(b, "response_bytes", int64(r.ResponseBytes))
 	b = appendField(b, "remote", r.Remote)
 	return append(b, '}')
+}
+
+// appendChecks appends ,"checks":[…].
+func appendChecks(b []byte, cs []Check) []byte {
+	b = append(b, `,"checks":[`...)
+	for i := range cs {
+		c := &cs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendString(b, c.Name)
+		b = append(b, `,"kind":`...)
+		b = appendString(b, c.Kind)
+		b = append(b, `,"event":`...)
+		b = appendString(b, c.Event)
+		b = append(b, `,"decision":`...)
+		b = appendString(b, c.Decision)
+		b = appendField(b, "mode", c.Mode)
+		b = append(b, `,"ms":`...)
+		b = appendMillis(b, c.Duration)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // appendDropped appends the line reporting n dropped records.

@@ -45,6 +45,19 @@ func TestAppendRecord(t *testing.T) {
 			`{"time":"2025-06-01T12:00:00.123Z","event":"e","outcome":"ok","duration_ms":5400000}`},
 		{"escaping", Record{Time: t0, Event: "e", Outcome: "ok", Tool: "a\"b\\c\nd\te\x01f\u2028g\xffh<&>é"},
 			`{"time":"2025-06-01T12:00:00.123Z","event":"e","tool":"a\"b\\c\nd\te\u0001f\u2028g\ufffdh<&>é","outcome":"ok"}`},
+		{"checks", Record{Time: t0, Event: EventToolCall, Decision: DecisionAllow, Rule: "r", Outcome: OutcomeOK, Checks: []Check{
+			{Name: "PreToolUse", Kind: "hook", Event: "tools/call/request", Decision: CheckAllow, Duration: 41300 * time.Microsecond},
+			{Name: "guard", Kind: "plugin", Event: "tools/call/response", Decision: CheckMutate, Duration: 210 * time.Microsecond},
+			{Name: "keys", Kind: "builtin", Event: "tools/call/response", Decision: CheckWouldDeny, Mode: CheckModeAudit},
+		}},
+			`{"time":"2025-06-01T12:00:00.123Z","event":"tools/call","decision":"allow","rule":"r",` +
+				`"checks":[{"name":"PreToolUse","kind":"hook","event":"tools/call/request","decision":"allow","ms":41.3},` +
+				`{"name":"guard","kind":"plugin","event":"tools/call/response","decision":"mutate","ms":0.21},` +
+				`{"name":"keys","kind":"builtin","event":"tools/call/response","decision":"would_deny","mode":"audit","ms":0}],"outcome":"ok"}`},
+		{"check names escaped", Record{Time: t0, Event: "e", Outcome: "ok", Checks: []Check{{Name: "a\"b\n", Kind: "k", Event: "v", Decision: "d"}}},
+			`{"time":"2025-06-01T12:00:00.123Z","event":"e","checks":[{"name":"a\"b\n","kind":"k","event":"v","decision":"d","ms":0}],"outcome":"ok"}`},
+		{"no checks: no key", Record{Time: t0, Event: "e", Outcome: "ok", Checks: []Check{}},
+			`{"time":"2025-06-01T12:00:00.123Z","event":"e","outcome":"ok"}`},
 		{"empty outcome kept", Record{Time: t0},
 			`{"time":"2025-06-01T12:00:00.123Z","event":"","outcome":""}`},
 	}
@@ -78,8 +91,10 @@ func TestAppendDropped(t *testing.T) {
 // full is a Record with every field set.
 var full = Record{
 	Time: t0, Event: EventResourceRead, Issuer: "iss", Subject: "sub", Session: SessionRef("s"), Endpoint: "dev",
-	Server: "srv", Tool: "file:///x", Decision: DecisionAsk, Rule: "rule", Outcome: OutcomeDenied,
-	Status: 403, Reason: "reason", Duration: 2 * time.Millisecond, RequestBytes: 1, ResponseBytes: 2,
+	Server: "srv", Tool: "file:///x", Decision: DecisionAsk, Rule: "rule",
+	Checks:  []Check{{Name: "n", Kind: "builtin", Event: "resources/read/request", Decision: CheckWouldDeny, Mode: CheckModeAudit, Duration: time.Millisecond}},
+	Outcome: OutcomeDenied,
+	Status:  403, Reason: "reason", Duration: 2 * time.Millisecond, RequestBytes: 1, ResponseBytes: 2,
 	Remote: "remote",
 }
 
@@ -121,11 +136,49 @@ func TestTagsMatchEncoder(t *testing.T) {
 	wantBack := full
 	wantBack.Time = full.Time.Truncate(time.Millisecond)
 	wantBack.Duration = 0
+	wantBack.Checks = slices.Clone(full.Checks)
+	for i := range wantBack.Checks {
+		wantBack.Checks[i].Duration = 0 // ("ms": not read back)
+	}
 	if diff := cmp.Diff(wantBack, back); diff != "" {
 		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
 	if m["duration_ms"] != 2.0 {
 		t.Errorf("duration_ms = %v, want 2", m["duration_ms"])
+	}
+
+	// A Check's keys are its tags' too (plus ms).
+	want = want[:0]
+	ct := reflect.TypeFor[Check]()
+	for i := range ct.NumField() {
+		name, _, _ := strings.Cut(ct.Field(i).Tag.Get("json"), ",")
+		if name == "-" {
+			name = "ms"
+		}
+		want = append(want, name)
+	}
+	got = got[:0]
+	for k := range m["checks"].([]any)[0].(map[string]any) {
+		got = append(got, k)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("check keys (-tags +encoded):\n%s", diff)
+	}
+}
+
+func TestCheckDecision(t *testing.T) {
+	t.Parallel()
+	for _, d := range []string{CheckPass, CheckAllow, CheckAsk, CheckDeny, CheckMutate, CheckError, CheckTimeout, CheckWouldDeny, CheckWouldMutate} {
+		if got := CheckDecision(d); got != d {
+			t.Errorf("CheckDecision(%q) = %q", d, got)
+		}
+	}
+	for _, d := range []string{"", "Deny", "deny: the secret is hunter2", "block"} {
+		if got := CheckDecision(d); got != "other" {
+			t.Errorf("CheckDecision(%q) = %q, want other", d, got)
+		}
 	}
 }
 

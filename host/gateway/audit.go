@@ -13,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/inbound"
+	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/internal/rawjson"
@@ -206,6 +207,9 @@ func (a *callAudit) done(err error, respBytes int) {
 			a.rec.Decision = audit.DecisionNone
 		}
 	}
+	// The hooks and interceptors that ran, with their decisions (never
+	// their reasons).
+	a.rec.Checks = auditChecks(a.note.Checks())
 	var approval *host.ApprovalRequiredError
 	switch {
 	case err == nil:
@@ -215,7 +219,8 @@ func (a *callAudit) done(err error, respBytes int) {
 		// which has a line of its own.
 		a.rec.Outcome, a.rec.Decision = audit.OutcomeDenied, permissions.Ask.String()
 		a.rec.Reason = "approval asked of the client"
-	case errors.Is(err, host.ErrDenied):
+	case errors.Is(err, host.ErrDenied), errors.Is(err, intercept.ErrRefused):
+		// (Refused by the rules, the client, or a hook or interceptor.)
 		a.rec.Outcome = audit.OutcomeDenied
 	case errors.Is(err, registry.ErrNotFound):
 		// No such tool (a per-user server's, or one gone since it was

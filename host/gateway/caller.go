@@ -53,7 +53,11 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		p := principalOf(req)
 		if p == nil {
-			return next(ctx, method, req)
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			return g.checkList(ctx, method, req, res)
 		}
 		ctx = host.WithCaller(ctx, p, bearerOf(req.GetExtra()))
 		g.noteUserClient(p, req)
@@ -91,8 +95,30 @@ func (g *Gateway) callerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if g.perPrincipal(res) {
 			setCacheScope(res, cachePrivate)
 		}
+		return g.checkList(ctx, method, req, res)
+	}
+}
+
+// checkList runs the hooks' and interceptors' checks of a list result res
+// of req as served to ctx's caller (host.Serving.CheckList: they may filter or
+// replace it); a list they refuse is answered with its JSON-RPC error
+// (-32603). Any other result, and a list when no check is configured,
+// pass as they are.
+func (g *Gateway) checkList(ctx context.Context, method string, req mcp.Request, res mcp.Result) (mcp.Result, error) {
+	switch res.(type) {
+	case *mcp.ListToolsResult, *mcp.ListPromptsResult, *mcp.ListResourcesResult, *mcp.ListResourceTemplatesResult:
+	default:
 		return res, nil
 	}
+	if !g.h.Serving().HasChecks() {
+		return res, nil
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	ctx = g.withCallInfo(ctx, sessionID(ss), frontOf(req))
+	if err := g.h.Serving().CheckList(ctx, method, res); err != nil {
+		return nil, asRefusalRPC(err)
+	}
+	return res, nil
 }
 
 // The cache scopes of a list result (2026-07-28: cacheScope).

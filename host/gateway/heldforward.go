@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/gateway/cluster"
+	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/state"
 	"github.com/mcphost/mcphost/internal/sealbox"
@@ -147,6 +148,7 @@ var heldSentinels = map[string]error{
 	"denied":       host.ErrDenied,
 	"timeout":      host.ErrTimeout,
 	"tool_changed": host.ErrToolChanged,
+	"refused":      intercept.ErrRefused,
 	"canceled":     context.Canceled,
 	"deadline":     context.DeadlineExceeded,
 }
@@ -157,7 +159,9 @@ func encodeHeldError(err error) *heldError {
 	}
 	he := &heldError{Message: err.Error()}
 	var rpc *jsonrpc.Error
-	if errors.As(err, &rpc) {
+	if e, ok := refusalRPC(err); ok {
+		he.RPC = e // (a check's refusal with a code: answered so)
+	} else if errors.As(err, &rpc) {
 		he.RPC = rpc
 	}
 	var te *host.ToolError

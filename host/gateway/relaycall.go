@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/gateway/wire"
+	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/telemetry"
 )
 
@@ -56,6 +58,13 @@ func (g *Gateway) refuseRelay(front RelayFront, clientID []byte, rs *relaySpan, 
 // the call was passed to the go-sdk server (only known at once for a call
 // that is not async).
 func (c *relayCall) start(ctx context.Context, session, remote string) (answered bool) {
+	// (The stdio front's calls are the async ones: their answers are
+	// written on a read loop or a worker; the HTTP front's handler waits.)
+	front := host.FrontHTTP
+	if c.async {
+		front = host.FrontStdio
+	}
+	ctx = c.g.withCallInfo(ctx, session, front) // (for the call's hooks and interceptors)
 	c.audit = c.g.auditCall(ctx, audit.EventToolCall, c.name, session, remote, len(c.args))
 	ctx = c.audit.with(ctx) // (the gate's decision, for the line)
 	c.ctx = ctx
@@ -117,7 +126,15 @@ func (c *relayCall) finish(ctx context.Context, resp []byte, handled bool, err e
 		c.front.Unanswered()
 		c.g.endRelay(c.rs, err)
 	case err != nil:
-		c.g.log.Warn("tool call failed", "tool", c.name, "error", err)
+		if e, ok := refusalRPC(err); ok {
+			// Refused by a check with a code (validate_input: -32602).
+			c.front.Answer(wire.Error(c.clientID, e.Code, e.Message, nil))
+			c.g.endRelay(c.rs, e)
+			return true
+		}
+		if !errors.Is(err, intercept.ErrRefused) { // (a refusal is no failure: its reason is the answer)
+			c.g.log.Warn("tool call failed", "tool", c.name, "error", err)
+		}
 		c.front.Answer(wire.Result(c.clientID, wire.ErrorResult(err.Error())))
 		c.g.endRelay(c.rs, err)
 	default:

@@ -41,13 +41,15 @@ func (g *Gateway) promptHandler(exposed string) mcp.PromptHandler {
 // server, with its audit line, and strips the protocol's own keys from the
 // result's _meta.
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest, name string) (*mcp.GetPromptResult, error) {
+	ctx = g.withCallInfo(ctx, sessionID(req.Session), frontOf(req)) // (for its hooks and interceptors)
 	a := g.auditCall(ctx, audit.EventPromptGet, name, sessionID(req.Session), "", 0)
+	ctx = a.with(ctx) // (its checks, for the line)
 	res, err := g.h.GetPromptResult(ctx, name, req.Params)
 	if a != nil {
 		a.done(err, 0)
 	}
 	if err != nil {
-		return nil, err
+		return nil, asRefusalRPC(err) // (a check's refusal: its code and text)
 	}
 	stripProtocolMeta(res.Meta)
 	return res, nil
@@ -63,14 +65,16 @@ func (g *Gateway) resourceHandler(server, uri string) mcp.ResourceHandler {
 
 // auditedRead is read with its audit line.
 func (g *Gateway) auditedRead(ctx context.Context, req *mcp.ReadResourceRequest, server, uri string) (*mcp.ReadResourceResult, error) {
+	ctx = g.withCallInfo(ctx, sessionID(req.Session), frontOf(req)) // (for its hooks and interceptors)
 	a := g.auditCall(ctx, audit.EventResourceRead, req.Params.URI, sessionID(req.Session), "", 0)
 	if a == nil {
-		return g.read(ctx, server, uri, req.Params)
+		res, err := g.read(ctx, server, uri, req.Params)
+		return res, asRefusalRPC(err)
 	}
 	a.rec.Server = server
-	res, err := g.read(ctx, server, uri, req.Params)
+	res, err := g.read(a.with(ctx), server, uri, req.Params) // (its checks, for the line)
 	a.done(err, 0)
-	return res, err
+	return res, asRefusalRPC(err) // (a check's refusal: its code and text)
 }
 
 // templateHandler reads a resource of a server's template; qualified

@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/conn"
+	"github.com/mcphost/mcphost/host/intercept"
 	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/internal/mcpmeta"
 )
@@ -81,6 +82,7 @@ func asUnknown(name string, res *mcp.CallToolResult, err error) (*mcp.CallToolRe
 // responses and request state of a retry). With an audit log, the call's
 // line is written when it ends.
 func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
+	ctx = g.withCallInfo(ctx, sessionID(req.Session), frontOf(req)) // (for the call's hooks and interceptors)
 	a := g.auditCall(ctx, audit.EventToolCall, name, sessionID(req.Session), "", len(req.Params.Arguments))
 	if a == nil {
 		return g.callTool(ctx, req, name)
@@ -228,6 +230,14 @@ func (g *Gateway) callResult(ctx context.Context, req *mcp.CallToolRequest, name
 			return res, nil // isError passes through as a result
 		case errors.Is(err, registry.ErrNotFound):
 			return nil, err
+		case errors.Is(err, intercept.ErrRefused):
+			// Refused by a hook or an interceptor: with a code
+			// (validate_input) a JSON-RPC error, else a tool error result
+			// with the check's reason (the model reads it).
+			if e, ok := refusalRPC(err); ok {
+				return nil, e
+			}
+			return errorResult(err), nil
 		case errors.As(err, &rpc):
 			return nil, rpc // the server's protocol error, with its code
 		case err != nil:

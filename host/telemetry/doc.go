@@ -29,7 +29,9 @@
 //   - A tool call through the host is an INTERNAL GenAI span
 //     "execute_tool {gen_ai.tool.name}" with mcphost.server.name; its
 //     children are the permission decision ("mcphost.permission.decide",
-//     INTERNAL, mcphost.outcome), the upstream request (CLIENT, named like
+//     INTERNAL, mcphost.outcome), each hook and interceptor that ran
+//     ("mcphost.check", INTERNAL, mcphost.check.name, .kind, .event and
+//     .decision), the upstream request (CLIENT, named like
 //     the server span) and plugin RPCs (CLIENT "{rpc.method}",
 //     rpc.system.name=grpc, mcphost.plugin.name). When the call serves a
 //     downstream tools/call, that request's SERVER span — an execute_tool

@@ -308,6 +308,7 @@ const (
 	startDecision                  // a: tool
 	startUpstream                  // a: server, b: method, c: target, d: protocol version, e: transport
 	startDecided                   // a: tool, b: outcome
+	startCheck                     // a: name, b: kind, c: event, d: decision
 )
 
 // spanName is "{method} {target}" when target names a tool or a prompt,
