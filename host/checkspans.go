@@ -23,6 +23,15 @@ func (h *Host) noteChecks(ctx context.Context, recs []intercept.Record) {
 	h.traceChecks(ctx, recs)
 }
 
+// reportChecks is noteChecks with the call's note n given (nil: none).
+func (h *Host) reportChecks(ctx context.Context, n *DecisionNote, recs []intercept.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	n.addChecks(recs)
+	h.traceChecks(ctx, recs)
+}
+
 // traceChecks records one span per record of recs under ctx's span
 // (mcphost.check), with telemetry on.
 func (h *Host) traceChecks(ctx context.Context, recs []intercept.Record) {

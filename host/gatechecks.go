@@ -71,7 +71,7 @@ func (h *Host) checkPre(ctx context.Context, cc *callChecks, n *DecisionNote, pl
 	call.Args, call.Payload = args, args
 	if !cc.preRan {
 		cc.pre, cc.preRan = plan.Pre(ctx, call), true
-		n.addChecks(cc.pre.Records)
+		h.reportChecks(ctx, n, cc.pre.Records)
 	}
 	pre := cc.pre
 	if pre.Args != nil {
@@ -121,7 +121,7 @@ func mergeHooks(d permissions.Decision, pre intercept.PreOutcome) permissions.De
 // the arguments they leave. A refusal is a *RefusedError. The outcome is
 // kept in cc, the call's checks its note n holds: the full path after a
 // relay's try that ran them does not run them again.
-func checkRequest(ctx context.Context, cc *callChecks, n *DecisionNote, plan *intercept.Plan, call *intercept.Call) error {
+func (h *Host) checkRequest(ctx context.Context, cc *callChecks, n *DecisionNote, plan *intercept.Plan, call *intercept.Call) error {
 	if !plan.HasRequest() {
 		return nil
 	}
@@ -133,7 +133,7 @@ func checkRequest(ctx context.Context, cc *callChecks, n *DecisionNote, plan *in
 		return cc.reqErr
 	}
 	args, recs, err := plan.Request(ctx, call)
-	n.addChecks(recs)
+	h.reportChecks(ctx, n, recs)
 	if err != nil {
 		err = refusal(err)
 	} else {
