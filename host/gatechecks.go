@@ -204,15 +204,18 @@ func (h *Host) toolCall(ctx context.Context, t *registry.Tool, id string) *inter
 	return c
 }
 
-// fillCallInfo sets c's caller, session, endpoint and front from ctx.
+// fillCallInfo sets c's caller, session, endpoint and front from ctx
+// (CallInfo): a call whose caller set no front is the library's
+// (FrontLibrary); the CLI's and the library's calls have the process's
+// session id.
 func (h *Host) fillCallInfo(ctx context.Context, c *intercept.Call) {
 	c.Who = principalOf(ctx)
 	info, _ := CallInfoOf(ctx)
 	c.Session, c.Endpoint, c.Front = info.Session, info.Endpoint, info.Front
 	if c.Front == "" {
-		c.Front = "library"
+		c.Front = FrontLibrary
 	}
-	if c.Session == "" && c.Front != "stdio" && c.Front != "http" {
+	if c.Session == "" && c.Front != FrontStdio && c.Front != FrontHTTP {
 		c.Session = h.session
 	}
 }
