@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/host/inbound"
 	"github.com/mcphost/mcphost/host/intercept"
 )
 
@@ -31,20 +30,13 @@ const (
 	CodeRefusedResponse = jsonrpc.CodeInternalError // -32603
 )
 
-// eventPrincipal returns the principal of ctx's caller, or nil.
-func eventPrincipal(ctx context.Context) *inbound.Principal {
-	if c := CallerOf(ctx); c != nil {
-		return c.Principal
-	}
-	return nil
-}
-
 // eventCall is the intercept.Call of an operation of event on the item
-// name of server (original: its name on the server) for ctx's caller.
-func eventCall(ctx context.Context, event, server, name, original string) *intercept.Call {
-	info := callInfo(ctx)
-	return &intercept.Call{Event: event, Server: server, Name: name, Original: original, Who: eventPrincipal(ctx),
-		Session: info.Session, Endpoint: info.Endpoint, Front: info.Front}
+// name of server (original: its name on the server) for ctx's caller, with
+// its call info as a tools/call's (fillCallInfo).
+func (h *Host) eventCall(ctx context.Context, event, server, name, original string) *intercept.Call {
+	c := &intercept.Call{Event: event, Server: server, Name: name, Original: original}
+	h.fillCallInfo(ctx, c)
+	return c
 }
 
 // refusedWith returns err, and for a *intercept.RefusedError without a

@@ -43,11 +43,11 @@ func (s *Serving) CheckList(ctx context.Context, method string, res any) error {
 	if !ok {
 		return nil
 	}
-	plan := c.ForEvent(event, "", "", eventPrincipal(ctx))
+	plan := c.ForEvent(event, "", "", principalOf(ctx))
 	if plan == nil || !plan.HasResponse() {
 		return nil
 	}
-	call := eventCall(ctx, event, "", "", "")
+	call := s.h.eventCall(ctx, event, "", "", "")
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
 		return checkListResult(ctx, s.h, plan, call, r)

@@ -15,8 +15,9 @@ type CallInfo struct {
 	Session string
 	// Endpoint is the gateway endpoint's name ("" for the default one).
 	Endpoint string
-	// Front is "stdio" or "http" (gateway fronts); "" means the caller is
-	// the CLI or the library.
+	// Front is FrontStdio or FrontHTTP (gateway fronts) or FrontCLI (the
+	// CLI's call command); "" means the caller is the library
+	// (FrontLibrary).
 	Front string
 }
 

@@ -23,6 +23,15 @@ func (h *Host) noteChecks(ctx context.Context, recs []intercept.Record) {
 	h.traceChecks(ctx, recs)
 }
 
+// reportChecks is noteChecks with the call's note n given (nil: none).
+func (h *Host) reportChecks(ctx context.Context, n *DecisionNote, recs []intercept.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	n.addChecks(recs)
+	h.traceChecks(ctx, recs)
+}
+
 // traceChecks records one span per record of recs under ctx's span
 // (mcphost.check), with telemetry on.
 func (h *Host) traceChecks(ctx context.Context, recs []intercept.Record) {
@@ -36,21 +45,12 @@ func (h *Host) traceChecks(ctx context.Context, recs []intercept.Record) {
 	}
 }
 
-// callInfo is ctx's CallInfo (WithCallInfo), its Front "library" when
-// the caller set none (the CLI and the library).
-func callInfo(ctx context.Context) CallInfo {
-	info, _ := CallInfoOf(ctx)
-	if info.Front == "" {
-		info.Front = FrontLibrary
-	}
-	return info
-}
-
 // The fronts a CallInfo names.
 const (
 	FrontStdio   = "stdio"   // the gateway's stdio front
 	FrontHTTP    = "http"    // the gateway's streamable HTTP front
-	FrontLibrary = "library" // the library (and the CLI, which uses it)
+	FrontCLI     = "cli"     // the CLI's call command (mcphost call)
+	FrontLibrary = "library" // the library: a caller that set no CallInfo
 )
 
 // HasChecks reports whether hooks or interceptors are configured (some

@@ -124,12 +124,12 @@ func (h *Host) ReadResourceResult(ctx context.Context, server string, p *mcp.Rea
 	}
 	up := *p
 	up.Meta = mcpmeta.Forwardable(p.Meta) // (spoken to in the server's own version)
-	plan := h.chain().ForEvent(intercept.EventResourcesRead, server, p.URI, eventPrincipal(ctx))
+	plan := h.chain().ForEvent(intercept.EventResourcesRead, server, p.URI, principalOf(ctx))
 	var call *intercept.Call
 	var start time.Time
 	if plan != nil {
 		start = time.Now()
-		call = eventCall(ctx, intercept.EventResourcesRead, server, p.URI, p.URI)
+		call = h.eventCall(ctx, intercept.EventResourcesRead, server, p.URI, p.URI)
 		if plan.HasRequest() {
 			if err := h.checkReadRequest(ctx, plan, call, &up); err != nil {
 				return nil, err
@@ -174,12 +174,12 @@ func (h *Host) GetPromptResult(ctx context.Context, name string, p *mcp.GetPromp
 	up := *p
 	up.Name = pr.Original
 	up.Meta = nil
-	plan := h.chain().ForEvent(intercept.EventPromptsGet, pr.Server, pr.Name, eventPrincipal(ctx))
+	plan := h.chain().ForEvent(intercept.EventPromptsGet, pr.Server, pr.Name, principalOf(ctx))
 	var call *intercept.Call
 	var start time.Time
 	if plan != nil {
 		start = time.Now()
-		call = eventCall(ctx, intercept.EventPromptsGet, pr.Server, pr.Name, pr.Original)
+		call = h.eventCall(ctx, intercept.EventPromptsGet, pr.Server, pr.Name, pr.Original)
 		if plan.HasRequest() {
 			if err := h.checkPromptRequest(ctx, plan, call, &up); err != nil {
 				return nil, err

@@ -169,7 +169,7 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 		}
 		// The request interceptors see the arguments the hooks left, and
 		// refuse bad ones before anyone is asked about the call.
-		if err := checkRequest(ctx, cc, note, plan, call); err != nil {
+		if err := h.checkRequest(ctx, cc, note, plan, call); err != nil {
 			if mode == gateNoPerson {
 				return nil, errNotRelayable
 			}

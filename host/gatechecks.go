@@ -71,7 +71,7 @@ func (h *Host) checkPre(ctx context.Context, cc *callChecks, n *DecisionNote, pl
 	call.Args, call.Payload = args, args
 	if !cc.preRan {
 		cc.pre, cc.preRan = plan.Pre(ctx, call), true
-		n.addChecks(cc.pre.Records)
+		h.reportChecks(ctx, n, cc.pre.Records)
 	}
 	pre := cc.pre
 	if pre.Args != nil {
@@ -121,7 +121,7 @@ func mergeHooks(d permissions.Decision, pre intercept.PreOutcome) permissions.De
 // the arguments they leave. A refusal is a *RefusedError. The outcome is
 // kept in cc, the call's checks its note n holds: the full path after a
 // relay's try that ran them does not run them again.
-func checkRequest(ctx context.Context, cc *callChecks, n *DecisionNote, plan *intercept.Plan, call *intercept.Call) error {
+func (h *Host) checkRequest(ctx context.Context, cc *callChecks, n *DecisionNote, plan *intercept.Plan, call *intercept.Call) error {
 	if !plan.HasRequest() {
 		return nil
 	}
@@ -133,7 +133,7 @@ func checkRequest(ctx context.Context, cc *callChecks, n *DecisionNote, plan *in
 		return cc.reqErr
 	}
 	args, recs, err := plan.Request(ctx, call)
-	n.addChecks(recs)
+	h.reportChecks(ctx, n, recs)
 	if err != nil {
 		err = refusal(err)
 	} else {
@@ -204,15 +204,18 @@ func (h *Host) toolCall(ctx context.Context, t *registry.Tool, id string) *inter
 	return c
 }
 
-// fillCallInfo sets c's caller, session, endpoint and front from ctx.
+// fillCallInfo sets c's caller, session, endpoint and front from ctx
+// (CallInfo): a call whose caller set no front is the library's
+// (FrontLibrary); the CLI's and the library's calls have the process's
+// session id.
 func (h *Host) fillCallInfo(ctx context.Context, c *intercept.Call) {
 	c.Who = principalOf(ctx)
 	info, _ := CallInfoOf(ctx)
 	c.Session, c.Endpoint, c.Front = info.Session, info.Endpoint, info.Front
 	if c.Front == "" {
-		c.Front = "library"
+		c.Front = FrontLibrary
 	}
-	if c.Session == "" && c.Front != "stdio" && c.Front != "http" {
+	if c.Session == "" && c.Front != FrontStdio && c.Front != FrontHTTP {
 		c.Session = h.session
 	}
 }

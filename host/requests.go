@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcphost/mcphost/host/conn"
 	"github.com/mcphost/mcphost/host/intercept"
@@ -64,6 +65,10 @@ type hookedRequester struct {
 	// session, front; the tool_use_id of the call it belongs to, if any).
 	call *intercept.Call
 	note *DecisionNote // receives the hooks' records (nil: none)
+	// h records the hooks' spans, under span (the span of the call the
+	// questions belong to) when the question's own context has none.
+	h    *Host
+	span trace.Span
 }
 
 // hookedRelayed is a hookedRequester whose inner Requester marks a relayed
@@ -91,7 +96,7 @@ func (h *Host) withElicitHooks(ctx context.Context, r conn.Requester, server str
 	} else {
 		h.fillCallInfo(ctx, ec)
 	}
-	hr := hookedRequester{inner: r, plan: plan, call: ec, note: DecisionNoteOf(ctx)}
+	hr := hookedRequester{inner: r, plan: plan, call: ec, note: DecisionNoteOf(ctx), h: h, span: trace.SpanFromContext(ctx)}
 	if _, ok := r.(interface{ RelayedCall() }); ok {
 		return hookedRelayed{hr}
 	}
@@ -114,16 +119,21 @@ func (r hookedRequester) Capabilities() *mcp.ClientCapabilities { return r.inner
 func (r hookedRequester) Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	c := *r.call
 	c.Elicit = p
-	return elicitWithHooks(ctx, r.plan, &c, r.note, r.inner.Elicit)
+	sctx := ctx
+	if !trace.SpanContextFromContext(ctx).IsValid() && r.span.SpanContext().IsValid() {
+		sctx = trace.ContextWithSpan(ctx, r.span) // (the checks' spans: the call's)
+	}
+	return r.h.elicitWithHooks(ctx, sctx, r.plan, &c, r.note, r.inner.Elicit)
 }
 
 // elicitWithHooks answers the question c.Elicit: by plan's Elicitation
 // hooks if one answers, else by ask; then plan's ElicitationResult hooks
 // may change the answer. A hook that fails closed fails the elicitation.
-func elicitWithHooks(ctx context.Context, plan *intercept.Plan, c *intercept.Call, n *DecisionNote,
+// The hooks' records go to n (nil: none) and become spans under sctx's.
+func (h *Host) elicitWithHooks(ctx, sctx context.Context, plan *intercept.Plan, c *intercept.Call, n *DecisionNote,
 	ask func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)) (*mcp.ElicitResult, error) {
 	res, recs, err := plan.ElicitBefore(ctx, c)
-	n.addChecks(recs)
+	h.reportChecks(sctx, n, recs)
 	if err != nil {
 		return nil, fmt.Errorf("an Elicitation hook: %w", err)
 	}
@@ -133,7 +143,7 @@ func elicitWithHooks(ctx context.Context, plan *intercept.Plan, c *intercept.Cal
 		}
 	}
 	res, recs, err = plan.ElicitAfter(ctx, c, res)
-	n.addChecks(recs)
+	h.reportChecks(sctx, n, recs)
 	if err != nil {
 		return nil, fmt.Errorf("an ElicitationResult hook: %w", err)
 	}
@@ -162,7 +172,7 @@ func (h *Host) onElicitOutside(ctx context.Context, server string, req *mcp.Elic
 	}
 	ec := &intercept.Call{Event: intercept.EventElicit, Server: server, Name: server, Elicit: req.Params}
 	h.fillCallInfo(ctx, ec)
-	return elicitWithHooks(ctx, plan, ec, nil, func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return h.elicitWithHooks(ctx, ctx, plan, ec, nil, func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return h.onElicit(ctx, server, req)
 	})
 }

@@ -65,7 +65,7 @@ func (h *Host) checkResultJSON(ctx context.Context, g *gated, result json.RawMes
 	c := *g.call
 	c.Payload, c.IsError, c.Duration = result, isError, took
 	out, changed, recs, err := g.plan.Response(ctx, &c)
-	DecisionNoteOf(ctx).addChecks(recs)
+	h.noteChecks(ctx, recs)
 	if err != nil {
 		return nil, false, refusal(err)
 	}
@@ -83,5 +83,5 @@ func (h *Host) checkFailure(ctx context.Context, g *gated, err error, took time.
 	c := *g.call
 	c.Payload, c.Err, c.Duration = nil, err, took
 	_, _, recs, _ := g.plan.Response(ctx, &c)
-	DecisionNoteOf(ctx).addChecks(recs)
+	h.noteChecks(ctx, recs)
 }

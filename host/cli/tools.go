@@ -222,7 +222,9 @@ the CLI has no LLM.`,
 			if callArgs != nil {
 				argsAny = callArgs
 			}
-			res, err := h.CallTool(cmd.Context(), args[0], argsAny, opts)
+			// (Hooks and interceptors are told the call came by the CLI.)
+			ctx := host.WithCallInfo(cmd.Context(), host.CallInfo{Front: host.FrontCLI})
+			res, err := h.CallTool(ctx, args[0], argsAny, opts)
 			var te *host.ToolError
 			if err != nil && !errors.As(err, &te) {
 				return err

@@ -173,7 +173,9 @@ func (g *Gateway) AbandonSpan(tok string, err error) { g.abandon([]string{tok}, 
 // PipeExtra is the RequestExtra a front on a pipe (stdio) attaches to a
 // request it hands the go-sdk server, for the gateway's telemetry: the
 // request's id key (RequestIDKey), and the token of its carried span
-// (CarrySpan; "" if none). Only with telemetry on.
+// (CarrySpan; "" if none). With telemetry on, or for a request with a
+// carried span (which, with telemetry off, carries the call's decision for
+// its hooks and interceptors).
 func PipeExtra(key, carry string) *mcp.RequestExtra {
 	h := map[string][]string{hdrPipe: pipeMark}
 	if len(key) > 1 {
@@ -438,8 +440,7 @@ func (g *Gateway) EndSpanWith(s RelaySpan, errType string) {
 const HeaderCarry = hdrCarry
 
 // StripTelemetryHeaders removes the gateway's internal headers from a
-// request's headers h: a client does not set them. Only with telemetry on,
-// before the relay (which may set HeaderCarry).
+// request's headers h: a client does not set them. Before the relay (which may set HeaderCarry).
 func StripTelemetryHeaders(h map[string][]string) {
 	delete(h, hdrRequestID)
 	delete(h, hdrPipe)

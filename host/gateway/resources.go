@@ -579,6 +579,7 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 		fwd.Logger = server + "/" + registry.Sanitize(p.Logger)
 	}
 	stripProtocolMeta(fwd.Meta)
+	r = unwrapRequester(r) // (a call's Elicitation hooks wrap its requester: host.withElicitHooks)
 	if sr, ok := r.(sessionRequester); ok && sr.ss != nil {
 		if sr.g != nil && sr.g != g {
 			return // (a call through another of the host's gateways: it forwards it)
@@ -603,6 +604,18 @@ func (g *Gateway) upstreamLog(server string, p *mcp.LoggingMessageParams, r conn
 	}
 	for ss := range g.srv.Sessions() {
 		ss.Log(context.Background(), &fwd)
+	}
+}
+
+// unwrapRequester returns the Requester r wraps (Unwrap, as the host's
+// Elicitation hooks do), through every layer; r itself if it wraps none.
+func unwrapRequester(r conn.Requester) conn.Requester {
+	for {
+		u, ok := r.(interface{ Unwrap() conn.Requester })
+		if !ok {
+			return r
+		}
+		r = u.Unwrap()
 	}
 }
 

@@ -193,7 +193,8 @@ func metaOf(req mcp.Request) map[string]any {
 }
 
 // relaySpan is the server span of a request and the start of its duration.
-// A nil *relaySpan (telemetry off) does nothing.
+// A nil *relaySpan (telemetry off, no checks) does nothing; one with a nil
+// ctx (telemetry off, checks configured) only carries note.
 type relaySpan struct {
 	ctx    context.Context // holds span
 	span   telemetry.Span
@@ -210,9 +211,19 @@ type relaySpan struct {
 // (RelayRequest.Trace), under ctx; it returns ctx itself and nil with
 // telemetry off. It reads the tool's name as m holds it, decoded and
 // resolved already (wire.Message.Call, Tool).
+//
+// With telemetry off but hooks or interceptors configured, it returns a
+// relaySpan without a span: it carries the call's DecisionNote to the
+// go-sdk server if the relay hands the call over (decisionMiddleware), so
+// that the checks the relay ran (PreToolUse hooks, request interceptors)
+// do not run again there.
 func (g *Gateway) startRelayMessage(ctx context.Context, m *wire.Message, key, version, session, transport string, trace []byte) (context.Context, *relaySpan) {
 	if !g.tel.Enabled() {
-		return ctx, nil
+		if !g.h.Serving().HasChecks() {
+			return ctx, nil
+		}
+		rs := &relaySpan{} // (no span, no ctx: nothing to end or measure)
+		return host.WithDecisionNote(ctx, &rs.note), rs
 	}
 	rs := &relaySpan{start: time.Now()}
 	ctx = host.WithDecisionNote(ctx, &rs.note)
@@ -237,7 +248,7 @@ func (g *Gateway) startRelayMessage(ctx context.Context, m *wire.Message, key, v
 
 // endRelay ends rs with err (nil: success) and measures the request.
 func (g *Gateway) endRelay(rs *relaySpan, err error) {
-	if rs == nil {
+	if rs == nil || rs.ctx == nil { // (nil ctx: no span, telemetry off)
 		return
 	}
 	rs.span.End(err)
@@ -247,7 +258,7 @@ func (g *Gateway) endRelay(rs *relaySpan, err error) {
 // endRelayWith ends rs with the error class errType ("": success) and
 // measures the request.
 func (g *Gateway) endRelayWith(rs *relaySpan, errType string) {
-	if rs == nil {
+	if rs == nil || rs.ctx == nil { // (nil ctx: no span, telemetry off)
 		return
 	}
 	rs.span.EndWith(errType)
@@ -257,7 +268,7 @@ func (g *Gateway) endRelayWith(rs *relaySpan, errType string) {
 // endRelayAnswer ends rs by the response out that was written: a JSON-RPC
 // error by its code, a result with isError as a tool error.
 func (g *Gateway) endRelayAnswer(rs *relaySpan, out []byte) {
-	if rs == nil {
+	if rs == nil || rs.ctx == nil { // (nil ctx: no span, telemetry off)
 		return
 	}
 	code, isErr := answerError(out)

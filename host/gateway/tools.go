@@ -47,14 +47,30 @@ func (g *Gateway) toolHandler(exposed string) mcp.ToolHandler {
 // the go-sdk server runs the handler again with a client's answers to the
 // gateway's question (elicitation/create, for clients before 2026-07-28) —
 // and what reports on it (its audit lines) take that decision, rather than
-// each round the rules again.
+// each round the rules again. A relayed call the relay handed over with
+// telemetry off brings its note from the relay (carried: see
+// startRelayMessage), so the checks the relay ran are not run again.
 func (g *Gateway) decisionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if (method == "tools/call" || method == "prompts/get") && host.DecisionNoteOf(ctx) == nil {
-			ctx = host.WithDecisionNote(ctx, new(host.DecisionNote))
+			if rs := g.carriedNote(req); rs != nil {
+				ctx = host.WithDecisionNote(ctx, &rs.note)
+			} else {
+				ctx = host.WithDecisionNote(ctx, new(host.DecisionNote))
+			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// carriedNote takes the relaySpan a relayed call handed to the go-sdk
+// server carries (its token in the request's internal headers), or nil.
+func (g *Gateway) carriedNote(req mcp.Request) *relaySpan {
+	ex := req.GetExtra()
+	if ex == nil || ex.Header == nil {
+		return nil
+	}
+	return g.carries.take(ex.Header[hdrCarry])
 }
 
 // unknownTool is the answer to a call of a tool that the caller is not

@@ -95,9 +95,9 @@ func newRelayConn(g *gateway.Gateway, r io.ReadCloser, w io.WriteCloser, hk hook
 		Written: c.written,
 		Closing: c.closing,
 	}
-	if g.TelemetryEnabled() {
-		cfg.Decoded = c.decoded // (the request's id, for its span)
-	}
+	// (The request's id, for its span; and with telemetry off, the
+	// decision a relayed call handed over carries, for its checks.)
+	cfg.Decoded = c.decoded
 	c.Start(r, w, cfg)
 	return c
 }
@@ -338,9 +338,7 @@ func (c *relayConn) written(msg jsonrpc.Message) {
 		if id, err := json.Marshal(resp.ID.Raw()); err == nil {
 			c.done1(id)
 		}
-		if c.g.TelemetryEnabled() {
-			c.answered(resp)
-		}
+		c.answered(resp) // (a carried span or decision)
 	}
 }
 
@@ -372,7 +370,5 @@ func (c *relayConn) closing() {
 	c.cancel()
 	c.cancelCalls()
 	c.wg.Wait()
-	if c.g.TelemetryEnabled() {
-		c.dropCarried()
-	}
+	c.dropCarried()
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/mcphost/mcphost/host/gateway"
 )
 
-// Telemetry of the stdio front (only with telemetry on): a relayed call
+// Telemetry of the stdio front (with telemetry on; with it off, only the
+// decision a relayed call handed over carries, see carry): a relayed call
 // has its span from the relay (gateway.Gateway.StartRelaySpan); a request
 // handed to the go-sdk server is spanned there by the core's middleware,
 // which learns its id, that it came over stdio, and the span a relayed
@@ -18,7 +19,9 @@ import (
 // decoded attaches to each request the go-sdk server gets over stdio a
 // RequestExtra with the gateway's internal headers: its id, the stdio
 // mark, and the token of its carried span if the relay passed it on. Only
-// with telemetry on (lineconn.Config.Decoded).
+// with telemetry on, or for a relayed call whose decision the relay
+// carries (hooks or interceptors configured: gateway.Gateway.CarrySpan)
+// (lineconn.Config.Decoded).
 func (c *relayConn) decoded(msg jsonrpc.Message) jsonrpc.Message {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || !req.IsCall() || req.Extra != nil {
@@ -28,12 +31,16 @@ func (c *relayConn) decoded(msg jsonrpc.Message) jsonrpc.Message {
 	c.mu.Lock()
 	tok := c.carried[key]
 	c.mu.Unlock()
+	if tok == "" && !c.g.TelemetryEnabled() {
+		return msg
+	}
 	req.Extra = gateway.PipeExtra(key, tok)
 	return msg
 }
 
 // carry passes span, of the relayed call with id key, on to the go-sdk
-// server, which is given the call's line next (nothing without telemetry).
+// server, which is given the call's line next (nothing without telemetry
+// and checks).
 func (c *relayConn) carry(key string, span gateway.RelaySpan) {
 	tok := c.g.CarrySpan(span)
 	if tok == "" {

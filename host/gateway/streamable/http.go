@@ -290,9 +290,9 @@ func (f *Front) Handler(opts *Options) http.Handler {
 			return
 		}
 		one := body.One() // (nil for a batch)
-		if f.gw.TelemetryEnabled() {
-			gateway.StripTelemetryHeaders(r.Header) // (telemetry.go)
-		}
+		// (Always: the relay carries a call's decision in them when hooks or
+		// interceptors are configured, telemetry or not.)
+		gateway.StripTelemetryHeaders(r.Header) // (telemetry.go)
 		if o.RateLimit != nil {
 			release, ok := f.admitRate(w, r, o.RateLimit, owner, &body, func() bool {
 				return hs != nil && one != nil && sessions.awaited(r.Context(), hs, one) // (forward.go)
@@ -340,11 +340,11 @@ func (f *Front) Handler(opts *Options) http.Handler {
 		}
 		if f.gw.TelemetryEnabled() {
 			gateway.TelemetryRequestID(r.Header, one) // (telemetry.go)
-			if tok := r.Header[gateway.HeaderCarry]; len(tok) == 1 {
-				// The span the relay passed on, should the go-sdk handler
-				// answer without the middleware taking it.
-				defer func() { f.gw.AbandonSpan(tok[0], r.Context().Err()) }()
-			}
+		}
+		if tok := r.Header[gateway.HeaderCarry]; len(tok) == 1 {
+			// The span (or decision) the relay passed on, should the go-sdk
+			// handler answer without the middleware taking it.
+			defer func() { f.gw.AbandonSpan(tok[0], r.Context().Err()) }()
 		}
 		switch {
 		case !sessionful:

@@ -347,10 +347,12 @@ func (f *Front) relayHTTP(w http.ResponseWriter, r *http.Request, m *wire.Messag
 	// its parent is the trace context of the HTTP headers.
 	parent := r.Context()
 	session := sessionID(hs)
-	var span gateway.RelaySpan
 	if f.gw.TelemetryEnabled() {
-		parent, span = f.gw.StartRelaySpan(f.gw.Telemetry().ExtractHTTP(parent, r.Header), m, key, ver, session, telemetry.TransportTCP, rr.Trace)
+		parent = f.gw.Telemetry().ExtractHTTP(parent, r.Header)
 	}
+	// (With telemetry off it carries the call's decision only, when hooks
+	// or interceptors are configured.)
+	parent, span := f.gw.StartRelaySpan(parent, m, key, ver, session, telemetry.TransportTCP, rr.Trace)
 	// The call's own: what the server sends during it reaches no other
 	// client (its log messages are dropped: this client set no log level).
 	// A client with a session is asked what a server before 2026-07-28
