@@ -87,3 +87,73 @@ func TestRelayElicitHookOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestElicitHooksReturnInputRequests: a call that returns its server's
+// input requests to the client (2026-07-28) has them go through the
+// Elicitation hooks first, and the client's answers through the
+// ElicitationResult hooks before they go upstream.
+func TestElicitHooksReturnInputRequests(t *testing.T) {
+	pass := func(*intercept.Call) intercept.Verdict { return intercept.Verdict{Action: intercept.Pass} }
+	override := func(*intercept.Call) intercept.Verdict {
+		return intercept.Verdict{Action: intercept.Mutate, Payload: json.RawMessage(`{"action":"accept","content":{"answer":"overridden"}}`)}
+	}
+	for _, tc := range []struct {
+		name         string
+		before       func(*intercept.Call) intercept.Verdict // the Elicitation hook (nil: none)
+		after        func(*intercept.Call) intercept.Verdict // the ElicitationResult hook (nil: none)
+		wantReturned bool                                    // the question reaches the client
+		want         string                                  // the result, after the client's retry if any
+	}{
+		{"no hooks", nil, nil, true, "answer: from the client"},
+		{"the hook answers", hookAnswers, nil, false, "answer: from the hook"},
+		{"the hook passes", pass, nil, true, "answer: from the client"},
+		{"the result hook overrides the client", nil, override, true, "answer: overridden"},
+		{"the result hook sees the hook's answer", hookAnswers, override, false, "answer: overridden"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var hooks []*counted
+			var entries []*intercept.Entry
+			if tc.before != nil {
+				k := &counted{v: tc.before}
+				hooks = append(hooks, k)
+				entries = append(entries, hookEntry(t, "Elicitation", k))
+			}
+			if tc.after != nil {
+				k := &counted{v: tc.after}
+				hooks = append(hooks, k)
+				entries = append(entries, hookEntry(t, "ElicitationResult", k))
+			}
+			h := checkedHost(t, &config.Config{Servers: []*config.Server{demotest.Server("one", "-passthrough")}, DefaultMode: "allow_all"}, &Options{
+				OnElicit: func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					t.Error("OnElicit asked")
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				}}, entries...)
+			ctx := context.Background()
+			res, err := h.CallTool(ctx, "mcp__one__ask", map[string]any{"question": "?"}, &CallOptions{ReturnInputRequests: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (res.InputRequests != nil) != tc.wantReturned {
+				t.Fatalf("input requests returned: %v, want %v", res.InputRequests, tc.wantReturned)
+			}
+			if res.InputRequests != nil {
+				resps := mcp.InputResponseMap{}
+				for key := range res.InputRequests {
+					resps[key] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "from the client"}}
+				}
+				if res, err = h.CallTool(ctx, "mcp__one__ask", map[string]any{"question": "?"},
+					&CallOptions{ReturnInputRequests: true, InputResponses: resps, RequestState: res.RequestState}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := TextOf(res.Content); !strings.Contains(got, tc.want) {
+				t.Errorf("result %q, want %q", got, tc.want)
+			}
+			for i, k := range hooks {
+				if k.runs.Load() != 1 {
+					t.Errorf("hook %d ran %d times, want 1", i, k.runs.Load())
+				}
+			}
+		})
+	}
+}
