@@ -153,6 +153,17 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 	ctx, limit := limitCall(ctx, g.idle, g.most)
 	defer limit.stop()
 	params := &mcp.CallToolParams{Name: t.Original, Arguments: args, Meta: h.withLogLevel(o.Meta), InputResponses: o.InputResponses, RequestState: o.RequestState}
+	var ih *inputHooks
+	if o.ReturnInputRequests || o.InputResponses != nil {
+		ih = h.inputHooksFor(ctx, t.Server, g.call)
+	}
+	if ih != nil && o.InputResponses != nil {
+		if params.InputResponses, err = ih.after(ctx, o.InputResponses); err != nil {
+			err = fmt.Errorf("calling %s: %w", name, err)
+			h.checkFailure(ctx, g, err, 0)
+			return nil, err
+		}
+	}
 	copts := &conn.CallOptions{
 		// Progress is always asked for: it is how a long call shows it is
 		// alive, restarting the idle timeout (never the cap).
@@ -203,11 +214,32 @@ func (h *Host) callTool(ctx context.Context, name, server string, ok bool, args 
 			return nil, err
 		}
 		if res.InputRequests != nil {
-			if o.ReturnInputRequests {
-				return res, nil
-			}
 			if rounds++; rounds > MaxInputRounds {
 				return nil, fmt.Errorf("calling %s: the server asked for input more than %d times", name, MaxInputRounds)
+			}
+			if o.ReturnInputRequests {
+				if ih == nil {
+					return res, nil
+				}
+				// The Elicitation hooks see the questions first. The
+				// ones they answer are not put to the client; when they
+				// answer all, the call goes on upstream. Otherwise the
+				// client gets the rest: its retry does not carry the
+				// hooks' answers (the host keeps no state between
+				// rounds), so the server asks those again, and the
+				// hooks answer them again in that round.
+				answered, rest, err := ih.before(checkCtx, res.InputRequests)
+				if err != nil {
+					err = fmt.Errorf("calling %s: %w", name, err)
+					h.checkFailure(checkCtx, g, err, time.Since(start))
+					return nil, err
+				}
+				if rest != nil {
+					res.InputRequests = rest
+					return res, nil
+				}
+				params.InputResponses, params.RequestState = answered, res.RequestState
+				continue
 			}
 			responses, err := conn.Fulfil(ctx, req, res.InputRequests)
 			if err != nil {

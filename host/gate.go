@@ -289,8 +289,16 @@ func (h *Host) decision(ctx context.Context, n *DecisionNote, name string) permi
 // request), else one taken now and kept in the note for the steps after.
 // What reports on a call (an audit line) takes its decision here rather
 // than from the rules again.
+//
+// Once a gate applied the decision, it is the one the gate applied, the
+// hooks' decision merged in (DecisionNote.Get).
 func (s *Serving) Decision(ctx context.Context, name string) permissions.Decision {
-	return s.h.decision(ctx, DecisionNoteOf(ctx), name)
+	n := DecisionNoteOf(ctx)
+	d := s.h.decision(ctx, n, name)
+	if m, _, ok := n.Get(); ok {
+		return m // (held on name under the rules in force: see hold)
+	}
+	return d
 }
 
 // DecisionNote is the permission decision of one call: taken once, by
@@ -304,10 +312,14 @@ func (s *Serving) Decision(ctx context.Context, name string) permissions.Decisio
 // WithDecisionNote. Its methods are safe for concurrent use; a nil
 // *DecisionNote holds nothing.
 type DecisionNote struct {
-	mu       sync.Mutex
-	policy   *permissions.Policy // the rules decision was taken under (nil: none taken)
-	tool     string              // the tool it was taken on
+	mu     sync.Mutex
+	policy *permissions.Policy // the rules decision was taken under (nil: none taken)
+	tool   string              // the tool it was taken on
+	// decision is the rules' decision (held: the next gate decides on
+	// it, and merges the hooks' outcome again); merged is the decision a
+	// gate applied, the hooks' merged in (Get: what the audit reads).
 	decision permissions.Decision
+	merged   permissions.Decision
 	approved bool
 	applied  bool // a gate applied it (Get)
 	traced   bool // its span was recorded
@@ -331,7 +343,7 @@ func (n *DecisionNote) Get() (d permissions.Decision, approved, ok bool) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.decision, n.approved, n.applied
+	return n.merged, n.approved, n.applied
 }
 
 // set records that a gate applied d.
@@ -340,7 +352,7 @@ func (n *DecisionNote) set(d permissions.Decision, approved bool) {
 		return
 	}
 	n.mu.Lock()
-	n.decision, n.approved, n.applied = d, approved, true
+	n.merged, n.approved, n.applied = d, approved, true
 	n.mu.Unlock()
 }
 
@@ -369,7 +381,7 @@ func (n *DecisionNote) hold(pol *permissions.Policy, tool string, d permissions.
 	if n.policy == pol && n.tool == tool {
 		return
 	}
-	n.policy, n.tool, n.decision = pol, tool, d
+	n.policy, n.tool, n.decision, n.merged = pol, tool, d, d
 	n.approved, n.applied, n.traced, n.counted = false, false, false, false
 }
 

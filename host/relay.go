@@ -145,6 +145,11 @@ func (h *Host) rawCall(ctx context.Context, g *gated, args json.RawMessage, o Re
 	rc := conn.RawCall{Tool: g.tool.Original, Args: args, ProtocolVersion: o.ProtocolVersion, Gen: g.gen,
 		Caps: o.Caps, Requester: o.Requester, Asks: o.Asks, HeaderParams: g.tool.HeaderParams, Trace: o.Trace, Tasks: o.Tasks, Task: o.Task}
 	if g.plan == nil {
+		// An Elicitation hook is matched by server, not by tool: a call
+		// no tools/call check matches still has its questions hooked.
+		if o.Requester != nil && h.chain() != nil {
+			rc.Requester = h.withElicitHooks(ctx, o.Requester, g.tool.Server, nil)
+		}
 		return rc
 	}
 	if g.call.Args != nil {

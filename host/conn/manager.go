@@ -500,7 +500,11 @@ func (m *Manager) callOn(ctx context.Context, c *Conn, params *mcp.CallToolParam
 			for k, v := range params.Meta {
 				cp.Meta[k] = v
 			}
-			cp.Meta[mcp.MetaKeyClientCapabilities] = metaCapabilities(o.Requester)
+			caps := metaCapabilities(o.Requester)
+			if o.Tasks == nil {
+				caps = capsWithoutTasks(caps) // (a task result would have nowhere to go)
+			}
+			cp.Meta[mcp.MetaKeyClientCapabilities] = caps
 			p = &cp
 		}
 		var err error
@@ -808,8 +812,11 @@ func rawVersions(cs *mcp.ClientSession, raw rawStarter, rc RawCall, legacySessio
 // rawRequest.wait).
 func (c *Conn) startRaw(ctx context.Context, cs *mcp.ClientSession, raw rawStarter, v string, older bool, rc RawCall, wait bool, release func(), done func([]byte, bool, error)) error {
 	caps := rc.Caps
-	if v < NewProtocol {
+	switch {
+	case v < NewProtocol:
 		caps = nil // (such a server was told the client's at initialize)
+	case rc.Tasks == nil:
+		caps = rawCapsWithoutTasks(caps) // (a task result would have nowhere to go)
 	}
 	fc := newCall(c.cfg.Name, rc.Requester, nil)
 	tasks, legacyTask := rc.Tasks, rc.Task != nil && rc.Tasks != nil // (tasks.go)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"strings"
@@ -346,6 +347,45 @@ func declaresTasks(caps map[string]any) bool {
 	exts, _ := caps["extensions"].(map[string]any)
 	_, ok := exts[extensionTasks]
 	return ok
+}
+
+// capsWithoutTasks returns caps, a client's capabilities as a request of
+// NewProtocol carries them, without the tasks extension: those of a call
+// whose caller cannot carry a task result (CallOptions.Tasks,
+// RawCall.Tasks nil), so that the server answers it with a plain result.
+// caps is returned as it is when it does not declare the extension.
+func capsWithoutTasks(caps map[string]any) map[string]any {
+	exts, _ := caps["extensions"].(map[string]any)
+	if _, ok := exts[extensionTasks]; !ok {
+		return caps
+	}
+	out := maps.Clone(caps)
+	if len(exts) == 1 {
+		delete(out, "extensions")
+		return out
+	}
+	e := maps.Clone(exts)
+	delete(e, extensionTasks)
+	out["extensions"] = e
+	return out
+}
+
+// rawCapsWithoutTasks is capsWithoutTasks of the raw JSON object caps
+// (nil: none); caps is returned as it is when it does not declare the
+// extension, or is not an object the server could read either.
+func rawCapsWithoutTasks(caps []byte) []byte {
+	if caps == nil || !bytes.Contains(caps, []byte(extensionTasks)) {
+		return caps
+	}
+	var m map[string]any
+	if err := json.Unmarshal(caps, &m); err != nil {
+		return caps
+	}
+	b, err := json.Marshal(capsWithoutTasks(m))
+	if err != nil {
+		return caps
+	}
+	return b
 }
 
 // serverDeclaresTasks reports whether the server of cs declared the tasks
