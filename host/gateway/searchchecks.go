@@ -14,10 +14,11 @@ import (
 // as a tools/list result (under the registry names search_tools returns),
 // and the tools they leave are returned, in found's order, as the checks
 // left them (a redacted description stays redacted); a tool they add is
-// not (a search returns what it found). found itself when no check is
-// configured. A list the checks refuse is the refusal.
+// not (a search returns what it found). found itself, at no cost, when
+// no tools/list response check is configured for the caller. A list the
+// checks refuse is the refusal.
 func (g *Gateway) checkFound(ctx context.Context, req *mcp.CallToolRequest, found []foundTool) ([]foundTool, error) {
-	if len(found) == 0 || !g.h.Serving().HasChecks() {
+	if len(found) == 0 || !g.h.Serving().ListChecked(ctx, intercept.EventToolsList) {
 		return found, nil
 	}
 	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(found))}

@@ -39,8 +39,11 @@ func TestToolSearchListChecks(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
+		event  string // the check's (tools/list)
 		decide func(*intercept.Call, intercept.Phase) intercept.Verdict
-	}{{"none", nil}, {"filtered", filter}, {"refused", refuse}} {
+	}{{name: "none"}, {name: "filtered", decide: filter}, {name: "refused", decide: refuse},
+		// A check of another event leaves the search alone.
+		{name: "prompts/list only", event: intercept.EventPromptsList, decide: filter}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
@@ -49,8 +52,13 @@ func TestToolSearchListChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			k := &gwChecker{decide: tc.decide}
+			event := intercept.EventToolsList
+			if tc.event != "" {
+				event = tc.event
+			}
+			listChecked := tc.decide != nil && event == intercept.EventToolsList
 			if tc.decide != nil {
-				e, err := intercept.InterceptorEntry(&config.Interceptor{Name: "guard", Builtin: "test", Events: []string{intercept.EventToolsList}, Phases: []string{"response"}}, intercept.KindBuiltin, k)
+				e, err := intercept.InterceptorEntry(&config.Interceptor{Name: "guard", Builtin: "test", Events: []string{event}, Phases: []string{"response"}}, intercept.KindBuiltin, k)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,17 +93,17 @@ func TestToolSearchListChecks(t *testing.T) {
 				if len(names) < 2 {
 					t.Fatalf("%s: found %v, want the echo tools", front, names)
 				}
-				if got := slices.Contains(names, "mcp__a__echo"); got != (tc.decide == nil) {
+				if got := slices.Contains(names, "mcp__a__echo"); got != !listChecked {
 					t.Errorf("%s: found %v: mcp__a__echo found %v", front, names, got)
 				}
 				for _, x := range f.Tools {
-					if redacted := x.Description == "REDACTED"; redacted != (tc.decide != nil) {
+					if redacted := x.Description == "REDACTED"; redacted != listChecked {
 						t.Errorf("%s: %s's description %q", front, x.Name, x.Description)
 					}
 				}
 			}
 			for _, c := range k.calls() {
-				if c.Event != intercept.EventToolsList {
+				if c.Event != event {
 					t.Errorf("the check saw %s", c.Event)
 				}
 			}
