@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/mcphost/mcphost/host/audit"
 	"github.com/mcphost/mcphost/host/intercept"
 )
 
@@ -28,10 +29,42 @@ func WithCallInfo(ctx context.Context, info CallInfo) context.Context {
 	return context.WithValue(ctx, callInfoKey{}, info)
 }
 
-// CallInfoOf returns the CallInfo ctx carries, and whether it carries one.
+// CallInfoOf returns the CallInfo ctx carries (WithCallInfo, or a
+// CallContext), and whether it carries one.
 func CallInfoOf(ctx context.Context) (CallInfo, bool) {
-	info, ok := ctx.Value(callInfoKey{}).(CallInfo)
-	return info, ok
+	switch v := ctx.Value(callInfoKey{}).(type) {
+	case CallInfo:
+		return v, true
+	case *CallContext:
+		return v.info(), true
+	}
+	return CallInfo{}, false
+}
+
+// CallContext is a context whose calls carry a CallInfo (CallInfoOf), for
+// a front that tells the checks about its calls at no cost to a call that
+// no check matches: it embeds a CallContext in the value it already
+// allocates per call (no context.WithValue), and the session's
+// audit.SessionRef is computed only when a check asks for the CallInfo.
+type CallContext struct {
+	context.Context // the call's parent context
+	// SessionID is the client session's raw id ("" for none).
+	SessionID string
+	// Endpoint and Front are CallInfo's.
+	Endpoint, Front string
+}
+
+// Value returns c for CallInfoOf's key, else the parent's value of key.
+func (c *CallContext) Value(key any) any {
+	if _, ok := key.(callInfoKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// info is c's CallInfo.
+func (c *CallContext) info() CallInfo {
+	return CallInfo{Session: audit.SessionRef(c.SessionID), Endpoint: c.Endpoint, Front: c.Front}
 }
 
 // Checks returns the records of the hooks and interceptors that ran for

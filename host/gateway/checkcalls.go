@@ -21,12 +21,24 @@ import (
 // withCallInfo returns ctx carrying, for the checks of the call it
 // starts, the call's session (session: its id, "" for none), this
 // gateway's endpoint and front ("stdio" or "http"): ctx itself when no
-// check is configured (no allocation on the calls' path).
+// check is configured (no allocation on the calls' path), else one
+// allocation (the session's audit.SessionRef is computed only if a check
+// matches the call: host.CallContext).
 func (g *Gateway) withCallInfo(ctx context.Context, session, front string) context.Context {
 	if !g.h.Serving().HasChecks() {
 		return ctx
 	}
-	return host.WithCallInfo(ctx, host.CallInfo{Session: audit.SessionRef(session), Endpoint: g.endpoint, Front: front})
+	return &host.CallContext{Context: ctx, SessionID: session, Endpoint: g.endpoint, Front: front}
+}
+
+// inCallInfo is withCallInfo in cc, a CallContext the call already holds
+// (the relay's relayCall): no allocation.
+func (g *Gateway) inCallInfo(cc *host.CallContext, ctx context.Context, session, front string) context.Context {
+	if !g.h.Serving().HasChecks() {
+		return ctx
+	}
+	*cc = host.CallContext{Context: ctx, SessionID: session, Endpoint: g.endpoint, Front: front}
+	return cc
 }
 
 // frontOf is the front a request the go-sdk server handles came by: over

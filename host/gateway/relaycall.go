@@ -34,6 +34,8 @@ type relayCall struct {
 	rs       *relaySpan // its span (nil without telemetry)
 	audit    *callAudit
 	ctx      context.Context // the call's, once started
+	// info carries the call's CallInfo for its checks (inCallInfo).
+	info host.CallContext
 	// async ends the call apart from its start (stdio: the answer is
 	// written on the upstream's read loop or a worker); else start waits
 	// for it (HTTP: the handler writes the answer).
@@ -64,7 +66,7 @@ func (c *relayCall) start(ctx context.Context, session, remote string) (answered
 	if c.async {
 		front = host.FrontStdio
 	}
-	ctx = c.g.withCallInfo(ctx, session, front) // (for the call's hooks and interceptors)
+	ctx = c.g.inCallInfo(&c.info, ctx, session, front) // (for the call's hooks and interceptors)
 	c.audit = c.g.auditCall(ctx, audit.EventToolCall, c.name, session, remote, len(c.args))
 	ctx = c.audit.with(ctx) // (the gate's decision, for the line)
 	c.ctx = ctx

@@ -285,6 +285,11 @@ func (g *Gateway) searchHandler(ctx context.Context, req *mcp.CallToolRequest) (
 			OutputSchema: st.OutputSchema, Annotations: st.Annotations, Icons: st.Icons, Meta: et.Meta, Execution: et.Execution}
 		out.Tools = append(out.Tools, ft)
 	}
+	// (What the tools/list checks leave of the list, the search leaves of
+	// its finds.)
+	if out.Tools, err = g.checkFound(ctx, req, out.Tools); err != nil {
+		return errorResult(fmt.Errorf("%s: %w", SearchToolName, err)), nil
+	}
 	if len(out.Tools) == 0 {
 		out.Note = "No tool matches; try other words"
 		if a.Server != "" {
