@@ -15,6 +15,6 @@ func (s *Serving) ListChecked(ctx context.Context, method string) bool {
 	if !ok {
 		return false
 	}
-	plan := c.ForEvent(event, "", "", eventPrincipal(ctx))
+	plan := c.ForEvent(event, "", "", principalOf(ctx))
 	return plan != nil && plan.HasResponse()
 }
