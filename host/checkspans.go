@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcphost/mcphost/host/intercept"
+	"github.com/mcphost/mcphost/host/registry"
 	"github.com/mcphost/mcphost/host/telemetry"
 )
 
@@ -63,3 +64,16 @@ func (s *Serving) HasChecks() bool { return s.h.chain() != nil }
 // configuration cannot express (test checkers); a program configures its
 // checks.
 func (s *Serving) SetChecksForTesting(c *intercept.Chain) { s.h.checks.Store(c) }
+
+// ToolChecked reports whether a hook or interceptor checks a call of the
+// registry tool name by ctx's caller (a nil plan: none does), so that a
+// front keeps what only a checked call needs off the calls of every other
+// tool.
+func (s *Serving) ToolChecked(ctx context.Context, name string) bool {
+	c := s.h.chain()
+	if c == nil {
+		return false
+	}
+	server, _, ok := registry.ParseName(name)
+	return ok && c.ForTool(name, server, principalOf(ctx)) != nil
+}

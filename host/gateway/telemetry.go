@@ -219,7 +219,7 @@ type relaySpan struct {
 // do not run again there.
 func (g *Gateway) startRelayMessage(ctx context.Context, m *wire.Message, key, version, session, transport string, trace []byte) (context.Context, *relaySpan) {
 	if !g.tel.Enabled() {
-		if !g.h.Serving().HasChecks() {
+		if !g.relayChecked(ctx, m) {
 			return ctx, nil
 		}
 		rs := &relaySpan{} // (no span, no ctx: nothing to end or measure)
@@ -244,6 +244,27 @@ func (g *Gateway) startRelayMessage(ctx context.Context, m *wire.Message, key, v
 	}
 	rs.ctx, rs.span = g.tel.StartRequest(ctx, telemetry.MethodToolsCall, rs.target, info)
 	return rs.ctx, rs
+}
+
+// relayChecked reports whether a hook or interceptor checks the tools/call
+// m: only such a call needs its DecisionNote carried to the go-sdk path
+// when telemetry is off (a call no check matches runs none on the relay).
+// Tool search's own tools count as checked when any check exists: their
+// call_tool goes through the gate with the tool it names.
+func (g *Gateway) relayChecked(ctx context.Context, m *wire.Message) bool {
+	s := g.h.Serving()
+	if !s.HasChecks() {
+		return false
+	}
+	c, ok := m.Call()
+	if !ok || c.Name == "" {
+		return false
+	}
+	if g.search != nil && (c.Name == SearchToolName || c.Name == CallToolName) {
+		return true
+	}
+	name, ok := g.resolveTool(m, c.Name)
+	return ok && s.ToolChecked(ctx, name)
 }
 
 // endRelay ends rs with err (nil: success) and measures the request.
