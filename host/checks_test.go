@@ -581,6 +581,9 @@ func TestMergeHooks(t *testing.T) {
 	mode := func(b permissions.Behavior) permissions.Decision {
 		return permissions.Decision{Behavior: b, Mode: permissions.ModeAsk}
 	}
+	managed := func(b permissions.Behavior) permissions.Decision {
+		return permissions.Decision{Behavior: b, Mode: permissions.ModeAsk, ModeSource: "managed scope, /etc/m.hcl:1", ModeManaged: true}
+	}
 	by := &intercept.Entry{Name: "PreToolUse", Source: "user scope, /h.hcl:3"}
 	tests := []struct {
 		d        permissions.Decision
@@ -603,6 +606,10 @@ func TestMergeHooks(t *testing.T) {
 		{rule(permissions.Ask), intercept.Deny, permissions.Deny, true},
 		{rule(permissions.Deny), intercept.Allow, permissions.Deny, false},
 		{rule(permissions.Deny), intercept.Pass, permissions.Deny, false},
+		// The managed configuration's default mode is managed policy: a
+		// hook's allow does not skip its ask; a hook's deny still wins.
+		{managed(permissions.Ask), intercept.Allow, permissions.Ask, false},
+		{managed(permissions.Ask), intercept.Deny, permissions.Deny, true},
 	}
 	for _, tc := range tests {
 		pre := intercept.PreOutcome{Hook: tc.hook}

@@ -91,8 +91,9 @@ func (h *Host) checkPre(ctx context.Context, cc *callChecks, n *DecisionNote, pl
 
 // mergeHooks merges the PreToolUse hooks' outcome pre into the rules'
 // decision d (which is not deny): deny if a hook denies (or failed
-// closed); else ask if a hook asks or a rule asks; else allow if a hook
-// allows (the default mode's ask becomes allow); else d. A decision a hook
+// closed); else ask if a hook asks, a rule asks or the managed
+// configuration's default mode asks; else allow if a hook allows (the
+// default mode's ask becomes allow); else d. A decision a hook
 // made has a Rule of pattern HookRulePattern.
 func mergeHooks(d permissions.Decision, pre intercept.PreOutcome) permissions.Decision {
 	byHook := func(b permissions.Behavior) permissions.Decision {
@@ -111,6 +112,8 @@ func mergeHooks(d permissions.Decision, pre intercept.PreOutcome) permissions.De
 		return byHook(permissions.Ask)
 	case d.Behavior == permissions.Ask && d.Rule != nil:
 		return d // a rule's ask: a hook's allow does not skip it
+	case d.Behavior == permissions.Ask && d.ModeManaged:
+		return d // the managed default mode's ask: managed policy
 	case pre.Hook == intercept.Allow && d.Behavior == permissions.Ask:
 		return byHook(permissions.Allow)
 	}

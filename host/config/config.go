@@ -494,7 +494,11 @@ func (c *Config) Policy() (*permissions.Policy, error) {
 	if c.DefaultModeOrigin != nil {
 		src = c.DefaultModeOrigin.Source()
 	}
-	return permissions.Compile(rules, mode, src)
+	p, err := permissions.Compile(rules, mode, src)
+	if err == nil && c.DefaultModeOrigin != nil && c.DefaultModeOrigin.Scope == ScopeManaged {
+		p.ManagedMode()
+	}
+	return p, err
 }
 
 // ServerMatcher is one entry of the managed server policy: a server name, a

@@ -864,7 +864,8 @@ func TestPermissionScopes(t *testing.T) {
 		{name: "project allow is ignored", proj: `permissions { allow = ["mcp__gh"] }`, tool: "mcp__gh__x", want: "ask mode:ask", wantWarnings: 1},
 		{name: "project allow_all is ignored", proj: `permissions { default_mode = "allow_all" }`, tool: "mcp__gh__x", want: "ask mode:ask", wantWarnings: 1},
 		{name: "user mode", user: `permissions { default_mode = "allow_all" }`, tool: "mcp__gh__x", want: "allow mode:allow_all"},
-		{name: "managed mode beats user mode", user: `permissions { default_mode = "allow_all" }`, mgd: `permissions { default_mode = "deny" }`, tool: "mcp__gh__x", want: "deny mode:deny"},
+		{name: "managed mode beats user mode", user: `permissions { default_mode = "allow_all" }`, mgd: `permissions { default_mode = "deny" }`, tool: "mcp__gh__x", want: "deny mode:deny managed"},
+		{name: "managed ask mode", user: `permissions { default_mode = "allow_all" }`, mgd: `permissions { default_mode = "ask" }`, tool: "mcp__gh__x", want: "ask mode:ask managed"},
 		{name: "project may tighten the mode", user: `permissions { default_mode = "allow_all" }`, proj: `permissions { default_mode = "deny" }`, tool: "mcp__gh__x", want: "deny mode:deny"},
 	}
 	for _, tc := range tests {
@@ -900,6 +901,9 @@ func TestPermissionScopes(t *testing.T) {
 				got += d.Rule.Pattern
 			} else {
 				got += "mode:" + string(d.Mode)
+			}
+			if d.ModeManaged {
+				got += " managed" // a hook's allow does not override it
 			}
 			if got != tc.want {
 				t.Errorf("decision %q (%s), want %q", got, d.Explain(), tc.want)

@@ -137,6 +137,9 @@ type Decision struct {
 	Mode Mode `json:"mode,omitempty"`
 	// ModeSource says where the default mode was set ("" for the built-in default).
 	ModeSource string `json:"mode_source,omitempty"`
+	// ModeManaged says the managed configuration set the default mode: a
+	// managed policy, which a hook's allow does not override.
+	ModeManaged bool `json:"mode_managed,omitempty"`
 }
 
 // Explain says why, in a sentence.
@@ -184,9 +187,10 @@ const (
 
 // Policy is a compiled rule set. Decide is safe for concurrent use.
 type Policy struct {
-	mode       Mode
-	modeSource string
-	tiers      [3]tier // indexed by Behavior: the rules for everyone
+	mode        Mode
+	modeSource  string
+	modeManaged bool
+	tiers       [3]tier // indexed by Behavior: the rules for everyone
 	// scoped holds the rules limited to principals, one set per
 	// for_principals condition.
 	scoped []scopedTiers
@@ -210,6 +214,10 @@ type glob struct {
 	pattern string
 	rule    *Rule
 }
+
+// ManagedMode marks p's default mode as set by the managed configuration
+// (Decision.ModeManaged). Call it before p is used.
+func (p *Policy) ManagedMode() { p.modeManaged = true }
 
 // Compile validates and indexes rules. mode is the default mode ("" means ask).
 func Compile(rules []Rule, mode Mode, modeSource string) (*Policy, error) {
@@ -308,7 +316,7 @@ func (p *Policy) DecideFor(name string, who *Who) Decision {
 			}
 		}
 	}
-	return Decision{Behavior: p.mode.Behavior(), Mode: p.mode, ModeSource: p.modeSource}
+	return Decision{Behavior: p.mode.Behavior(), Mode: p.mode, ModeSource: p.modeSource, ModeManaged: p.modeManaged}
 }
 
 // ServerDenied reports whether everything of server is denied to who: a
