@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,15 +16,17 @@ import (
 
 // countingRequester is a relayed client's Requester that answers every
 // question itself and counts them (a fake: the test needs to see whether
-// the question reached the client at all).
-type countingRequester struct{ n *int }
+// the question reached the client at all). The count is atomic: the
+// question is answered on the go-sdk's goroutine, and the test reads it
+// after the call, ordered only through the server process.
+type countingRequester struct{ n *atomic.Int32 }
 
 func (r countingRequester) Capabilities() *mcp.ClientCapabilities {
 	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
 }
 
 func (r countingRequester) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	*r.n++
+	r.n.Add(1)
 	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "from the client"}}, nil
 }
 
@@ -69,14 +72,14 @@ func TestRelayElicitHookOnly(t *testing.T) {
 			if _, p := h.Tools(ctx); len(p) > 0 {
 				t.Fatal(p)
 			}
-			var asked int
+			var asked atomic.Int32
 			resp, handled, err := h.Serving().RelayCall(ctx, "mcp__one__ask_old", json.RawMessage(`{"question":"?"}`),
 				RelayOptions{ProtocolVersion: "2025-11-25", Requester: countingRequester{&asked}, Asks: true})
 			if err != nil || !handled {
 				t.Fatalf("handled %v, err %v", handled, err)
 			}
-			if asked != tc.wantClient {
-				t.Errorf("the client was asked %d times, want %d", asked, tc.wantClient)
+			if int(asked.Load()) != tc.wantClient {
+				t.Errorf("the client was asked %d times, want %d", asked.Load(), tc.wantClient)
 			}
 			if tc.hooked && hook.runs.Load() != 1 {
 				t.Errorf("the Elicitation hook ran %d times, want 1", hook.runs.Load())
