@@ -82,21 +82,14 @@ func (hookedRelayed) RelayedCall() {}
 // server's questions to ctx's caller, or r itself when none does. call is
 // the tool call the questions belong to (nil: outside any call).
 func (h *Host) withElicitHooks(ctx context.Context, r conn.Requester, server string, call *intercept.Call) conn.Requester {
-	c := h.chain()
-	if c == nil || r == nil {
+	if r == nil {
 		return r
 	}
-	plan := c.ForElicit(server, principalOf(ctx))
-	if plan == nil {
+	ih := h.inputHooksFor(ctx, server, call)
+	if ih == nil {
 		return r
 	}
-	ec := &intercept.Call{Event: intercept.EventElicit, Server: server, Name: server}
-	if call != nil {
-		ec.ID, ec.Who, ec.Session, ec.Endpoint, ec.Front = call.ID, call.Who, call.Session, call.Endpoint, call.Front
-	} else {
-		h.fillCallInfo(ctx, ec)
-	}
-	hr := hookedRequester{inner: r, plan: plan, call: ec, note: DecisionNoteOf(ctx), h: h, span: trace.SpanFromContext(ctx)}
+	hr := hookedRequester{inner: r, plan: ih.plan, call: ih.call, note: ih.note, h: h, span: trace.SpanFromContext(ctx)}
 	if _, ok := r.(interface{ RelayedCall() }); ok {
 		return hookedRelayed{hr}
 	}

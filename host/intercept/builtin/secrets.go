@@ -1,9 +1,7 @@
 package builtin
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -54,7 +52,7 @@ func (s *secrets) Check(_ context.Context, c *intercept.Call, p intercept.Phase)
 	if len(c.Payload) == 0 {
 		return intercept.Verdict{Action: intercept.Pass}, nil
 	}
-	v, err := secretsDecode(c.Payload)
+	v, err := jsonredact.Decode(c.Payload)
 	if err != nil {
 		return intercept.Verdict{}, fmt.Errorf("secrets: %s payload of %s: %w", secretsPhase(p), c.Name, err)
 	}
@@ -71,7 +69,7 @@ func (s *secrets) Check(_ context.Context, c *intercept.Call, p intercept.Phase)
 		if n == 0 {
 			return intercept.Verdict{Action: intercept.Pass}, nil
 		}
-		b, err := secretsEncode(nv)
+		b, err := jsonredact.Encode(nv)
 		if err != nil {
 			return intercept.Verdict{}, fmt.Errorf("secrets: %s payload of %s: %w", secretsPhase(p), c.Name, err)
 		}
@@ -101,29 +99,4 @@ func secretsPhase(p intercept.Phase) string {
 		return "response"
 	}
 	return "request"
-}
-
-// secretsDecode decodes one JSON value, keeping numbers as written.
-func secretsDecode(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, fmt.Errorf("data after the JSON value")
-	}
-	return v, nil
-}
-
-// secretsEncode encodes v without HTML escapes or a trailing newline.
-func secretsEncode(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

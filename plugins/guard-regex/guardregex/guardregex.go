@@ -16,7 +16,6 @@
 package guardregex
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -155,7 +154,7 @@ func (g *Guard) request(req *sdk.InterceptRequest, c *compiled) *sdk.InterceptRe
 	if len(c.deny) == 0 || len(req.Payload) == 0 {
 		return pass
 	}
-	v, err := decode(req.Payload)
+	v, err := jsonredact.Decode(req.Payload)
 	if err != nil {
 		// Not JSON: nothing a client could send through the host.
 		return &sdk.InterceptResponse{Action: sdk.ActionDeny, Reason: "the arguments are not JSON"}
@@ -194,7 +193,7 @@ func (g *Guard) response(req *sdk.InterceptRequest, c *compiled) *sdk.InterceptR
 	if len(c.redact) == 0 || len(req.Payload) == 0 {
 		return pass
 	}
-	v, err := decode(req.Payload)
+	v, err := jsonredact.Decode(req.Payload)
 	if err != nil {
 		return &sdk.InterceptResponse{Action: sdk.ActionDeny, Reason: "the result is not JSON"}
 	}
@@ -206,28 +205,12 @@ func (g *Guard) response(req *sdk.InterceptRequest, c *compiled) *sdk.InterceptR
 	if n == 0 {
 		return pass
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	out, err := jsonredact.Encode(v)
+	if err != nil {
 		return &sdk.InterceptResponse{Action: sdk.ActionDeny, Reason: "the redacted result does not encode"}
 	}
 	if g.Log != nil {
 		g.Log.Debug("redacted", "interceptor", req.Interceptor, "name", req.Name, "matches", n)
 	}
-	return &sdk.InterceptResponse{Action: sdk.ActionMutate, Payload: bytes.TrimRight(b.Bytes(), "\n")}
-}
-
-// decode decodes JSON keeping numbers as they are written.
-func decode(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, fmt.Errorf("data after the JSON value")
-	}
-	return v, nil
+	return &sdk.InterceptResponse{Action: sdk.ActionMutate, Payload: out}
 }
