@@ -137,10 +137,6 @@ func redactValues(m map[string]string) map[string]string {
 // redactOptions redacts the options of a plugin interceptor that its
 // plugin marked sensitive; without a recorded schema, every value.
 func redactOptions(cfg *config.Config, ic *config.Interceptor) json.RawMessage {
-	var m map[string]any
-	if json.Unmarshal(ic.Options, &m) != nil {
-		return json.RawMessage(`"` + redacted + `"`)
-	}
 	var comp *config.LockedComponent
 	if p := cfg.Plugin(ic.Plugin); p != nil && p.Locked != nil {
 		for _, c := range p.Locked.Components {
@@ -149,20 +145,5 @@ func redactOptions(cfg *config.Config, ic *config.Interceptor) json.RawMessage {
 			}
 		}
 	}
-	for k := range m {
-		sensitive := true
-		if comp != nil {
-			sensitive = false
-			for _, a := range comp.Attributes {
-				if a.Name == k {
-					sensitive = a.Sensitive
-				}
-			}
-		}
-		if sensitive {
-			m[k] = redacted
-		}
-	}
-	b, _ := json.Marshal(m)
-	return b
+	return redactByComponent(ic.Options, comp, func(string) bool { return true })
 }

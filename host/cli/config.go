@@ -225,16 +225,24 @@ func redactIdP(p *config.IdP) *config.IdP {
 // redactAuthConfig redacts the values of an auth block that its plugin
 // marked sensitive; without a recorded schema, every value but idp.
 func redactAuthConfig(cfg *config.Config, s *config.Server) json.RawMessage {
-	var m map[string]any
-	if json.Unmarshal(s.AuthConfig, &m) != nil {
-		return json.RawMessage(`"` + redacted + `"`)
-	}
 	var comp *config.LockedComponent
 	if p := cfg.PluginForScheme(s.AuthScheme); p != nil {
 		comp = p.Locked.Component("auth", s.AuthScheme)
 	}
+	return redactByComponent(s.AuthConfig, comp, func(k string) bool { return k != "idp" })
+}
+
+// redactByComponent redacts the values of the JSON object raw that the
+// plugin component comp marks sensitive; without comp (no recorded
+// schema), those for which unknown says so. Anything but an object is
+// redacted whole.
+func redactByComponent(raw json.RawMessage, comp *config.LockedComponent, unknown func(key string) bool) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return json.RawMessage(`"` + redacted + `"`)
+	}
 	for k := range m {
-		sensitive := k != "idp"
+		sensitive := unknown(k)
 		if comp != nil {
 			sensitive = false
 			for _, a := range comp.Attributes {
