@@ -4,6 +4,7 @@ package testbin
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -98,15 +99,25 @@ func Run(m interface{ Run() int }, set func(dir string)) int {
 // (see Run), when the host's environment does not say otherwise.
 func PluginCache() string { return filepath.Join(os.Getenv("XDG_CACHE_HOME"), "mcphost", "plugins") }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. It
+// is drawn at random below the systems' ephemeral ranges (Linux 32768–
+// 60999, macOS and Windows 49152–65535): a port the kernel picked (":0")
+// can be handed to an outgoing connection of another test before the
+// process meant to listen on it binds it ("address already in use").
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	const lo, hi = 10000, 32768
+	for range 200 {
+		port := lo + rand.IntN(hi-lo)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken: draw again
+		}
+		ln.Close()
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatalf("no free port in %d–%d on 127.0.0.1 after 200 draws", lo, hi-1)
+	return 0
 }
 
 // WaitListening waits up to 30 s for something to accept connections on
