@@ -155,7 +155,7 @@ Configuration is HCL, read from the managed, local, project and user scopes
 	root.PersistentFlags().StringArrayVar(&a.configs, "config", nil, "use this configuration `FILE` instead of discovery (repeatable; later files win; the managed file still governs)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: trace, debug, info, warn, error, off (default warn, or $MCPHOST_LOG_LEVEL)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format: text, or json (one JSON object a line, for machines) (default text, or $MCPHOST_LOG_FORMAT)")
-	root.AddCommand(a.serversCmd(), a.serverCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.authCmd(), a.versionCmd())
+	root.AddCommand(a.serversCmd(), a.serverCmd(), a.toolsCmd(), a.callCmd(), a.resourcesCmd(), a.promptsCmd(), a.configCmd(), a.serveCmd(), a.pluginsCmd(), a.permissionsCmd(), a.authCmd(), a.clientCmd(), a.importCmd(), a.registryCmd(), a.versionCmd())
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)

@@ -381,13 +381,17 @@ func (g *Gateway) Draining() bool {
 func (g *Gateway) Starting() bool { return g.starting.Load() }
 
 // ServeUsers says the gateway serves users of inbound OAuth from now on
-// (as Options.Users): per-user servers leave the lists shared by all.
+// (as Options.Users): per-user servers leave the lists shared by all. It
+// returns once they have left them (a Sync of what is served to all), so
+// that no request served after it lists a per-user server's prompts or
+// resources to all (and again, for its user, from the user's own
+// connection).
 func (g *Gateway) ServeUsers() {
-	if !g.users.Swap(true) {
-		select {
-		case g.changed <- struct{}{}:
-		default:
-		}
+	if g.users.Swap(true) {
+		return
+	}
+	for _, p := range g.Sync(g.life) {
+		g.log.Warn("registry problem", "server", p.Server, "detail", p.Detail)
 	}
 }
 

@@ -420,3 +420,30 @@ func TestPerUserPromptGetAudited(t *testing.T) {
 		})
 	}
 }
+
+// TestServeUsersLeavesSharedListsAtOnce: when a gateway synced for no
+// users is then served to users of inbound OAuth (ServeUsers, as a front
+// with inbound OAuth does), its per-user servers' prompts have left the
+// lists served to all by the time ServeUsers returns. (Before, they left
+// on the sync loop's next turn: a user's first prompts/list could hold a
+// per-user prompt twice, once as served to all and once from the user's
+// own connection, TestPerUserLists' flake.)
+func TestServeUsersLeavesSharedListsAtOnce(t *testing.T) {
+	t.Parallel()
+	urls := map[string]string{}
+	for _, name := range []string{"sh", "pu"} {
+		up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return listsServer(name) }, nil))
+		t.Cleanup(up.Close)
+		urls[name] = up.URL
+	}
+	sh := &config.Server{Name: "sh", Transport: config.TransportHTTP, URL: urls["sh"], Approved: true, Origin: config.Origin{Scope: config.ScopeUser, File: "u.hcl"}}
+	g, _ := userGateway(t, &config.Config{Servers: []*config.Server{sh, perUserServer("pu", urls["pu"])}, DefaultMode: "allow_all"}, true, &gateway.Options{})
+	all := []string{"mcp__pu__greet", "mcp__pu__secret", "mcp__sh__greet", "mcp__sh__secret"}
+	if got := g.ServedPrompts(); !slices.Equal(got, all) {
+		t.Fatalf("served to all without users: %v, want %v", got, all)
+	}
+	g.ServeUsers()
+	if got, want := g.ServedPrompts(), all[2:]; !slices.Equal(got, want) {
+		t.Errorf("served to all once ServeUsers returned: %v, want %v", got, want)
+	}
+}
