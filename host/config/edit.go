@@ -56,6 +56,11 @@ type ServerEntry struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// InheritEnv are host variables the server also inherits (inherit_env).
+	InheritEnv []string
+	// EnvFile is a dotenv file whose variables the server gets (env_file;
+	// WP-D makes the loader read it).
+	EnvFile string
 
 	URL           string
 	Headers       map[string]string
@@ -65,6 +70,11 @@ type ServerEntry struct {
 	OAuth *OAuthEntry
 	// XAA, if set, is written as an auth "xaa" { } block.
 	XAA *XAAEntry
+
+	// Registry, if set, is written as registry = "NAME@VERSION": the MCP
+	// Registry entry the server was installed from (WP-C: such a server
+	// needs approval, like a project server).
+	Registry string
 
 	// Expand writes ${NAME} and ${NAME:-default} in the values of command,
 	// args, env, cwd, url, headers, headers_helper and the oauth block's
@@ -116,6 +126,8 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 	w.setString(b, "command", e.Command)
 	w.setList(b, "args", e.Args)
 	w.setMap(b, "env", e.Env)
+	w.setList(b, "inherit_env", e.InheritEnv)
+	w.setString(b, "env_file", e.EnvFile)
 	w.setString(b, "cwd", e.Cwd)
 	w.setString(b, "url", e.URL)
 	w.setMap(b, "headers", e.Headers)
@@ -136,6 +148,9 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 			ob.SetAttributeValue("callback_port", cty.NumberIntVal(int64(o.CallbackPort)))
 		}
 		w.setList(ob, "scopes", o.Scopes)
+	}
+	if e.Registry != "" {
+		b.SetAttributeValue("registry", cty.StringVal(e.Registry))
 	}
 	if x := e.XAA; x != nil {
 		ab := b.AppendNewBlock("auth", []string{"xaa"}).Body()
