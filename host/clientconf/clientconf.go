@@ -59,6 +59,12 @@ type Server struct {
 	Fields map[string]any
 	// Line is the entry's line in the file (1-based; 0 when unknown).
 	Line int
+	// Format is what the entry's keys mean: FormatMCPServers,
+	// FormatVSCode, FormatGemini or FormatCodex.
+	Format string
+	// Invalid, if not empty, says why the entry could not be read (it is
+	// not an object); Fields is nil then.
+	Invalid string
 }
 
 // Inputs are the VS Code "inputs" of a file (their ids), which
