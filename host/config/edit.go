@@ -76,6 +76,17 @@ type ServerEntry struct {
 	// needs approval, like a project server).
 	Registry string
 
+	// SecretEnv and SecretHeaders are env variables and headers whose
+	// values are secrets, written as secret("…") or env("…") calls (a
+	// SecretRef); a key in both a map and its Secret map takes the
+	// SecretRef. (`mcphost import` stores a literal secret of another
+	// client's file this way.)
+	SecretEnv, SecretHeaders map[string]SecretRef
+
+	// Disabled writes disabled = true: the server is configured but not
+	// started.
+	Disabled bool
+
 	// Expand writes ${NAME} and ${NAME:-default} in the values of command,
 	// args, env, cwd, url, headers, headers_helper and the oauth block's
 	// client_id and scopes as env("NAME") and
@@ -125,12 +136,12 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 	w := valueWriter{expand: e.Expand}
 	w.setString(b, "command", e.Command)
 	w.setList(b, "args", e.Args)
-	w.setMap(b, "env", e.Env)
+	w.setMap(b, "env", e.Env, e.SecretEnv)
 	w.setList(b, "inherit_env", e.InheritEnv)
 	w.setString(b, "env_file", e.EnvFile)
 	w.setString(b, "cwd", e.Cwd)
 	w.setString(b, "url", e.URL)
-	w.setMap(b, "headers", e.Headers)
+	w.setMap(b, "headers", e.Headers, e.SecretHeaders)
 	switch len(e.HeadersHelper) {
 	case 0:
 	case 1:
@@ -159,6 +170,9 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 		if !x.ClientSecret.IsZero() {
 			ab.SetAttributeRaw("client_secret", x.ClientSecret.tokens())
 		}
+	}
+	if e.Disabled {
+		b.SetAttributeValue("disabled", cty.True)
 	}
 	out := f.Bytes()
 	if len(out) > 0 && out[len(out)-1] != '\n' {

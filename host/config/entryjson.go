@@ -14,29 +14,8 @@ import (
 // ErrServerJSON classifies what ServerEntryFromJSON refuses.
 var ErrServerJSON = errors.New("invalid server JSON")
 
-// serverJSON is one server of the mcpServers JSON shape that other MCP
-// hosts use (`mcphost server add-json`).
-type serverJSON struct {
-	Type          string            `json:"type"`
-	Command       string            `json:"command"`
-	Args          []string          `json:"args"`
-	Env           map[string]string `json:"env"`
-	Cwd           string            `json:"cwd"`
-	URL           string            `json:"url"`
-	Headers       map[string]string `json:"headers"`
-	HeadersHelper json.RawMessage   `json:"headersHelper"`
-	OAuth         *struct {
-		ClientID     string   `json:"clientId"`
-		CallbackPort int      `json:"callbackPort"`
-		Scopes       []string `json:"scopes"`
-	} `json:"oauth"`
-}
-
-// The members each object of the shape may have (exactly so spelt).
-var (
-	serverJSONKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "headersHelper", "oauth"}
-	oauthJSONKeys  = []string{"clientId", "callbackPort", "scopes"}
-)
+// The members of an add-json oauth object (exactly so spelt).
+var oauthJSONKeys = []string{"clientId", "callbackPort", "scopes"}
 
 // ServerEntryFromJSON reads one server in the mcpServers JSON shape:
 //
@@ -45,13 +24,22 @@ var (
 //	 "headersHelper": "/path/helper", "oauth": {"clientId": "…", "callbackPort": 8080}}
 //
 // "type" is stdio (the default when there is a command), http, sse or a
-// plugin transport (ws). ${NAME} and ${NAME:-default} in the values are
-// read from the environment, as those hosts read them: they are written as
-// env() calls (ServerEntry.Expand). The JSON is read strictly: an unknown or
-// duplicated member, a member spelt in another case, or trailing data is an
-// error. A client secret is not taken from JSON (give --client-secret).
+// plugin transport (ws); Gemini's httpUrl (streamable HTTP), envFile and
+// disabled are read too. ${NAME}, ${NAME:-default} and ${env:NAME} in the
+// values are read from the environment, as those hosts read them: they are
+// written as env() calls (ServerEntry.Expand). The JSON is read strictly:
+// an unknown or duplicated member, a member spelt in another case, or
+// trailing data is an error. A client secret is not taken from JSON (give
+// --client-secret); a literal secret in env or headers is an error (see
+// ServerEntryFromJSONWith to store it).
 func ServerEntryFromJSON(name string, data []byte) (*ServerEntry, error) {
-	if err := strictMembers(data, serverJSONKeys, ""); err != nil {
+	return ServerEntryFromJSONWith(name, data, EntryOptions{})
+}
+
+// ServerEntryFromJSONWith is ServerEntryFromJSON with the options of
+// ServerEntryFromFields (opts.Format is EntryMCPServers).
+func ServerEntryFromJSONWith(name string, data []byte, opts EntryOptions) (*ServerEntry, error) {
+	if err := strictMembers(data, jsonEntryKeys, ""); err != nil {
 		return nil, err
 	}
 	ms, _ := rawjson.Members(nil, data)
@@ -67,41 +55,17 @@ func ServerEntryFromJSON(name string, data []byte) (*ServerEntry, error) {
 			}
 		}
 	}
-	var sj serverJSON
+	var fields map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sj); err != nil {
+	if err := dec.Decode(&fields); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrServerJSON, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the object", ErrServerJSON)
 	}
-	e := &ServerEntry{Name: name, Command: sj.Command, Args: sj.Args, Env: sj.Env, Cwd: sj.Cwd, URL: sj.URL, Headers: sj.Headers, Expand: true}
-	switch {
-	case sj.Type != "":
-		e.Transport = sj.Type
-	case sj.Command != "":
-		e.Transport = TransportStdio
-	case sj.URL != "":
-		e.Transport = TransportFromURL(sj.URL)
-	default:
-		return nil, fmt.Errorf("%w: give \"command\" (stdio) or \"url\"", ErrServerJSON)
-	}
-	if e.Transport == TransportStdio {
-		e.Transport = "" // the default: no attribute
-	}
-	if len(sj.HeadersHelper) > 0 && string(sj.HeadersHelper) != "null" {
-		var one string
-		if err := json.Unmarshal(sj.HeadersHelper, &one); err == nil {
-			e.HeadersHelper = []string{one}
-		} else if err := json.Unmarshal(sj.HeadersHelper, &e.HeadersHelper); err != nil {
-			return nil, fmt.Errorf("%w: headersHelper must be a string or a list of strings", ErrServerJSON)
-		}
-	}
-	if o := sj.OAuth; o != nil {
-		e.OAuth = &OAuthEntry{ClientID: o.ClientID, CallbackPort: o.CallbackPort, Scopes: o.Scopes}
-	}
-	return e, nil
+	opts.Format = EntryMCPServers
+	e, _, err := ServerEntryFromFields(name, fields, opts)
+	return e, err
 }
 
 // strictMembers checks that data is an object without duplicated members

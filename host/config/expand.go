@@ -85,13 +85,20 @@ func (w valueWriter) setList(b *hclwrite.Body, name string, v []string) {
 	b.SetAttributeRaw(name, hclwrite.TokensForTuple(elems))
 }
 
-func (w valueWriter) setMap(b *hclwrite.Body, name string, m map[string]string) {
-	if len(m) == 0 {
+// setMap writes m, with the values of secrets (which take precedence) as
+// their calls.
+func (w valueWriter) setMap(b *hclwrite.Body, name string, m map[string]string, secrets map[string]SecretRef) {
+	if len(m)+len(secrets) == 0 {
 		return
 	}
-	keys := make([]string, 0, len(m))
+	keys := make([]string, 0, len(m)+len(secrets))
 	for k := range m {
 		keys = append(keys, k)
+	}
+	for k := range secrets {
+		if _, dup := m[k]; !dup {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	attrs := make([]hclwrite.ObjectAttrTokens, len(keys))
@@ -100,7 +107,11 @@ func (w valueWriter) setMap(b *hclwrite.Body, name string, m map[string]string) 
 		if !hclsyntax.ValidIdentifier(k) {
 			name = hclwrite.TokensForValue(cty.StringVal(k))
 		}
-		attrs[i] = hclwrite.ObjectAttrTokens{Name: name, Value: w.tokens(m[k])}
+		value := w.tokens(m[k])
+		if r, ok := secrets[k]; ok {
+			value = r.tokens()
+		}
+		attrs[i] = hclwrite.ObjectAttrTokens{Name: name, Value: value}
 	}
 	b.SetAttributeRaw(name, hclwrite.TokensForObject(attrs))
 }
