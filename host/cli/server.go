@@ -124,18 +124,45 @@ func (a *app) serverAddJSONCmd() *cobra.Command {
 {"type": "stdio", "command": …, "args": […], "env": {…}} or
 {"type": "http"|"sse"|"ws", "url": …, "headers": {…}, "headersHelper": …,
  "oauth": {"clientId": …, "callbackPort": …}}. Unknown or repeated members
-are refused. A client secret is given with --client-secret, not in the JSON.`,
+are refused. A client secret is given with --client-secret, not in the JSON.
+${NAME}, ${NAME:-default} and ${env:NAME} are written as env() calls; a literal
+secret in env or headers (a variable or header named like a token, key,
+secret or password, or a value shaped like a token) is stored in the secrets
+directory and written as secret("…"), never as text in the file.`,
 		Example: `  mcphost server add-json weather '{"type":"stdio","command":"weather-mcp","env":{"UNITS":"metric"}}'`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := config.ServerEntryFromJSON(args[0], []byte(args[1]))
-			if err != nil {
-				return fmt.Errorf("%w\n%s", err, usageHint(cmd))
+			if !config.ValidServerName(args[0]) {
+				return fmt.Errorf("invalid server name %q: use letters and digits with single '-' or '_' between them, at most %d characters", args[0], config.MaxServerNameLen)
 			}
-			if err := f.applyAuth(e); err != nil {
+			// A literal secret of the JSON (a token in env or headers) is
+			// stored in the secrets directory and read with secret().
+			t, err := a.editTarget(cmd, f.scope)
+			if err != nil {
 				return err
 			}
-			return a.addServer(cmd, &f, e)
+			store, err := a.newSecretStore(t, false)
+			if err != nil {
+				return err
+			}
+			e, err := config.ServerEntryFromJSONWith(args[0], []byte(args[1]), config.EntryOptions{StoreSecret: store.forServer(args[0])})
+			if err == nil {
+				err = f.applyAuth(e)
+			}
+			if err == nil {
+				err = a.addServer(cmd, &f, e)
+			}
+			if err != nil {
+				store.undo()
+				if errors.Is(err, config.ErrServerJSON) {
+					return fmt.Errorf("%w\n%s", err, usageHint(cmd))
+				}
+				return err
+			}
+			if n := store.count(args[0]); n > 0 {
+				fmt.Fprintf(a.stdout, "%d secret value(s) of the JSON are stored in %s (readable by you only) and read with secret()\n", n, store.dir)
+			}
+			return nil
 		},
 	}
 	f.register(cmd, false)
@@ -354,15 +381,7 @@ func (a *app) addServer(cmd *cobra.Command, f *addFlags, e *config.ServerEntry) 
 	if err != nil {
 		return err
 	}
-	// Relative program paths are relative to the file that declares them;
-	// on the command line they were relative to the working directory.
-	if e.Cwd == "" {
-		e.Command = a.pathFor(t, e.Command, false)
-	} // (else a relative command is relative to cwd, as exec runs it)
-	if len(e.HeadersHelper) > 0 {
-		e.HeadersHelper[0] = a.pathFor(t, e.HeadersHelper[0], false)
-	}
-	e.Cwd = a.pathFor(t, e.Cwd, true)
+	a.placePaths(t, e)
 	src, err := readIfExists(t.path)
 	if err != nil {
 		return err
@@ -434,10 +453,24 @@ func (a *app) addServer(cmd *cobra.Command, f *addFlags, e *config.ServerEntry) 
 	return nil
 }
 
-// checkEdit loads the whole configuration with out in place of the target
-// file and refuses the edit on any error; for an added server it also says
-// when the server would not be used.
-func (a *app) checkEdit(t target, out []byte, name string, added bool) error {
+// placePaths rewrites the relative paths of e, given relative to the
+// working directory, for the target file (pathFor).
+func (a *app) placePaths(t target, e *config.ServerEntry) {
+	// Relative program paths are relative to the file that declares them;
+	// on the command line they were relative to the working directory.
+	if e.Cwd == "" {
+		e.Command = a.pathFor(t, e.Command, false, e.Expand)
+	} // (else a relative command is relative to cwd, as exec runs it)
+	if len(e.HeadersHelper) > 0 {
+		e.HeadersHelper[0] = a.pathFor(t, e.HeadersHelper[0], false, e.Expand)
+	}
+	e.Cwd = a.pathFor(t, e.Cwd, true, e.Expand)
+	e.EnvFile = a.pathFor(t, e.EnvFile, true, e.Expand)
+}
+
+// editErrors loads the whole configuration with out in place of the target
+// file and returns it and the errors that refuse the edit.
+func (a *app) editErrors(t target, out []byte) (*config.Config, hcl.Diagnostics) {
 	cfg, diags := config.Load(&config.LoadOptions{
 		LookupEnv: a.lookupEnv,
 		WorkDir:   a.workDir,
@@ -452,6 +485,14 @@ func (a *app) checkEdit(t target, out []byte, name string, added bool) error {
 			errs = append(errs, d)
 		}
 	}
+	return cfg, errs
+}
+
+// checkEdit loads the whole configuration with out in place of the target
+// file and refuses the edit on any error; for an added server it also says
+// when the server would not be used.
+func (a *app) checkEdit(t target, out []byte, name string, added bool) error {
+	cfg, errs := a.editErrors(t, out)
 	if len(errs) > 0 {
 		a.printDiags(cfg, errs)
 		return fmt.Errorf("not written: the configuration would not load (%d error(s) above)", len(errs))
@@ -491,9 +532,14 @@ func (a *app) checkEdit(t target, out []byte, name string, added bool) error {
 // target file: relative to that file's directory in the project scope (the
 // repository's file stays valid in every clone), absolute elsewhere. A
 // program's bare name (no separator: looked up in PATH) stays as it is; a
-// directory (dir) is always a path.
-func (a *app) pathFor(t target, p string, dir bool) string {
+// directory (dir) is always a path. With expand (values of another
+// client's JSON), a path starting with a variable ("${HOME}/bin/x", written
+// as env("HOME")) is the variable's, never joined to the working directory.
+func (a *app) pathFor(t target, p string, dir, expand bool) string {
 	if p == "" || filepath.IsAbs(p) || !dir && !strings.ContainsAny(p, `/\`) {
+		return p
+	}
+	if expand && strings.HasPrefix(p, "${") {
 		return p
 	}
 	abs := filepath.Join(a.workDir, p)
