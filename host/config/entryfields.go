@@ -548,3 +548,34 @@ func (m *entryMapper) shape(e *ServerEntry) {
 		e.Transport = TransportStdio
 	}
 }
+
+// UnsetVars returns the variables that the ${NAME} references (without a
+// default) of e's values read and lookup does not find, sorted: the
+// configuration would not load without them. It is empty unless e.Expand.
+func (e *ServerEntry) UnsetVars(lookup func(string) (string, bool)) []string {
+	if !e.Expand {
+		return nil
+	}
+	values := []string{e.Command, e.Cwd, e.EnvFile, e.URL}
+	values = append(values, e.Args...)
+	values = append(values, e.HeadersHelper...)
+	values = slices.AppendSeq(values, maps.Values(e.Env))
+	values = slices.AppendSeq(values, maps.Values(e.Headers))
+	if e.OAuth != nil {
+		values = append(append(values, e.OAuth.ClientID), e.OAuth.Scopes...)
+	}
+	var out []string
+	for _, v := range values {
+		for _, m := range varRE.FindAllStringSubmatchIndex(v, -1) {
+			if m[4] >= 0 {
+				continue // has a default
+			}
+			name := v[m[2]:m[3]]
+			if _, ok := lookup(name); !ok && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
