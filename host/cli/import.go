@@ -132,7 +132,7 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 			only[n] = false
 		}
 	}
-	cur := src
+	ed := &importEdit{out: src, check: src}
 	var results []*importResult
 	seen := map[string]string{} // original name → where it was taken from
 	for _, so := range sources {
@@ -155,7 +155,7 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 				continue
 			}
 			seen[s.Name] = from
-			cur = a.importEntry(t, cur, so, s, r, store, configured, f.dryRun)
+			a.importEntry(t, ed, so, s, r, store, configured, f.dryRun)
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(only)) {
@@ -177,9 +177,9 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 		}
 	}
 	if imported > 0 && !f.dryRun {
-		err := a.checkEdit(t, cur, "", false)
+		err := a.checkEdit(t, ed.out, "", false)
 		if err == nil {
-			err = writeConfigFile(t.path, src, cur, t.scope)
+			err = writeConfigFile(t.path, src, ed.out, t.scope)
 		}
 		if err != nil {
 			store.undo()
@@ -191,7 +191,7 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 	if f.dryRun {
 		verb = "Would import"
 		if imported > 0 {
-			fmt.Fprintf(a.stdout, "\nThe blocks to add to %s:\n\n%s", t.path, addedText(src, cur))
+			fmt.Fprintf(a.stdout, "\nThe blocks to add to %s:\n\n%s", t.path, addedText(src, ed.out))
 		}
 	}
 	fmt.Fprintf(a.stdout, "%s %d server(s) into %s (%s scope); %d skipped, %d refused\n", verb, imported, t.path, t.scope, skipped, refused)
@@ -199,7 +199,7 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 	for _, r := range results {
 		if r.status == statusImported {
 			names = append(names, r.name)
-			secrets = append(secrets, store.stored[r.name]...)
+			secrets = append(secrets, store.names(r.name)...)
 		}
 	}
 	if len(secrets) > 0 {
@@ -218,17 +218,22 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 	return nil
 }
 
-// importEntry maps entry s of source so and, if it can be imported, returns
-// cur with its block added; r says what became of it.
-func (a *app) importEntry(t target, cur []byte, so importSource, s clientconf.Server, r *importResult, store *secretStore, configured map[string]string, dryRun bool) []byte {
-	refuse := func(what, fix string) []byte {
+// importEdit is the target file as the import edits it: out is written;
+// check is loaded to check it (in a dry run, with placeholders for the
+// secrets, which are not stored).
+type importEdit struct{ out, check []byte }
+
+// importEntry maps entry s of source so and, if it can be imported, adds
+// its block to ed; r says what became of it.
+func (a *app) importEntry(t target, ed *importEdit, so importSource, s clientconf.Server, r *importResult, store *secretStore, configured map[string]string, dryRun bool) {
+	refuse := func(what, fix string) {
 		r.status = statusRefused
 		r.reasons = append(r.reasons, what)
 		r.fixes = append(r.fixes, fix)
-		return cur
 	}
 	if s.Invalid != "" {
-		return refuse(s.Invalid, "write the entry as an object")
+		refuse(s.Invalid, "write the entry as an object")
+		return
 	}
 	name := sanitizeServerName(s.Name)
 	if name != s.Name {
@@ -238,12 +243,12 @@ func (a *app) importEntry(t target, cur []byte, so importSource, s clientconf.Se
 	if where, ok := configured[name]; ok {
 		r.status = statusSkipped
 		r.reasons = append(r.reasons, fmt.Sprintf("%q is already configured in %s", name, where))
-		return cur
+		return
 	}
-	if has, _ := config.HasServerBlock(cur, t.path, name); has {
+	if has, _ := config.HasServerBlock(ed.out, t.path, name); has {
 		r.status = statusSkipped
 		r.reasons = append(r.reasons, fmt.Sprintf("%q is already in %s", name, t.path))
-		return cur
+		return
 	}
 	e, notes, err := config.ServerEntryFromFields(name, s.Fields, config.EntryOptions{
 		Format: s.Format, WorkspaceDir: so.workspace, StoreSecret: store.forServer(name),
@@ -262,30 +267,37 @@ func (a *app) importEntry(t target, cur []byte, so importSource, s clientconf.Se
 				r.reasons = append(r.reasons, what)
 				r.fixes = append(r.fixes, p.Fix)
 			}
-			return cur
+			return
 		}
-		return refuse(err.Error(), "")
+		refuse(err.Error(), "")
+		return
 	}
 	if unset := e.UnsetVars(a.lookupEnv); len(unset) > 0 {
 		store.drop(name)
-		return refuse(fmt.Sprintf("reads %s from the environment, not set here: the configuration would not load without it", strings.Join(unset, ", ")),
+		refuse(fmt.Sprintf("reads %s from the environment, not set here: the configuration would not load without it", strings.Join(unset, ", ")),
 			"set it (here and wherever mcphost runs) and import again, or write ${NAME:-default} in the client's file")
+		return
 	}
 	a.placePaths(t, e)
-	next, err := config.AddServerBlock(cur, t.path, e)
+	next, err := config.AddServerBlock(ed.out, t.path, e)
 	if err != nil {
 		store.drop(name)
-		return refuse(err.Error(), "")
+		refuse(err.Error(), "")
+		return
 	}
-	check := next
+	ce := e
 	if dryRun && (len(e.SecretEnv)+len(e.SecretHeaders) > 0) {
 		// Nothing is stored in a dry run: the check reads placeholders.
-		ce := *e
-		ce.Env, ce.Headers = placeholders(e.Env, e.SecretEnv), placeholders(e.Headers, e.SecretHeaders)
-		ce.SecretEnv, ce.SecretHeaders = nil, nil
-		if check, err = config.AddServerBlock(cur, t.path, &ce); err != nil {
-			return refuse(err.Error(), "")
-		}
+		c := *e
+		c.Env, c.Headers = placeholders(e.Env, e.SecretEnv), placeholders(e.Headers, e.SecretHeaders)
+		c.SecretEnv, c.SecretHeaders = nil, nil
+		ce = &c
+	}
+	check, err := config.AddServerBlock(ed.check, t.path, ce)
+	if err != nil {
+		store.drop(name)
+		refuse(err.Error(), "")
+		return
 	}
 	cfg, errs := a.editErrors(t, check)
 	if len(errs) > 0 {
@@ -302,7 +314,7 @@ func (a *app) importEntry(t target, cur []byte, so importSource, s clientconf.Se
 			r.fixes = append(r.fixes, "")
 		}
 		r.status = statusRefused
-		return cur
+		return
 	}
 	for _, sk := range cfg.Skipped {
 		if sk.Server.Name == name && sk.Server.Origin.File == t.path {
@@ -310,7 +322,7 @@ func (a *app) importEntry(t target, cur []byte, so importSource, s clientconf.Se
 		}
 	}
 	r.status = statusImported
-	return next
+	ed.out, ed.check = next, check
 }
 
 // placeholders is m with the keys of secrets set to a placeholder.

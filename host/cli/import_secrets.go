@@ -104,13 +104,16 @@ func (s *secretStore) undo() {
 	}
 }
 
-// count is the number of secrets stored for server.
-func (s *secretStore) count(server string) int {
+// names are the secrets stored for server.
+func (s *secretStore) names(server string) []string {
 	if s == nil {
-		return 0
+		return nil
 	}
-	return len(s.stored[server])
+	return s.stored[server]
 }
+
+// count is the number of secrets stored for server.
+func (s *secretStore) count(server string) int { return len(s.names(server)) }
 
 // importSecretName names the secret of server's member where ("env.TOKEN")
 // in file path: unique per file, server and member, recognisable in the

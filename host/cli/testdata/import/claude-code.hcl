@@ -1,0 +1,4 @@
+server "everything" {
+  command = "npx"
+  args    = ["-y", "@modelcontextprotocol/server-everything"]
+}
