@@ -78,11 +78,10 @@ func ProjectServers(data []byte, dir string) ([]Server, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: \"projects\" is not an object", ErrFormat)
 	}
-	want := filepath.Clean(dir)
 	for i := range obj.Members {
 		m := &obj.Members[i]
 		key, ok := literalString(m.Name)
-		if !ok || !sameDir(key, want) {
+		if !ok || !sameDir(key, dir) {
 			continue
 		}
 		return entries(member(&m.Value, "mcpServers"), std, FormatMCPServers, "projects."+key+".mcpServers")
@@ -91,9 +90,21 @@ func ProjectServers(data []byte, dir string) ([]Server, error) {
 }
 
 // sameDir reports whether key, a directory as Claude Code writes it (with
-// forward slashes on Windows too), is dir.
+// forward slashes on Windows too), is dir. Windows paths (with a drive
+// letter) are compared whatever their slashes and case.
 func sameDir(key, dir string) bool {
-	return filepath.Clean(filepath.FromSlash(key)) == dir || filepath.ToSlash(filepath.Clean(key)) == filepath.ToSlash(dir)
+	norm := func(p string) string {
+		p = strings.ReplaceAll(p, `\`, "/")
+		if len(p) > 1 && strings.HasSuffix(p, "/") && !strings.HasSuffix(p, ":/") {
+			p = strings.TrimRight(p, "/")
+		}
+		return p
+	}
+	k, d := norm(key), norm(dir)
+	if len(k) > 1 && k[1] == ':' && len(d) > 1 && d[1] == ':' {
+		return strings.EqualFold(k, d)
+	}
+	return k == d || filepath.Clean(filepath.FromSlash(key)) == filepath.Clean(dir)
 }
 
 // ServersOfFile returns the server entries of a client configuration file

@@ -184,3 +184,22 @@ func FuzzServersOfFile(f *testing.F) {
 		}
 	})
 }
+
+func TestSameDir(t *testing.T) {
+	for _, tc := range []struct {
+		key, dir string
+		want     bool
+	}{
+		{"/home/u/app", "/home/u/app", true},
+		{"/home/u/app/", "/home/u/app", true},
+		{"/home/u/App", "/home/u/app", false},
+		{"C:/Users/u/app", `C:\Users\u\app`, true},
+		{"c:/users/u/app", `C:\Users\u\app`, true},
+		{"C:/Users/u/app2", `C:\Users\u\app`, false},
+		{"/home/u", "/home/u/app", false},
+	} {
+		if got := sameDir(tc.key, tc.dir); got != tc.want {
+			t.Errorf("sameDir(%q, %q) = %v", tc.key, tc.dir, got)
+		}
+	}
+}
