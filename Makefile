@@ -71,6 +71,7 @@ fuzz:
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzLoad -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzDecodeHooks -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/clientconf -run=^$$ -fuzz=FuzzServersOfFile -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/config -run=^$$ -fuzz=FuzzServerEntryFromFields -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/stdio -run=^$$ -fuzz=FuzzReadClient -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)

@@ -170,3 +170,47 @@ func TestServerEntryFromFieldsNoStore(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// FuzzServerEntryFromFields maps arbitrary entries (another client's file
+// is untrusted input) in every format: no panic, an error is an
+// *EntryError, and an entry mapped is written as a block that parses, with
+// no stored secret's value in it.
+func FuzzServerEntryFromFields(f *testing.F) {
+	f.Add(`{"command":"${HOME}/x","args":["${A:-b}","${env:C}"],"env":{"TOKEN":"v"}}`)
+	f.Add(`{"httpUrl":"http://h","headers":{"Authorization":"Bearer x"},"disabled":true}`)
+	f.Add(`{"url":"http://h","bearer_token_env_var":"T","env_http_headers":{"X":"Y"},"enabled":false}`)
+	f.Add(`{"command":"x","env":{"K":"${input:id}"},"oauth":{"clientId":"c","callbackPort":80}}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		var fields map[string]any
+		if json.Unmarshal([]byte(data), &fields) != nil {
+			return
+		}
+		for _, format := range []string{EntryMCPServers, EntryVSCode, EntryGemini, EntryCodex} {
+			var stored []string
+			e, _, err := ServerEntryFromFields("n", fields, EntryOptions{Format: format, WorkspaceDir: "/w",
+				StoreSecret: func(where, value string) (SecretRef, error) {
+					stored = append(stored, value)
+					return SecretRef{Stored: "s"}, nil
+				}})
+			if err != nil {
+				var ee *EntryError
+				if !errors.As(err, &ee) || len(ee.Problems) == 0 {
+					t.Fatalf("%s: error %v is not an *EntryError", format, err)
+				}
+				continue
+			}
+			out, err := AddServerBlock(nil, "f.hcl", e)
+			if err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+			if _, err := parseForEdit(out, "f.hcl"); err != nil {
+				t.Fatalf("%s: the block does not parse: %v\n%s", format, err, out)
+			}
+			for _, s := range stored {
+				if len(s) > 3 && strings.Contains(string(out), s) {
+					t.Fatalf("%s: the secret %q is in the block:\n%s", format, s, out)
+				}
+			}
+		}
+	})
+}
