@@ -178,6 +178,10 @@ func TestWriteApprovalsKeepsOtherBytes(t *testing.T) {
 		src:  "server \"x\" {\n  command   =   \"x\"\n}\nsettings {}\n# end\n",
 		want: "server \"x\" {\n  command   =   \"x\"\n}\nsettings {\n  " + attr("  ", "b") + "\n}\n# end\n",
 	}, {
+		name: "inserted in a one-line settings block with an attribute",
+		src:  "  settings  {  tool_timeout   =  \"5m\"  }  # odd\n",
+		want: "  settings  {\n    tool_timeout   =  \"5m\"\n    " + attr("    ", "b") + "\n  }  # odd\n",
+	}, {
 		name: "a settings block appended",
 		src:  "server \"x\" {\n  command   =   \"x\"   # odd\n}",
 		want: "server \"x\" {\n  command   =   \"x\"   # odd\n}\n\nsettings {\n  " + attr("  ", "b") + "\n}\n",
