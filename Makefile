@@ -70,6 +70,7 @@ fuzz:
 	$(GO) test ./host/registry -run=^$$ -fuzz=FuzzSanitize -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzLoad -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzDecodeHooks -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/config -run=^$$ -fuzz=^FuzzEdit$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/stdio -run=^$$ -fuzz=FuzzReadClient -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
