@@ -158,20 +158,63 @@ func jsonRemove(data []byte, key, name string) ([]byte, bool, error) {
 	}
 	obj := sv.Value.(*hujson.Object)
 	i := member(obj, name)
-	switch {
-	case i < 0:
+	if i < 0 {
 		return data, false, nil
+	}
+	if len(obj.Members) == 1 && !hasComments(sv) {
+		// The servers object would be left empty: it goes too (Connect
+		// adds it to a file without one).
+		root := d.root.Value.(*hujson.Object)
+		return removeMember(data, &d.root, member(root, key)), true, nil
+	}
+	return removeMember(data, sv, i), true, nil
+}
+
+// removeMember returns data without member i of object ov.
+func removeMember(data []byte, ov *hujson.Value, i int) []byte {
+	obj := ov.Value.(*hujson.Object)
+	switch {
 	case len(obj.Members) == 1:
 		// The braces' whole inside: the object becomes {}.
-		return splice(data, sv.StartOffset+1, sv.EndOffset-1, ""), true, nil
+		return splice(data, ov.StartOffset+1, ov.EndOffset-1, "")
 	case i == 0:
-		// From the name to the next member's name: the comma, and the
-		// next member keeps this one's indentation.
-		return splice(data, obj.Members[0].Name.StartOffset, obj.Members[1].Name.StartOffset, ""), true, nil
+		// The member's lines up to the comma and the end of its line: the
+		// next member's comments stay.
+		m := obj.Members[0]
+		start, end := m.Name.StartOffset, m.Value.EndOffset+len(m.Value.AfterExtra)+1
+		for end < len(data) && (data[end] == ' ' || data[end] == '\t') {
+			end++
+		}
+		if _, ok := lineIndent(data, start); ok && end < len(data) && (data[end] == '\n' || data[end] == '\r') {
+			start = bytes.LastIndexByte(data[:start], '\n') + 1
+			end += bytes.IndexByte(data[end:], '\n') + 1
+		}
+		return splice(data, start, end, "")
 	}
 	// From the end of the previous value: its comma now ends this one's
 	// (the inverse of insert).
-	return splice(data, obj.Members[i-1].Value.EndOffset, obj.Members[i].Value.EndOffset, ""), true, nil
+	return splice(data, obj.Members[i-1].Value.EndOffset, obj.Members[i].Value.EndOffset, "")
+}
+
+// hasComments reports whether value v has comments (an Extra holds only
+// whitespace and comments).
+func hasComments(v *hujson.Value) bool {
+	for x := range v.All() {
+		var extras [][]byte
+		extras = append(extras, x.BeforeExtra, x.AfterExtra)
+		switch c := x.Value.(type) {
+		case *hujson.Object:
+			extras = append(extras, c.AfterExtra)
+		case *hujson.Array:
+			extras = append(extras, c.AfterExtra)
+		}
+		for _, e := range extras {
+			if bytes.IndexByte(e, '/') >= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // insert adds member name: val at the end of object ov.
