@@ -76,12 +76,20 @@ func (t *tcpConn) Send(_ context.Context, msg []byte) error {
 // Close closes the connection, which also ends a pending Recv.
 func (t *tcpConn) Close() error { return t.c.Close() }
 
-func main() {
-	err := sdk.Serve(&sdk.ServeOpts{
-		Info:      sdk.Info{Name: "transport-tcp", Version: "0.1.0", Transports: []sdk.Component{{Name: "tcp", Description: "newline-delimited JSON-RPC over TCP (tcp://HOST:PORT)"}}},
+// serveOpts describes the plugin to the host: its name and version, and
+// the transport it provides, named "tcp" (transport = "tcp" in a server
+// block).
+func serveOpts() *sdk.ServeOpts {
+	return &sdk.ServeOpts{
+		Info: sdk.Info{Name: "transport-tcp", Version: "0.1.0", Transports: []sdk.Component{
+			{Name: "tcp", Description: "newline-delimited JSON-RPC over TCP (tcp://HOST:PORT)"},
+		}},
 		Transport: tcpTransport{},
-	})
-	if err != nil {
+	}
+}
+
+func main() {
+	if err := sdk.Serve(serveOpts()); err != nil {
 		sdk.Logger().Error("cannot serve", "error", err)
 		os.Exit(1)
 	}
