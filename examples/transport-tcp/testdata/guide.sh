@@ -9,11 +9,8 @@ go build -o ~/.config/mcphost/plugins/transport-tcp .
 mcphost plugins lock
 
 mcphost-demo -tcp 127.0.0.1:9000 &
+mcphost server add --scope user demo tcp://127.0.0.1:9000
 cat >> ~/.config/mcphost/config.hcl <<'END'
-server "demo" {
-  transport = "tcp"
-  url       = "tcp://127.0.0.1:9000"
-}
 permissions {
   allow = ["mcp__demo"]
 }
