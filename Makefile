@@ -80,6 +80,8 @@ fuzz:
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/stdio -run=^$$ -fuzz=FuzzReadClient -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/clientconf -run=^$$ -fuzz=FuzzJSONEdit -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/clientconf -run=^$$ -fuzz=FuzzTOMLEdit -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzCompileDecide -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckAuthorizationURL -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzCheckOAuthURL -fuzztime=$(FUZZTIME)
