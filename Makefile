@@ -121,6 +121,8 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzStdioServerLines$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/state/redisstate -run=^$$ -fuzz=^FuzzReplyScanner$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk/jsonredact -run=^$$ -fuzz=^FuzzRedact$$ -fuzztime=$(FUZZTIME)
+	cd examples/transport-tcp && $(GO) test . -run=^$$ -fuzz=^FuzzRecv$$ -fuzztime=$(FUZZTIME)
+	cd examples/transport-tcp && $(GO) test . -run=^$$ -fuzz=^FuzzTCPAddr$$ -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build test-deps

@@ -39,7 +39,7 @@ func tcpAddr(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if u.Scheme != "tcp" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
+	if u.Scheme != "tcp" || u.Hostname() == "" || u.Port() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("the tcp transport needs a url of the form tcp://HOST:PORT, got %q", raw)
 	}
 	return u.Host, nil

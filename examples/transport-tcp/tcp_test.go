@@ -44,6 +44,8 @@ func TestOpen(t *testing.T) {
 		{"TCP://" + addr, ""},
 		{"http://" + addr, `needs a url of the form tcp://HOST:PORT, got "http://` + addr + `"`},
 		{"tcp://127.0.0.1", "needs a url of the form tcp://HOST:PORT"},
+		{"tcp://:9000", "needs a url of the form tcp://HOST:PORT"},
+		{"tcp://" + addr + "?x=1", "needs a url of the form tcp://HOST:PORT"},
 		{"tcp://" + addr + "/mcp", "needs a url of the form tcp://HOST:PORT"},
 		{addr, "first path segment in URL cannot contain colon"},
 	} {
