@@ -70,7 +70,7 @@ func ProjectServers(data []byte, dir string) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	projects := member(root, "projects")
+	projects := jsonMember(root, "projects")
 	if projects == nil {
 		return nil, nil
 	}
@@ -84,7 +84,7 @@ func ProjectServers(data []byte, dir string) ([]Server, error) {
 		if !ok || !sameDir(key, dir) {
 			continue
 		}
-		return entries(member(&m.Value, "mcpServers"), std, FormatMCPServers, "projects."+key+".mcpServers")
+		return entries(jsonMember(&m.Value, "mcpServers"), std, FormatMCPServers, "projects."+key+".mcpServers")
 	}
 	return nil, nil
 }
@@ -121,14 +121,14 @@ func ServersOfFile(name string, data []byte) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if servers := member(root, "mcpServers"); servers != nil {
+	if servers := jsonMember(root, "mcpServers"); servers != nil {
 		format := FormatMCPServers
 		if isGemini(name, root, servers) {
 			format = FormatGemini
 		}
 		return entries(servers, std, format, "mcpServers")
 	}
-	if member(root, "servers") != nil || member(root, "mcp") != nil || member(root, "mcp.servers") != nil {
+	if jsonMember(root, "servers") != nil || jsonMember(root, "mcp") != nil || jsonMember(root, "mcp.servers") != nil {
 		return vscodeServers(root, std)
 	}
 	return nil, fmt.Errorf("%w: no \"mcpServers\", \"servers\" or \"mcp.servers\" object (nor a .toml file with [mcp_servers])", ErrFormat)
@@ -147,13 +147,13 @@ func isGemini(name string, root, servers *hujson.Value) bool {
 	}
 	if obj, ok := servers.Value.(*hujson.Object); ok {
 		for _, m := range obj.Members {
-			if member(&m.Value, "httpUrl") != nil {
+			if jsonMember(&m.Value, "httpUrl") != nil {
 				return true
 			}
 		}
 	}
 	for _, k := range geminiSettings {
-		if member(root, k) != nil {
+		if jsonMember(root, k) != nil {
 			return true
 		}
 	}
@@ -163,14 +163,14 @@ func isGemini(name string, root, servers *hujson.Value) bool {
 // vscodeServers reads VS Code's servers: mcp.json's "servers", or the
 // "mcp" object (or "mcp.servers" key) of its settings.json.
 func vscodeServers(root *hujson.Value, std []byte) ([]Server, error) {
-	if s := member(root, "servers"); s != nil {
+	if s := jsonMember(root, "servers"); s != nil {
 		return entries(s, std, FormatVSCode, "servers")
 	}
-	if s := member(root, "mcp.servers"); s != nil {
+	if s := jsonMember(root, "mcp.servers"); s != nil {
 		return entries(s, std, FormatVSCode, "mcp.servers")
 	}
-	if mcp := member(root, "mcp"); mcp != nil {
-		return entries(member(mcp, "servers"), std, FormatVSCode, "mcp.servers")
+	if mcp := jsonMember(root, "mcp"); mcp != nil {
+		return entries(jsonMember(mcp, "servers"), std, FormatVSCode, "mcp.servers")
 	}
 	return nil, nil
 }
@@ -181,7 +181,7 @@ func jsonServers(data []byte, format, key string) ([]Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return entries(member(root, key), std, format, key)
+	return entries(jsonMember(root, key), std, format, key)
 }
 
 // parseJSONC parses data as JSON with comments and trailing commas. std is
@@ -199,9 +199,9 @@ func parseJSONC(data []byte) (root *hujson.Value, std []byte, err error) {
 	return &v, std, nil
 }
 
-// member returns the value of the member key of object v (the last one,
+// jsonMember returns the value of the member key of object v (the last one,
 // as encoding/json reads a repeated member), or nil.
-func member(v *hujson.Value, key string) *hujson.Value {
+func jsonMember(v *hujson.Value, key string) *hujson.Value {
 	if v == nil {
 		return nil
 	}
