@@ -7,7 +7,7 @@ export DEMO_HTTP_PORT
 DEMO_WS_PORT ?= 18932
 export DEMO_WS_PORT
 
-.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test
+.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test docs
 
 all: build
 
@@ -48,6 +48,11 @@ deploy-test:
 # scenarios through `mcphost serve --http` (see scripts/conformance.sh).
 conformance:
 	./scripts/conformance.sh
+
+# Regenerates the CLI reference (docs/cli) from the cobra commands; a test in
+# make test (internal/clidocs) fails when it is not current.
+docs:
+	$(GO) run ./internal/cmd/clidocs docs/cli
 
 unit:
 	$(GO) test -count=1 ./host/... ./sdk/... ./internal/...
