@@ -50,9 +50,9 @@ conformance:
 	./scripts/conformance.sh
 
 # Regenerates the CLI reference (docs/cli) from the cobra commands; a test in
-# make test (internal/clidocs) fails when it is not current.
+# make test (internal/testing/clidocs) fails when it is not current.
 docs:
-	$(GO) run ./internal/cmd/clidocs docs/cli
+	$(GO) run ./internal/testing/clidocs docs/cli
 
 unit:
 	$(GO) test -count=1 ./host/... ./sdk/... ./internal/...

@@ -8,7 +8,7 @@ import (
 )
 
 // NewRootCommand returns the mcphost command tree for documentation (the CLI
-// reference in docs/cli is generated from it by internal/cmd/clidocs). It is
+// reference in docs/cli is generated from it by internal/testing/clidocs). It is
 // built in a fixed environment (no variables, working directory "/", empty
 // input, discarded output), so that its help text is the same on every
 // machine; it is not meant to be executed.

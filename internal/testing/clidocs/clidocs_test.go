@@ -1,4 +1,4 @@
-package clidocs
+package main
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const regenerate = "regenerate it with `make docs` (go run ./internal/cmd/clidocs)"
+const regenerate = "regenerate it with `make docs` (go run ./internal/testing/clidocs)"
 
 // TestCLIReferenceCurrent fails when docs/cli is not what the generator
 // writes for the current commands: a flag, command or help text changed
@@ -17,7 +17,7 @@ func TestCLIReferenceCurrent(t *testing.T) {
 	if err := Write(want); err != nil {
 		t.Fatal(err)
 	}
-	checked := filepath.Join("..", "..", "docs", "cli")
+	checked := filepath.Join("..", "..", "..", "docs", "cli")
 	if diffs := compareDirs(t, want, checked); len(diffs) > 0 {
 		for _, d := range diffs {
 			t.Error(d)
