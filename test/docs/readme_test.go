@@ -197,17 +197,18 @@ func (e environment) list() []string {
 
 // newcomerEnv is this process's environment with HOME, the config and cache
 // directories and GOBIN under tmp, the Go toolchain's own directories kept
-// (so that builds use the warm caches), the variables that would point
+// (so that builds use the warm caches) and the make variables of an outer
+// make removed, the variables that would point
 // mcphost or a client elsewhere removed, and MCPHOST_REGISTRY_URL set to
 // registry.
 func newcomerEnv(t *testing.T, tmp, registry string) environment {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOPATH", "GOCACHE", "GOMODCACHE").Output()
+	out, err := exec.Command("go", "env", "GOPATH", "GOCACHE", "GOMODCACHE", "GOENV").Output()
 	if err != nil {
 		t.Fatalf("go env: %v", err)
 	}
 	goDirs := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(goDirs) != 3 {
+	if len(goDirs) != 4 {
 		t.Fatalf("go env: %q", out)
 	}
 	env := environment{}
@@ -220,7 +221,7 @@ func newcomerEnv(t *testing.T, tmp, registry string) environment {
 			delete(env, k)
 		}
 	}
-	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "GOBIN", "GOFLAGS"} {
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "GOBIN", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"} {
 		delete(env, k)
 	}
 	home := filepath.Join(tmp, "home")
@@ -239,9 +240,10 @@ func newcomerEnv(t *testing.T, tmp, registry string) environment {
 	// newcomer's: none.
 	env["MCPHOST_MANAGED_CONFIG"] = filepath.Join(tmp, "no-managed.hcl")
 	env["MCPHOST_REGISTRY_URL"] = registry
-	env["GOPATH"], env["GOCACHE"], env["GOMODCACHE"] = goDirs[0], goDirs[1], goDirs[2]
+	// The Go toolchain's directories and settings file (GOPROXY, GOFLAGS)
+	// stay the machine's, wherever HOME is.
+	env["GOPATH"], env["GOCACHE"], env["GOMODCACHE"], env["GOENV"] = goDirs[0], goDirs[1], goDirs[2], goDirs[3]
 	env["GOBIN"] = gobin
-	env["GOFLAGS"] = "-buildvcs=false"
 	env["PATH"] = gobin + string(os.PathListSeparator) + env["PATH"]
 	return env
 }
