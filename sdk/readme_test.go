@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// TestREADMEPluginExampleCompiles keeps the example plugin of docs/plugins.md
-// (Writing a plugin) equal to
+// TestREADMEPluginExampleCompiles keeps the example plugin of
+// docs/writing-a-plugin.md equal to
 // examples/transport-tcp/main.go, which go build and go vet check.
 func TestREADMEPluginExampleCompiles(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../docs/plugins.md")
+	readme, err := os.ReadFile("../docs/writing-a-plugin.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,6 +22,6 @@ func TestREADMEPluginExampleCompiles(t *testing.T) {
 	code := string(src)
 	code = code[strings.Index(code, "package main"):]
 	if !strings.Contains(string(readme), "```go\n"+code+"```") {
-		t.Error("docs/plugins.md's plugin example differs from examples/transport-tcp/main.go")
+		t.Error("docs/writing-a-plugin.md's plugin example differs from examples/transport-tcp/main.go")
 	}
 }
