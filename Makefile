@@ -7,7 +7,7 @@ export DEMO_HTTP_PORT
 DEMO_WS_PORT ?= 18932
 export DEMO_WS_PORT
 
-.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test example-test
+.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test example-test docs
 
 all: build
 
@@ -46,7 +46,7 @@ deploy-test:
 
 # The example plugin (examples/transport-tcp, its own module, as a plugin
 # outside the repository is): tidy and vet, then its test from a copy outside
-# the repository, which follows docs/plugins/writing.md to a call through
+# the repository, which follows docs/writing-a-plugin.md to a call through
 # the host (see scripts/plugin-example-test.sh).
 example-test:
 	GO=$(GO) ./scripts/plugin-example-test.sh
@@ -55,6 +55,11 @@ example-test:
 # scenarios through `mcphost serve --http` (see scripts/conformance.sh).
 conformance:
 	./scripts/conformance.sh
+
+# Regenerates the CLI reference (docs/cli) from the cobra commands; a test in
+# make test (internal/testing/clidocs) fails when it is not current.
+docs:
+	$(GO) run ./internal/testing/clidocs docs/cli
 
 unit:
 	$(GO) test -count=1 ./host/... ./sdk/... ./internal/...

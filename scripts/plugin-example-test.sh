@@ -3,7 +3,7 @@
 # plugin outside the repository is): checks that its go.mod is tidy and vets
 # it in place, then copies it to a fresh directory outside the repository,
 # points its replace at this checkout and runs its tests there (they follow
-# docs/plugins/writing.md from an empty directory to a call through the
+# docs/writing-a-plugin.md from an empty directory to a call through the
 # host).
 set -euo pipefail
 GO="${GO:-go}"

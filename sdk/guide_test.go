@@ -11,13 +11,13 @@ import (
 // its text.
 var fence = regexp.MustCompile("(?ms)^```(\\w*)\n(.*?)^```$")
 
-// TestPluginGuideMatchesExample keeps docs/plugins/writing.md equal to what
+// TestPluginGuideMatchesExample keeps docs/writing-a-plugin.md equal to what
 // examples/transport-tcp builds and tests: its Go block is the example's
 // main.go, and its shell blocks are, in order, the blocks of
 // testdata/guide.sh, which the example's TestGuide runs (make example-test).
 func TestPluginGuideMatchesExample(t *testing.T) {
 	t.Parallel()
-	guide := read(t, "../docs/plugins/writing.md")
+	guide := read(t, "../docs/writing-a-plugin.md")
 	mainGo := read(t, "../examples/transport-tcp/main.go")
 	mainGo = mainGo[strings.Index(mainGo, "package main"):]
 	steps := strings.Split(strings.TrimSpace(read(t, "../examples/transport-tcp/testdata/guide.sh")), "\n\n")

@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-// TestGuide runs the steps of docs/plugins/writing.md, kept verbatim in
+// TestGuide runs the steps of docs/writing-a-plugin.md, kept verbatim in
 // testdata/guide.sh, with the real tools: from an empty directory outside
 // any module it makes a module that depends on the SDK, builds the plugin
 // into the plugin directory of a fresh HOME, locks it with the real

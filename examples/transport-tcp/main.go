@@ -1,6 +1,6 @@
 // Command transport-tcp is a complete transport plugin for mcphost: it
 // dials plain TCP (a server's url is tcp://HOST:PORT) and exchanges
-// newline-delimited JSON-RPC, one message per line. docs/plugins/writing.md
+// newline-delimited JSON-RPC, one message per line. docs/writing-a-plugin.md
 // builds it step by step; a test keeps the guide's copy equal to this file.
 package main
 
