@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcphost/mcphost/host/clientconf"
 	"github.com/mcphost/mcphost/host/config"
 )
 
@@ -303,5 +305,56 @@ func TestSanitizeServerName(t *testing.T) {
 		if got := sanitizeServerName(in); got != want || !config.ValidServerName(got) {
 			t.Errorf("sanitizeServerName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestImportEachClient imports by client name from each client's own file
+// (where clientconf says it is on this OS, in the user scope and, where the
+// client has one, the project scope), each in its own format.
+func TestImportEachClient(t *testing.T) {
+	for _, tc := range []struct {
+		client string
+		user   string // the user file's content; "" for none
+		proj   string // the project file's content
+		want   []string
+	}{
+		{"claude-desktop", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, "", []string{"a"}},
+		{"cursor", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, `{"mcpServers": {"p": {"url": "http://127.0.0.1:9/mcp"}}}`, []string{"p", "a"}},
+		{"vscode", "// user\n{\"servers\": {\"a\": {\"type\": \"stdio\", \"command\": \"a-mcp\",},},}", `{"servers": {"p": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}`, []string{"p", "a"}},
+		{"gemini", `{"mcpServers": {"a": {"httpUrl": "http://127.0.0.1:9/mcp"}}}`, `{"mcpServers": {"p": {"command": "p-mcp"}}}`, []string{"p", "a"}},
+		{"codex", "[mcp_servers.a]\ncommand = \"a-mcp\"\n", "", []string{"a"}},
+		{"claude-code", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, `{"mcpServers": {"p": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}}`, []string{"p", "a"}},
+	} {
+		t.Run(tc.client, func(t *testing.T) {
+			ie := newImportEnv(t)
+			c, err := clientconf.Lookup(tc.client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := clientconf.Env{LookupEnv: func(k string) (string, bool) { v, ok := ie.env[k]; return v, ok }, WorkDir: ie.proj, ProjectDir: ie.proj, GOOS: runtime.GOOS}
+			for scope, content := range map[clientconf.Scope]string{clientconf.ScopeUser: tc.user, clientconf.ScopeProject: tc.proj} {
+				if content == "" {
+					continue
+				}
+				p, err := c.Path(scope, env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rel, _ := filepath.Rel(ie.dir, p)
+				ie.write(t, rel, []byte(content))
+			}
+			code, stdout, stderr := ie.run("import", tc.client)
+			if code != 0 {
+				t.Fatalf("exit code %d\n%s%s", code, stdout, stderr)
+			}
+			data, _ := os.ReadFile(ie.local)
+			var got []string
+			for _, m := range regexp.MustCompile(`server "([^"]+)"`).FindAllStringSubmatch(string(data), -1) {
+				got = append(got, m[1])
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("servers (-want +got):\n%s\n%s", d, stdout)
+			}
+		})
 	}
 }
