@@ -76,7 +76,9 @@ of the file as it is. Project servers still need approval.`,
 type importSource struct {
 	path, label string
 	servers     []clientconf.Server
-	// workspace replaces VS Code's ${workspaceFolder} ("" when unknown).
+	// workspace is the project directory of a project file: its relative
+	// paths are relative to it, and it replaces VS Code's
+	// ${workspaceFolder} ("" when unknown: a user file).
 	workspace string
 }
 
@@ -278,7 +280,13 @@ func (a *app) importEntry(t target, ed *importEdit, so importSource, s clientcon
 			"set it (here and wherever mcphost runs) and import again, or write ${NAME:-default} in the client's file")
 		return
 	}
-	a.placePaths(t, e)
+	// A project file's relative paths are relative to the project, where
+	// the client runs its servers.
+	base := a.workDir
+	if so.workspace != "" {
+		base = so.workspace
+	}
+	a.placePathsFrom(t, base, e)
 	next, err := config.AddServerBlock(ed.out, t.path, e)
 	if err != nil {
 		store.drop(name)
@@ -435,8 +443,11 @@ func (a *app) importFile(p string) ([]importSource, error) {
 		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
 	so := importSource{path: p, label: "File", servers: servers}
-	if dir := filepath.Dir(p); filepath.Base(dir) == ".vscode" || filepath.Base(dir) == ".cursor" {
+	switch dir := filepath.Dir(p); {
+	case filepath.Base(dir) == ".vscode" || filepath.Base(dir) == ".cursor":
 		so.workspace = filepath.Dir(dir)
+	case filepath.Base(p) == ".mcp.json":
+		so.workspace = dir
 	}
 	return []importSource{so}, nil
 }

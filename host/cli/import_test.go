@@ -25,6 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/im
 // (the working directory), and the local scope in local.hcl.
 type importEnv struct {
 	dir, home, proj, local string
+	wd                     string // the working directory, if not proj
 	env                    map[string]string
 }
 
@@ -48,8 +49,12 @@ func newImportEnv(t *testing.T) *importEnv {
 // output (stdout then stderr).
 func (ie *importEnv) run(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
+	wd := ie.proj
+	if ie.wd != "" {
+		wd = ie.wd
+	}
 	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr,
-		lookupEnv: func(k string) (string, bool) { v, ok := ie.env[k]; return v, ok }, workDir: ie.proj}
+		lookupEnv: func(k string) (string, bool) { v, ok := ie.env[k]; return v, ok }, workDir: wd}
 	code := a.execute(context.Background(), args)
 	return code, stdout.String(), stderr.String()
 }
@@ -356,5 +361,32 @@ func TestImportEachClient(t *testing.T) {
 				t.Errorf("servers (-want +got):\n%s\n%s", d, stdout)
 			}
 		})
+	}
+}
+
+// TestImportProjectPaths: the relative paths of a project's file are the
+// project's (where the client runs its servers), even when mcphost runs in
+// a subdirectory; a user file's are the working directory's.
+func TestImportProjectPaths(t *testing.T) {
+	ie := newImportEnv(t)
+	ie.wd = filepath.Join(ie.proj, "sub")
+	if err := os.MkdirAll(ie.wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ie.write(t, "proj/.mcp.json", []byte(`{"mcpServers": {"p": {"command": "./scripts/srv"}, "d": {"command": "./x", "cwd": "data"}, "bare": {"command": "srv"}}}`))
+	code, stdout, stderr := ie.run("import", "claude-code")
+	if code != 0 {
+		t.Fatalf("exit code %d\n%s%s", code, stdout, stderr)
+	}
+	data, _ := os.ReadFile(ie.local)
+	for _, want := range []string{
+		`command = ` + strconvQuote(filepath.Join(ie.proj, "scripts", "srv")),
+		`command = "./x"`, // relative to its cwd, as exec runs it
+		`cwd     = ` + strconvQuote(filepath.Join(ie.proj, "data")),
+		`command = "srv"`,
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("no %s in:\n%s", want, data)
+		}
 	}
 }

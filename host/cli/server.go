@@ -455,17 +455,20 @@ func (a *app) addServer(cmd *cobra.Command, f *addFlags, e *config.ServerEntry) 
 
 // placePaths rewrites the relative paths of e, given relative to the
 // working directory, for the target file (pathFor).
-func (a *app) placePaths(t target, e *config.ServerEntry) {
+func (a *app) placePaths(t target, e *config.ServerEntry) { a.placePathsFrom(t, a.workDir, e) }
+
+// placePathsFrom is placePaths for paths relative to base.
+func (a *app) placePathsFrom(t target, base string, e *config.ServerEntry) {
 	// Relative program paths are relative to the file that declares them;
 	// on the command line they were relative to the working directory.
 	if e.Cwd == "" {
-		e.Command = a.pathFor(t, e.Command, false, e.Expand)
+		e.Command = pathFor(t, base, e.Command, false, e.Expand)
 	} // (else a relative command is relative to cwd, as exec runs it)
 	if len(e.HeadersHelper) > 0 {
-		e.HeadersHelper[0] = a.pathFor(t, e.HeadersHelper[0], false, e.Expand)
+		e.HeadersHelper[0] = pathFor(t, base, e.HeadersHelper[0], false, e.Expand)
 	}
-	e.Cwd = a.pathFor(t, e.Cwd, true, e.Expand)
-	e.EnvFile = a.pathFor(t, e.EnvFile, true, e.Expand)
+	e.Cwd = pathFor(t, base, e.Cwd, true, e.Expand)
+	e.EnvFile = pathFor(t, base, e.EnvFile, true, e.Expand)
 }
 
 // editErrors loads the whole configuration with out in place of the target
@@ -528,21 +531,21 @@ func (a *app) checkEdit(t target, out []byte, name string, added bool) error {
 	return fmt.Errorf("not written: server %q would not be loaded from %s", name, t.path)
 }
 
-// pathFor rewrites p, a path relative to the working directory, for the
+// pathFor rewrites p, a path relative to base (the working directory), for the
 // target file: relative to that file's directory in the project scope (the
 // repository's file stays valid in every clone), absolute elsewhere. A
 // program's bare name (no separator: looked up in PATH) stays as it is; a
 // directory (dir) is always a path. With expand (values of another
 // client's JSON), a path starting with a variable ("${HOME}/bin/x", written
 // as env("HOME")) is the variable's, never joined to the working directory.
-func (a *app) pathFor(t target, p string, dir, expand bool) string {
+func pathFor(t target, base, p string, dir, expand bool) string {
 	if p == "" || filepath.IsAbs(p) || !dir && !strings.ContainsAny(p, `/\`) {
 		return p
 	}
 	if expand && strings.HasPrefix(p, "${") {
 		return p
 	}
-	abs := filepath.Join(a.workDir, p)
+	abs := filepath.Join(base, p)
 	if t.scope == config.ScopeProject {
 		if rel, err := filepath.Rel(filepath.Dir(t.path), abs); err == nil {
 			if !strings.HasPrefix(rel, "..") {
