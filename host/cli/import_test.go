@@ -78,7 +78,7 @@ var hashRE = regexp.MustCompile(`\.[0-9a-f]{8}\.`)
 // the path hash of secret names HASH.
 func (ie *importEnv) normalize(s string) string {
 	s = strings.ReplaceAll(s, ie.dir, "$WORK")
-	return hashRE.ReplaceAllString(s, ".HASH.")
+	return filepath.ToSlash(hashRE.ReplaceAllString(s, ".HASH."))
 }
 
 // golden compares got with testdata/import/name (or rewrites it with

@@ -118,6 +118,11 @@ var secretKeyRE = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|pwd|authoriz
 // holds a secret (GITHUB_TOKEN, DB_PASSWORD, X-API-Key, Authorization).
 func IsSecretName(name string) bool { return secretKeyRE.MatchString(name) }
 
+// plainValueRE matches values that are no secret whatever their name: a
+// number, true or false, a file's path (TOKENIZERS_PARALLELISM=false,
+// GOOGLE_APPLICATION_CREDENTIALS=/path/key.json).
+var plainValueRE = regexp.MustCompile(`^(?i:[0-9]+|true|false|(/|~/|[A-Za-z]:\\)[^\s]*)$`)
+
 // refRE matches every ${…} reference of a client's value.
 var refRE = regexp.MustCompile(`\$\{([^}]*)\}`)
 
@@ -316,7 +321,7 @@ func (m *entryMapper) isSecret(name, s string) bool {
 	if looksLikeToken(lit) {
 		return true
 	}
-	if !IsSecretName(name) {
+	if !IsSecretName(name) || plainValueRE.MatchString(lit) {
 		return false
 	}
 	// "Bearer ${TOKEN}": the secret is the variable's.

@@ -42,6 +42,17 @@ func TestServerEntryFromFields(t *testing.T) {
   }
 }
 `, nil, 0},
+		{"plain values of secret names", EntryMCPServers,
+			`{"command":"x","env":{"TOKENIZERS_PARALLELISM":"false","GOOGLE_APPLICATION_CREDENTIALS":"/k/creds.json","MAX_TOKENS":"100"}}`, "",
+			`server "n" {
+  command = "x"
+  env = {
+    GOOGLE_APPLICATION_CREDENTIALS = "/k/creds.json"
+    MAX_TOKENS                     = "100"
+    TOKENIZERS_PARALLELISM         = "false"
+  }
+}
+`, nil, 0},
 		{"disabled", EntryMCPServers, `{"command":"x","disabled":true}`, "",
 			"server \"n\" {\n  command  = \"x\"\n  disabled = true\n}\n", nil, 0},
 		{"http type and header secret", EntryMCPServers,
