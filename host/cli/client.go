@@ -123,6 +123,9 @@ reach an HTTP server from its file: connect it over stdio.`,
 					return fmt.Errorf("finding this mcphost executable: %w", err)
 				}
 				entry.Command = exe
+				if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+					fmt.Fprintf(a.stderr, "Warning: %s is a temporary build (go run): the client could not start it later; install mcphost (make install, or go install ./cmd/mcphost) and run that one\n", exe)
+				}
 				entry.Args = []string{"serve", "--naming", "server"}
 				for _, f := range a.configs {
 					if !filepath.IsAbs(f) {
