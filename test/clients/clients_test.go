@@ -91,11 +91,17 @@ func (s sandbox) env(extra ...string) []string {
 // run runs a command in the sandbox and returns its combined output.
 func (s sandbox) run(t *testing.T, timeout time.Duration, name string, args ...string) string {
 	t.Helper()
+	return s.runEnv(t, timeout, nil, name, args...)
+}
+
+// runEnv is run with more environment variables.
+func (s sandbox) runEnv(t *testing.T, timeout time.Duration, env []string, name string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = s.work
-	cmd.Env = s.env()
+	cmd.Env = s.env(env...)
 	cmd.Stdin = nil
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
@@ -152,6 +158,68 @@ func TestClientsListConnectedGateway(t *testing.T) {
 			out = s.run(t, time.Minute, mcphost, "client", "list")
 			if !regexp.MustCompile(`(?m)^` + tt.client + ` +user +\S+ +not connected( \(no file\))?$`).MatchString(out) {
 				t.Errorf("client list after disconnect:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestClientsReachGatewayOverHTTP connects the clients to a running
+// `mcphost serve --http` with `client connect --http`: each expands the
+// token's variable (MCPHOST_SERVE_TOKEN, never written in its file) into
+// the Authorization header, and lists the gateway as connected; with
+// another value in the variable, Claude Code is refused (401), so the
+// header really comes from the variable.
+func TestClientsReachGatewayOverHTTP(t *testing.T) {
+	const token = "tok-5e0c1b9a7d3f4e62"
+	port := testbin.FreePort(t)
+	serve, stderr := testbin.ServeCmd(t, binDir, "", "warn", nil, "--http", fmt.Sprintf("127.0.0.1:%d", port))
+	serve.Env = append(serve.Env, "MCPHOST_SERVE_TOKEN="+token)
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		serve.Process.Kill()
+		serve.Wait()
+		if t.Failed() {
+			t.Logf("serve's stderr:\n%s", stderr.String())
+		}
+	})
+	testbin.WaitListening(t, port)
+	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+
+	tests := []struct {
+		client    string
+		list      []string
+		connected *regexp.Regexp
+		file      string
+	}{
+		{"claude-code", []string{filepath.Join(npmBin, "claude"), "mcp", "list"},
+			regexp.MustCompile(`(?m)^mcphost: ` + regexp.QuoteMeta(url) + ` \(HTTP\) - ✔ Connected`), ".claude.json"},
+		{"gemini", []string{filepath.Join(npmBin, "gemini"), "mcp", "list"},
+			regexp.MustCompile(`(?m)^✓ mcphost: ` + regexp.QuoteMeta(url) + ` \(http\) - Connected`), filepath.Join(".gemini", "settings.json")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.client, func(t *testing.T) {
+			t.Parallel()
+			s := newSandbox(t)
+			withToken := []string{"MCPHOST_SERVE_TOKEN=" + token}
+			s.runEnv(t, time.Minute, withToken, filepath.Join(binDir, "mcphost"), "client", "connect", tt.client, "--http", url, "--yes")
+			data, err := os.ReadFile(filepath.Join(s.home, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(data), token) {
+				t.Fatalf("the token's value is in the client's file:\n%s", data)
+			}
+			out := s.runEnv(t, 3*time.Minute, withToken, tt.list[0], tt.list[1:]...)
+			if !tt.connected.MatchString(out) {
+				t.Fatalf("%s does not list the gateway as connected:\n%s", strings.Join(tt.list[1:], " "), out)
+			}
+			if tt.client == "claude-code" {
+				out := s.runEnv(t, 3*time.Minute, []string{"MCPHOST_SERVE_TOKEN=wrong"}, tt.list[0], tt.list[1:]...)
+				if tt.connected.MatchString(out) || !strings.Contains(out, "401") {
+					t.Fatalf("with another token in the variable, %s:\n%s", strings.Join(tt.list[1:], " "), out)
+				}
 			}
 		})
 	}
