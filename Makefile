@@ -110,6 +110,7 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzMayRoute$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzRejection$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzStdioServerLines$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzEnvFile$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/state/redisstate -run=^$$ -fuzz=^FuzzReplyScanner$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk/jsonredact -run=^$$ -fuzz=^FuzzRedact$$ -fuzztime=$(FUZZTIME)
 
