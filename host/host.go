@@ -103,7 +103,7 @@ type Options struct {
 	Pins state.Pins
 	// Ask is asked about a call whose permission decision is ask; true
 	// allows it. OPTIONAL: without it, such calls are denied with a message
-	// saying how to allow them.
+	// saying how to allow them. AskArguments(ctx) is the call's arguments.
 	Ask func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 	// InProcess are built-in servers linked in memory (no process), by
 	// server name. Each must also be in the configuration, as
