@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -58,6 +59,9 @@ func TestEnvFileAttribute(t *testing.T) {
 			if tc.want != "" {
 				if len(cfg.Servers) != 1 || cfg.Servers[0].EnvFile != filepath.Join(dir, tc.want) {
 					t.Fatalf("servers %+v, want env_file %s", cfg.Servers, filepath.Join(dir, tc.want))
+				}
+				if out := string(Render(cfg)); !strings.Contains(out, "env_file") {
+					t.Errorf("config show lacks env_file:\n%s", out)
 				}
 			}
 		})
