@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +84,33 @@ func mustNoErr(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServersShowConnectTimeoutHint: `mcphost servers` shows, under the
+// table, which of the host's variables a stdio server that timed out did
+// not get, and how to pass them (a real process that never answers).
+func TestServersShowConnectTimeoutHint(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg.hcl")
+	mustNoErr(t, os.WriteFile(cfg, []byte("server \"silent\" {\n  command         = \"sleep\"\n  args            = [\"300\"]\n  connect_timeout = \"300ms\"\n}\n"), 0o600))
+	t.Setenv("HOME", dir)
+	t.Setenv("MCPHOST_CONFIG_DIR", filepath.Join(dir, "config"))
+	t.Setenv("MCPHOST_MANAGED_CONFIG", filepath.Join(dir, "managed.hcl"))
+	t.Setenv("CORP_PROXY_PAC", "http://pac.corp.example/s3cr3t.pac")
+	var stdout, stderr strings.Builder
+	Run(context.Background(), []string{"--config", cfg, "servers"}, strings.NewReader(""), &stdout, &stderr)
+	out := stdout.String()
+	if testing.Verbose() {
+		t.Log(out)
+	}
+	for _, w := range []string{"silent: connecting to silent: connect timed out after 300ms", "not passed: ", "CORP_PROXY_PAC",
+		`inherit_env = [`, "--inherit-env "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s\n%s", w, out, stderr.String())
+		}
+	}
+	if strings.Contains(out+stderr.String(), "s3cr3t") {
+		t.Errorf("a value is shown:\n%s", out)
 	}
 }

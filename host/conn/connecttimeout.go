@@ -33,12 +33,20 @@ type ConnectTimeoutError struct {
 
 func (e *ConnectTimeoutError) Error() string {
 	msg := fmt.Sprintf("connect timed out after %s", e.Timeout)
+	if h := e.Hint(); h != "" {
+		return msg + "\n" + h
+	}
+	return msg
+}
+
+// Hint says which of the host's variables a stdio server did not get, and
+// how to pass them; "" when there are none (or the server is remote).
+func (e *ConnectTimeoutError) Hint() string {
 	if !e.Stdio || len(e.NotPassed) == 0 && e.Others == 0 {
-		return msg
+		return ""
 	}
 	var b strings.Builder
-	b.WriteString(msg)
-	b.WriteString("\nthe server gets only some of the host's environment variables; not passed: ")
+	b.WriteString("the server gets only some of the host's environment variables; not passed: ")
 	switch {
 	case len(e.NotPassed) > 0 && e.Others > 0:
 		fmt.Fprintf(&b, "%s and %d others", strings.Join(e.NotPassed, ", "), e.Others)

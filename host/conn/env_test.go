@@ -168,6 +168,9 @@ func TestConnectTimeoutNamesVariablesNotPassed(t *testing.T) {
 	if want := []string{"CORP_CA", "CORP_PROXY_PAC", "NODE_OPTIONS"}; !te.Stdio || !slices.Equal(te.NotPassed, want) || te.Others != 2 || te.Timeout != 300*time.Millisecond {
 		t.Errorf("got %+v, want NotPassed %q and 2 others", te, want)
 	}
+	if st := m.Status(); len(st) != 1 || !strings.Contains(st[0].Hint, "CORP_CA, CORP_PROXY_PAC, NODE_OPTIONS and 2 others") {
+		t.Errorf("status hint: %+v", st)
+	}
 	msg := err.Error()
 	for _, want := range []string{"timed out after 300ms", "CORP_CA, CORP_PROXY_PAC, NODE_OPTIONS and 2 others",
 		`inherit_env = ["CORP_CA", "CORP_PROXY_PAC", "NODE_OPTIONS"]`, "/home/u/.config/mcphost/config.hcl", "--inherit-env CORP_CA,CORP_PROXY_PAC,NODE_OPTIONS"} {

@@ -1006,8 +1006,12 @@ type Status struct {
 	File      string `json:"file,omitempty"`
 	State     State  `json:"state"`
 	Error     string `json:"error,omitempty"`
-	Stderr    string `json:"stderr,omitempty"`
-	PID       int    `json:"pid,omitempty"`
+	// Hint says what may fix Error, when something can be said: for a
+	// stdio server's connect timeout, the host's variables it did not get
+	// and how to pass them (ConnectTimeoutError.Hint).
+	Hint   string `json:"hint,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	PID    int    `json:"pid,omitempty"`
 	// LegacyPID is the process of a stdio server's second session
 	// (legacy_session), while it runs.
 	LegacyPID int                 `json:"legacy_pid,omitempty"`
