@@ -7,7 +7,7 @@ export DEMO_HTTP_PORT
 DEMO_WS_PORT ?= 18932
 export DEMO_WS_PORT
 
-.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test example-test docs
+.PHONY: all build install run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test example-test docs
 
 all: build
 
@@ -16,6 +16,25 @@ build:
 	$(GO) build -trimpath -ldflags="-s -w" -o $(BIN)/plugins/ ./plugins/...
 	@# The host refuses plugins in a directory writable by group or others.
 	chmod 0755 $(BIN)/plugins
+
+# Puts mcphost (and mcphost-demo) on the PATH: `go install ./cmd/...` into
+# $(go env GOBIN), else $(go env GOPATH)/bin; builds the shipped plugins into
+# the directory the host looks in by default (MCPHOST_PLUGIN_DIR, else the
+# config directory's plugins/: $MCPHOST_CONFIG_DIR, else
+# $XDG_CONFIG_HOME/mcphost, else ~/.config/mcphost) and records their
+# checksums in its lock file (mcphost plugins lock).
+GOBIN_DIR  = $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+CONFIG_DIR = $(or $(MCPHOST_CONFIG_DIR),$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/mcphost)
+PLUGIN_DIR = $(or $(MCPHOST_PLUGIN_DIR),$(CONFIG_DIR)/plugins)
+install:
+	$(GO) install ./cmd/...
+	mkdir -p "$(PLUGIN_DIR)"
+	@# The host refuses plugins in a directory writable by group or others.
+	chmod 0755 "$(PLUGIN_DIR)"
+	$(GO) build -trimpath -ldflags="-s -w" -o "$(PLUGIN_DIR)/" ./plugins/...
+	MCPHOST_PLUGIN_DIR="$(PLUGIN_DIR)" "$(GOBIN_DIR)/mcphost" plugins lock
+	@echo "installed $(GOBIN_DIR)/mcphost; plugins in $(PLUGIN_DIR)"
+	@case ":$$PATH:" in *":$(GOBIN_DIR):"*) ;; *) echo "$(GOBIN_DIR) is not on your PATH: add it, e.g. export PATH=\"$(GOBIN_DIR):\$$PATH\"";; esac
 
 # The main job: build, start the demo HTTP server for the example's remote
 # server, then serve the unified registry of config.hcl.example on $(ADDR).
@@ -128,6 +147,7 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzMayRoute$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzRejection$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzStdioServerLines$$ -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzEnvFile$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/state/redisstate -run=^$$ -fuzz=^FuzzReplyScanner$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk/jsonredact -run=^$$ -fuzz=^FuzzRedact$$ -fuzztime=$(FUZZTIME)
 	cd examples/transport-tcp && $(GO) test . -run=^$$ -fuzz=^FuzzRecv$$ -fuzztime=$(FUZZTIME)

@@ -198,7 +198,7 @@ func (h *Host) gate(ctx context.Context, name, server string, ok, approved bool,
 		case h.ask == nil:
 			return nil, &ApprovalRequiredError{Tool: t, Decision: d}
 		default:
-			ok, err := h.ask(ctx, t, d)
+			ok, err := h.ask(withAskArguments(ctx, in, call), t, d)
 			if err != nil {
 				return nil, fmt.Errorf("%w: asking about %s: %v", ErrDenied, t.Name, err)
 			}

@@ -50,6 +50,10 @@ type Options struct {
 	Logger hclog.Logger
 	// LookupEnv reads the host environment for stdio servers. OPTIONAL: os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Environ lists the host environment (as os.Environ) for the hint of a
+	// stdio server's connect timeout (the names of the variables it did
+	// not get). OPTIONAL: os.Environ when LookupEnv is nil too, else none.
+	Environ func() []string
 	// OutputDir is where oversized results and resource blobs are written.
 	// OPTIONAL: the config's output_dir, else $XDG_CACHE_HOME/mcphost/output,
 	// else ~/.cache/mcphost/output.
@@ -99,7 +103,7 @@ type Options struct {
 	Pins state.Pins
 	// Ask is asked about a call whose permission decision is ask; true
 	// allows it. OPTIONAL: without it, such calls are denied with a message
-	// saying how to allow them.
+	// saying how to allow them. AskArguments(ctx) is the call's arguments.
 	Ask func(ctx context.Context, tool *registry.Tool, d permissions.Decision) (bool, error)
 	// InProcess are built-in servers linked in memory (no process), by
 	// server name. Each must also be in the configuration, as
@@ -161,6 +165,9 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
+		if o.Environ == nil {
+			o.Environ = os.Environ
+		}
 	}
 	policy, err := cfg.Policy()
 	if err != nil {
@@ -207,6 +214,7 @@ func New(cfg *config.Config, opts *Options) (*Host, error) {
 		TokenStore:         o.TokenStore,
 		Logger:             o.Logger.Named("conn"),
 		LookupEnv:          o.LookupEnv,
+		Environ:            o.Environ,
 		ClientInfo:         &mcp.Implementation{Name: "mcphost", Version: Version},
 		ConcurrencyLocal:   cfg.Settings.ConcurrencyLocal,
 		ConcurrencyRemote:  cfg.Settings.ConcurrencyRemote,

@@ -21,6 +21,9 @@ func describeForApproval(w io.Writer, s *config.Server) {
 		if len(s.InheritEnv) > 0 {
 			fmt.Fprintf(w, "  inherit_env: %q\n", s.InheritEnv)
 		}
+		if s.EnvFile != "" {
+			fmt.Fprintf(w, "  env_file: %s (read at each connect; its values are not covered)\n", s.EnvFile)
+		}
 		if s.Cwd != "" {
 			fmt.Fprintf(w, "  cwd: %s\n", s.Cwd)
 		}

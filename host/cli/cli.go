@@ -73,6 +73,10 @@ type app struct {
 	workDir        string
 	sigs           *signals // nil unless run by Main
 
+	// environ lists the environment lookupEnv reads (os.Environ), for the
+	// names in a stdio server's connect-timeout hint; nil: none named.
+	environ func() []string
+
 	// Terminal prompts (prompt.go): askMu guards promptTurn's creation;
 	// holding the turn guards the rest: one reader over stdin, the read a
 	// prompt that gave up left under way, and the tools allowed "always".
@@ -97,7 +101,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func run(ctx context.Context, sigs *signals, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv, sigs: sigs}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, lookupEnv: os.LookupEnv, environ: os.Environ, sigs: sigs}
 	a.workDir, _ = os.Getwd()
 	return a.execute(ctx, args)
 }
@@ -263,7 +267,7 @@ func (a *app) startHost(interactive bool, adjust ...func(*host.Options)) (*host.
 
 // hostOn is startHost for a configuration already loaded.
 func (a *app) hostOn(cfg *config.Config, interactive bool, adjust ...func(*host.Options)) (*host.Host, error) {
-	opts := &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv}
+	opts := &host.Options{Logger: a.logger(), LookupEnv: a.lookupEnv, Environ: a.environ}
 	st, _, err := a.sharedState(context.Background(), cfg)
 	if err != nil {
 		return nil, err

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/permissions"
 	"github.com/mcphost/mcphost/host/registry"
 )
@@ -62,6 +64,12 @@ func (a *app) permissionsCmd() *cobra.Command {
 // when stdin and stderr are terminals. It takes its turn with the other
 // terminal prompts and gives up (false, ctx's error) when ctx ends.
 func (a *app) askOnTerminal(ctx context.Context, t *registry.Tool, d permissions.Decision) (bool, error) {
+	return a.askCall(ctx, t, d, host.AskArguments(ctx))
+}
+
+// askCall is askOnTerminal about a call with the arguments args (JSON),
+// which the prompt shows (askArguments).
+func (a *app) askCall(ctx context.Context, t *registry.Tool, d permissions.Decision, args json.RawMessage) (bool, error) {
 	release, err := a.takeTurn(ctx)
 	if err != nil {
 		return false, err
@@ -70,7 +78,8 @@ func (a *app) askOnTerminal(ctx context.Context, t *registry.Tool, d permissions
 	if a.alwaysAllowed[t.Name] {
 		return true, nil
 	}
-	fmt.Fprintf(a.stderr, "%s (%s) wants to run.\n  %s\nAllow? [y]es / [N]o / [a]lways this session: ", t.Name, t.DisplayName, d.Explain())
+	fmt.Fprintf(a.stderr, "%s (%s) wants to run.\n  %s\n  arguments:\n%s\nAllow? [y]es / [N]o / [a]lways this session: ",
+		t.Name, t.DisplayName, d.Explain(), askArguments(args, "    "))
 	line, err := a.readLine(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

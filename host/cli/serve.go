@@ -108,6 +108,8 @@ addressed) or allowed with --allow-origin.`,
 			if endpoint != "" && cfg.Endpoint(endpoint) == nil {
 				return unknownEndpoint(cfg, endpoint)
 			}
+			// An empty gateway says so, and where it looked (serve_empty.go).
+			noServersNotice(a.stderr, cfg, config.Locate(a.lookupEnv, a.workDir), a.workDir)
 			if httpAddr != "" && !noAuth && (cfg.Gateway == nil || cfg.Gateway.OAuth == nil) {
 				if token, _ := a.lookupEnv("MCPHOST_SERVE_TOKEN"); token != "" {
 					if err := checkServeToken(token); err != nil {

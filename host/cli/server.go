@@ -62,6 +62,7 @@ type addFlags struct {
 	callbackPort    int
 	xaa             string
 	headersHelper   string
+	inheritEnv      []string
 }
 
 func (f *addFlags) register(cmd *cobra.Command, withServerFlags bool) {
@@ -70,6 +71,7 @@ func (f *addFlags) register(cmd *cobra.Command, withServerFlags bool) {
 	if withServerFlags {
 		fl.StringVarP(&f.transport, "transport", "t", "", "stdio, http, sse or a plugin transport such as ws (default: stdio for a command; from the URL otherwise)")
 		fl.StringArrayVarP(&f.env, "env", "e", nil, "an environment variable of a stdio server, `KEY=VALUE` (repeatable)")
+		fl.StringSliceVar(&f.inheritEnv, "inherit-env", nil, "host environment variables a stdio server also gets, by `NAME` (repeatable, or comma-separated): inherit_env")
 		fl.StringArrayVarP(&f.headers, "header", "H", nil, "a request header of a remote server, `\"Name: value\"` (repeatable)")
 		fl.StringVar(&f.headersHelper, "header-helper", "", "a `COMMAND` (split at spaces) printing headers as a JSON object before each connect")
 	}
@@ -237,6 +239,9 @@ func (f *addFlags) entry(name string, rest []string) (*config.ServerEntry, error
 			}
 			e.Env[k] = v
 		}
+	}
+	if err := f.applyInheritEnv(e, remote); err != nil {
+		return nil, err
 	}
 	if len(f.headers) > 0 {
 		if !remote {

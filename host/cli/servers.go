@@ -113,6 +113,11 @@ func (a *app) printServers(statuses []host.ServerStatus, skipped []*config.Skipp
 	}
 	tw.Flush()
 	for _, s := range statuses {
+		if s.Hint != "" {
+			fmt.Fprintf(a.stdout, "\n%s: %s\n%s\n", s.Name, firstLine(s.Error), indentLines(s.Hint))
+		}
+	}
+	for _, s := range statuses {
 		if s.State != conn.StateConnected && s.Stderr != "" {
 			fmt.Fprintf(a.stdout, "\n%s stderr (last lines):\n%s\n", s.Name, indentLines(lastLines(s.Stderr, 10)))
 		}

@@ -108,7 +108,10 @@ type Server struct {
 	Args       []string          `json:"args,omitempty"`
 	Env        map[string]string `json:"env,omitempty"`
 	InheritEnv []string          `json:"inherit_env,omitempty"`
-	Cwd        string            `json:"cwd,omitempty"`
+	// EnvFile is a dotenv file (absolute) read at each connect: its
+	// variables are set under Env's (env_file).
+	EnvFile string `json:"env_file,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
 
 	// remote
 	URL     string            `json:"url,omitempty"`
@@ -221,8 +224,8 @@ func (s *Server) Signature() string {
 }
 
 // ApprovalHash is the sha256 of what a user approves for a project server:
-// everything that decides what runs (command, args, env, inherit_env, cwd for
-// stdio) or what is sent and where (for remote servers: transport, URL,
+// everything that decides what runs (command, args, env, inherit_env,
+// env_file's path, cwd for stdio) or what is sent and where (for remote servers: transport, URL,
 // headers, headers helper, the oauth block or auth block and its settings,
 // TLS and proxy settings, transport options), and legacy_session (a second
 // process or session of the server). Any change to these requires
@@ -269,8 +272,9 @@ func (s *Server) approvalHash() string {
 			Env     map[string]string // json sorts map keys
 			Inherit []string
 			Cwd     string
-			Legacy  bool `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
-		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.legacyWritten()}
+			Legacy  bool   `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
+			EnvFile string `json:",omitempty"` // the file's path, not its content (read at each connect); omitted when unset: earlier approvals stay valid
+		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.legacyWritten(), s.EnvFile}
 	}
 	return "sha256:" + hashJSON(v)
 }

@@ -234,6 +234,7 @@ type serverBlock struct {
 	Args       []string          `hcl:"args,optional"`
 	Env        map[string]string `hcl:"env,optional"`
 	InheritEnv []string          `hcl:"inherit_env,optional"`
+	EnvFile    string            `hcl:"env_file,optional"`
 	Cwd        string            `hcl:"cwd,optional"`
 	URL        string            `hcl:"url,optional"`
 	Headers    map[string]string `hcl:"headers,optional"`
@@ -308,7 +309,7 @@ func decodeServer(b *hcl.Block, path, base string, scope Scope, ctx *hcl.EvalCon
 	diags = append(diags, d...)
 	s := &Server{
 		Name: name, Transport: sb.Transport,
-		Command: sb.Command, Args: sb.Args, Env: sb.Env, InheritEnv: sb.InheritEnv, Cwd: sb.Cwd,
+		Command: sb.Command, Args: sb.Args, Env: sb.Env, InheritEnv: sb.InheritEnv, EnvFile: sb.EnvFile, Cwd: sb.Cwd,
 		URL: sb.URL, Headers: sb.Headers,
 		CAFile: resolvePath(path, sb.CAFile), ClientCertFile: resolvePath(path, sb.ClientCertFile), ClientKeyFile: resolvePath(path, sb.ClientKeyFile),
 		TLSServerName: sb.TLSServerName, TLSInsecureSkipVerify: sb.TLSInsecureSkipVerify, ProxyURL: sb.ProxyURL,
@@ -330,6 +331,9 @@ func decodeServer(b *hcl.Block, path, base string, scope Scope, ctx *hcl.EvalCon
 	// up in PATH.
 	if !FromEnv(s.Cwd) {
 		s.Cwd = resolveIn(base, s.Cwd)
+	}
+	if !FromEnv(s.EnvFile) {
+		s.EnvFile = resolveIn(base, s.EnvFile)
 	}
 	cmdBase := base
 	if s.Cwd != "" && !FromEnv(s.Cwd) {

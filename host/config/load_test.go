@@ -328,11 +328,12 @@ func TestApprovalHashCoversWhatRunsAndWhatIsSent(t *testing.T) {
 		t.Fatalf("approval hash of a stdio server without legacy_session changed: %s, want %s", h, want)
 	}
 	for name, mut := range map[string]func(*Server){
-		"env":     func(s *Server) { s.Env = map[string]string{"A": "2"} },
-		"cwd":     func(s *Server) { s.Cwd = "/y" },
-		"command": func(s *Server) { s.Command = "d" },
-		"inherit": func(s *Server) { s.InheritEnv = []string{"SECRET"} },
-		"legacy":  func(s *Server) { s.LegacySession = new(true) }, // a second process
+		"env":      func(s *Server) { s.Env = map[string]string{"A": "2"} },
+		"cwd":      func(s *Server) { s.Cwd = "/y" },
+		"command":  func(s *Server) { s.Command = "d" },
+		"inherit":  func(s *Server) { s.InheritEnv = []string{"SECRET"} },
+		"env_file": func(s *Server) { s.EnvFile = "/repo/.env" },
+		"legacy":   func(s *Server) { s.LegacySession = new(true) }, // a second process
 	} {
 		s := base
 		mut(&s)

@@ -194,6 +194,9 @@ func writeServer(b *hclwrite.Body, s *Server) {
 		if len(s.InheritEnv) > 0 {
 			b.SetAttributeValue("inherit_env", stringList(s.InheritEnv))
 		}
+		if s.EnvFile != "" {
+			b.SetAttributeValue("env_file", cty.StringVal(s.EnvFile))
+		}
 		if s.Cwd != "" {
 			b.SetAttributeValue("cwd", cty.StringVal(s.Cwd))
 		}

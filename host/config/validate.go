@@ -2,8 +2,10 @@ package config
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -78,8 +80,11 @@ func checkServerBlock(ds *decodedServer, scope Scope, written bool) hcl.Diagnost
 					"%q is not a valid environment variable name (letters, digits and '_', not starting with a digit).", k))
 			}
 		}
+		if a, ok := attrs["env_file"]; ok {
+			diags = append(diags, checkEnvFile(a, s.EnvFile)...)
+		}
 	} else {
-		for _, a := range []string{"command", "args", "env", "inherit_env", "cwd"} {
+		for _, a := range []string{"command", "args", "env", "inherit_env", "env_file", "cwd"} {
 			notFor(a, s.Transport, "it applies to the stdio transport")
 		}
 		if a := attrs["url"]; a == nil {
@@ -347,4 +352,28 @@ func typeMatches(t cty.Type, want string) bool {
 		return (t.IsMapType() || t.IsObjectType()) && elemsAreStrings()
 	}
 	return true
+}
+
+// checkEnvFile checks a stdio server's env_file (path, absolute by now): it
+// is read at each connect, so a file that is missing now is a warning (the
+// server's connects fail, naming it, until it exists), and one that is a
+// directory an error. A path from env() is checked at connect.
+func checkEnvFile(a *hcl.Attribute, path string) hcl.Diagnostics {
+	if path == "" {
+		return hcl.Diagnostics{errorf(a.Expr.Range().Ptr(), "Empty env_file",
+			"env_file names a dotenv file of NAME=value lines (relative to this file's directory); remove the attribute or give a path.")}
+	}
+	if FromEnv(path) {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return hcl.Diagnostics{warnf(a.Expr.Range().Ptr(), "env_file not readable",
+			"%s cannot be read (%v): the server's connects will fail until it can.", path, errors.Unwrap(err))}
+	case fi.IsDir():
+		return hcl.Diagnostics{errorf(a.Expr.Range().Ptr(), "env_file is a directory",
+			"%s is a directory; env_file names a dotenv file of NAME=value lines.", path)}
+	}
+	return nil
 }

@@ -127,6 +127,9 @@ func (c *Conn) Status() Status {
 	// every display of a status (servers, --json, the serve banner) is.
 	if c.err != nil && c.state != StateConnected {
 		st.Error = redact.String(c.err.Error())
+		if te := (*ConnectTimeoutError)(nil); errors.As(c.err, &te) {
+			st.Hint = te.Hint()
+		}
 	}
 	if c.stderr != nil && c.state != StateConnected {
 		st.Stderr = shownStderr(c.stderr)

@@ -51,6 +51,11 @@ type Options struct {
 	// LookupEnv reads the host environment for stdio servers' inherited
 	// variables. OPTIONAL: defaults to os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Environ lists the host environment (NAME=value entries, as
+	// os.Environ): a stdio server's connect timeout names the variables it
+	// did not get (ConnectTimeoutError; names only). OPTIONAL: os.Environ
+	// when LookupEnv is nil too, else none are named.
+	Environ func() []string
 	// ClientInfo names the host to servers. OPTIONAL.
 	ClientInfo *mcp.Implementation
 	// ConcurrencyLocal and ConcurrencyRemote bound concurrent connects of
@@ -193,6 +198,9 @@ func NewManager(servers []*config.Server, opts *Options) *Manager {
 	}
 	if m.opts.LookupEnv == nil {
 		m.opts.LookupEnv = os.LookupEnv
+		if m.opts.Environ == nil {
+			m.opts.Environ = os.Environ
+		}
 	}
 	if m.opts.ClientInfo == nil {
 		m.opts.ClientInfo = &mcp.Implementation{Name: "mcphost", Version: "dev"}
@@ -998,8 +1006,12 @@ type Status struct {
 	File      string `json:"file,omitempty"`
 	State     State  `json:"state"`
 	Error     string `json:"error,omitempty"`
-	Stderr    string `json:"stderr,omitempty"`
-	PID       int    `json:"pid,omitempty"`
+	// Hint says what may fix Error, when something can be said: for a
+	// stdio server's connect timeout, the host's variables it did not get
+	// and how to pass them (ConnectTimeoutError.Hint).
+	Hint   string `json:"hint,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	PID    int    `json:"pid,omitempty"`
 	// LegacyPID is the process of a stdio server's second session
 	// (legacy_session), while it runs.
 	LegacyPID int                 `json:"legacy_pid,omitempty"`

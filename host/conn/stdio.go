@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -32,37 +31,6 @@ const (
 
 // DefaultMaxMessageBytes caps one JSON-RPC message read from a stdio server.
 const DefaultMaxMessageBytes = 4 << 20
-
-// BaseEnv lists the host environment variables every stdio server inherits.
-// Everything else must be named in the server's env or inherit_env: the child's
-// environment is built explicitly, never copied wholesale from the host.
-var BaseEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "TMPDIR",
-	"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-}
-
-// childEnv builds a stdio server's environment: BaseEnv and inherit from the
-// host (when set there), then the configured env on top.
-func childEnv(lookup func(string) (string, bool), inherit []string, env map[string]string) []string {
-	vars := map[string]string{}
-	for _, names := range [][]string{BaseEnv, inherit} {
-		for _, k := range names {
-			if v, ok := lookup(k); ok {
-				vars[k] = v
-			}
-		}
-	}
-	for k, v := range env {
-		vars[k] = v
-	}
-	out := make([]string, 0, len(vars))
-	for k, v := range vars {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // stdioTransport starts a server process in its own process group and speaks
 // newline-delimited JSON-RPC over its stdin/stdout (through the go-sdk's

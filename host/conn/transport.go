@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -115,7 +116,7 @@ func (c *Conn) dial(ctx context.Context, timeout time.Duration, version string) 
 			return nil, nil, aerr
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("connect timed out after %s", timeout)
+			err = c.timeoutError(t, timeout)
 		}
 		// (The go-sdk closes the connection when initialize fails, but not
 		// on every error after it: a server's process must not outlive a
@@ -251,6 +252,13 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 		}
 		return &inProcessTransport{server: srv, life: c.m.ctx}, nil, nil
 	case config.TransportStdio:
+		var fileEnv map[string]string
+		if s.EnvFile != "" {
+			var err error
+			if fileEnv, err = readEnvFile(s.Name, s.EnvFile); err != nil {
+				return nil, nil, err
+			}
+		}
 		buf := newTailBuffer(stderrTail)
 		c.mu.Lock()
 		c.stderr = buf
@@ -274,7 +282,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 			log:     c.log,
 			command: s.Command,
 			args:    s.Args,
-			env:     childEnv(c.m.opts.LookupEnv, s.InheritEnv, s.Env),
+			env:     childEnv(runtime.GOOS, c.m.opts.LookupEnv, s.InheritEnv, fileEnv, s.Env),
 			dir:     s.Cwd,
 			maxMsg:  c.m.opts.MaxMessageBytes,
 			stderr:  buf,

@@ -54,6 +54,11 @@ var keyed = []struct {
 // secretKey matches the names of log fields whose values are secrets.
 var secretKey = regexp.MustCompile(`(?i)(token|secret|password|passwd|authorization|cookie|session[_-]?id|code_verifier|api[_-]?key|assertion|credential)`)
 
+// SecretName reports whether a field, key or variable named name holds a
+// secret by its name (access_token, client_secret, DB_PASSWORD, apiKey,
+// Authorization, …): its value is masked whatever it looks like.
+func SecretName(name string) bool { return secretKey.MatchString(name) }
+
 // urlCredentials matches the password of user:password@ in a URL.
 var urlCredentials = regexp.MustCompile(`(://[^/\s:@]+:)[^/\s@]+@`)
 
