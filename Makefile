@@ -72,6 +72,7 @@ fuzz:
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzDecodeHooks -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/stdio -run=^$$ -fuzz=FuzzReadClient -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/mcpregistry -run=^$$ -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzCompileDecide -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckAuthorizationURL -fuzztime=$(FUZZTIME)
