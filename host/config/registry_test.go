@@ -121,4 +121,3 @@ func TestApprovalHashWithoutRegistry(t *testing.T) {
 		t.Fatalf("hash changed: %s, was %s", s.approvalHash(), before)
 	}
 }
-}
