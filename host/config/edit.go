@@ -71,6 +71,12 @@ type ServerEntry struct {
 	// XAA, if set, is written as an auth "xaa" { } block.
 	XAA *XAAEntry
 
+	// SecretEnv and SecretHeaders are variables and headers whose values
+	// are secrets, written into env and headers as secret("NAME") or
+	// env("NAME") (never as literals); a key in both a secret map and Env
+	// or Headers is written from the secret map.
+	SecretEnv, SecretHeaders map[string]SecretRef
+
 	// Registry, if set, is written as registry = "NAME@VERSION": the MCP
 	// Registry entry the server was installed from (WP-C: such a server
 	// needs approval, like a project server).
@@ -125,12 +131,12 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 	w := valueWriter{expand: e.Expand}
 	w.setString(b, "command", e.Command)
 	w.setList(b, "args", e.Args)
-	w.setMap(b, "env", e.Env)
+	w.setMapWithSecrets(b, "env", e.Env, e.SecretEnv)
 	w.setList(b, "inherit_env", e.InheritEnv)
 	w.setString(b, "env_file", e.EnvFile)
 	w.setString(b, "cwd", e.Cwd)
 	w.setString(b, "url", e.URL)
-	w.setMap(b, "headers", e.Headers)
+	w.setMapWithSecrets(b, "headers", e.Headers, e.SecretHeaders)
 	switch len(e.HeadersHelper) {
 	case 0:
 	case 1:

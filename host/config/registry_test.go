@@ -121,3 +121,39 @@ func TestApprovalHashWithoutRegistry(t *testing.T) {
 		t.Fatalf("hash changed: %s, was %s", s.approvalHash(), before)
 	}
 }
+
+// TestAddServerBlockSecrets: secret values of env and headers are written
+// as secret() and env() calls among the literal ones, sorted.
+func TestAddServerBlockSecrets(t *testing.T) {
+	t.Parallel()
+	out, err := AddServerBlock(nil, "c.hcl", &ServerEntry{
+		Name: "db", Command: "docker", Args: []string{"run"},
+		Env:       map[string]string{"USER": "app", "PASSWORD": "not this"},
+		SecretEnv: map[string]SecretRef{"PASSWORD": {Stored: "db.pw"}, "TOKEN": {Env: "DB_TOKEN"}},
+		Registry:  "io.github.example/database-manager@3.1.0",
+	})
+	must(t, err)
+	want := `server "db" {
+  command = "docker"
+  args    = ["run"]
+  env = {
+    PASSWORD = secret("db.pw")
+    TOKEN    = env("DB_TOKEN")
+    USER     = "app"
+  }
+  registry = "io.github.example/database-manager@3.1.0"
+}
+`
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	out, err = AddServerBlock(nil, "c.hcl", &ServerEntry{
+		Name: "api", Transport: "http", URL: "https://api.example.com/mcp",
+		SecretHeaders: map[string]SecretRef{"X-API-Key": {Stored: "api.key"}},
+		Headers:       map[string]string{"X-Region": "eu"},
+	})
+	must(t, err)
+	if !strings.Contains(string(out), `X-API-Key = secret("api.key")`) || !strings.Contains(string(out), `X-Region  = "eu"`) {
+		t.Errorf("headers:\n%s", out)
+	}
+}
