@@ -62,6 +62,7 @@ type addFlags struct {
 	callbackPort    int
 	xaa             string
 	headersHelper   string
+	reg             registryAddFlags // --from-registry (server_registry.go)
 }
 
 func (f *addFlags) register(cmd *cobra.Command, withServerFlags bool) {
@@ -97,11 +98,17 @@ A project server (-s project) still needs approval: mcphost config approve NAME.
   mcphost server add -e API_KEY=abc github -- github-mcp
   mcphost server add docs https://docs.example.com/mcp -H "X-Team: core"
   mcphost server add -s user --client-id mcphost --client-secret crm https://crm.example.com/mcp`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return a.addFromRegistry(cmd, &f, nil)
+			}
 			name, rest, err := splitAddArgs(cmd, args)
 			if err != nil {
 				return err
+			}
+			if f.reg.from != "" {
+				return a.addFromRegistry(cmd, &f, append([]string{name}, rest...))
 			}
 			e, err := f.entry(name, rest)
 			if err != nil {
@@ -112,6 +119,7 @@ A project server (-s project) still needs approval: mcphost config approve NAME.
 	}
 	cmd.Flags().SetInterspersed(false)
 	f.register(cmd, true)
+	f.reg.register(cmd)
 	return cmd
 }
 
