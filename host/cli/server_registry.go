@@ -123,6 +123,9 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 
 	secretsDir := config.SecretsDir(a.lookupEnv, a.workDir)
 	e, stored, err := entryFromPlan(name, plan, t.path)
+	if err == nil && len(stored) > 0 && t.scope == config.ScopeProject {
+		err = fmt.Errorf("a project file is shared: it cannot hold or read your %s; leave it out to read it from the environment at run time, or use -s local or -s user", stored[0].input)
+	}
 	if err != nil {
 		return err
 	}
