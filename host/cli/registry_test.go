@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -357,6 +359,31 @@ func TestRegistryBlockName(t *testing.T) {
 	} {
 		if got := registryBlockName(in); got != want || !config.ValidServerName(got) {
 			t.Errorf("%s: %q", in, got)
+		}
+	}
+}
+
+// TestRegistryStatus: a deleted version is not installed; a deprecated one
+// is, with a warning.
+func TestRegistryStatus(t *testing.T) {
+	for _, tc := range []struct{ status, err, warn string }{
+		{"deleted", "is marked deleted", ""},
+		{"deprecated", "", "warning: io.example.mcphost/old 1.0.0 is deprecated"},
+	} {
+		r := newRegistryEnv(t)
+		status := tc.status
+		r.reg.Override = func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, `{"server":{"name":"io.example.mcphost/old","description":"d","version":"1.0.0","remotes":[{"type":"sse","url":"https://old.example.com/sse"}]},"_meta":{"io.modelcontextprotocol.registry/official":{"status":%q,"isLatest":true}}}`, status)
+		}
+		err := r.run("server", "add", "--registry", r.reg.URL, "--from-registry", "io.example.mcphost/old")
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v", tc.status, err)
+			}
+			continue
+		}
+		if err != nil || !strings.Contains(r.stderr.String(), tc.warn) {
+			t.Errorf("%s: %v\n%s", tc.status, err, r.stderr.String())
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/host/mcpregistry"
 	"github.com/mcphost/mcphost/host/mcpregistry/registrytest"
@@ -157,5 +158,20 @@ func TestNewURL(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "pw") {
 			t.Errorf("%q: the error shows the password: %v", tc.in, err)
 		}
+	}
+}
+
+// TestTimeout: a registry that does not answer fails the request when the
+// context ends (the client's own bound is DefaultTimeout).
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Load(t, "testdata/servers.json")
+	reg.Override = func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+	c := newClient(t, reg.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Search(ctx, "x", mcpregistry.SearchOptions{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v", err)
 	}
 }
