@@ -387,3 +387,23 @@ func TestRegistryStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryAddTwice: adding a server of a name already in the file
+// fails before its secret is stored: the first one's stays.
+func TestRegistryAddTwice(t *testing.T) {
+	r := newRegistryEnv(t)
+	r.env[mcpregistry.EnvURL] = r.reg.URL
+	add := func(key string) error {
+		return r.run("server", "add", "brave", "--from-registry", "io.modelcontextprotocol.anonymous/brave-search", "-e", "BRAVE_API_KEY="+key)
+	}
+	if err := add("first-key"); err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	if err := add("second-key"); err == nil || !strings.Contains(err.Error(), "already in") {
+		t.Fatalf("second add: %v", err)
+	}
+	name := registrySecretName("brave", r.env[config.EnvLocalConfig], "BRAVE_API_KEY")
+	if b, err := os.ReadFile(filepath.Join(r.secretsDir(), name)); err != nil || string(b) != "first-key" {
+		t.Fatalf("the first server's secret: %q %v", b, err)
+	}
+}

@@ -67,9 +67,21 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 	} else if name = registryBlockName(id); name == "" {
 		return errNoRegistryName
 	}
+	if !config.ValidServerName(name) {
+		return fmt.Errorf("invalid server name %q: use letters and digits with single '-' or '_' between them, at most %d characters", name, config.MaxServerNameLen)
+	}
 	t, err := a.editTarget(cmd, f.scope)
 	if err != nil {
 		return err
+	}
+	// Before any secret is stored: one of the same name would be the
+	// existing block's.
+	if src, err := readIfExists(t.path); err != nil {
+		return err
+	} else if ok, err := config.HasServerBlock(src, t.path, name); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("server %q is already in %s; remove it first (mcphost server remove %s), or give another NAME", name, t.path, name)
 	}
 	c, err := a.registryClient(r.url)
 	if err != nil {
