@@ -7,7 +7,7 @@ export DEMO_HTTP_PORT
 DEMO_WS_PORT ?= 18932
 export DEMO_WS_PORT
 
-.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test
+.PHONY: all build run test test-deps unit fuzz bench vet fmt clean proto conformance deploy-test example-test docs
 
 all: build
 
@@ -33,7 +33,7 @@ test-deps:
 
 # Every test, including interop with servers and clients nobody here wrote,
 # and the official conformance suite's client and server scenarios.
-test: build test-deps vet deploy-test
+test: build test-deps vet deploy-test example-test
 	$(GO) test -count=1 -race -timeout 20m ./...
 	CONFORMANCE_PARTS="client server server-http tasks skills apps" ./scripts/conformance.sh
 
@@ -44,10 +44,22 @@ test: build test-deps vet deploy-test
 deploy-test:
 	cd deploy && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+# The example plugin (examples/transport-tcp, its own module, as a plugin
+# outside the repository is): tidy and vet, then its test from a copy outside
+# the repository, which follows docs/writing-a-plugin.md to a call through
+# the host (see scripts/plugin-example-test.sh).
+example-test:
+	GO=$(GO) ./scripts/plugin-example-test.sh
+
 # The official MCP conformance suite: client scenarios against mcphost, server
 # scenarios through `mcphost serve --http` (see scripts/conformance.sh).
 conformance:
 	./scripts/conformance.sh
+
+# Regenerates the CLI reference (docs/cli) from the cobra commands; a test in
+# make test (internal/testing/clidocs) fails when it is not current.
+docs:
+	$(GO) run ./internal/testing/clidocs docs/cli
 
 unit:
 	$(GO) test -count=1 ./host/... ./sdk/... ./internal/...
@@ -70,10 +82,13 @@ fuzz:
 	$(GO) test ./host/registry -run=^$$ -fuzz=FuzzSanitize -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzLoad -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/config -run=^$$ -fuzz=FuzzDecodeHooks -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/config -run=^$$ -fuzz=^FuzzEdit$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/stdio -run=^$$ -fuzz=FuzzReadClient -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/mcpregistry -run=^$$ -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/clientconf -run=^$$ -fuzz=FuzzJSONEdit -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/clientconf -run=^$$ -fuzz=FuzzTOMLEdit -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzCompileDecide -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/auth -run=^$$ -fuzz=FuzzCheckAuthorizationURL -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk/oauthkit -run=^$$ -fuzz=FuzzCheckOAuthURL -fuzztime=$(FUZZTIME)
@@ -113,6 +128,8 @@ fuzz:
 	$(GO) test ./host/conn -run=^$$ -fuzz=^FuzzStdioServerLines$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/state/redisstate -run=^$$ -fuzz=^FuzzReplyScanner$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./sdk/jsonredact -run=^$$ -fuzz=^FuzzRedact$$ -fuzztime=$(FUZZTIME)
+	cd examples/transport-tcp && $(GO) test . -run=^$$ -fuzz=^FuzzRecv$$ -fuzztime=$(FUZZTIME)
+	cd examples/transport-tcp && $(GO) test . -run=^$$ -fuzz=^FuzzTCPAddr$$ -fuzztime=$(FUZZTIME)
 
 # Benchmarks; writes BENCHMARKS.md.
 bench: build test-deps

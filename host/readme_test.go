@@ -9,21 +9,17 @@ import (
 	"testing"
 )
 
-// TestREADMELibrarySnippet: the README's library snippet is the body of
-// Example (example_test.go), which runs with `go test`: the README cannot
+// TestREADMELibrarySnippet: the library snippet of docs/library.md is the body of
+// Example (example_test.go), which runs with `go test`: the docs cannot
 // drift from code that compiles and works.
 func TestREADMELibrarySnippet(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/library.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(readme), "\n## Library\n")
+	_, block, ok := strings.Cut(string(readme), "```go\n")
 	if !ok {
-		t.Fatal("README has no ## Library section")
-	}
-	_, block, ok := strings.Cut(after, "```go\n")
-	if !ok {
-		t.Fatal("README's library section has no go block")
+		t.Fatal("docs/library.md has no go block")
 	}
 	block, _, _ = strings.Cut(block, "```")
 
@@ -50,6 +46,6 @@ func TestREADMELibrarySnippet(t *testing.T) {
 		want = append(want, strings.TrimPrefix(line, "\t"))
 	}
 	if got, w := strings.TrimSpace(block), strings.TrimSpace(strings.Join(want, "\n")); got != w {
-		t.Errorf("README's library snippet differs from func Example:\n--- README\n%s\n--- Example\n%s", got, w)
+		t.Errorf("docs/library.md's snippet differs from func Example:\n--- docs/library.md\n%s\n--- Example\n%s", got, w)
 	}
 }

@@ -140,7 +140,8 @@ prompts into one registry with stable names (mcp__SERVER__TOOL), and serves it
 to MCP clients (mcphost serve), operators (this CLI) and programs (the host package).
 
 Configuration is HCL, read from the managed, local, project and user scopes
-(or only the files given with --config). See the README for the reference.`,
+(or only the files given with --config). The reference is in the repository's
+docs/ (docs/README.md); docs/cli has every command.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {

@@ -20,8 +20,8 @@ import (
 )
 
 // `mcphost server add|add-json|remove|list|get`: server management. Edits go
-// through config.AddServerBlock and config.RemoveServerBlock (hclwrite: the
-// rest of the file keeps its comments and layout); the whole configuration
+// through config.AddServerBlock and config.RemoveServerBlock (spliced into
+// the file's bytes: every byte outside the block stays); the whole configuration
 // is loaded with the edit in place before anything is written, and the file
 // is replaced atomically.
 

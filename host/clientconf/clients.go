@@ -2,11 +2,13 @@ package clientconf
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
+	"runtime"
+	"strings"
 )
 
-// The clients (WP-A owns this file: verify each path against the client's
-// own documentation and correct it).
+// The clients, in the order `mcphost client list` shows them.
 var clients = []Client{
 	{ID: "claude-code", Name: "Claude Code", Scopes: []Scope{ScopeUser, ScopeProject}},
 	{ID: "claude-desktop", Name: "Claude Desktop", Scopes: []Scope{ScopeUser}},
@@ -29,27 +31,193 @@ func Lookup(id string) (Client, error) {
 	return Client{}, fmt.Errorf("%w %q", ErrUnknownClient, id)
 }
 
-// Path returns the file in which client c keeps its MCP servers in scope.
-// (Stub: WP-A completes the table for every OS.)
-func (c Client) Path(scope Scope, env Env) (string, error) {
-	home, _ := env.LookupEnv("HOME")
-	switch {
-	case c.ID == "claude-code" && scope == ScopeUser:
-		return filepath.Join(home, ".claude.json"), nil
-	case c.ID == "claude-code" && scope == ScopeProject:
-		return filepath.Join(env.ProjectDir, ".mcp.json"), nil
-	case c.ID == "cursor" && scope == ScopeUser:
-		return filepath.Join(home, ".cursor", "mcp.json"), nil
-	case c.ID == "cursor" && scope == ScopeProject:
-		return filepath.Join(env.ProjectDir, ".cursor", "mcp.json"), nil
-	case c.ID == "vscode" && scope == ScopeProject:
-		return filepath.Join(env.ProjectDir, ".vscode", "mcp.json"), nil
-	case c.ID == "gemini" && scope == ScopeUser:
-		return filepath.Join(home, ".gemini", "settings.json"), nil
-	case c.ID == "gemini" && scope == ScopeProject:
-		return filepath.Join(env.ProjectDir, ".gemini", "settings.json"), nil
-	case c.ID == "codex" && scope == ScopeUser:
-		return filepath.Join(home, ".codex", "config.toml"), nil
+// HasScope reports whether the client keeps servers in scope.
+func (c Client) HasScope(scope Scope) bool {
+	for _, s := range c.Scopes {
+		if s == scope {
+			return true
+		}
 	}
-	return "", fmt.Errorf("%s has no %s scope here (stub)", c.Name, scope)
+	return false
+}
+
+// ScopeError is returned for a scope a client does not have.
+type ScopeError struct {
+	Client Client
+	Scope  Scope
+}
+
+func (e *ScopeError) Error() string {
+	return fmt.Sprintf("%s has no %s scope (it has: %s)", e.Client.Name, e.Scope, joinScopes(e.Client.Scopes))
+}
+
+func joinScopes(ss []Scope) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// EnvError is returned when a path depends on an environment variable
+// that is not set (HOME, APPDATA).
+type EnvError struct{ Var string }
+
+func (e *EnvError) Error() string { return "$" + e.Var + " is not set" }
+
+// Path returns the file in which client c keeps its MCP servers in scope,
+// for the operating system env.GOOS (its separators too, so that the paths
+// of every OS can be computed and tested anywhere):
+//
+//	claude-code     user     $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json (top-level "mcpServers")
+//	                project  PROJECT/.mcp.json
+//	claude-desktop  user     macOS ~/Library/Application Support/Claude/claude_desktop_config.json,
+//	                         Windows %APPDATA%\Claude\claude_desktop_config.json,
+//	                         Linux $XDG_CONFIG_HOME/Claude/claude_desktop_config.json (~/.config)
+//	cursor          user     ~/.cursor/mcp.json
+//	                project  PROJECT/.cursor/mcp.json
+//	vscode          user     the user profile's mcp.json: macOS ~/Library/Application Support/Code/User/mcp.json,
+//	                         Windows %APPDATA%\Code\User\mcp.json, Linux $XDG_CONFIG_HOME/Code/User/mcp.json
+//	                project  PROJECT/.vscode/mcp.json
+//	gemini          user     ~/.gemini/settings.json ($GEMINI_CLI_HOME instead of ~ when set)
+//	                project  PROJECT/.gemini/settings.json
+//	codex           user     $CODEX_HOME/config.toml, else ~/.codex/config.toml
+//
+// ~ is $HOME, on Windows %USERPROFILE% (else $HOME). PROJECT is
+// env.ProjectDir, else env.WorkDir.
+func (c Client) Path(scope Scope, env Env) (string, error) {
+	if !c.HasScope(scope) {
+		return "", &ScopeError{Client: c, Scope: scope}
+	}
+	p := pather{env: env}
+	if scope == ScopeProject {
+		dir := env.ProjectDir
+		if dir == "" {
+			dir = env.WorkDir
+		}
+		if dir == "" {
+			return "", fmt.Errorf("%s %s scope: no project directory", c.Name, scope)
+		}
+		switch c.ID {
+		case "claude-code":
+			return p.join(dir, ".mcp.json"), nil
+		case "cursor":
+			return p.join(dir, ".cursor", "mcp.json"), nil
+		case "vscode":
+			return p.join(dir, ".vscode", "mcp.json"), nil
+		case "gemini":
+			return p.join(dir, ".gemini", "settings.json"), nil
+		}
+		return "", &ScopeError{Client: c, Scope: scope}
+	}
+	switch c.ID {
+	case "claude-code":
+		if dir := p.get("CLAUDE_CONFIG_DIR"); dir != "" {
+			return p.join(dir, ".claude.json"), nil
+		}
+		return p.inHome(".claude.json")
+	case "claude-desktop":
+		return p.appConfig("Claude", "claude_desktop_config.json")
+	case "cursor":
+		return p.inHome(".cursor", "mcp.json")
+	case "vscode":
+		return p.appConfig("Code", "User", "mcp.json")
+	case "gemini":
+		if dir := p.get("GEMINI_CLI_HOME"); dir != "" {
+			return p.join(dir, ".gemini", "settings.json"), nil
+		}
+		return p.inHome(".gemini", "settings.json")
+	case "codex":
+		if dir := p.get("CODEX_HOME"); dir != "" {
+			return p.join(dir, "config.toml"), nil
+		}
+		return p.inHome(".codex", "config.toml")
+	}
+	return "", &ScopeError{Client: c, Scope: scope}
+}
+
+// pather computes the paths of env.GOOS.
+type pather struct{ env Env }
+
+func (p pather) goos() string {
+	if p.env.GOOS == "" {
+		return runtime.GOOS
+	}
+	return p.env.GOOS
+}
+
+func (p pather) get(name string) string {
+	if p.env.LookupEnv == nil {
+		return ""
+	}
+	v, _ := p.env.LookupEnv(name)
+	return v
+}
+
+// join joins path elements with the separator of the target OS.
+func (p pather) join(elem ...string) string {
+	goos := p.goos()
+	if goos == runtime.GOOS {
+		return filepath.Join(elem...)
+	}
+	if goos != "windows" {
+		return path.Join(elem...)
+	}
+	parts := make([]string, 0, len(elem))
+	for i, e := range elem {
+		e = strings.ReplaceAll(e, "/", `\`)
+		if i > 0 {
+			e = strings.TrimLeft(e, `\`)
+		}
+		if i < len(elem)-1 {
+			e = strings.TrimRight(e, `\`)
+		}
+		if e != "" {
+			parts = append(parts, e)
+		}
+	}
+	return strings.Join(parts, `\`)
+}
+
+// home is the user's home directory.
+func (p pather) home() (string, error) {
+	if p.goos() == "windows" {
+		if h := p.get("USERPROFILE"); h != "" {
+			return h, nil
+		}
+	}
+	if h := p.get("HOME"); h != "" {
+		return h, nil
+	}
+	if p.goos() == "windows" {
+		return "", &EnvError{Var: "USERPROFILE"}
+	}
+	return "", &EnvError{Var: "HOME"}
+}
+
+func (p pather) inHome(elem ...string) (string, error) {
+	h, err := p.home()
+	if err != nil {
+		return "", err
+	}
+	return p.join(append([]string{h}, elem...)...), nil
+}
+
+// appConfig is a file in the OS's per-user application configuration
+// directory (what os.UserConfigDir returns, for env.GOOS).
+func (p pather) appConfig(elem ...string) (string, error) {
+	switch p.goos() {
+	case "windows":
+		dir := p.get("APPDATA")
+		if dir == "" {
+			return "", &EnvError{Var: "APPDATA"}
+		}
+		return p.join(append([]string{dir}, elem...)...), nil
+	case "darwin", "ios":
+		return p.inHome(append([]string{"Library", "Application Support"}, elem...)...)
+	}
+	if dir := p.get("XDG_CONFIG_HOME"); dir != "" && (strings.HasPrefix(dir, "/")) {
+		return p.join(append([]string{dir}, elem...)...), nil
+	}
+	return p.inHome(append([]string{".config"}, elem...)...)
 }

@@ -1,11 +1,9 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -13,9 +11,10 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// Editing configuration files (`mcphost server add|remove`): a server block
-// is added or removed with hclwrite, which keeps every other byte of the
-// file (comments, layout, other blocks) as it was.
+// Editing configuration files (`mcphost server add|remove`, `mcphost
+// import`): a server block is added (formatted alone by hclwrite) or removed
+// by splicing the file's bytes (splice.go), which keeps every other byte of
+// the file (comments, layout, line ends, other blocks) as it was.
 
 // Errors of AddServerBlock and RemoveServerBlock, for errors.Is.
 var (
@@ -107,24 +106,24 @@ type XAAEntry struct {
 
 // AddServerBlock returns src (the file filename) with a server block for e
 // appended. It fails with ErrServerExists when the file already declares
-// the server, and when src is not valid HCL.
+// the server, and when src is not valid HCL. Only the new block is
+// formatted: the bytes of src stay as they are (see appendBlock).
 func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error) {
-	src, crlf := toLF(src)
-	f, err := parseForEdit(src, filename)
+	body, err := parseForEdit(src, filename)
 	if err != nil {
 		return nil, err
 	}
-	body := f.Body()
 	if findServerBlock(body, e.Name) != nil {
 		return nil, fmt.Errorf("server %q in %s: %w", e.Name, filename, ErrServerExists)
 	}
-	if len(src) > 0 && !strings.HasSuffix(string(src), "\n") {
-		body.AppendNewline()
-	}
-	if len(body.Attributes())+len(body.Blocks()) > 0 || len(strings.TrimSpace(string(src))) > 0 {
-		body.AppendNewline()
-	}
-	b := body.AppendNewBlock("server", []string{e.Name}).Body()
+	return appendBlock(src, renderServerBlock(e)), nil
+}
+
+// renderServerBlock returns the server block for e, formatted on its own,
+// its lines ending in LF.
+func renderServerBlock(e *ServerEntry) []byte {
+	f := hclwrite.NewEmptyFile()
+	b := f.Body().AppendNewBlock("server", []string{e.Name}).Body()
 	if e.Transport != "" {
 		b.SetAttributeValue("transport", cty.StringVal(e.Transport))
 	}
@@ -170,85 +169,59 @@ func AddServerBlock(src []byte, filename string, e *ServerEntry) ([]byte, error)
 	if len(out) > 0 && out[len(out)-1] != '\n' {
 		out = append(out, '\n')
 	}
-	return fromLF(out, crlf), nil
-}
-
-// toLF returns src with CRLF line endings as LF, and whether it had any: a
-// file written with CRLF (Windows) is edited as LF and written back with
-// CRLF, so that the lines an edit adds end like the file's own.
-func toLF(src []byte) ([]byte, bool) {
-	if !bytes.Contains(src, []byte("\r\n")) {
-		return src, false
-	}
-	return bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n")), true
-}
-
-// fromLF undoes toLF.
-func fromLF(out []byte, crlf bool) []byte {
-	if !crlf {
-		return out
-	}
-	return bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
+	return out
 }
 
 // RemoveServerBlock returns src without the server block name (and the
-// comment lines just above it). stored lists the secrets the block read
-// with secret("NAME"), so that the caller can delete those it wrote.
+// comment lines just above it, its line comment and its line end: see
+// itemSpan), its bytes cut out of src so that every other byte stays as it
+// is, but for a blank line the cut would leave doubled (see cutItem).
+// stored lists the secrets the block read with secret("NAME"), so that the
+// caller can delete those it wrote.
 func RemoveServerBlock(src []byte, filename, name string) (out []byte, stored []string, err error) {
-	src, crlf := toLF(src)
-	f, err := parseForEdit(src, filename)
+	body, err := parseForEdit(src, filename)
 	if err != nil {
 		return nil, nil, err
 	}
-	block := findServerBlock(f.Body(), name)
+	block := findServerBlock(body, name)
 	if block == nil {
 		return nil, nil, fmt.Errorf("server %q in %s: %w", name, filename, ErrServerNotFound)
 	}
-	stored = storedSecrets(src, filename, name)
-	f.Body().RemoveBlock(block)
-	return fromLF(joinGap(src, f.Bytes()), crlf), stored, nil
+	stored = secretCalls(block.Body)
+	toks, diags := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, nil, fmt.Errorf("cannot edit %s: %w", filename, diags)
+	}
+	start, end := itemSpan(toks, block.Range())
+	return cutItem(src[:start:start], src[end:], eolOf(src)), stored, nil
 }
 
 // HasServerBlock reports whether src declares the server name.
 func HasServerBlock(src []byte, filename, name string) (bool, error) {
-	f, err := parseForEdit(src, filename)
+	body, err := parseForEdit(src, filename)
 	if err != nil {
 		return false, err
 	}
-	return findServerBlock(f.Body(), name) != nil, nil
+	return findServerBlock(body, name) != nil, nil
 }
 
-func parseForEdit(src []byte, filename string) (*hclwrite.File, error) {
-	f, diags := hclwrite.ParseConfig(src, filename, hcl.InitialPos)
+// parseForEdit parses src, the file filename, for an edit.
+func parseForEdit(src []byte, filename string) (*hclsyntax.Body, error) {
+	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("cannot edit %s: %w", filename, diags)
 	}
-	return f, nil
+	return f.Body.(*hclsyntax.Body), nil
 }
 
-func findServerBlock(body *hclwrite.Body, name string) *hclwrite.Block {
-	for _, b := range body.Blocks() {
-		if b.Type() == "server" && slices.Equal(b.Labels(), []string{name}) {
+// findServerBlock returns the first top-level server block name of body.
+func findServerBlock(body *hclsyntax.Body, name string) *hclsyntax.Block {
+	for _, b := range body.Blocks {
+		if b.Type == "server" && slices.Equal(b.Labels, []string{name}) {
 			return b
 		}
 	}
 	return nil
-}
-
-// storedSecrets lists the literal arguments of secret() calls in the server
-// block name of src.
-func storedSecrets(src []byte, filename, name string) []string {
-	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil
-	}
-	var out []string
-	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
-		if b.Type == "server" && slices.Equal(b.Labels, []string{name}) {
-			out = append(out, secretCalls(b.Body)...)
-		}
-	}
-	return out
 }
 
 // SecretCalls lists the literal arguments of every secret() call in src (a
@@ -273,30 +246,5 @@ func secretCalls(body *hclsyntax.Body) []string {
 		}
 		return nil
 	})
-	return out
-}
-
-// joinGap removes the blank line that removing a block between two blank
-// lines (or at the start or end of the file) leaves doubled; every other
-// byte of out stays as it is. src is the file before the removal.
-func joinGap(src, out []byte) []byte {
-	i := 0
-	for i < len(src) && i < len(out) && src[i] == out[i] {
-		i++
-	}
-	before, after := out[:i], out[i:]
-	switch {
-	case len(strings.TrimSpace(string(after))) == 0:
-		// The block was last: end the file after what precedes it.
-		trimmed := strings.TrimRight(string(before), "\n")
-		if trimmed == "" {
-			return nil
-		}
-		return []byte(trimmed + "\n")
-	case i == 0 && after[0] == '\n':
-		return out[1:] // the block was first
-	case strings.HasSuffix(string(before), "\n\n") && after[0] == '\n':
-		return append(before[:len(before):len(before)], after[1:]...)
-	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -134,14 +135,22 @@ func strictMembers(data []byte, allowed []string, where string) error {
 }
 
 // TransportFromURL is the transport a server URL implies: ws for ws:// and
-// wss:// (the ws plugin), sse for a path ending in /sse, else http.
+// wss:// (the ws plugin), sse for an http(s) path ending in /sse, http for
+// other http(s) URLs, and for any other scheme the plugin transport of
+// that name (tcp for tcp://…). A URL without a scheme implies http.
 func TransportFromURL(u string) string {
 	lower := strings.ToLower(u)
+	scheme, _, ok := strings.Cut(lower, "://")
 	switch {
-	case strings.HasPrefix(lower, "ws://"), strings.HasPrefix(lower, "wss://"):
+	case scheme == "ws" || scheme == "wss":
 		return "ws"
+	case ok && scheme != "http" && scheme != "https" && schemeRE.MatchString(scheme):
+		return scheme
 	case strings.HasSuffix(strings.SplitN(strings.SplitN(lower, "?", 2)[0], "#", 2)[0], "/sse"):
 		return TransportSSE
 	}
 	return TransportHTTP
 }
+
+// schemeRE matches a URL scheme (RFC 3986, section 3.1).
+var schemeRE = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)

@@ -134,12 +134,14 @@ func checkURL(transport, raw string) string {
 	if err != nil {
 		return fmt.Sprintf("%q is not a URL: %v.", raw, err)
 	}
-	allowed := []string{"http", "https"}
-	if transport != TransportHTTP && transport != TransportSSE {
-		allowed = []string{"ws", "wss", "http", "https"} // plugin transports choose for themselves
-	}
-	if !slices.Contains(allowed, u.Scheme) {
+	// A plugin transport chooses its own schemes (tcp://, ws://, …): the
+	// plugin gets the url as written and refuses a scheme it does not
+	// serve when it opens the connection.
+	if allowed := []string{"http", "https"}; (transport == TransportHTTP || transport == TransportSSE) && !slices.Contains(allowed, u.Scheme) {
 		return fmt.Sprintf("%q has scheme %q; the %s transport accepts %s.", raw, u.Scheme, transport, strings.Join(allowed, ", "))
+	}
+	if u.Scheme == "" {
+		return fmt.Sprintf("%q has no scheme; write it as SCHEME://HOST…, e.g. %q.", raw, transport+"://"+strings.TrimLeft(raw, "/"))
 	}
 	if u.Host == "" {
 		return fmt.Sprintf("%q has no host.", raw)

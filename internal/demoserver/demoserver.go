@@ -475,8 +475,8 @@ var pixelPNG = []byte{
 }
 
 // Main runs the demo server as a program: stdio by default, or
-// -http ADDR (streamable HTTP at /mcp), -sse ADDR (SSE at /sse) or
-// -ws ADDR (WebSocket at /mcp).
+// -http ADDR (streamable HTTP at /mcp), -sse ADDR (SSE at /sse),
+// -ws ADDR (WebSocket at /mcp) or -tcp ADDR (a line of JSON per message).
 func Main(args []string, stderr io.Writer, exit func(int)) int {
 	fs := flag.NewFlagSet("mcphost-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -484,6 +484,7 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 	stateless := fs.Bool("stateless", false, "with -http: serve without sessions (the go-sdk serves 2026-07-28 over HTTP only so)")
 	sseAddr := fs.String("sse", "", "serve SSE on `ADDR` (path /sse)")
 	wsAddr := fs.String("ws", "", "serve MCP over WebSocket on `ADDR` (path /mcp, subprotocol mcp)")
+	tcpAddr := fs.String("tcp", "", "serve newline-delimited JSON-RPC on TCP `ADDR`, a session per connection (for the transport-tcp example plugin)")
 	name := fs.String("name", "mcphost-demo", "implementation name to report")
 	echoDesc := fs.String("echo-description", "", "replace the echo tool's description")
 	defsFile := fs.String("definitions", "", "read the echo description and extra tools, prompts and resources from this JSON `FILE` at start")
@@ -540,6 +541,8 @@ func Main(args []string, stderr io.Writer, exit func(int)) int {
 		mux := http.NewServeMux()
 		mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 		handler = mux
+	case *tcpAddr != "":
+		return serveTCP(ctx, srv, *tcpAddr, logger)
 	default:
 		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 			logger.Print(err)

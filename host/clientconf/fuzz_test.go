@@ -1,0 +1,72 @@
+package clientconf
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func seeds(f *testing.F) {
+	entries, _ := os.ReadDir(filepath.Join("testdata", "in"))
+	for _, e := range entries {
+		if data, err := os.ReadFile(filepath.Join("testdata", "in", e.Name())); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`{"mcpServers":{"mcphost":{"command":"x"}}}`))
+	f.Add([]byte("{}"))
+}
+
+// FuzzJSONEdit: whatever a client's file holds, an edit either refuses it
+// or yields a file that parses, holds the entry, and from which removing
+// the entry gives the file back.
+func FuzzJSONEdit(f *testing.F) {
+	seeds(f)
+	cc, _ := Lookup("claude-code")
+	e := Entry{Command: "/bin/mcphost", Args: []string{"serve", "--naming", "server"}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := jsonSet(data, "mcpServers", DefaultName, e.jsonEntry(cc))
+		if err != nil {
+			return
+		}
+		got, _, err := jsonGet(out, "mcpServers", DefaultName)
+		if err != nil || got == nil || got["command"] != "/bin/mcphost" {
+			t.Fatalf("after set: %v, %v\n%s", got, err, out)
+		}
+		back, found, err := jsonRemove(out, "mcpServers", DefaultName)
+		if err != nil || !found {
+			t.Fatalf("remove: %v %v\n%s", found, err, out)
+		}
+		if had, _, _ := jsonGet(data, "mcpServers", DefaultName); had == nil && len(bytes.TrimSpace(data)) > 0 && !bytes.Equal(back, data) {
+			// Only a file whose servers member Connect added, then
+			// removed, may differ (a key mcpServers: {} with comments).
+			if _, _, err := jsonGet(back, "mcpServers", DefaultName); err != nil {
+				t.Fatalf("remove broke the file: %v\n%s", err, back)
+			}
+		}
+	})
+}
+
+// FuzzTOMLEdit: the same for a Codex file.
+func FuzzTOMLEdit(f *testing.F) {
+	seeds(f)
+	e := Entry{Command: "/bin/mcphost", Args: []string{"serve"}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := tomlSet(data, DefaultName, e)
+		if err != nil {
+			return
+		}
+		got, _, err := tomlGet(out, DefaultName)
+		if err != nil || got == nil || got["command"] != "/bin/mcphost" {
+			t.Fatalf("after set: %v, %v\n%s", got, err, out)
+		}
+		back, found, err := tomlRemove(out, DefaultName)
+		if err != nil || !found {
+			t.Fatalf("remove: %v %v\n%s", found, err, out)
+		}
+		if got, _, _ := tomlGet(back, DefaultName); got != nil {
+			t.Fatalf("still there after remove:\n%s", back)
+		}
+	})
+}
