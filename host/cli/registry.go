@@ -94,7 +94,7 @@ func (a *app) registrySearchCmd(registryURL *string) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&limit, "limit", 30, "at most `N` servers (1 to 100)")
 	cmd.Flags().StringVar(&cursor, "cursor", "", "the next page, as the previous one printed")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the registry's answer as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the answer as JSON (the members mcphost reads)")
 	return cmd
 }
 
@@ -159,7 +159,7 @@ func (a *app) registryShowCmd(registryURL *string) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the registry's answer as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the answer as JSON (the members mcphost reads)")
 	return cmd
 }
 

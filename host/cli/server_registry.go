@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -176,10 +177,23 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 		}
 		fmt.Fprintf(a.stdout, "The secret %s is read from $%s at run time%s\n", ev.input, ev.env, note)
 	}
+	if plan.Transport == mcpregistry.TransportStdio {
+		if _, err := exec.LookPath(plan.Command); err != nil {
+			fmt.Fprintf(a.stderr, "note: %s is not on PATH here; the server needs it%s\n", plan.Command, runtimeHints[plan.Command])
+		}
+	}
 	if t.scope != config.ScopeProject {
 		fmt.Fprintf(a.stdout, "Servers from a registry run only once approved (its tools are pinned when it first connects): mcphost config approve %s\n", name)
 	}
 	return nil
+}
+
+// runtimeHints say where the runners of packages come from.
+var runtimeHints = map[string]string{
+	"npx":    " (it comes with Node.js: https://nodejs.org)",
+	"uvx":    " (it comes with uv: https://docs.astral.sh/uv/)",
+	"docker": " (Docker: https://docs.docker.com/get-docker/)",
+	"dnx":    " (it comes with the .NET 10 SDK: https://dotnet.microsoft.com/download)",
 }
 
 // storedSecret is a secret input to store as name.
