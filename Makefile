@@ -22,7 +22,8 @@ build:
 run: build
 	./scripts/run-example.sh $(ADDR)
 
-# Independent MCP peers (server-everything, inspector CLI) for interop tests,
+# Independent MCP peers (server-everything, inspector CLI, the Claude Code and
+# Gemini CLIs of test/clients) for interop tests,
 # a real Prometheus (Debian's) that the telemetry tests scrape /metrics
 # with, and the Redis server and HAProxy of the scale-out tests (installed
 # if missing; never started as services: the tests start their own).

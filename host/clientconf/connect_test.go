@@ -347,7 +347,7 @@ func TestTOMLShapes(t *testing.T) {
 func TestEntryRejected(t *testing.T) {
 	c, _ := Lookup("cursor")
 	env := testEnv(t)
-	for _, e := range []Entry{{}, {Command: "x", URL: "http://h"}, {URL: "http://h", TokenEnv: "A B"}} {
+	for _, e := range []Entry{{}, {Command: "x", URL: "http://h"}, {URL: "http://h", TokenEnv: "A B"}, {URL: "127.0.0.1:8080/mcp"}, {URL: "tcp://h:1"}} {
 		if _, err := Connect(c, ScopeUser, env, e, ""); !errors.Is(err, ErrBadEntry) {
 			t.Errorf("Connect(%+v) = %v, want ErrBadEntry", e, err)
 		}

@@ -3,6 +3,7 @@ package clientconf
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 )
 
@@ -55,10 +56,17 @@ func (e Entry) validate(c Client) error {
 		return fmt.Errorf("%w: both a command and a URL", ErrBadEntry)
 	case e.TokenEnv != "" && !envName.MatchString(e.TokenEnv):
 		return fmt.Errorf("%w: %q is not an environment variable name", ErrBadEntry, e.TokenEnv)
+	case e.URL != "" && !httpURL(e.URL):
+		return fmt.Errorf("%w: %q is not an http:// or https:// URL", ErrBadEntry, e.URL)
 	case e.URL != "" && c.ID == "claude-desktop":
 		return fmt.Errorf("%s %w: add the gateway's URL in Claude Desktop under Settings > Connectors, or connect it over stdio (the default, without --http)", c.Name, ErrNoHTTP)
 	}
 	return nil
+}
+
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // field is one member of a JSON object written in order.

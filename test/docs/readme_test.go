@@ -43,8 +43,11 @@ const maxNotRun = 2
 // prints its help and exits 0) or a flag it does not take. Blocks marked
 // NotRunMarker are counted and reported, at most maxNotRun.
 func TestREADMECommands(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("README's commands are sh")
+	if runtime.GOOS != "linux" {
+		t.Skip("README's commands are sh, run on a pseudo-terminal by util-linux script")
+	}
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Fatal("util-linux script is needed to run the README's commands on a terminal (apt-get install bsdutils)")
 	}
 	root := testbin.Root()
 	text, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -144,7 +147,8 @@ func checkMcphostCommand(line string) error {
 var errCommandFailed = errors.New("a README command failed")
 
 // runCommands runs cmds in one bash in dir, in order, each with its
-// standard input from the file yes (written here: "y" lines), and stops at
+// standard input from the file yes (written here: "y" lines; an mcphost
+// command reads them on a pseudo-terminal), and stops at
 // the first that exits non-zero. It returns the shell's combined output.
 func runCommands(ctx context.Context, dir string, env []string, yes string, cmds []Command) (string, error) {
 	if err := os.WriteFile(yes, []byte(strings.Repeat("y\n", 64)), 0o600); err != nil {
@@ -156,7 +160,14 @@ func runCommands(ctx context.Context, dir string, env []string, yes string, cmds
 		fmt.Fprintf(&script, "printf '%%s\\n' %s\n", shellQuote(fmt.Sprintf("+ README.md:%d: %s", c.Line, c.Text)))
 		// On lines of their own: a comment at the command's end ends at
 		// its newline, and the braces keep `export` and `cd` in this shell.
-		fmt.Fprintf(&script, "{\n%s\n} < %s\n", c.Text, shellQuote(yes))
+		text := c.Text
+		if strings.HasPrefix(text, "mcphost ") {
+			// On a terminal of its own (util-linux script), as a newcomer
+			// types it: a command that shows a change and asks (client
+			// connect, config approve) refuses to write without one.
+			text = "script -qefc " + shellQuote(text) + " /dev/null"
+		}
+		fmt.Fprintf(&script, "{\n%s\n} < %s\n", text, shellQuote(yes))
 		fmt.Fprintf(&script, "rc=$?; if [ $rc -ne 0 ]; then printf 'README.md:%d: exit status %%s\\n' $rc; exit 99; fi\n", c.Line)
 	}
 	sh := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", "-c", script.String())
