@@ -107,6 +107,7 @@ fuzz:
 	$(GO) test ./host/config -run=^$$ -fuzz=^FuzzEdit$$ -fuzztime=$(FUZZTIME)
 	$(GO) test ./internal/rawjson -run=^$$ -fuzz=FuzzMembers -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/gateway/stdio -run=^$$ -fuzz=FuzzReadClient -fuzztime=$(FUZZTIME)
+	$(GO) test ./host/mcpregistry -run=^$$ -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/permissions -run=^$$ -fuzz=FuzzMatch -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/clientconf -run=^$$ -fuzz=FuzzJSONEdit -fuzztime=$(FUZZTIME)
 	$(GO) test ./host/clientconf -run=^$$ -fuzz=FuzzTOMLEdit -fuzztime=$(FUZZTIME)

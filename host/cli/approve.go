@@ -15,6 +15,9 @@ import (
 // as written: an env() call is shown as the call, since the environment is
 // not read before approval.
 func describeForApproval(w io.Writer, s *config.Server) {
+	if s.Registry != "" {
+		fmt.Fprintf(w, "  registry: %s (installed from an MCP Registry)\n", s.Registry)
+	}
 	if !s.IsRemote() {
 		fmt.Fprintf(w, "  command: %q\n  args: %q\n", s.Command, s.Args)
 		printMap(w, "env", s.Env)

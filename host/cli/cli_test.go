@@ -8,6 +8,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcphost/mcphost/host/mcpregistry"
+	"github.com/mcphost/mcphost/host/mcpregistry/registrytest"
 	"github.com/mcphost/mcphost/internal/demoserver"
 )
 
@@ -24,10 +26,12 @@ func TestMain(m *testing.M) {
 
 func TestScripts(t *testing.T) {
 	t.Parallel()
+	reg := registrytest.Load(t, "testdata/mcp-registry.json") // mcp_registry.txtar's MCP Registry
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			env.Setenv(mcpregistry.EnvURL, reg.URL)
 			home := filepath.Join(env.WorkDir, "home")
 			env.Setenv("HOME", home)
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))

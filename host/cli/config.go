@@ -71,8 +71,9 @@ values are redacted unless --show-secrets is given.`,
 	var yes bool
 	approve := &cobra.Command{
 		Use:   "approve NAME... | @checks",
-		Short: "Approve project-scope servers, or the project's hooks and interceptors (@checks)",
-		Long: `Shows what each named project-scope server runs (command, args, env, cwd) or
+		Short: "Approve project-scope and registry-installed servers, or the project's hooks and interceptors (@checks)",
+		Long: `Shows what each named project-scope server, or server installed from an MCP
+Registry (registry = "NAME@VERSION"), runs (command, args, env, cwd) or
 reaches and sends (url, headers, headers helper, oauth or auth block, TLS,
 proxy and transport options), and records its approval hash in the local scope
 file. Any later change to those fields needs approval again. Values taken from
@@ -105,8 +106,8 @@ edit of them needs approval again.`,
 			if s == nil {
 				return fmt.Errorf("no server named %q is configured", name)
 			}
-			if s.Origin.Scope != config.ScopeProject {
-				return fmt.Errorf("server %q comes from the %s scope; only project-scope servers need approval", name, s.Origin.Scope)
+			if !s.NeedsApproval() {
+				return fmt.Errorf("server %q comes from the %s scope; only project-scope servers and servers installed from a registry need approval", name, s.Origin.Scope)
 			}
 			fmt.Fprintf(a.stderr, "Server %q from %s:\n", name, s.Origin.File)
 			describeForApproval(a.stderr, s.Written())

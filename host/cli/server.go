@@ -36,6 +36,7 @@ func (a *app) serverCmd() *cobra.Command {
 
   mcphost server add NAME [--] COMMAND [ARGS…]   a stdio server
   mcphost server add NAME URL                    a remote server (transport from the URL)
+  mcphost server add [NAME] --from-registry ID   a server of the MCP Registry (mcphost registry search)
   mcphost server add-json NAME JSON              the mcpServers JSON shape of other hosts
   mcphost server remove NAME
   mcphost server list [--json]
@@ -63,6 +64,7 @@ type addFlags struct {
 	xaa             string
 	headersHelper   string
 	inheritEnv      []string
+	reg             registryAddFlags // --from-registry (server_registry.go)
 }
 
 func (f *addFlags) register(cmd *cobra.Command, withServerFlags bool) {
@@ -86,7 +88,7 @@ func (f *addFlags) register(cmd *cobra.Command, withServerFlags bool) {
 func (a *app) serverAddCmd() *cobra.Command {
 	var f addFlags
 	cmd := &cobra.Command{
-		Use:   "add [flags] NAME [--] COMMAND [ARGS…] | NAME URL",
+		Use:   "add [flags] NAME [--] COMMAND [ARGS…] | NAME URL | [NAME] --from-registry IDENTIFIER[@VERSION]",
 		Short: "Add a server to a configuration file",
 		Long: `Adds a server block. A stdio server runs COMMAND with ARGS (put -- before a
 command whose arguments start with '-'); a remote server is reached at URL:
@@ -94,16 +96,38 @@ http(s):// is streamable HTTP (sse when the path ends in /sse), ws(s):// the ws
 plugin transport; -t overrides. The whole configuration is checked with the
 new block before the file is written; comments and layout are kept.
 
-A project server (-s project) still needs approval: mcphost config approve NAME.`,
+A project server (-s project) still needs approval: mcphost config approve NAME.
+
+--from-registry installs a server of the MCP Registry (--registry URL or
+$MCPHOST_REGISTRY_URL for another): its first package by default (npm: npx,
+PyPI: uvx, OCI: docker run, NuGet: dnx, at the exact version), else its first
+remote; --package N, --remote N or -t stdio|http|sse choose. NAME defaults
+to the identifier's last segment. Its inputs come from -e KEY=VALUE and
+-H "Name: value", else are asked for on a terminal; a secret is stored
+(secret("…")), or, not given without a terminal or with --env-from, read
+from the environment at run time (env("NAME")). The block records
+registry = "NAME@VERSION" and runs only once approved: mcphost config approve NAME.`,
 		Example: `  mcphost server add fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
   mcphost server add -e API_KEY=abc github -- github-mcp
   mcphost server add docs https://docs.example.com/mcp -H "X-Team: core"
-  mcphost server add -s user --client-id mcphost --client-secret crm https://crm.example.com/mcp`,
-		Args: cobra.MinimumNArgs(1),
+  mcphost server add -s user --client-id mcphost --client-secret crm https://crm.example.com/mcp
+  mcphost server add --from-registry io.github.modelcontextprotocol/filesystem -e target_dir=$HOME/src`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.reg.from != "" {
+				return nil // NAME is optional
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return a.addFromRegistry(cmd, &f, nil)
+			}
 			name, rest, err := splitAddArgs(cmd, args)
 			if err != nil {
 				return err
+			}
+			if f.reg.from != "" {
+				return a.addFromRegistry(cmd, &f, append([]string{name}, rest...))
 			}
 			e, err := f.entry(name, rest)
 			if err != nil {
@@ -114,6 +138,7 @@ A project server (-s project) still needs approval: mcphost config approve NAME.
 	}
 	cmd.Flags().SetInterspersed(false)
 	f.register(cmd, true)
+	f.reg.register(cmd)
 	return cmd
 }
 

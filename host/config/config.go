@@ -178,8 +178,14 @@ type Server struct {
 	// server: it is never started or contacted.
 	BlockedBy string `json:"blocked_by,omitempty"`
 
-	// Approved reports, for a project-scope server, whether the user approved
-	// exactly this configuration. Servers from other scopes are always approved.
+	// Registry is the MCP Registry entry the server was installed from
+	// ("NAME@VERSION", the registry attribute). Such a server needs approval
+	// in every scope, like a project server (NeedsApproval).
+	Registry string `json:"registry,omitempty"`
+
+	// Approved reports, for a project-scope server or a registry server,
+	// whether the user approved exactly this configuration. Other servers
+	// are always approved.
 	Approved bool `json:"approved"`
 
 	// InterceptorOnly marks a server named by an interceptor block's server
@@ -259,22 +265,24 @@ func (s *Server) approvalHash() string {
 			TLSSkipVerify    bool
 			ProxyURL         string
 			TransportOptions json.RawMessage
-			LegacySession    bool `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
-			AuthPerUser      bool `json:",omitempty"`
-			AuthInboundToken bool `json:",omitempty"`
+			LegacySession    bool   `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
+			AuthPerUser      bool   `json:",omitempty"`
+			AuthInboundToken bool   `json:",omitempty"`
+			Registry         string `json:",omitempty"` // (omitted when unset: earlier approvals stay valid)
 		}{s.Transport, s.URL, s.Headers, s.HeadersHelper, s.AuthScheme, s.AuthConfig, s.OAuth,
 			s.CAFile, s.ClientCertFile, s.ClientKeyFile, s.TLSServerName, s.TLSInsecureSkipVerify, s.ProxyURL, s.TransportOptions, s.legacyWritten(),
-			s.AuthPerUser, s.AuthInboundToken}
+			s.AuthPerUser, s.AuthInboundToken, s.Registry}
 	} else {
 		v = struct {
-			Command string
-			Args    []string
-			Env     map[string]string // json sorts map keys
-			Inherit []string
-			Cwd     string
-			Legacy  bool   `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
-			EnvFile string `json:",omitempty"` // the file's path, not its content (read at each connect); omitted when unset: earlier approvals stay valid
-		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.legacyWritten(), s.EnvFile}
+			Command  string
+			Args     []string
+			Env      map[string]string // json sorts map keys
+			Inherit  []string
+			Cwd      string
+			Legacy   bool   `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
+			EnvFile  string `json:",omitempty"` // the file's path, not its content (read at each connect); omitted when unset: earlier approvals stay valid
+			Registry string `json:",omitempty"` // (omitted when unset: earlier approvals stay valid)
+		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.legacyWritten(), s.EnvFile, s.Registry}
 	}
 	return "sha256:" + hashJSON(v)
 }

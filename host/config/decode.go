@@ -193,13 +193,20 @@ func decodeServers(df *decodedFile, ctx *hcl.EvalContext, cfg *Config, unlocked 
 	for _, b := range df.serverBlocks {
 		var s *decodedServer
 		var d hcl.Diagnostics
-		if df.scope == ScopeProject {
-			s, d = decode(b, writtenContext(), true)
-			d = append(d, checkWritten(b.Body)...)
+		if fromRegistry := df.scope != ScopeProject && hasRegistryAttr(b); df.scope == ScopeProject || fromRegistry {
+			// A registry server (registry = "NAME@VERSION") is approved
+			// like a project server, as written; in the user's own files
+			// it may read secret(), shown as the call until approved.
+			if fromRegistry {
+				s, d = decode(b, displayContext(), true)
+			} else {
+				s, d = decode(b, writtenContext(), true)
+				d = append(d, checkWritten(b.Body)...)
+			}
 			if !d.HasErrors() {
 				h := s.approvalHash()
 				written := *s.Server
-				if cfg.Settings.ApproveAllProjectServers || cfg.Settings.ApprovedProjectServers[s.Name] == h {
+				if !fromRegistry && cfg.Settings.ApproveAllProjectServers || cfg.Settings.ApprovedProjectServers[s.Name] == h {
 					s, d = decode(b, ctx, false)
 				}
 				s.writtenHash, s.written = h, &written
@@ -255,6 +262,8 @@ type serverBlock struct {
 	TransportOptions cty.Value `hcl:"transport_options,optional"`
 	LegacySession    *bool     `hcl:"legacy_session,optional"`
 	LegacyPool       *int      `hcl:"legacy_pool,optional"`
+	// Registry is the MCP Registry entry the server was installed from.
+	Registry string `hcl:"registry,optional"`
 
 	Auth  []*authBlock  `hcl:"auth,block"`
 	OAuth []*oauthBlock `hcl:"oauth,block"`
@@ -313,7 +322,7 @@ func decodeServer(b *hcl.Block, path, base string, scope Scope, ctx *hcl.EvalCon
 		URL: sb.URL, Headers: sb.Headers,
 		CAFile: resolvePath(path, sb.CAFile), ClientCertFile: resolvePath(path, sb.ClientCertFile), ClientKeyFile: resolvePath(path, sb.ClientKeyFile),
 		TLSServerName: sb.TLSServerName, TLSInsecureSkipVerify: sb.TLSInsecureSkipVerify, ProxyURL: sb.ProxyURL,
-		Disabled: sb.Disabled, LegacySession: sb.LegacySession,
+		Disabled: sb.Disabled, LegacySession: sb.LegacySession, Registry: sb.Registry,
 		Origin: Origin{Scope: scope, File: path, Range: b.DefRange},
 	}
 	ds := &decodedServer{Server: s, nameRange: b.LabelRanges[0], defRange: b.DefRange, attrs: attrs}

@@ -376,8 +376,8 @@ func mergeServers(cfg *Config, files []*decodedFile, dynamic []*Server) hcl.Diag
 		if s.MaxToolDuration == 0 {
 			s.MaxToolDuration = cfg.Settings.MaxToolDuration
 		}
-		s.Approved = s.Origin.Scope != ScopeProject ||
-			cfg.Settings.ApproveAllProjectServers ||
+		s.Approved = !s.NeedsApproval() ||
+			s.Origin.Scope == ScopeProject && cfg.Settings.ApproveAllProjectServers ||
 			cfg.Settings.ApprovedProjectServers[s.Name] == s.ApprovalHash()
 		servers = append(servers, s)
 	}

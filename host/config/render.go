@@ -204,6 +204,9 @@ func writeServer(b *hclwrite.Body, s *Server) {
 	if s.Disabled {
 		b.SetAttributeValue("disabled", cty.True)
 	}
+	if s.Registry != "" {
+		b.SetAttributeValue("registry", cty.StringVal(s.Registry))
+	}
 	b.SetAttributeValue("connect_timeout", cty.StringVal(s.ConnectTimeout.String()))
 	if s.ToolTimeout > 0 {
 		b.SetAttributeValue("tool_timeout", cty.StringVal(s.ToolTimeout.String()))

@@ -50,6 +50,7 @@ func validSHA256(s string) bool {
 func checkServerBlock(ds *decodedServer, scope Scope, written bool) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	s, attrs := ds.Server, ds.attrs
+	diags = append(diags, checkRegistryAttr(attrs["registry"], s.Registry)...)
 	notFor := func(attrName, transport, use string) {
 		if a, ok := attrs[attrName]; ok {
 			diags = append(diags, errorf(&a.NameRange, "Argument not valid for this transport",

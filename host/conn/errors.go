@@ -25,6 +25,13 @@ var (
 	ErrRetired = fmt.Errorf("%w: the server's connection was replaced", ErrClosed)
 )
 
+// registryNotApproved is ErrNotApproved for a server installed from an
+// MCP Registry (in the user's own files: not a project server).
+type registryNotApproved struct{ msg string }
+
+func (e registryNotApproved) Error() string        { return e.msg }
+func (e registryNotApproved) Is(target error) bool { return target == ErrNotApproved }
+
 // CutError is the error of a call still in flight on a connection that a
 // configuration reload removed or replaced when the drain deadline passed:
 // the call was cancelled.
