@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -48,14 +49,28 @@ func FuzzJSONEdit(f *testing.F) {
 	})
 }
 
-// FuzzTOMLEdit: the same for a Codex file.
+// FuzzTOMLEdit: the same for a Codex file, and every other key survives
+// both edits.
 func FuzzTOMLEdit(f *testing.F) {
 	seeds(f)
+	f.Add([]byte("[mcp_servers.mcphost]\ncommand=\"old\"\n\n[[profiles]]\nname=\"keep\"\n"))
+	f.Add([]byte("a = [\n  [\"a\"]\n]\n[mcp_servers.mcphost]\nx = \"\"\"\n[y]\n\"\"\"\n"))
 	e := Entry{Command: "/bin/mcphost", Args: []string{"serve"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := tomlSet(data, DefaultName, e)
 		if err != nil {
 			return
+		}
+		rest := func(b []byte) map[string]any {
+			doc, err := tomlDecode(b)
+			if err != nil {
+				t.Fatalf("does not decode: %v\n%s", err, b)
+			}
+			withoutServer(doc, DefaultName)
+			return doc
+		}
+		if in, got := rest(data), rest(out); !reflect.DeepEqual(in, got) {
+			t.Fatalf("set changed other keys:\n%v\n%v\n%s", in, got, out)
 		}
 		got, _, err := tomlGet(out, DefaultName)
 		if err != nil || got == nil || got["command"] != "/bin/mcphost" {
@@ -67,6 +82,9 @@ func FuzzTOMLEdit(f *testing.F) {
 		}
 		if got, _, _ := tomlGet(back, DefaultName); got != nil {
 			t.Fatalf("still there after remove:\n%s", back)
+		}
+		if in, got := rest(data), rest(back); !reflect.DeepEqual(in, got) {
+			t.Fatalf("remove changed other keys:\n%v\n%v\n%s", in, got, back)
 		}
 	})
 }
