@@ -73,6 +73,14 @@ func Connect(c Client, scope Scope, env Env, e Entry, backupDir string) (*Change
 	if err != nil {
 		return nil, err
 	}
+	if rec := ch.record; rec != nil && rec.Name != ch.Name {
+		// One gateway entry per file: the record restores the file as it
+		// was before the first, which a second name would make wrong.
+		if _, other, err := ch.withoutName(ch.Before, rec.Name); err == nil && other {
+			return nil, &OtherEntryError{Path: ch.Path, Name: rec.Name}
+		}
+		ch.record = nil // the other entry is gone: its record is stale
+	}
 	if c.ID == "codex" {
 		ch.After, err = tomlSet(ch.Before, ch.Name, e)
 	} else {
@@ -114,6 +122,11 @@ func Disconnect(c Client, scope Scope, env Env, name, backupDir string) (*Change
 				orig, err := ch.backups.original(ch.record)
 				if err != nil {
 					return nil, err
+				}
+				// A backup never holds the entry (Apply keeps none that
+				// does); one of an older mcphost might: the entry goes.
+				if without, found, err := ch.without(orig); err == nil && found {
+					orig = without
 				}
 				ch.After = orig
 			}
@@ -167,9 +180,23 @@ func (ch *Change) Apply() error {
 	// connect keeps the first backup).
 	rec := ch.record
 	if rec == nil || rec.Written != digest(ch.Before, ch.Existed) {
+		orig := ch.Before
+		if rec != nil {
+			// Connected before, and the file changed since (the client
+			// rewrote it): the new backup is the file without our entry,
+			// never one that holds it, or Disconnect would restore a
+			// connected file.
+			without, found, err := ch.without(ch.Before)
+			if err != nil {
+				return err
+			}
+			if found {
+				orig = without
+			}
+		}
 		if ch.backups == nil {
 			rec = nil
-		} else if rec, err = ch.backups.save(ch.Client, ch.Scope, ch.Path, ch.Name, ch.Before, ch.Existed); err != nil {
+		} else if rec, err = ch.backups.save(ch.Client, ch.Scope, ch.Path, ch.Name, orig, ch.Existed); err != nil {
 			return err
 		}
 	}
@@ -185,6 +212,32 @@ func (ch *Change) Apply() error {
 		return ch.backups.update(rec)
 	}
 	return nil
+}
+
+// without returns data without ch's entry, and whether it held it.
+func (ch *Change) without(data []byte) ([]byte, bool, error) {
+	return ch.withoutName(data, ch.Name)
+}
+
+// withoutName returns data without the entry name, and whether it held it.
+func (ch *Change) withoutName(data []byte, name string) ([]byte, bool, error) {
+	if data == nil {
+		return nil, false, nil
+	}
+	if ch.Client.ID == "codex" {
+		return tomlRemove(data, name)
+	}
+	return jsonRemove(data, serversKey(ch.Client), name)
+}
+
+// OtherEntryError is returned by Connect for a file in which mcphost
+// already connected the gateway under another name.
+type OtherEntryError struct {
+	Path, Name string
+}
+
+func (e *OtherEntryError) Error() string {
+	return fmt.Sprintf("%s already holds the gateway as %q: disconnect it first (mcphost client disconnect --name %s), or connect with --name %s", e.Path, e.Name, e.Name, e.Name)
 }
 
 func (ch *Change) disconnect() error {

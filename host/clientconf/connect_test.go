@@ -353,3 +353,58 @@ func TestEntryRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestReconnectAfterClientRewrite: a second connect after the client
+// rewrote its file (Claude Code does on every start) keeps no backup that
+// holds the entry, so that Disconnect leaves the client disconnected
+// (review 37a finding 2).
+func TestReconnectAfterClientRewrite(t *testing.T) {
+	for _, id := range []string{"claude-code", "cursor", "vscode", "gemini", "codex"} {
+		t.Run(id, func(t *testing.T) {
+			c, _ := Lookup(id)
+			env := testEnv(t)
+			backupDir := t.TempDir()
+			path, _ := c.Path(ScopeUser, env)
+			orig := fixture(t, c)
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			os.WriteFile(path, orig, 0o644)
+			apply(t)(Connect(c, ScopeUser, env, stdioEntry, backupDir))
+			cur, _ := os.ReadFile(path)
+			os.WriteFile(path, append(cur, '\n'), 0o644) // the client rewrites its file
+			apply(t)(Connect(c, ScopeUser, env, httpEntry, backupDir))
+			apply(t)(Disconnect(c, ScopeUser, env, "", backupDir))
+			if _, conn, err := Status(c, ScopeUser, env, ""); conn != nil || err != nil {
+				t.Fatalf("still connected after disconnect: %+v %v", conn, err)
+			}
+			got, _ := os.ReadFile(path)
+			want, _, err := (&Change{Client: c, Name: DefaultName}).without(append(cur, '\n'))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("got\n%s\nwant the rewritten file without the entry\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestSecondName: a second gateway name in a file mcphost connected is
+// refused while the first is there (review 37a finding 10), and accepted
+// once it is gone.
+func TestSecondName(t *testing.T) {
+	c, _ := Lookup("cursor")
+	env := testEnv(t)
+	backupDir := t.TempDir()
+	apply(t)(Connect(c, ScopeUser, env, stdioEntry, backupDir))
+	b := stdioEntry
+	b.Name = "b"
+	_, err := Connect(c, ScopeUser, env, b, backupDir)
+	var oe *OtherEntryError
+	if !errors.As(err, &oe) || oe.Name != DefaultName {
+		t.Fatalf("second name: err %v, want OtherEntryError", err)
+	}
+	apply(t)(Disconnect(c, ScopeUser, env, "", backupDir))
+	apply(t)(Connect(c, ScopeUser, env, b, backupDir))
+	apply(t)(Disconnect(c, ScopeUser, env, "b", backupDir))
+	path, _ := c.Path(ScopeUser, env)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("not removed: %v", err)
+	}
+}
