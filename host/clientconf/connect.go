@@ -11,6 +11,10 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 )
 
+// ErrDanglingLink is returned for a client file that is a symbolic link
+// whose target does not exist.
+var ErrDanglingLink = errors.New("dangling symbolic link")
+
 // ErrChangedMeanwhile is returned by Apply when the file changed after the
 // change was planned.
 var ErrChangedMeanwhile = errors.New("the file changed while the change was being confirmed; run the command again")
@@ -278,6 +282,10 @@ func readFile(path string) ([]byte, bool, error) {
 func writeFile(path string, data []byte, created *[]string) error {
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target
+	} else if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+		// A symbolic link whose target is missing (a dotfiles link):
+		// replacing it with a file would break the user's setup.
+		return fmt.Errorf("writing %s: %w: it is a symbolic link that does not resolve (%w); fix or remove the link", path, ErrDanglingLink, err)
 	}
 	mode := fs.FileMode(0o600)
 	if st, err := os.Stat(path); err == nil {
@@ -293,6 +301,9 @@ func writeFile(path string, data []byte, created *[]string) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync() // the bytes are on disk before the rename makes them the file
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -306,7 +317,7 @@ func writeFile(path string, data []byte, created *[]string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return nil
+	return syncDir(dir)
 }
 
 // mkdirAll is os.MkdirAll (0700) listing the directories it made,

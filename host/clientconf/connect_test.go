@@ -408,3 +408,28 @@ func TestSecondName(t *testing.T) {
 		t.Fatalf("not removed: %v", err)
 	}
 }
+
+// TestDanglingLink: a client file that is a symbolic link to a missing
+// target is refused, not replaced by a regular file (review 37a finding 7).
+func TestDanglingLink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need a privilege on Windows")
+	}
+	c, _ := Lookup("cursor")
+	env := testEnv(t)
+	path, _ := c.Path(ScopeUser, env)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.Symlink(filepath.Join(t.TempDir(), "missing", "mcp.json"), path); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := Connect(c, ScopeUser, env, stdioEntry, t.TempDir())
+	if err == nil {
+		err = ch.Apply()
+	}
+	if !errors.Is(err, ErrDanglingLink) {
+		t.Fatalf("err %v, want ErrDanglingLink", err)
+	}
+	if st, err := os.Lstat(path); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", st, err)
+	}
+}
