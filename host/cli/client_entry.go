@@ -135,4 +135,3 @@ func maskDiffLine(line string) string {
 	}
 	return masked
 }
-
