@@ -166,6 +166,9 @@ reach an HTTP server from its file: connect it over stdio.`,
 			}
 			fmt.Fprintf(a.stdout, "Connected %s (%s scope) to the gateway as %q (%s) in %s\n", c.Name, sc, ch.Name, how, ch.Path)
 			fmt.Fprintf(a.stdout, "Undo with: mcphost client disconnect %s%s%s\n", c.ID, scopeFlag(c, sc), nameFlag(ch.Name))
+			if c.ID == "claude-code" && sc == clientconf.ScopeUser {
+				fmt.Fprintln(a.stdout, "A running Claude Code rewrites this file from memory: restart it (quit every session) so that it reads the entry and keeps it.")
+			}
 			switch {
 			case entry.URL != "" && entry.TokenEnv != "":
 				fmt.Fprintf(a.stdout, "%s reads the bearer token from $%s when it starts: set it in the client's environment to the token `mcphost serve --http` uses.\n", c.Name, entry.TokenEnv)
@@ -220,6 +223,9 @@ removed. The change is shown and asked for first (--yes for scripts).`,
 			}
 			if err := ch.Apply(); err != nil {
 				return err
+			}
+			for _, w := range ch.Warnings {
+				fmt.Fprintln(a.stderr, "Warning: "+w)
 			}
 			switch {
 			case ch.Restore && ch.After == nil:

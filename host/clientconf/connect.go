@@ -42,6 +42,9 @@ type Change struct {
 	// so only the entry is removed.
 	ChangedSince bool
 
+	// Warnings are what Apply could not tidy up (a backup left behind).
+	Warnings []string
+
 	backups *backups
 	record  *record
 }
@@ -257,7 +260,11 @@ func (ch *Change) disconnect() error {
 	} else if err := writeFile(ch.Path, ch.After, nil); err != nil {
 		return err
 	}
-	return ch.backups.drop(rec)
+	warning, err := ch.backups.drop(rec)
+	if warning != "" {
+		ch.Warnings = append(ch.Warnings, warning)
+	}
+	return err
 }
 
 // readFile reads path; a file that does not exist is (nil, false, nil).

@@ -433,3 +433,32 @@ func TestDanglingLink(t *testing.T) {
 		t.Fatalf("the link was replaced: %v %v", st, err)
 	}
 }
+
+// TestBOM: a file that starts with a UTF-8 byte order mark (Notepad) is
+// edited, its mark kept, and restored (review 37a finding 12).
+func TestBOM(t *testing.T) {
+	c, _ := Lookup("claude-desktop")
+	env := testEnv(t)
+	backupDir := t.TempDir()
+	path, _ := c.Path(ScopeUser, env)
+	orig := []byte("\xef\xbb\xbf{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}\n  }\n}\n")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, orig, 0o644)
+	apply(t)(Connect(c, ScopeUser, env, stdioEntry, backupDir))
+	got, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(got, []byte("\xef\xbb\xbf{\n")) || !bytes.Contains(got, []byte(`"mcphost"`)) {
+		t.Fatalf("connect:\n%q", got)
+	}
+	if _, conn, err := Status(c, ScopeUser, env, ""); conn == nil || err != nil {
+		t.Fatalf("status: %v %v", conn, err)
+	}
+	if s, err := Servers(c, got); err != nil || len(s) != 2 {
+		t.Fatalf("import's reading: %v %v", s, err)
+	}
+	cur, _ := os.ReadFile(path)
+	os.WriteFile(path, append(cur, '\n'), 0o644) // only the entry is removed now
+	apply(t)(Disconnect(c, ScopeUser, env, "", backupDir))
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, append(orig, '\n')) {
+		t.Fatalf("disconnect:\n%q", got)
+	}
+}
