@@ -39,11 +39,19 @@ func FuzzJSONEdit(f *testing.F) {
 		if err != nil || !found {
 			t.Fatalf("remove: %v %v\n%s", found, err, out)
 		}
-		if had, _, _ := jsonGet(data, "mcpServers", DefaultName); had == nil && len(bytes.TrimSpace(data)) > 0 && !bytes.Equal(back, data) {
-			// Only a file whose servers member Connect added, then
-			// removed, may differ (a key mcpServers: {} with comments).
-			if _, _, err := jsonGet(back, "mcpServers", DefaultName); err != nil {
-				t.Fatalf("remove broke the file: %v\n%s", err, back)
+		had, _, _ := jsonGet(data, "mcpServers", DefaultName)
+		if had == nil && len(bytes.TrimSpace(data)) > 0 && !bytes.Equal(back, data) {
+			// Byte for byte when the file had servers; else (the servers
+			// member added, then removed: the spacing of an empty object
+			// may differ) the same values.
+			doc, err := jsonDecode(data)
+			servers, _ := doc["mcpServers"].(map[string]any)
+			if err != nil || len(servers) > 0 {
+				t.Fatalf("remove did not give the file back:\n%q\n%q", data, back)
+			}
+			withoutMember(doc, "mcpServers", DefaultName) // an empty servers member goes
+			if got, err := jsonDecode(back); err != nil || !reflect.DeepEqual(got, doc) {
+				t.Fatalf("remove changed the file's values:\n%q\n%q", data, back)
 			}
 		}
 	})
