@@ -180,7 +180,7 @@ reach an HTTP server from its file: connect it over stdio.`,
 	}
 	cmd.Flags().StringVarP(&scope, "scope", "s", "", "the client's configuration `SCOPE`: user or project, where the client has both (default user)")
 	cmd.Flags().StringVar(&name, "name", clientconf.DefaultName, "the entry's `NAME` in the client's file")
-	cmd.Flags().StringVar(&httpURL, "http", "", "connect to a running `mcphost serve --http` at `URL` (its /mcp endpoint) instead of starting the gateway on stdio")
+	cmd.Flags().StringVar(&httpURL, "http", "", "connect to a running 'mcphost serve --http' at `URL` (its /mcp endpoint) instead of starting the gateway on stdio")
 	cmd.Flags().StringVar(&tokenEnv, "token-env", clientconf.DefaultTokenEnv, "with --http: the environment `VARIABLE` the client reads the bearer token from (empty: no Authorization header)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "write without asking")
 	return cmd
