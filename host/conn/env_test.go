@@ -302,3 +302,28 @@ func FuzzEnvFile(f *testing.F) {
 		}
 	})
 }
+
+// TestEnvListsAreNotShared: the lists of what every stdio server inherits
+// are functions returning fresh slices: an importer that changes one it
+// got cannot change what servers inherit.
+func TestEnvListsAreNotShared(t *testing.T) {
+	t.Parallel()
+	for name, list := range map[string]func() []string{
+		"SessionEnv": SessionEnv, "ProxyEnv": ProxyEnv, "CAEnv": CAEnv, "WindowsEnv": WindowsEnv, "BaseEnv": BaseEnv,
+	} {
+		got := list()
+		if len(got) == 0 {
+			t.Fatalf("%s is empty", name)
+		}
+		first := got[0]
+		got[0] = "EVIL_INJECTED"
+		_ = append(got[:1], "EVIL_APPENDED")
+		if again := list(); again[0] != first || slices.Contains(again, "EVIL_INJECTED") || slices.Contains(again, "EVIL_APPENDED") {
+			t.Errorf("%s: a caller's change reached the shared list: %q", name, again)
+		}
+	}
+	child := childEnv("linux", func(k string) (string, bool) { return "v", k == "PATH" || k == "EVIL_INJECTED" }, nil, nil, nil)
+	if slices.Contains(child, "EVIL_INJECTED=v") || !slices.Contains(child, "PATH=v") {
+		t.Errorf("child env %q", child)
+	}
+}
