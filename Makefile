@@ -18,12 +18,20 @@ build:
 	chmod 0755 $(BIN)/plugins
 
 # Puts mcphost (and mcphost-demo) on the PATH: `go install ./cmd/...` into
-# $(go env GOBIN), else $(go env GOPATH)/bin; builds the shipped plugins into
+# $(go env GOBIN), else the first entry of $(go env GOPATH) plus /bin (where go
+# install puts them when GOPATH is a list); builds the shipped plugins into
 # the directory the host looks in by default (MCPHOST_PLUGIN_DIR, else the
 # config directory's plugins/: $MCPHOST_CONFIG_DIR, else
-# $XDG_CONFIG_HOME/mcphost, else ~/.config/mcphost) and records their
-# checksums in its lock file (mcphost plugins lock).
-GOBIN_DIR  = $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+# $XDG_CONFIG_HOME/mcphost, else ~/.config/mcphost).
+#
+# It does NOT lock them: `mcphost plugins lock` records (and so trusts) the
+# checksum of every plugin binary in that directory, including any that was
+# there before and that nobody reviewed, and it loads the configuration of
+# the current directory. So install prints the command instead: review
+# `mcphost plugins list`, then run it yourself. (An unlocked plugin is only
+# refused when it is used, naming the command.)
+GOPATH_SEP = $(if $(filter Windows_NT,$(OS)),;,:)
+GOBIN_DIR  = $(or $(shell $(GO) env GOBIN),$(firstword $(subst $(GOPATH_SEP), ,$(shell $(GO) env GOPATH)))/bin)
 CONFIG_DIR = $(or $(MCPHOST_CONFIG_DIR),$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/mcphost)
 PLUGIN_DIR = $(or $(MCPHOST_PLUGIN_DIR),$(CONFIG_DIR)/plugins)
 install:
@@ -32,8 +40,10 @@ install:
 	@# The host refuses plugins in a directory writable by group or others.
 	chmod 0755 "$(PLUGIN_DIR)"
 	$(GO) build -trimpath -ldflags="-s -w" -o "$(PLUGIN_DIR)/" ./plugins/...
-	MCPHOST_PLUGIN_DIR="$(PLUGIN_DIR)" "$(GOBIN_DIR)/mcphost" plugins lock
-	@echo "installed $(GOBIN_DIR)/mcphost; plugins in $(PLUGIN_DIR)"
+	@echo "installed $(GOBIN_DIR)/mcphost; plugins in $(PLUGIN_DIR) (not locked)"
+	@echo "to use the plugins, review what is in that directory, then lock (trust) every binary there:"
+	@echo "  MCPHOST_PLUGIN_DIR=\"$(PLUGIN_DIR)\" \"$(GOBIN_DIR)/mcphost\" plugins list"
+	@echo "  MCPHOST_PLUGIN_DIR=\"$(PLUGIN_DIR)\" \"$(GOBIN_DIR)/mcphost\" plugins lock"
 	@case ":$$PATH:" in *":$(GOBIN_DIR):"*) ;; *) echo "$(GOBIN_DIR) is not on your PATH: add it, e.g. export PATH=\"$(GOBIN_DIR):\$$PATH\"";; esac
 
 # The main job: build, start the demo HTTP server for the example's remote

@@ -25,7 +25,7 @@ func describeForApproval(w io.Writer, s *config.Server) {
 			fmt.Fprintf(w, "  inherit_env: %q\n", s.InheritEnv)
 		}
 		if s.EnvFile != "" {
-			fmt.Fprintf(w, "  env_file: %s (read at each connect; its values are not covered)\n", s.EnvFile)
+			fmt.Fprintf(w, "  env_file: %s (its content as of now is covered: once it changes, the server needs approval again)\n", s.EnvFile)
 		}
 		if s.Cwd != "" {
 			fmt.Fprintf(w, "  cwd: %s\n", s.Cwd)

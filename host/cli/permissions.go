@@ -80,7 +80,7 @@ func (a *app) askCall(ctx context.Context, t *registry.Tool, d permissions.Decis
 		return true, nil
 	}
 	fmt.Fprintf(a.stderr, "%s (%s) wants to run.\n  %s\n  arguments:\n%s\nAllow? [y]es / [N]o / [a]lways this session: ",
-		t.Name, t.DisplayName, d.Explain(), redact.Arguments(args, "    "))
+		termSafe(t.Name), termSafe(t.DisplayName), d.Explain(), redact.Arguments(args, "    "))
 	line, err := a.readLine(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

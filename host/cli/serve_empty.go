@@ -19,22 +19,59 @@ import (
 const maxOtherLocalFiles = 10
 
 // noServersNotice tells the user, on w, that serve has no server to serve
-// (none configured, or every one disabled), and where it looked: the files
-// it read, the local-scope files of other directories that do declare
-// servers (server add writes the local scope of the directory it runs in,
-// and a desktop client starts serve from another), and how to add a server
-// every directory sees. It prints nothing when there is a server.
+// (none configured, or none that will run: every one disabled, not
+// approved or blocked by the managed policy), which and why, and where it
+// looked: the files it read, the local-scope files of other directories
+// that do declare servers (server add writes the local scope of the
+// directory it runs in, and a desktop client starts serve from another),
+// and how to add a server every directory sees. It prints nothing when a
+// server will run.
 func noServersNotice(w io.Writer, cfg *config.Config, loc config.Locations, workDir string) {
+	var disabled, unapproved, blocked []*config.Server
 	for _, s := range cfg.Servers {
-		if !s.Disabled {
+		switch {
+		case s.InterceptorOnly:
+		case s.BlockedBy != "":
+			blocked = append(blocked, s)
+		case s.Disabled:
+			disabled = append(disabled, s)
+		case !s.Approved:
+			unapproved = append(unapproved, s)
+		default:
 			return
 		}
 	}
 	var b strings.Builder
-	if len(cfg.Servers) > 0 {
-		fmt.Fprintf(&b, "mcphost serve: every configured server is disabled: clients get no tools.\n")
-	} else {
+	switch {
+	case len(cfg.Servers) == 0:
 		fmt.Fprintf(&b, "mcphost serve: no servers are configured: clients get no tools.\n")
+	case len(unapproved) == 0 && len(blocked) == 0:
+		fmt.Fprintf(&b, "mcphost serve: every configured server is disabled: clients get no tools.\n")
+	default:
+		fmt.Fprintf(&b, "mcphost serve: no configured server will run: clients get no tools.\n")
+	}
+	if len(unapproved) > 0 {
+		fmt.Fprintf(&b, "  not approved (a project server or one installed from a registry runs once you approve it):\n")
+		for _, s := range unapproved {
+			fmt.Fprintf(&b, "    %s (%s)", s.Name, s.Origin.File)
+			if note := s.ApprovalNote(); note != "" {
+				fmt.Fprintf(&b, ": %s", note)
+			}
+			fmt.Fprintf(&b, "\n      review and approve it: mcphost config approve %s\n", s.Name)
+		}
+	}
+	if len(blocked) > 0 {
+		fmt.Fprintf(&b, "  blocked by the managed policy:\n")
+		for _, s := range blocked {
+			fmt.Fprintf(&b, "    %s: %s\n", s.Name, termSafe(s.BlockedBy))
+		}
+	}
+	if len(disabled) > 0 && (len(unapproved) > 0 || len(blocked) > 0) {
+		names := make([]string, len(disabled))
+		for i, s := range disabled {
+			names[i] = s.Name
+		}
+		fmt.Fprintf(&b, "  disabled (disabled = true): %s\n", strings.Join(names, ", "))
 	}
 	fmt.Fprintf(&b, "  working directory: %s\n", workDir)
 	if len(cfg.Files) == 0 {

@@ -17,6 +17,7 @@ func TestServeSaysWhenEmpty(t *testing.T) {
 		name    string
 		user    string            // the user file ("": none)
 		others  map[string]string // projects/NAME.hcl: other directories' local files
+		managed string            // the managed file ("": none)
 		want    []string
 		notWant []string
 	}{
@@ -40,6 +41,19 @@ func TestServeSaysWhenEmpty(t *testing.T) {
 			want: []string{"every configured server is disabled"},
 		},
 		{
+			name:    "only an unapproved registry server",
+			user:    "server \"reg\" {\n  command  = \"x\"\n  registry = \"io.example/reg@1.0.0\"\n}\n",
+			want:    []string{"no configured server will run: clients get no tools", "not approved", "reg (", "mcphost config approve reg"},
+			notWant: []string{"every configured server is disabled"},
+		},
+		{
+			name:    "blocked by the managed policy, unapproved and disabled",
+			user:    "server \"mine\" {\n  command = \"x\"\n}\nserver \"reg\" {\n  command  = \"x\"\n  registry = \"io.example/reg@1.0.0\"\n}\nserver \"off\" {\n  command  = \"y\"\n  disabled = true\n}\n",
+			managed: "policy {\n  denied_servers = [{ name = \"mine\" }]\n}\n",
+			want: []string{"no configured server will run", "blocked by the managed policy", "mine: denied_servers entry",
+				"mcphost config approve reg", "disabled (disabled = true): off"},
+		},
+		{
 			name:    "a server",
 			user:    "server \"crashy\" {\n  command = \"sh\"\n  args    = [\"-c\", \"exit 3\"]\n}\n",
 			notWant: []string{"no servers are configured", "disabled", "server add -s user"},
@@ -56,6 +70,9 @@ func TestServeSaysWhenEmpty(t *testing.T) {
 			if tc.user != "" {
 				mustNoErr(t, os.MkdirAll(confDir, 0o755))
 				mustNoErr(t, os.WriteFile(filepath.Join(confDir, "config.hcl"), []byte(tc.user), 0o600))
+			}
+			if tc.managed != "" {
+				mustNoErr(t, os.WriteFile(filepath.Join(dir, "managed.hcl"), []byte(tc.managed), 0o600))
 			}
 			for name, src := range tc.others {
 				p := filepath.Join(confDir, "projects", name)

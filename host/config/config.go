@@ -198,6 +198,12 @@ type Server struct {
 	// (env() calls unevaluated), and written is that form of the server.
 	writtenHash string
 	written     *Server
+	// envFileDigest is, for a server that needs approval, the digest of
+	// its env_file's content at load (its approval covers it), and
+	// approvalNote why an earlier approval no longer holds when that is
+	// the file (EnvFileDigest, ApprovalNote).
+	envFileDigest string
+	approvalNote  string
 }
 
 // Written returns, for a server from a project file, the server as written:
@@ -231,7 +237,8 @@ func (s *Server) Signature() string {
 
 // ApprovalHash is the sha256 of what a user approves for a project server:
 // everything that decides what runs (command, args, env, inherit_env,
-// env_file's path, cwd for stdio) or what is sent and where (for remote servers: transport, URL,
+// env_file's path and, for a server that needs approval, its content as
+// loaded, cwd for stdio) or what is sent and where (for remote servers: transport, URL,
 // headers, headers helper, the oauth block or auth block and its settings,
 // TLS and proxy settings, transport options), and legacy_session (a second
 // process or session of the server). Any change to these requires
@@ -280,9 +287,12 @@ func (s *Server) approvalHash() string {
 			Inherit  []string
 			Cwd      string
 			Legacy   bool   `json:",omitempty"` // legacy_session = true as written (omitted otherwise: earlier approvals stay valid)
-			EnvFile  string `json:",omitempty"` // the file's path, not its content (read at each connect); omitted when unset: earlier approvals stay valid
+			EnvFile  string `json:",omitempty"` // the file's path (its content's digest follows the hash, envFileHashSep); omitted when unset: earlier approvals stay valid
 			Registry string `json:",omitempty"` // (omitted when unset: earlier approvals stay valid)
 		}{s.Command, s.Args, s.Env, s.InheritEnv, s.Cwd, s.legacyWritten(), s.EnvFile, s.Registry}
+		if s.envFileDigest != "" {
+			return "sha256:" + hashJSON(v) + envFileHashSep + s.envFileDigest
+		}
 	}
 	return "sha256:" + hashJSON(v)
 }

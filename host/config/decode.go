@@ -204,10 +204,14 @@ func decodeServers(df *decodedFile, ctx *hcl.EvalContext, cfg *Config, unlocked 
 				d = append(d, checkWritten(b.Body)...)
 			}
 			if !d.HasErrors() {
+				d = append(d, checkApprovedEnvFile(s.Server, s.attrs["env_file"], df.scope == ScopeProject, df.base)...)
+			}
+			if !d.HasErrors() {
 				h := s.approvalHash()
 				written := *s.Server
 				if !fromRegistry && cfg.Settings.ApproveAllProjectServers || cfg.Settings.ApprovedProjectServers[s.Name] == h {
 					s, d = decode(b, ctx, false)
+					s.envFileDigest = written.envFileDigest
 				}
 				s.writtenHash, s.written = h, &written
 			}

@@ -379,6 +379,9 @@ func mergeServers(cfg *Config, files []*decodedFile, dynamic []*Server) hcl.Diag
 		s.Approved = !s.NeedsApproval() ||
 			s.Origin.Scope == ScopeProject && cfg.Settings.ApproveAllProjectServers ||
 			cfg.Settings.ApprovedProjectServers[s.Name] == s.ApprovalHash()
+		if !s.Approved {
+			s.noteApproval(cfg.Settings.ApprovedProjectServers[s.Name])
+		}
 		servers = append(servers, s)
 	}
 

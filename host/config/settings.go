@@ -349,7 +349,7 @@ func decodeSettings(b *hcl.Block, ctx *hcl.EvalContext) (*partialSettings, hcl.D
 	if a := attrs["approved_project_servers"]; a != nil {
 		diags = append(diags, decodeExpr(a.Expr, ctx, &p.approved)...)
 		for name, h := range p.approved {
-			if !strings.HasPrefix(h, "sha256:") || len(h) != len("sha256:")+64 {
+			if !validApprovalHash(h) {
 				diags = append(diags, errorf(a.Expr.Range().Ptr(), "Invalid approval",
 					"The approval for %q must be the \"sha256:<64 hex digits>\" hash that `mcphost config approve %s` writes, got %q.", name, name, h))
 			}

@@ -31,16 +31,19 @@ type ConnectTimeoutError struct {
 	Others    int
 }
 
+// Error is "connect timed out after X" alone: the error (Status.Error) can
+// reach a gateway's clients, who are not necessarily the host's user, so
+// the names of the host's variables stay in Hint, which the host's own
+// displays (servers, the serve banner, the log) show.
 func (e *ConnectTimeoutError) Error() string {
-	msg := fmt.Sprintf("connect timed out after %s", e.Timeout)
-	if h := e.Hint(); h != "" {
-		return msg + "\n" + h
-	}
-	return msg
+	return fmt.Sprintf("connect timed out after %s", e.Timeout)
 }
 
 // Hint says which of the host's variables a stdio server did not get, and
-// how to pass them; "" when there are none (or the server is remote).
+// how to pass them: add the names to the server's inherit_env in its file
+// (the server exists: `server add` would refuse it), or, for a new server,
+// `server add --inherit-env`. "" when there are none (or the server is
+// remote).
 func (e *ConnectTimeoutError) Hint() string {
 	if !e.Stdio || len(e.NotPassed) == 0 && e.Others == 0 {
 		return ""
@@ -67,8 +70,9 @@ func (e *ConnectTimeoutError) Hint() string {
 	if e.File != "" {
 		where = "its server block in " + e.File
 	}
-	fmt.Fprintf(&b, "\nif the server needs them (a proxy, a CA certificate), pass them with inherit_env = [%s] in %s, or add it with mcphost server add %s --inherit-env %s …",
-		strings.Join(quoted, ", "), where, e.Server, strings.Join(names, ","))
+	fmt.Fprintf(&b, "\nif the server needs them (a proxy, a CA certificate), add the names to the inherit_env of %s: server %q { … inherit_env = [%s] }",
+		where, e.Server, strings.Join(quoted, ", "))
+	fmt.Fprintf(&b, "\n(for a new server: mcphost server add NEW-NAME --inherit-env %s -- COMMAND …)", strings.Join(names, ","))
 	return b.String()
 }
 
@@ -80,6 +84,9 @@ func (c *Conn) timeoutError(t mcp.Transport, timeout time.Duration) *ConnectTime
 		if environ := c.m.opts.Environ; environ != nil {
 			e.NotPassed, e.Others = notPassed(runtime.GOOS, environ(), st.env)
 		}
+	}
+	if h := e.Hint(); h != "" {
+		c.log.Warn("connect timed out", "timeout", timeout, "hint", h) // (the host's own log: names, never values)
 	}
 	return e
 }

@@ -9,45 +9,57 @@ import (
 // The host environment variables every stdio server inherits (when set in
 // the host), by purpose. Everything else must be named in the server's env,
 // env_file or inherit_env: the child's environment is built explicitly, never
-// copied wholesale from the host. BaseEnv is all of them.
+// copied wholesale from the host. BaseEnv is all of them. Each function
+// returns a fresh slice: no importer can change what every server inherits.
+
+// sessionEnv, proxyEnv, caEnv and windowsEnv are the lists SessionEnv,
+// ProxyEnv, CAEnv and WindowsEnv return copies of (never modified).
 var (
-	// SessionEnv are the basics of a user's session: where programs and
-	// the home directory are, who the user is, the locale, the terminal,
-	// the time zone and the XDG directories.
-	SessionEnv = []string{
+	sessionEnv = []string{
 		"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "TMPDIR",
 		"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
 	}
-	// ProxyEnv are the proxy variables, in both cases (programs differ in
-	// which they read).
-	ProxyEnv = []string{
+	proxyEnv = []string{
 		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
 		"http_proxy", "https_proxy", "no_proxy", "all_proxy",
 	}
-	// CAEnv are the variables that name extra or replacement certificate
-	// authorities, as OpenSSL and Go (SSL_CERT_FILE, SSL_CERT_DIR), Node.js
-	// (NODE_EXTRA_CA_CERTS), Python's requests, curl, pip and git read
-	// them: behind a TLS-inspecting proxy a server needs them to reach
-	// anything.
-	CAEnv = []string{
+	caEnv = []string{
 		"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
 		"CURL_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO",
 	}
-	// WindowsEnv are what programs on Windows need to run at all (npx and
-	// uvx among them): the system and user directories, the program
-	// search extensions and the command interpreter. (Windows variable
-	// names are case-insensitive: Path and PATH are one variable.)
-	WindowsEnv = []string{
+	windowsEnv = []string{
 		"SystemRoot", "SystemDrive", "windir", "ComSpec", "PATHEXT",
 		"APPDATA", "LOCALAPPDATA", "USERPROFILE", "HOMEDRIVE", "HOMEPATH", "USERNAME", "USERDOMAIN",
 		"TEMP", "TMP", "ProgramData", "ProgramFiles", "ProgramFiles(x86)", "ProgramW6432",
 		"CommonProgramFiles", "CommonProgramFiles(x86)", "CommonProgramW6432", "ALLUSERSPROFILE", "PUBLIC",
 		"COMPUTERNAME", "OS", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE",
 	}
-	// BaseEnv lists the host environment variables every stdio server
-	// inherits: SessionEnv, ProxyEnv, CAEnv and WindowsEnv.
-	BaseEnv = slices.Concat(SessionEnv, ProxyEnv, CAEnv, WindowsEnv)
 )
+
+// SessionEnv returns the basics of a user's session: where programs and
+// the home directory are, who the user is, the locale, the terminal, the
+// time zone and the XDG directories.
+func SessionEnv() []string { return slices.Clone(sessionEnv) }
+
+// ProxyEnv returns the proxy variables, in both cases (programs differ in
+// which they read).
+func ProxyEnv() []string { return slices.Clone(proxyEnv) }
+
+// CAEnv returns the variables that name extra or replacement certificate
+// authorities, as OpenSSL and Go (SSL_CERT_FILE, SSL_CERT_DIR), Node.js
+// (NODE_EXTRA_CA_CERTS), Python's requests, curl, pip and git read them:
+// behind a TLS-inspecting proxy a server needs them to reach anything.
+func CAEnv() []string { return slices.Clone(caEnv) }
+
+// WindowsEnv returns what programs on Windows need to run at all (npx and
+// uvx among them): the system and user directories, the program search
+// extensions and the command interpreter. (Windows variable names are
+// case-insensitive: Path and PATH are one variable.)
+func WindowsEnv() []string { return slices.Clone(windowsEnv) }
+
+// BaseEnv returns the host environment variables every stdio server
+// inherits: SessionEnv, ProxyEnv, CAEnv and WindowsEnv, in that order.
+func BaseEnv() []string { return slices.Concat(sessionEnv, proxyEnv, caEnv, windowsEnv) }
 
 // envKey is the key that identifies the variable name on goos: Windows
 // names are case-insensitive.
@@ -65,7 +77,7 @@ func childEnv(goos string, lookup func(string) (string, bool), inherit []string,
 	type kv struct{ name, value string }
 	vars := map[string]kv{}
 	set := func(k, v string) { vars[envKey(goos, k)] = kv{k, v} }
-	for _, names := range [][]string{BaseEnv, inherit} {
+	for _, names := range [][]string{BaseEnv(), inherit} {
 		for _, k := range names {
 			if _, dup := vars[envKey(goos, k)]; dup {
 				continue // (http_proxy after HTTP_PROXY on Windows: one variable)

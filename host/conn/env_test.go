@@ -171,12 +171,27 @@ func TestConnectTimeoutNamesVariablesNotPassed(t *testing.T) {
 	if st := m.Status(); len(st) != 1 || !strings.Contains(st[0].Hint, "CORP_CA, CORP_PROXY_PAC, NODE_OPTIONS and 2 others") {
 		t.Errorf("status hint: %+v", st)
 	}
-	msg := err.Error()
-	for _, want := range []string{"timed out after 300ms", "CORP_CA, CORP_PROXY_PAC, NODE_OPTIONS and 2 others",
-		`inherit_env = ["CORP_CA", "CORP_PROXY_PAC", "NODE_OPTIONS"]`, "/home/u/.config/mcphost/config.hcl", "--inherit-env CORP_CA,CORP_PROXY_PAC,NODE_OPTIONS"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error lacks %q:\n%s", want, msg)
+	// The error (which may reach a gateway's clients) names no variable;
+	// the hint (the host's own displays) does, and says to edit the
+	// existing server's inherit_env, never to `server add` it again.
+	if got := err.Error(); got != "connecting to silent: connect timed out after 300ms" && !strings.HasSuffix(got, "connect timed out after 300ms") {
+		t.Errorf("error = %q, want only the timeout", got)
+	}
+	for _, v := range []string{"CORP_CA", "inherit", "NODE_OPTIONS"} {
+		if strings.Contains(err.Error(), v) {
+			t.Errorf("error names %q: %q", v, err.Error())
 		}
+	}
+	msg := te.Hint()
+	for _, want := range []string{"CORP_CA, CORP_PROXY_PAC, NODE_OPTIONS and 2 others",
+		`inherit_env = ["CORP_CA", "CORP_PROXY_PAC", "NODE_OPTIONS"]`, "/home/u/.config/mcphost/config.hcl", `server "silent"`,
+		"for a new server: mcphost server add NEW-NAME --inherit-env CORP_CA,CORP_PROXY_PAC,NODE_OPTIONS"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("hint lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "server add silent") {
+		t.Errorf("hint suggests server add for the existing server:\n%s", msg)
 	}
 	for _, v := range host {
 		if len(v) > 4 && strings.Contains(msg, v) {
@@ -286,4 +301,29 @@ func FuzzEnvFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEnvListsAreNotShared: the lists of what every stdio server inherits
+// are functions returning fresh slices: an importer that changes one it
+// got cannot change what servers inherit.
+func TestEnvListsAreNotShared(t *testing.T) {
+	t.Parallel()
+	for name, list := range map[string]func() []string{
+		"SessionEnv": SessionEnv, "ProxyEnv": ProxyEnv, "CAEnv": CAEnv, "WindowsEnv": WindowsEnv, "BaseEnv": BaseEnv,
+	} {
+		got := list()
+		if len(got) == 0 {
+			t.Fatalf("%s is empty", name)
+		}
+		first := got[0]
+		got[0] = "EVIL_INJECTED"
+		_ = append(got[:1], "EVIL_APPENDED")
+		if again := list(); again[0] != first || slices.Contains(again, "EVIL_INJECTED") || slices.Contains(again, "EVIL_APPENDED") {
+			t.Errorf("%s: a caller's change reached the shared list: %q", name, again)
+		}
+	}
+	child := childEnv("linux", func(k string) (string, bool) { return "v", k == "PATH" || k == "EVIL_INJECTED" }, nil, nil, nil)
+	if slices.Contains(child, "EVIL_INJECTED=v") || !slices.Contains(child, "PATH=v") {
+		t.Errorf("child env %q", child)
+	}
 }

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -47,13 +48,21 @@ var errEnvFileName = errors.New("invalid variable name (letters, digits and '_',
 // values; no ${…} interpolation, so nothing of the host leaks through it),
 // parsed by hashicorp/go-envparse. It is read at each connect, so an edit
 // takes effect at the next one.
-func readEnvFile(server, path string) (map[string]string, error) {
-	f, err := os.Open(path)
+//
+// For a server that needs approval, digest is the digest of the content
+// loaded with the configuration (config.Server.EnvFileDigest), which the
+// approval covers: a file whose content differs is refused
+// (config.ErrEnvFileChanged) until the server is approved again.
+func readEnvFile(server, path, digest string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &EnvFileError{Server: server, Path: path, Err: err}
 	}
-	defer f.Close()
-	return parseEnvFile(server, path, f)
+	if digest != "" && config.DigestEnvFile(b) != digest {
+		return nil, &EnvFileError{Server: server, Path: path,
+			Err: fmt.Errorf("%w: run `mcphost config approve %s` to review and approve it again", config.ErrEnvFileChanged, server)}
+	}
+	return parseEnvFile(server, path, bytes.NewReader(b))
 }
 
 // parseEnvFile parses a dotenv file's content; its errors never quote it.

@@ -244,7 +244,13 @@ func (m *Manager) newConn(s *config.Server) *Conn {
 	case s.Disabled:
 		c.state, c.err = StateDisabled, ErrDisabled
 	case !s.Approved && s.Registry != "" && s.Origin.Scope != config.ScopeProject:
-		c.state, c.err = StateDisabled, registryNotApproved{fmt.Sprintf("server from the MCP Registry (%s) is not approved: run `mcphost config approve %s` to review and approve it", s.Registry, s.Name)}
+		why := ""
+		if note := s.ApprovalNote(); note != "" {
+			why = " (" + note + ")"
+		}
+		c.state, c.err = StateDisabled, registryNotApproved{fmt.Sprintf("server from the MCP Registry (%s) is not approved%s: run `mcphost config approve %s` to review and approve it", s.Registry, why, s.Name)}
+	case !s.Approved && s.ApprovalNote() != "":
+		c.state, c.err = StateDisabled, fmt.Errorf("%w: %s: run `mcphost config approve %s` to review and approve it again", ErrNotApproved, s.ApprovalNote(), s.Name)
 	case !s.Approved:
 		c.state, c.err = StateDisabled, fmt.Errorf("%w: run `mcphost config approve %s` to review and approve it", ErrNotApproved, s.Name)
 	}

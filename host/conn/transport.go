@@ -255,7 +255,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, *atomic.Bool, erro
 		var fileEnv map[string]string
 		if s.EnvFile != "" {
 			var err error
-			if fileEnv, err = readEnvFile(s.Name, s.EnvFile); err != nil {
+			if fileEnv, err = readEnvFile(s.Name, s.EnvFile, s.EnvFileDigest()); err != nil {
 				return nil, nil, err
 			}
 		}

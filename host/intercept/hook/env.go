@@ -8,12 +8,12 @@ import (
 )
 
 // childEnv is a command hook's environment: the host's values of
-// conn.BaseEnv (what every stdio server gets) and of platformEnv, then of
+// conn.BaseEnv() (what every stdio server gets) and of platformEnv, then of
 // inherit, then env, then CLAUDE_PROJECT_DIR (dir) and MCPHOST_HOOK=1.
 // Nothing else of the host's environment reaches the hook.
 func childEnv(lookup func(string) (string, bool), inherit []string, env map[string]string, dir string) []string {
 	vars := map[string]string{}
-	for _, names := range [][]string{conn.BaseEnv, platformEnv, inherit} {
+	for _, names := range [][]string{conn.BaseEnv(), platformEnv, inherit} {
 		for _, k := range names {
 			if v, ok := lookup(k); ok {
 				vars[k] = v

@@ -10,7 +10,7 @@ import (
 )
 
 // platformEnv is what a hook needs of the host's environment beyond
-// conn.BaseEnv on this platform.
+// conn.BaseEnv() on this platform.
 var platformEnv []string
 
 // shellArgv is the argv that runs command: bash -c (the default, as Claude

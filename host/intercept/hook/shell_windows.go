@@ -9,7 +9,7 @@ import (
 )
 
 // platformEnv is what a hook needs of the host's environment beyond
-// conn.BaseEnv on Windows: programs fail to start without SYSTEMROOT.
+// conn.BaseEnv() on Windows: programs fail to start without SYSTEMROOT.
 var platformEnv = []string{
 	"SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
 	"USERPROFILE", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "USERNAME",
