@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -16,10 +15,6 @@ const (
 	askArgsMaxBytes = 1 << 10
 	askArgsMaxLines = 20
 )
-
-// secretArgName matches argument names whose values are secrets beyond
-// redact.SecretName's (a private key, a passphrase).
-var secretArgName = regexp.MustCompile(`(?i)(private[_-]?key|passphrase)`)
 
 // askArguments renders a call's arguments (JSON) for the ask prompt:
 // indented, the values of secret-named keys masked and token-looking text
@@ -52,7 +47,7 @@ func maskArgs(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			if redact.SecretName(k) || secretArgName.MatchString(k) {
+			if redact.SecretName(k) {
 				out[k] = redact.Mask
 				continue
 			}

@@ -110,13 +110,11 @@ var unsupportedKeys = map[string]string{
 	"sandbox":          "the client's sandbox",
 }
 
-// secretKeyRE matches the names of variables and headers whose values
-// are secrets.
-var secretKeyRE = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|pwd|authorization|cookie|credential|api[_-]?key|access[_-]?key|private[_-]?key|(^|[_-])(key|pat)$)`)
-
 // IsSecretName reports whether name, an environment variable or a header,
-// holds a secret (GITHUB_TOKEN, DB_PASSWORD, X-API-Key, Authorization).
-func IsSecretName(name string) bool { return secretKeyRE.MatchString(name) }
+// holds a secret (GITHUB_TOKEN, DB_PASSWORD, X-API-Key, Authorization). It
+// is redact.SecretName: one heuristic for import, the logs and the ask
+// prompt.
+func IsSecretName(name string) bool { return redact.SecretName(name) }
 
 // plainValueRE matches values that are no secret whatever their name: a
 // number, true or false, a file's path (TOKENIZERS_PARALLELISM=false,

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // TestServerEntryFromFields maps one entry of each client format to the
@@ -224,4 +226,14 @@ func FuzzServerEntryFromFields(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIsSecretNameIsRedacts: import and the redactor (the ask prompt, the
+// logs) agree on every name.
+func TestIsSecretNameIsRedacts(t *testing.T) {
+	for _, name := range []string{"pwd", "db_key", "GITHUB_PAT", "private_key", "passphrase", "session_id", "code_verifier", "assertion", "GITHUB_TOKEN", "LOG_LEVEL", "keyboard"} {
+		if IsSecretName(name) != redact.SecretName(name) {
+			t.Errorf("%s: IsSecretName %v, redact.SecretName %v", name, IsSecretName(name), redact.SecretName(name))
+		}
+	}
 }
