@@ -253,7 +253,7 @@ func (a *app) importEntry(t target, ed *importEdit, so importSource, s clientcon
 		return
 	}
 	e, notes, err := config.ServerEntryFromFields(name, s.Fields, config.EntryOptions{
-		Format: s.Format, WorkspaceDir: so.workspace, StoreSecret: store.forServer(name),
+		Format: s.Format, WorkspaceDir: so.workspace, StoreSecret: store.forServer(name), GOOS: runtime.GOOS,
 	})
 	r.notes = append(r.notes, notes...)
 	if err != nil {

@@ -39,7 +39,7 @@ func TestServersOfFile(t *testing.T) {
 		want     []entry
 	}{
 		{"claude_desktop_config.json", "", []entry{
-			{"filesystem", FormatMCPServers, 3, 2}, {"github", FormatMCPServers, 7, 3}, {"old", FormatMCPServers, 12, 2}}},
+			{"filesystem", FormatClaudeDesktop, 3, 2}, {"github", FormatClaudeDesktop, 7, 3}, {"old", FormatClaudeDesktop, 12, 2}}},
 		{"mcp.json", "", []entry{
 			{"perplexity", FormatVSCode, 13, 4}, {"fetch", FormatVSCode, 19, 4}, {"github", FormatVSCode, 25, 3}}},
 		{"settings.json", "", []entry{ // recognised by its "theme"
