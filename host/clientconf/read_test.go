@@ -161,7 +161,11 @@ func FuzzServersOfFile(f *testing.F) {
 	}
 	f.Add([]byte(`{"mcpServers": {"a": 1}, "projects": {"/x": {"mcpServers": {"b": {}}}}}`))
 	f.Add([]byte("[mcp_servers.a]\ncommand = 1\n[mcp_servers.a.env]\nK = 'v'\n"))
+	f.Add([]byte(`{"projects": {"/x": {"disabledMcpjsonServers": ["a"], "enableAllProjectMcpServers": "yes"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := ClaudeProjectChoices(data, "/x"); err != nil && !errors.Is(err, ErrFormat) {
+			t.Fatalf("ClaudeProjectChoices: unclassified error %v", err)
+		}
 		for _, name := range []string{"f.json", "f.toml", ".gemini/settings.json"} {
 			ss, err := ServersOfFile(name, data)
 			if err != nil {
