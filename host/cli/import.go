@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -459,10 +460,12 @@ func placeholders(m map[string]string, secrets map[string]config.SecretRef) map[
 	return out
 }
 
-// printImport prints what became of each entry.
+// printImport prints what became of each entry. Every text in it may come
+// from the imported file (names, keys, values quoted in problems and
+// notes): it is printed through termText.
 func (a *app) printImport(sources []importSource, results []*importResult) {
 	for _, so := range sources {
-		fmt.Fprintf(a.stdout, "%s: %s, %d server(s)\n", so.label, so.path, len(so.servers))
+		fmt.Fprintf(a.stdout, "%s: %s, %d server(s)\n", termText(so.label), termText(so.path), len(so.servers))
 	}
 	if len(results) == 0 {
 		fmt.Fprintln(a.stdout, "No servers to import.")
@@ -470,21 +473,28 @@ func (a *app) printImport(sources []importSource, results []*importResult) {
 	}
 	w := 0
 	for _, r := range results {
-		w = max(w, len(r.name))
+		w = max(w, utf8.RuneCountInString(termText(r.name)))
 	}
 	for _, r := range results {
-		fmt.Fprintf(a.stdout, "  %-8s  %-*s  %s\n", r.status, w, r.name, r.from)
+		name := termText(r.name)
+		fmt.Fprintf(a.stdout, "  %-8s  %s%s  %s\n", r.status, name, strings.Repeat(" ", w-utf8.RuneCountInString(name)), termText(r.from))
 		for i, why := range r.reasons {
-			fmt.Fprintf(a.stdout, "      %s\n", why)
+			fmt.Fprintf(a.stdout, "      %s\n", termText(why))
 			if i < len(r.fixes) && r.fixes[i] != "" {
-				fmt.Fprintf(a.stdout, "        fix: %s\n", r.fixes[i])
+				fmt.Fprintf(a.stdout, "        fix: %s\n", termText(r.fixes[i]))
 			}
 		}
 		for _, n := range r.notes {
-			fmt.Fprintf(a.stdout, "      note: %s\n", n)
+			fmt.Fprintf(a.stdout, "      note: %s\n", termText(n))
 		}
 	}
 }
+
+// termText makes text read from another client's file safe to print on
+// one line of a terminal: cleanText (the CLI's filter of untrusted text:
+// no escape sequences, control or invisible characters), with its line
+// breaks and tabs as single spaces.
+func termText(s string) string { return strings.Join(strings.Fields(cleanText(s)), " ") }
 
 // importSources reads the configuration files of client arg, or the file
 // arg.

@@ -319,8 +319,8 @@ func TestSanitizeServerName(t *testing.T) {
 func TestImportEachClient(t *testing.T) {
 	for _, tc := range []struct {
 		client string
-		user   string // the user file's content; "" for none
-		proj   string // the project file's content
+		user   string   // the user file's content; "" for none
+		proj   string   // the project file's content
 		want   []string // the servers of the local scope, then of the project scope
 	}{
 		{"claude-desktop", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, "", []string{"a"}},
@@ -467,6 +467,33 @@ func TestImportProjectFileNeedsApproval(t *testing.T) {
 			for _, s := range cfg.Servers {
 				if (s.Name == "evil" || s.Name == "nope") && (!s.NeedsApproval() || s.Approved) && tc.local == nil {
 					t.Errorf("%s (%s scope) runs without approval", s.Name, s.Origin.Scope)
+				}
+			}
+		})
+	}
+}
+
+// TestImportOutputIsSanitized: names, keys and values of the imported file
+// that reach the terminal (the report's names, problems and notes, the
+// blocks of --dry-run) carry no escape sequence or control character.
+func TestImportOutputIsSanitized(t *testing.T) {
+	for _, tc := range []struct{ name, file string }{
+		{"entry name", `{"mcpServers": {"\u001b]0;TITLE\u0007bad": {"command": "x"}, "ok\u001b[2J": {"command": "\u0007"}}}`},
+		{"input reference", `{"mcpServers": {"s": {"command": "x", "args": ["${input:\u001b[2Jtok}"]}}}`},
+		{"env key", `{"mcpServers": {"s": {"command": "x", "env": {"K\u001b[31m": "${input:a}", "\u009b2J": 1}}}}`},
+		{"unknown member", `{"mcpServers": {"s": {"command": "x", "\u001b[8mhidden": 1}}}`},
+		{"note", `{"mcpServers": {"s": {"command": "x", "description": "d"}, "s\u202e": {"command": "y"}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ie := newImportEnv(t)
+			p := ie.write(t, "servers.json", []byte(tc.file))
+			for _, args := range [][]string{{"import", p, "--dry-run"}, {"import", p}} {
+				_, stdout, stderr := ie.run(args...)
+				out := stdout + stderr
+				if i := strings.IndexFunc(out, func(r rune) bool {
+					return r < ' ' && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u202e'
+				}); i >= 0 {
+					t.Errorf("%v: a control character %q in the output:\n%q", args, out[i], out)
 				}
 			}
 		})

@@ -391,7 +391,7 @@ func (m *entryMapper) value(where, s string) string {
 		// Claude Desktop passes ${…} on as text: so does the block
 		// (Expand is off, the writer escapes it).
 		if refRE.MatchString(s) {
-			m.note(fmt.Sprintf("%s: Claude Desktop does not expand ${…}: %q is kept as literal text", where, s))
+			m.note(fmt.Sprintf("%s: Claude Desktop does not expand ${NAME}: %q is kept as literal text", where, s))
 		}
 		return s
 	}
