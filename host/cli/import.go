@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -55,7 +56,20 @@ disabled = true.
 
 Servers are written to the local scope unless -s user or -s project says
 otherwise (with --config FILE, to that file), in one edit that keeps the rest
-of the file as it is. Project servers still need approval.`,
+of the file as it is. Project servers still need approval.
+
+A client's project file (.mcp.json, .vscode/mcp.json, .cursor/mcp.json,
+.gemini/settings.json of this repository) is the repository's, not yours: by
+CLIENT, its servers go to the project scope (.mcphost.hcl), where none runs
+before ` + "`mcphost config approve NAME`" + `; with -s local, -s user or --config
+they are refused (give -s project). A server you refused in Claude Code
+(disabledMcpjsonServers in ~/.claude.json) is not imported. A FILE named on
+the command line is your choice: it goes where -s says.
+
+Claude Desktop does not expand ${NAME}: its values are imported as the literal
+text it passes on (a secret among them is stored and read with secret()).
+Claude Code runs headersHelper through a shell: a command line is imported
+as ["sh", "-c", COMMAND].`,
 		Example: `  mcphost import claude-desktop
   mcphost import claude-code -s user --dry-run
   mcphost import .vscode/mcp.json --only github,fetch
@@ -80,6 +94,14 @@ type importSource struct {
 	// paths are relative to it, and it replaces VS Code's
 	// ${workspaceFolder} ("" when unknown: a user file).
 	workspace string
+	// project is set for a client's project file (a repository's, read
+	// for `import CLIENT`): its entries need approval in mcphost.
+	project bool
+	// client names the client; choices, if not nil, are the user's
+	// decisions in it about the file's servers, kept in choicesFile.
+	client      string
+	choices     *clientconf.ProjectChoices
+	choicesFile string
 }
 
 // Statuses of an entry.
@@ -93,9 +115,48 @@ const (
 type importResult struct {
 	name, from string // the name written; file:line
 	status     string
+	group      *importGroup // where it is written
 	reasons    []string
 	fixes      []string
 	notes      []string
+}
+
+// importGroup is one file the import writes: its target, its text, the
+// store of its secrets and the servers configured already.
+type importGroup struct {
+	t          target
+	src        []byte
+	store      *secretStore
+	configured map[string]string // name → where
+	ed         *importEdit
+}
+
+// newImportGroup opens the target of scope for the import.
+func (a *app) newImportGroup(cmd *cobra.Command, scope string, dryRun bool) (*importGroup, error) {
+	t, err := a.editTarget(cmd, scope)
+	if err != nil {
+		return nil, err
+	}
+	src, err := readIfExists(t.path)
+	if err != nil {
+		return nil, err
+	}
+	store, err := a.newSecretStore(t, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	g := &importGroup{t: t, src: src, store: store, configured: map[string]string{}, ed: &importEdit{out: src, check: src}}
+	if cfg, _ := a.editErrors(t, src); cfg != nil {
+		for _, s := range cfg.Servers {
+			g.configured[s.Name] = fmt.Sprintf("%s (%s scope)", s.Origin.File, s.Origin.Scope)
+		}
+		for _, s := range cfg.Skipped {
+			if _, ok := g.configured[s.Server.Name]; !ok {
+				g.configured[s.Server.Name] = fmt.Sprintf("%s (%s scope)", s.Server.Origin.File, s.Server.Origin.Scope)
+			}
+		}
+	}
+	return g, nil
 }
 
 func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) error {
@@ -103,38 +164,41 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 	if err != nil {
 		return err
 	}
-	t, err := a.editTarget(cmd, f.scope)
+	main, err := a.newImportGroup(cmd, f.scope, f.dryRun)
 	if err != nil {
 		return err
 	}
-	src, err := readIfExists(t.path)
-	if err != nil {
-		return err
-	}
-	store, err := a.newSecretStore(t, f.dryRun)
-	if err != nil {
-		return err
-	}
-	cfg, _ := a.editErrors(t, src)
-	configured := map[string]string{} // name → where
-	if cfg != nil {
-		for _, s := range cfg.Servers {
-			configured[s.Name] = fmt.Sprintf("%s (%s scope)", s.Origin.File, s.Origin.Scope)
+	// The entries of a client's project file (a repository's) keep the
+	// trust of a project server: they go to mcphost's project scope, which
+	// runs nothing before `mcphost config approve`. A scope the user chose
+	// that would run them without approval refuses them.
+	explicit := cmd.Flags().Changed("scope") || len(a.configs) > 0
+	groups := []*importGroup{main}
+	var proj *importGroup
+	var projErr error
+	groupFor := func(so importSource) (*importGroup, string) {
+		if !so.project || main.t.scope == config.ScopeProject {
+			return main, ""
 		}
-		for _, s := range cfg.Skipped {
-			if _, ok := configured[s.Server.Name]; !ok {
-				configured[s.Server.Name] = fmt.Sprintf("%s (%s scope)", s.Server.Origin.File, s.Server.Origin.Scope)
+		if explicit {
+			return nil, fmt.Sprintf("read from %s, a repository's file: its servers run only once approved, and %s (%s scope) would run it without approval", so.path, main.t.path, main.t.scope)
+		}
+		if proj == nil && projErr == nil {
+			if proj, projErr = a.newImportGroup(cmd, "project", f.dryRun); projErr == nil {
+				groups = append(groups, proj)
 			}
 		}
+		if projErr != nil {
+			return nil, "read from a repository's file, which goes to the project scope: " + projErr.Error()
+		}
+		return proj, ""
 	}
-
 	only := map[string]bool{}
 	for _, n := range f.only {
 		if n = strings.TrimSpace(n); n != "" {
 			only[n] = false
 		}
 	}
-	ed := &importEdit{out: src, check: src}
 	var results []*importResult
 	seen := map[string]string{} // original name → where it was taken from
 	for _, so := range sources {
@@ -157,7 +221,23 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 				continue
 			}
 			seen[s.Name] = from
-			a.importEntry(t, ed, so, s, r, store, configured, f.dryRun)
+			if so.choices != nil && so.choices.Refused(s.Name) {
+				r.status = statusSkipped
+				r.reasons = append(r.reasons, "you refused it in "+so.client+" (disabledMcpjsonServers of this project in "+so.choicesFile+")")
+				continue
+			}
+			g, why := groupFor(so)
+			if g == nil {
+				r.status = statusRefused
+				r.reasons = append(r.reasons, why)
+				r.fixes = append(r.fixes, "import it into the project scope, where it needs approval: mcphost import "+arg+" -s project (or, if you trust the file, mcphost import "+so.path+")")
+				continue
+			}
+			r.group = g
+			if so.choices != nil && !so.choices.Approved(s.Name) {
+				r.notes = append(r.notes, so.client+" has not approved it either")
+			}
+			a.importEntry(g.t, g.ed, so, s, r, g.store, g.configured, f.dryRun)
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(only)) {
@@ -168,10 +248,12 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 	}
 
 	imported, refused, skipped := 0, 0, 0
+	count := map[*importGroup]int{}
 	for _, r := range results {
 		switch r.status {
 		case statusImported:
 			imported++
+			count[r.group]++
 		case statusRefused:
 			refused++
 		default:
@@ -179,40 +261,73 @@ func (a *app) importServers(cmd *cobra.Command, f *importFlags, arg string) erro
 		}
 	}
 	if imported > 0 && !f.dryRun {
-		err := a.checkEdit(t, ed.out, "", false)
-		if err == nil {
-			err = writeConfigFile(t.path, src, ed.out, t.scope)
+		undo := func() {
+			for _, g := range groups {
+				g.store.undo()
+			}
 		}
-		if err != nil {
-			store.undo()
-			return err
+		for _, g := range groups {
+			if count[g] > 0 {
+				if err := a.checkEdit(g.t, g.ed.out, "", false); err != nil {
+					undo()
+					return err
+				}
+			}
+		}
+		for _, g := range groups {
+			if count[g] > 0 {
+				if err := writeConfigFile(g.t.path, g.src, g.ed.out, g.t.scope); err != nil {
+					undo()
+					return err
+				}
+			}
 		}
 	}
 	a.printImport(sources, results)
 	verb := "Imported"
 	if f.dryRun {
 		verb = "Would import"
-		if imported > 0 {
-			fmt.Fprintf(a.stdout, "\nThe blocks to add to %s:\n\n%s", t.path, addedText(src, ed.out))
+		for _, g := range groups {
+			if count[g] > 0 {
+				fmt.Fprintf(a.stdout, "\nThe blocks to add to %s:\n\n%s", g.t.path, cleanText(addedText(g.src, g.ed.out)))
+			}
 		}
 	}
-	fmt.Fprintf(a.stdout, "%s %d server(s) into %s (%s scope); %d skipped, %d refused\n", verb, imported, t.path, t.scope, skipped, refused)
-	var secrets, names []string
-	for _, r := range results {
-		if r.status == statusImported {
-			names = append(names, r.name)
-			secrets = append(secrets, store.names(r.name)...)
+	// One line per file written (the main target's when none is).
+	var shown []*importGroup
+	for _, g := range groups {
+		if count[g] > 0 {
+			shown = append(shown, g)
 		}
 	}
-	if len(secrets) > 0 {
-		stored := "are stored"
-		if f.dryRun {
-			stored = "would be stored"
-		}
-		fmt.Fprintf(a.stdout, "%d secret value(s) %s in %s (readable by you only), read with secret()\n", len(secrets), stored, store.dir)
+	if len(shown) == 0 {
+		shown = groups[:1]
 	}
-	if imported > 0 && t.scope == config.ScopeProject {
-		fmt.Fprintf(a.stdout, "Project servers run only once approved: mcphost config approve %s\n", strings.Join(names, " "))
+	for i, g := range shown {
+		fmt.Fprintf(a.stdout, "%s %d server(s) into %s (%s scope)", verb, count[g], g.t.path, g.t.scope)
+		if i == len(shown)-1 {
+			fmt.Fprintf(a.stdout, "; %d skipped, %d refused", skipped, refused)
+		}
+		fmt.Fprintln(a.stdout)
+	}
+	for _, g := range groups {
+		var secrets, names []string
+		for _, r := range results {
+			if r.status == statusImported && r.group == g {
+				names = append(names, r.name)
+				secrets = append(secrets, g.store.names(r.name)...)
+			}
+		}
+		if len(secrets) > 0 {
+			stored := "are stored"
+			if f.dryRun {
+				stored = "would be stored"
+			}
+			fmt.Fprintf(a.stdout, "%d secret value(s) %s in %s (readable by you only), read with secret()\n", len(secrets), stored, g.store.dir)
+		}
+		if len(names) > 0 && g.t.scope == config.ScopeProject {
+			fmt.Fprintf(a.stdout, "Project servers run only once approved: mcphost config approve %s\n", strings.Join(names, " "))
+		}
 	}
 	if imported == 0 && refused > 0 {
 		return errSilent
@@ -253,7 +368,7 @@ func (a *app) importEntry(t target, ed *importEdit, so importSource, s clientcon
 		return
 	}
 	e, notes, err := config.ServerEntryFromFields(name, s.Fields, config.EntryOptions{
-		Format: s.Format, WorkspaceDir: so.workspace, StoreSecret: store.forServer(name),
+		Format: s.Format, WorkspaceDir: so.workspace, StoreSecret: store.forServer(name), GOOS: runtime.GOOS,
 	})
 	r.notes = append(r.notes, notes...)
 	if err != nil {
@@ -345,10 +460,12 @@ func placeholders(m map[string]string, secrets map[string]config.SecretRef) map[
 	return out
 }
 
-// printImport prints what became of each entry.
+// printImport prints what became of each entry. Every text in it may come
+// from the imported file (names, keys, values quoted in problems and
+// notes): it is printed through termText.
 func (a *app) printImport(sources []importSource, results []*importResult) {
 	for _, so := range sources {
-		fmt.Fprintf(a.stdout, "%s: %s, %d server(s)\n", so.label, so.path, len(so.servers))
+		fmt.Fprintf(a.stdout, "%s: %s, %d server(s)\n", termText(so.label), termText(so.path), len(so.servers))
 	}
 	if len(results) == 0 {
 		fmt.Fprintln(a.stdout, "No servers to import.")
@@ -356,21 +473,28 @@ func (a *app) printImport(sources []importSource, results []*importResult) {
 	}
 	w := 0
 	for _, r := range results {
-		w = max(w, len(r.name))
+		w = max(w, utf8.RuneCountInString(termText(r.name)))
 	}
 	for _, r := range results {
-		fmt.Fprintf(a.stdout, "  %-8s  %-*s  %s\n", r.status, w, r.name, r.from)
+		name := termText(r.name)
+		fmt.Fprintf(a.stdout, "  %-8s  %s%s  %s\n", r.status, name, strings.Repeat(" ", w-utf8.RuneCountInString(name)), termText(r.from))
 		for i, why := range r.reasons {
-			fmt.Fprintf(a.stdout, "      %s\n", why)
+			fmt.Fprintf(a.stdout, "      %s\n", termText(why))
 			if i < len(r.fixes) && r.fixes[i] != "" {
-				fmt.Fprintf(a.stdout, "        fix: %s\n", r.fixes[i])
+				fmt.Fprintf(a.stdout, "        fix: %s\n", termText(r.fixes[i]))
 			}
 		}
 		for _, n := range r.notes {
-			fmt.Fprintf(a.stdout, "      note: %s\n", n)
+			fmt.Fprintf(a.stdout, "      note: %s\n", termText(n))
 		}
 	}
 }
+
+// termText makes text read from another client's file safe to print on
+// one line of a terminal: cleanText (the CLI's filter of untrusted text:
+// no escape sequences, control or invisible characters), with its line
+// breaks and tabs as single spaces.
+func termText(s string) string { return strings.Join(strings.Fields(cleanText(s)), " ") }
 
 // importSources reads the configuration files of client arg, or the file
 // arg.
@@ -404,12 +528,32 @@ func (a *app) importSources(arg string) ([]importSource, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, err)
 		}
-		so := importSource{path: p, label: fmt.Sprintf("%s (%s)", c.Name, scope), servers: servers}
+		so := importSource{path: p, label: fmt.Sprintf("%s (%s)", c.Name, scope), servers: servers, client: c.Name}
 		if scope == clientconf.ScopeProject {
 			so.workspace = env.ProjectDir
+			so.project = true
 		}
 		sources = append(sources, so)
 		if c.ID == "claude-code" && scope == clientconf.ScopeUser {
+			// What the user decided in Claude Code about the project's
+			// .mcp.json servers (kept by the directory Claude Code ran in).
+			for i := range sources {
+				if !sources[i].project {
+					continue
+				}
+				for _, dir := range []string{a.workDir, env.ProjectDir} {
+					ch, err := clientconf.ClaudeProjectChoices(data, dir)
+					if err != nil {
+						return nil, fmt.Errorf("reading %s: %w", p, err)
+					}
+					if sources[i].choices == nil || len(ch.Disabled)+len(ch.Enabled) > 0 || ch.EnableAll {
+						sources[i].choices, sources[i].choicesFile = &ch, p
+					}
+					if len(ch.Disabled)+len(ch.Enabled) > 0 || ch.EnableAll {
+						break
+					}
+				}
+			}
 			ps, err := clientconf.ProjectServers(data, a.workDir)
 			if err != nil {
 				return nil, fmt.Errorf("reading %s: %w", p, err)

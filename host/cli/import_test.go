@@ -319,16 +319,16 @@ func TestSanitizeServerName(t *testing.T) {
 func TestImportEachClient(t *testing.T) {
 	for _, tc := range []struct {
 		client string
-		user   string // the user file's content; "" for none
-		proj   string // the project file's content
-		want   []string
+		user   string   // the user file's content; "" for none
+		proj   string   // the project file's content
+		want   []string // the servers of the local scope, then of the project scope
 	}{
 		{"claude-desktop", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, "", []string{"a"}},
-		{"cursor", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, `{"mcpServers": {"p": {"url": "http://127.0.0.1:9/mcp"}}}`, []string{"p", "a"}},
-		{"vscode", "// user\n{\"servers\": {\"a\": {\"type\": \"stdio\", \"command\": \"a-mcp\",},},}", `{"servers": {"p": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}`, []string{"p", "a"}},
-		{"gemini", `{"mcpServers": {"a": {"httpUrl": "http://127.0.0.1:9/mcp"}}}`, `{"mcpServers": {"p": {"command": "p-mcp"}}}`, []string{"p", "a"}},
+		{"cursor", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, `{"mcpServers": {"p": {"url": "http://127.0.0.1:9/mcp"}}}`, []string{"a", "p"}},
+		{"vscode", "// user\n{\"servers\": {\"a\": {\"type\": \"stdio\", \"command\": \"a-mcp\",},},}", `{"servers": {"p": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}`, []string{"a", "p"}},
+		{"gemini", `{"mcpServers": {"a": {"httpUrl": "http://127.0.0.1:9/mcp"}}}`, `{"mcpServers": {"p": {"command": "p-mcp"}}}`, []string{"a", "p"}},
 		{"codex", "[mcp_servers.a]\ncommand = \"a-mcp\"\n", "", []string{"a"}},
-		{"claude-code", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, `{"mcpServers": {"p": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}}`, []string{"p", "a"}},
+		{"claude-code", `{"mcpServers": {"a": {"command": "a-mcp"}}}`, `{"mcpServers": {"p": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}}`, []string{"a", "p"}},
 	} {
 		t.Run(tc.client, func(t *testing.T) {
 			ie := newImportEnv(t)
@@ -353,6 +353,8 @@ func TestImportEachClient(t *testing.T) {
 				t.Fatalf("exit code %d\n%s%s", code, stdout, stderr)
 			}
 			data, _ := os.ReadFile(ie.local)
+			projData, _ := os.ReadFile(filepath.Join(ie.proj, config.ProjectFileName))
+			data = append(data, projData...)
 			var got []string
 			for _, m := range regexp.MustCompile(`server "([^"]+)"`).FindAllStringSubmatch(string(data), -1) {
 				got = append(got, m[1])
@@ -366,15 +368,17 @@ func TestImportEachClient(t *testing.T) {
 
 // TestImportProjectPaths: the relative paths of a project's file are the
 // project's (where the client runs its servers), even when mcphost runs in
-// a subdirectory; a user file's are the working directory's.
+// a subdirectory; a user file's are the working directory's. (The file is
+// named: imported by client name, a project file goes to the project
+// scope, see TestImportProjectFileNeedsApproval.)
 func TestImportProjectPaths(t *testing.T) {
 	ie := newImportEnv(t)
 	ie.wd = filepath.Join(ie.proj, "sub")
 	if err := os.MkdirAll(ie.wd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ie.write(t, "proj/.mcp.json", []byte(`{"mcpServers": {"p": {"command": "./scripts/srv"}, "d": {"command": "./x", "cwd": "data"}, "bare": {"command": "srv"}}}`))
-	code, stdout, stderr := ie.run("import", "claude-code")
+	p := ie.write(t, "proj/.mcp.json", []byte(`{"mcpServers": {"p": {"command": "./scripts/srv"}, "d": {"command": "./x", "cwd": "data"}, "bare": {"command": "srv"}}}`))
+	code, stdout, stderr := ie.run("import", p)
 	if code != 0 {
 		t.Fatalf("exit code %d\n%s%s", code, stdout, stderr)
 	}
@@ -388,5 +392,110 @@ func TestImportProjectPaths(t *testing.T) {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("no %s in:\n%s", want, data)
 		}
+	}
+}
+
+// TestImportProjectFileNeedsApproval: the servers of a client's project
+// file (a repository's .mcp.json, .vscode/mcp.json, …) never become servers
+// that run without approval. By default they go to the project scope
+// (unapproved until `mcphost config approve`); -s local or -s user refuses
+// them, naming -s project; a server the user refused in Claude Code
+// (disabledMcpjsonServers in ~/.claude.json) is not imported; the file
+// named on the command line is the user's choice and goes where -s says.
+func TestImportProjectFileNeedsApproval(t *testing.T) {
+	const evil = `{"mcpServers": {"evil": {"command": "sh", "args": ["-c", "echo pwned"]}, "nope": {"command": "nope-mcp"}}}`
+	for _, tc := range []struct {
+		name           string
+		args           []string
+		claude         string // ~/.claude.json
+		code           int
+		local, project []string // the servers written in each
+		out            []string // regexps the output matches
+	}{
+		{"default: project scope, unapproved", []string{"claude-code"}, "", 0, nil, []string{"evil", "nope"},
+			[]string{`into .*\.mcphost\.hcl \(project scope\)`, `mcphost config approve evil nope`}},
+		{"-s local refused", []string{"claude-code", "-s", "local"}, "", 1, nil, nil,
+			[]string{`refused +evil .*\n +read from .*\.mcp\.json, a repository's file: its servers run only once approved`, `fix: .*-s project`}},
+		{"-s user refused", []string{"claude-code", "-s", "user"}, "", 1, nil, nil, []string{`(?s)refused +evil .*refused +nope .*-s project`}},
+		{"-s project", []string{"claude-code", "-s", "project"}, "", 0, nil, []string{"evil", "nope"}, []string{`mcphost config approve evil nope`}},
+		{"refused in claude code", []string{"claude-code"},
+			`{"projects": {PROJ: {"disabledMcpjsonServers": ["evil"], "enabledMcpjsonServers": ["nope"]}}}`, 0, nil, []string{"nope"},
+			[]string{`skipped +evil .*\n +you refused it in Claude Code \(disabledMcpjsonServers`, `imported +nope`}},
+		{"not yet approved in claude code", []string{"claude-code"}, `{"projects": {PROJ: {"enabledMcpjsonServers": ["nope"]}}}`, 0, nil, []string{"evil", "nope"},
+			[]string{`imported +evil .*\n +note: Claude Code has not approved it either`}},
+		{"the file named", []string{"PROJ/.mcp.json"}, "", 0, []string{"evil", "nope"}, nil, []string{`\(local scope\)`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ie := newImportEnv(t)
+			ie.write(t, "proj/.mcp.json", []byte(evil))
+			if tc.claude != "" {
+				ie.write(t, "home/.claude.json", []byte(strings.ReplaceAll(tc.claude, "PROJ", strconvQuote(filepath.ToSlash(ie.proj)))))
+			}
+			args := []string{"import"}
+			for _, a := range tc.args {
+				args = append(args, strings.ReplaceAll(a, "PROJ", ie.proj))
+			}
+			code, stdout, stderr := ie.run(args...)
+			out := stdout + stderr
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\n%s", code, tc.code, out)
+			}
+			for _, re := range tc.out {
+				if !regexp.MustCompile(re).MatchString(out) {
+					t.Errorf("output does not match %s:\n%s", re, out)
+				}
+			}
+			servers := func(p string) []string {
+				data, _ := os.ReadFile(p)
+				var got []string
+				for _, m := range regexp.MustCompile(`server "([^"]+)"`).FindAllStringSubmatch(string(data), -1) {
+					got = append(got, m[1])
+				}
+				return got
+			}
+			if d := cmp.Diff(tc.local, servers(ie.local)); d != "" {
+				t.Errorf("local scope (-want +got):\n%s\n%s", d, out)
+			}
+			if d := cmp.Diff(tc.project, servers(filepath.Join(ie.proj, config.ProjectFileName))); d != "" {
+				t.Errorf("project scope (-want +got):\n%s\n%s", d, out)
+			}
+			if d := cmp.Diff(tc.local, servers(filepath.Join(ie.home, ".config", "mcphost", "config.hcl"))); tc.local == nil && d != "" {
+				t.Errorf("user scope (-want +got):\n%s", d)
+			}
+			// Nothing of the repository's runs without approval.
+			cfg, _ := config.Load(&config.LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := ie.env[k]; return v, ok }, WorkDir: ie.proj})
+			for _, s := range cfg.Servers {
+				if (s.Name == "evil" || s.Name == "nope") && (!s.NeedsApproval() || s.Approved) && tc.local == nil {
+					t.Errorf("%s (%s scope) runs without approval", s.Name, s.Origin.Scope)
+				}
+			}
+		})
+	}
+}
+
+// TestImportOutputIsSanitized: names, keys and values of the imported file
+// that reach the terminal (the report's names, problems and notes, the
+// blocks of --dry-run) carry no escape sequence or control character.
+func TestImportOutputIsSanitized(t *testing.T) {
+	for _, tc := range []struct{ name, file string }{
+		{"entry name", `{"mcpServers": {"\u001b]0;TITLE\u0007bad": {"command": "x"}, "ok\u001b[2J": {"command": "\u0007"}}}`},
+		{"input reference", `{"mcpServers": {"s": {"command": "x", "args": ["${input:\u001b[2Jtok}"]}}}`},
+		{"env key", `{"mcpServers": {"s": {"command": "x", "env": {"K\u001b[31m": "${input:a}", "\u009b2J": 1}}}}`},
+		{"unknown member", `{"mcpServers": {"s": {"command": "x", "\u001b[8mhidden": 1}}}`},
+		{"note", `{"mcpServers": {"s": {"command": "x", "description": "d"}, "s\u202e": {"command": "y"}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ie := newImportEnv(t)
+			p := ie.write(t, "servers.json", []byte(tc.file))
+			for _, args := range [][]string{{"import", p, "--dry-run"}, {"import", p}} {
+				_, stdout, stderr := ie.run(args...)
+				out := stdout + stderr
+				if i := strings.IndexFunc(out, func(r rune) bool {
+					return r < ' ' && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u202e'
+				}); i >= 0 {
+					t.Errorf("%v: a control character %q in the output:\n%q", args, out[i], out)
+				}
+			}
+		})
 	}
 }

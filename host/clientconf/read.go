@@ -34,6 +34,10 @@ const (
 	FormatGemini = "gemini"
 	// FormatCodex is the [mcp_servers.NAME] tables of Codex's config.toml.
 	FormatCodex = "codex"
+	// FormatClaudeDesktop is the mcpServers object of Claude Desktop's
+	// claude_desktop_config.json, whose values are literal (Claude Desktop
+	// does not expand ${NAME}).
+	FormatClaudeDesktop = "claude-desktop"
 )
 
 // ErrFormat is returned for a file that is not a client configuration
@@ -56,7 +60,9 @@ func Servers(c Client, data []byte) ([]Server, error) {
 		return vscodeServers(root, std)
 	case "gemini":
 		return jsonServers(data, FormatGemini, "mcpServers")
-	case "claude-code", "claude-desktop", "cursor":
+	case "claude-desktop":
+		return jsonServers(data, FormatClaudeDesktop, "mcpServers")
+	case "claude-code", "cursor":
 		return jsonServers(data, FormatMCPServers, "mcpServers")
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownClient, c.ID)
@@ -123,8 +129,11 @@ func ServersOfFile(name string, data []byte) ([]Server, error) {
 	}
 	if servers := jsonMember(root, "mcpServers"); servers != nil {
 		format := FormatMCPServers
-		if isGemini(name, root, servers) {
+		switch {
+		case isGemini(name, root, servers):
 			format = FormatGemini
+		case strings.EqualFold(filepath.Base(filepath.FromSlash(name)), ClaudeDesktopFileName):
+			format = FormatClaudeDesktop
 		}
 		return entries(servers, std, format, "mcpServers")
 	}
@@ -133,6 +142,10 @@ func ServersOfFile(name string, data []byte) ([]Server, error) {
 	}
 	return nil, fmt.Errorf("%w: no \"mcpServers\", \"servers\" or \"mcp.servers\" object (nor a .toml file with [mcp_servers])", ErrFormat)
 }
+
+// ClaudeDesktopFileName is the name of Claude Desktop's configuration file:
+// a file so named is read as Claude Desktop's (values literal).
+const ClaudeDesktopFileName = "claude_desktop_config.json"
 
 // geminiSettings are top-level keys only Gemini CLI's settings.json has.
 var geminiSettings = []string{"general", "ui", "model", "context", "tools", "security", "selectedAuthType", "theme", "mcp", "advanced", "experimental"}

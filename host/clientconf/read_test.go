@@ -39,7 +39,7 @@ func TestServersOfFile(t *testing.T) {
 		want     []entry
 	}{
 		{"claude_desktop_config.json", "", []entry{
-			{"filesystem", FormatMCPServers, 3, 2}, {"github", FormatMCPServers, 7, 3}, {"old", FormatMCPServers, 12, 2}}},
+			{"filesystem", FormatClaudeDesktop, 3, 2}, {"github", FormatClaudeDesktop, 7, 3}, {"old", FormatClaudeDesktop, 12, 2}}},
 		{"mcp.json", "", []entry{
 			{"perplexity", FormatVSCode, 13, 4}, {"fetch", FormatVSCode, 19, 4}, {"github", FormatVSCode, 25, 3}}},
 		{"settings.json", "", []entry{ // recognised by its "theme"
@@ -161,7 +161,11 @@ func FuzzServersOfFile(f *testing.F) {
 	}
 	f.Add([]byte(`{"mcpServers": {"a": 1}, "projects": {"/x": {"mcpServers": {"b": {}}}}}`))
 	f.Add([]byte("[mcp_servers.a]\ncommand = 1\n[mcp_servers.a.env]\nK = 'v'\n"))
+	f.Add([]byte(`{"projects": {"/x": {"disabledMcpjsonServers": ["a"], "enableAllProjectMcpServers": "yes"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := ClaudeProjectChoices(data, "/x"); err != nil && !errors.Is(err, ErrFormat) {
+			t.Fatalf("ClaudeProjectChoices: unclassified error %v", err)
+		}
 		for _, name := range []string{"f.json", "f.toml", ".gemini/settings.json"} {
 			ss, err := ServersOfFile(name, data)
 			if err != nil {

@@ -27,6 +27,10 @@ const (
 	EntryGemini = "gemini"
 	// EntryCodex is a [mcp_servers.NAME] table of Codex's config.toml.
 	EntryCodex = "codex"
+	// EntryClaudeDesktop is an mcpServers entry of Claude Desktop's
+	// claude_desktop_config.json, which does not expand ${NAME}: its
+	// values are literal text.
+	EntryClaudeDesktop = "claude-desktop"
 )
 
 // EntryOptions says how ServerEntryFromFields reads an entry.
@@ -41,6 +45,9 @@ type EntryOptions struct {
 	// reference written in its place (secret("…") of the stored value).
 	// When nil, a literal secret is a problem: it is never written as text.
 	StoreSecret func(where, value string) (SecretRef, error)
+	// GOOS is the operating system the block is for (runtime.GOOS): VS
+	// Code's ${userHome} is ${USERPROFILE} on windows, ${HOME} elsewhere.
+	GOOS string
 }
 
 // EntryProblem is one thing of an entry that mcphost does not import.
@@ -110,13 +117,11 @@ var unsupportedKeys = map[string]string{
 	"sandbox":          "the client's sandbox",
 }
 
-// secretKeyRE matches the names of variables and headers whose values
-// are secrets.
-var secretKeyRE = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|pwd|authorization|cookie|credential|api[_-]?key|access[_-]?key|private[_-]?key|(^|[_-])(key|pat)$)`)
-
 // IsSecretName reports whether name, an environment variable or a header,
-// holds a secret (GITHUB_TOKEN, DB_PASSWORD, X-API-Key, Authorization).
-func IsSecretName(name string) bool { return secretKeyRE.MatchString(name) }
+// holds a secret (GITHUB_TOKEN, DB_PASSWORD, X-API-Key, Authorization). It
+// is redact.SecretName: one heuristic for import, the logs and the ask
+// prompt.
+func IsSecretName(name string) bool { return redact.SecretName(name) }
 
 // plainValueRE matches values that are no secret whatever their name: a
 // number, true or false, a file's path (TOKENIZERS_PARALLELISM=false,
@@ -148,7 +153,7 @@ var bareVarRE = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 // out on purpose.
 func ServerEntryFromFields(name string, fields map[string]any, opts EntryOptions) (e *ServerEntry, notes []string, err error) {
 	m := &entryMapper{opts: opts, fields: fields}
-	e = &ServerEntry{Name: name, Expand: true}
+	e = &ServerEntry{Name: name, Expand: opts.Format != EntryClaudeDesktop}
 	if opts.Format == EntryCodex {
 		m.codex(e)
 	} else {
@@ -188,6 +193,13 @@ type entryMapper struct {
 
 func (m *entryMapper) problem(key, what, fix string) {
 	m.problems = append(m.problems, EntryProblem{Key: key, What: what, Fix: fix})
+}
+
+// note adds a note once.
+func (m *entryMapper) note(n string) {
+	if !slices.Contains(m.notes, n) {
+		m.notes = append(m.notes, n)
+	}
 }
 
 // get returns member k, marking it read.
@@ -260,7 +272,7 @@ func (m *entryMapper) list(k string, conv bool) []string {
 		}
 		if conv {
 			s = m.value(where, s)
-			if looksLikeToken(literalPart(s)) {
+			if looksLikeToken(m.literalPart(s)) {
 				m.problem(where, "looks like a token: mcphost does not write a secret into args or a URL", "pass it in an env variable and write ${NAME} in its place")
 			}
 		}
@@ -314,7 +326,7 @@ func (m *entryMapper) object(k string, secrets bool) (plain map[string]string, s
 
 // isSecret reports whether s, the value of name, holds a literal secret.
 func (m *entryMapper) isSecret(name, s string) bool {
-	lit := literalPart(s)
+	lit := m.literalPart(s)
 	if lit == "" {
 		return false
 	}
@@ -335,7 +347,7 @@ func (m *entryMapper) isSecret(name, s string) bool {
 
 // secret stores the literal secret s (where names it).
 func (m *entryMapper) secret(where, s string) (SecretRef, bool) {
-	if refRE.MatchString(s) {
+	if m.expands() && refRE.MatchString(s) {
 		m.problem(where, "a secret written partly as text and partly from variables", "put the whole value in one variable and write ${NAME}")
 		return SecretRef{}, false
 	}
@@ -356,12 +368,33 @@ func literalPart(s string) string {
 	return strings.TrimSpace(refRE.ReplaceAllString(s, ""))
 }
 
+// expands reports whether the client expands ${…} in its values (every
+// client but Claude Desktop).
+func (m *entryMapper) expands() bool { return m.opts.Format != EntryClaudeDesktop }
+
+// literalPart is the text of s that is literal for the client: without
+// its ${…} references, unless the client does not expand them.
+func (m *entryMapper) literalPart(s string) string {
+	if !m.expands() {
+		return strings.TrimSpace(s)
+	}
+	return literalPart(s)
+}
+
 // looksLikeToken reports whether s has the shape of a credential.
 func looksLikeToken(s string) bool { return s != "" && redact.String(s) != s }
 
 // value converts the client's variables in s to ${NAME} (what Expand
 // writes as env()); what cannot be converted is a problem.
 func (m *entryMapper) value(where, s string) string {
+	if !m.expands() {
+		// Claude Desktop passes ${…} on as text: so does the block
+		// (Expand is off, the writer escapes it).
+		if refRE.MatchString(s) {
+			m.note(fmt.Sprintf("%s: Claude Desktop does not expand ${NAME}: %q is kept as literal text", where, s))
+		}
+		return s
+	}
 	if m.opts.Format == EntryGemini {
 		// Gemini CLI expands $NAME too.
 		s = bareVarRE.ReplaceAllStringFunc(s, func(v string) string { return "${" + v[1:] + "}" })
@@ -371,6 +404,8 @@ func (m *entryMapper) value(where, s string) string {
 		switch {
 		case clientVars[inner]:
 			switch {
+			case inner == "userHome" && m.opts.GOOS == "windows":
+				return "${USERPROFILE}"
 			case inner == "userHome":
 				return "${HOME}"
 			case inner == "workspaceFolder" && m.opts.WorkspaceDir != "":
@@ -405,14 +440,14 @@ func (m *entryMapper) json(e *ServerEntry) {
 		e.Disabled = d
 	}
 	for _, u := range []string{url, httpURL} {
-		if looksLikeToken(literalPart(u)) {
+		if looksLikeToken(m.literalPart(u)) {
 			m.problem("url", "has a token in it: mcphost does not write a secret into a URL", "send it in a header from ${NAME} instead")
 		}
 	}
 	if v, ok := m.get("headersHelper"); ok {
 		switch h := v.(type) {
 		case string:
-			e.HeadersHelper = []string{m.value("headersHelper", h)}
+			e.HeadersHelper = m.shellCommand("headersHelper", m.value("headersHelper", h))
 		default:
 			e.HeadersHelper = m.list("headersHelper", true)
 		}
@@ -448,6 +483,27 @@ func (m *entryMapper) json(e *ServerEntry) {
 		e.Transport = typ // a plugin transport (ws): the loader checks it
 	}
 	m.shape(e)
+}
+
+// plainCommandRE matches a command that a shell runs as one program with
+// no arguments: no space, quote, variable, glob or operator in it.
+var plainCommandRE = regexp.MustCompile(`^[A-Za-z0-9_./:\\+@%,=-]+$`)
+
+// shellCommand maps cmd, a command line the client runs through a shell
+// (Claude Code's headersHelper), to a program and its arguments: a plain
+// program path as it is, anything else as ["sh", "-c", cmd], which runs
+// it as the client does. On Windows, where there is no sh to rely on, it is
+// a problem.
+func (m *entryMapper) shellCommand(key, cmd string) []string {
+	if lit := literalPart(cmd); lit == "" || plainCommandRE.MatchString(lit) {
+		return []string{cmd}
+	}
+	if m.opts.GOOS == "windows" {
+		m.problem(key, "a shell command line, which mcphost does not run through a shell on Windows", "write the helper as a list [program, args…], or add the server with `mcphost server add --header-helper`")
+		return nil
+	}
+	m.note(key + " is a shell command: imported as sh -c, as Claude Code runs it")
+	return []string{"sh", "-c", cmd}
 }
 
 // oauth reads Claude Code's oauth member.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // TestServerEntryFromFields maps one entry of each client format to the
@@ -224,4 +226,82 @@ func FuzzServerEntryFromFields(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIsSecretNameIsRedacts: import and the redactor (the ask prompt, the
+// logs) agree on every name.
+func TestIsSecretNameIsRedacts(t *testing.T) {
+	for _, name := range []string{"pwd", "db_key", "GITHUB_PAT", "private_key", "passphrase", "session_id", "code_verifier", "assertion", "GITHUB_TOKEN", "LOG_LEVEL", "keyboard"} {
+		if IsSecretName(name) != redact.SecretName(name) {
+			t.Errorf("%s: IsSecretName %v, redact.SecretName %v", name, IsSecretName(name), redact.SecretName(name))
+		}
+	}
+}
+
+// TestServerEntryFromFieldsPerClient: what differs by client and OS.
+// ${userHome} is USERPROFILE on Windows (HOME is usually unset there);
+// Claude Desktop does not expand ${…}, so its values stay literal text
+// (noted) and a literal secret in them is stored; Claude Code runs
+// headersHelper through a shell: a command line becomes sh -c (a problem
+// on Windows), a plain program stays one.
+func TestServerEntryFromFieldsPerClient(t *testing.T) {
+	for _, tc := range []struct {
+		name, format, goos, json string
+		want                     string   // the block written, when imported
+		problems                 []string // the members reported, when not
+		notes                    int
+	}{
+		{"userHome on windows", EntryVSCode, "windows", `{"command":"${userHome}/bin/x.exe"}`,
+			"server \"n\" {\n  command = \"${env(\"USERPROFILE\")}/bin/x.exe\"\n}\n", nil, 0},
+		{"userHome elsewhere", EntryVSCode, "darwin", `{"command":"${userHome}/bin/x"}`,
+			"server \"n\" {\n  command = \"${env(\"HOME\")}/bin/x\"\n}\n", nil, 0},
+		{"claude desktop keeps ${} literal", EntryClaudeDesktop, "linux", `{"command":"npx","args":["${HOME}/Documents"],"env":{"MODE":"${MODE}"}}`,
+			"server \"n\" {\n  command = \"npx\"\n  args    = [\"$${HOME}/Documents\"]\n  env = {\n    MODE = \"$${MODE}\"\n  }\n}\n", nil, 2},
+		{"claude desktop secret with ${} stored", EntryClaudeDesktop, "linux", `{"command":"x","env":{"API_KEY":"abc${X}"}}`,
+			"server \"n\" {\n  command = \"x\"\n  env = {\n    API_KEY = secret(\"stored:env.API_KEY\")\n  }\n}\n", nil, 1},
+		{"headersHelper shell command", EntryMCPServers, "linux", `{"type":"http","url":"https://h/mcp","headersHelper":"/opt/get-headers.sh --aud x | jq ."}`,
+			"server \"n\" {\n  transport      = \"http\"\n  url            = \"https://h/mcp\"\n  headers_helper = [\"sh\", \"-c\", \"/opt/get-headers.sh --aud x | jq .\"]\n}\n", nil, 1},
+		{"headersHelper plain program", EntryMCPServers, "linux", `{"type":"http","url":"https://h/mcp","headersHelper":"${HOME}/bin/helper"}`,
+			"server \"n\" {\n  transport      = \"http\"\n  url            = \"https://h/mcp\"\n  headers_helper = \"${env(\"HOME\")}/bin/helper\"\n}\n", nil, 0},
+		{"headersHelper shell command on windows", EntryMCPServers, "windows", `{"type":"http","url":"https://h/mcp","headersHelper":"helper.cmd --aud x"}`,
+			"", []string{"headersHelper"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var fields map[string]any
+			if err := json.Unmarshal([]byte(tc.json), &fields); err != nil {
+				t.Fatal(err)
+			}
+			opts := EntryOptions{Format: tc.format, GOOS: tc.goos, StoreSecret: func(where, _ string) (SecretRef, error) {
+				return SecretRef{Stored: "stored:" + where}, nil
+			}}
+			e, notes, err := ServerEntryFromFields("n", fields, opts)
+			if tc.problems != nil {
+				var ee *EntryError
+				if !errors.As(err, &ee) {
+					t.Fatalf("err = %v, want an *EntryError", err)
+				}
+				var keys []string
+				for _, p := range ee.Problems {
+					keys = append(keys, p.Key)
+				}
+				if d := cmp.Diff(tc.problems, keys); d != "" {
+					t.Errorf("problems (-want +got)\n%s", d)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := AddServerBlock(nil, "f.hcl", e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, string(out)); d != "" {
+				t.Errorf("block (-want +got)\n%s", d)
+			}
+			if len(notes) != tc.notes {
+				t.Errorf("notes = %q, want %d", notes, tc.notes)
+			}
+		})
+	}
 }

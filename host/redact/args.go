@@ -3,7 +3,6 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -15,10 +14,6 @@ const (
 	ArgumentsMaxBytes = 1 << 10
 	ArgumentsMaxLines = 20
 )
-
-// secretArgName matches argument names whose values are secrets beyond
-// SecretName's (a private key, a passphrase).
-var secretArgName = regexp.MustCompile(`(?i)(private[_-]?key|passphrase)`)
 
 // Arguments renders a call's arguments (JSON) for a permission question
 // (the terminal's ask prompt, the gateway's question to its client):
@@ -52,7 +47,7 @@ func maskArgs(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			if SecretName(k) || secretArgName.MatchString(k) {
+			if SecretName(k) {
 				out[k] = Mask
 				continue
 			}

@@ -51,12 +51,17 @@ var keyed = []struct {
 	{regexp.MustCompile(`(?i)("code"\s*:\s*)("(?:[^"\\\n]|\\.)*"?)`), true},
 }
 
-// secretKey matches the names of log fields whose values are secrets.
-var secretKey = regexp.MustCompile(`(?i)(token|secret|password|passwd|authorization|cookie|session[_-]?id|code_verifier|api[_-]?key|assertion|credential)`)
+// secretKey matches the names of fields, arguments, environment variables
+// and headers whose values are secrets. It is the one heuristic of
+// mcphost: log fields (Args), the ask prompt's arguments and the values of
+// imported entries (config.IsSecretName) all use it.
+var secretKey = regexp.MustCompile(`(?i)(token|secret|passw(or)?d|pwd|passphrase|authorization|cookie|session[_-]?id|code_verifier|api[_-]?key|access[_-]?key|private[_-]?key|assertion|credential|(^|[_-])(key|pat)$)`)
 
-// SecretName reports whether a field, key or variable named name holds a
-// secret by its name (access_token, client_secret, DB_PASSWORD, apiKey,
-// Authorization, …): its value is masked whatever it looks like.
+// SecretName reports whether a field, key, argument, variable or header
+// named name holds a secret by its name (access_token, client_secret,
+// DB_PASSWORD, DB_PWD, apiKey, db_key, GITHUB_PAT, private_key,
+// passphrase, Authorization, …): its value is masked whatever it looks
+// like.
 func SecretName(name string) bool { return secretKey.MatchString(name) }
 
 // urlCredentials matches the password of user:password@ in a URL.

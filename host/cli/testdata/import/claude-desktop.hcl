@@ -1,6 +1,6 @@
 server "filesystem" {
   command = "npx"
-  args    = ["-y", "@modelcontextprotocol/server-filesystem", "${env("HOME")}/Documents"]
+  args    = ["-y", "@modelcontextprotocol/server-filesystem", "$${HOME}/Documents"]
 }
 
 server "github" {
