@@ -151,3 +151,15 @@ func TestRegistryInstallHardening(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalScreenKeys: a key with terminal escapes is shown quoted on
+// the approval screen, never raw.
+func TestApprovalScreenKeys(t *testing.T) {
+	var b strings.Builder
+	describeForApproval(&b, &config.Server{Name: "x", Transport: config.TransportStdio, Command: "npx", Registry: "io.example/x@1.0.0",
+		Env: map[string]string{"K\x1b]0;TITLE\x07EY": "v", "PLAIN": "p"}})
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `"K\x1b]0;TITLE\aEY" = "v"`) || !strings.Contains(out, `PLAIN = "p"`) {
+		t.Errorf("approval screen:\n%q", out)
+	}
+}

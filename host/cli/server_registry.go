@@ -97,13 +97,13 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 	if o := resp.Meta.Official; o != nil {
 		switch o.Status {
 		case mcpregistry.StatusDeleted:
-			return fmt.Errorf("%s %s is marked deleted in %s: not installed", id, mcpregistry.Printable(s.Version, 40), c.URL())
+			return fmt.Errorf("%s %s is marked deleted in %s: not installed", id, registryText(s.Version, 40), c.URL())
 		case mcpregistry.StatusDeprecated:
-			fmt.Fprintf(a.stderr, "warning: %s %s is deprecated in %s\n", id, mcpregistry.Printable(s.Version, 40), c.URL())
+			fmt.Fprintf(a.stderr, "warning: %s %s is deprecated in %s\n", id, registryText(s.Version, 40), c.URL())
 		}
 	}
 	if s.Name != id {
-		return fmt.Errorf("%s answered with server %q for %q", c.URL(), mcpregistry.Printable(s.Name, 200), id)
+		return fmt.Errorf("%s answered with server %q for %q", c.URL(), registryText(s.Name, 200), id)
 	}
 	if _, _, err := config.ParseRegistryRef(s.Name+"@"+s.Version, true); err != nil {
 		return fmt.Errorf("%s: the registry's entry: %w", c.URL(), err)
@@ -171,7 +171,7 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 		deleteSecrets(secretsDir, stored)
 		return err
 	}
-	fmt.Fprintf(a.stdout, "From %s: %s %s (%s)\n", c.URL(), id, mcpregistry.Printable(s.Version, 40), plan.Origin)
+	fmt.Fprintf(a.stdout, "From %s: %s %s (%s)\n", c.URL(), id, registryText(s.Version, 40), plan.Origin)
 	for _, sv := range stored {
 		fmt.Fprintf(a.stdout, "The secret %s is stored in %s (readable by you only)\n", cleanLine(sv.input), cleanLine(filepath.Join(secretsDir, sv.name)))
 	}
@@ -459,7 +459,7 @@ type inputPrompter struct {
 
 // ask prompts for n; ok is false for an empty answer (the default, if any).
 func (p *inputPrompter) ask(n mcpregistry.Need) (string, bool, error) {
-	pr := mcpregistry.Printable
+	pr := registryText
 	var notes []string
 	if n.Input.IsSecret {
 		notes = append(notes, "secret, not shown")
