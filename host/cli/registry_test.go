@@ -426,6 +426,13 @@ func TestRegistryUserApprovalEverywhere(t *testing.T) {
 	if err := r.run("server", "add", "-s", "local", "other", "--from-registry", "io.modelcontextprotocol.anonymous/brave-search", "-e", "BRAVE_API_KEY=bsk-s3cr3t"); err != nil {
 		t.Fatal(err, r.stderr.String())
 	}
+	// An approval of the same name in dir A's local file (from before
+	// approvals of user-scope servers went to the user file) would win over
+	// the user file's there: it is updated too.
+	localA := config.Locate(func(k string) (string, bool) { v, ok := r.env[k]; return v, ok }, dirA).Local
+	if err := config.WriteApprovals(localA, map[string]string{"weather-mcp": "sha256:" + strings.Repeat("0", 64)}); err != nil {
+		t.Fatal(err)
+	}
 	if err := r.run("config", "approve", "--yes", "weather-mcp", "other"); err != nil {
 		t.Fatal(err, r.stderr.String())
 	}
