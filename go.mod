@@ -3,7 +3,6 @@ module github.com/mcphost/mcphost
 go 1.26.8
 
 require (
-	github.com/BurntSushi/toml v1.6.0
 	github.com/agext/levenshtein v1.2.1
 	github.com/anthropics/anthropic-sdk-go/v2 v2.13.0
 	github.com/coder/websocket v1.8.15

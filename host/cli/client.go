@@ -49,7 +49,7 @@ func (a *app) clientEnv() clientconf.Env {
 func (a *app) clientBackupDir() (string, error) {
 	dir := config.Locate(a.lookupEnv, a.workDir).ConfigDir
 	if dir == "" {
-		return "", errors.New("no directory for the backups of the clients' files: set HOME or MCPHOST_CONFIG_DIR")
+		return "", fmt.Errorf("no directory for the backups of the clients' files: %w (or set %s)", &clientconf.EnvError{Var: "HOME"}, config.EnvConfigDir)
 	}
 	return filepath.Join(dir, "client-backups"), nil
 }
@@ -89,7 +89,18 @@ restores it byte for byte.
 By default the client starts the gateway on stdio: this mcphost executable with
 ` + "`serve --naming server`" + ` (the clients prefix tool names with the server's name
 themselves), and --config FILE for each --config given here, so that a client
-started from another directory serves the same configuration.
+started from another directory serves the same configuration. The variables
+MCPHOST_CONFIG_DIR, MCPHOST_LOCAL_CONFIG and MCPHOST_MANAGED_CONFIG, when set
+here, go into the entry's env, so that the client's gateway uses the same files.
+
+-s project writes a file meant to be committed (.mcp.json, .cursor/mcp.json,
+.vscode/mcp.json, .gemini/settings.json, .codex/config.toml), so nothing of this
+machine goes in: the command is ` + "`mcphost`" + ` from the PATH, a --config inside the
+project is written relative to the project (${workspaceFolder}/... for VS Code;
+the project's own .mcphost.hcl is dropped, as serve finds it), a --config
+outside the project is refused, and the MCPHOST_* variables above are not
+written (a warning says so). Codex reads .codex/config.toml only in projects it
+trusts.
 
 --http URL writes a remote entry instead (streamable HTTP, for a running
 ` + "`mcphost serve --http`" + `) whose bearer token the client reads from the environment
@@ -99,6 +110,7 @@ reach an HTTP server from its file: connect it over stdio.`,
 		Example: `  mcphost client connect claude-code
   mcphost --config ~/mcphost.hcl client connect claude-desktop
   mcphost client connect cursor -s project
+  mcphost client connect codex -s project
   mcphost client connect vscode --http http://127.0.0.1:8080/mcp
   mcphost client connect codex --yes`,
 		Args: cobra.ExactArgs(1),
@@ -114,24 +126,15 @@ reach an HTTP server from its file: connect it over stdio.`,
 			entry := clientconf.Entry{Name: name}
 			if httpURL != "" {
 				entry.URL, entry.TokenEnv = httpURL, tokenEnv
+				if warn := httpPathWarning(httpURL); warn != "" {
+					fmt.Fprintln(a.stderr, "Warning: "+warn)
+				}
 			} else {
 				if cmd.Flags().Changed("token-env") {
 					return &usageError{errors.New("--token-env goes with --http")}
 				}
-				exe, err := os.Executable()
-				if err != nil {
-					return fmt.Errorf("finding this mcphost executable: %w", err)
-				}
-				entry.Command = exe
-				if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-					fmt.Fprintf(a.stderr, "Warning: %s is a temporary build (go run): the client could not start it later; install mcphost (make install, or go install ./cmd/mcphost) and run that one\n", exe)
-				}
-				entry.Args = []string{"serve", "--naming", "server"}
-				for _, f := range a.configs {
-					if !filepath.IsAbs(f) {
-						f = filepath.Join(a.workDir, f)
-					}
-					entry.Args = append(entry.Args, "--config", filepath.Clean(f))
+				if err := a.stdioEntry(c, sc, &entry); err != nil {
+					return err
 				}
 			}
 			backups, err := a.clientBackupDir()
@@ -139,7 +142,9 @@ reach an HTTP server from its file: connect it over stdio.`,
 				return err
 			}
 			ch, err := clientconf.Connect(c, sc, a.clientEnv(), entry, backups)
-			if errors.Is(err, clientconf.ErrNoHTTP) || errors.Is(err, clientconf.ErrBadEntry) {
+			var oe *clientconf.OtherEntryError
+			var sf *clientconf.SameFileError
+			if errors.Is(err, clientconf.ErrNoHTTP) || errors.Is(err, clientconf.ErrBadEntry) || errors.As(err, &oe) || errors.As(err, &sf) {
 				return &usageError{err}
 			}
 			if err != nil {
@@ -149,7 +154,7 @@ reach an HTTP server from its file: connect it over stdio.`,
 				fmt.Fprintf(a.stdout, "%s (%s scope) is already connected to the gateway as %q in %s\n", c.Name, sc, ch.Name, ch.Path)
 				return nil
 			}
-			if err := a.confirmClientChange(ch, '+', yes, "connect"); err != nil {
+			if err := a.confirmClientChange(ch, yes, "connect"); err != nil {
 				return err
 			}
 			if err := ch.Apply(); err != nil {
@@ -161,6 +166,9 @@ reach an HTTP server from its file: connect it over stdio.`,
 			}
 			fmt.Fprintf(a.stdout, "Connected %s (%s scope) to the gateway as %q (%s) in %s\n", c.Name, sc, ch.Name, how, ch.Path)
 			fmt.Fprintf(a.stdout, "Undo with: mcphost client disconnect %s%s%s\n", c.ID, scopeFlag(c, sc), nameFlag(ch.Name))
+			if c.ID == "claude-code" && sc == clientconf.ScopeUser {
+				fmt.Fprintln(a.stdout, "A running Claude Code rewrites this file from memory: restart it (quit every session) so that it reads the entry and keeps it.")
+			}
 			switch {
 			case entry.URL != "" && entry.TokenEnv != "":
 				fmt.Fprintf(a.stdout, "%s reads the bearer token from $%s when it starts: set it in the client's environment to the token `mcphost serve --http` uses.\n", c.Name, entry.TokenEnv)
@@ -210,11 +218,14 @@ removed. The change is shown and asked for first (--yes for scripts).`,
 				fmt.Fprintf(a.stdout, "%s (%s scope) has no entry %q in %s: nothing to do\n", c.Name, sc, ch.Name, ch.Path)
 				return nil
 			}
-			if err := a.confirmClientChange(ch, '-', yes, "disconnect"); err != nil {
+			if err := a.confirmClientChange(ch, yes, "disconnect"); err != nil {
 				return err
 			}
 			if err := ch.Apply(); err != nil {
 				return err
+			}
+			for _, w := range ch.Warnings {
+				fmt.Fprintln(a.stderr, "Warning: "+w)
 			}
 			switch {
 			case ch.Restore && ch.After == nil:
@@ -284,10 +295,9 @@ func (a *app) clientListCmd() *cobra.Command {
 	return cmd
 }
 
-// confirmClientChange shows ch and asks for it unless yes. ours is the
-// diff side ('+' connect, '-' disconnect) whose lines mcphost wrote: the
-// others come from the user's file and are shown with their secrets masked.
-func (a *app) confirmClientChange(ch *clientconf.Change, ours byte, yes bool, verb string) error {
+// confirmClientChange shows ch, every line of it masked (maskDiffLine),
+// and asks for it unless yes.
+func (a *app) confirmClientChange(ch *clientconf.Change, yes bool, verb string) error {
 	fmt.Fprintf(a.stdout, "%s (%s scope): %s\n", ch.Client.Name, ch.Scope, ch.Path)
 	if ch.Restore {
 		fmt.Fprintln(a.stdout, "The file is as mcphost left it: it is restored from the backup.")
@@ -299,10 +309,7 @@ func (a *app) confirmClientChange(ch *clientconf.Change, ours byte, yes bool, ve
 		if line == "" {
 			continue
 		}
-		if line[0] != ours || strings.HasPrefix(line, "+++") || strings.HasPrefix(line, "---") {
-			line = redact.String(line)
-		}
-		fmt.Fprint(a.stdout, line)
+		fmt.Fprint(a.stdout, maskDiffLine(line))
 	}
 	if yes {
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/host/registry"
 )
 
@@ -68,7 +69,7 @@ func (a *app) askOnTerminal(ctx context.Context, t *registry.Tool, d permissions
 }
 
 // askCall is askOnTerminal about a call with the arguments args (JSON),
-// which the prompt shows (askArguments).
+// which the prompt shows (redact.Arguments).
 func (a *app) askCall(ctx context.Context, t *registry.Tool, d permissions.Decision, args json.RawMessage) (bool, error) {
 	release, err := a.takeTurn(ctx)
 	if err != nil {
@@ -79,7 +80,7 @@ func (a *app) askCall(ctx context.Context, t *registry.Tool, d permissions.Decis
 		return true, nil
 	}
 	fmt.Fprintf(a.stderr, "%s (%s) wants to run.\n  %s\n  arguments:\n%s\nAllow? [y]es / [N]o / [a]lways this session: ",
-		t.Name, t.DisplayName, d.Explain(), askArguments(args, "    "))
+		t.Name, t.DisplayName, d.Explain(), redact.Arguments(args, "    "))
 	line, err := a.readLine(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 )
 
+// ErrDamagedRecord is returned when a backup record cannot be read back.
+var ErrDamagedRecord = errors.New("damaged backup record")
+
 // backups is the directory of the client files' backups: for each file
 // mcphost connected, FILEID.orig (the file as it was before the first
 // change; absent when there was none) and FILEID.json (the record).
@@ -65,7 +68,7 @@ func (b *backups) load(path string) (*record, error) {
 	}
 	var r record
 	if err := json.Unmarshal(data, &r); err != nil || r.Path != path {
-		return nil, fmt.Errorf("the backup record %s of %s is damaged: remove it", b.recordPath(path), path)
+		return nil, fmt.Errorf("%w %s of %s: remove it", ErrDamagedRecord, b.recordPath(path), path)
 	}
 	return &r, nil
 }
@@ -106,13 +109,16 @@ func (b *backups) update(rec *record) error {
 	return nil
 }
 
-// drop removes rec and its backup.
-func (b *backups) drop(rec *record) error {
+// drop removes rec and its backup; a backup that cannot be removed is a
+// warning (the file itself is restored).
+func (b *backups) drop(rec *record) (warning string, err error) {
 	if rec.Orig != "" {
-		os.Remove(filepath.Join(b.dir, rec.Orig))
+		if err := os.Remove(filepath.Join(b.dir, rec.Orig)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			warning = fmt.Sprintf("the backup of %s could not be removed: %v", rec.Path, err)
+		}
 	}
 	if err := os.Remove(b.recordPath(rec.Path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("removing the backup record of %s: %w", rec.Path, err)
+		return warning, fmt.Errorf("removing the backup record of %s: %w", rec.Path, err)
 	}
-	return nil
+	return warning, nil
 }

@@ -8,22 +8,24 @@ import (
 	"strings"
 )
 
-// The clients, in the order `mcphost client list` shows them.
-var clients = []Client{
-	{ID: "claude-code", Name: "Claude Code", Scopes: []Scope{ScopeUser, ScopeProject}},
-	{ID: "claude-desktop", Name: "Claude Desktop", Scopes: []Scope{ScopeUser}},
-	{ID: "cursor", Name: "Cursor", Scopes: []Scope{ScopeUser, ScopeProject}},
-	{ID: "vscode", Name: "VS Code", Scopes: []Scope{ScopeUser, ScopeProject}},
-	{ID: "gemini", Name: "Gemini CLI", Scopes: []Scope{ScopeUser, ScopeProject}},
-	{ID: "codex", Name: "Codex", Scopes: []Scope{ScopeUser}},
+// Clients returns the clients mcphost knows, in the order `mcphost client
+// list` shows them: fresh values each call (no package state to change).
+func Clients() []Client {
+	both := func() []Scope { return []Scope{ScopeUser, ScopeProject} }
+	return []Client{
+		{ID: "claude-code", Name: "Claude Code", Scopes: both()},
+		{ID: "claude-desktop", Name: "Claude Desktop", Scopes: []Scope{ScopeUser}},
+		{ID: "cursor", Name: "Cursor", Scopes: both()},
+		{ID: "vscode", Name: "VS Code", Scopes: both()},
+		{ID: "gemini", Name: "Gemini CLI", Scopes: both()},
+		// Codex reads PROJECT/.codex/config.toml in trusted projects only.
+		{ID: "codex", Name: "Codex", Scopes: both()},
+	}
 }
-
-// Clients returns the clients mcphost knows, in a fixed order.
-func Clients() []Client { return append([]Client(nil), clients...) }
 
 // Lookup returns the client id names.
 func Lookup(id string) (Client, error) {
-	for _, c := range clients {
+	for _, c := range Clients() {
 		if c.ID == id {
 			return c, nil
 		}
@@ -82,10 +84,35 @@ func (e *EnvError) Error() string { return "$" + e.Var + " is not set" }
 //	gemini          user     ~/.gemini/settings.json ($GEMINI_CLI_HOME instead of ~ when set)
 //	                project  PROJECT/.gemini/settings.json
 //	codex           user     $CODEX_HOME/config.toml, else ~/.codex/config.toml
+//	                project  PROJECT/.codex/config.toml (read by Codex in trusted projects only)
 //
 // ~ is $HOME, on Windows %USERPROFILE% (else $HOME). PROJECT is
-// env.ProjectDir, else env.WorkDir.
+// env.ProjectDir, else env.WorkDir. A project file that is the user file
+// (the project is the home directory) is a *SameFileError.
 func (c Client) Path(scope Scope, env Env) (string, error) {
+	p, err := c.path(scope, env)
+	if err != nil || scope != ScopeProject {
+		return p, err
+	}
+	pt := pather{env: env}
+	if u, uerr := c.path(ScopeUser, env); uerr == nil && pt.clean(u) == pt.clean(p) {
+		return "", &SameFileError{Client: c, Path: p}
+	}
+	return p, nil
+}
+
+// SameFileError is returned for a project scope whose file is the user
+// scope's (a project directory that is the home directory).
+type SameFileError struct {
+	Client Client
+	Path   string
+}
+
+func (e *SameFileError) Error() string {
+	return fmt.Sprintf("%s's project file %s is its user file (the project directory is the home directory): use the user scope, or run in a project", e.Client.Name, e.Path)
+}
+
+func (c Client) path(scope Scope, env Env) (string, error) {
 	if !c.HasScope(scope) {
 		return "", &ScopeError{Client: c, Scope: scope}
 	}
@@ -107,6 +134,8 @@ func (c Client) Path(scope Scope, env Env) (string, error) {
 			return p.join(dir, ".vscode", "mcp.json"), nil
 		case "gemini":
 			return p.join(dir, ".gemini", "settings.json"), nil
+		case "codex":
+			return p.join(dir, ".codex", "config.toml"), nil
 		}
 		return "", &ScopeError{Client: c, Scope: scope}
 	}
@@ -177,6 +206,14 @@ func (p pather) join(elem ...string) string {
 		}
 	}
 	return strings.Join(parts, `\`)
+}
+
+// clean normalizes a path of env.GOOS for comparison.
+func (p pather) clean(s string) string {
+	if p.goos() == "windows" {
+		return strings.ToLower(strings.TrimRight(strings.ReplaceAll(s, "/", `\`), `\`))
+	}
+	return path.Clean(s)
 }
 
 // home is the user's home directory.

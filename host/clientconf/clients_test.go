@@ -39,6 +39,7 @@ func TestPathTables(t *testing.T) {
 		{"linux", linux, "gemini", ScopeUser, "/home/u/.gemini/settings.json"},
 		{"linux", linux, "gemini", ScopeProject, "/src/proj/.gemini/settings.json"},
 		{"linux", linux, "codex", ScopeUser, "/home/u/.codex/config.toml"},
+		{"linux", linux, "codex", ScopeProject, "/src/proj/.codex/config.toml"},
 		{"linux", map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/xdg"}, "vscode", ScopeUser, "/xdg/Code/User/mcp.json"},
 		{"linux", map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/xdg"}, "claude-desktop", ScopeUser, "/xdg/Claude/claude_desktop_config.json"},
 		{"linux", map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "rel"}, "vscode", ScopeUser, "/home/u/.config/Code/User/mcp.json"},
@@ -53,6 +54,7 @@ func TestPathTables(t *testing.T) {
 		{"darwin", darwin, "vscode", ScopeProject, "/src/proj/.vscode/mcp.json"},
 		{"darwin", darwin, "gemini", ScopeUser, "/Users/u/.gemini/settings.json"},
 		{"darwin", darwin, "codex", ScopeUser, "/Users/u/.codex/config.toml"},
+		{"darwin", darwin, "codex", ScopeProject, "/src/proj/.codex/config.toml"},
 		{"darwin", map[string]string{"HOME": "/Users/u", "XDG_CONFIG_HOME": "/xdg"}, "vscode", ScopeUser, "/Users/u/Library/Application Support/Code/User/mcp.json"},
 
 		{"windows", windows, "claude-code", ScopeUser, `C:\Users\u\.claude.json`},
@@ -65,6 +67,7 @@ func TestPathTables(t *testing.T) {
 		{"windows", windows, "gemini", ScopeUser, `C:\Users\u\.gemini\settings.json`},
 		{"windows", windows, "gemini", ScopeProject, `C:\src\proj\.gemini\settings.json`},
 		{"windows", windows, "codex", ScopeUser, `C:\Users\u\.codex\config.toml`},
+		{"windows", windows, "codex", ScopeProject, `C:\src\proj\.codex\config.toml`},
 		{"windows", map[string]string{"USERPROFILE": `C:\Users\u`, "CODEX_HOME": `D:\codex\`}, "codex", ScopeUser, `D:\codex\config.toml`},
 	}
 	for _, tt := range tests {
@@ -85,10 +88,10 @@ func TestPathTables(t *testing.T) {
 }
 
 func TestPathErrors(t *testing.T) {
-	c, _ := Lookup("codex")
+	c, _ := Lookup("claude-desktop")
 	var se *ScopeError
 	if _, err := c.Path(ScopeProject, envOf("linux", map[string]string{"HOME": "/h"})); !errors.As(err, &se) {
-		t.Errorf("codex project: %v, want a ScopeError", err)
+		t.Errorf("claude-desktop project: %v, want a ScopeError", err)
 	}
 	d, _ := Lookup("claude-desktop")
 	var ee *EnvError
@@ -100,5 +103,33 @@ func TestPathErrors(t *testing.T) {
 	}
 	if _, err := Lookup("zed"); !errors.Is(err, ErrUnknownClient) {
 		t.Errorf("Lookup(zed) = %v", err)
+	}
+}
+
+// TestProjectIsUserFile: a project scope whose file is the user scope's
+// (the project directory is the home directory) is refused (review 37a
+// finding 9).
+func TestProjectIsUserFile(t *testing.T) {
+	for _, tt := range []struct{ goos, id, home string }{
+		{"linux", "cursor", "/src/proj"},
+		{"linux", "gemini", "/src/proj/"},
+		{"windows", "cursor", `c:\src\proj`},
+	} {
+		c, _ := Lookup(tt.id)
+		var sf *SameFileError
+		if _, err := c.Path(ScopeProject, envOf(tt.goos, map[string]string{"HOME": tt.home, "USERPROFILE": tt.home})); !errors.As(err, &sf) {
+			t.Errorf("%s %s: %v, want a SameFileError", tt.goos, tt.id, err)
+		}
+	}
+}
+
+// TestClientsFresh: changing what Clients returns changes no package state
+// (review 37a finding 11).
+func TestClientsFresh(t *testing.T) {
+	cs := Clients()
+	cs[0].Scopes[0] = "broken"
+	cs[0].ID = "broken"
+	if got := Clients(); got[0].Scopes[0] != ScopeUser || got[0].ID != "claude-code" {
+		t.Fatalf("Clients shares state: %+v", got[0])
 	}
 }

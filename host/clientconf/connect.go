@@ -11,6 +11,10 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 )
 
+// ErrDanglingLink is returned for a client file that is a symbolic link
+// whose target does not exist.
+var ErrDanglingLink = errors.New("dangling symbolic link")
+
 // ErrChangedMeanwhile is returned by Apply when the file changed after the
 // change was planned.
 var ErrChangedMeanwhile = errors.New("the file changed while the change was being confirmed; run the command again")
@@ -37,6 +41,9 @@ type Change struct {
 	// ChangedSince (Disconnect): the file changed since Connect wrote it,
 	// so only the entry is removed.
 	ChangedSince bool
+
+	// Warnings are what Apply could not tidy up (a backup left behind).
+	Warnings []string
 
 	backups *backups
 	record  *record
@@ -72,6 +79,14 @@ func Connect(c Client, scope Scope, env Env, e Entry, backupDir string) (*Change
 	ch, err := plan(c, scope, env, e.name(), backupDir)
 	if err != nil {
 		return nil, err
+	}
+	if rec := ch.record; rec != nil && rec.Name != ch.Name {
+		// One gateway entry per file: the record restores the file as it
+		// was before the first, which a second name would make wrong.
+		if _, other, err := ch.withoutName(ch.Before, rec.Name); err == nil && other {
+			return nil, &OtherEntryError{Path: ch.Path, Name: rec.Name}
+		}
+		ch.record = nil // the other entry is gone: its record is stale
 	}
 	if c.ID == "codex" {
 		ch.After, err = tomlSet(ch.Before, ch.Name, e)
@@ -114,6 +129,11 @@ func Disconnect(c Client, scope Scope, env Env, name, backupDir string) (*Change
 				orig, err := ch.backups.original(ch.record)
 				if err != nil {
 					return nil, err
+				}
+				// A backup never holds the entry (Apply keeps none that
+				// does); one of an older mcphost might: the entry goes.
+				if without, found, err := ch.without(orig); err == nil && found {
+					orig = without
 				}
 				ch.After = orig
 			}
@@ -167,9 +187,23 @@ func (ch *Change) Apply() error {
 	// connect keeps the first backup).
 	rec := ch.record
 	if rec == nil || rec.Written != digest(ch.Before, ch.Existed) {
+		orig := ch.Before
+		if rec != nil {
+			// Connected before, and the file changed since (the client
+			// rewrote it): the new backup is the file without our entry,
+			// never one that holds it, or Disconnect would restore a
+			// connected file.
+			without, found, err := ch.without(ch.Before)
+			if err != nil {
+				return err
+			}
+			if found {
+				orig = without
+			}
+		}
 		if ch.backups == nil {
 			rec = nil
-		} else if rec, err = ch.backups.save(ch.Client, ch.Scope, ch.Path, ch.Name, ch.Before, ch.Existed); err != nil {
+		} else if rec, err = ch.backups.save(ch.Client, ch.Scope, ch.Path, ch.Name, orig, ch.Existed); err != nil {
 			return err
 		}
 	}
@@ -187,6 +221,32 @@ func (ch *Change) Apply() error {
 	return nil
 }
 
+// without returns data without ch's entry, and whether it held it.
+func (ch *Change) without(data []byte) ([]byte, bool, error) {
+	return ch.withoutName(data, ch.Name)
+}
+
+// withoutName returns data without the entry name, and whether it held it.
+func (ch *Change) withoutName(data []byte, name string) ([]byte, bool, error) {
+	if data == nil {
+		return nil, false, nil
+	}
+	if ch.Client.ID == "codex" {
+		return tomlRemove(data, name)
+	}
+	return jsonRemove(data, serversKey(ch.Client), name)
+}
+
+// OtherEntryError is returned by Connect for a file in which mcphost
+// already connected the gateway under another name.
+type OtherEntryError struct {
+	Path, Name string
+}
+
+func (e *OtherEntryError) Error() string {
+	return fmt.Sprintf("%s already holds the gateway as %q: disconnect it first (mcphost client disconnect --name %s), or connect with --name %s", e.Path, e.Name, e.Name, e.Name)
+}
+
 func (ch *Change) disconnect() error {
 	rec := ch.record
 	if ch.Restore && !rec.Existed {
@@ -200,7 +260,11 @@ func (ch *Change) disconnect() error {
 	} else if err := writeFile(ch.Path, ch.After, nil); err != nil {
 		return err
 	}
-	return ch.backups.drop(rec)
+	warning, err := ch.backups.drop(rec)
+	if warning != "" {
+		ch.Warnings = append(ch.Warnings, warning)
+	}
+	return err
 }
 
 // readFile reads path; a file that does not exist is (nil, false, nil).
@@ -225,6 +289,10 @@ func readFile(path string) ([]byte, bool, error) {
 func writeFile(path string, data []byte, created *[]string) error {
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target
+	} else if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+		// A symbolic link whose target is missing (a dotfiles link):
+		// replacing it with a file would break the user's setup.
+		return fmt.Errorf("writing %s: %w: it is a symbolic link that does not resolve (%w); fix or remove the link", path, ErrDanglingLink, err)
 	}
 	mode := fs.FileMode(0o600)
 	if st, err := os.Stat(path); err == nil {
@@ -240,6 +308,9 @@ func writeFile(path string, data []byte, created *[]string) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync() // the bytes are on disk before the rename makes them the file
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -253,7 +324,7 @@ func writeFile(path string, data []byte, created *[]string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return nil
+	return syncDir(dir)
 }
 
 // mkdirAll is os.MkdirAll (0700) listing the directories it made,

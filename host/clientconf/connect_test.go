@@ -353,3 +353,112 @@ func TestEntryRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestReconnectAfterClientRewrite: a second connect after the client
+// rewrote its file (Claude Code does on every start) keeps no backup that
+// holds the entry, so that Disconnect leaves the client disconnected
+// (review 37a finding 2).
+func TestReconnectAfterClientRewrite(t *testing.T) {
+	for _, id := range []string{"claude-code", "cursor", "vscode", "gemini", "codex"} {
+		t.Run(id, func(t *testing.T) {
+			c, _ := Lookup(id)
+			env := testEnv(t)
+			backupDir := t.TempDir()
+			path, _ := c.Path(ScopeUser, env)
+			orig := fixture(t, c)
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			os.WriteFile(path, orig, 0o644)
+			apply(t)(Connect(c, ScopeUser, env, stdioEntry, backupDir))
+			cur, _ := os.ReadFile(path)
+			os.WriteFile(path, append(cur, '\n'), 0o644) // the client rewrites its file
+			apply(t)(Connect(c, ScopeUser, env, httpEntry, backupDir))
+			apply(t)(Disconnect(c, ScopeUser, env, "", backupDir))
+			if _, conn, err := Status(c, ScopeUser, env, ""); conn != nil || err != nil {
+				t.Fatalf("still connected after disconnect: %+v %v", conn, err)
+			}
+			got, _ := os.ReadFile(path)
+			want, _, err := (&Change{Client: c, Name: DefaultName}).without(append(cur, '\n'))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("got\n%s\nwant the rewritten file without the entry\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestSecondName: a second gateway name in a file mcphost connected is
+// refused while the first is there (review 37a finding 10), and accepted
+// once it is gone.
+func TestSecondName(t *testing.T) {
+	c, _ := Lookup("cursor")
+	env := testEnv(t)
+	backupDir := t.TempDir()
+	apply(t)(Connect(c, ScopeUser, env, stdioEntry, backupDir))
+	b := stdioEntry
+	b.Name = "b"
+	_, err := Connect(c, ScopeUser, env, b, backupDir)
+	var oe *OtherEntryError
+	if !errors.As(err, &oe) || oe.Name != DefaultName {
+		t.Fatalf("second name: err %v, want OtherEntryError", err)
+	}
+	apply(t)(Disconnect(c, ScopeUser, env, "", backupDir))
+	apply(t)(Connect(c, ScopeUser, env, b, backupDir))
+	apply(t)(Disconnect(c, ScopeUser, env, "b", backupDir))
+	path, _ := c.Path(ScopeUser, env)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("not removed: %v", err)
+	}
+}
+
+// TestDanglingLink: a client file that is a symbolic link to a missing
+// target is refused, not replaced by a regular file (review 37a finding 7).
+func TestDanglingLink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need a privilege on Windows")
+	}
+	c, _ := Lookup("cursor")
+	env := testEnv(t)
+	path, _ := c.Path(ScopeUser, env)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.Symlink(filepath.Join(t.TempDir(), "missing", "mcp.json"), path); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := Connect(c, ScopeUser, env, stdioEntry, t.TempDir())
+	if err == nil {
+		err = ch.Apply()
+	}
+	if !errors.Is(err, ErrDanglingLink) {
+		t.Fatalf("err %v, want ErrDanglingLink", err)
+	}
+	if st, err := os.Lstat(path); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", st, err)
+	}
+}
+
+// TestBOM: a file that starts with a UTF-8 byte order mark (Notepad) is
+// edited, its mark kept, and restored (review 37a finding 12).
+func TestBOM(t *testing.T) {
+	c, _ := Lookup("claude-desktop")
+	env := testEnv(t)
+	backupDir := t.TempDir()
+	path, _ := c.Path(ScopeUser, env)
+	orig := []byte("\xef\xbb\xbf{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}\n  }\n}\n")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, orig, 0o644)
+	apply(t)(Connect(c, ScopeUser, env, stdioEntry, backupDir))
+	got, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(got, []byte("\xef\xbb\xbf{\n")) || !bytes.Contains(got, []byte(`"mcphost"`)) {
+		t.Fatalf("connect:\n%q", got)
+	}
+	if _, conn, err := Status(c, ScopeUser, env, ""); conn == nil || err != nil {
+		t.Fatalf("status: %v %v", conn, err)
+	}
+	if s, err := Servers(c, got); err != nil || len(s) != 2 {
+		t.Fatalf("import's reading: %v %v", s, err)
+	}
+	cur, _ := os.ReadFile(path)
+	os.WriteFile(path, append(cur, '\n'), 0o644) // only the entry is removed now
+	apply(t)(Disconnect(c, ScopeUser, env, "", backupDir))
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, append(orig, '\n')) {
+		t.Fatalf("disconnect:\n%q", got)
+	}
+}

@@ -29,6 +29,10 @@ type Entry struct {
 	// URL, which the client expands when it connects: its value is never
 	// written. Empty: no Authorization header.
 	TokenEnv string
+	// Env are environment variables (name, value) the client sets for the
+	// stdio command: mcphost's own relocation variables, so that a client
+	// started from elsewhere serves the same configuration.
+	Env [][2]string
 }
 
 // ErrNoHTTP is returned for an HTTP entry in a client that cannot reach
@@ -58,10 +62,23 @@ func (e Entry) validate(c Client) error {
 		return fmt.Errorf("%w: %q is not an environment variable name", ErrBadEntry, e.TokenEnv)
 	case e.URL != "" && !httpURL(e.URL):
 		return fmt.Errorf("%w: %q is not an http:// or https:// URL", ErrBadEntry, e.URL)
+	case !envNames(e.Env):
+		return fmt.Errorf("%w: an env entry's name is not an environment variable name", ErrBadEntry)
+	case e.URL != "" && len(e.Env) > 0:
+		return fmt.Errorf("%w: environment variables go with a command", ErrBadEntry)
 	case e.URL != "" && c.ID == "claude-desktop":
 		return fmt.Errorf("%s %w: add the gateway's URL in Claude Desktop under Settings > Connectors, or connect it over stdio (the default, without --http)", c.Name, ErrNoHTTP)
 	}
 	return nil
+}
+
+func envNames(env [][2]string) bool {
+	for _, kv := range env {
+		if !envName.MatchString(kv[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 func httpURL(s string) bool {
@@ -82,11 +99,19 @@ type object []field
 func (e Entry) jsonEntry(c Client) object {
 	if e.Command != "" {
 		args := append([]string{}, e.Args...)
+		o := object{{"command", e.Command}, {"args", args}}
 		switch c.ID {
 		case "claude-code", "vscode":
-			return object{{"type", "stdio"}, {"command", e.Command}, {"args", args}}
+			o = append(object{{"type", "stdio"}}, o...)
 		}
-		return object{{"command", e.Command}, {"args", args}}
+		if len(e.Env) > 0 {
+			var env object
+			for _, kv := range e.Env {
+				env = append(env, field{kv[0], kv[1]})
+			}
+			o = append(o, field{"env", env})
+		}
+		return o
 	}
 	var headers object
 	if e.TokenEnv != "" {

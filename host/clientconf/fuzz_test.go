@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -38,24 +39,46 @@ func FuzzJSONEdit(f *testing.F) {
 		if err != nil || !found {
 			t.Fatalf("remove: %v %v\n%s", found, err, out)
 		}
-		if had, _, _ := jsonGet(data, "mcpServers", DefaultName); had == nil && len(bytes.TrimSpace(data)) > 0 && !bytes.Equal(back, data) {
-			// Only a file whose servers member Connect added, then
-			// removed, may differ (a key mcpServers: {} with comments).
-			if _, _, err := jsonGet(back, "mcpServers", DefaultName); err != nil {
-				t.Fatalf("remove broke the file: %v\n%s", err, back)
+		had, _, _ := jsonGet(data, "mcpServers", DefaultName)
+		if had == nil && len(bytes.TrimSpace(data)) > 0 && !bytes.Equal(back, data) {
+			// Byte for byte when the file had servers; else (the servers
+			// member added, then removed: the spacing of an empty object
+			// may differ) the same values.
+			doc, err := jsonDecode(data)
+			servers, _ := doc["mcpServers"].(map[string]any)
+			if err != nil || len(servers) > 0 {
+				t.Fatalf("remove did not give the file back:\n%q\n%q", data, back)
+			}
+			withoutMember(doc, "mcpServers", DefaultName) // an empty servers member goes
+			if got, err := jsonDecode(back); err != nil || !reflect.DeepEqual(got, doc) {
+				t.Fatalf("remove changed the file's values:\n%q\n%q", data, back)
 			}
 		}
 	})
 }
 
-// FuzzTOMLEdit: the same for a Codex file.
+// FuzzTOMLEdit: the same for a Codex file, and every other key survives
+// both edits.
 func FuzzTOMLEdit(f *testing.F) {
 	seeds(f)
+	f.Add([]byte("[mcp_servers.mcphost]\ncommand=\"old\"\n\n[[profiles]]\nname=\"keep\"\n"))
+	f.Add([]byte("a = [\n  [\"a\"]\n]\n[mcp_servers.mcphost]\nx = \"\"\"\n[y]\n\"\"\"\n"))
 	e := Entry{Command: "/bin/mcphost", Args: []string{"serve"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := tomlSet(data, DefaultName, e)
 		if err != nil {
 			return
+		}
+		rest := func(b []byte) map[string]any {
+			doc, err := tomlDecode(b)
+			if err != nil {
+				t.Fatalf("does not decode: %v\n%s", err, b)
+			}
+			withoutServer(doc, DefaultName)
+			return doc
+		}
+		if in, got := rest(data), rest(out); !reflect.DeepEqual(in, got) {
+			t.Fatalf("set changed other keys:\n%v\n%v\n%s", in, got, out)
 		}
 		got, _, err := tomlGet(out, DefaultName)
 		if err != nil || got == nil || got["command"] != "/bin/mcphost" {
@@ -67,6 +90,9 @@ func FuzzTOMLEdit(f *testing.F) {
 		}
 		if got, _, _ := tomlGet(back, DefaultName); got != nil {
 			t.Fatalf("still there after remove:\n%s", back)
+		}
+		if in, got := rest(data), rest(back); !reflect.DeepEqual(in, got) {
+			t.Fatalf("remove changed other keys:\n%v\n%v\n%s", in, got, back)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -88,7 +89,7 @@ func (d *jsonDoc) servers(key string) (*hujson.Value, error) {
 
 // jsonGet returns server name of the file's servers object key, decoded.
 func jsonGet(data []byte, key, name string) (map[string]any, int, error) {
-	d, err := parseJSON(data)
+	d, err := parseJSON(bytes.TrimPrefix(data, bom))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -112,10 +113,105 @@ func jsonGet(data []byte, key, name string) (map[string]any, int, error) {
 	return out, line, nil
 }
 
+// bom is the UTF-8 byte order mark some editors (Notepad) put at the start
+// of a file: it is kept, and the rest edited.
+var bom = []byte("\xef\xbb\xbf")
+
 // jsonSet returns data with server name of the servers object key set to
 // val: replaced in place when it exists, else appended after the last
-// server (the servers object is added to the top level when absent).
+// server (the servers object is added to the top level when absent). The
+// edit is checked: the file decodes to what it did but for the entry.
 func jsonSet(data []byte, key, name string, val object) ([]byte, error) {
+	body, hasBOM := bytes.CutPrefix(data, bom)
+	out, err := jsonSetText(body, key, name, val)
+	if err != nil {
+		return nil, err
+	}
+	var want any
+	if err := json.Unmarshal([]byte(renderCompact(val)), &want); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadEntry, err)
+	}
+	if err := jsonCheck(body, out, key, name, want); err != nil {
+		return nil, err
+	}
+	if hasBOM {
+		out = append(append([]byte{}, bom...), out...)
+	}
+	return out, nil
+}
+
+// jsonRemove returns data without server name of the servers object key,
+// and whether it was there; the edit is checked as jsonSet's.
+func jsonRemove(data []byte, key, name string) ([]byte, bool, error) {
+	body, hasBOM := bytes.CutPrefix(data, bom)
+	out, found, err := jsonRemoveText(body, key, name)
+	if err != nil || !found {
+		return data, found, err
+	}
+	if err := jsonCheck(body, out, key, name, nil); err != nil {
+		return nil, false, err
+	}
+	if hasBOM {
+		out = append(append([]byte{}, bom...), out...)
+	}
+	return out, true, nil
+}
+
+// jsonDecode decodes a JSON/JSONC file (an empty one is an empty object).
+func jsonDecode(data []byte) (map[string]any, error) {
+	doc := map[string]any{}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return doc, nil
+	}
+	v, err := hujson.Parse(bytes.Clone(data)) // Standardize writes into the bytes
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSyntax, err)
+	}
+	v.Standardize()
+	if err := json.Unmarshal(v.Pack(), &doc); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrShape, err)
+	}
+	return doc, nil
+}
+
+// jsonCheck verifies an edit: out decodes, its server name is want (absent
+// when nil), and everything else is as in before.
+func jsonCheck(before, out []byte, key, name string, want any) error {
+	b, err := jsonDecode(before)
+	if err != nil {
+		return err
+	}
+	a, err := jsonDecode(out)
+	if err != nil {
+		return fmt.Errorf("%w: the edit would break the file (%w); edit it by hand", ErrShape, err)
+	}
+	got, ok := withoutMember(a, key, name)
+	if !reflect.DeepEqual(got, want) || (want == nil && ok) {
+		return fmt.Errorf("%w: the edit would not write the %s entry as planned; edit it by hand", ErrShape, name)
+	}
+	withoutMember(b, key, name)
+	if !reflect.DeepEqual(a, b) {
+		return fmt.Errorf("%w: the edit would change more than the %s entry; edit it by hand", ErrShape, name)
+	}
+	return nil
+}
+
+// withoutMember removes server name from the servers object key of a
+// decoded file (and the servers object when it is left empty), returning it.
+func withoutMember(doc map[string]any, key, name string) (any, bool) {
+	servers, _ := doc[key].(map[string]any)
+	if servers == nil {
+		return nil, false
+	}
+	s, ok := servers[name]
+	delete(servers, name)
+	if len(servers) == 0 {
+		delete(doc, key)
+	}
+	return s, ok
+}
+
+func jsonSetText(data []byte, key, name string, val object) ([]byte, error) {
 	d, err := parseJSON(data)
 	if err != nil {
 		return nil, err
@@ -145,9 +241,7 @@ func jsonSet(data []byte, key, name string, val object) ([]byte, error) {
 	return d.insert(sv, name, val), nil
 }
 
-// jsonRemove returns data without server name of the servers object key,
-// and whether it was there.
-func jsonRemove(data []byte, key, name string) ([]byte, bool, error) {
+func jsonRemoveText(data []byte, key, name string) ([]byte, bool, error) {
 	d, err := parseJSON(data)
 	if err != nil {
 		return nil, false, err

@@ -187,6 +187,10 @@ func jsonServers(data []byte, format, key string) ([]Server, error) {
 // parseJSONC parses data as JSON with comments and trailing commas. std is
 // data as standard JSON, byte for byte at the same offsets.
 func parseJSONC(data []byte) (root *hujson.Value, std []byte, err error) {
+	if rest, ok := bytes.CutPrefix(data, bom); ok {
+		// A byte order mark (Notepad) becomes spaces: offsets stay.
+		data = append([]byte("   "), rest...)
+	}
 	v, err := hujson.Parse(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrFormat, err)

@@ -3,118 +3,119 @@ package clientconf
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 )
 
 // Codex keeps its servers in TOML, [mcp_servers.NAME] tables. No Go TOML
 // library writes a document back with its bytes kept (comments, order,
-// spacing: BurntSushi/toml and go-toml re-encode from values), so an edit
-// is textual: the gateway's table is appended at the end of the file, or
-// replaced or removed where it is; the rest of the file is not touched.
-// Reading (what a table holds) goes through BurntSushi/toml.
+// spacing: go-toml re-encodes from values), so an edit splices text: the
+// table is located with go-toml's tokenizer (its unstable.Parser gives each
+// expression — table header, array-table header, key/value, multi-line
+// strings and arrays included — with its bytes in the file), then appended
+// at the end of the file, or replaced or removed where it is; the rest of
+// the file is not touched. Every edit is checked by decoding the file
+// before and after: everything but the gateway's table must be equal.
 
 const tomlServersKey = "mcp_servers"
 
-var tomlHeader = regexp.MustCompile(`^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$`)
+// tomlSpan is where server name's table is in a Codex file.
+type tomlSpan struct {
+	start, end int // the header's line to the end of the table's last line
+	line       int // the header's line (1-based)
+	found      bool
+	// inlineServers: mcp_servers is an inline table (mcp_servers = {…}),
+	// which TOML does not let a [mcp_servers.NAME] header extend.
+	inlineServers bool
+}
 
-// tomlKeyPath splits a table header's dotted key (bare, "basic" or
-// 'literal' parts).
-func tomlKeyPath(s string) []string {
-	var parts []string
-	for s = strings.TrimSpace(s); s != ""; {
-		var p string
-		switch s[0] {
-		case '"':
-			end := 1
-			for end < len(s) && s[end] != '"' {
-				if s[end] == '\\' {
-					end++
+// lineStart is the offset of the line holding off.
+func lineStart(data []byte, off int) int {
+	return bytes.LastIndexByte(data[:off], '\n') + 1
+}
+
+// lineEnd is the offset after the line ending of the line holding off.
+func lineEnd(data []byte, off int) int {
+	if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+		return off + i + 1
+	}
+	return len(data)
+}
+
+// tomlTable finds server name's table with go-toml's tokenizer. The table
+// is its [mcp_servers.NAME] header, its keys and its subtables
+// ([mcp_servers.NAME.env]); they must be contiguous, else ErrShape.
+func tomlTable(data []byte, name string) (tomlSpan, error) {
+	var sp tomlSpan
+	var p unstable.Parser
+	p.Reset(data)
+	var table []string
+	in, done := false, false
+	for p.NextExpression() {
+		e := p.Expression()
+		var keys []string
+		var first, last *unstable.Node
+		for it := e.Key(); it.Next(); {
+			if first == nil {
+				first = it.Node()
+			}
+			last = it.Node()
+			keys = append(keys, string(it.Node().Data))
+		}
+		if first == nil {
+			continue
+		}
+		var ours bool
+		var from, to int
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = keys
+			ours = len(keys) >= 2 && keys[0] == tomlServersKey && keys[1] == name
+			from = lineStart(data, int(first.Raw.Offset))
+			to = lineEnd(data, int(last.Raw.Offset+last.Raw.Length))
+			if len(keys) == 1 && keys[0] == tomlServersKey && e.Kind == unstable.ArrayTable {
+				return sp, fmt.Errorf("%w: %s is an array of tables", ErrShape, tomlServersKey)
+			}
+		case unstable.KeyValue:
+			path := append(append([]string{}, table...), keys...)
+			if len(path) == 1 && path[0] == tomlServersKey {
+				if e.Value().Kind == unstable.InlineTable {
+					sp.inlineServers = true
 				}
-				end++
 			}
-			if end >= len(s) {
-				return nil
-			}
-			var v string
-			if _, err := toml.Decode("k = "+s[:end+1], &struct{ K *string }{&v}); err != nil {
-				return nil
-			}
-			p, s = v, s[end+1:]
-		case '\'':
-			end := strings.IndexByte(s[1:], '\'')
-			if end < 0 {
-				return nil
-			}
-			p, s = s[1:end+1], s[end+2:]
+			ours = in && len(table) >= 2
+			from = lineStart(data, int(first.Raw.Offset))
+			to = lineEnd(data, int(e.Raw.Offset+e.Raw.Length))
 		default:
-			end := strings.IndexAny(s, ". \t")
-			if end < 0 {
-				end = len(s)
-			}
-			p, s = s[:end], s[end:]
+			continue
 		}
-		parts = append(parts, p)
-		s = strings.TrimLeft(s, " \t")
-		if s != "" {
-			if s[0] != '.' {
-				return nil
-			}
-			s = strings.TrimLeft(s[1:], " \t")
+		switch {
+		case ours && done:
+			return sp, fmt.Errorf("%w: the [%s.%s] table is split in parts; edit it by hand", ErrShape, tomlServersKey, tomlBareOrQuoted(name))
+		case ours && !in:
+			in, sp.found, sp.start = true, true, from
+			sp.line = p.Shape(first.Raw).Start.Line
+			sp.end = to
+		case ours:
+			sp.end = to
+		case in:
+			in, done = false, true
 		}
 	}
-	return parts
-}
-
-// lines splits data into lines, each with its line ending.
-func lines(data []byte) []string {
-	var out []string
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			out = append(out, string(data))
-			break
-		}
-		out = append(out, string(data[:i+1]))
-		data = data[i+1:]
+	if err := p.Error(); err != nil {
+		return sp, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
-	return out
-}
-
-// tomlTable finds server name's table: its byte range (the header to its
-// last key line, subtables included) and line; ok false when there is no
-// [mcp_servers.NAME] header.
-func tomlTable(data []byte, name string) (start, end, line int, ok bool) {
-	off := 0
-	in := false
-	for i, l := range lines(data) {
-		if m := tomlHeader.FindStringSubmatch(strings.TrimRight(l, "\r\n")); m != nil && !strings.HasPrefix(strings.TrimSpace(l), "[[") {
-			p := tomlKeyPath(m[1])
-			ours := len(p) >= 2 && p[0] == tomlServersKey && p[1] == name
-			switch {
-			case ours && !in && !ok:
-				in, ok, start, line, end = true, true, off, i+1, off+len(l)
-			case ours && in:
-				end = off + len(l)
-			case in:
-				in = false
-			}
-		} else if in {
-			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
-				end = off + len(l)
-			}
-		}
-		off += len(l)
-	}
-	return start, end, line, ok
+	return sp, nil
 }
 
 // tomlDecode decodes a Codex file.
 func tomlDecode(data []byte) (map[string]any, error) {
-	var doc map[string]any
-	if _, err := toml.Decode(string(data), &doc); err != nil {
+	doc := map[string]any{}
+	if err := toml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
 	return doc, nil
@@ -135,8 +136,8 @@ func tomlGet(data []byte, name string) (map[string]any, int, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: %s.%s is not a table", ErrShape, tomlServersKey, name)
 	}
-	_, _, line, _ := tomlTable(data, name)
-	return m, line, nil
+	sp, _ := tomlTable(data, name)
+	return m, sp.line, nil
 }
 
 // tomlSet returns data with server name's table set to e: replaced where
@@ -146,41 +147,67 @@ func tomlSet(data []byte, name string, e Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	sp, err := tomlTable(data, name)
+	if err != nil {
+		return nil, err
+	}
 	nl := "\n"
 	if bytes.Contains(data, []byte("\r\n")) {
 		nl = "\r\n"
 	}
 	table := tomlRender(name, e, nl)
-	start, end, _, ok := tomlTable(data, name)
-	if ok {
-		return splice(data, start, end, table), nil
-	}
-	if servers, _ := doc[tomlServersKey].(map[string]any); servers != nil {
-		if _, defined := servers[name]; defined {
-			return nil, fmt.Errorf("%w: %s.%s is not written as a [%s.%s] table; edit it by hand", ErrShape, tomlServersKey, name, tomlServersKey, tomlBareOrQuoted(name))
-		}
-	}
-	var sep string
-	switch s := string(data); {
-	case s == "" || strings.HasSuffix(s, nl+nl):
-	case strings.HasSuffix(s, "\n"):
-		sep = nl
+	var out []byte
+	switch {
+	case sp.found:
+		out = splice(data, sp.start, sp.end, table)
+	case sp.inlineServers:
+		return nil, fmt.Errorf("%w: %s is an inline table ({…}), which a [%s.%s] table cannot extend; write it as [%s.NAME] tables", ErrShape, tomlServersKey, tomlServersKey, tomlBareOrQuoted(name), tomlServersKey)
 	default:
-		sep = nl + nl
+		if servers, _ := doc[tomlServersKey].(map[string]any); servers != nil {
+			if _, defined := servers[name]; defined {
+				return nil, fmt.Errorf("%w: %s.%s is not written as a [%s.%s] table; edit it by hand", ErrShape, tomlServersKey, name, tomlServersKey, tomlBareOrQuoted(name))
+			}
+		}
+		var sep string
+		switch s := string(data); {
+		case s == "" || strings.HasSuffix(s, nl+nl):
+		case strings.HasSuffix(s, "\n"):
+			sep = nl
+		default:
+			sep = nl + nl
+		}
+		out = append(append(append([]byte{}, data...), sep...), table...)
 	}
-	return append(append(append([]byte{}, data...), sep...), table...), nil
+	want, err := tomlDecode([]byte(table))
+	if err != nil {
+		return nil, fmt.Errorf("%w: the entry does not decode: %w", ErrBadEntry, err)
+	}
+	if err := tomlCheck(doc, out, name, want[tomlServersKey].(map[string]any)[name]); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // tomlRemove returns data without server name's table, and whether it was
 // there.
 func tomlRemove(data []byte, name string) ([]byte, bool, error) {
-	if _, err := tomlDecode(data); err != nil {
+	doc, err := tomlDecode(data)
+	if err != nil {
 		return nil, false, err
 	}
-	start, end, _, ok := tomlTable(data, name)
-	if !ok {
+	sp, err := tomlTable(data, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if !sp.found {
+		if servers, _ := doc[tomlServersKey].(map[string]any); servers != nil {
+			if _, defined := servers[name]; defined {
+				return nil, false, fmt.Errorf("%w: %s.%s is not written as a [%s.%s] table; edit it by hand", ErrShape, tomlServersKey, name, tomlServersKey, tomlBareOrQuoted(name))
+			}
+		}
 		return data, false, nil
 	}
+	start := sp.start
 	// The blank line before the table, which an append added.
 	before := data[:start]
 	switch {
@@ -189,7 +216,44 @@ func tomlRemove(data []byte, name string) ([]byte, bool, error) {
 	case bytes.HasSuffix(before, []byte("\n\n")):
 		start--
 	}
-	return splice(data, start, end, ""), true, nil
+	out := splice(data, start, sp.end, "")
+	if err := tomlCheck(doc, out, name, nil); err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// tomlCheck verifies an edit: out decodes, its server name is want (absent
+// when nil), and everything else is as in before.
+func tomlCheck(before map[string]any, out []byte, name string, want any) error {
+	after, err := tomlDecode(out)
+	if err != nil {
+		return fmt.Errorf("%w: the edit would break the file (%w); edit it by hand", ErrShape, err)
+	}
+	got, ok := withoutServer(after, name)
+	if !reflect.DeepEqual(got, want) || (want == nil && ok) {
+		return fmt.Errorf("%w: the edit would not write the %s entry as planned; edit it by hand", ErrShape, name)
+	}
+	withoutServer(before, name)
+	if !reflect.DeepEqual(before, after) {
+		return fmt.Errorf("%w: the edit would change more than the %s entry; edit it by hand", ErrShape, name)
+	}
+	return nil
+}
+
+// withoutServer removes server name from a decoded file (and the servers
+// member when it is left empty), returning it.
+func withoutServer(doc map[string]any, name string) (any, bool) {
+	servers, _ := doc[tomlServersKey].(map[string]any)
+	if servers == nil {
+		return nil, false
+	}
+	s, ok := servers[name]
+	delete(servers, name)
+	if len(servers) == 0 {
+		delete(doc, tomlServersKey)
+	}
+	return s, ok
 }
 
 func tomlRender(name string, e Entry, nl string) string {
@@ -202,11 +266,21 @@ func tomlRender(name string, e Entry, nl string) string {
 			parts[i] = tomlQuote(a)
 		}
 		b.WriteString("args = [" + strings.Join(parts, ", ") + "]" + nl)
-		return b.String()
+	} else {
+		b.WriteString("url = " + tomlQuote(e.URL) + nl)
+		if e.TokenEnv != "" {
+			b.WriteString("bearer_token_env_var = " + tomlQuote(e.TokenEnv) + nl)
+		}
 	}
-	b.WriteString("url = " + tomlQuote(e.URL) + nl)
-	if e.TokenEnv != "" {
-		b.WriteString("bearer_token_env_var = " + tomlQuote(e.TokenEnv) + nl)
+	if len(e.Env) > 0 {
+		b.WriteString("env = {")
+		for i, kv := range e.Env {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(" " + tomlBareOrQuoted(kv[0]) + " = " + tomlQuote(kv[1]))
+		}
+		b.WriteString(" }" + nl)
 	}
 	return b.String()
 }

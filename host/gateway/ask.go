@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/permissions"
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // askKey names the gateway's permission question among a call's input requests.
@@ -46,12 +47,14 @@ const (
 
 const nonceLen = 16
 
-// askRequest returns the input-required result that asks about a call.
+// askRequest returns the input-required result that asks about a call:
+// the tool, the rule, and the call's arguments (redact.Arguments: bounded,
+// secrets masked).
 func (g *Gateway) askRequest(ctx context.Context, name string, args []byte, d permissions.Decision) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{askKey: &mcp.ElicitParams{
 			Mode:    "form",
-			Message: fmt.Sprintf("Allow the tool %s to run? (%s)", name, d.Explain()),
+			Message: fmt.Sprintf("Allow the tool %s to run? (%s)\nArguments:\n%s", name, d.Explain(), redact.Arguments(args, "  ")),
 			RequestedSchema: map[string]any{
 				"type": "object",
 				"properties": map[string]any{

@@ -62,11 +62,43 @@ func TestAskThroughElicitation(t *testing.T) {
 					if !strings.Contains(msg, "mcp__a__echo") || !strings.Contains(msg, `ask by rule "mcp__a__echo"`) {
 						t.Errorf("question %q", msg)
 					}
+					// The question shows the call's arguments (issue 37).
+					if !strings.Contains(msg, `"message": "may I?"`) {
+						t.Errorf("question %q does not show the arguments", msg)
+					}
 				default:
 					t.Error("the client was never asked")
 				}
 			}
 		})
+	}
+}
+
+// TestAskShowsArgumentsMasked: the gateway's permission question shows
+// the call's arguments with the values of secret-named keys and token-shaped
+// text masked, so a client that displays the question never displays a
+// secret. (Before, the question named the tool and the rule only.)
+func TestAskShowsArgumentsMasked(t *testing.T) {
+	t.Parallel()
+	asked := make(chan string, 1)
+	opts := mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- req.Params.Message
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}
+	_, cs := stdioClient(t, &opts, askEcho)
+	const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__a__echo",
+		Arguments: map[string]any{"message": "deploy " + token, "api_key": "k-1234567890"}}); err != nil {
+		t.Fatal(err)
+	}
+	msg := <-asked
+	for _, secret := range []string{token, "k-1234567890"} {
+		if strings.Contains(msg, secret) {
+			t.Errorf("question %q shows a secret", msg)
+		}
+	}
+	if !strings.Contains(msg, `"message": "deploy `) || !strings.Contains(msg, `"api_key":`) {
+		t.Errorf("question %q does not show the arguments", msg)
 	}
 }
 

@@ -79,11 +79,12 @@ func TestREADMECommands(t *testing.T) {
 		}
 	}
 	out, err := runCommands(ctx, root, env.list(), filepath.Join(tmp, "yes"), cmds)
+	out = withoutEcho(out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, tail(out, 8000))
 	}
 	if testing.Verbose() {
-		t.Logf("the README's commands:\n%s", tail(out, 8000))
+		t.Logf("the README's commands:\n%s", tail(out, 30000))
 	}
 	t.Logf("ran %d README commands", len(cmds))
 }
@@ -184,6 +185,21 @@ func runCommands(ctx context.Context, dir string, env []string, yes string, cmds
 		return out.String(), fmt.Errorf("the README's commands: %w", err)
 	}
 	return out.String(), nil
+}
+
+// withoutEcho drops from out the lines that are only the terminal's echo
+// of a "y" answer (runCommands gives every mcphost command 64 of them on a
+// pseudo-terminal, which echoes each): what is left is what the commands
+// printed.
+func withoutEcho(out string) string {
+	lines := strings.Split(out, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if strings.TrimRight(l, "\r") != "y" {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

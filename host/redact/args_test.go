@@ -1,14 +1,10 @@
-package cli
+package redact
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/mcphost/mcphost/host/permissions"
-	"github.com/mcphost/mcphost/host/registry"
 )
 
 func TestAskArgumentsRendering(t *testing.T) {
@@ -38,7 +34,7 @@ func TestAskArgumentsRendering(t *testing.T) {
 		{name: "not JSON", args: `{"a":`, want: []string{"not valid JSON"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := askArguments(json.RawMessage(tc.args), "    ")
+			got := Arguments(json.RawMessage(tc.args), "    ")
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("lacks %q:\n%s", w, got)
@@ -52,34 +48,12 @@ func TestAskArgumentsRendering(t *testing.T) {
 			if n := strings.Count(got, "\n") + 1; tc.maxLines > 0 && n > tc.maxLines {
 				t.Errorf("%d lines, want at most %d", n, tc.maxLines)
 			}
-			if len(got) > askArgsMaxBytes+len("    ")+len("…") || !utf8.ValidString(got) {
+			if len(got) > ArgumentsMaxBytes+len("    ")+len("…") || !utf8.ValidString(got) {
 				t.Errorf("%d bytes (valid UTF-8: %v)", len(got), utf8.ValidString(got))
 			}
 			if strings.HasSuffix(got, "…") != tc.truncated {
 				t.Errorf("truncated = %v, want %v:\n%s", strings.HasSuffix(got, "…"), tc.truncated, got)
 			}
 		})
-	}
-}
-
-// TestAskOnTerminalShowsArguments: the prompt shows the call's arguments,
-// secrets masked.
-func TestAskOnTerminalShowsArguments(t *testing.T) {
-	t.Parallel()
-	var stderr strings.Builder
-	a := &app{stdin: strings.NewReader("n\n"), stderr: &stderr}
-	tool := &registry.Tool{Name: "mcp__fs__write", DisplayName: "Write"}
-	d := permissions.Decision{Behavior: permissions.Ask}
-	if ok, err := a.askCall(context.Background(), tool, d, json.RawMessage(`{"path":"/etc/hosts","token":"s3cr3t"}`)); ok || err != nil {
-		t.Fatalf("%v %v", ok, err)
-	}
-	out := stderr.String()
-	for _, w := range []string{"arguments:", `"path": "/etc/hosts"`, `"token": "[REDACTED]"`, "Allow?"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("prompt lacks %q:\n%s", w, out)
-		}
-	}
-	if strings.Contains(out, "s3cr3t") {
-		t.Errorf("prompt shows a secret:\n%s", out)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package redact
 
 import (
 	"bytes"
@@ -7,27 +7,27 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcphost/mcphost/host/redact"
 	"github.com/mcphost/mcphost/sdk/jsonredact"
 )
 
-// The ask prompt shows a call's arguments within these bounds.
+// An ask question shows a call's arguments within these bounds.
 const (
-	askArgsMaxBytes = 1 << 10
-	askArgsMaxLines = 20
+	ArgumentsMaxBytes = 1 << 10
+	ArgumentsMaxLines = 20
 )
 
 // secretArgName matches argument names whose values are secrets beyond
-// redact.SecretName's (a private key, a passphrase).
+// SecretName's (a private key, a passphrase).
 var secretArgName = regexp.MustCompile(`(?i)(private[_-]?key|passphrase)`)
 
-// askArguments renders a call's arguments (JSON) for the ask prompt:
+// Arguments renders a call's arguments (JSON) for a permission question
+// (the terminal's ask prompt, the gateway's question to its client):
 // indented, the values of secret-named keys masked and token-looking text
-// scrubbed (host/redact), bounded to askArgsMaxLines lines and
-// askArgsMaxBytes bytes (cut with "…"). Every line is indented by indent.
+// scrubbed (String), bounded to ArgumentsMaxLines lines and
+// ArgumentsMaxBytes bytes (cut with "…"). Every line is indented by indent.
 // JSON encoding escapes control characters, so a server's argument
 // cannot write terminal escapes.
-func askArguments(raw json.RawMessage, indent string) string {
+func Arguments(raw json.RawMessage, indent string) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
 		return indent + "(no arguments)"
@@ -43,7 +43,7 @@ func askArguments(raw json.RawMessage, indent string) string {
 	if err := enc.Encode(maskArgs(v)); err != nil {
 		return indent + "(arguments that cannot be shown)"
 	}
-	return indent + boundText(strings.TrimRight(b.String(), "\n"), askArgsMaxLines, askArgsMaxBytes)
+	return indent + boundText(strings.TrimRight(b.String(), "\n"), ArgumentsMaxLines, ArgumentsMaxBytes)
 }
 
 // maskArgs masks the values of secret-named keys and scrubs strings.
@@ -52,8 +52,8 @@ func maskArgs(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			if redact.SecretName(k) || secretArgName.MatchString(k) {
-				out[k] = redact.Mask
+			if SecretName(k) || secretArgName.MatchString(k) {
+				out[k] = Mask
 				continue
 			}
 			out[k] = maskArgs(e)
@@ -66,7 +66,7 @@ func maskArgs(v any) any {
 		}
 		return out
 	case string:
-		return redact.String(v)
+		return String(v)
 	}
 	return v
 }
