@@ -16,7 +16,7 @@ import (
 // not read before approval.
 func describeForApproval(w io.Writer, s *config.Server) {
 	if s.Registry != "" {
-		fmt.Fprintf(w, "  registry: %s (installed from an MCP Registry)\n", s.Registry)
+		fmt.Fprintf(w, "  registry: %s (installed from an MCP Registry)\n", cleanLine(s.Registry))
 	}
 	if !s.IsRemote() {
 		fmt.Fprintf(w, "  command: %q\n  args: %q\n", s.Command, s.Args)
@@ -83,12 +83,22 @@ func printAny(w io.Writer, indent string, m map[string]any) {
 	for _, k := range keys {
 		v := m[k]
 		if s, ok := v.(string); ok {
-			fmt.Fprintf(w, "%s%s = %s\n", indent, k, describeValue(s))
+			fmt.Fprintf(w, "%s%s = %s\n", indent, keyText(k), describeValue(s))
 			continue
 		}
 		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "%s%s = %s\n", indent, k, b)
+		fmt.Fprintf(w, "%s%s = %s\n", indent, keyText(k), b)
 	}
+}
+
+// keyText is a key of a map shown for approval: as it is when clean, else
+// quoted (a key from a registry's answer or a project file may carry
+// terminal escapes that would rewrite the approval screen).
+func keyText(k string) string {
+	if k != "" && cleanLine(k) == k && !strings.ContainsAny(k, " \"") {
+		return k
+	}
+	return fmt.Sprintf("%q", k)
 }
 
 // describeValue quotes a value, noting when it comes from the environment.

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -76,7 +75,9 @@ values are redacted unless --show-secrets is given.`,
 Registry (registry = "NAME@VERSION"), runs (command, args, env, cwd) or
 reaches and sends (url, headers, headers helper, oauth or auth block, TLS,
 proxy and transport options), and records its approval hash in the local scope
-file. Any later change to those fields needs approval again. Values taken from
+file of this directory; a user-scope server from a registry is approved in the
+user file, so that it runs in every directory (where a desktop client starts
+mcphost serve). A project never approves its own servers. Any later change to those fields needs approval again. Values taken from
 env() are shown as the env() call: they are read only once approved.
 
 @checks approves the project files' hook and interceptor blocks, all of them
@@ -91,6 +92,10 @@ edit of them needs approval again.`,
 			return err
 		}
 		hashes := map[string]string{}
+		// userFile holds the approvals of user-scope registry servers:
+		// the user file is read in every directory, where a desktop client
+		// may start mcphost serve.
+		userFile := map[string]string{}
 		for _, name := range names {
 			if name == config.ApprovalKeyChecks {
 				h := cfg.ChecksApprovalHash()
@@ -111,6 +116,9 @@ edit of them needs approval again.`,
 			}
 			fmt.Fprintf(a.stderr, "Server %q from %s:\n", name, s.Origin.File)
 			describeForApproval(a.stderr, s.Written())
+			if s.Origin.Scope == config.ScopeUser && s.Origin.File != "" {
+				userFile[name] = s.Origin.File
+			}
 			hashes[name] = s.ApprovalHash()
 		}
 		if !yes {
@@ -125,15 +133,7 @@ edit of them needs approval again.`,
 				return errSilent
 			}
 		}
-		loc := config.Locate(a.lookupEnv, a.workDir)
-		if loc.Local == "" {
-			return errors.New("cannot find the local scope file: set HOME or MCPHOST_CONFIG_DIR")
-		}
-		if err := config.WriteApprovals(loc.Local, hashes); err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stdout, "Approved %s in %s\n", strings.Join(names, ", "), loc.Local)
-		return nil
+		return a.writeApprovals(names, hashes, userFile)
 	}
 	approve.Flags().BoolVarP(&yes, "yes", "y", false, "approve without asking")
 	cmd.AddCommand(show, validate, approve)

@@ -15,7 +15,7 @@ import (
 
 // `mcphost registry search|show`: the official MCP Registry (or a mirror:
 // --registry URL, $MCPHOST_REGISTRY_URL). What a registry answers is
-// shown through mcpregistry.Printable: no control characters reach the
+// shown through registryText: no control characters reach the
 // terminal.
 
 // registryCmd is `mcphost registry search|show`.
@@ -86,7 +86,7 @@ func (a *app) registrySearchCmd(registryURL *string) *cobra.Command {
 			}
 			writeServerTable(a.stdout, list.Servers)
 			if next := list.Metadata.NextCursor; next != "" {
-				fmt.Fprintf(a.stdout, "\nMore: %s --cursor %s\n", cmd.CommandPath()+" "+shellQuote(query), shellQuote(mcpregistry.Printable(next, 200)))
+				fmt.Fprintf(a.stdout, "\nMore: %s --cursor %s\n", cmd.CommandPath()+" "+shellQuote(query), shellQuote(registryText(next, 200)))
 			}
 			fmt.Fprintf(a.stdout, "\nDetails: mcphost registry show NAME   Install: mcphost server add --from-registry NAME\n")
 			return nil
@@ -103,8 +103,8 @@ func writeServerTable(w io.Writer, servers []mcpregistry.ServerResponse) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVERSION\tTRANSPORTS\tDESCRIPTION")
 	for _, s := range servers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", mcpregistry.Printable(s.Server.Name, 200), mcpregistry.Printable(s.Server.Version, 40),
-			strings.Join(ways(&s.Server), ", "), mcpregistry.Printable(s.Server.Description, 70))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", registryText(s.Server.Name, 200), registryText(s.Server.Version, 40),
+			strings.Join(ways(&s.Server), ", "), registryText(s.Server.Description, 70))
 	}
 	tw.Flush()
 }
@@ -115,7 +115,7 @@ func ways(s *mcpregistry.ServerJSON) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(k string) {
-		k = mcpregistry.Printable(k, 20)
+		k = registryText(k, 20)
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, k)
@@ -168,7 +168,7 @@ func (a *app) registryShowCmd(registryURL *string) *cobra.Command {
 // takes, and the command that installs it.
 func describeRegistryServer(w io.Writer, r *mcpregistry.ServerResponse) {
 	s := &r.Server
-	p := mcpregistry.Printable
+	p := registryText
 	status := ""
 	if o := r.Meta.Official; o != nil {
 		if o.IsLatest {
@@ -255,7 +255,7 @@ func writeNeeds(w io.Writer, needs []mcpregistry.Need) {
 	if len(needs) == 0 {
 		return
 	}
-	p := mcpregistry.Printable
+	p := registryText
 	fmt.Fprintln(w, "  inputs:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, n := range needs {
@@ -327,3 +327,10 @@ func registryBlockName(name string) string {
 
 // errNoRegistryName is a registry name without a usable block name.
 var errNoRegistryName = errors.New("cannot derive a server name from the registry name: give NAME")
+
+// registryText makes a string of a registry's answer safe to print:
+// escape sequences removed whole (cleanText), then every other control
+// character, at most n runes.
+func registryText(s string, n int) string {
+	return mcpregistry.Printable(ansiSeq.ReplaceAllString(s, ""), n)
+}

@@ -407,3 +407,54 @@ func TestRegistryAddTwice(t *testing.T) {
 		t.Fatalf("the first server's secret: %q %v", b, err)
 	}
 }
+
+// TestRegistryUserApprovalEverywhere: a user-scope registry server
+// approved in one directory is approved in every other (a desktop client
+// starts mcphost serve anywhere); a local-scope one stays approved in its
+// own directory only.
+func TestRegistryUserApprovalEverywhere(t *testing.T) {
+	r := newRegistryEnv(t)
+	delete(r.env, config.EnvLocalConfig) // the local file of each directory
+	r.env[mcpregistry.EnvURL] = r.reg.URL
+	dirA, dirB := filepath.Join(r.dir, "a"), filepath.Join(r.dir, "b")
+	os.MkdirAll(dirA, 0o755)
+	os.MkdirAll(dirB, 0o755)
+	r.dir = dirA
+	if err := r.run("server", "add", "-s", "user", "--from-registry", "io.github.example/weather-mcp", "-e", "WEATHER_API_KEY=wk-s3cr3t"); err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	if err := r.run("server", "add", "-s", "local", "other", "--from-registry", "io.modelcontextprotocol.anonymous/brave-search", "-e", "BRAVE_API_KEY=bsk-s3cr3t"); err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	// An approval of the same name in dir A's local file (from before
+	// approvals of user-scope servers went to the user file) would win over
+	// the user file's there: it is updated too.
+	localA := config.Locate(func(k string) (string, bool) { v, ok := r.env[k]; return v, ok }, dirA).Local
+	if err := config.WriteApprovals(localA, map[string]string{"weather-mcp": "sha256:" + strings.Repeat("0", 64)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.run("config", "approve", "--yes", "weather-mcp", "other"); err != nil {
+		t.Fatal(err, r.stderr.String())
+	}
+	load := func(dir, name string) *config.Server {
+		cfg, diags := config.Load(&config.LoadOptions{LookupEnv: func(k string) (string, bool) { v, ok := r.env[k]; return v, ok }, WorkDir: dir})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return cfg.Server(name)
+	}
+	for _, dir := range []string{dirA, dirB} {
+		if s := load(dir, "weather-mcp"); s == nil || !s.Approved {
+			t.Errorf("in %s: the user-scope registry server is not approved: %+v", dir, s)
+		}
+	}
+	if s := load(dirA, "other"); s == nil || !s.Approved {
+		t.Errorf("the local registry server is not approved in its directory: %+v", s)
+	}
+	// mcphost servers in dir B reports it approved (not "is not approved").
+	r.dir = dirB
+	_ = r.run("servers")
+	if out := r.stdout.String() + r.stderr.String(); strings.Contains(out, "not approved") {
+		t.Errorf("mcphost servers in another directory:\n%s", out)
+	}
+}

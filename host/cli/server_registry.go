@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/config"
 	"github.com/mcphost/mcphost/host/mcpregistry"
+	"github.com/mcphost/mcphost/host/redact"
 )
 
 // `mcphost server add [NAME] --from-registry IDENTIFIER[@VERSION]`: a
@@ -96,13 +97,13 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 	if o := resp.Meta.Official; o != nil {
 		switch o.Status {
 		case mcpregistry.StatusDeleted:
-			return fmt.Errorf("%s %s is marked deleted in %s: not installed", id, mcpregistry.Printable(s.Version, 40), c.URL())
+			return fmt.Errorf("%s %s is marked deleted in %s: not installed", id, registryText(s.Version, 40), c.URL())
 		case mcpregistry.StatusDeprecated:
-			fmt.Fprintf(a.stderr, "warning: %s %s is deprecated in %s\n", id, mcpregistry.Printable(s.Version, 40), c.URL())
+			fmt.Fprintf(a.stderr, "warning: %s %s is deprecated in %s\n", id, registryText(s.Version, 40), c.URL())
 		}
 	}
 	if s.Name != id {
-		return fmt.Errorf("%s answered with server %q for %q", c.URL(), mcpregistry.Printable(s.Name, 200), id)
+		return fmt.Errorf("%s answered with server %q for %q", c.URL(), registryText(s.Name, 200), id)
 	}
 	if _, _, err := config.ParseRegistryRef(s.Name+"@"+s.Version, true); err != nil {
 		return fmt.Errorf("%s: the registry's entry: %w", c.URL(), err)
@@ -126,7 +127,7 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 	if err != nil {
 		var missing *mcpregistry.MissingInputError
 		if errors.As(err, &missing) {
-			return fmt.Errorf("%w; give it with %s (see mcphost registry show %s)", err, inputFlag(missing.Need), id)
+			return fmt.Errorf("%w; give it with %s (see mcphost registry show %s)", err, cleanLine(inputFlag(missing.Need)), id)
 		}
 		return err
 	}
@@ -135,9 +136,13 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 	}
 
 	secretsDir := config.SecretsDir(a.lookupEnv, a.workDir)
-	e, stored, err := entryFromPlan(name, plan, t.path)
+	e, stored, err := entryFromPlan(name, plan, t.path, func(n string) bool { return secretExists(secretsDir, n) })
 	if err == nil && len(stored) > 0 && t.scope == config.ScopeProject {
-		err = fmt.Errorf("a project file is shared: it cannot hold or read your %s; leave it out to read it from the environment at run time, or use -s local or -s user", stored[0].input)
+		err = fmt.Errorf("a project file is shared: it cannot hold or read your %s; leave it out to read it from the environment at run time, or use -s local or -s user", cleanLine(stored[0].input))
+	}
+	if err == nil {
+		// (--inherit-env is refused for a remote.)
+		err = f.applyInheritEnv(e, remote != nil)
 	}
 	if err != nil {
 		return err
@@ -166,20 +171,20 @@ func (a *app) addFromRegistry(cmd *cobra.Command, f *addFlags, args []string) er
 		deleteSecrets(secretsDir, stored)
 		return err
 	}
-	fmt.Fprintf(a.stdout, "From %s: %s %s (%s)\n", c.URL(), id, mcpregistry.Printable(s.Version, 40), plan.Origin)
+	fmt.Fprintf(a.stdout, "From %s: %s %s (%s)\n", c.URL(), id, registryText(s.Version, 40), plan.Origin)
 	for _, sv := range stored {
-		fmt.Fprintf(a.stdout, "The secret %s is stored in %s (readable by you only)\n", sv.input, filepath.Join(secretsDir, sv.name))
+		fmt.Fprintf(a.stdout, "The secret %s is stored in %s (readable by you only)\n", cleanLine(sv.input), cleanLine(filepath.Join(secretsDir, sv.name)))
 	}
 	for _, ev := range in.fromEnv {
 		note := ""
 		if _, ok := a.lookupEnv(ev.env); !ok {
 			note = " (not set here: set it before approving, and wherever mcphost runs)"
 		}
-		fmt.Fprintf(a.stdout, "The secret %s is read from $%s at run time%s\n", ev.input, ev.env, note)
+		fmt.Fprintf(a.stdout, "The secret %s is read from $%s at run time%s\n", cleanLine(ev.input), cleanLine(ev.env), note)
 	}
 	if plan.Transport == mcpregistry.TransportStdio {
 		if _, err := exec.LookPath(plan.Command); err != nil {
-			fmt.Fprintf(a.stderr, "note: %s is not on PATH here; the server needs it%s\n", plan.Command, runtimeHints[plan.Command])
+			fmt.Fprintf(a.stderr, "note: %s is not on PATH here; the server needs it%s\n", cleanLine(plan.Command), runtimeHints[plan.Command])
 		}
 	}
 	if t.scope != config.ScopeProject {
@@ -194,6 +199,10 @@ var runtimeHints = map[string]string{
 	"uvx":    " (it comes with uv: https://docs.astral.sh/uv/)",
 	"docker": " (Docker: https://docs.docker.com/get-docker/)",
 	"dnx":    " (it comes with the .NET 10 SDK: https://dotnet.microsoft.com/download)",
+	"podman": " (Podman: https://podman.io/docs/installation)",
+	"bunx":   " (it comes with Bun: https://bun.sh)",
+	"pnpm":   " (pnpm: https://pnpm.io/installation)",
+	"yarn":   " (Yarn: https://yarnpkg.com/getting-started/install)",
 }
 
 // storedSecret is a secret input to store as name.
@@ -206,11 +215,27 @@ func deleteSecrets(dir string, stored []storedSecret) {
 }
 
 // entryFromPlan is the server block of plan; secret values become
-// secret() of the returned secrets (named for the block and file path) or
-// env() calls.
-func entryFromPlan(name string, plan *mcpregistry.Plan, path string) (*config.ServerEntry, []storedSecret, error) {
+// secret() of the returned secrets (named for the block and file path,
+// never a name taken says exists: another server's secret) or env()
+// calls. A value is secret when the publisher marked it so, or when its
+// name says it is (API_KEY, Authorization, GITHUB_TOKEN: redact.SecretName).
+func entryFromPlan(name string, plan *mcpregistry.Plan, path string, taken func(string) bool) (*config.ServerEntry, []storedSecret, error) {
 	e := &config.ServerEntry{Name: name, Registry: plan.Registry}
 	var stored []storedSecret
+	used := map[string]bool{}
+	unique := func(sn string) string {
+		cand := sn
+		for i := 2; used[cand] || taken(cand); i++ {
+			suffix := fmt.Sprintf("-%d", i)
+			base := sn
+			if len(base)+len(suffix) > 128 {
+				base = base[:128-len(suffix)]
+			}
+			cand = base + suffix
+		}
+		used[cand] = true
+		return cand
+	}
 	put := func(kind, k string, v mcpregistry.Value, plain *map[string]string, secrets *map[string]config.SecretRef) {
 		switch {
 		case v.FromEnv != "":
@@ -218,11 +243,11 @@ func entryFromPlan(name string, plan *mcpregistry.Plan, path string) (*config.Se
 				*secrets = map[string]config.SecretRef{}
 			}
 			(*secrets)[k] = config.SecretRef{Env: v.FromEnv}
-		case v.Secret:
+		case v.Secret || redact.SecretName(k):
 			if *secrets == nil {
 				*secrets = map[string]config.SecretRef{}
 			}
-			sn := registrySecretName(name, path, k)
+			sn := unique(registrySecretName(name, path, k))
 			(*secrets)[k] = config.SecretRef{Stored: sn}
 			stored = append(stored, storedSecret{name: sn, value: v.Text, input: kind + " " + k})
 		default:
@@ -260,6 +285,16 @@ func entryFromPlan(name string, plan *mcpregistry.Plan, path string) (*config.Se
 		return nil, nil, fmt.Errorf("transport %q: not supported", plan.Transport)
 	}
 	return e, stored, nil
+}
+
+// secretExists reports whether dir holds a secret file name (an earlier
+// server's, not to be replaced nor deleted).
+func secretExists(dir, name string) bool {
+	if dir == "" {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(dir, name))
+	return err == nil
 }
 
 func planKeys[V any](m map[string]V) []string {
@@ -380,7 +415,7 @@ func (in *registryInputs) unused() error {
 
 func checkChoice(n mcpregistry.Need, v string) error {
 	if len(n.Input.Choices) > 0 && !slices.Contains(n.Input.Choices, v) {
-		return fmt.Errorf("the %s %s takes one of %s", n.Kind, n.Key, strings.Join(n.Input.Choices, ", "))
+		return fmt.Errorf("the %s %s takes one of %s", n.Kind, cleanLine(n.Key), cleanLine(strings.Join(n.Input.Choices, ", ")))
 	}
 	return nil
 }
@@ -424,7 +459,7 @@ type inputPrompter struct {
 
 // ask prompts for n; ok is false for an empty answer (the default, if any).
 func (p *inputPrompter) ask(n mcpregistry.Need) (string, bool, error) {
-	pr := mcpregistry.Printable
+	pr := registryText
 	var notes []string
 	if n.Input.IsSecret {
 		notes = append(notes, "secret, not shown")

@@ -19,6 +19,11 @@ import (
 // namespace, one "/", the server's name).
 var registryNameRE = regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`)
 
+// registryVersionRE is what a version may hold: the registry's versions
+// are semantic versions (or dates, build tags), and the version is shown
+// on the approval screen, so no control or other characters.
+var registryVersionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_-]*$`)
+
 // ParseRegistryRef splits "NAME@VERSION" (a registry attribute, or an
 // IDENTIFIER[@VERSION] of --from-registry with needVersion false: the
 // version is then "" when not given).
@@ -27,8 +32,8 @@ func ParseRegistryRef(ref string, needVersion bool) (name, version string, err e
 	switch {
 	case len(name) < 3 || len(name) > 200 || !registryNameRE.MatchString(name):
 		return "", "", fmt.Errorf("%q is not an MCP Registry server name (NAMESPACE/NAME, e.g. io.github.user/weather)", name)
-	case hasVersion && (version == "" || len(version) > 255 || strings.ContainsAny(version, " \t\r\n/@")):
-		return "", "", fmt.Errorf("%q: not a version after the @", ref)
+	case hasVersion && (len(version) > 255 || !registryVersionRE.MatchString(version)):
+		return "", "", fmt.Errorf("%q: not a version after the @ (letters, digits, '.', '+', '_' and '-')", ref)
 	case needVersion && !hasVersion:
 		return "", "", fmt.Errorf("%q: want NAME@VERSION", ref)
 	}

@@ -82,6 +82,8 @@ func TestRegistryAttrInvalid(t *testing.T) {
 		{"io.github.example/weather-mcp", `want NAME@VERSION`},
 		{"io.github.example/weather-mcp@", `not a version after the @`},
 		{"io.github.example/weather mcp@1", `is not an MCP Registry server name`},
+		// The version is shown on the approval screen: no escapes.
+		{"io.github.example/weather-mcp@1.0\u202e", `not a version after the @`},
 	} {
 		tr := newTree(t)
 		path := tr.user(fmt.Sprintf("server \"w\" {\n  command = \"uvx\"\n  registry = %q\n}\n", tc.value))
@@ -155,5 +157,32 @@ func TestAddServerBlockSecrets(t *testing.T) {
 	must(t, err)
 	if !strings.Contains(string(out), `X-API-Key = secret("api.key")`) || !strings.Contains(string(out), `X-Region  = "eu"`) {
 		t.Errorf("headers:\n%s", out)
+	}
+}
+
+// TestParseRegistryRefVersion: a version holds no control or other
+// characters (it reaches the approval screen); semver-like ones pass.
+func TestParseRegistryRefVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ref string
+		ok  bool
+	}{
+		{"io.github.example/w@1.0.2", true},
+		{"io.github.example/w@0.4.0-beta+build.5", true},
+		{"io.github.example/w@2025_01_02", true},
+		{"io.github.example/w@1.0\x1b[2J", false},
+		{"io.github.example/w@1.0\x1b]0;T\x07", false},
+		{"io.github.example/w@\x9b31m", false},
+		{"io.github.example/w@1.0\u202e", false},
+		{"io.github.example/w@-1", false},
+	} {
+		_, _, err := ParseRegistryRef(tc.ref, true)
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: %v", tc.ref, err)
+		}
+		if err != nil && strings.ContainsAny(err.Error(), "\x1b\x07") {
+			t.Errorf("%q: the error holds the escape: %q", tc.ref, err)
+		}
 	}
 }

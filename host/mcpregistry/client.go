@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -91,8 +92,8 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = 
 // WithMaxBytes bounds an answer's body (DefaultMaxBytes otherwise).
 func WithMaxBytes(n int64) Option { return func(c *Client) { c.maxBytes = n } }
 
-// New returns a client of the registry at base, an http or https URL
-// (DefaultURL if empty); the API's paths (/v0.1/...) are appended to it.
+// New returns a client of the registry at base, an https URL, or an http
+// one of a loopback host (DefaultURL if empty); the API's paths (/v0.1/...) are appended to it.
 func New(base string, opts ...Option) (*Client, error) {
 	if base == "" {
 		base = DefaultURL
@@ -103,6 +104,11 @@ func New(base string, opts ...Option) (*Client, error) {
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("registry URL %q: credentials in the URL are not supported", u.Redacted())
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		// The answer decides what command is written: over plain http,
+		// anyone on the path would choose it.
+		return nil, fmt.Errorf("registry URL %q: plain http is accepted for a loopback host only (localhost, 127.0.0.1, ::1); use https://", u.Redacted())
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
@@ -259,3 +265,12 @@ func printable(s string, n int) string {
 // Printable returns s (a value from a registry's answer) without control
 // characters, at most n runes: safe to print on a terminal.
 func Printable(s string, n int) string { return printable(s, n) }
+
+// isLoopback reports whether host (no port) is localhost or a loopback IP.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}

@@ -137,7 +137,7 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestNewURL: only http(s) URLs without credentials; the default is the
+// TestNewURL: only https URLs (http for loopback) without credentials; the default is the
 // official registry.
 func TestNewURL(t *testing.T) {
 	t.Parallel()
@@ -147,6 +147,12 @@ func TestNewURL(t *testing.T) {
 		{"ftp://x", ""},
 		{"mirror.example.com", ""},
 		{"https://user:pw@mirror.example.com", ""},
+		// Plain http only to a loopback host: the answer decides what runs.
+		{"http://mirror.example.com", ""},
+		{"http://10.0.0.5:8080", ""},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"http://[::1]:8080/r", "http://[::1]:8080/r"},
+		{"http://localhost:8080", "http://localhost:8080"},
 	} {
 		c, err := mcpregistry.New(tc.in)
 		switch {

@@ -51,9 +51,9 @@ type Resolver func(need Need) (a Answer, ok bool, err error)
 type MissingInputError struct{ Need Need }
 
 func (e *MissingInputError) Error() string {
-	s := fmt.Sprintf("the %s %s is required", e.Need.Kind, e.Need.Key)
+	s := fmt.Sprintf("the %s %s is required", e.Need.Kind, Printable(e.Need.Key, 100))
 	if e.Need.In != "" {
-		s += " (in " + e.Need.In + ")"
+		s += " (in " + Printable(e.Need.In, 100) + ")"
 	}
 	if d := Printable(e.Need.Input.Description, 120); d != "" {
 		s += ": " + d
@@ -144,39 +144,50 @@ func Choose(s *ServerJSON, c Choice) (*Package, *Transport, error) {
 
 // PlanPackage returns the stdio command that runs package p of server s:
 // npx -y ID@VERSION (npm), uvx ID==VERSION (PyPI), docker run -i --rm
-// [-e NAME…] IMAGE (OCI), dnx ID@VERSION --yes (NuGet); a runtimeHint
-// replaces the program, runtimeArguments go before the package and
-// packageArguments after it.
+// [-e NAME…] IMAGE (OCI), dnx ID@VERSION --yes (NuGet). A runtimeHint
+// picks another runner of the package's type, among Runners only;
+// runtimeArguments go before the package and packageArguments after it.
+// A package without a version (or "latest") is refused: what runs must be
+// what was approved.
 func PlanPackage(s *ServerJSON, p *Package, resolve Resolver) (*Plan, error) {
 	if t := p.Transport.Type; t != "" && t != TransportStdio {
-		return nil, &UnsupportedError{What: fmt.Sprintf("a %s package that serves %s itself", p.RegistryType, t), Hint: "choose a remote (--remote N) or another package"}
+		return nil, &UnsupportedError{What: fmt.Sprintf("a %s package that serves %s itself", Printable(p.RegistryType, 40), Printable(t, 40)), Hint: "choose a remote (--remote N) or another package"}
 	}
 	r := resolver{resolve: resolve}
 	plan := &Plan{Registry: s.Name + "@" + s.Version, Transport: TransportStdio, Env: map[string]Value{}}
 	id := p.Identifier
-	var program string
+	runners := Runners(p.RegistryType)
+	if len(runners) == 0 {
+		return nil, &UnsupportedError{What: fmt.Sprintf("the package type %q", Printable(p.RegistryType, 40)), Hint: "choose a remote (--remote N) or another package (--package N)"}
+	}
+	program := runners[0]
+	if p.RuntimeHint != "" {
+		if !slices.Contains(runners, p.RuntimeHint) {
+			return nil, &UnsupportedError{What: fmt.Sprintf("a %s package run by %q", p.RegistryType, Printable(p.RuntimeHint, 40)),
+				Hint: fmt.Sprintf("mcphost runs %s packages with %s only; choose another package (--package N) or a remote (--remote N)", p.RegistryType, strings.Join(runners, ", "))}
+		}
+		program = p.RuntimeHint
+	}
+	if err := checkPinned(p); err != nil {
+		return nil, err
+	}
 	var before, after []string // around the runtime arguments
 	switch p.RegistryType {
 	case RegistryNPM:
-		program = "npx"
+		switch program {
+		case "pnpm", "yarn":
+			before = []string{"dlx"}
+		}
 		after = []string{id + versionSuffix("@", p.Version)}
 	case RegistryPyPI:
-		program = "uvx"
 		after = []string{id + versionSuffix("==", p.Version)}
 	case RegistryOCI:
-		program = "docker"
 		before = []string{"run", "-i", "--rm"}
 		if p.Version != "" && !hasTagOrDigest(id) {
 			id += ":" + p.Version
 		}
 	case RegistryNuGet:
-		program = "dnx"
 		after = []string{id + versionSuffix("@", p.Version), "--yes"}
-	default:
-		return nil, &UnsupportedError{What: fmt.Sprintf("the package type %q", p.RegistryType), Hint: "choose a remote (--remote N) or another package (--package N)"}
-	}
-	if p.RuntimeHint != "" {
-		program = p.RuntimeHint
 	}
 	plan.Command = program
 	plan.Origin = fmt.Sprintf("%s package %s", p.RegistryType, Printable(p.Identifier+versionSuffix("@", p.Version), 200))
@@ -255,6 +266,43 @@ func PlanRemote(s *ServerJSON, t *Transport, resolve Resolver) (*Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// Runners returns the programs that run a package of each registry type, the
+// default first: the runtimeHint of a package may name another of its
+// type, nothing else (a registry's answer does not choose any program).
+// Each gets the package in the form it takes: npx -y ID@VERSION, bunx
+// ID@VERSION, pnpm dlx ID@VERSION, yarn dlx ID@VERSION (npm); uvx
+// ID==VERSION (PyPI); docker or podman run -i --rm IMAGE:VERSION (OCI);
+// dnx ID@VERSION --yes (NuGet).
+// nil for a type mcphost does not install.
+func Runners(registryType string) []string {
+	switch registryType {
+	case RegistryNPM:
+		return []string{"npx", "bunx", "pnpm", "yarn"}
+	case RegistryPyPI:
+		return []string{"uvx"}
+	case RegistryOCI:
+		return []string{"docker", "podman"}
+	case RegistryNuGet:
+		return []string{"dnx"}
+	}
+	return nil
+}
+
+// checkPinned refuses a package that does not name one version: no
+// version, or "latest" (for an OCI image, a tag or digest in its
+// identifier does; a tag can still be moved by its publisher).
+func checkPinned(p *Package) error {
+	v := p.Version
+	if p.RegistryType == RegistryOCI && v == "" && hasTagOrDigest(p.Identifier) {
+		v = p.Identifier[strings.LastIndexAny(p.Identifier, ":@")+1:]
+	}
+	if v == "" || strings.EqualFold(v, "latest") {
+		return &UnsupportedError{What: fmt.Sprintf("the %s package %s without a version (or \"latest\")", p.RegistryType, Printable(p.Identifier, 200)),
+			Hint: "an approval must cover what runs, so mcphost installs a pinned version only; choose another package (--package N) or a remote (--remote N)"}
+	}
+	return nil
 }
 
 // UnsupportedError is a package or remote mcphost cannot install.
@@ -337,8 +385,9 @@ func (r resolver) value(n Need) (Value, bool, error) {
 				whole = v.FromEnv
 				continue
 			}
+			pn := Printable(name, 100)
 			return Value{}, false, fmt.Errorf("the %s %s: its value %q joins text and {%s}: give {%s} (-e %s=VALUE) or the whole value: %w",
-				n.Kind, n.Key, Printable(in.Value, 100), name, name, name, ErrComposedEnv)
+				n.Kind, Printable(n.Key, 100), Printable(in.Value, 100), pn, pn, pn, ErrComposedEnv)
 		}
 		b.WriteString(v.Text)
 	}
