@@ -115,11 +115,7 @@ reach an HTTP server from its file: connect it over stdio.`,
   mcphost client connect codex --yes`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := lookupClient(args[0])
-			if err != nil {
-				return err
-			}
-			sc, err := clientScope(c, scope)
+			c, sc, err := clientAndScope(args[0], scope)
 			if err != nil {
 				return err
 			}
@@ -154,10 +150,7 @@ reach an HTTP server from its file: connect it over stdio.`,
 				fmt.Fprintf(a.stdout, "%s (%s scope) is already connected to the gateway as %q in %s\n", c.Name, sc, ch.Name, ch.Path)
 				return nil
 			}
-			if err := a.confirmClientChange(ch, yes, "connect"); err != nil {
-				return err
-			}
-			if err := ch.Apply(); err != nil {
+			if err := a.writeClientChange(ch, yes, "connect"); err != nil {
 				return err
 			}
 			how := "stdio"
@@ -198,11 +191,7 @@ as ` + "`mcphost client connect`" + ` left it, it is restored byte for byte from
 removed. The change is shown and asked for first (--yes for scripts).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := lookupClient(args[0])
-			if err != nil {
-				return err
-			}
-			sc, err := clientScope(c, scope)
+			c, sc, err := clientAndScope(args[0], scope)
 			if err != nil {
 				return err
 			}
@@ -218,10 +207,7 @@ removed. The change is shown and asked for first (--yes for scripts).`,
 				fmt.Fprintf(a.stdout, "%s (%s scope) has no entry %q in %s: nothing to do\n", c.Name, sc, ch.Name, ch.Path)
 				return nil
 			}
-			if err := a.confirmClientChange(ch, yes, "disconnect"); err != nil {
-				return err
-			}
-			if err := ch.Apply(); err != nil {
+			if err := a.writeClientChange(ch, yes, "disconnect"); err != nil {
 				return err
 			}
 			for _, w := range ch.Warnings {
@@ -295,9 +281,9 @@ func (a *app) clientListCmd() *cobra.Command {
 	return cmd
 }
 
-// confirmClientChange shows ch, every line of it masked (maskDiffLine),
-// and asks for it unless yes.
-func (a *app) confirmClientChange(ch *clientconf.Change, yes bool, verb string) error {
+// writeClientChange shows ch, every line of it masked (maskDiffLine),
+// asks for it unless yes, and applies it.
+func (a *app) writeClientChange(ch *clientconf.Change, yes bool, verb string) error {
 	fmt.Fprintf(a.stdout, "%s (%s scope): %s\n", ch.Client.Name, ch.Scope, ch.Path)
 	if ch.Restore {
 		fmt.Fprintln(a.stdout, "The file is as mcphost left it: it is restored from the backup.")
@@ -312,7 +298,7 @@ func (a *app) confirmClientChange(ch *clientconf.Change, yes bool, verb string) 
 		fmt.Fprint(a.stdout, maskDiffLine(line))
 	}
 	if yes {
-		return nil
+		return ch.Apply()
 	}
 	if !a.isTerminal(a.stdin) {
 		fmt.Fprintf(a.stderr, "Error: not a terminal: review the change above and run the command again with --yes to %s\n", verb)
@@ -324,7 +310,18 @@ func (a *app) confirmClientChange(ch *clientconf.Change, yes bool, verb string) 
 		fmt.Fprintln(a.stderr, "Nothing written.")
 		return errSilent
 	}
-	return nil
+	return ch.Apply()
+}
+
+// clientAndScope returns the client id names and its scope scope (its
+// default when "").
+func clientAndScope(id, scope string) (clientconf.Client, clientconf.Scope, error) {
+	c, err := lookupClient(id)
+	if err != nil {
+		return clientconf.Client{}, "", err
+	}
+	sc, err := clientScope(c, scope)
+	return c, sc, err
 }
 
 func scopeFlag(c clientconf.Client, sc clientconf.Scope) string {
